@@ -1,0 +1,122 @@
+# edgert — userspace build, install, demo and check.
+#
+#   make                  build libedgert (.a/.so), the edgert CLI, tests
+#   make demo             install deps, build, run the main job on the CPU backend
+#   make check            install deps, build, run every test suite
+#   make install PREFIX=  install library, header, CLI and edgert.pc
+#   make SAN=1 ...        build with ASan+UBSan into build-san/
+#   make modules          kernel module (see mk/kernel.mk and Kbuild)
+#
+# Sources are picked up by wildcard: a new file in libruntime/ or backends/cpu/
+# is part of the library without touching this file.
+
+CC       ?= cc
+PREFIX   ?= /usr/local
+LIBDIR   ?= $(PREFIX)/lib
+INCDIR   ?= $(PREFIX)/include
+BINDIR   ?= $(PREFIX)/bin
+VERSION  := 0.1.0
+
+ifeq ($(SAN),1)
+BUILD    ?= build-san
+SANFLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
+OPT      ?= -O1
+else
+BUILD    ?= build
+SANFLAGS :=
+OPT      ?= -O2
+endif
+
+ONNX_PROTO ?= /usr/include/onnx/onnx.proto
+CONFORMANCE ?= $(abspath ../shared/conformance/onnx-backend)
+
+WARN     := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
+            -Wno-unused-parameter
+CPPFLAGS += -D_GNU_SOURCE -Ilibruntime/include -Ilibruntime -Ibackends -I. -I$(BUILD)/gen
+CFLAGS   ?= $(OPT) -g
+ALL_CFLAGS := -std=c11 $(WARN) -fPIC -fvisibility=hidden -pthread $(SANFLAGS) $(CFLAGS)
+LDLIBS   += -lprotobuf-c -lm -lpthread
+ALL_LDFLAGS := -pthread $(SANFLAGS) $(LDFLAGS)
+
+LIB_SRCS  := $(sort $(wildcard libruntime/*.c libruntime/*/*.c backends/cpu/*.c backends/cpu/*/*.c))
+GEN_SRCS  := $(BUILD)/gen/onnx.pb-c.c
+TOOL_SRCS := $(sort $(wildcard tools/edgert/*.c))
+TEST_SRCS := $(sort $(wildcard tests/unit/test-*.c))
+TEST_COMMON := $(sort $(wildcard tests/unit/common-*.c))
+
+obj = $(patsubst %.c,$(BUILD)/obj/%.o,$(1))
+LIB_OBJS  := $(call obj,$(LIB_SRCS)) $(BUILD)/obj/gen/onnx.pb-c.o
+TOOL_OBJS := $(call obj,$(TOOL_SRCS))
+TEST_BINS := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(TEST_SRCS))
+TEST_COMMON_OBJS := $(call obj,$(TEST_COMMON))
+
+.PHONY: all lib tools tests deps demo check install clean modules
+all: lib tools tests $(BUILD)/edgert.pc
+
+lib: $(BUILD)/libedgert.a $(BUILD)/libedgert.so
+tools: $(BUILD)/edgert
+tests: $(TEST_BINS)
+
+deps:
+	@./scripts/install-deps.sh
+
+$(BUILD)/gen/onnx.pb-c.c $(BUILD)/gen/onnx.pb-c.h: $(ONNX_PROTO)
+	@mkdir -p $(BUILD)/gen
+	protoc-c --proto_path=$(dir $(ONNX_PROTO)) --c_out=$(BUILD)/gen $(ONNX_PROTO)
+
+# Generated protobuf-c code is not ours: build it without our extra warnings.
+$(BUILD)/obj/gen/onnx.pb-c.o: $(BUILD)/gen/onnx.pb-c.c
+	@mkdir -p $(dir $@)
+	$(CC) -std=c11 -O2 -g -fPIC -fvisibility=hidden $(SANFLAGS) -I$(BUILD)/gen -c $< -o $@
+
+$(BUILD)/obj/%.o: %.c | $(BUILD)/gen/onnx.pb-c.h
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -MMD -MP -c $< -o $@
+
+$(BUILD)/libedgert.a: $(LIB_OBJS)
+	@rm -f $@
+	$(AR) rcs $@ $^
+
+$(BUILD)/libedgert.so: $(LIB_OBJS) libruntime/edgert.map
+	$(CC) -shared -Wl,-soname,libedgert.so.0 -Wl,--version-script=libruntime/edgert.map \
+		$(ALL_LDFLAGS) -o $@ $(LIB_OBJS) $(LDLIBS)
+
+$(BUILD)/edgert: $(TOOL_OBJS) $(BUILD)/libedgert.a
+	$(CC) $(ALL_LDFLAGS) -o $@ $(TOOL_OBJS) $(BUILD)/libedgert.a $(LDLIBS)
+
+$(BUILD)/tests/%: tests/unit/%.c $(TEST_COMMON_OBJS) $(BUILD)/libedgert.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) -Itests/unit $(ALL_CFLAGS) -o $@ $< $(TEST_COMMON_OBJS) \
+		$(BUILD)/libedgert.a $(ALL_LDFLAGS) $(LDLIBS)
+
+$(BUILD)/edgert.pc: libruntime/edgert.pc.in Makefile
+	@mkdir -p $(BUILD)
+	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(LIBDIR)|' -e 's|@INCDIR@|$(INCDIR)|' \
+	    -e 's|@VERSION@|$(VERSION)|' $< > $@
+
+install: all
+	install -d $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(INCDIR) $(DESTDIR)$(BINDIR)
+	install -m 644 $(BUILD)/libedgert.a $(DESTDIR)$(LIBDIR)/
+	install -m 755 $(BUILD)/libedgert.so $(DESTDIR)$(LIBDIR)/libedgert.so.$(VERSION)
+	ln -sf libedgert.so.$(VERSION) $(DESTDIR)$(LIBDIR)/libedgert.so.0
+	ln -sf libedgert.so.0 $(DESTDIR)$(LIBDIR)/libedgert.so
+	install -m 644 libruntime/include/edgert.h $(DESTDIR)$(INCDIR)/
+	install -m 644 $(BUILD)/edgert.pc $(DESTDIR)$(LIBDIR)/pkgconfig/
+	install -m 755 $(BUILD)/edgert $(DESTDIR)$(BINDIR)/
+
+# 'deps' first, then a fresh make: the build needs protoc-c and the schema.
+demo: deps
+	@$(MAKE) --no-print-directory all
+	@ERT_BUILD=$(BUILD) ./scripts/demo.sh
+
+check: deps
+	@$(MAKE) --no-print-directory all
+	@ERT_BUILD=$(BUILD) ERT_CONFORMANCE=$(CONFORMANCE) CC=$(CC) ./scripts/check.sh
+
+clean:
+	rm -rf build build-san build-fuzz
+
+# Parts of the tree with a build of their own (kernel module, selftests, fuzzers)
+# hook in here.
+-include $(sort $(wildcard mk/*.mk))
+-include $(LIB_OBJS:.o=.d) $(TOOL_OBJS:.o=.d) $(TEST_COMMON_OBJS:.o=.d)
