@@ -1,0 +1,229 @@
+/* SPDX-License-Identifier: MIT */
+/* The CPU backend: the ops table the planner sees, over the per-op kernels. */
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cpu/cpu-impl.h"
+
+static struct ert_cpu *cpu_of(struct ert_backend *be)
+{
+	return be->ctx;
+}
+
+static bool cpu_supports_op(struct ert_backend *be, const struct ert_exec *x)
+{
+	const struct ert_cpu_op *k = ert_cpu_op_find(x->node->op);
+
+	return k && (!k->supports || k->supports(x));
+}
+
+static const char *cpu_buffer_type(struct ert_backend *be)
+{
+	return "host";
+}
+
+static ert_status cpu_buffer_alloc(struct ert_backend *be, size_t size, struct ert_buffer *out,
+				   struct ert_err *err)
+{
+	/* 64 bytes: a cache line, and the widest vector load (AVX-512). */
+	size_t rounded = (size + 63) & ~(size_t)63;
+	void *p = aligned_alloc(64, rounded ? rounded : 64);
+
+	if (!p) {
+		ert_err_set(err, "failed to allocate %zu bytes of host memory", size);
+		return ERT_STATUS_OUT_OF_MEMORY;
+	}
+	out->host = p;
+	out->size = size;
+	out->handle = NULL;
+	return ERT_OK;
+}
+
+static void cpu_buffer_free(struct ert_backend *be, struct ert_buffer *buf)
+{
+	free(buf->host);
+	buf->host = NULL;
+}
+
+static size_t cpu_workspace_size(struct ert_backend *be, const struct ert_exec *x)
+{
+	const struct ert_cpu_op *k = ert_cpu_op_find(x->node->op);
+
+	return k && k->workspace ? k->workspace(x) : 0;
+}
+
+static ert_status cpu_prepare(struct ert_backend *be, struct ert_exec *x, struct ert_err *err)
+{
+	const struct ert_cpu_op *k = ert_cpu_op_find(x->node->op);
+
+	return k && k->prepare ? k->prepare(cpu_of(be), x, err) : ERT_OK;
+}
+
+static ert_status cpu_compute(struct ert_backend *be, struct ert_exec *x, struct ert_err *err)
+{
+	const struct ert_cpu_op *k = ert_cpu_op_find(x->node->op);
+
+	if (!k) {
+		ert_err_set(err, "cpu: no kernel for %s", ert_op_name(x->node->op));
+		return ERT_STATUS_UNSUPPORTED;
+	}
+	return k->compute(cpu_of(be), x, err);
+}
+
+static void cpu_release(struct ert_backend *be, struct ert_exec *x)
+{
+	const struct ert_cpu_op *k = ert_cpu_op_find(x->node->op);
+
+	if (k && k->release && x->state)
+		k->release(x);
+	x->state = NULL;
+}
+
+static void cpu_destroy(struct ert_backend *be)
+{
+	struct ert_cpu *cpu = cpu_of(be);
+
+	ert_threadpool_destroy(cpu->pool);
+	free(cpu);
+	free(be);
+}
+
+static const struct ert_backend_ops cpu_ops = {
+	.abi_version = ERT_BACKEND_ABI_VERSION,
+	.name = "cpu",
+	.supports_op = cpu_supports_op,
+	.buffer_type = cpu_buffer_type,
+	.buffer_alloc = cpu_buffer_alloc,
+	.buffer_free = cpu_buffer_free,
+	.workspace_size = cpu_workspace_size,
+	.prepare = cpu_prepare,
+	.compute = cpu_compute,
+	.release = cpu_release,
+	.destroy = cpu_destroy,
+};
+
+ert_status ert_cpu_backend_create(const ert_config *cfg, struct ert_backend **out,
+				  struct ert_err *err);
+
+ert_status ert_cpu_backend_create(const ert_config *cfg, struct ert_backend **out,
+				  struct ert_err *err)
+{
+	struct ert_backend *be = calloc(1, sizeof(*be));
+	struct ert_cpu *cpu = calloc(1, sizeof(*cpu));
+	uint32_t threads = cfg ? cfg->num_threads : 1;
+
+	if (!be || !cpu)
+		goto oom;
+	if (threads == 0) {
+		long n = sysconf(_SC_NPROCESSORS_ONLN);
+
+		threads = n < 1 ? 1 : n > ERT_MAX_THREADS ? ERT_MAX_THREADS : (uint32_t)n;
+	}
+	cpu->num_threads = threads;
+	cpu->precision = cfg ? cfg->precision : ERT_LEVEL_NORMAL;
+	cpu->pool = ert_threadpool_create(threads);
+	if (!cpu->pool)
+		goto oom;
+	be->ops = &cpu_ops;
+	be->type = ERT_BACKEND_CPU;
+	be->ctx = cpu;
+	*out = be;
+	return ERT_OK;
+oom:
+	free(cpu);
+	free(be);
+	ert_err_set(err, "failed to create cpu backend: out of memory");
+	return ERT_STATUS_OUT_OF_MEMORY;
+}
+
+ert_status ert_cpu_eval_node(const struct ert_graph *g, const struct ert_node *n,
+			     const struct ert_value *const *in, uint32_t n_in,
+			     struct ert_value *out, uint32_t n_out, struct ert_err *err)
+{
+	const struct ert_cpu_op *k = ert_cpu_op_find(n->op);
+	ert_infer_fn infer = ert_op_infer(n->op);
+	struct ert_value *outp[ERT_NODE_MAX_IO > 64 ? 64 : ERT_NODE_MAX_IO];
+	struct ert_value *inp[64];
+	bool in_const[64];
+	struct ert_cpu cpu = { .pool = NULL, .num_threads = 1 };
+	struct ert_exec x;
+	ert_status st;
+
+	if (!k || !infer) {
+		ert_err_set(err, "%s: not supported on the cpu backend", ert_op_name(n->op));
+		return ERT_STATUS_UNSUPPORTED;
+	}
+	if (n_in > 64 || n_out > 64) {
+		ert_err_set(err, "%s '%s': too many inputs or outputs to evaluate",
+			    ert_op_name(n->op), n->name);
+		return ERT_STATUS_UNSUPPORTED;
+	}
+	for (uint32_t i = 0; i < n_out; i++) {
+		memset(&out[i], 0, sizeof(out[i]));
+		outp[i] = &out[i];
+	}
+	for (uint32_t i = 0; i < n_in; i++) {
+		inp[i] = (struct ert_value *)in[i];
+		in_const[i] = true;
+	}
+	struct ert_infer_ctx ic = {
+		.graph = g, .node = n, .in = in, .out = outp,
+		.n_in = n_in, .n_out = n_out, .err = err,
+	};
+
+	st = infer(&ic);
+	if (st != ERT_OK)
+		return st;
+	for (uint32_t i = 0; i < n_out; i++) {
+		if (!ert_value_finish(&out[i])) {
+			ert_err_set(err, "%s '%s': output %u is too large", ert_op_name(n->op),
+				    n->name, i);
+			st = ERT_STATUS_SHAPE;
+			goto fail;
+		}
+		out[i].data = malloc(out[i].nbytes ? out[i].nbytes : 1);
+		if (!out[i].data) {
+			ert_err_set(err, "out of memory evaluating '%s'", n->name);
+			st = ERT_STATUS_OUT_OF_MEMORY;
+			goto fail;
+		}
+	}
+	memset(&x, 0, sizeof(x));
+	x.graph = g;
+	x.node = n;
+	x.in = inp;
+	x.out = outp;
+	x.n_in = n_in;
+	x.n_out = n_out;
+	x.in_const = in_const;
+	if (k->supports && !k->supports(&x)) {
+		ert_err_set(err, "%s '%s': this case is not supported on the cpu backend",
+			    ert_op_name(n->op), n->name);
+		st = ERT_STATUS_UNSUPPORTED;
+		goto fail;
+	}
+	x.workspace_size = k->workspace ? k->workspace(&x) : 0;
+	if (x.workspace_size) {
+		x.workspace = malloc(x.workspace_size);
+		if (!x.workspace) {
+			ert_err_set(err, "out of memory evaluating '%s'", n->name);
+			st = ERT_STATUS_OUT_OF_MEMORY;
+			goto fail;
+		}
+	}
+	st = k->prepare ? k->prepare(&cpu, &x, err) : ERT_OK;
+	if (st == ERT_OK)
+		st = k->compute(&cpu, &x, err);
+	if (k->release && x.state)
+		k->release(&x);
+	free(x.workspace);
+	if (st == ERT_OK)
+		return ERT_OK;
+fail:
+	for (uint32_t i = 0; i < n_out; i++) {
+		free(out[i].data);
+		out[i].data = NULL;
+	}
+	return st;
+}

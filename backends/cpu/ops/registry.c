@@ -1,0 +1,47 @@
+/* SPDX-License-Identifier: MIT */
+/* Index the per-family CPU kernel tables by op. */
+#include <pthread.h>
+
+#include "cpu/cpu-impl.h"
+
+extern const struct ert_cpu_op ert_cpu_ops_unary[];
+extern const struct ert_cpu_op ert_cpu_ops_binary[];
+extern const struct ert_cpu_op ert_cpu_ops_linalg[];
+extern const struct ert_cpu_op ert_cpu_ops_pool[];
+extern const struct ert_cpu_op ert_cpu_ops_qlinalg[];
+extern const struct ert_cpu_op ert_cpu_ops_norm[];
+extern const struct ert_cpu_op ert_cpu_ops_reduce[];
+extern const struct ert_cpu_op ert_cpu_ops_quant[];
+extern const struct ert_cpu_op ert_cpu_ops_resize[];
+extern const struct ert_cpu_op ert_cpu_ops_movement[];
+
+static const struct ert_cpu_op *const families[] = {
+	ert_cpu_ops_unary,
+	ert_cpu_ops_binary,
+	ert_cpu_ops_linalg,
+	ert_cpu_ops_pool,
+	ert_cpu_ops_qlinalg,
+	ert_cpu_ops_norm,
+	ert_cpu_ops_reduce,
+	ert_cpu_ops_quant,
+	ert_cpu_ops_resize,
+	ert_cpu_ops_movement,
+};
+
+static const struct ert_cpu_op *by_op[ERT_OP_COUNT];
+static pthread_once_t by_op_once = PTHREAD_ONCE_INIT;
+
+static void build_index(void)
+{
+	for (size_t f = 0; f < sizeof(families) / sizeof(families[0]); f++)
+		for (const struct ert_cpu_op *k = families[f]; k->compute; k++)
+			by_op[k->op] = k;
+}
+
+const struct ert_cpu_op *ert_cpu_op_find(enum ert_op op)
+{
+	if ((unsigned)op >= ERT_OP_COUNT)
+		return NULL;
+	pthread_once(&by_op_once, build_index);
+	return by_op[op];
+}

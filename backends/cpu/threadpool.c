@@ -1,0 +1,151 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * A persistent pthread pool for parallel_for. Workers sleep on a condition
+ * variable between jobs; a job is split into chunks handed out through an
+ * atomic counter, and the calling thread works on chunks too.
+ */
+#include <stdatomic.h>
+#include <pthread.h>
+#include <stdlib.h>
+
+#include "cpu/cpu-impl.h"
+
+struct ert_threadpool {
+	pthread_mutex_t lock;    /* protects generation, job fields, pending, quit */
+	pthread_cond_t wake;     /* workers wait here for a new generation */
+	pthread_cond_t done;     /* the caller waits here for pending == 0 */
+	uint64_t generation;
+	uint32_t pending;        /* workers still inside the current job */
+	bool quit;
+
+	ert_range_fn fn;
+	void *arg;
+	int64_t n, chunk;
+	atomic_int_fast64_t next; /* next chunk start */
+
+	uint32_t num_workers;
+	pthread_t *workers;
+	pthread_mutex_t run_lock; /* serialises parallel_for calls on one pool */
+};
+
+static void run_chunks(struct ert_threadpool *p)
+{
+	for (;;) {
+		int64_t b = atomic_fetch_add(&p->next, p->chunk);
+
+		if (b >= p->n)
+			break;
+		int64_t e = b + p->chunk < p->n ? b + p->chunk : p->n;
+
+		p->fn(p->arg, b, e);
+	}
+}
+
+static void *worker_main(void *arg)
+{
+	struct ert_threadpool *p = arg;
+	uint64_t seen = 0;
+
+	pthread_mutex_lock(&p->lock);
+	for (;;) {
+		while (!p->quit && p->generation == seen)
+			pthread_cond_wait(&p->wake, &p->lock);
+		if (p->quit)
+			break;
+		seen = p->generation;
+		pthread_mutex_unlock(&p->lock);
+		run_chunks(p);
+		pthread_mutex_lock(&p->lock);
+		if (--p->pending == 0)
+			pthread_cond_signal(&p->done);
+	}
+	pthread_mutex_unlock(&p->lock);
+	return NULL;
+}
+
+struct ert_threadpool *ert_threadpool_create(uint32_t num_threads)
+{
+	struct ert_threadpool *p = calloc(1, sizeof(*p));
+
+	if (!p)
+		return NULL;
+	pthread_mutex_init(&p->lock, NULL);
+	pthread_mutex_init(&p->run_lock, NULL);
+	pthread_cond_init(&p->wake, NULL);
+	pthread_cond_init(&p->done, NULL);
+	if (num_threads > 1) {
+		p->workers = calloc(num_threads - 1, sizeof(*p->workers));
+		if (!p->workers) {
+			ert_threadpool_destroy(p);
+			return NULL;
+		}
+		for (uint32_t i = 0; i + 1 < num_threads; i++) {
+			if (pthread_create(&p->workers[i], NULL, worker_main, p) != 0)
+				break;
+			p->num_workers++;
+		}
+	}
+	return p;
+}
+
+void ert_threadpool_destroy(struct ert_threadpool *p)
+{
+	if (!p)
+		return;
+	pthread_mutex_lock(&p->lock);
+	p->quit = true;
+	pthread_cond_broadcast(&p->wake);
+	pthread_mutex_unlock(&p->lock);
+	for (uint32_t i = 0; i < p->num_workers; i++)
+		pthread_join(p->workers[i], NULL);
+	free(p->workers);
+	pthread_mutex_destroy(&p->lock);
+	pthread_mutex_destroy(&p->run_lock);
+	pthread_cond_destroy(&p->wake);
+	pthread_cond_destroy(&p->done);
+	free(p);
+}
+
+uint32_t ert_threadpool_size(const struct ert_threadpool *p)
+{
+	return p ? p->num_workers + 1 : 1;
+}
+
+void ert_parallel_for(struct ert_threadpool *p, int64_t n, int64_t grain,
+		      ert_range_fn fn, void *arg)
+{
+	if (n <= 0)
+		return;
+	if (grain < 1)
+		grain = 1;
+	if (!p || p->num_workers == 0 || n <= grain) {
+		fn(arg, 0, n);
+		return;
+	}
+	uint32_t threads = p->num_workers + 1;
+	/* About four chunks per thread balances load without much contention. */
+	int64_t chunk = (n + threads * 4 - 1) / (threads * 4);
+
+	if (chunk < grain)
+		chunk = grain;
+
+	pthread_mutex_lock(&p->run_lock);
+	pthread_mutex_lock(&p->lock);
+	p->fn = fn;
+	p->arg = arg;
+	p->n = n;
+	p->chunk = chunk;
+	atomic_store(&p->next, 0);
+	p->pending = p->num_workers;
+	p->generation++;
+	pthread_cond_broadcast(&p->wake);
+	pthread_mutex_unlock(&p->lock);
+
+	run_chunks(p);
+
+	pthread_mutex_lock(&p->lock);
+	while (p->pending)
+		pthread_cond_wait(&p->done, &p->lock);
+	pthread_mutex_unlock(&p->lock);
+	pthread_mutex_unlock(&p->run_lock);
+}

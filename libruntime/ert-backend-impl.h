@@ -1,0 +1,136 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * ert-backend-impl.h — the backend contract.
+ *
+ * A backend is a table of function pointers plus a private context. The planner
+ * only ever asks supports_op() to place a node; everything else (buffers, prepare,
+ * compute, synchronize) goes through the inline wrappers below, never through
+ * be->ops->x directly. A new backend registers a factory in backend.c and needs
+ * no change to the planner.
+ */
+#ifndef ERT_BACKEND_IMPL_H
+#define ERT_BACKEND_IMPL_H
+
+#include "ert-op-impl.h"
+
+#define ERT_BACKEND_ABI_VERSION 1
+
+struct ert_backend;
+
+/*
+ * One scheduled node as a backend sees it. Shapes are those of the current
+ * plan. At supports_op() time data pointers are NULL except for constants; at
+ * prepare() time every data pointer is set but only constants hold their values;
+ * at compute() time all inputs hold their values.
+ */
+struct ert_exec {
+	const struct ert_graph *graph;
+	const struct ert_node *node;
+	struct ert_value **in;     /* n_in entries, NULL for omitted optional inputs */
+	struct ert_value **out;    /* n_out entries, NULL for omitted optional outputs */
+	uint32_t n_in, n_out;
+	bool *in_const;            /* n_in entries: input i is a model constant */
+	void *workspace;           /* workspace_size() bytes, valid during compute() */
+	size_t workspace_size;
+	void *state;               /* backend private, set by prepare(), freed by release() */
+};
+
+/* A contiguous allocation in a backend's memory, mapped for the host. */
+struct ert_buffer {
+	void *host;                /* CPU address of the first byte */
+	size_t size;
+	void *handle;              /* backend private (GEM handle, cl_mem, ...) */
+};
+
+struct ert_backend_ops {
+	uint32_t abi_version;      /* ERT_BACKEND_ABI_VERSION */
+	const char *name;
+	/* May this backend run @x (dtypes, shapes, attributes)? */
+	bool (*supports_op)(struct ert_backend *be, const struct ert_exec *x);
+	/* Name of the buffer type nodes on this backend read and write ("host"). */
+	const char *(*buffer_type)(struct ert_backend *be);
+	ert_status (*buffer_alloc)(struct ert_backend *be, size_t size, struct ert_buffer *out,
+				   struct ert_err *err);
+	void (*buffer_free)(struct ert_backend *be, struct ert_buffer *buf);
+	/* Scratch bytes compute() needs for @x (optional: NULL means none). */
+	size_t (*workspace_size)(struct ert_backend *be, const struct ert_exec *x);
+	/* Plan-time work for one node: pack weights, build pipelines (optional). */
+	ert_status (*prepare)(struct ert_backend *be, struct ert_exec *x, struct ert_err *err);
+	ert_status (*compute)(struct ert_backend *be, struct ert_exec *x, struct ert_err *err);
+	/* Free what prepare() made (optional); must accept x->state == NULL. */
+	void (*release)(struct ert_backend *be, struct ert_exec *x);
+	/* Wait for queued work (optional for synchronous backends). */
+	ert_status (*synchronize)(struct ert_backend *be, struct ert_err *err);
+	void (*destroy)(struct ert_backend *be);
+};
+
+struct ert_backend {
+	const struct ert_backend_ops *ops;
+	ert_backend_type type;
+	void *ctx;
+};
+
+/* Factory of one backend type. Fails with UNSUPPORTED when the backend is absent. */
+typedef ert_status (*ert_backend_create_fn)(const ert_config *cfg, struct ert_backend **out,
+					    struct ert_err *err);
+
+/* Create a backend of @type (not AUTO) from the registry. */
+ert_status ert_backend_create(ert_backend_type type, const ert_config *cfg,
+			      struct ert_backend **out, struct ert_err *err);
+
+static inline bool ert_backend_supports_op(struct ert_backend *be, const struct ert_exec *x)
+{
+	return be->ops->supports_op(be, x);
+}
+
+static inline const char *ert_backend_buffer_type(struct ert_backend *be)
+{
+	return be->ops->buffer_type(be);
+}
+
+static inline ert_status ert_backend_buffer_alloc(struct ert_backend *be, size_t size,
+						  struct ert_buffer *out, struct ert_err *err)
+{
+	return be->ops->buffer_alloc(be, size, out, err);
+}
+
+static inline void ert_backend_buffer_free(struct ert_backend *be, struct ert_buffer *buf)
+{
+	be->ops->buffer_free(be, buf);
+}
+
+static inline size_t ert_backend_workspace_size(struct ert_backend *be, const struct ert_exec *x)
+{
+	return be->ops->workspace_size ? be->ops->workspace_size(be, x) : 0;
+}
+
+static inline ert_status ert_backend_prepare(struct ert_backend *be, struct ert_exec *x,
+					     struct ert_err *err)
+{
+	return be->ops->prepare ? be->ops->prepare(be, x, err) : ERT_OK;
+}
+
+static inline ert_status ert_backend_compute(struct ert_backend *be, struct ert_exec *x,
+					     struct ert_err *err)
+{
+	return be->ops->compute(be, x, err);
+}
+
+static inline void ert_backend_release(struct ert_backend *be, struct ert_exec *x)
+{
+	if (be->ops->release)
+		be->ops->release(be, x);
+}
+
+static inline ert_status ert_backend_synchronize(struct ert_backend *be, struct ert_err *err)
+{
+	return be->ops->synchronize ? be->ops->synchronize(be, err) : ERT_OK;
+}
+
+static inline void ert_backend_destroy(struct ert_backend *be)
+{
+	if (be)
+		be->ops->destroy(be);
+}
+
+#endif /* ERT_BACKEND_IMPL_H */

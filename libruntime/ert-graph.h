@@ -1,0 +1,220 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * ert-graph.h — the in-memory graph every part of libedgert works on.
+ *
+ * The ONNX importer builds it, the optimisation passes rewrite it, the .ert writer
+ * serialises it and the .ert loader rebuilds it with constant data pointing into
+ * the mapped file. The planner reads it and never changes it.
+ *
+ * Ownership: a graph owns its strings, attributes and arrays (allocated from its
+ * arena, freed with the graph). Constant tensor data is either borrowed (pointing
+ * into a mapping the model keeps alive) or owned (ERT_TENSOR_OWNED: freed with the
+ * graph).
+ */
+#ifndef ERT_GRAPH_H
+#define ERT_GRAPH_H
+
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "edgert.h"
+
+enum ert_op {
+#define ERT_OP(name, value_inputs) ERT_OP_##name,
+#include "ert-ops.def"
+#undef ERT_OP
+	ERT_OP_COUNT
+};
+
+/* ONNX spelling of an op ("Conv"); "?" when out of range. */
+const char *ert_op_name(enum ert_op op);
+/* Look an ONNX op type up; ERT_OP_COUNT when unknown. */
+enum ert_op ert_op_from_name(const char *name);
+/*
+ * Bit i set: input i is read for its *value* by shape inference (Reshape's shape,
+ * Slice's starts, ...), so the planner must know it at plan time.
+ */
+uint32_t ert_op_value_inputs(enum ert_op op);
+
+/* Sizes, names and classes of dtypes. */
+size_t ert_dtype_size(ert_dtype dt);    /* bytes per element; 0 for sub-byte/unknown */
+size_t ert_dtype_bytes(ert_dtype dt, int64_t count); /* storage bytes for @count elements */
+bool ert_dtype_is_float(ert_dtype dt);  /* any floating type incl. fp16/bf16/fp8 */
+bool ert_dtype_is_int(ert_dtype dt);    /* any integer type incl. int4 */
+bool ert_dtype_valid(int32_t dt);       /* a dtype the runtime knows (not string/complex) */
+
+enum ert_attr_type {
+	ERT_ATTR_UNDEFINED = 0,
+	ERT_ATTR_FLOAT = 1,
+	ERT_ATTR_INT = 2,
+	ERT_ATTR_STRING = 3,
+	ERT_ATTR_TENSOR = 4,  /* ->tensor is a tensor index in the graph */
+	ERT_ATTR_FLOATS = 6,
+	ERT_ATTR_INTS = 7,
+	ERT_ATTR_STRINGS = 8,
+};
+
+struct ert_attr {
+	const char *name;
+	enum ert_attr_type type;
+	uint32_t count;        /* FLOATS / INTS / STRINGS; 1 for scalars */
+	union {
+		float f;
+		int64_t i;
+		const char *s;     /* STRING: NUL-terminated (ONNX strings may hold NULs: len) */
+		int32_t tensor;
+		const float *floats;
+		const int64_t *ints;
+		const char *const *strings;
+	};
+	uint32_t len;          /* STRING: byte length without the NUL */
+};
+
+/* Quantisation parameters attached to a tensor (optional). */
+struct ert_quant {
+	int32_t axis;              /* -1: per tensor */
+	uint32_t count;            /* 0: none; else number of scales (1 or dims[axis]) */
+	const float *scales;
+	const int32_t *zero_points;
+};
+
+enum ert_tensor_flags {
+	ERT_TENSOR_CONST = 1u << 0,  /* data holds the value (initializer, folded constant) */
+	ERT_TENSOR_INPUT = 1u << 1,  /* graph input */
+	ERT_TENSOR_OUTPUT = 1u << 2, /* graph output */
+	ERT_TENSOR_OWNED = 1u << 3,  /* data was malloc'd and is freed with the graph */
+};
+
+/*
+ * A dimension is known (>= 0) or not (-1). Unknown dimensions may carry a
+ * symbolic name (ONNX dim_param, "batch") in dim_names[].
+ */
+struct ert_tensor {
+	const char *name;
+	ert_dtype dtype;
+	int32_t rank;                  /* -1: rank unknown (no shape information) */
+	int64_t dims[ERT_MAX_RANK];
+	const char *dim_names[ERT_MAX_RANK];
+	uint32_t flags;
+	const void *data;              /* ERT_TENSOR_CONST only */
+	size_t nbytes;                 /* bytes at data */
+	struct ert_quant quant;
+};
+
+#define ERT_NODE_MAX_IO 4096
+
+struct ert_node {
+	const char *name;
+	enum ert_op op;
+	uint16_t opset;         /* version of the node's domain the model imports */
+	bool dead;              /* removed by a pass; dropped by ert_graph_compact() */
+	uint32_t n_inputs;
+	uint32_t n_outputs;
+	int32_t *inputs;        /* tensor indices; -1 for an omitted optional input */
+	int32_t *outputs;       /* tensor indices; -1 for an omitted optional output */
+	uint32_t n_attrs;
+	struct ert_attr *attrs;
+};
+
+struct ert_graph_hash;
+
+struct ert_graph {
+	struct ert_tensor *tensors;
+	uint32_t n_tensors, cap_tensors;
+	struct ert_node *nodes;      /* in topological order once ert_graph_toposort() ran */
+	uint32_t n_nodes, cap_nodes;
+	int32_t *inputs;             /* tensor indices of graph inputs (not initializers) */
+	uint32_t n_inputs, cap_inputs;
+	int32_t *outputs;
+	uint32_t n_outputs, cap_outputs;
+
+	const char *producer;        /* informational */
+	int64_t ir_version;
+	int64_t opset;               /* default-domain opset the model imports */
+
+	struct ert_arena *arena;     /* strings, attributes, small arrays */
+	struct ert_graph_hash *names; /* tensor name → index */
+};
+
+/* Error message buffer used throughout the internals: "what: why". */
+struct ert_err {
+	char msg[512];
+};
+void ert_err_set(struct ert_err *e, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void ert_err_vset(struct ert_err *e, const char *fmt, va_list ap);
+
+struct ert_graph *ert_graph_create(void);
+/* Accepts NULL and half-built graphs. */
+void ert_graph_destroy(struct ert_graph *g);
+
+/* Arena allocations live as long as the graph; NULL on out-of-memory. */
+void *ert_graph_alloc(struct ert_graph *g, size_t size);
+char *ert_graph_strdup(struct ert_graph *g, const char *s);
+char *ert_graph_strndup(struct ert_graph *g, const char *s, size_t len);
+
+/*
+ * Add a tensor named @name (copied). Returns its index, or -1 on out-of-memory or
+ * when the name is taken. rank -1 means unknown shape. @dims may be NULL when
+ * rank <= 0.
+ */
+int32_t ert_graph_add_tensor(struct ert_graph *g, const char *name, ert_dtype dtype,
+			     int32_t rank, const int64_t *dims);
+/* Add a tensor with a fresh unique name derived from @hint. */
+int32_t ert_graph_add_tensor_unique(struct ert_graph *g, const char *hint, ert_dtype dtype,
+				    int32_t rank, const int64_t *dims);
+/* Index of the tensor named @name, or -1. */
+int32_t ert_graph_find_tensor(const struct ert_graph *g, const char *name);
+/*
+ * Make tensor @t constant with @nbytes of @data. @owned: the graph takes ownership
+ * of malloc'd @data (freed with the graph or when replaced).
+ */
+void ert_graph_set_const(struct ert_graph *g, int32_t t, const void *data, size_t nbytes,
+			 bool owned);
+
+/* Append a node; arrays are copied. Returns the node index or -1 on out-of-memory. */
+int32_t ert_graph_add_node(struct ert_graph *g, enum ert_op op, const char *name,
+			   uint32_t n_in, const int32_t *in, uint32_t n_out, const int32_t *out);
+/* Attach attributes (copied into the arena). NULL on out-of-memory. */
+struct ert_attr *ert_node_add_attr(struct ert_graph *g, struct ert_node *n, const char *name,
+				   enum ert_attr_type type);
+bool ert_node_set_attr_int(struct ert_graph *g, struct ert_node *n, const char *name, int64_t v);
+bool ert_node_set_attr_float(struct ert_graph *g, struct ert_node *n, const char *name, float v);
+bool ert_node_set_attr_ints(struct ert_graph *g, struct ert_node *n, const char *name,
+			    const int64_t *v, uint32_t count);
+
+bool ert_graph_add_input(struct ert_graph *g, int32_t t);
+bool ert_graph_add_output(struct ert_graph *g, int32_t t);
+
+/*
+ * Sort nodes topologically (stable for already-sorted graphs). Fails with a
+ * message on a cycle or on a tensor consumed but never produced.
+ */
+ert_status ert_graph_toposort(struct ert_graph *g, struct ert_err *err);
+/* Drop dead nodes and tensors no node, input or output refers to; renumbers. */
+ert_status ert_graph_compact(struct ert_graph *g);
+/*
+ * Check indices, arities and dtypes: every reference in range, every consumed
+ * tensor produced once or constant or an input. Used after loading untrusted files.
+ */
+ert_status ert_graph_validate(const struct ert_graph *g, struct ert_err *err);
+
+/* Index of the node producing tensor @t, or -1 (input, constant). O(nodes). */
+int32_t ert_graph_producer(const struct ert_graph *g, int32_t t);
+/* Number of node inputs (plus graph outputs) reading tensor @t. O(nodes). */
+uint32_t ert_graph_consumers(const struct ert_graph *g, int32_t t);
+
+/* Attribute look-ups by name. */
+const struct ert_attr *ert_node_attr(const struct ert_node *n, const char *name);
+int64_t ert_attr_int(const struct ert_node *n, const char *name, int64_t def);
+float ert_attr_float(const struct ert_node *n, const char *name, float def);
+const char *ert_attr_string(const struct ert_node *n, const char *name, const char *def);
+/* INTS attribute: pointer and count, or NULL/0 when absent. */
+const int64_t *ert_attr_ints(const struct ert_node *n, const char *name, uint32_t *count);
+const float *ert_attr_floats(const struct ert_node *n, const char *name, uint32_t *count);
+
+/* Number of elements of a tensor with known shape; -1 when unknown or overflowing. */
+int64_t ert_shape_numel(int32_t rank, const int64_t *dims);
+
+#endif /* ERT_GRAPH_H */

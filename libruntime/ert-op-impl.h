@@ -1,0 +1,106 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * ert-op-impl.h — the op contract: shape inference (backend independent, in
+ * libruntime/ops/) and the values kernels see.
+ *
+ * Each op family has one file in libruntime/ops/ that exports a table
+ * `const struct ert_op_def ert_op_defs_<family>[]`, ended by an entry with
+ * .infer == NULL. ops/registry.c indexes all families by op. An op of
+ * ert-ops.def with no entry is reported as unsupported.
+ */
+#ifndef ERT_OP_IMPL_H
+#define ERT_OP_IMPL_H
+
+#include "ert-graph.h"
+
+/*
+ * A tensor with a concrete shape, row-major and contiguous. During shape
+ * inference data is NULL unless the value is known at plan time (a constant, or
+ * computed by the planner because some op needs it, see ert_op_value_inputs()).
+ */
+struct ert_value {
+	ert_dtype dtype;
+	int32_t rank;
+	int64_t dims[ERT_MAX_RANK];
+	int64_t numel;
+	void *data;
+	size_t nbytes;
+	const struct ert_quant *quant; /* may be NULL */
+};
+
+struct ert_infer_ctx {
+	const struct ert_graph *graph;
+	const struct ert_node *node;
+	const struct ert_value *const *in; /* n_in entries, NULL for omitted optional inputs */
+	struct ert_value *const *out;      /* n_out entries, NULL for omitted optional outputs */
+	uint32_t n_in, n_out;
+	struct ert_err *err;               /* set a message before returning failure */
+};
+
+/*
+ * Set dtype, rank and dims of every non-NULL output (numel/nbytes are derived by
+ * the caller). Return ERT_STATUS_SHAPE/_DTYPE/_UNSUPPORTED/_INVALID_MODEL with a
+ * message naming the problem ("Conv: weight rank 3, expected 4").
+ */
+typedef ert_status (*ert_infer_fn)(struct ert_infer_ctx *ctx);
+
+struct ert_op_def {
+	enum ert_op op;
+	ert_infer_fn infer;
+};
+
+/* Shape inference of @op, or NULL when no family implements it. */
+ert_infer_fn ert_op_infer(enum ert_op op);
+
+/* ---- helpers shared by shape inference and kernels (ops/common.c) ---- */
+
+/* Set numel and nbytes from dtype/rank/dims; false when the size overflows. */
+bool ert_value_finish(struct ert_value *v);
+/* Numpy-style broadcast of @n shapes into @out; SHAPE error naming the dims. */
+ert_status ert_broadcast_shapes(const struct ert_value *const *vals, uint32_t n,
+				struct ert_value *out, struct ert_err *err, const char *op);
+/* Normalise a possibly negative @axis against @rank; false when out of range. */
+bool ert_norm_axis(int64_t axis, int32_t rank, int32_t *out);
+/* Read element @i of an integer value (any int dtype or bool) as int64. */
+int64_t ert_value_get_int(const struct ert_value *v, int64_t i);
+/* Read element @i of a float value (float32/64/16/bf16) as double. */
+double ert_value_get_float(const struct ert_value *v, int64_t i);
+/* Copy dims from @src into @dst, set dtype. */
+void ert_value_set_shape(struct ert_value *dst, ert_dtype dt, int32_t rank, const int64_t *dims);
+/* Shorthand: error on ctx with "OpName: ..." prefix; returns @st. */
+ert_status ert_infer_fail(struct ert_infer_ctx *ctx, ert_status st, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+/* Scalar conversions for reduced-precision floats (round to nearest even). */
+float ert_fp16_to_fp32(uint16_t h);
+uint16_t ert_fp32_to_fp16(float f);
+float ert_bf16_to_fp32(uint16_t h);
+uint16_t ert_fp32_to_bf16(float f);
+
+/*
+ * Fused activation carried by Conv/ConvTranspose/Gemm/MatMul/Add nodes after the
+ * fusion pass: attribute "ert.act" (INT, enum ert_act) and "ert.act_params"
+ * (FLOATS: LeakyRelu alpha; Clip min, max; HardSigmoid alpha, beta).
+ */
+enum ert_act {
+	ERT_ACT_NONE = 0,
+	ERT_ACT_RELU = 1,
+	ERT_ACT_CLIP = 2,
+	ERT_ACT_LEAKY_RELU = 3,
+	ERT_ACT_SIGMOID = 4,
+	ERT_ACT_HARD_SWISH = 5,
+	ERT_ACT_HARD_SIGMOID = 6,
+	ERT_ACT_TANH = 7,
+};
+
+struct ert_act_desc {
+	enum ert_act type;
+	float p0, p1;
+};
+
+/* Read a node's fused activation (NONE when absent). */
+struct ert_act_desc ert_node_act(const struct ert_node *n);
+/* Apply an activation in place to @count floats. */
+void ert_act_apply(const struct ert_act_desc *act, float *x, int64_t count);
+
+#endif /* ERT_OP_IMPL_H */

@@ -1,0 +1,300 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * edgert.h — the public C API of libedgert.
+ *
+ * libedgert loads a model (an .ert file, or an .onnx file converted on the fly),
+ * plans it once for a set of input shapes, and runs it many times.
+ *
+ * Lifecycle (create → reshape → setup → run):
+ *
+ *   ert_model_load_file()      map the model; weights are never copied on the CPU
+ *   ert_session_create()       shape inference, placement on backends, memory plan,
+ *                              kernels prepared (weights packed once)
+ *   ert_session_get_input()    find an input; write its data through
+ *                              ert_tensor_data() or ert_session_set_input()
+ *   ert_session_resize_input() optional: new input shape → re-plan (plans are
+ *                              cached by input-shape signature)
+ *   ert_session_run()          walk the plan; allocates nothing
+ *   ert_session_get_output()   read results through ert_tensor_data()
+ *
+ * Worked example (error handling shortened to the pattern to follow):
+ *
+ *   #include <edgert.h>
+ *
+ *   ert_model *model = NULL;
+ *   ert_session *sess = NULL;
+ *   ert_config cfg;
+ *   char err[256];
+ *
+ *   if (ert_model_load_file("mobilenet_v2.ert", &model, err, sizeof(err)) != ERT_OK) {
+ *       fprintf(stderr, "failed to load model: %s\n", err);
+ *       return 1;
+ *   }
+ *   ert_config_init(&cfg);                 // CPU backend, normal precision, all cores
+ *   cfg.num_threads = 4;
+ *   if (ert_session_create(model, &cfg, &sess) != ERT_OK) {
+ *       fprintf(stderr, "failed to create session: %s\n", ert_last_error());
+ *       goto out;
+ *   }
+ *   ert_tensor *in = ert_session_get_input(sess, 0);
+ *   float *x = ert_tensor_data(in);        // 1x3x224x224 float32, NCHW
+ *   fill_image(x, ert_tensor_element_count(in));
+ *   if (ert_session_run(sess) != ERT_OK) {
+ *       fprintf(stderr, "failed to run: %s\n", ert_session_error(sess));
+ *       goto out;
+ *   }
+ *   const ert_tensor *out = ert_session_get_output(sess, 0);
+ *   const float *logits = ert_tensor_data(out);
+ *   ...
+ * out:
+ *   ert_session_destroy(sess);             // both accept NULL
+ *   ert_model_unref(model);
+ *
+ * Thread safety:
+ *   - An ert_model is immutable after loading and reference counted: any number of
+ *     sessions on any threads may share one model.
+ *   - An ert_session is not thread safe: use one session per thread, or serialise
+ *     calls on a session yourself. Sessions are independent of each other.
+ *   - ert_last_error() is thread local.
+ *   - Callbacks run on the thread that called ert_session_run().
+ *
+ * Ownership: every pointer returned by this API is owned by the object it came
+ * from and lives as long as that object, unless the function says otherwise.
+ * Tensor data pointers of a session stay valid until the next resize or destroy.
+ */
+#ifndef EDGERT_H
+#define EDGERT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(__GNUC__)
+#define ERT_API __attribute__((visibility("default")))
+#else
+#define ERT_API
+#endif
+
+#define ERT_VERSION_MAJOR 0
+#define ERT_VERSION_MINOR 1
+#define ERT_VERSION_PATCH 0
+
+/** Status codes: 0 is success, every failure is a specific negative value. */
+typedef enum ert_status {
+	ERT_OK = 0,
+	ERT_STATUS_INVALID_ARGUMENT = -1, /* a caller passed a bad argument */
+	ERT_STATUS_OUT_OF_MEMORY = -2,
+	ERT_STATUS_IO = -3,               /* open/read/mmap failed */
+	ERT_STATUS_INVALID_MODEL = -4,    /* damaged or inconsistent model file */
+	ERT_STATUS_VERSION = -5,          /* model format newer than this runtime */
+	ERT_STATUS_UNSUPPORTED = -6,      /* op, dtype or attribute not supported */
+	ERT_STATUS_SHAPE = -7,            /* shapes do not fit together */
+	ERT_STATUS_DTYPE = -8,            /* wrong element type */
+	ERT_STATUS_BACKEND = -9,          /* a backend failed (device error, timeout) */
+	ERT_STATUS_STOPPED = -10,         /* an after-op callback stopped the run */
+	ERT_STATUS_NOT_FOUND = -11,       /* no input/output of that name */
+	ERT_STATUS_INTERNAL = -12,
+} ert_status;
+
+/** Human-readable name of a status ("invalid model", ...). Never NULL. */
+ERT_API const char *ert_status_string(ert_status status);
+
+/** Element types; the values are ONNX's TensorProto.DataType numbers. */
+typedef enum ert_dtype {
+	ERT_DTYPE_UNDEFINED = 0,
+	ERT_DTYPE_FLOAT32 = 1,
+	ERT_DTYPE_UINT8 = 2,
+	ERT_DTYPE_INT8 = 3,
+	ERT_DTYPE_UINT16 = 4,
+	ERT_DTYPE_INT16 = 5,
+	ERT_DTYPE_INT32 = 6,
+	ERT_DTYPE_INT64 = 7,
+	ERT_DTYPE_STRING = 8,       /* not supported by any backend */
+	ERT_DTYPE_BOOL = 9,
+	ERT_DTYPE_FLOAT16 = 10,
+	ERT_DTYPE_FLOAT64 = 11,
+	ERT_DTYPE_UINT32 = 12,
+	ERT_DTYPE_UINT64 = 13,
+	ERT_DTYPE_COMPLEX64 = 14,   /* not supported */
+	ERT_DTYPE_COMPLEX128 = 15,  /* not supported */
+	ERT_DTYPE_BFLOAT16 = 16,
+	ERT_DTYPE_FLOAT8E4M3FN = 17,
+	ERT_DTYPE_FLOAT8E4M3FNUZ = 18,
+	ERT_DTYPE_FLOAT8E5M2 = 19,
+	ERT_DTYPE_FLOAT8E5M2FNUZ = 20,
+	ERT_DTYPE_UINT4 = 21,       /* two per byte, low nibble first */
+	ERT_DTYPE_INT4 = 22,        /* two per byte, low nibble first */
+	ERT_DTYPE_COUNT
+} ert_dtype;
+
+/** Name of a dtype as ONNX spells it in lower case ("float32", "int8", ...). */
+ERT_API const char *ert_dtype_name(ert_dtype dtype);
+
+/** Memory layout of a tensor as seen by the application. */
+typedef enum ert_layout {
+	ERT_LAYOUT_ANY = 0,   /* no spatial meaning (vectors, sequences, ...) */
+	ERT_LAYOUT_NCHW = 1,  /* 4-D image tensors as ONNX defines them */
+	ERT_LAYOUT_NHWC = 2,
+} ert_layout;
+
+/** Backends, in the order a config lists them. */
+typedef enum ert_backend_type {
+	ERT_BACKEND_CPU = 0,
+	ERT_BACKEND_OPENCL = 1,
+	ERT_BACKEND_VULKAN = 2,
+	ERT_BACKEND_NPU = 3,
+	ERT_BACKEND_AUTO = 4, /* the best available, CPU last */
+} ert_backend_type;
+
+/** Name of a backend type ("cpu", "opencl", ...). */
+ERT_API const char *ert_backend_type_name(ert_backend_type type);
+
+/** Hints: NORMAL is the default; HIGH/LOW trade one resource for another. */
+typedef enum ert_level {
+	ERT_LEVEL_NORMAL = 0,
+	ERT_LEVEL_HIGH = 1,
+	ERT_LEVEL_LOW = 2,
+} ert_level;
+
+#define ERT_MAX_BACKENDS 4
+#define ERT_MAX_THREADS 32
+#define ERT_MAX_RANK 8
+
+/** Per-op callback information. Valid only during the callback. */
+typedef struct ert_op_info {
+	const char *name;    /* node name (never NULL; generated when the model has none) */
+	const char *type;    /* op type, ONNX spelling ("Conv") */
+	const char *backend; /* backend that runs it ("cpu") */
+	uint32_t index;      /* position in the execution order */
+} ert_op_info;
+
+/**
+ * Called before each op. Return non-zero to skip the op (its outputs keep
+ * whatever they held). @user is ert_config.callback_user.
+ */
+typedef int (*ert_before_op_fn)(const ert_op_info *op, void *user);
+/** Called after each op. Return non-zero to stop the run (ERT_STATUS_STOPPED). */
+typedef int (*ert_after_op_fn)(const ert_op_info *op, void *user);
+
+/**
+ * Session configuration. Initialise with ert_config_init() and change fields;
+ * ert_session_create() copies what it needs, so the struct may be reused.
+ */
+typedef struct ert_config {
+	uint32_t struct_size;                       /* set by ert_config_init() */
+	ert_backend_type backends[ERT_MAX_BACKENDS]; /* tried in order; CPU is always the fallback */
+	uint32_t num_backends;                      /* 0 means {CPU} */
+	ert_level precision;   /* LOW allows reduced-precision kernels; HIGH forbids them */
+	ert_level memory;      /* LOW trades speed for a smaller arena */
+	ert_level power;       /* LOW prefers fewer, slower cores */
+	uint32_t num_threads;  /* 1..32; 0 means one per online CPU (at most 32) */
+	const char *cache_path; /* optional file for prepared kernels; copied; may be NULL */
+	int shape_mutable;     /* non-zero: inputs may be resized after creation */
+	ert_before_op_fn before_op; /* optional */
+	ert_after_op_fn after_op;   /* optional */
+	void *callback_user;
+} ert_config;
+
+/** Fill @cfg with defaults (CPU backend, NORMAL levels, all cores, mutable shapes). */
+ERT_API void ert_config_init(ert_config *cfg);
+
+typedef struct ert_model ert_model;
+typedef struct ert_session ert_session;
+typedef struct ert_tensor ert_tensor;
+
+/**
+ * Load a model from a file: an .ert file is mapped (its weights are used in place),
+ * an .onnx file is imported and optimised in memory. On failure returns a status,
+ * writes a message naming the problem into @err (if non-NULL), and leaves
+ * *@model_out untouched. The caller owns the returned reference.
+ */
+ERT_API ert_status ert_model_load_file(const char *path, ert_model **model_out,
+				       char *err, size_t err_size);
+
+/**
+ * Load a model from memory. @data must stay valid and unchanged for the life of
+ * the model (it is used in place, like a mapped file); pass @copy non-zero to have
+ * the runtime keep its own copy instead.
+ */
+ERT_API ert_status ert_model_load_memory(const void *data, size_t size, int copy,
+					 ert_model **model_out, char *err, size_t err_size);
+
+ERT_API ert_model *ert_model_ref(ert_model *model);
+/** Drop a reference; accepts NULL. The model is freed with its last reference. */
+ERT_API void ert_model_unref(ert_model *model);
+
+/** Number of graph inputs/outputs of a model. */
+ERT_API uint32_t ert_model_input_count(const ert_model *model);
+ERT_API uint32_t ert_model_output_count(const ert_model *model);
+/** Name of input/output @index, or NULL when out of range. */
+ERT_API const char *ert_model_input_name(const ert_model *model, uint32_t index);
+ERT_API const char *ert_model_output_name(const ert_model *model, uint32_t index);
+
+/**
+ * Create a session: plan the model for its declared input shapes (symbolic
+ * dimensions default to 1 until ert_session_resize_input() sets them).
+ * On failure *@sess_out is untouched and ert_last_error() says why.
+ */
+ERT_API ert_status ert_session_create(ert_model *model, const ert_config *cfg,
+				      ert_session **sess_out);
+/** Accepts NULL. */
+ERT_API void ert_session_destroy(ert_session *sess);
+
+/** Message of the last failure on @sess ("" when none). Owned by the session. */
+ERT_API const char *ert_session_error(const ert_session *sess);
+/** Message of the last failure on this thread that had no object to hold it. */
+ERT_API const char *ert_last_error(void);
+
+ERT_API uint32_t ert_session_input_count(const ert_session *sess);
+ERT_API uint32_t ert_session_output_count(const ert_session *sess);
+/** Input/output by index or name; NULL when there is none. */
+ERT_API ert_tensor *ert_session_get_input(ert_session *sess, uint32_t index);
+ERT_API ert_tensor *ert_session_get_input_by_name(ert_session *sess, const char *name);
+ERT_API const ert_tensor *ert_session_get_output(ert_session *sess, uint32_t index);
+ERT_API const ert_tensor *ert_session_get_output_by_name(ert_session *sess, const char *name);
+
+/**
+ * Set a new shape for an input. Takes effect at the next run (which re-plans, or
+ * reuses a cached plan for the same shapes). Fails with ERT_STATUS_SHAPE when the
+ * model fixes that dimension to another value, or when the session was created
+ * without shape_mutable.
+ */
+ERT_API ert_status ert_session_resize_input(ert_session *sess, uint32_t index,
+					    uint32_t rank, const int64_t *dims);
+
+/**
+ * Copy @size bytes into input @index. @size must equal the input's byte size for
+ * its current shape and @dtype its element type (ERT_STATUS_SHAPE / _DTYPE otherwise).
+ */
+ERT_API ert_status ert_session_set_input(ert_session *sess, uint32_t index, ert_dtype dtype,
+					 const void *data, size_t size);
+
+/** Run the plan. Re-plans first if an input was resized. */
+ERT_API ert_status ert_session_run(ert_session *sess);
+
+/** Bytes of the largest arena the current plan uses (all buffer types together). */
+ERT_API size_t ert_session_peak_bytes(const ert_session *sess);
+
+/** Tensor accessors. Shapes are those of the current plan. */
+ERT_API const char *ert_tensor_name(const ert_tensor *t);
+ERT_API ert_dtype ert_tensor_dtype(const ert_tensor *t);
+ERT_API uint32_t ert_tensor_rank(const ert_tensor *t);
+/** Dimension @axis (0..rank-1); -1 when out of range. */
+ERT_API int64_t ert_tensor_dim(const ert_tensor *t, uint32_t axis);
+ERT_API ert_layout ert_tensor_layout(const ert_tensor *t);
+ERT_API size_t ert_tensor_element_count(const ert_tensor *t);
+ERT_API size_t ert_tensor_byte_size(const ert_tensor *t);
+/**
+ * Host pointer to the tensor's data for its current shape: writable for inputs.
+ * Valid until the next resize or run that re-plans, or until the session is destroyed.
+ */
+ERT_API void *ert_tensor_data(const ert_tensor *t);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* EDGERT_H */

@@ -1,0 +1,188 @@
+/* SPDX-License-Identifier: MIT */
+/* Helpers shared by shape inference and kernels. */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "ert-op-impl.h"
+
+bool ert_value_finish(struct ert_value *v)
+{
+	int64_t n = ert_shape_numel(v->rank, v->dims);
+
+	if (n < 0 || (ert_dtype_size(v->dtype) && n > (int64_t)(SIZE_MAX / 16)))
+		return false;
+	v->numel = n;
+	v->nbytes = ert_dtype_bytes(v->dtype, n);
+	return true;
+}
+
+void ert_value_set_shape(struct ert_value *dst, ert_dtype dt, int32_t rank, const int64_t *dims)
+{
+	dst->dtype = dt;
+	dst->rank = rank;
+	for (int32_t i = 0; i < rank; i++)
+		dst->dims[i] = dims[i];
+}
+
+ert_status ert_broadcast_shapes(const struct ert_value *const *vals, uint32_t n,
+				struct ert_value *out, struct ert_err *err, const char *op)
+{
+	int32_t rank = 0;
+
+	for (uint32_t k = 0; k < n; k++)
+		if (vals[k] && vals[k]->rank > rank)
+			rank = vals[k]->rank;
+	for (int32_t i = 0; i < rank; i++) {
+		int64_t d = 1;
+
+		for (uint32_t k = 0; k < n; k++) {
+			const struct ert_value *v = vals[k];
+
+			if (!v)
+				continue;
+			int32_t j = i - (rank - v->rank);
+
+			if (j < 0)
+				continue;
+			int64_t e = v->dims[j];
+
+			if (e == d || e == 1)
+				continue;
+			if (d == 1) {
+				d = e;
+				continue;
+			}
+			ert_err_set(err, "%s: cannot broadcast dimension %d: %lld vs %lld", op,
+				    (int)i, (long long)d, (long long)e);
+			return ERT_STATUS_SHAPE;
+		}
+		out->dims[i] = d;
+	}
+	out->rank = rank;
+	return ERT_OK;
+}
+
+bool ert_norm_axis(int64_t axis, int32_t rank, int32_t *out)
+{
+	if (axis < -(int64_t)rank || axis >= rank)
+		return false;
+	*out = (int32_t)(axis < 0 ? axis + rank : axis);
+	return true;
+}
+
+int64_t ert_value_get_int(const struct ert_value *v, int64_t i)
+{
+	const void *p = v->data;
+
+	switch (v->dtype) {
+	case ERT_DTYPE_INT64: return ((const int64_t *)p)[i];
+	case ERT_DTYPE_INT32: return ((const int32_t *)p)[i];
+	case ERT_DTYPE_INT16: return ((const int16_t *)p)[i];
+	case ERT_DTYPE_INT8: return ((const int8_t *)p)[i];
+	case ERT_DTYPE_UINT64: return (int64_t)((const uint64_t *)p)[i];
+	case ERT_DTYPE_UINT32: return ((const uint32_t *)p)[i];
+	case ERT_DTYPE_UINT16: return ((const uint16_t *)p)[i];
+	case ERT_DTYPE_UINT8:
+	case ERT_DTYPE_BOOL: return ((const uint8_t *)p)[i];
+	default: return (int64_t)ert_value_get_float(v, i);
+	}
+}
+
+double ert_value_get_float(const struct ert_value *v, int64_t i)
+{
+	const void *p = v->data;
+
+	switch (v->dtype) {
+	case ERT_DTYPE_FLOAT32: return ((const float *)p)[i];
+	case ERT_DTYPE_FLOAT64: return ((const double *)p)[i];
+	case ERT_DTYPE_FLOAT16: return ert_fp16_to_fp32(((const uint16_t *)p)[i]);
+	case ERT_DTYPE_BFLOAT16: return ert_bf16_to_fp32(((const uint16_t *)p)[i]);
+	case ERT_DTYPE_INT4:
+	case ERT_DTYPE_UINT4:
+	case ERT_DTYPE_FLOAT8E4M3FN:
+	case ERT_DTYPE_FLOAT8E4M3FNUZ:
+	case ERT_DTYPE_FLOAT8E5M2:
+	case ERT_DTYPE_FLOAT8E5M2FNUZ:
+	case ERT_DTYPE_UNDEFINED:
+	case ERT_DTYPE_STRING:
+	case ERT_DTYPE_COMPLEX64:
+	case ERT_DTYPE_COMPLEX128:
+	case ERT_DTYPE_COUNT:
+		return NAN;
+	default:
+		return (double)ert_value_get_int(v, i);
+	}
+}
+
+ert_status ert_infer_fail(struct ert_infer_ctx *ctx, ert_status st, const char *fmt, ...)
+{
+	char buf[400];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	ert_err_set(ctx->err, "%s '%s': %s", ert_op_name(ctx->node->op), ctx->node->name, buf);
+	return st;
+}
+
+struct ert_act_desc ert_node_act(const struct ert_node *n)
+{
+	struct ert_act_desc a = { ERT_ACT_NONE, 0.0f, 0.0f };
+	uint32_t count;
+	const float *p;
+
+	a.type = (enum ert_act)ert_attr_int(n, "ert.act", ERT_ACT_NONE);
+	p = ert_attr_floats(n, "ert.act_params", &count);
+	if (count > 0)
+		a.p0 = p[0];
+	if (count > 1)
+		a.p1 = p[1];
+	return a;
+}
+
+void ert_act_apply(const struct ert_act_desc *act, float *x, int64_t count)
+{
+	int64_t i;
+
+	switch (act->type) {
+	case ERT_ACT_NONE:
+		break;
+	case ERT_ACT_RELU:
+		for (i = 0; i < count; i++)
+			x[i] = x[i] > 0.0f ? x[i] : 0.0f;
+		break;
+	case ERT_ACT_CLIP:
+		for (i = 0; i < count; i++)
+			x[i] = x[i] < act->p0 ? act->p0 : x[i] > act->p1 ? act->p1 : x[i];
+		break;
+	case ERT_ACT_LEAKY_RELU:
+		for (i = 0; i < count; i++)
+			x[i] = x[i] >= 0.0f ? x[i] : x[i] * act->p0;
+		break;
+	case ERT_ACT_SIGMOID:
+		for (i = 0; i < count; i++)
+			x[i] = 1.0f / (1.0f + expf(-x[i]));
+		break;
+	case ERT_ACT_HARD_SWISH:
+		for (i = 0; i < count; i++) {
+			float t = x[i] / 6.0f + 0.5f;
+
+			t = t < 0.0f ? 0.0f : t > 1.0f ? 1.0f : t;
+			x[i] *= t;
+		}
+		break;
+	case ERT_ACT_HARD_SIGMOID:
+		for (i = 0; i < count; i++) {
+			float t = act->p0 * x[i] + act->p1;
+
+			x[i] = t < 0.0f ? 0.0f : t > 1.0f ? 1.0f : t;
+		}
+		break;
+	case ERT_ACT_TANH:
+		for (i = 0; i < count; i++)
+			x[i] = tanhf(x[i]);
+		break;
+	}
+}

@@ -1,0 +1,47 @@
+/* SPDX-License-Identifier: MIT */
+/* Index the per-family shape-inference tables by op. */
+#include <pthread.h>
+
+#include "ert-op-impl.h"
+
+extern const struct ert_op_def ert_op_defs_unary[];
+extern const struct ert_op_def ert_op_defs_binary[];
+extern const struct ert_op_def ert_op_defs_linalg[];
+extern const struct ert_op_def ert_op_defs_pool[];
+extern const struct ert_op_def ert_op_defs_qlinalg[];
+extern const struct ert_op_def ert_op_defs_norm[];
+extern const struct ert_op_def ert_op_defs_reduce[];
+extern const struct ert_op_def ert_op_defs_quant[];
+extern const struct ert_op_def ert_op_defs_resize[];
+extern const struct ert_op_def ert_op_defs_movement[];
+
+static const struct ert_op_def *const families[] = {
+	ert_op_defs_unary,
+	ert_op_defs_binary,
+	ert_op_defs_linalg,
+	ert_op_defs_pool,
+	ert_op_defs_qlinalg,
+	ert_op_defs_norm,
+	ert_op_defs_reduce,
+	ert_op_defs_quant,
+	ert_op_defs_resize,
+	ert_op_defs_movement,
+};
+
+static ert_infer_fn by_op[ERT_OP_COUNT];
+static pthread_once_t by_op_once = PTHREAD_ONCE_INIT;
+
+static void build_index(void)
+{
+	for (size_t f = 0; f < sizeof(families) / sizeof(families[0]); f++)
+		for (const struct ert_op_def *d = families[f]; d->infer; d++)
+			by_op[d->op] = d->infer;
+}
+
+ert_infer_fn ert_op_infer(enum ert_op op)
+{
+	if ((unsigned)op >= ERT_OP_COUNT)
+		return NULL;
+	pthread_once(&by_op_once, build_index);
+	return by_op[op];
+}

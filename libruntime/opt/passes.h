@@ -1,0 +1,15 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * passes.h — graph clean-up after import: constant folding (including the
+ * Shape→Gather→Unsqueeze→Concat→Reshape chains PyTorch exports), Conv+BatchNorm
+ * folding, activation fusion, Identity/Dropout removal, dead-node removal.
+ */
+#ifndef ERT_PASSES_H
+#define ERT_PASSES_H
+
+#include "ert-op-impl.h"
+
+/* Run every pass to a fixed point. The graph stays valid on failure. */
+ert_status ert_graph_optimize(struct ert_graph *g, struct ert_err *err);
+
+#endif

@@ -1,0 +1,302 @@
+/* SPDX-License-Identifier: GPL-2.0-only WITH Linux-syscall-note */
+/*
+ * enpu: DRM accel uAPI of the edgert virtual NPU.
+ *
+ * Copyright (C) 2026 The edgert authors
+ */
+#ifndef _UAPI_DRM_ENPU_ACCEL_H_
+#define _UAPI_DRM_ENPU_ACCEL_H_
+
+#include "drm.h"
+
+#if defined(__cplusplus)
+extern "C" {
+#endif
+
+/**
+ * DOC: enpu uAPI conventions and errors
+ *
+ * Every structure is made of fixed-size types with explicit padding; padding
+ * and every reserved field must be zero. Every @flags field is checked
+ * against the mask of flags this version knows. User pointers are __u64.
+ * Arrays are passed as pointer + count + element size (stride), so that the
+ * element structures can grow: the kernel accepts a stride at least as large
+ * as the first version of the element, and a larger stride only if the bytes
+ * it does not know are zero. Timeouts are absolute CLOCK_MONOTONIC times in
+ * nanoseconds (__s64).
+ *
+ * Errors returned by the enpu ioctls:
+ *
+ * - %EINVAL: a flag outside the mask, non-zero padding or reserved field,
+ *   zero or misaligned size, a stride below the minimum, an unknown QUERY
+ *   type, a malformed command stream (bad magic or version, unknown opcode,
+ *   a command size or parameter out of range).
+ * - %E2BIG: a count or size above the device limit reported by QUERY, or a
+ *   stride larger than the kernel knows whose extra bytes are not zero.
+ * - %ERANGE: a command stream region that reaches past the end of its buffer
+ *   object, or whose extent overflows 64-bit arithmetic.
+ * - %ENOENT: an unknown GEM handle or syncobj handle.
+ * - %EACCES: a command that writes to a buffer object the job only reads, or
+ *   to a read-only userptr buffer object.
+ * - %EFAULT: a user pointer that cannot be read or written.
+ * - %ENOMEM: the kernel ran out of memory.
+ * - %ETIMEDOUT: BO_WAIT reached its deadline with the buffer still busy.
+ * - %EPERM: a test-hook flag while the module parameter test_hooks is off.
+ * - %EBUSY: BO_USERPTR over memory that cannot be pinned long-term.
+ *
+ * A job that the engine has to abort (it stopped making progress within the
+ * job timeout) signals its out-syncobj with an error; waiting on the syncobj
+ * succeeds, and the error is visible through the fence (sync_file status).
+ */
+
+/** ENPU_UAPI_VERSION_MAJOR - incompatible uAPI changes bump this */
+#define ENPU_UAPI_VERSION_MAJOR 1
+/** ENPU_UAPI_VERSION_MINOR - compatible additions bump this */
+#define ENPU_UAPI_VERSION_MINOR 0
+
+#define DRM_ENPU_QUERY			0x00
+#define DRM_ENPU_BO_CREATE		0x01
+#define DRM_ENPU_BO_MMAP_OFFSET		0x02
+#define DRM_ENPU_BO_INFO		0x03
+#define DRM_ENPU_BO_USERPTR		0x04
+#define DRM_ENPU_BO_WAIT		0x05
+#define DRM_ENPU_SUBMIT			0x06
+
+#define DRM_IOCTL_ENPU_QUERY \
+	DRM_IOWR(DRM_COMMAND_BASE + DRM_ENPU_QUERY, struct drm_enpu_query)
+#define DRM_IOCTL_ENPU_BO_CREATE \
+	DRM_IOWR(DRM_COMMAND_BASE + DRM_ENPU_BO_CREATE, struct drm_enpu_bo_create)
+#define DRM_IOCTL_ENPU_BO_MMAP_OFFSET \
+	DRM_IOWR(DRM_COMMAND_BASE + DRM_ENPU_BO_MMAP_OFFSET, struct drm_enpu_bo_mmap_offset)
+#define DRM_IOCTL_ENPU_BO_INFO \
+	DRM_IOWR(DRM_COMMAND_BASE + DRM_ENPU_BO_INFO, struct drm_enpu_bo_info)
+#define DRM_IOCTL_ENPU_BO_USERPTR \
+	DRM_IOWR(DRM_COMMAND_BASE + DRM_ENPU_BO_USERPTR, struct drm_enpu_bo_userptr)
+#define DRM_IOCTL_ENPU_BO_WAIT \
+	DRM_IOW(DRM_COMMAND_BASE + DRM_ENPU_BO_WAIT, struct drm_enpu_bo_wait)
+#define DRM_IOCTL_ENPU_SUBMIT \
+	DRM_IOW(DRM_COMMAND_BASE + DRM_ENPU_SUBMIT, struct drm_enpu_submit)
+
+/**
+ * enum drm_enpu_query_type - what DRM_IOCTL_ENPU_QUERY reports
+ * @DRM_ENPU_QUERY_DEVICE: &struct drm_enpu_query_device
+ */
+enum drm_enpu_query_type {
+	DRM_ENPU_QUERY_DEVICE = 0,
+};
+
+/**
+ * struct drm_enpu_query - size-negotiating query (DRM_IOCTL_ENPU_QUERY)
+ *
+ * The kernel copies min(@size, its own size of the reply) bytes to @ptr and
+ * always writes its own size of the reply back to @size. Calling with
+ * @size == 0 asks for the size only. A caller built against an older header
+ * gets the prefix it knows; a newer caller sees the kernel's smaller size.
+ */
+struct drm_enpu_query {
+	/** @type: one of &enum drm_enpu_query_type. */
+	__u32 type;
+	/** @size: in: bytes available at @ptr; out: size of the full reply. */
+	__u32 size;
+	/** @ptr: user pointer to the reply buffer; may be 0 when @size is 0. */
+	__u64 ptr;
+	/** @flags: must be zero. */
+	__u32 flags;
+	/** @pad: must be zero. */
+	__u32 pad;
+};
+
+/**
+ * struct drm_enpu_query_device - reply to %DRM_ENPU_QUERY_DEVICE
+ */
+struct drm_enpu_query_device {
+	/** @uapi_version: (major << 16) | minor of this uAPI. */
+	__u32 uapi_version;
+	/** @num_cores: number of NPU cores (one job queue each). */
+	__u32 num_cores;
+	/** @cs_version: command stream version (ENPU_CS_VERSION). */
+	__u32 cs_version;
+	/** @max_jobs_per_submit: most jobs in one SUBMIT. */
+	__u32 max_jobs_per_submit;
+	/** @opcode_mask: bit n set when opcode n is supported. */
+	__u64 opcode_mask;
+	/** @max_bo_size: largest buffer object in bytes. */
+	__u64 max_bo_size;
+	/** @max_cs_size: largest command stream of one job in bytes. */
+	__u32 max_cs_size;
+	/** @max_bos_per_job: most buffer objects (regions) one job may use. */
+	__u32 max_bos_per_job;
+	/** @max_in_syncobjs: most in-syncobjs of one job. */
+	__u32 max_in_syncobjs;
+	/** @job_timeout_ms: time a job may go without progress before reset. */
+	__u32 job_timeout_ms;
+};
+
+/**
+ * struct drm_enpu_bo_create - create a shmem buffer object (DRM_IOCTL_ENPU_BO_CREATE)
+ */
+struct drm_enpu_bo_create {
+	/** @size: in: bytes wanted (> 0); out: size rounded up to pages. */
+	__u64 size;
+	/** @flags: must be zero. */
+	__u32 flags;
+	/** @handle: out: GEM handle of the new buffer object. */
+	__u32 handle;
+};
+
+/**
+ * struct drm_enpu_bo_mmap_offset - fake offset to mmap a BO (DRM_IOCTL_ENPU_BO_MMAP_OFFSET)
+ *
+ * Userptr buffer objects cannot be mapped this way (the caller owns the
+ * memory already): %EINVAL.
+ */
+struct drm_enpu_bo_mmap_offset {
+	/** @handle: GEM handle. */
+	__u32 handle;
+	/** @flags: must be zero. */
+	__u32 flags;
+	/** @offset: out: offset to pass to mmap() on the device fd. */
+	__u64 offset;
+};
+
+/** ENPU_BO_USERPTR - the BO wraps pinned user memory */
+#define ENPU_BO_USERPTR		(1u << 0)
+/** ENPU_BO_READONLY - the NPU may only read the BO */
+#define ENPU_BO_READONLY	(1u << 1)
+/** ENPU_BO_IMPORTED - the BO was imported from a dma-buf */
+#define ENPU_BO_IMPORTED	(1u << 2)
+
+/**
+ * struct drm_enpu_bo_info - describe a BO (DRM_IOCTL_ENPU_BO_INFO)
+ */
+struct drm_enpu_bo_info {
+	/** @handle: GEM handle. */
+	__u32 handle;
+	/** @flags: must be zero. */
+	__u32 flags;
+	/** @size: out: size in bytes. */
+	__u64 size;
+	/** @bo_flags: out: ENPU_BO_USERPTR, ENPU_BO_READONLY, ENPU_BO_IMPORTED. */
+	__u32 bo_flags;
+	/** @pad: must be zero. */
+	__u32 pad;
+};
+
+/** ENPU_USERPTR_READONLY - pin for NPU reads only; the pages may be read-only */
+#define ENPU_USERPTR_READONLY	(1u << 0)
+/** ENPU_USERPTR_FLAGS - every flag DRM_IOCTL_ENPU_BO_USERPTR knows */
+#define ENPU_USERPTR_FLAGS	ENPU_USERPTR_READONLY
+
+/**
+ * struct drm_enpu_bo_userptr - wrap user memory as a BO (DRM_IOCTL_ENPU_BO_USERPTR)
+ *
+ * The pages are pinned long-term (FOLL_LONGTERM) until the BO is freed.
+ * Without %ENPU_USERPTR_READONLY the pages are pinned writable and jobs may
+ * write them.
+ */
+struct drm_enpu_bo_userptr {
+	/** @user_ptr: page-aligned start of the user memory. */
+	__u64 user_ptr;
+	/** @size: bytes, a non-zero multiple of the page size. */
+	__u64 size;
+	/** @flags: ENPU_USERPTR_*. */
+	__u32 flags;
+	/** @handle: out: GEM handle of the new buffer object. */
+	__u32 handle;
+};
+
+/**
+ * struct drm_enpu_bo_wait - wait for a BO to be idle (DRM_IOCTL_ENPU_BO_WAIT)
+ *
+ * Waits for every job that reads or writes the BO. A deadline in the past
+ * polls.
+ */
+struct drm_enpu_bo_wait {
+	/** @handle: GEM handle. */
+	__u32 handle;
+	/** @flags: must be zero. */
+	__u32 flags;
+	/** @timeout_ns: absolute CLOCK_MONOTONIC deadline in nanoseconds. */
+	__s64 timeout_ns;
+};
+
+/** ENPU_JOB_BO_READ - the job reads the BO */
+#define ENPU_JOB_BO_READ	(1u << 0)
+/** ENPU_JOB_BO_WRITE - the job writes the BO (implies read ordering) */
+#define ENPU_JOB_BO_WRITE	(1u << 1)
+/** ENPU_JOB_BO_FLAGS - every flag of &struct drm_enpu_job_bo */
+#define ENPU_JOB_BO_FLAGS	(ENPU_JOB_BO_READ | ENPU_JOB_BO_WRITE)
+
+/**
+ * struct drm_enpu_job_bo - one buffer object (region) of a job
+ *
+ * Its index in the job's list is the region number that the command stream
+ * uses. The job holds a reference on the BO until its fence signals, and
+ * orders itself after the BO's fences (implicit sync): a writer waits for
+ * everything, a reader for writers.
+ */
+struct drm_enpu_job_bo {
+	/** @handle: GEM handle. */
+	__u32 handle;
+	/** @flags: ENPU_JOB_BO_READ and/or ENPU_JOB_BO_WRITE, at least one. */
+	__u32 flags;
+};
+
+/** ENPU_JOB_TEST_HANG - test hook: the engine stalls on this job (needs test_hooks=1) */
+#define ENPU_JOB_TEST_HANG	(1u << 31)
+/** ENPU_JOB_FLAGS - every flag of &struct drm_enpu_job */
+#define ENPU_JOB_FLAGS		ENPU_JOB_TEST_HANG
+
+/**
+ * struct drm_enpu_job - one job of a SUBMIT
+ */
+struct drm_enpu_job {
+	/** @cs_ptr: user pointer to the command stream (see enpu_cmdstream.h). */
+	__u64 cs_ptr;
+	/** @cs_size: bytes of the command stream. */
+	__u32 cs_size;
+	/** @flags: ENPU_JOB_*. */
+	__u32 flags;
+	/** @bos_ptr: user pointer to an array of &struct drm_enpu_job_bo. */
+	__u64 bos_ptr;
+	/** @bo_count: number of entries at @bos_ptr. */
+	__u32 bo_count;
+	/** @bo_stride: bytes between entries, >= 8. */
+	__u32 bo_stride;
+	/** @in_syncobjs_ptr: user pointer to an array of __u32 syncobj handles. */
+	__u64 in_syncobjs_ptr;
+	/** @in_syncobj_count: number of handles at @in_syncobjs_ptr. */
+	__u32 in_syncobj_count;
+	/** @out_syncobj: syncobj to receive the job's fence, 0 for none. */
+	__u32 out_syncobj;
+};
+
+/** ENPU_JOB_V1_SIZE - size of the first version of &struct drm_enpu_job */
+#define ENPU_JOB_V1_SIZE	40
+
+/**
+ * struct drm_enpu_submit - queue jobs (DRM_IOCTL_ENPU_SUBMIT)
+ *
+ * Jobs are validated completely (command streams decoded and every region
+ * checked against its BO) before any of them is queued; on error nothing is
+ * queued. Jobs of one SUBMIT are queued in order on the file's queue and run
+ * on whichever core is free, respecting their fences.
+ */
+struct drm_enpu_submit {
+	/** @jobs_ptr: user pointer to an array of &struct drm_enpu_job. */
+	__u64 jobs_ptr;
+	/** @job_count: number of jobs, 1..max_jobs_per_submit. */
+	__u32 job_count;
+	/** @job_stride: bytes between jobs, >= ENPU_JOB_V1_SIZE. */
+	__u32 job_stride;
+	/** @flags: must be zero. */
+	__u32 flags;
+	/** @pad: must be zero. */
+	__u32 pad;
+};
+
+#if defined(__cplusplus)
+}
+#endif
+
+#endif /* _UAPI_DRM_ENPU_ACCEL_H_ */
