@@ -69,9 +69,12 @@ $(BUILD)/obj/gen/onnx.pb-c.o: $(BUILD)/gen/onnx.pb-c.c
 	@mkdir -p $(dir $@)
 	$(CC) -std=c11 -O2 -g -fPIC -fvisibility=hidden $(SANFLAGS) -I$(BUILD)/gen -c $< -o $@
 
+# CPU kernels get -O3 (loop vectorisation); IEEE semantics stay (no -ffast-math).
+$(BUILD)/obj/backends/cpu/%.o: KERNEL_CFLAGS := $(if $(SAN),,-O3)
+
 $(BUILD)/obj/%.o: %.c | $(BUILD)/gen/onnx.pb-c.h
 	@mkdir -p $(dir $@)
-	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -MMD -MP -c $< -o $@
+	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) $(KERNEL_CFLAGS) -MMD -MP -c $< -o $@
 
 $(BUILD)/libedgert.a: $(LIB_OBJS)
 	@rm -f $@
