@@ -203,7 +203,7 @@ ERT_API void ert_config_init(ert_config *cfg);
 
 typedef struct ert_model ert_model;
 typedef struct ert_session ert_session;
-typedef struct ert_tensor ert_tensor;
+typedef struct ert_session_tensor ert_tensor;
 
 /**
  * Load a model from a file: an .ert file is mapped (its weights are used in place),
