@@ -1,0 +1,112 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The memory planner: every arena tensor (or group of tensors sharing storage)
+ * and every step's workspace is a block with a lifetime [first, last] in steps.
+ * Blocks are placed largest first at the lowest offset that overlaps no placed
+ * block alive at the same time ("greedy by size"), which keeps the arena close
+ * to the peak of live bytes.
+ */
+#include <stdlib.h>
+
+#include "session/session-impl.h"
+
+#define ALIGN 64
+
+struct block {
+	size_t size;
+	size_t offset;
+	int32_t first, last;
+	int32_t tensor;   /* >= 0: root tensor; -1 - i: workspace of step i */
+};
+
+static int by_size_desc(const void *a, const void *b)
+{
+	const struct block *x = a, *y = b;
+
+	if (x->size != y->size)
+		return x->size < y->size ? 1 : -1;
+	return x->first - y->first;
+}
+
+static int by_offset(const void *a, const void *b)
+{
+	const struct block *x = *(const struct block *const *)a;
+	const struct block *y = *(const struct block *const *)b;
+
+	return x->offset < y->offset ? -1 : x->offset > y->offset;
+}
+
+static size_t align_up(size_t v)
+{
+	return (v + ALIGN - 1) & ~(size_t)(ALIGN - 1);
+}
+
+ert_status ert_memplan_run(struct ert_session *s, struct ert_plan *p, size_t *arena_sizes,
+			   uint32_t n_arenas, struct ert_err *err)
+{
+	const struct ert_graph *g = s->model->graph;
+	uint32_t nb = 0, cap = g->n_tensors + p->n_steps;
+	struct block *blocks = calloc(cap ? cap : 1, sizeof(*blocks));
+	struct block **live = calloc(cap ? cap : 1, sizeof(*live));
+	size_t total = 0;
+
+	if (!blocks || !live) {
+		free(blocks);
+		free(live);
+		ert_err_set(err, "out of memory planning memory");
+		return ERT_STATUS_OUT_OF_MEMORY;
+	}
+	for (uint32_t t = 0; t < g->n_tensors; t++) {
+		const struct ert_plan_tensor *pt = &p->t[t];
+
+		if (pt->kind != ERT_PT_ARENA || pt->root != (int32_t)t)
+			continue;
+		blocks[nb++] = (struct block){ align_up(pt->v.nbytes ? pt->v.nbytes : 1), 0,
+					       pt->first, pt->last, (int32_t)t };
+	}
+	/* A tensor aliased by a later view lives until the view's last reader. */
+	for (uint32_t t = 0; t < g->n_tensors; t++) {
+		const struct ert_plan_tensor *pt = &p->t[t];
+
+		if (pt->kind != ERT_PT_ARENA || pt->root == (int32_t)t)
+			continue;
+		for (uint32_t b = 0; b < nb; b++)
+			if (blocks[b].tensor == pt->root && pt->last > blocks[b].last)
+				blocks[b].last = pt->last;
+	}
+	for (uint32_t i = 0; i < p->n_steps; i++)
+		if (p->steps[i].x.workspace_size)
+			blocks[nb++] = (struct block){ align_up(p->steps[i].x.workspace_size), 0,
+						       (int32_t)i, (int32_t)i, -1 - (int32_t)i };
+
+	qsort(blocks, nb, sizeof(*blocks), by_size_desc);
+	for (uint32_t b = 0; b < nb; b++) {
+		uint32_t n_live = 0;
+		size_t offset = 0;
+
+		for (uint32_t o = 0; o < b; o++)
+			if (blocks[o].first <= blocks[b].last && blocks[b].first <= blocks[o].last)
+				live[n_live++] = &blocks[o];
+		qsort(live, n_live, sizeof(*live), by_offset);
+		for (uint32_t o = 0; o < n_live; o++) {
+			if (live[o]->offset >= offset + blocks[b].size)
+				break;
+			if (live[o]->offset + live[o]->size > offset)
+				offset = live[o]->offset + live[o]->size;
+		}
+		blocks[b].offset = offset;
+		if (offset + blocks[b].size > total)
+			total = offset + blocks[b].size;
+	}
+	for (uint32_t b = 0; b < nb; b++) {
+		if (blocks[b].tensor >= 0)
+			p->t[blocks[b].tensor].offset = blocks[b].offset;
+		else
+			p->steps[-1 - blocks[b].tensor].ws_offset = blocks[b].offset;
+	}
+	for (uint32_t a = 0; a < n_arenas; a++)
+		arena_sizes[a] = a == 0 ? total : 0;
+	free(blocks);
+	free(live);
+	return ERT_OK;
+}

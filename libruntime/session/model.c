@@ -1,0 +1,210 @@
+/* SPDX-License-Identifier: MIT */
+/* Loading models: .ert files are mapped and used in place; .onnx is imported. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "format/ert-format.h"
+#include "onnx/onnx-import.h"
+#include "session/session-impl.h"
+
+static void put_err(char *err, size_t size, const char *msg)
+{
+	if (err && size)
+		snprintf(err, size, "%s", msg);
+	ert_set_last_error(ERT_STATUS_INVALID_ARGUMENT, "%s", msg);
+}
+
+static ert_status model_new(struct ert_graph *g, ert_model **out)
+{
+	ert_model *m = calloc(1, sizeof(*m));
+
+	if (!m)
+		return ERT_STATUS_OUT_OF_MEMORY;
+	atomic_init(&m->refs, 1);
+	m->graph = g;
+	*out = m;
+	return ERT_OK;
+}
+
+static void model_free(ert_model *m)
+{
+	ert_graph_destroy(m->graph);
+	if (m->map)
+		munmap(m->map, m->map_size);
+	free(m->copy);
+	free(m);
+}
+
+/* Loads .ert when the magic matches, ONNX otherwise. @dir: for ONNX external data. */
+static ert_status load_image(const void *data, size_t size, const char *dir,
+			     struct ert_graph **g, struct ert_err *e)
+{
+	if (ert_format_probe(data, size))
+		return ert_format_load(data, size, g, e);
+
+	struct ert_onnx_options opt = { .optimize = true };
+
+	return ert_onnx_import_memory(data, size, dir, &opt, g, e);
+}
+
+ERT_API ert_status ert_model_load_file(const char *path, ert_model **model_out, char *err,
+				       size_t err_size)
+{
+	struct ert_err e = { "" };
+	struct ert_graph *g = NULL;
+	struct stat stbuf;
+	ert_model *m = NULL;
+	void *map = MAP_FAILED;
+	ert_status st;
+	int fd = -1;
+
+	if (!path || !model_out) {
+		put_err(err, err_size, "failed to load model: NULL argument");
+		return ERT_STATUS_INVALID_ARGUMENT;
+	}
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0 || fstat(fd, &stbuf) < 0) {
+		ert_err_set(&e, "cannot open '%s': %s", path, strerror(errno));
+		st = ERT_STATUS_IO;
+		goto error;
+	}
+	if (!S_ISREG(stbuf.st_mode) || stbuf.st_size == 0) {
+		ert_err_set(&e, "'%s' is %s", path,
+			    S_ISREG(stbuf.st_mode) ? "empty" : "not a regular file");
+		st = ERT_STATUS_INVALID_MODEL;
+		goto error;
+	}
+	map = mmap(NULL, (size_t)stbuf.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+	if (map == MAP_FAILED) {
+		ert_err_set(&e, "cannot map '%s': %s", path, strerror(errno));
+		st = ERT_STATUS_IO;
+		goto error;
+	}
+	char *dir = strdup(path);
+
+	if (!dir) {
+		st = ERT_STATUS_OUT_OF_MEMORY;
+		ert_err_set(&e, "out of memory");
+		goto error;
+	}
+	char *slash = strrchr(dir, '/');
+
+	if (slash)
+		slash[1] = '\0';
+	else
+		strcpy(dir, ".");
+	st = load_image(map, (size_t)stbuf.st_size, dir, &g, &e);
+	free(dir);
+	if (st != ERT_OK)
+		goto error;
+	st = model_new(g, &m);
+	if (st != ERT_OK) {
+		ert_err_set(&e, "out of memory");
+		goto error;
+	}
+	if (ert_format_probe(map, (size_t)stbuf.st_size)) {
+		/* weights point into the mapping: it lives as long as the model */
+		m->map = map;
+		m->map_size = (size_t)stbuf.st_size;
+	} else {
+		munmap(map, (size_t)stbuf.st_size);
+	}
+	close(fd);
+	*model_out = m;
+	return ERT_OK;
+error:
+	ert_graph_destroy(g);
+	if (map != MAP_FAILED)
+		munmap(map, (size_t)stbuf.st_size);
+	if (fd >= 0)
+		close(fd);
+	char msg[600];
+
+	snprintf(msg, sizeof(msg), "%s", e.msg[0] ? e.msg : ert_status_string(st));
+	put_err(err, err_size, msg);
+	ert_set_last_error(st, "%s", msg);
+	return st;
+}
+
+ERT_API ert_status ert_model_load_memory(const void *data, size_t size, int copy,
+					 ert_model **model_out, char *err, size_t err_size)
+{
+	struct ert_err e = { "" };
+	struct ert_graph *g = NULL;
+	void *own = NULL;
+	ert_model *m;
+	ert_status st;
+
+	if (!data || !size || !model_out) {
+		put_err(err, err_size, "failed to load model: empty buffer or NULL argument");
+		return ERT_STATUS_INVALID_ARGUMENT;
+	}
+	if (copy) {
+		own = malloc(size);
+		if (!own) {
+			put_err(err, err_size, "failed to load model: out of memory");
+			return ERT_STATUS_OUT_OF_MEMORY;
+		}
+		memcpy(own, data, size);
+		data = own;
+	}
+	st = load_image(data, size, NULL, &g, &e);
+	if (st == ERT_OK && model_new(g, &m) != ERT_OK) {
+		st = ERT_STATUS_OUT_OF_MEMORY;
+		ert_err_set(&e, "out of memory");
+	}
+	if (st != ERT_OK) {
+		ert_graph_destroy(g);
+		free(own);
+		put_err(err, err_size, e.msg[0] ? e.msg : ert_status_string(st));
+		ert_set_last_error(st, "%s", e.msg);
+		return st;
+	}
+	m->copy = own;
+	*model_out = m;
+	return ERT_OK;
+}
+
+ERT_API ert_model *ert_model_ref(ert_model *m)
+{
+	if (m)
+		atomic_fetch_add(&m->refs, 1);
+	return m;
+}
+
+ERT_API void ert_model_unref(ert_model *m)
+{
+	if (m && atomic_fetch_sub(&m->refs, 1) == 1)
+		model_free(m);
+}
+
+ERT_API uint32_t ert_model_input_count(const ert_model *m)
+{
+	return m ? m->graph->n_inputs : 0;
+}
+
+ERT_API uint32_t ert_model_output_count(const ert_model *m)
+{
+	return m ? m->graph->n_outputs : 0;
+}
+
+ERT_API const char *ert_model_input_name(const ert_model *m, uint32_t i)
+{
+	return m && i < m->graph->n_inputs ? m->graph->tensors[m->graph->inputs[i]].name : NULL;
+}
+
+ERT_API const char *ert_model_output_name(const ert_model *m, uint32_t i)
+{
+	return m && i < m->graph->n_outputs ? m->graph->tensors[m->graph->outputs[i]].name : NULL;
+}
+
+const struct ert_graph *ert_model_graph(const ert_model *m)
+{
+	return m->graph;
+}

@@ -1,0 +1,536 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Planning: shape inference, plan-time evaluation, placement, memory plan,
+ * kernel preparation. Everything that depends on input shapes happens here so
+ * that a run only walks the steps.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cpu/cpu-impl.h"
+#include "session/session-impl.h"
+
+/* Nodes whose inputs are all known are evaluated while planning, up to this size. */
+#define FOLD_MAX_BYTES (64u << 20)
+
+static bool is_view_op(const struct ert_node *n)
+{
+	switch (n->op) {
+	case ERT_OP_Reshape:
+	case ERT_OP_Flatten:
+	case ERT_OP_Squeeze:
+	case ERT_OP_Unsqueeze:
+	case ERT_OP_Identity:
+		return true;
+	case ERT_OP_Dropout:
+		return n->n_outputs < 2 || n->outputs[1] < 0;
+	default:
+		return false;
+	}
+}
+
+/* Unary ops whose CPU kernels may write their output over their input. */
+static bool is_inplace_op(enum ert_op op)
+{
+	switch (op) {
+	case ERT_OP_Relu: case ERT_OP_Sigmoid: case ERT_OP_Tanh: case ERT_OP_Clip:
+	case ERT_OP_LeakyRelu: case ERT_OP_HardSwish: case ERT_OP_HardSigmoid:
+	case ERT_OP_Elu: case ERT_OP_Exp: case ERT_OP_Neg: case ERT_OP_Abs:
+	case ERT_OP_Sqrt: case ERT_OP_Erf: case ERT_OP_Gelu:
+		return true;
+	default:
+		return false;
+	}
+}
+
+/*
+ * Mark tensors whose values shape inference needs, and everything they are
+ * computed from (Shape and Size need only their input's shape).
+ */
+static uint8_t *mark_value_needed(const struct ert_graph *g)
+{
+	uint8_t *need = calloc(g->n_tensors ? g->n_tensors : 1, 1);
+
+	if (!need)
+		return NULL;
+	for (uint32_t i = g->n_nodes; i-- > 0;) {
+		const struct ert_node *n = &g->nodes[i];
+		uint32_t mask = ert_op_value_inputs(n->op);
+		bool out_needed = false;
+
+		for (uint32_t k = 0; k < n->n_outputs; k++)
+			if (n->outputs[k] >= 0 && need[n->outputs[k]])
+				out_needed = true;
+		for (uint32_t k = 0; k < n->n_inputs; k++) {
+			int32_t t = n->inputs[k];
+
+			if (t < 0)
+				continue;
+			if ((k < 32 && (mask >> k) & 1) ||
+			    (out_needed && n->op != ERT_OP_Shape && n->op != ERT_OP_Size))
+				need[t] = 1;
+		}
+	}
+	return need;
+}
+
+static ert_status build_signature(struct ert_session *s, struct ert_plan *p)
+{
+	const struct ert_graph *g = s->model->graph;
+	size_t vlen = 0;
+
+	p->sig_len = (size_t)g->n_inputs * (ERT_MAX_RANK + 2);
+	p->sig = calloc(p->sig_len ? p->sig_len : 1, sizeof(int64_t));
+	if (!p->sig)
+		return ERT_STATUS_OUT_OF_MEMORY;
+	for (uint32_t k = 0; k < g->n_inputs; k++) {
+		const struct ert_value *v = &s->in_vals[k];
+		int64_t *row = &p->sig[k * (ERT_MAX_RANK + 2)];
+
+		row[0] = v->dtype;
+		row[1] = v->rank;
+		for (int32_t d = 0; d < v->rank; d++)
+			row[2 + d] = v->dims[d];
+		if (s->in_value_needed[k])
+			vlen += v->nbytes;
+	}
+	p->sig_values = malloc(vlen ? vlen : 1);
+	if (!p->sig_values)
+		return ERT_STATUS_OUT_OF_MEMORY;
+	p->sig_values_len = vlen;
+	vlen = 0;
+	for (uint32_t k = 0; k < g->n_inputs; k++) {
+		if (!s->in_value_needed[k])
+			continue;
+		memcpy(p->sig_values + vlen, s->in_bufs[k], s->in_vals[k].nbytes);
+		vlen += s->in_vals[k].nbytes;
+	}
+	return ERT_OK;
+}
+
+bool ert_plan_matches(const struct ert_session *s, const struct ert_plan *p)
+{
+	const struct ert_graph *g = s->model->graph;
+	size_t vlen = 0;
+
+	for (uint32_t k = 0; k < g->n_inputs; k++) {
+		const struct ert_value *v = &s->in_vals[k];
+		const int64_t *row = &p->sig[k * (ERT_MAX_RANK + 2)];
+
+		if (row[0] != v->dtype || row[1] != v->rank)
+			return false;
+		for (int32_t d = 0; d < v->rank; d++)
+			if (row[2 + d] != v->dims[d])
+				return false;
+	}
+	for (uint32_t k = 0; k < g->n_inputs; k++) {
+		if (!s->in_value_needed[k])
+			continue;
+		if (vlen + s->in_vals[k].nbytes > p->sig_values_len ||
+		    memcmp(p->sig_values + vlen, s->in_bufs[k], s->in_vals[k].nbytes) != 0)
+			return false;
+		vlen += s->in_vals[k].nbytes;
+	}
+	return true;
+}
+
+void ert_plan_destroy(struct ert_session *s, struct ert_plan *p)
+{
+	if (!p)
+		return;
+	for (uint32_t i = 0; i < p->n_steps; i++) {
+		struct ert_step *st = &p->steps[i];
+
+		if (st->prepared)
+			ert_backend_release(s->backends[st->backend], &st->x);
+	}
+	for (uint32_t a = 0; a < p->n_arenas; a++)
+		if (p->arenas[a].buf.host)
+			ert_backend_buffer_free(s->backends[p->arenas[a].backend], &p->arenas[a].buf);
+	for (uint32_t f = 0; f < p->n_folded; f++)
+		free(p->folded[f]);
+	free(p->folded);
+	free(p->arenas);
+	free(p->steps);
+	free(p->io_ptrs);
+	free(p->in_const);
+	free(p->t);
+	free(p->sig);
+	free(p->sig_values);
+	free(p);
+}
+
+/* Fill the exec views of a node (pointers into p->t). */
+static void bind_exec(struct ert_plan *p, const struct ert_graph *g, const struct ert_node *n,
+		      struct ert_exec *x, struct ert_value **ptrs, bool *in_const)
+{
+	memset(x, 0, sizeof(*x));
+	x->graph = g;
+	x->node = n;
+	x->in = ptrs;
+	x->out = ptrs + n->n_inputs;
+	x->in_const = in_const;
+	x->n_in = n->n_inputs;
+	x->n_out = n->n_outputs;
+	for (uint32_t k = 0; k < n->n_inputs; k++) {
+		int32_t t = n->inputs[k];
+
+		ptrs[k] = t >= 0 ? &p->t[t].v : NULL;
+		in_const[k] = t >= 0 && (p->t[t].kind == ERT_PT_CONST || p->t[t].kind == ERT_PT_FOLDED);
+	}
+	for (uint32_t k = 0; k < n->n_outputs; k++) {
+		int32_t t = n->outputs[k];
+
+		x->out[k] = t >= 0 ? &p->t[t].v : NULL;
+	}
+}
+
+static ert_status fold_node(struct ert_plan *p, const struct ert_graph *g,
+			    const struct ert_node *n, struct ert_value **ptrs, struct ert_err *err)
+{
+	struct ert_value *outs = calloc(n->n_outputs ? n->n_outputs : 1, sizeof(*outs));
+	void **folded;
+	ert_status st;
+
+	if (!outs)
+		return ERT_STATUS_OUT_OF_MEMORY;
+	st = ert_cpu_eval_node(g, n, (const struct ert_value *const *)ptrs, n->n_inputs, outs,
+			       n->n_outputs, err);
+	if (st != ERT_OK) {
+		free(outs);
+		return st;
+	}
+	folded = realloc(p->folded, (p->n_folded + n->n_outputs) * sizeof(*folded));
+	if (!folded) {
+		for (uint32_t k = 0; k < n->n_outputs; k++)
+			free(outs[k].data);
+		free(outs);
+		return ERT_STATUS_OUT_OF_MEMORY;
+	}
+	p->folded = folded;
+	for (uint32_t k = 0; k < n->n_outputs; k++) {
+		int32_t t = n->outputs[k];
+
+		p->folded[p->n_folded++] = outs[k].data;
+		if (t < 0)
+			continue;
+		p->t[t].v = outs[k];
+		p->t[t].kind = ERT_PT_FOLDED;
+	}
+	free(outs);
+	return ERT_OK;
+}
+
+static ert_status fail_node(struct ert_session *s, struct ert_err *err, const struct ert_node *n,
+			    ert_status st)
+{
+	snprintf(s->failed_op, sizeof(s->failed_op), "%s", ert_op_name(n->op));
+	if (!err->msg[0])
+		ert_err_set(err, "%s '%s': %s", ert_op_name(n->op), n->name, ert_status_string(st));
+	return st;
+}
+
+static ert_status infer_node(struct ert_session *s, struct ert_plan *p, const struct ert_graph *g,
+			     const struct ert_node *n, struct ert_value **ptrs, struct ert_err *err)
+{
+	ert_infer_fn infer = ert_op_infer(n->op);
+	ert_status st;
+
+	if (!infer) {
+		ert_err_set(err, "unsupported op '%s' (node '%s'): no shape inference",
+			    ert_op_name(n->op), n->name);
+		return fail_node(s, err, n, ERT_STATUS_UNSUPPORTED);
+	}
+	for (uint32_t k = 0; k < n->n_inputs; k++) {
+		int32_t t = n->inputs[k];
+
+		if (t >= 0 && p->t[t].kind == ERT_PT_UNUSED) {
+			ert_err_set(err, "node '%s' reads '%s', which nothing produced", n->name,
+				    g->tensors[t].name);
+			return fail_node(s, err, n, ERT_STATUS_INVALID_MODEL);
+		}
+	}
+	for (uint32_t k = 0; k < n->n_outputs; k++) {
+		int32_t t = n->outputs[k];
+
+		if (t >= 0) {
+			memset(&p->t[t].v, 0, sizeof(p->t[t].v));
+			p->t[t].v.quant = g->tensors[t].quant.count ? &g->tensors[t].quant : NULL;
+		}
+	}
+	struct ert_infer_ctx ic = {
+		.graph = g,
+		.node = n,
+		.in = (const struct ert_value *const *)ptrs,
+		.out = ptrs + n->n_inputs,
+		.n_in = n->n_inputs,
+		.n_out = n->n_outputs,
+		.err = err,
+	};
+
+	st = infer(&ic);
+	if (st != ERT_OK)
+		return fail_node(s, err, n, st);
+	for (uint32_t k = 0; k < n->n_outputs; k++) {
+		int32_t t = n->outputs[k];
+
+		if (t >= 0 && !ert_value_finish(&p->t[t].v)) {
+			ert_err_set(err, "%s '%s': output '%s' has an invalid or huge shape",
+				    ert_op_name(n->op), n->name, g->tensors[t].name);
+			return fail_node(s, err, n, ERT_STATUS_SHAPE);
+		}
+	}
+	return ERT_OK;
+}
+
+static bool inputs_known(const struct ert_plan *p, const struct ert_node *n)
+{
+	for (uint32_t k = 0; k < n->n_inputs; k++) {
+		int32_t t = n->inputs[k];
+
+		if (t >= 0 && !p->t[t].v.data)
+			return false;
+	}
+	return true;
+}
+
+static size_t outputs_bytes(const struct ert_plan *p, const struct ert_node *n)
+{
+	size_t sum = 0;
+
+	for (uint32_t k = 0; k < n->n_outputs; k++)
+		if (n->outputs[k] >= 0)
+			sum += p->t[n->outputs[k]].v.nbytes;
+	return sum;
+}
+
+static ert_status place_step(struct ert_session *s, struct ert_step *st, struct ert_err *err)
+{
+	for (uint32_t b = 0; b < s->n_backends; b++) {
+		if (ert_backend_supports_op(s->backends[b], &st->x)) {
+			st->backend = b;
+			return ERT_OK;
+		}
+	}
+	const struct ert_node *n = st->x.node;
+	const char *dt = st->x.n_in && st->x.in[0] ? ert_dtype_name(st->x.in[0]->dtype) : "-";
+
+	ert_err_set(err, "unsupported op '%s' (node '%s', input dtype %s): no backend runs it",
+		    ert_op_name(n->op), n->name, dt);
+	return fail_node(s, err, n, ERT_STATUS_UNSUPPORTED);
+}
+
+/* Share storage for views and in-place ops whose input dies at this step. */
+static void plan_aliases(struct ert_plan *p, const struct ert_graph *g)
+{
+	for (uint32_t i = 0; i < p->n_steps; i++) {
+		const struct ert_node *n = p->steps[i].x.node;
+
+		if (!n->n_inputs || !n->n_outputs || n->inputs[0] < 0 || n->outputs[0] < 0)
+			continue;
+		if (!is_view_op(n) && !is_inplace_op(n->op))
+			continue;
+		struct ert_plan_tensor *in = &p->t[n->inputs[0]], *out = &p->t[n->outputs[0]];
+
+		if (in->kind != ERT_PT_ARENA || out->kind != ERT_PT_ARENA)
+			continue;
+		struct ert_plan_tensor *root = &p->t[in->root];
+
+		if (root->last != (int32_t)i || in->v.nbytes != out->v.nbytes)
+			continue;
+		if (is_inplace_op(n->op) && in->v.dtype != out->v.dtype)
+			continue;
+		out->root = in->root;
+		if (out->last > root->last)
+			root->last = out->last;
+	}
+	(void)g;
+}
+
+static ert_status plan_memory(struct ert_session *s, struct ert_plan *p, struct ert_err *err)
+{
+	size_t sizes[ERT_MAX_BACKENDS + 1] = { 0 };
+	ert_status st;
+
+	/* One arena per buffer type; with host-only backends that is one arena. */
+	p->arenas = calloc(1, sizeof(*p->arenas));
+	if (!p->arenas)
+		return ERT_STATUS_OUT_OF_MEMORY;
+	p->n_arenas = 1;
+	p->arenas[0].backend = 0;
+	st = ert_memplan_run(s, p, sizes, p->n_arenas, err);
+	if (st != ERT_OK)
+		return st;
+	st = ert_backend_buffer_alloc(s->backends[0], sizes[0], &p->arenas[0].buf, err);
+	if (st != ERT_OK)
+		return st;
+	p->peak_bytes = sizes[0];
+	uint8_t *base = p->arenas[0].buf.host;
+
+	for (uint32_t t = 0; t < s->model->graph->n_tensors; t++) {
+		struct ert_plan_tensor *pt = &p->t[t];
+
+		if (pt->kind == ERT_PT_ARENA)
+			pt->v.data = base + p->t[pt->root].offset;
+	}
+	for (uint32_t i = 0; i < p->n_steps; i++) {
+		struct ert_step *stp = &p->steps[i];
+
+		if (stp->x.workspace_size)
+			stp->x.workspace = base + stp->ws_offset;
+	}
+	return ERT_OK;
+}
+
+ert_status ert_plan_create(struct ert_session *s, struct ert_plan **out, struct ert_err *err)
+{
+	const struct ert_graph *g = s->model->graph;
+	struct ert_plan *p = calloc(1, sizeof(*p));
+	uint8_t *need = NULL;
+	size_t n_io = 0;
+	ert_status st = ERT_STATUS_OUT_OF_MEMORY;
+
+	s->failed_op[0] = '\0';
+	if (!p)
+		goto error;
+	for (uint32_t i = 0; i < g->n_nodes; i++)
+		n_io += g->nodes[i].n_inputs + g->nodes[i].n_outputs;
+	p->t = calloc(g->n_tensors ? g->n_tensors : 1, sizeof(*p->t));
+	p->steps = calloc(g->n_nodes ? g->n_nodes : 1, sizeof(*p->steps));
+	p->io_ptrs = calloc(n_io ? n_io : 1, sizeof(*p->io_ptrs));
+	p->in_const = calloc(n_io ? n_io : 1, sizeof(*p->in_const));
+	need = mark_value_needed(g);
+	if (!p->t || !p->steps || !p->io_ptrs || !p->in_const || !need)
+		goto error;
+	st = build_signature(s, p);
+	if (st != ERT_OK)
+		goto error;
+
+	for (uint32_t t = 0; t < g->n_tensors; t++) {
+		const struct ert_tensor *gt = &g->tensors[t];
+		struct ert_plan_tensor *pt = &p->t[t];
+
+		pt->root = (int32_t)t;
+		pt->first = pt->last = -1;
+		if (!(gt->flags & ERT_TENSOR_CONST))
+			continue;
+		pt->kind = ERT_PT_CONST;
+		ert_value_set_shape(&pt->v, gt->dtype, gt->rank, gt->dims);
+		ert_value_finish(&pt->v);
+		pt->v.data = (void *)gt->data;
+		pt->v.quant = gt->quant.count ? &gt->quant : NULL;
+	}
+	for (uint32_t k = 0; k < g->n_inputs; k++) {
+		struct ert_plan_tensor *pt = &p->t[g->inputs[k]];
+
+		pt->kind = ERT_PT_INPUT;
+		pt->v = s->in_vals[k];
+		/* only inputs read for their value are visible to shape inference */
+		pt->v.data = s->in_value_needed[k] ? s->in_bufs[k] : NULL;
+	}
+
+	size_t io = 0;
+
+	for (uint32_t i = 0; i < g->n_nodes; i++) {
+		const struct ert_node *n = &g->nodes[i];
+		struct ert_value **ptrs = p->io_ptrs + io;
+		bool *in_const = p->in_const + io;
+		struct ert_step *stp = &p->steps[p->n_steps];
+		bool needed = false;
+
+		io += n->n_inputs + n->n_outputs;
+		bind_exec(p, g, n, &stp->x, ptrs, in_const);
+		st = infer_node(s, p, g, n, ptrs, err);
+		if (st != ERT_OK)
+			goto error;
+		for (uint32_t k = 0; k < n->n_outputs; k++)
+			if (n->outputs[k] >= 0 && need[n->outputs[k]])
+				needed = true;
+		if (inputs_known(p, n) && (needed || outputs_bytes(p, n) <= FOLD_MAX_BYTES)) {
+			st = fold_node(p, g, n, ptrs, err);
+			if (st == ERT_OK)
+				continue;
+			if (needed || st != ERT_STATUS_UNSUPPORTED) {
+				fail_node(s, err, n, st);
+				goto error;
+			}
+			err->msg[0] = '\0';
+		}
+		if (needed) {
+			st = ERT_STATUS_UNSUPPORTED;
+			ert_err_set(err, "%s '%s': its output is needed while planning but its inputs are not known",
+				    ert_op_name(n->op), n->name);
+			fail_node(s, err, n, st);
+			goto error;
+		}
+		for (uint32_t k = 0; k < n->n_outputs; k++) {
+			int32_t t = n->outputs[k];
+
+			if (t < 0)
+				continue;
+			p->t[t].kind = ERT_PT_ARENA;
+			p->t[t].first = (int32_t)p->n_steps;
+			p->t[t].last = (int32_t)p->n_steps;
+		}
+		stp->node = i;
+		st = place_step(s, stp, err);
+		if (st != ERT_OK)
+			goto error;
+		p->n_steps++;
+	}
+
+	/* Inputs' data pointers for the run (the buffers, valid for every plan). */
+	for (uint32_t k = 0; k < g->n_inputs; k++)
+		p->t[g->inputs[k]].v.data = s->in_bufs[k];
+
+	for (uint32_t i = 0; i < p->n_steps; i++) {
+		const struct ert_node *n = p->steps[i].x.node;
+
+		for (uint32_t k = 0; k < n->n_inputs; k++) {
+			int32_t t = n->inputs[k];
+
+			if (t >= 0 && p->t[t].kind == ERT_PT_ARENA)
+				p->t[t].last = (int32_t)i;
+		}
+	}
+	for (uint32_t k = 0; k < g->n_outputs; k++) {
+		struct ert_plan_tensor *pt = &p->t[g->outputs[k]];
+
+		if (pt->kind == ERT_PT_UNUSED) {
+			st = ERT_STATUS_INVALID_MODEL;
+			ert_err_set(err, "graph output '%s' is never produced",
+				    g->tensors[g->outputs[k]].name);
+			goto error;
+		}
+		pt->last = (int32_t)p->n_steps;
+	}
+	plan_aliases(p, g);
+	for (uint32_t i = 0; i < p->n_steps; i++) {
+		struct ert_step *stp = &p->steps[i];
+
+		stp->x.workspace_size = ert_backend_workspace_size(s->backends[stp->backend], &stp->x);
+	}
+	st = plan_memory(s, p, err);
+	if (st != ERT_OK)
+		goto error;
+	for (uint32_t i = 0; i < p->n_steps; i++) {
+		struct ert_step *stp = &p->steps[i];
+
+		st = ert_backend_prepare(s->backends[stp->backend], &stp->x, err);
+		if (st != ERT_OK) {
+			fail_node(s, err, stp->x.node, st);
+			goto error;
+		}
+		stp->prepared = true;
+	}
+	free(need);
+	*out = p;
+	return ERT_OK;
+error:
+	if (st == ERT_STATUS_OUT_OF_MEMORY && !err->msg[0])
+		ert_err_set(err, "out of memory while planning");
+	free(need);
+	ert_plan_destroy(s, p);
+	return st;
+}

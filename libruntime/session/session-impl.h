@@ -1,0 +1,132 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * session-impl.h — private to libruntime: models, plans, sessions.
+ *
+ * A plan is everything that depends on the input shapes (and on the values of
+ * inputs that shape inference reads): per-tensor shapes, which nodes were
+ * evaluated at plan time, placement, the memory plan and the prepared kernels.
+ * Sessions keep a small cache of plans keyed by that signature.
+ */
+#ifndef ERT_SESSION_IMPL_H
+#define ERT_SESSION_IMPL_H
+
+#include <stdatomic.h>
+
+#include "ert-backend-impl.h"
+
+struct ert_model {
+	atomic_int refs;
+	struct ert_graph *graph;
+	void *map;            /* mmap of an .ert file, or NULL */
+	size_t map_size;
+	void *copy;           /* malloc'd copy of an in-memory model, or NULL */
+};
+
+/* Where a tensor's bytes live in a plan. */
+enum ert_plan_kind {
+	ERT_PT_UNUSED = 0,
+	ERT_PT_CONST,      /* model constant: data in the model */
+	ERT_PT_INPUT,      /* graph input: the session's input buffer */
+	ERT_PT_FOLDED,     /* computed while planning: plan-owned buffer */
+	ERT_PT_ARENA,      /* written by a step: arena offset */
+};
+
+struct ert_plan_tensor {
+	struct ert_value v;
+	enum ert_plan_kind kind;
+	int32_t root;        /* arena tensors sharing storage (views, in place): the owner */
+	int32_t first, last; /* step indices of the first write and last read */
+	uint32_t arena;      /* arena index (buffer type) */
+	size_t offset;
+};
+
+struct ert_step {
+	uint32_t node;
+	uint32_t backend;    /* index into the session's backends */
+	struct ert_exec x;
+	size_t ws_offset;    /* workspace offset in arena 0 (host) */
+	bool prepared;
+};
+
+struct ert_arena_buf {
+	uint32_t backend;    /* backend that allocated it */
+	struct ert_buffer buf;
+};
+
+struct ert_plan {
+	struct ert_plan *next;        /* session's cache list, most recent first */
+	/* signature: input shapes and the bytes of inputs read for their value */
+	int64_t *sig;
+	size_t sig_len;
+	uint8_t *sig_values;
+	size_t sig_values_len;
+
+	struct ert_plan_tensor *t;    /* one per graph tensor */
+	struct ert_step *steps;
+	uint32_t n_steps;
+	struct ert_arena_buf *arenas;
+	uint32_t n_arenas;
+	void **folded;                /* buffers of ERT_PT_FOLDED tensors */
+	uint32_t n_folded;
+	/* per-step arrays (pointers into these live in steps[i].x) */
+	struct ert_value **io_ptrs;
+	bool *in_const;
+	size_t peak_bytes;
+};
+
+struct ert_session_tensor {
+	struct ert_session *sess;
+	int32_t tensor;      /* graph tensor index */
+	bool is_input;
+	uint32_t index;      /* input/output position */
+};
+
+#define ERT_PLAN_CACHE_MAX 4
+
+struct ert_session {
+	struct ert_model *model;
+	ert_config cfg;
+	char *cache_path;
+	struct ert_backend *backends[ERT_MAX_BACKENDS + 1];
+	uint32_t n_backends;
+
+	/* current input shapes and their buffers (the application writes here) */
+	struct ert_value *in_vals;    /* one per graph input */
+	void **in_bufs;
+	size_t *in_caps;
+	bool *in_value_needed;        /* input is read for its value by shape inference */
+	struct ert_session_tensor *in_handles, *out_handles;
+
+	struct ert_plan *plan;        /* current plan (also head of the cache), or NULL */
+	bool dirty;                   /* inputs resized since plan was made */
+	char error[512];
+	char failed_op[64];           /* op type of the node planning failed on, if any */
+};
+
+/* Record an error on the session; returns @st. */
+ert_status ert_session_fail(struct ert_session *s, ert_status st, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+/* Set the thread-local last error; returns @st. */
+ert_status ert_set_last_error(ert_status st, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+/* Build a plan for the session's current input shapes and values. */
+ert_status ert_plan_create(struct ert_session *s, struct ert_plan **out, struct ert_err *err);
+void ert_plan_destroy(struct ert_session *s, struct ert_plan *p);
+/* Does @p match the session's current inputs? */
+bool ert_plan_matches(const struct ert_session *s, const struct ert_plan *p);
+/* Assign arena offsets for the plan's tensors and workspaces; sets sizes. */
+ert_status ert_memplan_run(struct ert_session *s, struct ert_plan *p, size_t *arena_sizes,
+			   uint32_t n_arenas, struct ert_err *err);
+
+/* Internal accessors for tools (edgert info/conform): not part of the ABI. */
+const struct ert_graph *ert_model_graph(const ert_model *model);
+/* Op type of the node the last failed plan stopped at ("" if none). */
+const char *ert_session_failed_op(const ert_session *sess);
+/* Call @fn for each step of the current plan (planning first if needed). */
+typedef void (*ert_step_visit_fn)(const struct ert_node *node, const struct ert_value *const *in,
+				  uint32_t n_in, const struct ert_value *const *out,
+				  uint32_t n_out, const char *backend, void *user);
+ert_status ert_session_visit_steps(ert_session *sess, ert_step_visit_fn fn, void *user);
+
+#endif

@@ -1,0 +1,570 @@
+/* SPDX-License-Identifier: MIT */
+/* Sessions: inputs, the plan cache, running, tensor accessors. */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "session/session-impl.h"
+
+ert_status ert_session_fail(struct ert_session *s, ert_status st, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(s->error, sizeof(s->error), fmt, ap);
+	va_end(ap);
+	ert_set_last_error(st, "%s", s->error);
+	return st;
+}
+
+/* (Re)size input @k's buffer for its current shape; keeps the old one if big enough. */
+static ert_status input_realloc(struct ert_session *s, uint32_t k)
+{
+	size_t need = s->in_vals[k].nbytes;
+	size_t rounded = (need + 63) & ~(size_t)63;
+
+	if (rounded <= s->in_caps[k] && s->in_bufs[k])
+		return ERT_OK;
+	void *p = aligned_alloc(64, rounded ? rounded : 64);
+
+	if (!p)
+		return ERT_STATUS_OUT_OF_MEMORY;
+	memset(p, 0, rounded ? rounded : 64);
+	free(s->in_bufs[k]);
+	s->in_bufs[k] = p;
+	s->in_caps[k] = rounded;
+	return ERT_OK;
+}
+
+static void mark_value_inputs(struct ert_session *s)
+{
+	const struct ert_graph *g = s->model->graph;
+
+	for (uint32_t i = 0; i < g->n_nodes; i++) {
+		const struct ert_node *n = &g->nodes[i];
+		uint32_t mask = ert_op_value_inputs(n->op);
+
+		for (uint32_t k = 0; k < n->n_inputs && k < 32; k++) {
+			if (!((mask >> k) & 1) || n->inputs[k] < 0)
+				continue;
+			for (uint32_t j = 0; j < g->n_inputs; j++)
+				if (g->inputs[j] == n->inputs[k])
+					s->in_value_needed[j] = true;
+		}
+	}
+}
+
+static ert_status create_backends(struct ert_session *s, struct ert_err *err)
+{
+	const ert_config *cfg = &s->cfg;
+	bool have_cpu = false;
+
+	for (uint32_t i = 0; i < cfg->num_backends && i < ERT_MAX_BACKENDS; i++) {
+		ert_backend_type type = cfg->backends[i];
+		struct ert_backend *be = NULL;
+		ert_status st;
+
+		if (type == ERT_BACKEND_AUTO)
+			continue; /* the best available: only the CPU exists in this build */
+		if (type == ERT_BACKEND_CPU && have_cpu)
+			continue;
+		st = ert_backend_create(type, cfg, &be, err);
+		if (st != ERT_OK)
+			return st;
+		have_cpu |= type == ERT_BACKEND_CPU;
+		s->backends[s->n_backends++] = be;
+	}
+	if (!have_cpu) {
+		struct ert_backend *be = NULL;
+		ert_status st = ert_backend_create(ERT_BACKEND_CPU, cfg, &be, err);
+
+		if (st != ERT_OK)
+			return st;
+		s->backends[s->n_backends++] = be;
+	}
+	return ERT_OK;
+}
+
+static ert_status check_config(const ert_config *cfg, struct ert_err *err)
+{
+	if (cfg->struct_size != sizeof(*cfg)) {
+		ert_err_set(err, "config struct_size %u, expected %zu: call ert_config_init()",
+			    cfg->struct_size, sizeof(*cfg));
+		return ERT_STATUS_INVALID_ARGUMENT;
+	}
+	if (cfg->num_threads > ERT_MAX_THREADS) {
+		ert_err_set(err, "num_threads %u is out of range 0..%d", cfg->num_threads,
+			    ERT_MAX_THREADS);
+		return ERT_STATUS_INVALID_ARGUMENT;
+	}
+	if (cfg->num_backends > ERT_MAX_BACKENDS) {
+		ert_err_set(err, "num_backends %u is out of range 0..%d", cfg->num_backends,
+			    ERT_MAX_BACKENDS);
+		return ERT_STATUS_INVALID_ARGUMENT;
+	}
+	for (uint32_t i = 0; i < cfg->num_backends; i++) {
+		if ((unsigned)cfg->backends[i] > ERT_BACKEND_AUTO) {
+			ert_err_set(err, "backend %u has unknown type %d", i, cfg->backends[i]);
+			return ERT_STATUS_INVALID_ARGUMENT;
+		}
+	}
+	if (cfg->precision > ERT_LEVEL_LOW || cfg->memory > ERT_LEVEL_LOW ||
+	    cfg->power > ERT_LEVEL_LOW) {
+		ert_err_set(err, "precision, memory and power must be NORMAL, HIGH or LOW");
+		return ERT_STATUS_INVALID_ARGUMENT;
+	}
+	return ERT_OK;
+}
+
+/* Make the plan for the current inputs current: from the cache or new. */
+static ert_status activate_plan(struct ert_session *s)
+{
+	struct ert_plan **pp, *p;
+	struct ert_err err = { "" };
+	uint32_t count = 0;
+	ert_status st;
+
+	for (pp = &s->plan; (p = *pp); pp = &p->next) {
+		if (ert_plan_matches(s, p)) {
+			*pp = p->next;
+			goto found;
+		}
+	}
+	st = ert_plan_create(s, &p, &err);
+	if (st != ERT_OK)
+		return ert_session_fail(s, st, "failed to plan: %s", err.msg);
+found:
+	p->next = s->plan;
+	s->plan = p;
+	/* input buffers may have moved since this plan was made */
+	for (uint32_t k = 0; k < s->model->graph->n_inputs; k++)
+		p->t[s->model->graph->inputs[k]].v.data = s->in_bufs[k];
+	for (pp = &s->plan; (p = *pp); pp = &p->next) {
+		if (++count > ERT_PLAN_CACHE_MAX) {
+			*pp = NULL;
+			while (p) {
+				struct ert_plan *next = p->next;
+
+				ert_plan_destroy(s, p);
+				p = next;
+			}
+			break;
+		}
+	}
+	s->dirty = false;
+	return ERT_OK;
+}
+
+static bool has_value_inputs(const struct ert_session *s)
+{
+	for (uint32_t k = 0; k < s->model->graph->n_inputs; k++)
+		if (s->in_value_needed[k])
+			return true;
+	return false;
+}
+
+ERT_API ert_status ert_session_create(ert_model *model, const ert_config *cfg,
+				      ert_session **sess_out)
+{
+	struct ert_err err = { "" };
+	struct ert_session *s;
+	ert_config defaults;
+	ert_status st;
+
+	if (!model || !sess_out)
+		return ert_set_last_error(ERT_STATUS_INVALID_ARGUMENT,
+					  "failed to create session: NULL argument");
+	if (!cfg) {
+		ert_config_init(&defaults);
+		cfg = &defaults;
+	}
+	st = check_config(cfg, &err);
+	if (st != ERT_OK)
+		return ert_set_last_error(st, "failed to create session: %s", err.msg);
+	s = calloc(1, sizeof(*s));
+	if (!s)
+		return ert_set_last_error(ERT_STATUS_OUT_OF_MEMORY,
+					  "failed to create session: out of memory");
+	s->model = ert_model_ref(model);
+	s->cfg = *cfg;
+	if (cfg->cache_path) {
+		s->cache_path = strdup(cfg->cache_path);
+		if (!s->cache_path)
+			goto oom;
+	}
+	s->cfg.cache_path = s->cache_path;
+
+	const struct ert_graph *g = model->graph;
+	uint32_t ni = g->n_inputs ? g->n_inputs : 1, no = g->n_outputs ? g->n_outputs : 1;
+
+	s->in_vals = calloc(ni, sizeof(*s->in_vals));
+	s->in_bufs = calloc(ni, sizeof(*s->in_bufs));
+	s->in_caps = calloc(ni, sizeof(*s->in_caps));
+	s->in_value_needed = calloc(ni, sizeof(*s->in_value_needed));
+	s->in_handles = calloc(ni, sizeof(*s->in_handles));
+	s->out_handles = calloc(no, sizeof(*s->out_handles));
+	if (!s->in_vals || !s->in_bufs || !s->in_caps || !s->in_value_needed || !s->in_handles ||
+	    !s->out_handles)
+		goto oom;
+	for (uint32_t k = 0; k < g->n_inputs; k++) {
+		const struct ert_tensor *t = &g->tensors[g->inputs[k]];
+		struct ert_value *v = &s->in_vals[k];
+
+		if (t->rank < 0) {
+			ert_session_destroy(s);
+			return ert_set_last_error(ERT_STATUS_INVALID_MODEL,
+						  "failed to create session: input '%s' has no shape",
+						  t->name);
+		}
+		ert_value_set_shape(v, t->dtype, t->rank, t->dims);
+		for (int32_t d = 0; d < t->rank; d++)
+			if (v->dims[d] < 0)
+				v->dims[d] = 1; /* symbolic: 1 until resized */
+		if (!ert_value_finish(v) || input_realloc(s, k) != ERT_OK)
+			goto oom;
+		s->in_handles[k] = (struct ert_session_tensor){ s, g->inputs[k], true, k };
+	}
+	for (uint32_t k = 0; k < g->n_outputs; k++)
+		s->out_handles[k] = (struct ert_session_tensor){ s, g->outputs[k], false, k };
+	mark_value_inputs(s);
+
+	st = create_backends(s, &err);
+	if (st != ERT_OK) {
+		ert_session_destroy(s);
+		return ert_set_last_error(st, "failed to create session: %s", err.msg);
+	}
+	s->dirty = true;
+	/* Inputs read for their value are only known at run time: plan then. */
+	if (!has_value_inputs(s)) {
+		st = activate_plan(s);
+		if (st != ERT_OK) {
+			char msg[sizeof(s->error)];
+
+			snprintf(msg, sizeof(msg), "%s", s->error);
+			ert_session_destroy(s);
+			return ert_set_last_error(st, "failed to create session: %s", msg);
+		}
+	}
+	*sess_out = s;
+	return ERT_OK;
+oom:
+	ert_session_destroy(s);
+	return ert_set_last_error(ERT_STATUS_OUT_OF_MEMORY, "failed to create session: out of memory");
+}
+
+ERT_API void ert_session_destroy(ert_session *s)
+{
+	if (!s)
+		return;
+	while (s->plan) {
+		struct ert_plan *next = s->plan->next;
+
+		ert_plan_destroy(s, s->plan);
+		s->plan = next;
+	}
+	for (uint32_t b = 0; b < s->n_backends; b++)
+		ert_backend_destroy(s->backends[b]);
+	if (s->in_bufs)
+		for (uint32_t k = 0; k < s->model->graph->n_inputs; k++)
+			free(s->in_bufs[k]);
+	free(s->in_bufs);
+	free(s->in_vals);
+	free(s->in_caps);
+	free(s->in_value_needed);
+	free(s->in_handles);
+	free(s->out_handles);
+	free(s->cache_path);
+	ert_model_unref(s->model);
+	free(s);
+}
+
+ERT_API const char *ert_session_error(const ert_session *s)
+{
+	return s ? s->error : "";
+}
+
+const char *ert_session_failed_op(const ert_session *s)
+{
+	return s->failed_op;
+}
+
+ERT_API uint32_t ert_session_input_count(const ert_session *s)
+{
+	return s ? s->model->graph->n_inputs : 0;
+}
+
+ERT_API uint32_t ert_session_output_count(const ert_session *s)
+{
+	return s ? s->model->graph->n_outputs : 0;
+}
+
+ERT_API ert_tensor *ert_session_get_input(ert_session *s, uint32_t i)
+{
+	return s && i < s->model->graph->n_inputs ? &s->in_handles[i] : NULL;
+}
+
+ERT_API ert_tensor *ert_session_get_input_by_name(ert_session *s, const char *name)
+{
+	const struct ert_graph *g;
+
+	if (!s || !name)
+		return NULL;
+	g = s->model->graph;
+	for (uint32_t k = 0; k < g->n_inputs; k++)
+		if (strcmp(g->tensors[g->inputs[k]].name, name) == 0)
+			return &s->in_handles[k];
+	return NULL;
+}
+
+ERT_API const ert_tensor *ert_session_get_output(ert_session *s, uint32_t i)
+{
+	return s && i < s->model->graph->n_outputs ? &s->out_handles[i] : NULL;
+}
+
+ERT_API const ert_tensor *ert_session_get_output_by_name(ert_session *s, const char *name)
+{
+	const struct ert_graph *g;
+
+	if (!s || !name)
+		return NULL;
+	g = s->model->graph;
+	for (uint32_t k = 0; k < g->n_outputs; k++)
+		if (strcmp(g->tensors[g->outputs[k]].name, name) == 0)
+			return &s->out_handles[k];
+	return NULL;
+}
+
+ERT_API ert_status ert_session_resize_input(ert_session *s, uint32_t index, uint32_t rank,
+					    const int64_t *dims)
+{
+	const struct ert_tensor *t;
+	struct ert_value v;
+
+	if (!s)
+		return ert_set_last_error(ERT_STATUS_INVALID_ARGUMENT, "resize: NULL session");
+	if (index >= s->model->graph->n_inputs)
+		return ert_session_fail(s, ERT_STATUS_NOT_FOUND, "resize: no input %u (model has %u)",
+					index, s->model->graph->n_inputs);
+	t = &s->model->graph->tensors[s->model->graph->inputs[index]];
+	if (rank > ERT_MAX_RANK || (rank && !dims))
+		return ert_session_fail(s, ERT_STATUS_INVALID_ARGUMENT,
+					"resize '%s': bad rank %u", t->name, rank);
+	if ((int32_t)rank != t->rank)
+		return ert_session_fail(s, ERT_STATUS_SHAPE,
+					"resize '%s': rank %u, the model's input has rank %d",
+					t->name, rank, t->rank);
+	for (uint32_t d = 0; d < rank; d++) {
+		if (dims[d] < 0)
+			return ert_session_fail(s, ERT_STATUS_SHAPE, "resize '%s': dim %u is %lld",
+						t->name, d, (long long)dims[d]);
+		if (t->dims[d] >= 0 && t->dims[d] != dims[d])
+			return ert_session_fail(s, ERT_STATUS_SHAPE,
+						"resize '%s': dim %u must be %lld, got %lld",
+						t->name, d, (long long)t->dims[d],
+						(long long)dims[d]);
+	}
+	v = s->in_vals[index];
+	ert_value_set_shape(&v, v.dtype, (int32_t)rank, dims);
+	if (!ert_value_finish(&v))
+		return ert_session_fail(s, ERT_STATUS_SHAPE, "resize '%s': shape too large", t->name);
+	if (memcmp(v.dims, s->in_vals[index].dims, sizeof(v.dims)) == 0)
+		return ERT_OK;
+	if (!s->cfg.shape_mutable && s->plan)
+		return ert_session_fail(s, ERT_STATUS_SHAPE,
+					"resize '%s': the session was created without shape_mutable",
+					t->name);
+	s->in_vals[index] = v;
+	if (input_realloc(s, index) != ERT_OK)
+		return ert_session_fail(s, ERT_STATUS_OUT_OF_MEMORY, "resize '%s': out of memory",
+					t->name);
+	s->dirty = true;
+	return ERT_OK;
+}
+
+ERT_API ert_status ert_session_set_input(ert_session *s, uint32_t index, ert_dtype dtype,
+					 const void *data, size_t size)
+{
+	if (!s || (!data && size))
+		return ert_set_last_error(ERT_STATUS_INVALID_ARGUMENT, "set_input: NULL argument");
+	if (index >= s->model->graph->n_inputs)
+		return ert_session_fail(s, ERT_STATUS_NOT_FOUND,
+					"set_input: no input %u (model has %u)", index,
+					s->model->graph->n_inputs);
+	const struct ert_value *v = &s->in_vals[index];
+	const char *name = s->model->graph->tensors[s->model->graph->inputs[index]].name;
+
+	if (dtype != v->dtype)
+		return ert_session_fail(s, ERT_STATUS_DTYPE, "input '%s' is %s, got %s", name,
+					ert_dtype_name(v->dtype), ert_dtype_name(dtype));
+	if (size != v->nbytes)
+		return ert_session_fail(s, ERT_STATUS_SHAPE,
+					"input '%s' takes %zu bytes for its shape, got %zu", name,
+					v->nbytes, size);
+	if (size)
+		memcpy(s->in_bufs[index], data, size);
+	return ERT_OK;
+}
+
+ERT_API ert_status ert_session_run(ert_session *s)
+{
+	struct ert_err err = { "" };
+	ert_status st;
+
+	if (!s)
+		return ert_set_last_error(ERT_STATUS_INVALID_ARGUMENT, "run: NULL session");
+	if (s->dirty || !s->plan || (has_value_inputs(s) && !ert_plan_matches(s, s->plan))) {
+		st = activate_plan(s);
+		if (st != ERT_OK)
+			return st;
+	}
+	struct ert_plan *p = s->plan;
+	const ert_config *cfg = &s->cfg;
+
+	for (uint32_t i = 0; i < p->n_steps; i++) {
+		struct ert_step *stp = &p->steps[i];
+		struct ert_backend *be = s->backends[stp->backend];
+		ert_op_info info = {
+			.name = stp->x.node->name,
+			.type = ert_op_name(stp->x.node->op),
+			.backend = be->ops->name,
+			.index = i,
+		};
+
+		if (cfg->before_op && cfg->before_op(&info, cfg->callback_user))
+			continue;
+		st = ert_backend_compute(be, &stp->x, &err);
+		if (st != ERT_OK)
+			return ert_session_fail(s, st, "failed to run %s '%s': %s", info.type,
+						info.name, err.msg);
+		if (cfg->after_op) {
+			st = ert_backend_synchronize(be, &err);
+			if (st != ERT_OK)
+				return ert_session_fail(s, st, "failed to run %s '%s': %s",
+							info.type, info.name, err.msg);
+			if (cfg->after_op(&info, cfg->callback_user))
+				return ert_session_fail(s, ERT_STATUS_STOPPED,
+							"run stopped after %s '%s'", info.type,
+							info.name);
+		}
+	}
+	for (uint32_t b = 0; b < s->n_backends; b++) {
+		st = ert_backend_synchronize(s->backends[b], &err);
+		if (st != ERT_OK)
+			return ert_session_fail(s, st, "failed to finish run: %s", err.msg);
+	}
+	s->error[0] = '\0';
+	return ERT_OK;
+}
+
+ERT_API size_t ert_session_peak_bytes(const ert_session *s)
+{
+	size_t in = 0;
+
+	if (!s)
+		return 0;
+	for (uint32_t k = 0; k < s->model->graph->n_inputs; k++)
+		in += s->in_caps[k];
+	return in + (s->plan ? s->plan->peak_bytes : 0);
+}
+
+ert_status ert_session_visit_steps(ert_session *s, ert_step_visit_fn fn, void *user)
+{
+	if (s->dirty || !s->plan) {
+		ert_status st = activate_plan(s);
+
+		if (st != ERT_OK)
+			return st;
+	}
+	for (uint32_t i = 0; i < s->plan->n_steps; i++) {
+		const struct ert_step *stp = &s->plan->steps[i];
+
+		fn(stp->x.node, (const struct ert_value *const *)stp->x.in, stp->x.n_in,
+		   (const struct ert_value *const *)stp->x.out, stp->x.n_out,
+		   s->backends[stp->backend]->ops->name, user);
+	}
+	return ERT_OK;
+}
+
+/* ---- tensor handles ---- */
+
+static const struct ert_value *handle_value(const ert_tensor *t)
+{
+	struct ert_session *s = t->sess;
+
+	if (t->is_input)
+		return &s->in_vals[t->index];
+	if (s->plan && !s->dirty)
+		return &s->plan->t[t->tensor].v;
+	return NULL;
+}
+
+ERT_API const char *ert_tensor_name(const ert_tensor *t)
+{
+	return t ? t->sess->model->graph->tensors[t->tensor].name : NULL;
+}
+
+ERT_API ert_dtype ert_tensor_dtype(const ert_tensor *t)
+{
+	const struct ert_value *v;
+
+	if (!t)
+		return ERT_DTYPE_UNDEFINED;
+	v = handle_value(t);
+	return v ? v->dtype : t->sess->model->graph->tensors[t->tensor].dtype;
+}
+
+ERT_API uint32_t ert_tensor_rank(const ert_tensor *t)
+{
+	const struct ert_value *v;
+
+	if (!t)
+		return 0;
+	v = handle_value(t);
+	if (v)
+		return (uint32_t)v->rank;
+	int32_t r = t->sess->model->graph->tensors[t->tensor].rank;
+
+	return r < 0 ? 0 : (uint32_t)r;
+}
+
+ERT_API int64_t ert_tensor_dim(const ert_tensor *t, uint32_t axis)
+{
+	const struct ert_value *v;
+
+	if (!t || axis >= ert_tensor_rank(t))
+		return -1;
+	v = handle_value(t);
+	return v ? v->dims[axis] : t->sess->model->graph->tensors[t->tensor].dims[axis];
+}
+
+ERT_API ert_layout ert_tensor_layout(const ert_tensor *t)
+{
+	return t && ert_tensor_rank(t) == 4 ? ERT_LAYOUT_NCHW : ERT_LAYOUT_ANY;
+}
+
+ERT_API size_t ert_tensor_element_count(const ert_tensor *t)
+{
+	const struct ert_value *v = t ? handle_value(t) : NULL;
+
+	return v ? (size_t)v->numel : 0;
+}
+
+ERT_API size_t ert_tensor_byte_size(const ert_tensor *t)
+{
+	const struct ert_value *v = t ? handle_value(t) : NULL;
+
+	return v ? v->nbytes : 0;
+}
+
+ERT_API void *ert_tensor_data(const ert_tensor *t)
+{
+	if (!t)
+		return NULL;
+	if (t->is_input)
+		return t->sess->in_bufs[t->index];
+	const struct ert_value *v = handle_value(t);
+
+	return v ? v->data : NULL;
+}
