@@ -1,7 +1,235 @@
 /* SPDX-License-Identifier: MIT */
-/* Shape inference: linalg ops. */
-#include "ert-op-impl.h"
+/* Shape inference: Conv, ConvTranspose, Gemm, MatMul, Einsum. */
+#include <string.h>
+
+#include "ops/linalg-einsum.h"
+#include "ops/linalg-geom.h"
+
+static bool is_float(ert_dtype dt)
+{
+	return dt == ERT_DTYPE_FLOAT32;
+}
+
+/* Shared by Conv and ConvTranspose: X (N, C, spatial...), W, optional B. */
+static ert_status conv_check(struct ert_infer_ctx *ctx, const struct ert_value *x,
+			     const struct ert_value *w, int64_t *group)
+{
+	if (ctx->n_in < 2 || !x || !w || ctx->n_out < 1 || !ctx->out[0])
+		return ert_infer_fail(ctx, ERT_STATUS_INVALID_MODEL, "needs inputs X, W and output Y");
+	if (x->rank < 3 || x->rank > 5)
+		return ert_infer_fail(ctx, ERT_STATUS_SHAPE, "X has rank %d, expected 3 to 5",
+				      (int)x->rank);
+	if (w->rank != x->rank)
+		return ert_infer_fail(ctx, ERT_STATUS_SHAPE, "W has rank %d, X has rank %d",
+				      (int)w->rank, (int)x->rank);
+	*group = ert_attr_int(ctx->node, "group", 1);
+	if (*group < 1 || *group > x->dims[1] + 1)
+		return ert_infer_fail(ctx, ERT_STATUS_INVALID_MODEL, "bad group %lld",
+				      (long long)*group);
+	uint32_t nk;
+	const int64_t *ks = ert_attr_ints(ctx->node, "kernel_shape", &nk);
+
+	if (ks) {
+		if ((int32_t)nk != x->rank - 2)
+			return ert_infer_fail(ctx, ERT_STATUS_INVALID_MODEL,
+					      "kernel_shape has %u values, expected %d", nk,
+					      (int)x->rank - 2);
+		for (uint32_t i = 0; i < nk; i++)
+			if (ks[i] != w->dims[2 + i])
+				return ert_infer_fail(ctx, ERT_STATUS_SHAPE,
+						      "kernel_shape[%u] = %lld but W has %lld", i,
+						      (long long)ks[i], (long long)w->dims[2 + i]);
+	}
+	return ERT_OK;
+}
+
+static ert_status bias_check(struct ert_infer_ctx *ctx, int64_t m)
+{
+	const struct ert_value *b = ctx->n_in > 2 ? ctx->in[2] : NULL;
+
+	if (!b)
+		return ERT_OK;
+	if (b->dtype != ctx->in[0]->dtype || b->rank != 1 || b->dims[0] != m)
+		return ert_infer_fail(ctx, ERT_STATUS_SHAPE, "B must be a vector of %lld %s",
+				      (long long)m, ert_dtype_name(ctx->in[0]->dtype));
+	return ERT_OK;
+}
+
+ert_status ert_conv_shape(struct ert_infer_ctx *ctx, const struct ert_value *x,
+			  const struct ert_value *w, ert_dtype out_dt)
+{
+	struct ert_conv_geom g;
+	int64_t group, dims[ERT_MAX_RANK];
+	ert_status st = conv_check(ctx, x, w, &group);
+
+	if (st != ERT_OK)
+		return st;
+	if (x->dims[1] != w->dims[1] * group || w->dims[0] % group)
+		return ert_infer_fail(ctx, ERT_STATUS_SHAPE,
+				      "X has %lld channels, W expects %lld x group %lld (M = %lld)",
+				      (long long)x->dims[1], (long long)w->dims[1],
+				      (long long)group, (long long)w->dims[0]);
+	st = ert_geom_conv(ctx->node, x->rank - 2, x->dims + 2, w->dims + 2, false, &g, ctx->err);
+	if (st != ERT_OK)
+		return st;
+	dims[0] = x->dims[0];
+	dims[1] = w->dims[0];
+	for (int32_t i = 0; i < x->rank - 2; i++)
+		dims[2 + i] = g.out[3 - (x->rank - 2) + i];
+	ert_value_set_shape(ctx->out[0], out_dt, x->rank, dims);
+	return ERT_OK;
+}
+
+static ert_status infer_conv(struct ert_infer_ctx *ctx)
+{
+	const struct ert_value *x = ctx->in[0], *w = ctx->n_in > 1 ? ctx->in[1] : NULL;
+	ert_status st;
+
+	if (x && w && (!is_float(x->dtype) || w->dtype != x->dtype))
+		return ert_infer_fail(ctx, ERT_STATUS_DTYPE, "X and W must be float32 (got %s, %s)",
+				      ert_dtype_name(x->dtype), ert_dtype_name(w->dtype));
+	st = ert_conv_shape(ctx, x, w, x ? x->dtype : ERT_DTYPE_FLOAT32);
+	if (st == ERT_OK)
+		st = bias_check(ctx, w->dims[0]);
+	return st;
+}
+
+static ert_status infer_convt(struct ert_infer_ctx *ctx)
+{
+	const struct ert_value *x = ctx->in[0], *w = ctx->n_in > 1 ? ctx->in[1] : NULL;
+	struct ert_conv_geom g;
+	int64_t group, dims[ERT_MAX_RANK];
+	ert_status st = conv_check(ctx, x, w, &group);
+
+	if (st != ERT_OK)
+		return st;
+	if (!is_float(x->dtype) || w->dtype != x->dtype)
+		return ert_infer_fail(ctx, ERT_STATUS_DTYPE, "X and W must be float32 (got %s, %s)",
+				      ert_dtype_name(x->dtype), ert_dtype_name(w->dtype));
+	if (x->dims[1] != w->dims[0] || w->dims[0] % group)
+		return ert_infer_fail(ctx, ERT_STATUS_SHAPE,
+				      "X has %lld channels, W has %lld (group %lld)",
+				      (long long)x->dims[1], (long long)w->dims[0], (long long)group);
+	st = bias_check(ctx, w->dims[1] * group);
+	if (st != ERT_OK)
+		return st;
+	st = ert_geom_convt(ctx->node, x->rank - 2, x->dims + 2, w->dims + 2, &g, ctx->err);
+	if (st != ERT_OK)
+		return st;
+	dims[0] = x->dims[0];
+	dims[1] = w->dims[1] * group;
+	for (int32_t i = 0; i < x->rank - 2; i++)
+		dims[2 + i] = g.out[3 - (x->rank - 2) + i];
+	ert_value_set_shape(ctx->out[0], x->dtype, x->rank, dims);
+	return ERT_OK;
+}
+
+static ert_status infer_gemm(struct ert_infer_ctx *ctx)
+{
+	const struct ert_value *a = ctx->in[0], *b = ctx->n_in > 1 ? ctx->in[1] : NULL;
+	const struct ert_value *c = ctx->n_in > 2 ? ctx->in[2] : NULL;
+	bool ta = ert_attr_int(ctx->node, "transA", 0) != 0;
+	bool tb = ert_attr_int(ctx->node, "transB", 0) != 0;
+
+	if (!a || !b || ctx->n_out < 1 || !ctx->out[0])
+		return ert_infer_fail(ctx, ERT_STATUS_INVALID_MODEL, "needs inputs A, B and output Y");
+	if (!is_float(a->dtype) || b->dtype != a->dtype || (c && c->dtype != a->dtype))
+		return ert_infer_fail(ctx, ERT_STATUS_DTYPE, "A, B and C must be float32");
+	if (a->rank != 2 || b->rank != 2)
+		return ert_infer_fail(ctx, ERT_STATUS_SHAPE, "A and B must be matrices (ranks %d, %d)",
+				      (int)a->rank, (int)b->rank);
+	int64_t m = a->dims[ta ? 1 : 0], k = a->dims[ta ? 0 : 1];
+	int64_t kb = b->dims[tb ? 1 : 0], n = b->dims[tb ? 0 : 1];
+
+	if (k != kb)
+		return ert_infer_fail(ctx, ERT_STATUS_SHAPE, "inner sizes differ: %lld vs %lld",
+				      (long long)k, (long long)kb);
+	if (c) {
+		if (c->rank > 2 || (c->rank == 2 && c->dims[0] != 1 && c->dims[0] != m) ||
+		    (c->rank >= 1 && c->dims[c->rank - 1] != 1 && c->dims[c->rank - 1] != n))
+			return ert_infer_fail(ctx, ERT_STATUS_SHAPE,
+					      "C does not broadcast to %lld x %lld", (long long)m,
+					      (long long)n);
+	}
+	ert_value_set_shape(ctx->out[0], a->dtype, 2, (int64_t[]){ m, n });
+	return ERT_OK;
+}
+
+ert_status ert_matmul_shape(struct ert_infer_ctx *ctx, const struct ert_value *a,
+			    const struct ert_value *b, ert_dtype out_dt)
+{
+	int64_t dims[ERT_MAX_RANK];
+	int32_t ra = a->rank, rb = b->rank, r;
+
+	if (ra < 1 || rb < 1)
+		return ert_infer_fail(ctx, ERT_STATUS_SHAPE, "operands must have rank >= 1");
+	int64_t k = a->dims[ra - 1];
+	int64_t kb = rb == 1 ? b->dims[0] : b->dims[rb - 2];
+
+	if (k != kb)
+		return ert_infer_fail(ctx, ERT_STATUS_SHAPE, "inner sizes differ: %lld vs %lld",
+				      (long long)k, (long long)kb);
+	int32_t ba = ra > 2 ? ra - 2 : 0, bb = rb > 2 ? rb - 2 : 0;
+	int32_t nb = ba > bb ? ba : bb;
+
+	for (int32_t i = 0; i < nb; i++) {
+		int32_t ia = i - (nb - ba), ib = i - (nb - bb);
+		int64_t da = ia >= 0 ? a->dims[ia] : 1, db = ib >= 0 ? b->dims[ib] : 1;
+
+		if (da != db && da != 1 && db != 1)
+			return ert_infer_fail(ctx, ERT_STATUS_SHAPE,
+					      "batch dimensions %lld and %lld do not broadcast",
+					      (long long)da, (long long)db);
+		dims[i] = da == 1 ? db : da;
+	}
+	r = nb;
+	if (ra > 1)
+		dims[r++] = a->dims[ra - 2];
+	if (rb > 1)
+		dims[r++] = b->dims[rb - 1];
+	ert_value_set_shape(ctx->out[0], out_dt, r, dims);
+	return ERT_OK;
+}
+
+static ert_status infer_matmul(struct ert_infer_ctx *ctx)
+{
+	const struct ert_value *a = ctx->in[0], *b = ctx->n_in > 1 ? ctx->in[1] : NULL;
+
+	if (!a || !b || ctx->n_out < 1 || !ctx->out[0])
+		return ert_infer_fail(ctx, ERT_STATUS_INVALID_MODEL, "needs inputs A, B and output Y");
+	if (!is_float(a->dtype) || b->dtype != a->dtype)
+		return ert_infer_fail(ctx, ERT_STATUS_DTYPE, "A and B must be float32 (got %s, %s)",
+				      ert_dtype_name(a->dtype), ert_dtype_name(b->dtype));
+	return ert_matmul_shape(ctx, a, b, a->dtype);
+}
+
+static ert_status infer_einsum(struct ert_infer_ctx *ctx)
+{
+	const char *eq = ert_attr_string(ctx->node, "equation", NULL);
+	struct ert_einsum e;
+	int64_t dims[ERT_MAX_RANK];
+	ert_status st;
+
+	if (!eq || ctx->n_in < 1 || ctx->n_out < 1 || !ctx->out[0])
+		return ert_infer_fail(ctx, ERT_STATUS_INVALID_MODEL, "needs an equation and inputs");
+	for (uint32_t i = 0; i < ctx->n_in; i++)
+		if (!ctx->in[i] || ctx->in[i]->dtype != ctx->in[0]->dtype ||
+		    !is_float(ctx->in[i]->dtype))
+			return ert_infer_fail(ctx, ERT_STATUS_DTYPE, "inputs must all be float32");
+	st = ert_einsum_parse(&e, eq, ctx->n_in, ctx->in, ctx->err, ctx->node->name);
+	if (st != ERT_OK)
+		return st;
+	for (int32_t a = 0; a < e.out_rank; a++)
+		dims[a] = e.size[e.out_label[a]];
+	ert_value_set_shape(ctx->out[0], ctx->in[0]->dtype, e.out_rank, dims);
+	return ERT_OK;
+}
 
 const struct ert_op_def ert_op_defs_linalg[] = {
+	{ ERT_OP_Conv, infer_conv },
+	{ ERT_OP_ConvTranspose, infer_convt },
+	{ ERT_OP_Gemm, infer_gemm },
+	{ ERT_OP_MatMul, infer_matmul },
+	{ ERT_OP_Einsum, infer_einsum },
 	{ .infer = NULL },
 };

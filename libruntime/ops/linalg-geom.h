@@ -1,0 +1,74 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * linalg-geom.h — window geometry shared by Conv, ConvTranspose, the pools and
+ * the integer convolutions, for shape inference and kernels alike.
+ *
+ * Geometry is always stored as 3-D (d, h, w): a 1-D or 2-D op gets leading
+ * axes of size 1, kernel 1, stride 1, no padding, so kernels handle one case.
+ */
+#ifndef ERT_LINALG_GEOM_H
+#define ERT_LINALG_GEOM_H
+
+#include "ert-op-impl.h"
+
+#define ERT_GEOM_MAX_SPATIAL 3
+
+struct ert_conv_geom {
+	int32_t nsp;          /* spatial rank of the op: 1, 2 or 3 */
+	int64_t in[3];        /* input spatial size */
+	int64_t k[3];         /* kernel (window) size */
+	int64_t stride[3];
+	int64_t dil[3];
+	int64_t pad_b[3];     /* padding before (top/left) */
+	int64_t pad_e[3];     /* padding after */
+	int64_t out[3];       /* output spatial size */
+	int64_t out_pad[3];   /* ConvTranspose output_padding */
+};
+
+/*
+ * Conv and pooling: resolve strides, dilations, pads and auto_pad of node @n
+ * for input spatial size @in_sp and window @kernel (both @nsp long) and compute
+ * the output size. @ceil_mode: pooling's ceil_mode. Fails with a message.
+ */
+ert_status ert_geom_conv(const struct ert_node *n, int32_t nsp, const int64_t *in_sp,
+			 const int64_t *kernel, bool ceil_mode, struct ert_conv_geom *g,
+			 struct ert_err *err);
+
+/*
+ * ConvTranspose: as above, with output_padding, and output_shape (spatial part
+ * taken from the attribute's tail) overriding the computed size.
+ */
+ert_status ert_geom_convt(const struct ert_node *n, int32_t nsp, const int64_t *in_sp,
+			  const int64_t *kernel, struct ert_conv_geom *g, struct ert_err *err);
+
+/*
+ * Numpy matmul output shape of @a x @b into ctx->out[0] with dtype @out_dt;
+ * shared by MatMul, MatMulInteger and QLinearMatMul.
+ */
+ert_status ert_matmul_shape(struct ert_infer_ctx *ctx, const struct ert_value *a,
+			    const struct ert_value *b, ert_dtype out_dt);
+
+/*
+ * Conv output shape of X @x and weights @w (attributes of ctx->node) into
+ * ctx->out[0] with dtype @out_dt; shared by Conv, ConvInteger and QLinearConv.
+ */
+ert_status ert_conv_shape(struct ert_infer_ctx *ctx, const struct ert_value *x,
+			  const struct ert_value *w, ert_dtype out_dt);
+
+/* Product of the three spatial sizes. */
+static inline int64_t ert_geom_in_size(const struct ert_conv_geom *g)
+{
+	return g->in[0] * g->in[1] * g->in[2];
+}
+
+static inline int64_t ert_geom_out_size(const struct ert_conv_geom *g)
+{
+	return g->out[0] * g->out[1] * g->out[2];
+}
+
+static inline int64_t ert_geom_k_size(const struct ert_conv_geom *g)
+{
+	return g->k[0] * g->k[1] * g->k[2];
+}
+
+#endif /* ERT_LINALG_GEOM_H */
