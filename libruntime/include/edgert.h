@@ -234,8 +234,10 @@ ERT_API const char *ert_model_input_name(const ert_model *model, uint32_t index)
 ERT_API const char *ert_model_output_name(const ert_model *model, uint32_t index);
 
 /**
- * Create a session: plan the model for its declared input shapes (symbolic
- * dimensions default to 1 until ert_session_resize_input() sets them).
+ * Create a session and plan the model for its declared input shapes. Symbolic
+ * dimensions read as 1 until ert_session_resize_input() sets them; models with
+ * symbolic dimensions, or whose shapes depend on input values, are planned at
+ * the first run instead (so planning errors then come from ert_session_run()).
  * On failure *@sess_out is untouched and ert_last_error() says why.
  */
 ERT_API ert_status ert_session_create(ert_model *model, const ert_config *cfg,

@@ -165,6 +165,18 @@ static bool has_value_inputs(const struct ert_session *s)
 	return false;
 }
 
+static bool has_symbolic_dims(const struct ert_graph *g)
+{
+	for (uint32_t k = 0; k < g->n_inputs; k++) {
+		const struct ert_tensor *t = &g->tensors[g->inputs[k]];
+
+		for (int32_t d = 0; d < t->rank; d++)
+			if (t->dims[d] < 0)
+				return true;
+	}
+	return false;
+}
+
 ERT_API ert_status ert_session_create(ert_model *model, const ert_config *cfg,
 				      ert_session **sess_out)
 {
@@ -236,8 +248,11 @@ ERT_API ert_status ert_session_create(ert_model *model, const ert_config *cfg,
 		return ert_set_last_error(st, "failed to create session: %s", err.msg);
 	}
 	s->dirty = true;
-	/* Inputs read for their value are only known at run time: plan then. */
-	if (!has_value_inputs(s)) {
+	/*
+	 * Plan now when the shapes are known. Symbolic dimensions wait for resize,
+	 * and inputs read for their value are only known at run time: plan then.
+	 */
+	if (!has_value_inputs(s) && !has_symbolic_dims(g)) {
 		st = activate_plan(s);
 		if (st != ERT_OK) {
 			char msg[sizeof(s->error)];

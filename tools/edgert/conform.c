@@ -1,0 +1,689 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * edgert conform — run ONNX backend test cases (model.onnx + test_data_set_*)
+ * and compare every output with the tolerances ONNX's own runner uses.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <getopt.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "edgert.h"
+#include "onnx.pb-c.h"
+#include "onnx/onnx-import.h"
+#include "session/session-impl.h"
+
+#define MAX_CASE_INPUTS 64
+
+struct conform_opts {
+	const char *filter;
+	uint32_t threads;
+	double rtol, atol;
+	const char *gate_file;   /* op types a test must pass when it uses only these */
+	double min_rate;         /* with a gate: minimum share of all tests passed */
+	bool verbose;
+};
+
+enum verdict { PASS, FAIL, SKIP };
+
+struct skip_count {
+	char op[64];
+	uint32_t n;
+};
+
+struct tally {
+	uint32_t passed, failed, skipped;
+	uint32_t gate_failed, outside_not_passed;
+	struct skip_count *skips;
+	uint32_t n_skips;
+	char **gate_ops;
+	uint32_t n_gate_ops;
+};
+
+static const char usage[] =
+	"Usage: edgert conform [OPTIONS] DIR...\n"
+	"\n"
+	"Run every ONNX backend test case found in each DIR (a directory holding\n"
+	"model.onnx and test_data_set_*/ directories, or a directory of such\n"
+	"directories) and compare the outputs with ONNX's tolerances:\n"
+	"|got - want| <= atol + rtol * |want|, exact for integers and booleans.\n"
+	"Prints one line per failure with the worst error, the unsupported op types\n"
+	"of skipped cases, and last 'N passed, N failed, N skipped'.\n"
+	"\n"
+	"Options:\n"
+	"  -f, --filter TEXT     only cases whose directory name contains TEXT\n"
+	"  -t, --threads N       CPU threads (1..32, default 1)\n"
+	"      --rtol R          relative tolerance (default 1e-3)\n"
+	"      --atol A          absolute tolerance (default 1e-7)\n"
+	"      --gate FILE       op types (one per line) a case must pass when it uses\n"
+	"                        only these; then 'failed' counts only such cases and\n"
+	"                        cases using other ops that do not pass are 'skipped'\n"
+	"      --min-rate R      with --gate: fail unless at least R (0..1) of all\n"
+	"                        cases pass\n"
+	"  -v, --verbose         print every case\n"
+	"  -h, --help            show this help\n"
+	"\n"
+	"Examples:\n"
+	"  edgert conform ../shared/conformance/onnx-backend/node\n"
+	"  edgert conform -f conv ../shared/conformance/onnx-backend/node\n"
+	"  edgert conform --threads 2 ../shared/conformance/onnx-backend/light\n";
+
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* Sorted names of the entries of @dir that start with @prefix (NULL: all). */
+static char **list_dir(const char *dir, const char *prefix, uint32_t *count)
+{
+	DIR *d = opendir(dir);
+	char **names = NULL;
+	uint32_t n = 0, cap = 0;
+	struct dirent *e;
+
+	*count = 0;
+	if (!d)
+		return NULL;
+	while ((e = readdir(d))) {
+		if (e->d_name[0] == '.')
+			continue;
+		if (prefix && strncmp(e->d_name, prefix, strlen(prefix)) != 0)
+			continue;
+		if (n == cap) {
+			char **grown = realloc(names, (cap = cap ? cap * 2 : 64) * sizeof(*names));
+
+			if (!grown)
+				break;
+			names = grown;
+		}
+		names[n] = strdup(e->d_name);
+		if (names[n])
+			n++;
+	}
+	closedir(d);
+	if (names)
+		qsort(names, n, sizeof(*names), cmp_str);
+	*count = n;
+	return names;
+}
+
+static void free_list(char **names, uint32_t n)
+{
+	for (uint32_t i = 0; i < n; i++)
+		free(names[i]);
+	free(names);
+}
+
+static bool is_file(const char *path)
+{
+	struct stat st;
+
+	return stat(path, &st) == 0 && S_ISREG(st.st_mode);
+}
+
+static bool is_dir(const char *path)
+{
+	struct stat st;
+
+	return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+static void count_skip(struct tally *t, const char *op)
+{
+	for (uint32_t i = 0; i < t->n_skips; i++) {
+		if (strcmp(t->skips[i].op, op) == 0) {
+			t->skips[i].n++;
+			return;
+		}
+	}
+	struct skip_count *grown = realloc(t->skips, (t->n_skips + 1) * sizeof(*grown));
+
+	if (!grown)
+		return;
+	t->skips = grown;
+	snprintf(t->skips[t->n_skips].op, sizeof(t->skips[0].op), "%s", op);
+	t->skips[t->n_skips++].n = 1;
+}
+
+/* "unsupported op 'Foo' ..." → Foo */
+static void op_from_message(const char *msg, char *op, size_t size)
+{
+	const char *p = strstr(msg, "unsupported op '");
+
+	snprintf(op, size, "?");
+	if (!p)
+		return;
+	p += strlen("unsupported op '");
+	const char *q = strchr(p, '\'');
+
+	if (q)
+		snprintf(op, size, "%.*s", (int)(q - p), p);
+}
+
+/* Does the model use only gate ops, and only tensors that are not strings? */
+static bool in_gate(const struct tally *t, const char *model_path)
+{
+	FILE *f = fopen(model_path, "rb");
+	Onnx__ModelProto *m = NULL;
+	uint8_t *buf = NULL;
+	long size;
+	bool ok = false;
+
+	if (!f)
+		return false;
+	if (fseek(f, 0, SEEK_END) != 0 || (size = ftell(f)) <= 0 || fseek(f, 0, SEEK_SET) != 0)
+		goto out;
+	buf = malloc((size_t)size);
+	if (!buf || fread(buf, 1, (size_t)size, f) != (size_t)size)
+		goto out;
+	m = onnx__model_proto__unpack(NULL, (size_t)size, buf);
+	if (!m || !m->graph)
+		goto out;
+	ok = true;
+	for (size_t i = 0; i < m->graph->n_node && ok; i++) {
+		bool found = false;
+
+		for (uint32_t g = 0; g < t->n_gate_ops && !found; g++)
+			found = strcmp(t->gate_ops[g], m->graph->node[i]->op_type) == 0;
+		ok = found;
+	}
+	Onnx__ValueInfoProto **vis[2] = { m->graph->input, m->graph->output };
+	size_t nvis[2] = { m->graph->n_input, m->graph->n_output };
+
+	for (int k = 0; k < 2 && ok; k++) {
+		for (size_t i = 0; i < nvis[k] && ok; i++) {
+			const Onnx__TypeProto *tp = vis[k][i]->type;
+
+			if (tp && tp->tensor_type && tp->tensor_type->elem_type == ERT_DTYPE_STRING)
+				ok = false;
+		}
+	}
+out:
+	if (m)
+		onnx__model_proto__free_unpacked(m, NULL);
+	free(buf);
+	fclose(f);
+	return ok;
+}
+
+static double value_at(const struct ert_value *v, const void *data, int64_t i)
+{
+	struct ert_value tmp = *v;
+
+	tmp.data = (void *)data;
+	return ert_value_get_float(&tmp, i);
+}
+
+/* Compare one output; writes a reason into @why on mismatch. */
+static bool compare_output(const struct conform_opts *o, const ert_tensor *got,
+			   const struct ert_value *want, char *why, size_t why_size)
+{
+	ert_dtype dt = ert_tensor_dtype(got);
+	uint32_t rank = ert_tensor_rank(got);
+	const void *gd = ert_tensor_data(got);
+
+	if (dt != want->dtype) {
+		snprintf(why, why_size, "dtype %s, expected %s", ert_dtype_name(dt),
+			 ert_dtype_name(want->dtype));
+		return false;
+	}
+	bool shape_ok = rank == (uint32_t)want->rank;
+
+	for (uint32_t d = 0; shape_ok && d < rank; d++)
+		shape_ok = ert_tensor_dim(got, d) == want->dims[d];
+	if (!shape_ok) {
+		char a[128] = "", b[128] = "";
+		size_t la = 0, lb = 0;
+
+		for (uint32_t d = 0; d < rank && la < sizeof(a) - 24; d++)
+			la += (size_t)snprintf(a + la, sizeof(a) - la, "%s%lld", d ? "x" : "",
+					       (long long)ert_tensor_dim(got, d));
+		for (int32_t d = 0; d < want->rank && lb < sizeof(b) - 24; d++)
+			lb += (size_t)snprintf(b + lb, sizeof(b) - lb, "%s%lld", d ? "x" : "",
+					       (long long)want->dims[d]);
+		snprintf(why, why_size, "shape [%s], expected [%s]", a, b);
+		return false;
+	}
+	if (!want->numel)
+		return true;
+	if (!gd) {
+		snprintf(why, why_size, "no data");
+		return false;
+	}
+	bool is_float = ert_dtype_is_float(dt) && ert_dtype_size(dt) >= 2;
+
+	if (!is_float) {
+		/* integers, bools, 8-bit floats, int4: bit-exact */
+		if (memcmp(gd, want->data, want->nbytes) == 0)
+			return true;
+		for (int64_t i = 0; i < want->numel && ert_dtype_size(dt); i++) {
+			if (memcmp((const uint8_t *)gd + i * ert_dtype_size(dt),
+				   (const uint8_t *)want->data + i * ert_dtype_size(dt),
+				   ert_dtype_size(dt)) != 0) {
+				snprintf(why, why_size, "element %lld differs (got %g, want %g)",
+					 (long long)i, value_at(want, gd, i),
+					 value_at(want, want->data, i));
+				return false;
+			}
+		}
+		snprintf(why, why_size, "packed data differs");
+		return false;
+	}
+	double worst = 0, worst_got = 0, worst_want = 0;
+	int64_t worst_i = -1;
+
+	for (int64_t i = 0; i < want->numel; i++) {
+		double g = value_at(want, gd, i), w = value_at(want, want->data, i);
+
+		if (isnan(w) && isnan(g))
+			continue;
+		if (isinf(w) && g == w)
+			continue;
+		double err = fabs(g - w);
+
+		if (isnan(err) || err > o->atol + o->rtol * fabs(w)) {
+			double excess = isnan(err) ? INFINITY : err;
+
+			if (worst_i < 0 || excess > worst) {
+				worst = excess;
+				worst_i = i;
+				worst_got = g;
+				worst_want = w;
+			}
+		}
+	}
+	if (worst_i < 0)
+		return true;
+	snprintf(why, why_size, "max abs error %.3g at element %lld (got %.7g, want %.7g)", worst,
+		 (long long)worst_i, worst_got, worst_want);
+	return false;
+}
+
+/* Load test_data_set inputs/outputs named prefix_N.pb, N = 0, 1, ... */
+static uint32_t load_tensors(const char *dir, const char *prefix, struct ert_value *vals,
+			     char why[256])
+{
+	uint32_t n = 0;
+
+	for (; n < MAX_CASE_INPUTS; n++) {
+		char path[4096], name[256];
+		struct ert_err err = { "" };
+
+		snprintf(path, sizeof(path), "%s/%s_%u.pb", dir, prefix, n);
+		if (!is_file(path))
+			break;
+		if (ert_onnx_load_tensor_file(path, &vals[n], name, sizeof(name), &err) != ERT_OK) {
+			snprintf(why, 256, "cannot read %s_%u.pb: %s", prefix, n, err.msg);
+			for (uint32_t k = 0; k < n; k++)
+				free(vals[k].data);
+			return UINT32_MAX;
+		}
+	}
+	return n;
+}
+
+static enum verdict run_set(const struct conform_opts *o, ert_session *sess, const char *set_dir,
+			    char *why, size_t why_size, char *skip_op, size_t skip_size)
+{
+	struct ert_value in[MAX_CASE_INPUTS], out[MAX_CASE_INPUTS];
+	uint32_t n_in, n_out;
+	enum verdict v = FAIL;
+	char lwhy[256] = "";
+
+	n_in = load_tensors(set_dir, "input", in, lwhy);
+	if (n_in == UINT32_MAX) {
+		snprintf(why, why_size, "%s", lwhy);
+		return FAIL;
+	}
+	n_out = load_tensors(set_dir, "output", out, lwhy);
+	if (n_out == UINT32_MAX) {
+		snprintf(why, why_size, "%s", lwhy);
+		n_out = 0;
+		goto out;
+	}
+	if (n_in > ert_session_input_count(sess) || n_out != ert_session_output_count(sess)) {
+		snprintf(why, why_size, "test data has %u inputs and %u outputs, model %u and %u",
+			 n_in, n_out, ert_session_input_count(sess),
+			 ert_session_output_count(sess));
+		goto out;
+	}
+	for (uint32_t k = 0; k < n_in; k++) {
+		if (ert_session_resize_input(sess, k, (uint32_t)in[k].rank, in[k].dims) != ERT_OK ||
+		    ert_session_set_input(sess, k, in[k].dtype, in[k].data, in[k].nbytes) != ERT_OK) {
+			snprintf(why, why_size, "input %u: %s", k, ert_session_error(sess));
+			goto out;
+		}
+	}
+	ert_status st = ert_session_run(sess);
+
+	if (st == ERT_STATUS_UNSUPPORTED) {
+		v = SKIP;
+		snprintf(skip_op, skip_size, "%s", ert_session_failed_op(sess));
+		if (!skip_op[0])
+			op_from_message(ert_session_error(sess), skip_op, skip_size);
+		goto out;
+	}
+	if (st != ERT_OK) {
+		snprintf(why, why_size, "%s", ert_session_error(sess));
+		goto out;
+	}
+	for (uint32_t k = 0; k < n_out; k++) {
+		char w[300];
+
+		if (!compare_output(o, ert_session_get_output(sess, k), &out[k], w, sizeof(w))) {
+			snprintf(why, why_size, "output %u '%s': %s", k,
+				 ert_tensor_name(ert_session_get_output(sess, k)), w);
+			goto out;
+		}
+	}
+	v = PASS;
+out:
+	for (uint32_t k = 0; k < n_in; k++)
+		free(in[k].data);
+	for (uint32_t k = 0; k < n_out; k++)
+		free(out[k].data);
+	return v;
+}
+
+static enum verdict run_case(const struct conform_opts *o, const char *case_dir, char *why,
+			     size_t why_size, char *skip_op, size_t skip_size)
+{
+	char path[4096], err[512];
+	ert_model *model = NULL;
+	ert_session *sess = NULL;
+	ert_config cfg;
+	enum verdict v = PASS;
+	uint32_t n_sets;
+	char **sets;
+	ert_status st;
+
+	snprintf(path, sizeof(path), "%s/model.onnx", case_dir);
+	st = ert_model_load_file(path, &model, err, sizeof(err));
+	if (st == ERT_STATUS_UNSUPPORTED) {
+		op_from_message(err, skip_op, skip_size);
+		return SKIP;
+	}
+	if (st != ERT_OK) {
+		snprintf(why, why_size, "load: %s", err);
+		return FAIL;
+	}
+	ert_config_init(&cfg);
+	cfg.num_threads = o->threads;
+	st = ert_session_create(model, &cfg, &sess);
+	if (st == ERT_STATUS_UNSUPPORTED) {
+		op_from_message(ert_last_error(), skip_op, skip_size);
+		ert_model_unref(model);
+		return SKIP;
+	}
+	if (st != ERT_OK) {
+		snprintf(why, why_size, "%s", ert_last_error());
+		ert_model_unref(model);
+		return FAIL;
+	}
+	sets = list_dir(case_dir, "test_data_set_", &n_sets);
+	if (!n_sets) {
+		snprintf(why, why_size, "no test_data_set_* directories");
+		v = FAIL;
+	}
+	for (uint32_t i = 0; i < n_sets && v == PASS; i++) {
+		snprintf(path, sizeof(path), "%s/%s", case_dir, sets[i]);
+		v = run_set(o, sess, path, why, why_size, skip_op, skip_size);
+		if (v == FAIL && n_sets > 1) {
+			char tmp[512];
+
+			snprintf(tmp, sizeof(tmp), "%s: %s", sets[i], why);
+			snprintf(why, why_size, "%s", tmp);
+		}
+	}
+	free_list(sets, n_sets);
+	ert_session_destroy(sess);
+	ert_model_unref(model);
+	return v;
+}
+
+/* Collect case directories under @dir (itself, or its children). */
+static void collect(const char *dir, const char *filter, char ***cases, uint32_t *n, uint32_t *cap)
+{
+	char path[4096];
+	uint32_t count;
+	char **names;
+
+	snprintf(path, sizeof(path), "%s/model.onnx", dir);
+	if (is_file(path)) {
+		if (*n == *cap) {
+			char **grown = realloc(*cases, (*cap = *cap ? *cap * 2 : 256) * sizeof(**cases));
+
+			if (!grown)
+				return;
+			*cases = grown;
+		}
+		(*cases)[*n] = strdup(dir);
+		if ((*cases)[*n])
+			(*n)++;
+		return;
+	}
+	names = list_dir(dir, NULL, &count);
+	for (uint32_t i = 0; i < count; i++) {
+		snprintf(path, sizeof(path), "%s/%s", dir, names[i]);
+		if (filter && !strstr(names[i], filter) && !is_dir(path))
+			continue;
+		if (!is_dir(path))
+			continue;
+		char model[4200];
+
+		snprintf(model, sizeof(model), "%s/model.onnx", path);
+		if (is_file(model) && filter && !strstr(names[i], filter))
+			continue;
+		collect(path, filter, cases, n, cap);
+	}
+	free_list(names, count);
+}
+
+static int load_gate(struct tally *t, const char *file)
+{
+	FILE *f = fopen(file, "r");
+	char line[256];
+
+	if (!f) {
+		fprintf(stderr, "edgert conform: cannot open gate file '%s': %s\n", file,
+			strerror(errno));
+		return -1;
+	}
+	while (fgets(line, sizeof(line), f)) {
+		char *p = line, *e;
+
+		while (*p == ' ' || *p == '\t')
+			p++;
+		e = p + strcspn(p, " \t\r\n#");
+		if (e == p)
+			continue;
+		*e = '\0';
+		char **grown = realloc(t->gate_ops, (t->n_gate_ops + 1) * sizeof(*grown));
+
+		if (!grown || !(grown[t->n_gate_ops] = strdup(p))) {
+			t->gate_ops = grown ? grown : t->gate_ops;
+			fclose(f);
+			return -1;
+		}
+		t->gate_ops = grown;
+		t->n_gate_ops++;
+	}
+	fclose(f);
+	return 0;
+}
+
+static bool parse_double(const char *s, double lo, double hi, double *out)
+{
+	char *end;
+	double v;
+
+	errno = 0;
+	v = strtod(s, &end);
+	if (errno || end == s || *end || v < lo || v > hi)
+		return false;
+	*out = v;
+	return true;
+}
+
+int ert_cmd_conform(int argc, char **argv);
+
+int ert_cmd_conform(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "filter", required_argument, NULL, 'f' },
+		{ "threads", required_argument, NULL, 't' },
+		{ "rtol", required_argument, NULL, 'r' },
+		{ "atol", required_argument, NULL, 'a' },
+		{ "gate", required_argument, NULL, 'g' },
+		{ "min-rate", required_argument, NULL, 'm' },
+		{ "verbose", no_argument, NULL, 'v' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct conform_opts o = { .threads = 1, .rtol = 1e-3, .atol = 1e-7, .min_rate = 0 };
+	struct tally t = { 0 };
+	char **cases = NULL;
+	uint32_t n_cases = 0, cap = 0;
+	bool tty = isatty(STDERR_FILENO);
+	double d;
+	int c, ret = 1;
+
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "f:t:vh", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'f':
+			o.filter = optarg;
+			break;
+		case 't':
+			if (!parse_double(optarg, 1, ERT_MAX_THREADS, &d) || d != (uint32_t)d) {
+				fprintf(stderr, "edgert conform: --threads must be 1..%d, got '%s'\n",
+					ERT_MAX_THREADS, optarg);
+				return 1;
+			}
+			o.threads = (uint32_t)d;
+			break;
+		case 'r':
+		case 'a':
+			if (!parse_double(optarg, 0, 1e9, c == 'r' ? &o.rtol : &o.atol)) {
+				fprintf(stderr, "edgert conform: --%s must be a number >= 0, got '%s'\n",
+					c == 'r' ? "rtol" : "atol", optarg);
+				return 1;
+			}
+			break;
+		case 'g':
+			o.gate_file = optarg;
+			break;
+		case 'm':
+			if (!parse_double(optarg, 0, 1, &o.min_rate)) {
+				fprintf(stderr, "edgert conform: --min-rate must be 0..1, got '%s'\n",
+					optarg);
+				return 1;
+			}
+			break;
+		case 'v':
+			o.verbose = true;
+			break;
+		case 'h':
+			fputs(usage, stdout);
+			return 0;
+		default:
+			fprintf(stderr, "Try 'edgert conform --help'.\n");
+			return 1;
+		}
+	}
+	if (optind >= argc) {
+		fprintf(stderr, "edgert conform: no test directory given (see --help)\n");
+		return 1;
+	}
+	if (o.gate_file && load_gate(&t, o.gate_file) != 0)
+		goto out;
+	for (int i = optind; i < argc; i++) {
+		if (!is_dir(argv[i])) {
+			fprintf(stderr, "edgert conform: '%s' is not a directory\n", argv[i]);
+			goto out;
+		}
+		collect(argv[i], o.filter, &cases, &n_cases, &cap);
+	}
+	for (uint32_t i = 0; i < n_cases; i++) {
+		char why[700] = "", skip_op[64] = "";
+		const char *name = strrchr(cases[i], '/') ? strrchr(cases[i], '/') + 1 : cases[i];
+		enum verdict v;
+
+		if (tty)
+			fprintf(stderr, "\r\033[K[%u/%u] %s", i + 1, n_cases, name);
+		v = run_case(&o, cases[i], why, sizeof(why), skip_op, sizeof(skip_op));
+		bool gated = false;
+
+		if (o.gate_file) {
+			char mp[4200];
+
+			snprintf(mp, sizeof(mp), "%s/model.onnx", cases[i]);
+			gated = in_gate(&t, mp);
+		}
+		if (tty && v != PASS)
+			fprintf(stderr, "\r\033[K");
+		switch (v) {
+		case PASS:
+			t.passed++;
+			if (o.verbose)
+				printf("ok   %s\n", name);
+			break;
+		case FAIL:
+			t.failed++;
+			if (o.gate_file && !gated)
+				t.outside_not_passed++;
+			else
+				t.gate_failed++;
+			printf("FAIL %s: %s%s\n", name, why,
+			       o.gate_file && !gated ? " (outside the gate)" : "");
+			break;
+		case SKIP:
+			t.skipped++;
+			count_skip(&t, skip_op);
+			if (o.gate_file && !gated) {
+				t.outside_not_passed++;
+			} else if (o.gate_file) {
+				t.gate_failed++;
+				printf("FAIL %s: unsupported op '%s' (inside the gate)\n", name, skip_op);
+			}
+			if (o.verbose)
+				printf("skip %s: unsupported op '%s'\n", name, skip_op);
+			break;
+		}
+		fflush(stdout);
+	}
+	if (tty)
+		fprintf(stderr, "\r\033[K");
+	if (t.n_skips) {
+		printf("skipped (unsupported op):");
+		for (uint32_t i = 0; i < t.n_skips; i++)
+			printf(" %s x%u%s", t.skips[i].op, t.skips[i].n, i + 1 < t.n_skips ? "," : "");
+		printf("\n");
+	}
+	if (o.gate_file) {
+		double rate = n_cases ? (double)t.passed / n_cases : 0;
+		bool rate_ok = rate + 1e-12 >= o.min_rate;
+
+		printf("all cases: %u passed, %u failed, %u skipped (%.1f%% passed, minimum %.1f%%)\n",
+		       t.passed, t.failed, t.skipped, 100 * rate, 100 * o.min_rate);
+		if (!rate_ok)
+			printf("FAIL pass rate %.1f%% is below the minimum %.1f%%\n", 100 * rate,
+			       100 * o.min_rate);
+		printf("%u passed, %u failed, %u skipped\n", t.passed, t.gate_failed + !rate_ok,
+		       t.outside_not_passed);
+		ret = t.gate_failed || !rate_ok ? 1 : 0;
+	} else {
+		printf("%u passed, %u failed, %u skipped\n", t.passed, t.failed, t.skipped);
+		ret = t.failed ? 1 : 0;
+	}
+out:
+	free_list(cases, n_cases);
+	free(t.skips);
+	free_list(t.gate_ops, t.n_gate_ops);
+	return ret;
+}
