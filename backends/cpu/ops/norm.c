@@ -1,7 +1,262 @@
 /* SPDX-License-Identifier: MIT */
-/* CPU reference kernels: norm ops. */
-#include "cpu/cpu-impl.h"
+/*
+ * CPU reference kernels: Softmax, LogSoftmax, Hardmax, LpNormalization, LRN.
+ * The statistics-based normalisations are in norm-stats.c.
+ */
+#include "cpu/ops/norm-access.h"
+#include "cpu/ops/norm-kernels.h"
+
+/*
+ * X viewed as [outer, n, inner]: the op normalises along n. Opset < 13 softmax
+ * flattens X to 2-D at axis, which is the same view with inner = 1.
+ */
+struct lane_args {
+	const struct ert_value *in;
+	struct ert_value *out;
+	int64_t n, inner;
+	enum ert_op op;
+	int64_t p;  /* LpNormalization */
+};
+
+static void lane_view(const struct ert_value *v, int32_t axis, bool flatten, int64_t *outer,
+		      int64_t *n, int64_t *inner)
+{
+	*outer = ert_nx_span(v, 0, axis);
+	if (flatten) {
+		*n = ert_nx_span(v, axis, v->rank);
+		*inner = 1;
+	} else {
+		*n = v->dims[axis];
+		*inner = ert_nx_span(v, axis + 1, v->rank);
+	}
+}
+
+static void softmax_f32_row(const float *src, float *dst, int64_t n, enum ert_op op)
+{
+	float max = -INFINITY;
+	double sum = 0.0;
+	int64_t arg = 0;
+
+	for (int64_t k = 0; k < n; k++)
+		if (src[k] > max) {
+			max = src[k];
+			arg = k;
+		}
+	if (op == ERT_OP_Hardmax) {
+		for (int64_t k = 0; k < n; k++)
+			dst[k] = k == arg ? 1.0f : 0.0f;
+		return;
+	}
+	for (int64_t k = 0; k < n; k++) {
+		float e = expf(src[k] - max);
+
+		sum += e;
+		if (op == ERT_OP_Softmax)
+			dst[k] = e;
+	}
+	if (op == ERT_OP_Softmax) {
+		float inv = (float)(1.0 / sum);
+
+		for (int64_t k = 0; k < n; k++)
+			dst[k] *= inv;
+	} else {
+		float lse = max + (float)log(sum);
+
+		for (int64_t k = 0; k < n; k++)
+			dst[k] = src[k] - lse;
+	}
+}
+
+static void softmax_range(void *arg, int64_t begin, int64_t end)
+{
+	const struct lane_args *a = arg;
+	const void *src = a->in->data;
+	void *dst = a->out->data;
+	ert_dtype dt = a->in->dtype;
+	int64_t n = a->n, inner = a->inner;
+
+	for (int64_t r = begin; r < end; r++) {
+		int64_t base = (r / inner) * n * inner + r % inner;
+		double max = -INFINITY, sum = 0.0;
+		int64_t arg_max = 0;
+
+		if (dt == ERT_DTYPE_FLOAT32 && inner == 1) {
+			softmax_f32_row((const float *)src + base, (float *)dst + base, n, a->op);
+			continue;
+		}
+		for (int64_t k = 0; k < n; k++) {
+			double v = ert_nx_ld(src, dt, base + k * inner);
+
+			if (v > max) {
+				max = v;
+				arg_max = k;
+			}
+		}
+		if (a->op == ERT_OP_Hardmax) {
+			for (int64_t k = 0; k < n; k++)
+				ert_nx_st(dst, dt, base + k * inner, k == arg_max ? 1.0 : 0.0);
+			continue;
+		}
+		for (int64_t k = 0; k < n; k++)
+			sum += exp(ert_nx_ld(src, dt, base + k * inner) - max);
+		for (int64_t k = 0; k < n; k++) {
+			double v = ert_nx_ld(src, dt, base + k * inner) - max;
+
+			ert_nx_st(dst, dt, base + k * inner,
+				  a->op == ERT_OP_Softmax ? exp(v) / sum : v - log(sum));
+		}
+	}
+}
+
+static int64_t grain_for(int64_t work_per_item)
+{
+	int64_t g = 16384 / (work_per_item > 0 ? work_per_item : 1);
+
+	return g < 1 ? 1 : g;
+}
+
+static ert_status softmax_compute(struct ert_cpu *cpu, struct ert_exec *x, struct ert_err *err)
+{
+	const struct ert_value *in = x->in[0];
+	bool legacy = x->node->opset < 13;
+	int64_t axis = ert_attr_int(x->node, "axis", legacy ? 1 : -1), outer;
+	int32_t a = 0;
+	struct lane_args args = { .in = in, .out = x->out[0], .op = x->node->op };
+
+	if (in->rank == 0) {
+		/* A scalar is its own single-element row. */
+		double v = ert_nx_ld(in->data, in->dtype, 0);
+
+		ert_nx_st(x->out[0]->data, in->dtype, 0,
+			  x->node->op == ERT_OP_LogSoftmax ? (isfinite(v) ? 0.0 : NAN) : 1.0);
+		return ERT_OK;
+	}
+	if (!ert_norm_axis(axis, in->rank, &a)) {
+		ert_err_set(err, "%s '%s': axis %lld out of range", ert_op_name(x->node->op),
+			    x->node->name, (long long)axis);
+		return ERT_STATUS_SHAPE;
+	}
+	lane_view(in, a, legacy, &outer, &args.n, &args.inner);
+	if (outer * args.inner == 0 || args.n == 0)
+		return ERT_OK;
+	ert_parallel_for(cpu->pool, outer * args.inner, grain_for(args.n * 8), softmax_range,
+			 &args);
+	return ERT_OK;
+}
+
+static void lp_range(void *arg, int64_t begin, int64_t end)
+{
+	const struct lane_args *a = arg;
+	ert_dtype dt = a->in->dtype;
+
+	for (int64_t r = begin; r < end; r++) {
+		int64_t base = (r / a->inner) * a->n * a->inner + r % a->inner;
+		double norm = 0.0;
+
+		for (int64_t k = 0; k < a->n; k++) {
+			double v = ert_nx_ld(a->in->data, dt, base + k * a->inner);
+
+			norm += a->p == 1 ? fabs(v) : v * v;
+		}
+		if (a->p == 2)
+			norm = sqrt(norm);
+		for (int64_t k = 0; k < a->n; k++) {
+			int64_t i = base + k * a->inner;
+
+			/* A zero lane stays zero instead of becoming NaN. */
+			ert_nx_st(a->out->data, dt, i,
+				  norm == 0.0 ? 0.0 : ert_nx_ld(a->in->data, dt, i) / norm);
+		}
+	}
+}
+
+static ert_status lp_norm_compute(struct ert_cpu *cpu, struct ert_exec *x, struct ert_err *err)
+{
+	const struct ert_value *in = x->in[0];
+	struct lane_args args = { .in = in, .out = x->out[0], .p = ert_attr_int(x->node, "p", 2) };
+	int64_t outer;
+	int32_t a;
+
+	if (!ert_norm_axis(ert_attr_int(x->node, "axis", -1), in->rank, &a)) {
+		ert_err_set(err, "LpNormalization '%s': axis out of range", x->node->name);
+		return ERT_STATUS_SHAPE;
+	}
+	lane_view(in, a, false, &outer, &args.n, &args.inner);
+	if (outer * args.inner > 0)
+		ert_parallel_for(cpu->pool, outer * args.inner, grain_for(args.n * 4), lp_range,
+				 &args);
+	return ERT_OK;
+}
+
+struct lrn_args {
+	const struct ert_value *in;
+	struct ert_value *out;
+	int64_t c, spatial, size;
+	double alpha, beta, bias;
+};
+
+static void lrn_range(void *arg, int64_t begin, int64_t end)
+{
+	const struct lrn_args *a = arg;
+	ert_dtype dt = a->in->dtype;
+	int64_t lo_off = (a->size - 1) / 2, hi_off = a->size / 2; /* floor and ceil of (size-1)/2 */
+
+	for (int64_t r = begin; r < end; r++) {
+		int64_t nb = r / a->spatial, s = r % a->spatial;
+
+		for (int64_t c = 0; c < a->c; c++) {
+			int64_t lo = c - lo_off < 0 ? 0 : c - lo_off;
+			int64_t hi = c + hi_off > a->c - 1 ? a->c - 1 : c + hi_off;
+			double sq = 0.0;
+
+			for (int64_t k = lo; k <= hi; k++) {
+				double v = ert_nx_ld(a->in->data, dt, (nb * a->c + k) * a->spatial + s);
+
+				sq += v * v;
+			}
+			int64_t i = (nb * a->c + c) * a->spatial + s;
+			double d = pow(a->bias + a->alpha / (double)a->size * sq, a->beta);
+
+			ert_nx_st(a->out->data, dt, i, ert_nx_ld(a->in->data, dt, i) / d);
+		}
+	}
+}
+
+static ert_status lrn_compute(struct ert_cpu *cpu, struct ert_exec *x, struct ert_err *err)
+{
+	const struct ert_value *in = x->in[0];
+	struct lrn_args a = {
+		.in = in, .out = x->out[0], .c = in->dims[1],
+		.spatial = ert_nx_span(in, 2, in->rank),
+		.size = ert_attr_int(x->node, "size", 1),
+		.alpha = ert_attr_float(x->node, "alpha", 1e-4f),
+		.beta = ert_attr_float(x->node, "beta", 0.75f),
+		.bias = ert_attr_float(x->node, "bias", 1.0f),
+	};
+	int64_t rows = in->dims[0] * a.spatial;
+
+	if (rows > 0 && a.c > 0)
+		ert_parallel_for(cpu->pool, rows, grain_for(a.c * a.size), lrn_range, &a);
+	return ERT_OK;
+}
+
+static bool float_x(const struct ert_exec *x)
+{
+	return x->in[0] && ert_nx_is_float(x->in[0]->dtype);
+}
 
 const struct ert_cpu_op ert_cpu_ops_norm[] = {
+	{ .op = ERT_OP_Softmax, .supports = float_x, .compute = softmax_compute },
+	{ .op = ERT_OP_LogSoftmax, .supports = float_x, .compute = softmax_compute },
+	{ .op = ERT_OP_Hardmax, .supports = float_x, .compute = softmax_compute },
+	{ .op = ERT_OP_LpNormalization, .supports = float_x, .compute = lp_norm_compute },
+	{ .op = ERT_OP_LRN, .supports = float_x, .compute = lrn_compute },
+	{ .op = ERT_OP_LayerNormalization, .supports = float_x, .compute = ert_cpu_layer_norm },
+	{ .op = ERT_OP_BatchNormalization, .supports = float_x, .compute = ert_cpu_batch_norm },
+	{ .op = ERT_OP_InstanceNormalization, .supports = float_x,
+	  .compute = ert_cpu_instance_norm },
+	{ .op = ERT_OP_GroupNormalization, .supports = float_x, .compute = ert_cpu_group_norm },
+	{ .op = ERT_OP_MeanVarianceNormalization, .supports = float_x,
+	  .workspace = ert_cpu_mvn_workspace, .compute = ert_cpu_mvn },
 	{ .compute = NULL },
 };
