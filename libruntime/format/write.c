@@ -1,0 +1,570 @@
+/* SPDX-License-Identifier: MIT */
+/* .ert writer: graph → image (docs/model-format.md), and atomic file output. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "ert-op-impl.h"
+#include "format/format-priv.h"
+
+struct buf {
+	uint8_t *p;
+	size_t len, cap;
+	bool oom;
+};
+
+static uint8_t *buf_grow(struct buf *b, size_t n)
+{
+	if (b->oom)
+		return NULL;
+	if (n > SIZE_MAX - b->len) {
+		b->oom = true;
+		return NULL;
+	}
+	if (b->len + n > b->cap) {
+		size_t cap = b->cap ? b->cap : 256;
+
+		while (cap < b->len + n)
+			cap = cap > SIZE_MAX / 2 ? b->len + n : cap * 2;
+		uint8_t *p = realloc(b->p, cap);
+
+		if (!p) {
+			b->oom = true;
+			return NULL;
+		}
+		b->p = p;
+		b->cap = cap;
+	}
+	uint8_t *at = b->p + b->len;
+
+	b->len += n;
+	return at;
+}
+
+static void put_bytes(struct buf *b, const void *src, size_t n)
+{
+	uint8_t *p = buf_grow(b, n);
+
+	if (p && n)
+		memcpy(p, src, n);
+}
+
+static void put_u32(struct buf *b, uint32_t v)
+{
+	uint8_t *p = buf_grow(b, 4);
+
+	if (p)
+		fmt_put32(p, v);
+}
+
+static void put_u64(struct buf *b, uint64_t v)
+{
+	uint8_t *p = buf_grow(b, 8);
+
+	if (p)
+		fmt_put64(p, v);
+}
+
+static void put_f32(struct buf *b, float f)
+{
+	uint32_t u;
+
+	memcpy(&u, &f, 4);
+	put_u32(b, u);
+}
+
+static void pad_to(struct buf *b, size_t align)
+{
+	size_t n = (align - b->len % align) % align;
+	uint8_t *p = buf_grow(b, n);
+
+	if (p && n)
+		memset(p, 0, n);
+}
+
+/* String table with de-duplication through an open-addressing hash. */
+struct strtab {
+	struct buf index, bytes;
+	uint32_t count, cap;
+	uint32_t *slots;   /* string number + 1; 0 empty */
+	bool oom;
+};
+
+static uint32_t hash_bytes(const char *s, uint32_t len)
+{
+	uint32_t h = 2166136261u;
+
+	for (uint32_t i = 0; i < len; i++)
+		h = (h ^ (uint8_t)s[i]) * 16777619u;
+	return h;
+}
+
+static bool str_equal(const struct strtab *st, uint32_t k, const char *s, uint32_t len)
+{
+	uint32_t off = fmt_get32(st->index.p + 8 * k), l = fmt_get32(st->index.p + 8 * k + 4);
+
+	return l == len && memcmp(st->bytes.p + off, s, len) == 0;
+}
+
+static bool strtab_rehash(struct strtab *st)
+{
+	uint32_t cap = st->cap ? st->cap * 2 : 256;
+	uint32_t *slots = calloc(cap, sizeof(*slots));
+
+	if (!slots)
+		return false;
+	for (uint32_t k = 0; k < st->count; k++) {
+		uint32_t off = fmt_get32(st->index.p + 8 * k), l = fmt_get32(st->index.p + 8 * k + 4);
+		uint32_t j = hash_bytes((const char *)st->bytes.p + off, l) & (cap - 1);
+
+		while (slots[j])
+			j = (j + 1) & (cap - 1);
+		slots[j] = k + 1;
+	}
+	free(st->slots);
+	st->slots = slots;
+	st->cap = cap;
+	return true;
+}
+
+static uint32_t strtab_add(struct strtab *st, const char *s, size_t len)
+{
+	if (st->oom)
+		return 0;
+	if (len > UINT32_MAX - 1 || st->bytes.len > UINT32_MAX - len - 1 ||
+	    st->count >= UINT32_MAX - 1 || ((st->count + 1) * 2 > st->cap && !strtab_rehash(st))) {
+		st->oom = true;
+		return 0;
+	}
+	uint32_t j = hash_bytes(s, (uint32_t)len) & (st->cap - 1);
+
+	for (; st->slots[j]; j = (j + 1) & (st->cap - 1))
+		if (str_equal(st, st->slots[j] - 1, s, (uint32_t)len))
+			return st->slots[j] - 1;
+	put_u32(&st->index, (uint32_t)st->bytes.len);
+	put_u32(&st->index, (uint32_t)len);
+	put_bytes(&st->bytes, s, len);
+	put_bytes(&st->bytes, "", 1);
+	if (st->index.oom || st->bytes.oom) {
+		st->oom = true;
+		return 0;
+	}
+	st->slots[j] = st->count + 1;
+	return st->count++;
+}
+
+static uint32_t str_ref(struct strtab *st, const char *s)
+{
+	return s ? strtab_add(st, s, strlen(s)) : FMT_STR_NONE;
+}
+
+struct writer {
+	const struct ert_graph *g;
+	struct ert_write_options opt;
+	struct strtab strs;
+	struct buf tensors, nodes, graph, weights;
+	uint8_t *enc;        /* per tensor: chosen enum fmt_encoding */
+	size_t *data_field;  /* per tensor: position of data_offset in ->tensors */
+	struct ert_err *err;
+};
+
+/* Decide the storage of every constant from the options and how it is used. */
+static bool choose_encodings(struct writer *w)
+{
+	const struct ert_graph *g = w->g;
+	uint8_t *weight = calloc(g->n_tensors ? g->n_tensors : 1, 1);
+	uint8_t *by_value = calloc(g->n_tensors ? g->n_tensors : 1, 1);
+
+	w->enc = calloc(g->n_tensors ? g->n_tensors : 1, 1);
+	w->data_field = calloc(g->n_tensors ? g->n_tensors : 1, sizeof(size_t));
+	if (!weight || !by_value || !w->enc || !w->data_field) {
+		free(weight);
+		free(by_value);
+		return false;
+	}
+	for (uint32_t i = 0; i < g->n_nodes; i++) {
+		const struct ert_node *n = &g->nodes[i];
+		uint32_t vin = ert_op_value_inputs(n->op);
+
+		if (n->dead)
+			continue;
+		for (uint32_t k = 0; k < n->n_inputs && k < 32; k++)
+			if (n->inputs[k] >= 0 && (vin >> k) & 1)
+				by_value[n->inputs[k]] = 1;
+		if ((n->op == ERT_OP_Conv || n->op == ERT_OP_ConvTranspose ||
+		     n->op == ERT_OP_Gemm || n->op == ERT_OP_MatMul) &&
+		    n->n_inputs > 1 && n->inputs[1] >= 0)
+			weight[n->inputs[1]] = 1;
+	}
+	for (uint32_t t = 0; t < g->n_tensors; t++) {
+		const struct ert_tensor *x = &g->tensors[t];
+		int64_t numel = ert_shape_numel(x->rank, x->dims);
+
+		if (!(x->flags & ERT_TENSOR_CONST))
+			continue;
+		w->enc[t] = FMT_ENC_RAW;
+		if (x->dtype != ERT_DTYPE_FLOAT32 || by_value[t] || numel <= 0)
+			continue;
+		if (weight[t] && numel >= FMT_QUANT_MIN_ELEMS && w->opt.weight_bits == 8)
+			w->enc[t] = FMT_ENC_Q8;
+		else if (weight[t] && numel >= FMT_QUANT_MIN_ELEMS && w->opt.weight_bits == 4)
+			w->enc[t] = FMT_ENC_Q4;
+		else if (w->opt.fp16)
+			w->enc[t] = FMT_ENC_FP16;
+	}
+	free(weight);
+	free(by_value);
+	return true;
+}
+
+static ert_status write_tensor(struct writer *w, uint32_t t)
+{
+	const struct ert_tensor *x = &w->g->tensors[t];
+	enum fmt_encoding enc = (enum fmt_encoding)w->enc[t];
+	int64_t numel = ert_shape_numel(x->rank, x->dims);
+	uint32_t block = enc == FMT_ENC_Q8 || enc == FMT_ENC_Q4 ? w->opt.weight_block : 0;
+	uint64_t off = 0, size = 0;
+
+	if (x->rank < -1 || x->rank > ERT_MAX_RANK) {
+		ert_err_set(w->err, "tensor '%s' has rank %d", x->name, x->rank);
+		return ERT_STATUS_INVALID_ARGUMENT;
+	}
+	if (enc != FMT_ENC_NONE) {
+		if (numel < 0 || (!x->data && x->nbytes)) {
+			ert_err_set(w->err, "constant '%s' has no known shape or no data", x->name);
+			return ERT_STATUS_INVALID_ARGUMENT;
+		}
+		size = enc == FMT_ENC_RAW ? x->nbytes
+					  : fmt_encoded_size(enc, x->rank, x->dims, numel, block);
+		if (enc == FMT_ENC_RAW && x->nbytes != ert_dtype_bytes(x->dtype, numel)) {
+			ert_err_set(w->err, "constant '%s' holds %zu bytes, its shape needs %zu",
+				    x->name, x->nbytes, ert_dtype_bytes(x->dtype, numel));
+			return ERT_STATUS_INVALID_ARGUMENT;
+		}
+		pad_to(&w->weights, FMT_ALIGN);
+		off = w->weights.len; /* rebased by assemble() */
+		uint8_t *dst = buf_grow(&w->weights, size);
+
+		if (!dst)
+			return ERT_STATUS_OUT_OF_MEMORY;
+		if (enc == FMT_ENC_RAW) {
+			if (size)
+				memcpy(dst, x->data, size);
+		} else {
+			if (x->nbytes != (uint64_t)numel * 4) {
+				ert_err_set(w->err, "constant '%s' holds %zu bytes, its shape needs %llu",
+					    x->name, x->nbytes, (unsigned long long)numel * 4);
+				return ERT_STATUS_INVALID_ARGUMENT;
+			}
+			fmt_encode(enc, x->data, x->rank, x->dims, numel, block, dst);
+		}
+	}
+
+	struct buf *b = &w->tensors;
+
+	put_u32(b, str_ref(&w->strs, x->name));
+	put_u32(b, (uint32_t)x->dtype);
+	put_u32(b, enc);
+	put_u32(b, (uint32_t)x->rank);
+	put_u32(b, x->flags & FMT_TENSOR_FLAGS);
+	put_u32(b, block);
+	for (int i = 0; i < ERT_MAX_RANK; i++)
+		put_u64(b, i < x->rank ? (uint64_t)x->dims[i] : 0);
+	for (int i = 0; i < ERT_MAX_RANK; i++)
+		put_u32(b, i < x->rank ? str_ref(&w->strs, x->dim_names[i]) : FMT_STR_NONE);
+	w->data_field[t] = b->len;
+	put_u64(b, off);
+	put_u64(b, size);
+	put_u32(b, (uint32_t)(x->quant.count ? x->quant.axis : -1));
+	put_u32(b, x->quant.count);
+	put_u32(b, x->quant.count && x->quant.zero_points ? 1 : 0);
+	for (uint32_t i = 0; i < x->quant.count; i++)
+		put_f32(b, x->quant.scales[i]);
+	if (x->quant.count && x->quant.zero_points)
+		for (uint32_t i = 0; i < x->quant.count; i++)
+			put_u32(b, (uint32_t)x->quant.zero_points[i]);
+	return ERT_OK;
+}
+
+static void write_attr(struct writer *w, const struct ert_attr *a)
+{
+	struct buf *b = &w->nodes;
+	uint32_t count = a->type == ERT_ATTR_FLOATS || a->type == ERT_ATTR_INTS ||
+			 a->type == ERT_ATTR_STRINGS ? a->count : 1;
+
+	put_u32(b, str_ref(&w->strs, a->name));
+	put_u32(b, a->type);
+	put_u32(b, count);
+	switch (a->type) {
+	case ERT_ATTR_FLOAT:
+		put_f32(b, a->f);
+		break;
+	case ERT_ATTR_INT:
+		put_u64(b, (uint64_t)a->i);
+		break;
+	case ERT_ATTR_STRING:
+		/* importers may leave len 0 for plain C strings */
+		put_u32(b, strtab_add(&w->strs, a->s ? a->s : "",
+				      !a->s ? 0 : a->len ? a->len : strlen(a->s)));
+		break;
+	case ERT_ATTR_TENSOR:
+		put_u32(b, (uint32_t)a->tensor);
+		break;
+	case ERT_ATTR_FLOATS:
+		for (uint32_t i = 0; i < count; i++)
+			put_f32(b, a->floats[i]);
+		break;
+	case ERT_ATTR_INTS:
+		for (uint32_t i = 0; i < count; i++)
+			put_u64(b, (uint64_t)a->ints[i]);
+		break;
+	case ERT_ATTR_STRINGS:
+		for (uint32_t i = 0; i < count; i++)
+			put_u32(b, str_ref(&w->strs, a->strings[i]));
+		break;
+	default:
+		break;
+	}
+}
+
+static ert_status write_nodes(struct writer *w)
+{
+	const struct ert_graph *g = w->g;
+	uint32_t live = 0;
+
+	for (uint32_t i = 0; i < g->n_nodes; i++)
+		live += !g->nodes[i].dead;
+	put_u32(&w->nodes, live);
+	for (uint32_t i = 0; i < g->n_nodes; i++) {
+		const struct ert_node *n = &g->nodes[i];
+
+		if (n->dead)
+			continue;
+		if ((unsigned)n->op >= ERT_OP_COUNT) {
+			ert_err_set(w->err, "node '%s' has an unknown op", n->name);
+			return ERT_STATUS_INVALID_ARGUMENT;
+		}
+		for (uint32_t a = 0; a < n->n_attrs; a++) {
+			enum ert_attr_type ty = n->attrs[a].type;
+
+			if (ty < ERT_ATTR_FLOAT || ty > ERT_ATTR_STRINGS || ty == 5) {
+				ert_err_set(w->err, "node '%s' attribute '%s' has type %d",
+					    n->name, n->attrs[a].name, (int)ty);
+				return ERT_STATUS_INVALID_ARGUMENT;
+			}
+		}
+		put_u32(&w->nodes, str_ref(&w->strs, ert_op_name(n->op)));
+		put_u32(&w->nodes, str_ref(&w->strs, n->name));
+		put_u32(&w->nodes, n->opset);
+		put_u32(&w->nodes, n->n_inputs);
+		put_u32(&w->nodes, n->n_outputs);
+		put_u32(&w->nodes, n->n_attrs);
+		for (uint32_t k = 0; k < n->n_inputs; k++)
+			put_u32(&w->nodes, (uint32_t)n->inputs[k]);
+		for (uint32_t k = 0; k < n->n_outputs; k++)
+			put_u32(&w->nodes, (uint32_t)n->outputs[k]);
+		for (uint32_t a = 0; a < n->n_attrs; a++)
+			write_attr(w, &n->attrs[a]);
+	}
+	return ERT_OK;
+}
+
+static void write_graph(struct writer *w)
+{
+	const struct ert_graph *g = w->g;
+
+	put_u32(&w->graph, str_ref(&w->strs, g->producer ? g->producer : ""));
+	put_u64(&w->graph, (uint64_t)g->ir_version);
+	put_u64(&w->graph, (uint64_t)g->opset);
+	put_u32(&w->graph, g->n_inputs);
+	for (uint32_t k = 0; k < g->n_inputs; k++)
+		put_u32(&w->graph, (uint32_t)g->inputs[k]);
+	put_u32(&w->graph, g->n_outputs);
+	for (uint32_t k = 0; k < g->n_outputs; k++)
+		put_u32(&w->graph, (uint32_t)g->outputs[k]);
+}
+
+/* Put header, section table and sections together; weights go last, aligned. */
+static ert_status assemble(struct writer *w, void **data_out, size_t *size_out)
+{
+	struct buf strings = { 0 }, out = { 0 };
+	struct buf *meta[4] = { &strings, &w->tensors, &w->nodes, &w->graph };
+	uint64_t off[5], size[5];
+	uint32_t hdr = FMT_HEADER_V1 + FMT_SEC_COUNT_V1 * FMT_SECTION_ENTRY;
+
+	put_u32(&strings, w->strs.count);
+	if (w->strs.index.len)
+		put_bytes(&strings, w->strs.index.p, w->strs.index.len);
+	if (w->strs.bytes.len)
+		put_bytes(&strings, w->strs.bytes.p, w->strs.bytes.len);
+
+	uint64_t pos = hdr;
+
+	for (int s = 0; s < 4; s++) {
+		pos = (pos + 7) & ~(uint64_t)7;
+		off[s] = pos;
+		size[s] = meta[s]->len;
+		pos += size[s];
+	}
+	pos = (pos + FMT_ALIGN - 1) & ~(uint64_t)(FMT_ALIGN - 1);
+	off[4] = pos;
+	size[4] = w->weights.len;
+
+	/* Data offsets were written relative to the weights; make them absolute. */
+	if (!w->tensors.oom)
+		for (uint32_t t = 0; t < w->g->n_tensors; t++)
+			if (w->enc[t] != FMT_ENC_NONE)
+				fmt_put64(w->tensors.p + w->data_field[t],
+					  fmt_get64(w->tensors.p + w->data_field[t]) + off[4]);
+
+	uint8_t *h = buf_grow(&out, hdr);
+
+	if (h) {
+		memset(h, 0, hdr);
+		memcpy(h, FMT_MAGIC, FMT_MAGIC_LEN);
+		fmt_put32(h + FMT_OFF_VERSION, ERT_FORMAT_VERSION);
+		fmt_put64(h + FMT_OFF_FILE_SIZE, off[4] + size[4]);
+		fmt_put32(h + FMT_OFF_NSECTIONS, FMT_SEC_COUNT_V1);
+		fmt_put32(h + FMT_OFF_HEADER_SIZE, FMT_HEADER_V1);
+		for (uint32_t s = 0; s < FMT_SEC_COUNT_V1; s++) {
+			uint8_t *e = h + FMT_HEADER_V1 + s * FMT_SECTION_ENTRY;
+
+			fmt_put32(e, s + 1);
+			fmt_put64(e + 8, off[s]);
+			fmt_put64(e + 16, size[s]);
+		}
+	}
+	for (int s = 0; s < 4; s++) {
+		pad_to(&out, 8);
+		if (meta[s]->len)
+			put_bytes(&out, meta[s]->p, meta[s]->len);
+	}
+	pad_to(&out, FMT_ALIGN);
+	if (w->weights.len)
+		put_bytes(&out, w->weights.p, w->weights.len);
+	free(strings.p);
+	if (out.oom || strings.oom) {
+		free(out.p);
+		ert_err_set(w->err, "out of memory writing model");
+		return ERT_STATUS_OUT_OF_MEMORY;
+	}
+	fmt_put32(out.p + FMT_OFF_CHECKSUM, fmt_checksum(out.p, FMT_HEADER_V1, FMT_SEC_COUNT_V1));
+	*data_out = out.p;
+	*size_out = out.len;
+	return ERT_OK;
+}
+
+ert_status ert_format_write_memory(const struct ert_graph *g,
+				   const struct ert_write_options *opt, void **data_out,
+				   size_t *size_out, struct ert_err *err)
+{
+	struct writer w = { .g = g, .err = err };
+	ert_status st = ERT_OK;
+
+	if (!g || !data_out || !size_out) {
+		ert_err_set(err, "failed to write model: missing graph or output");
+		return ERT_STATUS_INVALID_ARGUMENT;
+	}
+	if (opt)
+		w.opt = *opt;
+	if (w.opt.weight_bits != 0 && w.opt.weight_bits != 8 && w.opt.weight_bits != 4) {
+		ert_err_set(err, "failed to write model: weight_bits %u (use 0, 4 or 8)",
+			    w.opt.weight_bits);
+		return ERT_STATUS_INVALID_ARGUMENT;
+	}
+	if (!w.opt.weight_block)
+		w.opt.weight_block = FMT_DEFAULT_BLOCK;
+	if (!choose_encodings(&w)) {
+		st = ERT_STATUS_OUT_OF_MEMORY;
+		goto out;
+	}
+	put_u32(&w.tensors, g->n_tensors);
+	for (uint32_t t = 0; t < g->n_tensors && st == ERT_OK; t++)
+		st = write_tensor(&w, t);
+	if (st == ERT_OK)
+		st = write_nodes(&w);
+	if (st == ERT_OK)
+		write_graph(&w);
+	if (st == ERT_OK && (w.strs.oom || w.tensors.oom || w.nodes.oom || w.graph.oom ||
+			     w.weights.oom))
+		st = ERT_STATUS_OUT_OF_MEMORY;
+	if (st == ERT_OK)
+		st = assemble(&w, data_out, size_out);
+out:
+	if (st == ERT_STATUS_OUT_OF_MEMORY)
+		ert_err_set(err, "out of memory writing model");
+	free(w.enc);
+	free(w.data_field);
+	free(w.strs.index.p);
+	free(w.strs.bytes.p);
+	free(w.strs.slots);
+	free(w.tensors.p);
+	free(w.nodes.p);
+	free(w.graph.p);
+	free(w.weights.p);
+	return st;
+}
+
+ert_status ert_format_write_file(const struct ert_graph *g, const struct ert_write_options *opt,
+				 const char *path, struct ert_err *err)
+{
+	void *data = NULL;
+	size_t size = 0;
+	char *tmp;
+	int fd;
+	ert_status st;
+
+	if (!path) {
+		ert_err_set(err, "failed to write model: no path");
+		return ERT_STATUS_INVALID_ARGUMENT;
+	}
+	st = ert_format_write_memory(g, opt, &data, &size, err);
+	if (st != ERT_OK)
+		return st;
+	tmp = malloc(strlen(path) + 16);
+	if (!tmp) {
+		free(data);
+		ert_err_set(err, "out of memory writing model");
+		return ERT_STATUS_OUT_OF_MEMORY;
+	}
+	/* Same directory as the target so rename() replaces it atomically. */
+	sprintf(tmp, "%s.tmp.XXXXXX", path);
+	fd = mkstemp(tmp);
+	if (fd < 0) {
+		ert_err_set(err, "failed to create %s: %s", tmp, strerror(errno));
+		st = ERT_STATUS_IO;
+		goto out;
+	}
+	for (size_t done = 0; done < size;) {
+		ssize_t n = write(fd, (const uint8_t *)data + done, size - done);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			ert_err_set(err, "failed to write %s: %s", tmp,
+				    n < 0 ? strerror(errno) : "short write");
+			st = ERT_STATUS_IO;
+			break;
+		}
+		done += (size_t)n;
+	}
+	if (st == ERT_OK && fsync(fd) != 0) {
+		ert_err_set(err, "failed to write %s: %s", tmp, strerror(errno));
+		st = ERT_STATUS_IO;
+	}
+	if (close(fd) != 0 && st == ERT_OK) {
+		ert_err_set(err, "failed to write %s: %s", tmp, strerror(errno));
+		st = ERT_STATUS_IO;
+	}
+	if (st == ERT_OK && rename(tmp, path) != 0) {
+		ert_err_set(err, "failed to rename %s to %s: %s", tmp, path, strerror(errno));
+		st = ERT_STATUS_IO;
+	}
+	if (st != ERT_OK)
+		unlink(tmp);
+out:
+	free(tmp);
+	free(data);
+	return st;
+}
