@@ -27,6 +27,7 @@ struct conform_opts {
 	const char *gate_file;   /* op types a test must pass when it uses only these */
 	double min_rate;         /* with a gate: minimum share of all tests passed */
 	bool verbose;
+	bool gating;             /* --gate or --min-rate given */
 };
 
 enum verdict { PASS, FAIL, SKIP };
@@ -63,8 +64,8 @@ static const char usage[] =
 	"      --gate FILE       op types (one per line) a case must pass when it uses\n"
 	"                        only these; then 'failed' counts only such cases and\n"
 	"                        cases using other ops that do not pass are 'skipped'\n"
-	"      --min-rate R      with --gate: fail unless at least R (0..1) of all\n"
-	"                        cases pass\n"
+	"      --min-rate R      fail unless at least R (0..1) of all cases pass;\n"
+	"                        without --gate, failures then count as skipped\n"
 	"  -v, --verbose         print every case\n"
 	"  -h, --help            show this help\n"
 	"\n"
@@ -602,6 +603,7 @@ int ert_cmd_conform(int argc, char **argv)
 	}
 	if (o.gate_file && load_gate(&t, o.gate_file) != 0)
 		goto out;
+	o.gating = o.gate_file || o.min_rate > 0;
 	for (int i = optind; i < argc; i++) {
 		if (!is_dir(argv[i])) {
 			fprintf(stderr, "edgert conform: '%s' is not a directory\n", argv[i]);
@@ -622,6 +624,7 @@ int ert_cmd_conform(int argc, char **argv)
 		if (o.gate_file) {
 			char mp[4200];
 
+
 			snprintf(mp, sizeof(mp), "%s/model.onnx", cases[i]);
 			gated = in_gate(&t, mp);
 		}
@@ -635,7 +638,7 @@ int ert_cmd_conform(int argc, char **argv)
 			break;
 		case FAIL:
 			t.failed++;
-			if (o.gate_file && !gated)
+			if (o.gating && !gated)
 				t.outside_not_passed++;
 			else
 				t.gate_failed++;
@@ -645,9 +648,9 @@ int ert_cmd_conform(int argc, char **argv)
 		case SKIP:
 			t.skipped++;
 			count_skip(&t, skip_op);
-			if (o.gate_file && !gated) {
+			if (o.gating && !gated) {
 				t.outside_not_passed++;
-			} else if (o.gate_file) {
+			} else if (o.gating) {
 				t.gate_failed++;
 				printf("FAIL %s: unsupported op '%s' (inside the gate)\n", name, skip_op);
 			}
@@ -665,7 +668,7 @@ int ert_cmd_conform(int argc, char **argv)
 			printf(" %s x%u%s", t.skips[i].op, t.skips[i].n, i + 1 < t.n_skips ? "," : "");
 		printf("\n");
 	}
-	if (o.gate_file) {
+	if (o.gating) {
 		double rate = n_cases ? (double)t.passed / n_cases : 0;
 		bool rate_ok = rate + 1e-12 >= o.min_rate;
 
