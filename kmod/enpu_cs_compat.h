@@ -19,14 +19,14 @@
 #include <errno.h>
 #include <linux/types.h>
 
-typedef uint8_t u8;
-typedef int8_t s8;
-typedef uint16_t u16;
-typedef int16_t s16;
-typedef uint32_t u32;
-typedef int32_t s32;
-typedef uint64_t u64;
-typedef int64_t s64;
+typedef __u8 u8;
+typedef __s8 s8;
+typedef __u16 u16;
+typedef __s16 s16;
+typedef __u32 u32;
+typedef __s32 s32;
+typedef __u64 u64;
+typedef __s64 s64;
 #ifndef U64_MAX
 #define U64_MAX UINT64_MAX
 #endif

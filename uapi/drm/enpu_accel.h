@@ -160,11 +160,11 @@ struct drm_enpu_bo_mmap_offset {
 };
 
 /** ENPU_BO_USERPTR - the BO wraps pinned user memory */
-#define ENPU_BO_USERPTR		(1u << 0)
+#define ENPU_BO_USERPTR		0x1u
 /** ENPU_BO_READONLY - the NPU may only read the BO */
-#define ENPU_BO_READONLY	(1u << 1)
+#define ENPU_BO_READONLY	0x2u
 /** ENPU_BO_IMPORTED - the BO was imported from a dma-buf */
-#define ENPU_BO_IMPORTED	(1u << 2)
+#define ENPU_BO_IMPORTED	0x4u
 
 /**
  * struct drm_enpu_bo_info - describe a BO (DRM_IOCTL_ENPU_BO_INFO)
@@ -183,7 +183,7 @@ struct drm_enpu_bo_info {
 };
 
 /** ENPU_USERPTR_READONLY - pin for NPU reads only; the pages may be read-only */
-#define ENPU_USERPTR_READONLY	(1u << 0)
+#define ENPU_USERPTR_READONLY	0x1u
 /** ENPU_USERPTR_FLAGS - every flag DRM_IOCTL_ENPU_BO_USERPTR knows */
 #define ENPU_USERPTR_FLAGS	ENPU_USERPTR_READONLY
 
@@ -221,9 +221,9 @@ struct drm_enpu_bo_wait {
 };
 
 /** ENPU_JOB_BO_READ - the job reads the BO */
-#define ENPU_JOB_BO_READ	(1u << 0)
+#define ENPU_JOB_BO_READ	0x1u
 /** ENPU_JOB_BO_WRITE - the job writes the BO (implies read ordering) */
-#define ENPU_JOB_BO_WRITE	(1u << 1)
+#define ENPU_JOB_BO_WRITE	0x2u
 /** ENPU_JOB_BO_FLAGS - every flag of &struct drm_enpu_job_bo */
 #define ENPU_JOB_BO_FLAGS	(ENPU_JOB_BO_READ | ENPU_JOB_BO_WRITE)
 
@@ -243,7 +243,7 @@ struct drm_enpu_job_bo {
 };
 
 /** ENPU_JOB_TEST_HANG - test hook: the engine stalls on this job (needs test_hooks=1) */
-#define ENPU_JOB_TEST_HANG	(1u << 31)
+#define ENPU_JOB_TEST_HANG	0x80000000u
 /** ENPU_JOB_FLAGS - every flag of &struct drm_enpu_job */
 #define ENPU_JOB_FLAGS		ENPU_JOB_TEST_HANG
 

@@ -1,0 +1,204 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * Copyright (C) 2026 The edgert authors
+ *
+ * enpu: DRM accel driver for the edgert virtual NPU. The module registers
+ * a platform device standing in for the NPU block, and binds to it.
+ */
+#include <linux/dma-mapping.h>
+#include <linux/module.h>
+#include <linux/platform_device.h>
+#include <linux/slab.h>
+#include <linux/uaccess.h>
+#include <drm/drm_accel.h>
+#include <drm/drm_drv.h>
+#include <drm/drm_gem.h>
+#include <drm/drm_gem_shmem_helper.h>
+#include <drm/drm_ioctl.h>
+#include <drm/enpu_accel.h>
+
+#include "enpu_drv.h"
+#include "enpu_engine.h"
+#include "enpu_gem.h"
+#include "enpu_job.h"
+
+static unsigned int enpu_cores = 2;
+module_param_named(cores, enpu_cores, uint, 0444);
+MODULE_PARM_DESC(cores, "Number of virtual NPU cores (1-8, default 2)");
+
+unsigned int enpu_job_timeout_ms = 2000;
+module_param_named(job_timeout_ms, enpu_job_timeout_ms, uint, 0444);
+MODULE_PARM_DESC(job_timeout_ms, "Time a job may go without progress before reset (ms)");
+
+bool enpu_test_hooks;
+module_param_named(test_hooks, enpu_test_hooks, bool, 0644);
+MODULE_PARM_DESC(test_hooks, "Allow test hooks such as ENPU_JOB_TEST_HANG (default off)");
+
+unsigned int enpu_test_delay_us;
+module_param_named(test_delay_us, enpu_test_delay_us, uint, 0644);
+MODULE_PARM_DESC(test_delay_us, "Test hook: engine sleeps this long per unit of work");
+
+static struct platform_device *enpu_pdev;
+
+static int enpu_query_device(struct enpu_device *edev, struct drm_enpu_query *args)
+{
+	struct drm_enpu_query_device q = {
+		.uapi_version = ENPU_UAPI_VERSION_MAJOR << 16 | ENPU_UAPI_VERSION_MINOR,
+		.num_cores = edev->num_cores,
+		.cs_version = ENPU_CS_VERSION,
+		.max_jobs_per_submit = ENPU_MAX_JOBS_PER_SUBMIT,
+		.opcode_mask = GENMASK_ULL(ENPU_OP_COUNT - 1, 0),
+		.max_bo_size = ENPU_MAX_BO_SIZE,
+		.max_cs_size = ENPU_MAX_CS_SIZE,
+		.max_bos_per_job = ENPU_MAX_BOS_PER_JOB,
+		.max_in_syncobjs = ENPU_MAX_IN_SYNCOBJS,
+		.job_timeout_ms = enpu_job_timeout_ms,
+	};
+	u32 len = min_t(u32, args->size, sizeof(q));
+
+	if (len && copy_to_user(u64_to_user_ptr(args->ptr), &q, len))
+		return -EFAULT;
+	args->size = sizeof(q);
+	return 0;
+}
+
+static int enpu_query_ioctl(struct drm_device *dev, void *data, struct drm_file *file)
+{
+	struct drm_enpu_query *args = data;
+
+	if (args->flags || args->pad)
+		return -EINVAL;
+	switch (args->type) {
+	case DRM_ENPU_QUERY_DEVICE:
+		return enpu_query_device(to_enpu_device(dev), args);
+	default:
+		return -EINVAL;
+	}
+}
+
+static int enpu_open(struct drm_device *dev, struct drm_file *file)
+{
+	struct enpu_device *edev = to_enpu_device(dev);
+	struct enpu_file *fpriv;
+	int ret;
+
+	fpriv = kzalloc(sizeof(*fpriv), GFP_KERNEL);
+	if (!fpriv)
+		return -ENOMEM;
+	fpriv->edev = edev;
+	mutex_init(&fpriv->submit_lock);
+	ret = drm_sched_entity_init(&fpriv->entity, DRM_SCHED_PRIORITY_NORMAL,
+				    edev->scheds, edev->num_cores, NULL);
+	if (ret) {
+		kfree(fpriv);
+		return ret;
+	}
+	file->driver_priv = fpriv;
+	return 0;
+}
+
+static void enpu_postclose(struct drm_device *dev, struct drm_file *file)
+{
+	struct enpu_file *fpriv = file->driver_priv;
+
+	/* waits for queued jobs, or kills them when the process is exiting */
+	drm_sched_entity_destroy(&fpriv->entity);
+	mutex_destroy(&fpriv->submit_lock);
+	kfree(fpriv);
+}
+
+static const struct drm_ioctl_desc enpu_ioctls[] = {
+	DRM_IOCTL_DEF_DRV(ENPU_QUERY, enpu_query_ioctl, 0),
+	DRM_IOCTL_DEF_DRV(ENPU_BO_CREATE, enpu_bo_create_ioctl, 0),
+	DRM_IOCTL_DEF_DRV(ENPU_BO_MMAP_OFFSET, enpu_bo_mmap_offset_ioctl, 0),
+	DRM_IOCTL_DEF_DRV(ENPU_BO_INFO, enpu_bo_info_ioctl, 0),
+	DRM_IOCTL_DEF_DRV(ENPU_BO_USERPTR, enpu_bo_userptr_ioctl, 0),
+	DRM_IOCTL_DEF_DRV(ENPU_BO_WAIT, enpu_bo_wait_ioctl, 0),
+	DRM_IOCTL_DEF_DRV(ENPU_SUBMIT, enpu_submit_ioctl, 0),
+};
+
+DEFINE_DRM_ACCEL_FOPS(enpu_fops);
+
+static const struct drm_driver enpu_drm_driver = {
+	.driver_features = DRIVER_GEM | DRIVER_COMPUTE_ACCEL | DRIVER_SYNCOBJ,
+	.open = enpu_open,
+	.postclose = enpu_postclose,
+	.ioctls = enpu_ioctls,
+	.num_ioctls = ARRAY_SIZE(enpu_ioctls),
+	.fops = &enpu_fops,
+	.gem_prime_import_sg_table = drm_gem_shmem_prime_import_sg_table,
+	.name = "enpu",
+	.desc = "edgert virtual NPU",
+	.major = ENPU_UAPI_VERSION_MAJOR,
+	.minor = ENPU_UAPI_VERSION_MINOR,
+};
+
+static int enpu_probe(struct platform_device *pdev)
+{
+	struct enpu_device *edev;
+	int ret;
+
+	edev = devm_drm_dev_alloc(&pdev->dev, &enpu_drm_driver, struct enpu_device, drm);
+	if (IS_ERR(edev))
+		return PTR_ERR(edev);
+	platform_set_drvdata(pdev, edev);
+	init_waitqueue_head(&edev->jobs_wq);
+
+	/* exported dma-bufs are mapped for other devices through this device */
+	ret = dma_coerce_mask_and_coherent(&pdev->dev, DMA_BIT_MASK(64));
+	if (ret)
+		return ret;
+	ret = enpu_engine_init(edev, clamp_t(u32, enpu_cores, 1, ENPU_MAX_CORES));
+	if (ret)
+		return ret;
+	ret = drm_dev_register(&edev->drm, 0);
+	if (ret) {
+		enpu_engine_fini(edev);
+		return ret;
+	}
+	return 0;
+}
+
+static void enpu_remove(struct platform_device *pdev)
+{
+	struct enpu_device *edev = platform_get_drvdata(pdev);
+
+	drm_dev_unregister(&edev->drm);
+	enpu_engine_fini(edev);
+}
+
+static struct platform_driver enpu_platform_driver = {
+	.probe = enpu_probe,
+	.remove = enpu_remove,
+	.driver = {
+		.name = "enpu",
+	},
+};
+
+static int __init enpu_init(void)
+{
+	int ret;
+
+	ret = platform_driver_register(&enpu_platform_driver);
+	if (ret)
+		return ret;
+	enpu_pdev = platform_device_register_simple("enpu", PLATFORM_DEVID_NONE, NULL, 0);
+	if (IS_ERR(enpu_pdev)) {
+		platform_driver_unregister(&enpu_platform_driver);
+		return PTR_ERR(enpu_pdev);
+	}
+	return 0;
+}
+
+static void __exit enpu_exit(void)
+{
+	platform_device_unregister(enpu_pdev);
+	platform_driver_unregister(&enpu_platform_driver);
+}
+
+module_init(enpu_init);
+module_exit(enpu_exit);
+
+MODULE_DESCRIPTION("edgert virtual NPU (DRM accel)");
+MODULE_AUTHOR("The edgert authors");
+MODULE_LICENSE("GPL");

@@ -1,0 +1,70 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * Copyright (C) 2026 The edgert authors
+ */
+#ifndef _ENPU_DRV_H_
+#define _ENPU_DRV_H_
+
+#include <linux/atomic.h>
+#include <linux/mutex.h>
+#include <linux/sizes.h>
+#include <linux/wait.h>
+#include <drm/drm_device.h>
+#include <drm/drm_file.h>
+#include <drm/gpu_scheduler.h>
+
+#define ENPU_MAX_CORES		8
+#define ENPU_MAX_JOBS_PER_SUBMIT 64
+#define ENPU_MAX_BOS_PER_JOB	64
+#define ENPU_MAX_IN_SYNCOBJS	32
+#define ENPU_MAX_CS_SIZE	(256 * 1024)
+#define ENPU_MAX_BO_SIZE	SZ_1G
+
+struct enpu_core;
+struct enpu_hw_ops;
+
+/* module parameters (enpu_drv.c) */
+extern unsigned int enpu_job_timeout_ms;
+extern bool enpu_test_hooks;
+extern unsigned int enpu_test_delay_us;
+
+/**
+ * struct enpu_device - one virtual NPU
+ * @drm: the DRM accel device
+ * @hw: the engine behind the driver (virtual NPU, or a real block)
+ * @cores: @num_cores engine cores, one drm_sched scheduler each
+ * @num_cores: number of cores
+ * @scheds: the cores' schedulers, for the per-file entities
+ * @jobs_alive: jobs created and not yet freed
+ * @jobs_wq: woken when @jobs_alive drops to zero
+ * @job_seqno: source of job ids for tracing
+ */
+struct enpu_device {
+	struct drm_device drm;
+	const struct enpu_hw_ops *hw;
+	struct enpu_core *cores;
+	u32 num_cores;
+	struct drm_gpu_scheduler *scheds[ENPU_MAX_CORES];
+	atomic_t jobs_alive;
+	wait_queue_head_t jobs_wq;
+	atomic64_t job_seqno;
+};
+
+/**
+ * struct enpu_file - per-open-file context
+ * @edev: the device
+ * @entity: this file's job queue, balanced over every core
+ * @submit_lock: protects the arm + push order of jobs on @entity
+ */
+struct enpu_file {
+	struct enpu_device *edev;
+	struct drm_sched_entity entity;
+	struct mutex submit_lock; /* protects arm + push order on entity */
+};
+
+static inline struct enpu_device *to_enpu_device(struct drm_device *drm)
+{
+	return container_of(drm, struct enpu_device, drm);
+}
+
+#endif /* _ENPU_DRV_H_ */

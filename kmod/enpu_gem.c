@@ -1,0 +1,237 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * Copyright (C) 2026 The edgert authors
+ *
+ * Buffer objects: shmem-backed BOs from the GEM shmem helpers, and userptr
+ * BOs that wrap long-term pinned user pages.
+ */
+#include <linux/dma-resv.h>
+#include <linux/mm.h>
+#include <linux/slab.h>
+#include <linux/vmalloc.h>
+#include <drm/drm_gem_shmem_helper.h>
+#include <drm/drm_prime.h>
+#include <drm/drm_utils.h>
+#include <drm/enpu_accel.h>
+
+#include "enpu_drv.h"
+#include "enpu_gem.h"
+
+/**
+ * struct enpu_userptr - a BO over pinned user memory
+ * @base: GEM object (private: no shmem file)
+ * @pages: the pinned pages
+ * @npages: number of pages
+ * @readonly: pinned without FOLL_WRITE; the NPU may only read it
+ * @vaddr: kernel mapping, created on first vmap under the BO's dma_resv
+ *	lock (which drm_gem_vmap holds) and kept until the BO is freed
+ */
+struct enpu_userptr {
+	struct drm_gem_object base;
+	struct page **pages;
+	unsigned long npages;
+	bool readonly;
+	void *vaddr;
+};
+
+static const struct drm_gem_object_funcs enpu_userptr_funcs;
+
+static struct enpu_userptr *to_enpu_userptr(struct drm_gem_object *obj)
+{
+	return obj->funcs == &enpu_userptr_funcs ?
+	       container_of(obj, struct enpu_userptr, base) : NULL;
+}
+
+bool enpu_gem_is_readonly(struct drm_gem_object *obj)
+{
+	struct enpu_userptr *up = to_enpu_userptr(obj);
+
+	return up && up->readonly;
+}
+
+static void enpu_userptr_free(struct drm_gem_object *obj)
+{
+	struct enpu_userptr *up = to_enpu_userptr(obj);
+
+	if (up->vaddr)
+		vunmap(up->vaddr);
+	unpin_user_pages_dirty_lock(up->pages, up->npages, !up->readonly);
+	kvfree(up->pages);
+	drm_gem_object_release(obj);
+	kfree(up);
+}
+
+static int enpu_userptr_vmap(struct drm_gem_object *obj, struct iosys_map *map)
+{
+	struct enpu_userptr *up = to_enpu_userptr(obj);
+
+	dma_resv_assert_held(obj->resv);
+	if (!up->vaddr) {
+		up->vaddr = vmap(up->pages, up->npages, VM_MAP, PAGE_KERNEL);
+		if (!up->vaddr)
+			return -ENOMEM;
+	}
+	iosys_map_set_vaddr(map, up->vaddr);
+	return 0;
+}
+
+static void enpu_userptr_vunmap(struct drm_gem_object *obj, struct iosys_map *map)
+{
+	/* the mapping lives as long as the pin; enpu_userptr_free() drops it */
+}
+
+static struct dma_buf *enpu_userptr_export(struct drm_gem_object *obj, int flags)
+{
+	/* the memory belongs to a process already; share it from there */
+	return ERR_PTR(-EINVAL);
+}
+
+static const struct drm_gem_object_funcs enpu_userptr_funcs = {
+	.free = enpu_userptr_free,
+	.vmap = enpu_userptr_vmap,
+	.vunmap = enpu_userptr_vunmap,
+	.export = enpu_userptr_export,
+};
+
+int enpu_bo_create_ioctl(struct drm_device *dev, void *data, struct drm_file *file)
+{
+	struct drm_enpu_bo_create *args = data;
+	struct drm_gem_shmem_object *shmem;
+	u64 size;
+	int ret;
+
+	if (args->flags || !args->size)
+		return -EINVAL;
+	if (args->size > ENPU_MAX_BO_SIZE)
+		return -E2BIG;
+	size = PAGE_ALIGN(args->size);
+
+	shmem = drm_gem_shmem_create(dev, size);
+	if (IS_ERR(shmem))
+		return PTR_ERR(shmem);
+	ret = drm_gem_handle_create(file, &shmem->base, &args->handle);
+	/* the handle holds the reference now, or creation failed */
+	drm_gem_object_put(&shmem->base);
+	if (ret)
+		return ret;
+	args->size = size;
+	return 0;
+}
+
+int enpu_bo_mmap_offset_ioctl(struct drm_device *dev, void *data, struct drm_file *file)
+{
+	struct drm_enpu_bo_mmap_offset *args = data;
+	struct drm_gem_object *obj;
+	int ret;
+
+	if (args->flags)
+		return -EINVAL;
+	obj = drm_gem_object_lookup(file, args->handle);
+	if (!obj)
+		return -ENOENT;
+	if (to_enpu_userptr(obj)) {
+		ret = -EINVAL;
+		goto out_put;
+	}
+	ret = drm_gem_create_mmap_offset(obj);
+	if (!ret)
+		args->offset = drm_vma_node_offset_addr(&obj->vma_node);
+out_put:
+	drm_gem_object_put(obj);
+	return ret;
+}
+
+int enpu_bo_info_ioctl(struct drm_device *dev, void *data, struct drm_file *file)
+{
+	struct drm_enpu_bo_info *args = data;
+	struct drm_gem_object *obj;
+
+	if (args->flags || args->pad)
+		return -EINVAL;
+	obj = drm_gem_object_lookup(file, args->handle);
+	if (!obj)
+		return -ENOENT;
+	args->size = obj->size;
+	args->bo_flags = 0;
+	if (to_enpu_userptr(obj))
+		args->bo_flags |= ENPU_BO_USERPTR;
+	if (enpu_gem_is_readonly(obj))
+		args->bo_flags |= ENPU_BO_READONLY;
+	if (obj->import_attach)
+		args->bo_flags |= ENPU_BO_IMPORTED;
+	drm_gem_object_put(obj);
+	return 0;
+}
+
+int enpu_bo_userptr_ioctl(struct drm_device *dev, void *data, struct drm_file *file)
+{
+	struct drm_enpu_bo_userptr *args = data;
+	unsigned int gup_flags = FOLL_LONGTERM;
+	struct enpu_userptr *up;
+	unsigned long npages;
+	int pinned, ret;
+
+	if ((args->flags & ~ENPU_USERPTR_FLAGS) || !args->size ||
+	    !PAGE_ALIGNED(args->user_ptr) || !PAGE_ALIGNED(args->size) ||
+	    args->user_ptr + args->size < args->user_ptr)
+		return -EINVAL;
+	if (args->size > ENPU_MAX_BO_SIZE)
+		return -E2BIG;
+	npages = args->size >> PAGE_SHIFT;
+
+	up = kzalloc(sizeof(*up), GFP_KERNEL);
+	if (!up)
+		return -ENOMEM;
+	up->readonly = args->flags & ENPU_USERPTR_READONLY;
+	up->pages = kvmalloc_array(npages, sizeof(*up->pages), GFP_KERNEL);
+	if (!up->pages) {
+		ret = -ENOMEM;
+		goto err_free_up;
+	}
+	if (!up->readonly)
+		gup_flags |= FOLL_WRITE;
+	pinned = pin_user_pages_fast(args->user_ptr, npages, gup_flags, up->pages);
+	if (pinned < 0) {
+		ret = pinned;
+		goto err_free_pages;
+	}
+	up->npages = pinned;
+	if (pinned != npages) {
+		ret = -EFAULT;
+		goto err_unpin;
+	}
+
+	up->base.funcs = &enpu_userptr_funcs;
+	drm_gem_private_object_init(dev, &up->base, args->size);
+	ret = drm_gem_handle_create(file, &up->base, &args->handle);
+	/* from here on the GEM refcount owns up: free() unpins */
+	drm_gem_object_put(&up->base);
+	return ret;
+
+err_unpin:
+	unpin_user_pages(up->pages, up->npages);
+err_free_pages:
+	kvfree(up->pages);
+err_free_up:
+	kfree(up);
+	return ret;
+}
+
+int enpu_bo_wait_ioctl(struct drm_device *dev, void *data, struct drm_file *file)
+{
+	struct drm_enpu_bo_wait *args = data;
+	struct drm_gem_object *obj;
+	long ret;
+
+	if (args->flags)
+		return -EINVAL;
+	obj = drm_gem_object_lookup(file, args->handle);
+	if (!obj)
+		return -ENOENT;
+	ret = dma_resv_wait_timeout(obj->resv, DMA_RESV_USAGE_READ, true,
+				    drm_timeout_abs_to_jiffies(args->timeout_ns));
+	drm_gem_object_put(obj);
+	if (ret == 0)
+		return -ETIMEDOUT;
+	return ret < 0 ? ret : 0;
+}

@@ -1,0 +1,372 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * Copyright (C) 2026 The edgert authors
+ *
+ * Job submission: copy and validate command streams, take references on
+ * BOs, wire fences (syncobjs and implicit dma_resv sync), and the drm_sched
+ * backend that hands jobs to the engine and handles timeouts.
+ */
+#include <linux/dma-resv.h>
+#include <linux/slab.h>
+#include <linux/uaccess.h>
+#include <drm/drm_gem.h>
+#include <drm/drm_syncobj.h>
+#include <drm/enpu_accel.h>
+
+#include "enpu_drv.h"
+#include "enpu_engine.h"
+#include "enpu_gem.h"
+#include "enpu_job.h"
+#include "enpu_trace.h"
+
+static void enpu_job_free(struct enpu_job *job)
+{
+	struct enpu_device *edev = job->edev;
+	u32 i;
+
+	for (i = 0; i < job->bo_count; i++) {
+		if (!job->bos[i])
+			break;
+		if (job->vaddr[i])
+			drm_gem_vunmap_unlocked(job->bos[i], &job->maps[i]);
+		drm_gem_object_put(job->bos[i]);
+	}
+	if (job->out_syncobj)
+		drm_syncobj_put(job->out_syncobj);
+	if (job->hw_fence_init)
+		dma_fence_put(job->hw_fence);
+	else
+		kfree(job->hw_fence);
+	kfree(job->bos);
+	kfree(job->maps);
+	kfree(job->vaddr);
+	kvfree(job->cs);
+	kfree(job);
+	if (atomic_dec_and_test(&edev->jobs_alive))
+		wake_up_all(&edev->jobs_wq);
+}
+
+static int enpu_job_lookup_bos(struct drm_file *file, struct enpu_job *job,
+			       const struct drm_enpu_job *uj, u64 *sizes)
+{
+	u64 __user *uptr = u64_to_user_ptr(uj->bos_ptr);
+	u32 i, j;
+	int ret;
+
+	for (i = 0; i < job->bo_count; i++) {
+		struct drm_enpu_job_bo ub;
+		struct drm_gem_object *obj;
+
+		ret = copy_struct_from_user(&ub, sizeof(ub),
+					    (u8 __user *)uptr + (u64)i * uj->bo_stride,
+					    uj->bo_stride);
+		if (ret)
+			return ret;
+		if (!ub.flags || (ub.flags & ~ENPU_JOB_BO_FLAGS))
+			return -EINVAL;
+		obj = drm_gem_object_lookup(file, ub.handle);
+		if (!obj)
+			return -ENOENT;
+		job->bos[i] = obj;
+		for (j = 0; j < i; j++)
+			if (job->bos[j] == obj)
+				return -EINVAL;
+		sizes[i] = obj->size;
+		if (ub.flags & ENPU_JOB_BO_WRITE) {
+			if (enpu_gem_is_readonly(obj))
+				return -EACCES;
+			job->writes |= 1ull << i;
+		}
+	}
+	return 0;
+}
+
+static int enpu_job_map_bos(struct enpu_job *job)
+{
+	u32 i;
+	int ret;
+
+	for (i = 0; i < job->bo_count; i++) {
+		ret = drm_gem_vmap_unlocked(job->bos[i], &job->maps[i]);
+		if (ret)
+			return ret;
+		if (job->maps[i].is_iomem) {
+			/* the engine is a CPU: it cannot use I/O memory */
+			drm_gem_vunmap_unlocked(job->bos[i], &job->maps[i]);
+			return -EINVAL;
+		}
+		job->vaddr[i] = job->maps[i].vaddr;
+	}
+	return 0;
+}
+
+static int enpu_job_add_in_syncobjs(struct drm_file *file, struct enpu_job *job,
+				    const struct drm_enpu_job *uj)
+{
+	u32 __user *handles = u64_to_user_ptr(uj->in_syncobjs_ptr);
+	u32 i, handle;
+	int ret;
+
+	for (i = 0; i < uj->in_syncobj_count; i++) {
+		if (get_user(handle, handles + i))
+			return -EFAULT;
+		ret = drm_sched_job_add_syncobj_dependency(&job->base, file, handle, 0);
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
+/* Everything that can fail on bad input happens here, before any job is queued. */
+static int enpu_job_create(struct drm_file *file, const struct drm_enpu_job *uj,
+			   struct enpu_job **job_out)
+{
+	struct enpu_file *fpriv = file->driver_priv;
+	struct enpu_device *edev = fpriv->edev;
+	bool sched_init = false;
+	struct enpu_job *job;
+	u64 *sizes = NULL;
+	int ret;
+
+	if (uj->flags & ~ENPU_JOB_FLAGS)
+		return -EINVAL;
+	if ((uj->flags & ENPU_JOB_TEST_HANG) && !enpu_test_hooks)
+		return -EPERM;
+	if (uj->cs_size < sizeof(struct enpu_cs_header) ||
+	    uj->bo_stride < sizeof(struct drm_enpu_job_bo))
+		return -EINVAL;
+	if (uj->cs_size > ENPU_MAX_CS_SIZE || uj->bo_count > ENPU_MAX_BOS_PER_JOB ||
+	    uj->in_syncobj_count > ENPU_MAX_IN_SYNCOBJS)
+		return -E2BIG;
+
+	job = kzalloc(sizeof(*job), GFP_KERNEL);
+	if (!job)
+		return -ENOMEM;
+	job->edev = edev;
+	atomic_inc(&edev->jobs_alive);
+	job->flags = uj->flags;
+	job->cs_size = uj->cs_size;
+	job->bo_count = uj->bo_count;
+	job->cs = kvmalloc(uj->cs_size, GFP_KERNEL);
+	job->bos = kcalloc(uj->bo_count, sizeof(*job->bos), GFP_KERNEL);
+	job->maps = kcalloc(uj->bo_count, sizeof(*job->maps), GFP_KERNEL);
+	job->vaddr = kcalloc(uj->bo_count, sizeof(*job->vaddr), GFP_KERNEL);
+	sizes = kcalloc(uj->bo_count, sizeof(*sizes), GFP_KERNEL);
+	job->hw_fence = enpu_engine_fence_alloc();
+	if (!job->cs || !job->hw_fence ||
+	    (uj->bo_count && (!job->bos || !job->maps || !job->vaddr || !sizes))) {
+		ret = -ENOMEM;
+		goto err_free;
+	}
+	if (copy_from_user(job->cs, u64_to_user_ptr(uj->cs_ptr), uj->cs_size)) {
+		ret = -EFAULT;
+		goto err_free;
+	}
+	ret = enpu_job_lookup_bos(file, job, uj, sizes);
+	if (ret)
+		goto err_free;
+	ret = enpu_cs_validate(job->cs, job->cs_size, sizes, job->bo_count, &job->info);
+	if (ret)
+		goto err_free;
+	if (job->info.write_mask & ~job->writes) {
+		ret = -EACCES;
+		goto err_free;
+	}
+	ret = enpu_job_map_bos(job);
+	if (ret)
+		goto err_free;
+
+	ret = drm_sched_job_init(&job->base, &fpriv->entity, 1, fpriv, file->client_id);
+	if (ret)
+		goto err_free;
+	sched_init = true;
+	ret = enpu_job_add_in_syncobjs(file, job, uj);
+	if (ret)
+		goto err_free;
+	if (uj->out_syncobj) {
+		job->out_syncobj = drm_syncobj_find(file, uj->out_syncobj);
+		if (!job->out_syncobj) {
+			ret = -ENOENT;
+			goto err_free;
+		}
+	}
+	kfree(sizes);
+	*job_out = job;
+	return 0;
+
+err_free:
+	kfree(sizes);
+	if (sched_init)
+		drm_sched_job_cleanup(&job->base);
+	enpu_job_free(job);
+	return ret;
+}
+
+/* Called with the file's submit_lock held, so jobs are armed in queue order. */
+static int enpu_job_push(struct enpu_job *job)
+{
+	struct ww_acquire_ctx ctx;
+	struct dma_fence *done;
+	u32 i;
+	int ret;
+
+	ret = drm_gem_lock_reservations(job->bos, job->bo_count, &ctx);
+	if (ret)
+		return ret;
+	for (i = 0; i < job->bo_count; i++) {
+		bool write = job->writes & (1ull << i);
+
+		ret = dma_resv_reserve_fences(job->bos[i]->resv, 1);
+		if (ret)
+			goto out_unlock;
+		ret = drm_sched_job_add_implicit_dependencies(&job->base, job->bos[i], write);
+		if (ret)
+			goto out_unlock;
+	}
+
+	job->id = atomic64_inc_return(&job->edev->job_seqno);
+	drm_sched_job_arm(&job->base);
+	done = &job->base.s_fence->finished;
+	for (i = 0; i < job->bo_count; i++)
+		dma_resv_add_fence(job->bos[i]->resv, done,
+				   job->writes & (1ull << i) ?
+				   DMA_RESV_USAGE_WRITE : DMA_RESV_USAGE_READ);
+	if (job->out_syncobj)
+		drm_syncobj_replace_fence(job->out_syncobj, done);
+	trace_enpu_job_submit(job);
+	drm_sched_entity_push_job(&job->base);
+out_unlock:
+	drm_gem_unlock_reservations(job->bos, job->bo_count, &ctx);
+	return ret;
+}
+
+int enpu_submit_ioctl(struct drm_device *dev, void *data, struct drm_file *file)
+{
+	struct enpu_file *fpriv = file->driver_priv;
+	struct drm_enpu_submit *args = data;
+	struct enpu_job **jobs;
+	u32 i, created = 0;
+	int ret = 0;
+
+	if (args->flags || args->pad || !args->job_count || args->job_stride < ENPU_JOB_V1_SIZE)
+		return -EINVAL;
+	if (args->job_count > ENPU_MAX_JOBS_PER_SUBMIT)
+		return -E2BIG;
+
+	jobs = kcalloc(args->job_count, sizeof(*jobs), GFP_KERNEL);
+	if (!jobs)
+		return -ENOMEM;
+	for (i = 0; i < args->job_count; i++) {
+		struct drm_enpu_job uj;
+
+		ret = copy_struct_from_user(&uj, sizeof(uj),
+					    u64_to_user_ptr(args->jobs_ptr +
+							    (u64)i * args->job_stride),
+					    args->job_stride);
+		if (ret)
+			goto out_put;
+		ret = enpu_job_create(file, &uj, &jobs[i]);
+		if (ret)
+			goto out_put;
+		created++;
+	}
+
+	mutex_lock(&fpriv->submit_lock);
+	for (i = 0; i < created; i++) {
+		ret = enpu_job_push(jobs[i]);
+		if (ret)
+			break;
+	}
+	mutex_unlock(&fpriv->submit_lock);
+	/* jobs[0..i) belong to the scheduler now; free the rest */
+	created -= i;
+	memmove(jobs, jobs + i, created * sizeof(*jobs));
+
+out_put:
+	for (i = 0; i < created; i++) {
+		drm_sched_job_cleanup(&jobs[i]->base);
+		enpu_job_free(jobs[i]);
+	}
+	kfree(jobs);
+	return ret;
+}
+
+/* ---- drm_sched backend --------------------------------------------------- */
+
+static struct dma_fence *enpu_sched_run_job(struct drm_sched_job *sched_job)
+{
+	struct enpu_job *job = to_enpu_job(sched_job);
+	struct enpu_core *core = to_enpu_core(sched_job->sched);
+
+	/* a dependency failed or the file went away: do not run */
+	if (unlikely(sched_job->s_fence->finished.error))
+		return NULL;
+	enpu_engine_fence_init(core, job->hw_fence);
+	job->hw_fence_init = true;
+	job->edev->hw->submit(core, job);
+	return dma_fence_get(job->hw_fence);
+}
+
+/*
+ * drm_sched_job_timedout() takes the job off the pending list before it
+ * calls us and only puts it back through drm_sched_stop(), which would
+ * cancel it. Linux 6.12 has no DRM_GPU_SCHED_STAT_NO_HANG, so a job that is
+ * not to be reset goes back to the head of the list here (as later kernels
+ * do in the core), and the free worker is kicked in case it completed
+ * meanwhile.
+ */
+static void enpu_sched_reinsert(struct drm_sched_job *sched_job)
+{
+	struct drm_gpu_scheduler *sched = sched_job->sched;
+
+	spin_lock(&sched->job_list_lock);
+	list_add(&sched_job->list, &sched->pending_list);
+	spin_unlock(&sched->job_list_lock);
+	drm_sched_wqueue_start(sched);
+}
+
+static enum drm_gpu_sched_stat enpu_sched_timedout_job(struct drm_sched_job *sched_job)
+{
+	struct enpu_job *job = to_enpu_job(sched_job);
+	struct enpu_core *core = to_enpu_core(sched_job->sched);
+	const struct enpu_hw_ops *hw = job->edev->hw;
+	bool hung = false;
+	u64 progress;
+
+	mutex_lock(&core->lock);
+	if (job->hw_fence_init && !dma_fence_is_signaled(job->hw_fence) &&
+	    core->current_job == job) {
+		progress = hw->progress(core);
+		/* a long job that keeps making progress is not a hang */
+		if (progress == job->last_progress || (job->flags & ENPU_JOB_TEST_HANG)) {
+			hung = true;
+			hw->reset(core);
+		}
+		job->last_progress = progress;
+	}
+	mutex_unlock(&core->lock);
+
+	if (hung) {
+		drm_info(&job->edev->drm, "job %llu on core %u made no progress, reset\n",
+			 job->id, core->index);
+		/* reset makes the engine complete the job with -ETIMEDOUT */
+		if (dma_fence_wait_timeout(job->hw_fence, false, 10 * HZ) <= 0)
+			drm_err(&job->edev->drm, "core %u did not recover\n", core->index);
+	}
+	enpu_sched_reinsert(sched_job);
+	return DRM_GPU_SCHED_STAT_NOMINAL;
+}
+
+static void enpu_sched_free_job(struct drm_sched_job *sched_job)
+{
+	struct enpu_job *job = to_enpu_job(sched_job);
+
+	drm_sched_job_cleanup(sched_job);
+	enpu_job_free(job);
+}
+
+const struct drm_sched_backend_ops enpu_sched_ops = {
+	.run_job = enpu_sched_run_job,
+	.timedout_job = enpu_sched_timedout_job,
+	.free_job = enpu_sched_free_job,
+};

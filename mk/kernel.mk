@@ -1,0 +1,60 @@
+# enpu kernel driver: kbuild, selftests, static checks, VM test.
+# Included by the top-level Makefile; also usable as make -f mk/kernel.mk.
+#
+#   make modules [KDIR=...]          build kmod/enpu.ko (default: running kernel)
+#   make modules_install [KDIR=...]  install it (or use dkms.conf)
+#   make selftests                   build the kselftest programs and enpu_bench
+#   make checkpatch                  scripts/checkpatch.pl --strict on kmod/ and uapi/
+#   make sparse                      C=2 sparse build against KDIR
+#   make kernel-vm-test              build, boot Debian 6.12 in QEMU, run the selftests
+
+KDIR        ?= /lib/modules/$(shell uname -r)/build
+DEBIAN_KDIR := $(lastword $(sort $(wildcard /usr/src/linux-headers-6.12*-amd64)))
+KBUILD_OUT  ?= $(abspath $(or $(BUILD),build)/kernel)
+LINUX_SRC_TARBALL ?= $(firstword $(wildcard /usr/src/linux-source-6.12.tar.xz))
+KERNEL_SRCS := $(filter-out %.mod.c,$(wildcard kmod/*.c kmod/*.h uapi/drm/*.h))
+CHECKPATCH_DIR := $(KBUILD_OUT)/checkpatch
+CHECKPATCH  ?= $(CHECKPATCH_DIR)/checkpatch.pl
+# kmod/ is not a kernel tree: no Signed-off-by or MAINTAINERS checks, and
+# the uapi header's SPDX line is the uapi one.
+CHECKPATCH_FLAGS := --strict --no-tree --terse --show-types --quiet \
+	--ignore FILE_PATH_CHANGES,SPDX_LICENSE_TAG,CONST_STRUCT -f
+
+.PHONY: modules modules_install selftests checkpatch sparse kernel-vm-test kernel-clean
+
+modules:
+	$(MAKE) -C $(KDIR) M=$(CURDIR) W=1 modules
+
+modules_install:
+	$(MAKE) -C $(KDIR) M=$(CURDIR) modules_install
+
+selftests:
+	$(MAKE) -C selftests OUTPUT=$(KBUILD_OUT)/selftests
+
+$(CHECKPATCH):
+	@mkdir -p $(CHECKPATCH_DIR)
+	@test -n "$(LINUX_SRC_TARBALL)" || { echo "need linux-source-6.12 or CHECKPATCH=" >&2; exit 1; }
+	tar -xJf $(LINUX_SRC_TARBALL) -C $(CHECKPATCH_DIR) --strip-components=2 \
+		linux-source-6.12/scripts/checkpatch.pl linux-source-6.12/scripts/spelling.txt \
+		linux-source-6.12/scripts/const_structs.checkpatch
+	@touch $@
+
+checkpatch: $(CHECKPATCH)
+	@perl $(CHECKPATCH) $(CHECKPATCH_FLAGS) $(KERNEL_SRCS) >$(KBUILD_OUT)/checkpatch.out 2>&1; \
+	if grep -E ': (ERROR|WARNING|CHECK):' $(KBUILD_OUT)/checkpatch.out; then exit 1; fi; \
+	echo "checkpatch --strict: clean ($(words $(KERNEL_SRCS)) files)"
+
+# sparse runs on a copy so that it never races with a build in the tree
+sparse:
+	@rm -rf $(KBUILD_OUT)/sparse && mkdir -p $(KBUILD_OUT)/sparse
+	@cp -r Kbuild kmod uapi $(KBUILD_OUT)/sparse/
+	@$(MAKE) -s -C $(or $(DEBIAN_KDIR),$(KDIR)) M=$(KBUILD_OUT)/sparse C=2 modules \
+		>$(KBUILD_OUT)/sparse.out 2>&1 || { cat $(KBUILD_OUT)/sparse.out; exit 1; }
+	@if grep -E 'warning:|error:' $(KBUILD_OUT)/sparse.out; then exit 1; fi; echo "sparse: clean"
+
+kernel-vm-test:
+	@ERT_BUILD=$(or $(BUILD),build) sh tests/suites/60-kernel-vm.sh
+
+kernel-clean:
+	$(MAKE) -C $(KDIR) M=$(CURDIR) clean
+	rm -rf $(KBUILD_OUT)

@@ -1,0 +1,374 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * Copyright (C) 2026 The edgert authors
+ *
+ * enpu uAPI: every ioctl on its success path and on each validation failure
+ * with otherwise valid input; mmap coherency, userptr, PRIME.
+ */
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/mman.h>
+
+#include "kselftest_harness.h"
+#include "enpu_lib.h"
+
+#define PAGE 4096
+
+FIXTURE(enpu) {
+	int fd;
+};
+
+FIXTURE_SETUP(enpu)
+{
+	self->fd = enpu_open();
+	if (self->fd < 0)
+		SKIP(return, "no enpu device (is enpu.ko loaded?)");
+}
+
+FIXTURE_TEARDOWN(enpu)
+{
+	if (self->fd >= 0)
+		close(self->fd);
+}
+
+/* ---- QUERY --------------------------------------------------------------- */
+
+TEST_F(enpu, query_device)
+{
+	struct drm_enpu_query_device dev;
+	struct drm_enpu_query q = { .type = DRM_ENPU_QUERY_DEVICE, .size = sizeof(dev),
+				    .ptr = (uintptr_t)&dev };
+
+	memset(&dev, 0xff, sizeof(dev));
+	enpu_query_ok(self->fd, &q);
+	ASSERT_EQ(sizeof(dev), q.size);
+	ASSERT_EQ(ENPU_UAPI_VERSION_MAJOR << 16 | ENPU_UAPI_VERSION_MINOR, dev.uapi_version);
+	ASSERT_GE(dev.num_cores, 1);
+	ASSERT_EQ(ENPU_CS_VERSION, dev.cs_version);
+	ASSERT_EQ((1ull << ENPU_OP_COUNT) - 1, dev.opcode_mask);
+	ASSERT_GE(dev.max_bos_per_job, 8);
+	ASSERT_GT(dev.job_timeout_ms, 0);
+}
+
+TEST_F(enpu, query_size_negotiation)
+{
+	uint8_t buf[sizeof(struct drm_enpu_query_device) + 16];
+	struct drm_enpu_query q = { .type = DRM_ENPU_QUERY_DEVICE };
+
+	/* size 0 asks for the size */
+	enpu_query_ok(self->fd, &q);
+	ASSERT_EQ(sizeof(struct drm_enpu_query_device), q.size);
+	/* short buffer: only the prefix is written */
+	memset(buf, 0xaa, sizeof(buf));
+	q.size = 4;
+	q.ptr = (uintptr_t)buf;
+	enpu_query_ok(self->fd, &q);
+	ASSERT_EQ(sizeof(struct drm_enpu_query_device), q.size);
+	ASSERT_EQ(ENPU_UAPI_VERSION_MAJOR, buf[2] | buf[3] << 8);
+	ASSERT_EQ(0xaa, buf[4]);
+	/* larger buffer than the kernel's reply: the tail is untouched */
+	memset(buf, 0xaa, sizeof(buf));
+	q.size = sizeof(buf);
+	enpu_query_ok(self->fd, &q);
+	ASSERT_EQ(sizeof(struct drm_enpu_query_device), q.size);
+	ASSERT_EQ(0xaa, buf[sizeof(buf) - 1]);
+}
+
+TEST_F(enpu, query_bad_args)
+{
+	struct drm_enpu_query_device dev;
+	struct drm_enpu_query q = { .type = DRM_ENPU_QUERY_DEVICE, .size = sizeof(dev),
+				    .ptr = (uintptr_t)&dev };
+
+	q.type = 99;
+	enpu_query_err(self->fd, &q, EINVAL);
+	q.type = DRM_ENPU_QUERY_DEVICE;
+	q.flags = 1;
+	enpu_query_err(self->fd, &q, EINVAL);
+	q.flags = 0;
+	q.pad = 1;
+	enpu_query_err(self->fd, &q, EINVAL);
+	q.pad = 0;
+	q.ptr = 8;	/* unmapped */
+	enpu_query_err(self->fd, &q, EFAULT);
+}
+
+/* ---- BO_CREATE / INFO / MMAP_OFFSET --------------------------------------- */
+
+TEST_F(enpu, bo_create_info)
+{
+	struct drm_enpu_bo_create c = { .size = 1 };
+	struct drm_enpu_bo_info info = { 0 };
+
+	enpu_bo_create_ok(self->fd, &c);
+	ASSERT_NE(0, c.handle);
+	ASSERT_EQ(PAGE, c.size);
+	info.handle = c.handle;
+	enpu_bo_info_ok(self->fd, &info);
+	ASSERT_EQ(PAGE, info.size);
+	ASSERT_EQ(0, info.bo_flags);
+	ASSERT_EQ(0, enpu_bo_close(self->fd, c.handle));
+	enpu_bo_info_err(self->fd, &info, ENOENT);
+}
+
+TEST_F(enpu, bo_create_bad_args)
+{
+	struct drm_enpu_bo_create c = { .size = 0 };
+
+	enpu_bo_create_err(self->fd, &c, EINVAL);
+	c.size = PAGE;
+	c.flags = 1;
+	enpu_bo_create_err(self->fd, &c, EINVAL);
+	c.flags = 0;
+	c.size = ~0ull;	/* would overflow page rounding */
+	enpu_bo_create_err(self->fd, &c, E2BIG);
+	c.size = (1ull << 30) + 1;
+	enpu_bo_create_err(self->fd, &c, E2BIG);
+}
+
+TEST_F(enpu, bo_info_bad_args)
+{
+	struct drm_enpu_bo_info info = { .handle = 12345 };
+	uint32_t h;
+
+	enpu_bo_info_err(self->fd, &info, ENOENT);
+	ASSERT_EQ(0, enpu_bo_new(self->fd, PAGE, &h));
+	info.handle = h;
+	info.flags = 1;
+	enpu_bo_info_err(self->fd, &info, EINVAL);
+	info.flags = 0;
+	info.pad = 1;
+	enpu_bo_info_err(self->fd, &info, EINVAL);
+}
+
+TEST_F(enpu, bo_mmap_offset_bad_args)
+{
+	struct drm_enpu_bo_mmap_offset m = { .handle = 777 };
+	uint32_t h;
+
+	enpu_bo_mmap_offset_err(self->fd, &m, ENOENT);
+	ASSERT_EQ(0, enpu_bo_new(self->fd, PAGE, &h));
+	m.handle = h;
+	m.flags = 1;
+	enpu_bo_mmap_offset_err(self->fd, &m, EINVAL);
+	m.flags = 0;
+	enpu_bo_mmap_offset_ok(self->fd, &m);
+	ASSERT_NE(0, m.offset);
+}
+
+TEST_F(enpu, bo_mmap_coherency)
+{
+	const uint64_t size = 16 * PAGE;
+	uint8_t *a, *b;
+	uint32_t h;
+	uint64_t i;
+
+	ASSERT_EQ(0, enpu_bo_new(self->fd, size, &h));
+	a = enpu_bo_map(self->fd, h, size);
+	b = enpu_bo_map(self->fd, h, size);
+	ASSERT_NE(NULL, a);
+	ASSERT_NE(NULL, b);
+	ASSERT_NE(a, b);
+	for (i = 0; i < size; i++)
+		ASSERT_EQ(0, a[i]);	/* new BOs are zeroed */
+	for (i = 0; i < size; i++)
+		a[i] = (uint8_t)(i * 7 + 3);
+	for (i = 0; i < size; i++)
+		ASSERT_EQ((uint8_t)(i * 7 + 3), b[i]);
+	/* the mapping outlives the handle */
+	ASSERT_EQ(0, enpu_bo_close(self->fd, h));
+	ASSERT_EQ(3, b[0]);
+	munmap(a, size);
+	munmap(b, size);
+}
+
+TEST_F(enpu, bo_mmap_past_end)
+{
+	struct drm_enpu_bo_mmap_offset m = { 0 };
+	void *p;
+
+	ASSERT_EQ(0, enpu_bo_new(self->fd, PAGE, &m.handle));
+	enpu_bo_mmap_offset_ok(self->fd, &m);
+	p = mmap(NULL, 2 * PAGE, PROT_READ, MAP_SHARED, self->fd, m.offset);
+	ASSERT_EQ(MAP_FAILED, p);
+}
+
+/* ---- BO_USERPTR ----------------------------------------------------------- */
+
+TEST_F(enpu, userptr_create_info)
+{
+	struct drm_enpu_bo_userptr u = { 0 };
+	struct drm_enpu_bo_info info = { 0 };
+	struct drm_enpu_bo_mmap_offset m = { 0 };
+	void *mem = aligned_alloc(PAGE, 4 * PAGE);
+
+	ASSERT_NE(NULL, mem);
+	memset(mem, 1, 4 * PAGE);
+	u.user_ptr = (uintptr_t)mem;
+	u.size = 4 * PAGE;
+	enpu_bo_userptr_ok(self->fd, &u);
+	info.handle = u.handle;
+	enpu_bo_info_ok(self->fd, &info);
+	ASSERT_EQ(4 * PAGE, info.size);
+	ASSERT_EQ(ENPU_BO_USERPTR, info.bo_flags);
+	/* userptr memory is mapped already: no mmap offset */
+	m.handle = u.handle;
+	enpu_bo_mmap_offset_err(self->fd, &m, EINVAL);
+	ASSERT_EQ(0, enpu_bo_close(self->fd, u.handle));
+
+	u.flags = ENPU_USERPTR_READONLY;
+	enpu_bo_userptr_ok(self->fd, &u);
+	info.handle = u.handle;
+	enpu_bo_info_ok(self->fd, &info);
+	ASSERT_EQ(ENPU_BO_USERPTR | ENPU_BO_READONLY, info.bo_flags);
+	ASSERT_EQ(0, enpu_bo_close(self->fd, u.handle));
+	free(mem);
+}
+
+TEST_F(enpu, userptr_bad_args)
+{
+	struct drm_enpu_bo_userptr u = { 0 };
+	uint8_t *mem = aligned_alloc(PAGE, 4 * PAGE);
+
+	ASSERT_NE(NULL, mem);
+	u.user_ptr = (uintptr_t)mem;
+	u.size = 0;
+	enpu_bo_userptr_err(self->fd, &u, EINVAL);
+	u.size = PAGE;
+	u.flags = 2;
+	enpu_bo_userptr_err(self->fd, &u, EINVAL);
+	u.flags = 0;
+	u.user_ptr = (uintptr_t)mem + 1;	/* misaligned */
+	enpu_bo_userptr_err(self->fd, &u, EINVAL);
+	u.user_ptr = (uintptr_t)mem;
+	u.size = PAGE + 1;
+	enpu_bo_userptr_err(self->fd, &u, EINVAL);
+	u.user_ptr = ~0ull & ~(uint64_t)(PAGE - 1);	/* wraps */
+	u.size = 2 * PAGE;
+	enpu_bo_userptr_err(self->fd, &u, EINVAL);
+	u.user_ptr = (uintptr_t)mem;
+	u.size = 1ull << 31;
+	enpu_bo_userptr_err(self->fd, &u, E2BIG);
+	free(mem);
+}
+
+TEST_F(enpu, userptr_unmapped_memory)
+{
+	struct drm_enpu_bo_userptr u = { .size = 4 * PAGE };
+	void *p = mmap(NULL, 4 * PAGE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	ASSERT_NE(MAP_FAILED, p);
+	munmap((char *)p + 2 * PAGE, PAGE);	/* a hole */
+	u.user_ptr = (uintptr_t)p;
+	enpu_bo_userptr_err(self->fd, &u, EFAULT);
+	munmap(p, 4 * PAGE);
+}
+
+TEST_F(enpu, userptr_readonly_memory)
+{
+	struct drm_enpu_bo_userptr u = { .size = PAGE };
+	void *p = mmap(NULL, PAGE, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	ASSERT_NE(MAP_FAILED, p);
+	u.user_ptr = (uintptr_t)p;
+	/* writable pin of read-only memory fails; a read-only pin works */
+	enpu_bo_userptr_err(self->fd, &u, EFAULT);
+	u.flags = ENPU_USERPTR_READONLY;
+	enpu_bo_userptr_ok(self->fd, &u);
+	ASSERT_EQ(0, enpu_bo_close(self->fd, u.handle));
+	munmap(p, PAGE);
+}
+
+/* ---- BO_WAIT -------------------------------------------------------------- */
+
+TEST_F(enpu, bo_wait_idle_and_bad_args)
+{
+	struct drm_enpu_bo_wait w = { .timeout_ns = 0 };
+
+	ASSERT_EQ(0, enpu_bo_new(self->fd, PAGE, &w.handle));
+	enpu_bo_wait_ok(self->fd, &w);	/* idle, deadline in the past */
+	w.timeout_ns = enpu_now_ns() + 1000000000ll;
+	enpu_bo_wait_ok(self->fd, &w);
+	w.flags = 1;
+	enpu_bo_wait_err(self->fd, &w, EINVAL);
+	w.flags = 0;
+	w.handle = 4242;
+	enpu_bo_wait_err(self->fd, &w, ENOENT);
+}
+
+/* ---- PRIME ---------------------------------------------------------------- */
+
+TEST_F(enpu, prime_export_import_mmap)
+{
+	struct drm_prime_handle exp = { .flags = DRM_CLOEXEC | DRM_RDWR };
+	struct drm_prime_handle imp = { 0 };
+	struct drm_enpu_bo_info info = { 0 };
+	uint8_t *a, *b, *c;
+	uint32_t h;
+	int fd2;
+
+	ASSERT_EQ(0, enpu_bo_new(self->fd, 2 * PAGE, &h));
+	a = enpu_bo_map(self->fd, h, 2 * PAGE);
+	ASSERT_NE(NULL, a);
+	memset(a, 0x5a, 2 * PAGE);
+
+	exp.handle = h;
+	ASSERT_EQ(0, enpu_ioctl(self->fd, DRM_IOCTL_PRIME_HANDLE_TO_FD, &exp));
+	ASSERT_GE(exp.fd, 0);
+	/* the dma-buf itself can be mapped */
+	c = mmap(NULL, 2 * PAGE, PROT_READ | PROT_WRITE, MAP_SHARED, exp.fd, 0);
+	ASSERT_NE(MAP_FAILED, c);
+	ASSERT_EQ(0x5a, c[PAGE + 5]);
+
+	/* import into a second open file: a different handle, same memory */
+	fd2 = enpu_open();
+	ASSERT_GE(fd2, 0);
+	imp.fd = exp.fd;
+	ASSERT_EQ(0, enpu_ioctl(fd2, DRM_IOCTL_PRIME_FD_TO_HANDLE, &imp));
+	info.handle = imp.handle;
+	enpu_bo_info_ok(fd2, &info);
+	ASSERT_EQ(2 * PAGE, info.size);
+	b = enpu_bo_map(fd2, imp.handle, 2 * PAGE);
+	ASSERT_NE(NULL, b);
+	ASSERT_EQ(0x5a, b[123]);
+	b[PAGE] = 0x11;
+	ASSERT_EQ(0x11, a[PAGE]);
+	ASSERT_EQ(0x11, c[PAGE]);
+	munmap(a, 2 * PAGE);
+	munmap(b, 2 * PAGE);
+	munmap(c, 2 * PAGE);
+	close(exp.fd);
+	close(fd2);
+}
+
+TEST_F(enpu, prime_userptr_not_exportable)
+{
+	struct drm_prime_handle exp = { .flags = DRM_CLOEXEC };
+	struct drm_enpu_bo_userptr u = { .size = PAGE };
+	void *mem = aligned_alloc(PAGE, PAGE);
+
+	u.user_ptr = (uintptr_t)mem;
+	enpu_bo_userptr_ok(self->fd, &u);
+	exp.handle = u.handle;
+	ASSERT_EQ(-EINVAL, enpu_ioctl(self->fd, DRM_IOCTL_PRIME_HANDLE_TO_FD, &exp));
+	ASSERT_EQ(0, enpu_bo_close(self->fd, u.handle));
+	free(mem);
+}
+
+TEST_F(enpu, many_bos_and_handles_released_on_close)
+{
+	uint32_t h[256];
+	int i, fd2 = enpu_open();
+
+	ASSERT_GE(fd2, 0);
+	for (i = 0; i < 256; i++)
+		ASSERT_EQ(0, enpu_bo_new(fd2, (i % 8 + 1) * PAGE, &h[i]));
+	for (i = 0; i < 128; i++)
+		ASSERT_EQ(0, enpu_bo_close(fd2, h[i]));
+	ASSERT_EQ(-EINVAL, enpu_bo_close(fd2, h[0]));
+	close(fd2);	/* the rest go with the file */
+}
+
+TEST_HARNESS_MAIN

@@ -1,0 +1,254 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * Copyright (C) 2026 The edgert authors
+ */
+#include <dirent.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <sys/mman.h>
+#include <linux/sync_file.h>
+
+#include "enpu_lib.h"
+
+int enpu_open(void)
+{
+	char path[64];
+	int i, fd;
+
+	for (i = 0; i < 64; i++) {
+		struct drm_version v = { 0 };
+		char name[32] = { 0 };
+
+		snprintf(path, sizeof(path), "/dev/accel/accel%d", i);
+		fd = open(path, O_RDWR | O_CLOEXEC);
+		if (fd < 0)
+			continue;
+		v.name = name;
+		v.name_len = sizeof(name) - 1;
+		if (!ioctl(fd, DRM_IOCTL_VERSION, &v) && !strcmp(name, "enpu"))
+			return fd;
+		close(fd);
+	}
+	return -1;
+}
+
+int enpu_set_param(const char *name, const char *value)
+{
+	char path[128];
+	int fd, ret;
+
+	snprintf(path, sizeof(path), "/sys/module/enpu/parameters/%s", name);
+	fd = open(path, O_WRONLY);
+	if (fd < 0)
+		return -errno;
+	ret = write(fd, value, strlen(value)) < 0 ? -errno : 0;
+	close(fd);
+	return ret;
+}
+
+int enpu_get_param(const char *name)
+{
+	char path[128], buf[32] = { 0 };
+	int fd, n;
+
+	snprintf(path, sizeof(path), "/sys/module/enpu/parameters/%s", name);
+	fd = open(path, O_RDONLY);
+	if (fd < 0)
+		return -errno;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return -EIO;
+	if (buf[0] == 'Y')
+		return 1;
+	if (buf[0] == 'N')
+		return 0;
+	return atoi(buf);
+}
+
+int enpu_bo_new(int fd, uint64_t size, uint32_t *handle)
+{
+	struct drm_enpu_bo_create c = { .size = size };
+	int ret = enpu_bo_create_raw(fd, &c);
+
+	if (!ret)
+		*handle = c.handle;
+	return ret;
+}
+
+void *enpu_bo_map(int fd, uint32_t handle, uint64_t size)
+{
+	struct drm_enpu_bo_mmap_offset m = { .handle = handle };
+	void *p;
+
+	if (enpu_bo_mmap_offset_raw(fd, &m))
+		return NULL;
+	p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, m.offset);
+	return p == MAP_FAILED ? NULL : p;
+}
+
+int enpu_bo_close(int fd, uint32_t handle)
+{
+	struct drm_gem_close c = { .handle = handle };
+
+	return enpu_ioctl(fd, DRM_IOCTL_GEM_CLOSE, &c);
+}
+
+int enpu_syncobj_new(int fd, uint32_t flags, uint32_t *handle)
+{
+	struct drm_syncobj_create c = { .flags = flags };
+	int ret = enpu_ioctl(fd, DRM_IOCTL_SYNCOBJ_CREATE, &c);
+
+	if (!ret)
+		*handle = c.handle;
+	return ret;
+}
+
+int64_t enpu_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000000ll + ts.tv_nsec;
+}
+
+int enpu_syncobj_wait(int fd, uint32_t handle, int64_t timeout_ns)
+{
+	struct drm_syncobj_wait w = {
+		.handles = (uintptr_t)&handle,
+		.count_handles = 1,
+		.timeout_nsec = enpu_now_ns() + timeout_ns,
+		.flags = DRM_SYNCOBJ_WAIT_FLAGS_WAIT_FOR_SUBMIT,
+	};
+
+	return enpu_ioctl(fd, DRM_IOCTL_SYNCOBJ_WAIT, &w);
+}
+
+int enpu_syncobj_destroy(int fd, uint32_t handle)
+{
+	struct drm_syncobj_destroy d = { .handle = handle };
+
+	return enpu_ioctl(fd, DRM_IOCTL_SYNCOBJ_DESTROY, &d);
+}
+
+int enpu_syncobj_status(int fd, uint32_t handle)
+{
+	struct drm_syncobj_handle h = {
+		.handle = handle,
+		.flags = DRM_SYNCOBJ_HANDLE_TO_FD_FLAGS_EXPORT_SYNC_FILE,
+		.fd = -1,
+	};
+	struct sync_file_info info = { 0 };
+	int ret;
+
+	ret = enpu_ioctl(fd, DRM_IOCTL_SYNCOBJ_HANDLE_TO_FD, &h);
+	if (ret)
+		return ret;
+	ret = ioctl(h.fd, SYNC_IOC_FILE_INFO, &info) ? -errno : info.status;
+	close(h.fd);
+	return ret;
+}
+
+void enpu_cs_begin(struct enpu_cs *cs)
+{
+	memset(cs, 0, sizeof(*cs));
+	cs->len = sizeof(struct enpu_cs_header);
+}
+
+void *enpu_cs_add(struct enpu_cs *cs, uint16_t opcode, uint16_t size)
+{
+	struct enpu_cs_cmd *c = (void *)(cs->buf + cs->len);
+
+	memset(c, 0, size);
+	c->opcode = opcode;
+	c->size = size;
+	cs->len += size;
+	cs->num_cmds++;
+	return c;
+}
+
+uint32_t enpu_cs_end(struct enpu_cs *cs)
+{
+	struct enpu_cs_header *h = (void *)cs->buf;
+
+	h->magic = ENPU_CS_MAGIC;
+	h->version = ENPU_CS_VERSION;
+	h->num_cmds = cs->num_cmds;
+	h->size = cs->len;
+	return cs->len;
+}
+
+/* a dense tensor: innermost dimension contiguous */
+struct enpu_cs_tensor enpu_tensor(uint32_t region, uint64_t offset,
+				  uint32_t d0, uint32_t d1, uint32_t d2, uint32_t d3)
+{
+	struct enpu_cs_tensor t = {
+		.region = region, .offset = offset,
+		.dim = { d0, d1, d2, d3 },
+		.stride = { d1 * d2 * d3, d2 * d3, d3, 1 },
+	};
+
+	return t;
+}
+
+struct enpu_cs_tensor enpu_tensor_none(void)
+{
+	struct enpu_cs_tensor t = { .region = ENPU_CS_NO_REGION };
+
+	return t;
+}
+
+struct enpu_cs_quant enpu_quant_identity(void)
+{
+	struct enpu_cs_quant q = {
+		.act_min = -128, .act_max = 127,
+		.out_mult = 1 << 30, .out_shift = 1,	/* x * 2^30 * 2 / 2^31 = x */
+	};
+
+	return q;
+}
+
+int enpu_submit_one(int fd, const struct enpu_job_desc *d)
+{
+	struct drm_enpu_job_bo bos[64];
+	struct drm_enpu_job job = {
+		.cs_ptr = (uintptr_t)d->cs,
+		.cs_size = d->cs_size,
+		.flags = d->flags,
+		.bos_ptr = (uintptr_t)bos,
+		.bo_count = d->bo_count,
+		.bo_stride = sizeof(bos[0]),
+		.in_syncobjs_ptr = (uintptr_t)d->in_syncobjs,
+		.in_syncobj_count = d->in_count,
+		.out_syncobj = d->out_syncobj,
+	};
+	struct drm_enpu_submit s = {
+		.jobs_ptr = (uintptr_t)&job,
+		.job_count = 1,
+		.job_stride = sizeof(job),
+	};
+	uint32_t i;
+
+	for (i = 0; i < d->bo_count && i < 64; i++) {
+		bos[i].handle = d->handles[i];
+		bos[i].flags = d->bo_flags ? d->bo_flags[i] : ENPU_JOB_BO_READ | ENPU_JOB_BO_WRITE;
+	}
+	return enpu_submit_raw(fd, &s);
+}
+
+int enpu_submit_nops(int fd, uint32_t n, uint32_t flags, uint32_t out_syncobj)
+{
+	static struct enpu_cs cs;
+	struct enpu_job_desc d = { .cs = cs.buf, .flags = flags, .out_syncobj = out_syncobj };
+	uint32_t i;
+
+	enpu_cs_begin(&cs);
+	for (i = 0; i < n; i++)
+		enpu_cs_add(&cs, ENPU_OP_NOP, sizeof(struct enpu_cs_cmd));
+	d.cs_size = enpu_cs_end(&cs);
+	return enpu_submit_one(fd, &d);
+}

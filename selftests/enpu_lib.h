@@ -1,0 +1,109 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * Copyright (C) 2026 The edgert authors
+ *
+ * Helpers shared by the enpu selftests: device discovery, three helpers per
+ * ioctl (raw call returning -errno, expect success, expect an errno), and a
+ * small command stream builder.
+ */
+#ifndef ENPU_LIB_H
+#define ENPU_LIB_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <errno.h>
+#include <sys/ioctl.h>
+
+#include "drm.h"
+#include "drm/enpu_accel.h"
+#include "drm/enpu_cmdstream.h"
+
+/* Open the first /dev/accel/accel* whose driver is enpu; -1 if none. */
+int enpu_open(void);
+/* true when the enpu module's test_hooks parameter is on (or could be set) */
+int enpu_set_param(const char *name, const char *value);
+int enpu_get_param(const char *name);
+
+static inline int enpu_ioctl(int fd, unsigned long req, void *arg)
+{
+	int ret;
+
+	do {
+		ret = ioctl(fd, req, arg);
+	} while (ret == -1 && (errno == EINTR || errno == EAGAIN));
+	return ret ? -errno : 0;
+}
+
+/* raw helpers: return 0 or -errno */
+#define ENPU_RAW(name, REQ, type) \
+	static inline int enpu_##name##_raw(int fd, type *a) { return enpu_ioctl(fd, REQ, a); }
+ENPU_RAW(query, DRM_IOCTL_ENPU_QUERY, struct drm_enpu_query)
+ENPU_RAW(bo_create, DRM_IOCTL_ENPU_BO_CREATE, struct drm_enpu_bo_create)
+ENPU_RAW(bo_mmap_offset, DRM_IOCTL_ENPU_BO_MMAP_OFFSET, struct drm_enpu_bo_mmap_offset)
+ENPU_RAW(bo_info, DRM_IOCTL_ENPU_BO_INFO, struct drm_enpu_bo_info)
+ENPU_RAW(bo_userptr, DRM_IOCTL_ENPU_BO_USERPTR, struct drm_enpu_bo_userptr)
+ENPU_RAW(bo_wait, DRM_IOCTL_ENPU_BO_WAIT, struct drm_enpu_bo_wait)
+ENPU_RAW(submit, DRM_IOCTL_ENPU_SUBMIT, struct drm_enpu_submit)
+
+/* expect-success and expect-errno helpers (need the harness's _metadata) */
+#define ENPU_OK(name, fd, a)		ASSERT_EQ(0, enpu_##name##_raw((fd), (a)))
+#define ENPU_ERR(name, fd, a, err)	ASSERT_EQ(-(err), enpu_##name##_raw((fd), (a)))
+#define enpu_query_ok(fd, a)		ENPU_OK(query, fd, a)
+#define enpu_query_err(fd, a, e)	ENPU_ERR(query, fd, a, e)
+#define enpu_bo_create_ok(fd, a)	ENPU_OK(bo_create, fd, a)
+#define enpu_bo_create_err(fd, a, e)	ENPU_ERR(bo_create, fd, a, e)
+#define enpu_bo_mmap_offset_ok(fd, a)	ENPU_OK(bo_mmap_offset, fd, a)
+#define enpu_bo_mmap_offset_err(fd, a, e) ENPU_ERR(bo_mmap_offset, fd, a, e)
+#define enpu_bo_info_ok(fd, a)		ENPU_OK(bo_info, fd, a)
+#define enpu_bo_info_err(fd, a, e)	ENPU_ERR(bo_info, fd, a, e)
+#define enpu_bo_userptr_ok(fd, a)	ENPU_OK(bo_userptr, fd, a)
+#define enpu_bo_userptr_err(fd, a, e)	ENPU_ERR(bo_userptr, fd, a, e)
+#define enpu_bo_wait_ok(fd, a)		ENPU_OK(bo_wait, fd, a)
+#define enpu_bo_wait_err(fd, a, e)	ENPU_ERR(bo_wait, fd, a, e)
+#define enpu_submit_ok(fd, a)		ENPU_OK(submit, fd, a)
+#define enpu_submit_err(fd, a, e)	ENPU_ERR(submit, fd, a, e)
+
+/* plain-function conveniences (return 0 / -errno, never assert) */
+int enpu_bo_new(int fd, uint64_t size, uint32_t *handle);
+void *enpu_bo_map(int fd, uint32_t handle, uint64_t size);
+int enpu_bo_close(int fd, uint32_t handle);
+int enpu_syncobj_new(int fd, uint32_t flags, uint32_t *handle);
+int enpu_syncobj_wait(int fd, uint32_t handle, int64_t timeout_ns);
+int enpu_syncobj_destroy(int fd, uint32_t handle);
+/* status of the fence in a syncobj: 1 signalled ok, 0 pending, <0 its error */
+int enpu_syncobj_status(int fd, uint32_t handle);
+int64_t enpu_now_ns(void);
+
+/* command stream builder */
+struct enpu_cs {
+	uint8_t buf[64 * 1024];
+	uint32_t len;
+	uint16_t num_cmds;
+};
+
+void enpu_cs_begin(struct enpu_cs *cs);
+void *enpu_cs_add(struct enpu_cs *cs, uint16_t opcode, uint16_t size);
+uint32_t enpu_cs_end(struct enpu_cs *cs);
+struct enpu_cs_tensor enpu_tensor(uint32_t region, uint64_t offset,
+				  uint32_t d0, uint32_t d1, uint32_t d2, uint32_t d3);
+struct enpu_cs_tensor enpu_tensor_none(void);
+struct enpu_cs_quant enpu_quant_identity(void);
+
+/* one-job submit */
+struct enpu_job_desc {
+	const void *cs;
+	uint32_t cs_size;
+	uint32_t flags;
+	const uint32_t *handles;
+	const uint32_t *bo_flags;	/* NULL: every BO read+write */
+	uint32_t bo_count;
+	const uint32_t *in_syncobjs;
+	uint32_t in_count;
+	uint32_t out_syncobj;
+};
+
+int enpu_submit_one(int fd, const struct enpu_job_desc *d);
+/* submit a stream of n NOP commands */
+int enpu_submit_nops(int fd, uint32_t n, uint32_t flags, uint32_t out_syncobj);
+
+#endif

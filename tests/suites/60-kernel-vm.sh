@@ -1,0 +1,119 @@
+#!/bin/sh
+# enpu kernel driver: build the module against Debian's 6.12 headers with
+# W=1, build the selftests, boot Debian's 6.12 kernel in QEMU (TCG) with a
+# busybox initramfs, run the selftests and the latency benchmark there,
+# unload the module, and judge the serial console.
+#
+# Cases: one per TAP test case, plus "module builds W=1 clean", "selftests
+# build", "checkpatch --strict clean", "sparse clean", "VM reached end
+# marker", "rmmod enpu succeeded", "no kernel warnings".
+set -u
+
+: "${ERT_BUILD:=build}"
+top=$(pwd)
+out=$top/$ERT_BUILD/kernel
+mkdir -p "$out"
+pass=0 fail=0 skip=0
+ok() { pass=$((pass + 1)); echo "ok - $*"; }
+bad() { fail=$((fail + 1)); echo "not ok - $*"; }
+finish() {
+	if [ "$skip" -ne 0 ]; then
+		echo "$pass passed, $fail failed, $skip skipped"
+	else
+		echo "$pass passed, $fail failed"
+	fi
+	[ "$fail" -eq 0 ]
+	exit $?
+}
+
+kdir=$(ls -d /usr/src/linux-headers-6.12*-amd64 2>/dev/null | sort -V | tail -n 1)
+kver=${kdir#/usr/src/linux-headers-}
+if [ -z "$kdir" ] || [ ! -r "/boot/vmlinuz-$kver" ]; then
+	bad "Debian linux-headers/linux-image 6.12 installed (run scripts/install-deps.sh)"
+	finish
+fi
+echo "# kernel $kver"
+
+# 1. the module, W=1, in a copy of the sources so the tree stays clean
+src=$out/src
+rm -rf "$src"
+mkdir -p "$src"
+cp -r Kbuild kmod uapi "$src/"
+if make -s -C "$kdir" M="$src" W=1 modules >"$out/modules.log" 2>&1 &&
+   ! grep -qE 'warning:|error:' "$out/modules.log"; then
+	ok "module builds W=1 clean"
+else
+	sed 's/^/# /' "$out/modules.log" | tail -n 40
+	bad "module builds W=1 clean"
+	finish
+fi
+
+# 2. checkpatch --strict and sparse (mk/kernel.mk has the same targets)
+if make -s --no-print-directory -f mk/kernel.mk KDIR="$kdir" KBUILD_OUT="$out" checkpatch \
+	>"$out/checkpatch.log" 2>&1; then
+	ok "checkpatch --strict clean"
+else
+	sed 's/^/# /' "$out/checkpatch.log" | tail -n 30
+	bad "checkpatch --strict clean"
+fi
+if make -s --no-print-directory -f mk/kernel.mk KDIR="$kdir" KBUILD_OUT="$out" sparse \
+	>"$out/sparse.log" 2>&1; then
+	ok "sparse clean"
+else
+	sed 's/^/# /' "$out/sparse.log" | tail -n 30
+	bad "sparse clean"
+fi
+
+# 3. the selftests (static, so the initramfs needs no libc)
+if make -s -C selftests OUTPUT="$out/selftests" >"$out/selftests.log" 2>&1; then
+	ok "selftests build"
+else
+	sed 's/^/# /' "$out/selftests.log" | tail -n 30
+	bad "selftests build"
+	finish
+fi
+
+# 4. the VM
+mkdir -p "$out/vm/tests"
+rm -f "$out/vm/tests/"*
+for f in "$out"/selftests/*; do
+	[ -f "$f" ] && [ -x "$f" ] && cp "$f" "$out/vm/tests/"
+done
+if ! sh scripts/vm/mkinitramfs.sh "$kver" "$src/kmod/enpu.ko" "$out/vm/tests" \
+	"$out/vm/initramfs.cpio.gz" "cores=2 job_timeout_ms=500 test_hooks=1" >"$out/vm/mkinitramfs.log" 2>&1; then
+	sed 's/^/# /' "$out/vm/mkinitramfs.log"
+	bad "initramfs packed"
+	finish
+fi
+log=$out/vm/console.log
+rm -f "$log"
+start=$(date +%s)
+sh scripts/vm/run-vm.sh "$kver" "$out/vm/initramfs.cpio.gz" "$log" "${ENPU_VM_TIMEOUT:-900}"
+echo "# VM ran $(( $(date +%s) - start )) s; console log: $log"
+[ -f "$log" ] || : >"$log"
+tr -d '\r' <"$log" >"$log.txt"
+
+# TAP results of the selftests
+grep -E '^(not )?ok [0-9]+ ' "$log.txt" | grep -v '^ok [0-9]* .*# SKIP' | sed 's/^/# /'
+p=$(grep -cE '^ok [0-9]+ ' "$log.txt")
+s=$(grep -cE '^ok [0-9]+ .*# SKIP' "$log.txt")
+f=$(grep -cE '^not ok [0-9]+ ' "$log.txt")
+pass=$((pass + p - s)); skip=$((skip + s)); fail=$((fail + f))
+grep -E '^ok [0-9]+ .*# SKIP' "$log.txt" | sed 's/^/# /'
+[ "$p" -gt 0 ] || bad "selftests produced TAP results"
+
+if grep -q '^ENPU-VM-END' "$log.txt"; then ok "VM reached end marker"; else bad "VM reached end marker"; fi
+if grep -q '^ENPU-VM: rmmod enpu ok' "$log.txt"; then ok "rmmod enpu succeeded"; else bad "rmmod enpu succeeded"; fi
+if grep -qE 'WARNING:|BUG:|Oops|Kernel panic|Call Trace:|general protection|UBSAN|KASAN|kmemleak|refcount_t:' "$log.txt"; then
+	grep -nE 'WARNING:|BUG:|Oops|Kernel panic|Call Trace:|general protection' "$log.txt" | head -n 20 | sed 's/^/# /'
+	bad "no kernel warnings"
+else
+	ok "no kernel warnings"
+fi
+
+# benchmark output, for docs/enpu.md
+sed -n '/^ENPU-VM: bench begin/,/^ENPU-VM: bench end/p' "$log.txt" | sed '1d;$d' >"$out/bench.txt"
+if [ -s "$out/bench.txt" ]; then
+	sed 's/^/# /' "$out/bench.txt"
+fi
+finish
