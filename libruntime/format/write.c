@@ -16,7 +16,7 @@ struct buf {
 
 static uint8_t *buf_grow(struct buf *b, size_t n)
 {
-	if (b->oom)
+	if (b->oom || (n == 0 && !b->p))
 		return NULL;
 	if (n > SIZE_MAX - b->len) {
 		b->oom = true;
@@ -246,7 +246,7 @@ static ert_status write_tensor(struct writer *w, uint32_t t)
 		off = w->weights.len; /* rebased by assemble() */
 		uint8_t *dst = buf_grow(&w->weights, size);
 
-		if (!dst)
+		if (!dst && (size || w->weights.oom))
 			return ERT_STATUS_OUT_OF_MEMORY;
 		if (enc == FMT_ENC_RAW) {
 			if (size)
