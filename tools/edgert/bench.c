@@ -1,0 +1,156 @@
+/* SPDX-License-Identifier: MIT */
+/* edgert bench: time a model's runs; min, median, max and peak memory. */
+#include <getopt.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "commands.h"
+#include "inputs.h"
+
+static const char usage[] =
+	"USAGE: edgert bench MODEL [--threads N] [--warmup N] [--loops N] [--json]\n"
+	"                    [--backend LIST]\n"
+	"\n"
+	"Time ert_session_run() on seeded random inputs: after the warm-up runs,\n"
+	"report the minimum, median and maximum of the timed runs in milliseconds\n"
+	"and the peak bytes of the session's memory plan.\n"
+	"\n"
+	"OPTIONS:\n"
+	"  -t, --threads N     worker threads, 1..32 (default: one per CPU)\n"
+	"  -w, --warmup N      untimed runs first, 0..10000 (default 3)\n"
+	"  -n, --loops N       timed runs, 1..100000 (default 20)\n"
+	"  -b, --backend LIST  backends in order (cpu, opencl, vulkan, npu, auto)\n"
+	"  -j, --json          one JSON object: min_ms, median_ms, max_ms, peak_bytes,\n"
+	"                      loops, threads\n"
+	"  -h, --help          show this help\n"
+	"\n"
+	"EXAMPLES:\n"
+	"  edgert bench mnv2.ert\n"
+	"  edgert bench r50.ert --threads 1 --loops 100\n"
+	"  edgert bench vit.ert --json > vit.json\n";
+
+struct bench_opts {
+	const char *model;
+	uint32_t warmup, loops;
+	bool json;
+	ert_config cfg;
+};
+
+static int parse_args(int argc, char **argv, struct bench_opts *o)
+{
+	static const struct option longopts[] = {
+		{ "threads", required_argument, NULL, 't' },
+		{ "warmup", required_argument, NULL, 'w' },
+		{ "loops", required_argument, NULL, 'n' },
+		{ "backend", required_argument, NULL, 'b' },
+		{ "json", no_argument, NULL, 'j' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	long long v;
+	int c;
+
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":t:w:n:b:jh", longopts, NULL)) != -1) {
+		switch (c) {
+		case 't':
+			if (!cli_parse_int("bench", "--threads", optarg, 1, ERT_MAX_THREADS, &v))
+				return 1;
+			o->cfg.num_threads = (uint32_t)v;
+			break;
+		case 'w':
+			if (!cli_parse_int("bench", "--warmup", optarg, 0, 10000, &v))
+				return 1;
+			o->warmup = (uint32_t)v;
+			break;
+		case 'n':
+			if (!cli_parse_int("bench", "--loops", optarg, 1, 100000, &v))
+				return 1;
+			o->loops = (uint32_t)v;
+			break;
+		case 'b':
+			if (!cli_parse_backends("bench", optarg, &o->cfg))
+				return 1;
+			break;
+		case 'j': o->json = true; break;
+		case 'h': fputs(usage, stdout); return -1;
+		default: return cli_getopt_error("bench", argv, c);
+		}
+	}
+	if (optind >= argc)
+		return cli_error("bench", "missing model (see 'edgert bench --help')");
+	if (optind + 1 < argc)
+		return cli_error("bench", "unexpected argument '%s'", argv[optind + 1]);
+	o->model = argv[optind];
+	return 0;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return (x > y) - (x < y);
+}
+
+int ert_cmd_bench(int argc, char **argv)
+{
+	struct bench_opts o = { .warmup = 3, .loops = 20 };
+	ert_model *model = NULL;
+	ert_session *sess = NULL;
+	double *times = NULL, median;
+	size_t peak;
+	int ret;
+
+	ert_config_init(&o.cfg);
+	ret = parse_args(argc, argv, &o);
+	if (ret)
+		return ret < 0 ? 0 : ret;
+	ret = 1;
+	times = calloc(o.loops, sizeof(*times));
+	if (!times) {
+		cli_error("bench", "out of memory");
+		goto cleanup;
+	}
+	if (!cli_session_open("bench", o.model, &o.cfg, &model, &sess) ||
+	    !cli_inputs_random("bench", sess, 0))
+		goto cleanup;
+	for (uint32_t i = 0; i < o.warmup + o.loops; i++) {
+		double t0 = cli_now_ms();
+
+		if (ert_session_run(sess) != ERT_OK) {
+			cli_progress_done();
+			cli_error("bench", "failed to run '%s': %s", o.model, ert_session_error(sess));
+			goto cleanup;
+		}
+		if (i >= o.warmup)
+			times[i - o.warmup] = cli_now_ms() - t0;
+		cli_progress("bench", i < o.warmup ? "warm-up" : "run", i + 1, o.warmup + o.loops);
+	}
+	cli_progress_done();
+	qsort(times, o.loops, sizeof(*times), cmp_double);
+	median = o.loops % 2 ? times[o.loops / 2]
+			     : (times[o.loops / 2 - 1] + times[o.loops / 2]) / 2;
+	peak = ert_session_peak_bytes(sess);
+	if (o.json) {
+		printf("{\"model\": ");
+		cli_json_string(stdout, o.model);
+		printf(", \"threads\": %u, \"loops\": %u, \"warmup\": %u, \"min_ms\": %.4f, "
+		       "\"median_ms\": %.4f, \"max_ms\": %.4f, \"peak_bytes\": %zu}\n",
+		       cli_thread_count(&o.cfg), o.loops, o.warmup, times[0], median,
+		       times[o.loops - 1], peak);
+	} else {
+		printf("model    %s\n", o.model);
+		printf("threads  %u\n", cli_thread_count(&o.cfg));
+		printf("runs     %u (after %u warm-up)\n", o.loops, o.warmup);
+		printf("min      %.3f ms\nmedian   %.3f ms\nmax      %.3f ms\n", times[0], median,
+		       times[o.loops - 1]);
+		printf("peak     %.2f MiB (%zu bytes)\n", (double)peak / (1024.0 * 1024.0), peak);
+	}
+	ret = 0;
+cleanup:
+	ert_session_destroy(sess);
+	ert_model_unref(model);
+	free(times);
+	return ret;
+}

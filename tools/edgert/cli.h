@@ -1,0 +1,99 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * cli.h — helpers shared by the edgert subcommands: messages, strict number
+ * parsing, getopt error reporting, backend lists, model loading, timing,
+ * terminal progress and a seeded PRNG.
+ *
+ * Every user error is reported as one line on stderr, "edgert <cmd>: <what>",
+ * and the subcommand returns 1.
+ */
+#ifndef ERT_CLI_H
+#define ERT_CLI_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "ert-graph.h"
+
+/* Print "edgert @cmd: <message>" on stderr; returns 1 (the user-error exit code). */
+int cli_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Same, prefixed "warning: ", returns nothing. */
+void cli_warn(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/*
+ * Parse @arg as a decimal integer in [@lo, @hi] (digits only, optional leading
+ * '-' when @lo < 0). On failure prints "edgert cmd: OPT must be LO..HI, got 'ARG'"
+ * and returns false.
+ */
+bool cli_parse_int(const char *cmd, const char *opt, const char *arg, long long lo,
+		   long long hi, long long *out);
+bool cli_parse_u64(const char *cmd, const char *opt, const char *arg, uint64_t *out);
+
+/*
+ * Report a getopt_long failure (@c is '?' or ':' with an optstring starting
+ * with ':'). Returns 1.
+ */
+int cli_getopt_error(const char *cmd, char **argv, int c);
+
+/* Parse "cpu,opencl,..." into @cfg->backends. Prints an error and returns false. */
+bool cli_parse_backends(const char *cmd, const char *list, ert_config *cfg);
+
+/*
+ * Open @path for reading to check it exists, then load it as a model.
+ * Messages: "cannot open 'x': <strerror>", "failed to load 'x': <reason>".
+ */
+bool cli_load_model(const char *cmd, const char *path, ert_model **model_out);
+
+/*
+ * A graph loaded for inspection: .ert files through ert_format_load (the file's
+ * bytes stay alive with the graph), anything else through the ONNX importer.
+ */
+struct cli_graph {
+	struct ert_graph *graph;
+	void *image;           /* .ert file contents the graph's constants point into */
+	size_t image_size;
+	bool is_ert;
+	uint32_t format_version; /* .ert only: version field of the header */
+};
+bool cli_graph_load(const char *cmd, const char *path, bool optimize, struct cli_graph *out);
+void cli_graph_free(struct cli_graph *cg);
+
+/* Read a whole file into a malloc'd buffer. Prints the error; false on failure. */
+bool cli_read_file(const char *cmd, const char *path, void **data_out, size_t *size_out);
+
+/* Threads a session with @cfg uses: num_threads, or one per online CPU (at most 32). */
+uint32_t cli_thread_count(const ert_config *cfg);
+
+/* Milliseconds on CLOCK_MONOTONIC. */
+double cli_now_ms(void);
+
+/* Progress on a terminal only: "\redgert cmd: what done/total"; total 0 clears. */
+bool cli_progress_enabled(void);
+void cli_progress(const char *cmd, const char *what, unsigned done, unsigned total);
+void cli_progress_done(void);
+
+/* Deterministic PRNG (splitmix64 seeding, xorshift64*). */
+struct cli_rng {
+	uint64_t s;
+};
+void cli_rng_seed(struct cli_rng *r, uint64_t seed);
+uint64_t cli_rng_next(struct cli_rng *r);
+/* Uniform in [0, 1). */
+double cli_rng_uniform(struct cli_rng *r);
+
+/*
+ * Fill @size bytes at @data with random values of @dtype: floats uniform in
+ * [0, 1), integers in [0, 10), bools 0/1. Returns false for dtypes it cannot fill.
+ */
+bool cli_fill_random(struct cli_rng *r, ert_dtype dtype, void *data, size_t count);
+
+/* Format "[1,3,224,224]" (names for symbolic dims when @names is given). */
+void cli_format_shape(char *buf, size_t size, int32_t rank, const int64_t *dims,
+		      const char *const *names);
+
+/* Write @s as a JSON string literal (with quotes) to @f. */
+void cli_json_string(FILE *f, const char *s);
+
+#endif /* ERT_CLI_H */

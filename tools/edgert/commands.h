@@ -1,0 +1,18 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * commands.h — the edgert subcommands. Each takes the arguments after
+ * "edgert" (argv[0] is the command name) and returns the process exit code:
+ * 0 on success, 1 on a user error (after one line on stderr).
+ */
+#ifndef ERT_COMMANDS_H
+#define ERT_COMMANDS_H
+
+int ert_cmd_convert(int argc, char **argv);
+int ert_cmd_info(int argc, char **argv);
+int ert_cmd_run(int argc, char **argv);
+int ert_cmd_bench(int argc, char **argv);
+int ert_cmd_profile(int argc, char **argv);
+int ert_cmd_zoo(int argc, char **argv);
+int ert_cmd_conform(int argc, char **argv); /* conform.c */
+
+#endif /* ERT_COMMANDS_H */

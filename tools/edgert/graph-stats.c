@@ -1,0 +1,190 @@
+/* SPDX-License-Identifier: MIT */
+/* Op histogram, parameters and MACs of a graph (for edgert info). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "graph-stats.h"
+#include "ops/linalg-einsum.h"
+
+static uint64_t conv_macs(const struct ert_value *x, const struct ert_value *w,
+			  const struct ert_value *y, bool transpose)
+{
+	uint64_t per;
+
+	if (!w || w->rank < 1 || w->numel <= 0)
+		return 0;
+	if (!transpose) {
+		/* each output element: (C/group) * kernel taps */
+		if (w->dims[0] <= 0)
+			return 0;
+		per = (uint64_t)w->numel / (uint64_t)w->dims[0];
+		return (uint64_t)y->numel * per;
+	}
+	/* each input element scatters into (M/group) * kernel taps outputs */
+	if (x->rank < 2 || w->dims[0] <= 0)
+		return 0;
+	per = (uint64_t)w->numel / (uint64_t)w->dims[0];
+	return (uint64_t)x->numel * per;
+}
+
+static uint64_t node_macs(const struct ert_node *n, const struct ert_value *const *in,
+			  uint32_t n_in, const struct ert_value *y)
+{
+	const struct ert_value *a = n_in > 0 ? in[0] : NULL;
+	const struct ert_value *b = n_in > 1 ? in[1] : NULL;
+
+	if (!a || !y || y->numel < 0)
+		return 0;
+	switch (n->op) {
+	case ERT_OP_Conv:
+		return conv_macs(a, b, y, false);
+	case ERT_OP_ConvTranspose:
+		return conv_macs(a, b, y, true);
+	case ERT_OP_Gemm:
+		if (a->rank != 2)
+			return 0;
+		return (uint64_t)y->numel *
+		       (uint64_t)(ert_attr_int(n, "transA", 0) ? a->dims[0] : a->dims[1]);
+	case ERT_OP_MatMul:
+		if (a->rank < 1)
+			return 0;
+		return (uint64_t)y->numel * (uint64_t)a->dims[a->rank - 1];
+	case ERT_OP_Einsum: {
+		struct ert_einsum e;
+		struct ert_err err;
+		uint64_t m = 1;
+		const char *eq = ert_attr_string(n, "equation", NULL);
+
+		if (!eq || n_in > ERT_EINSUM_MAX_OPS)
+			return 0;
+		for (uint32_t i = 0; i < n_in; i++)
+			if (!in[i])
+				return 0;
+		if (ert_einsum_parse(&e, eq, n_in, in, &err, n->name) != ERT_OK)
+			return 0;
+		/* a contraction visits every combination of its labels once */
+		for (int i = 0; i < ERT_EINSUM_MAX_LABELS; i++)
+			if (e.size[i] > 0)
+				m *= (uint64_t)e.size[i];
+		return m;
+	}
+	default:
+		return 0;
+	}
+}
+
+static void init_value(struct ert_value *v, const struct ert_tensor *t)
+{
+	v->dtype = t->dtype;
+	v->rank = t->rank;
+	for (int32_t d = 0; d < t->rank && d < ERT_MAX_RANK; d++)
+		v->dims[d] = t->dims[d] < 0 ? 1 : t->dims[d];
+	if (t->rank < 0 || !ert_value_finish(v)) {
+		v->rank = -1;
+		return;
+	}
+	if (t->flags & ERT_TENSOR_CONST) {
+		/* the walk never writes constant data; inference only reads it */
+		v->data = (void *)t->data;
+		if (t->nbytes < v->nbytes)
+			v->data = NULL;
+	}
+}
+
+bool graph_stats_compute(const struct ert_graph *g, struct graph_stats *out)
+{
+	const struct ert_value **in = NULL;
+	struct ert_value **outs = NULL;
+	uint32_t max_io = 1;
+
+	memset(out, 0, sizeof(*out));
+	out->vals = calloc(g->n_tensors ? g->n_tensors : 1, sizeof(*out->vals));
+	if (!out->vals)
+		return false;
+	for (uint32_t t = 0; t < g->n_tensors; t++) {
+		const struct ert_tensor *ten = &g->tensors[t];
+
+		out->vals[t].rank = -1;
+		if (ten->flags & (ERT_TENSOR_CONST | ERT_TENSOR_INPUT))
+			init_value(&out->vals[t], ten);
+		if ((ten->flags & ERT_TENSOR_CONST) && ten->rank >= 0) {
+			int64_t n = ert_shape_numel(ten->rank, ten->dims);
+
+			out->params += n > 0 ? (uint64_t)n : 0;
+			out->param_bytes += ten->nbytes;
+		}
+	}
+	for (uint32_t i = 0; i < g->n_nodes; i++) {
+		const struct ert_node *n = &g->nodes[i];
+
+		max_io = n->n_inputs > max_io ? n->n_inputs : max_io;
+		max_io = n->n_outputs > max_io ? n->n_outputs : max_io;
+	}
+	in = calloc(max_io, sizeof(*in));
+	outs = calloc(max_io, sizeof(*outs));
+	if (!in || !outs) {
+		free(in);
+		free(outs);
+		graph_stats_free(out);
+		return false;
+	}
+	for (uint32_t i = 0; i < g->n_nodes; i++) {
+		const struct ert_node *n = &g->nodes[i];
+		ert_infer_fn infer = (unsigned)n->op < ERT_OP_COUNT ? ert_op_infer(n->op) : NULL;
+		uint32_t need = (unsigned)n->op < ERT_OP_COUNT ? ert_op_value_inputs(n->op) : 0;
+		struct ert_err err = { "" };
+		bool ok = infer != NULL;
+
+		if ((unsigned)n->op < ERT_OP_COUNT)
+			out->op_count[n->op]++;
+		for (uint32_t k = 0; k < n->n_inputs; k++) {
+			int32_t t = n->inputs[k];
+
+			in[k] = NULL;
+			if (t < 0 || (uint32_t)t >= g->n_tensors)
+				continue;
+			if (out->vals[t].rank < 0)
+				ok = false;
+			in[k] = &out->vals[t];
+			if (k < 32 && (need >> k & 1) && !out->vals[t].data)
+				ok = false;
+		}
+		for (uint32_t k = 0; k < n->n_outputs; k++) {
+			int32_t t = n->outputs[k];
+
+			outs[k] = t >= 0 && (uint32_t)t < g->n_tensors ? &out->vals[t] : NULL;
+			if (outs[k] && !(g->tensors[t].flags & ERT_TENSOR_CONST))
+				memset(outs[k], 0, sizeof(*outs[k]));
+		}
+		if (ok) {
+			struct ert_infer_ctx ctx = {
+				.graph = g, .node = n, .in = in, .out = outs,
+				.n_in = n->n_inputs, .n_out = n->n_outputs, .err = &err,
+			};
+
+			ok = infer(&ctx) == ERT_OK;
+			for (uint32_t k = 0; ok && k < n->n_outputs; k++)
+				if (outs[k] && !ert_value_finish(outs[k]))
+					ok = false;
+		}
+		if (!ok) {
+			out->unknown++;
+			for (uint32_t k = 0; k < n->n_outputs; k++)
+				if (outs[k]) {
+					outs[k]->rank = -1;
+					outs[k]->data = NULL;
+				}
+			continue;
+		}
+		out->macs += node_macs(n, in, n->n_inputs, n->n_outputs ? outs[0] : NULL);
+	}
+	free(in);
+	free(outs);
+	return true;
+}
+
+void graph_stats_free(struct graph_stats *s)
+{
+	free(s->vals);
+	s->vals = NULL;
+}

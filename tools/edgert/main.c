@@ -1,0 +1,66 @@
+/* SPDX-License-Identifier: MIT */
+/* edgert: dispatch "edgert <command> [options]" to the subcommands. */
+#include <stdio.h>
+#include <string.h>
+
+#include "commands.h"
+#include "edgert.h"
+
+struct command {
+	const char *name;
+	int (*fn)(int argc, char **argv);
+	const char *summary;
+};
+
+static const struct command commands[] = {
+	{ "convert", ert_cmd_convert, "convert an ONNX model to .ert" },
+	{ "info", ert_cmd_info, "show inputs, outputs, ops, parameters and MACs of a model" },
+	{ "run", ert_cmd_run, "run a model on .npy/.pb or random inputs, write outputs" },
+	{ "bench", ert_cmd_bench, "time a model: min, median, max and peak memory" },
+	{ "profile", ert_cmd_profile, "per-op time table of a model" },
+	{ "conform", ert_cmd_conform, "run ONNX backend test cases with ONNX's tolerances" },
+	{ "zoo", ert_cmd_zoo, "build a standard architecture with random weights" },
+};
+
+#define N_COMMANDS (sizeof(commands) / sizeof(commands[0]))
+
+static void usage(FILE *f)
+{
+	fprintf(f, "USAGE: edgert <command> [options]\n"
+		   "       edgert <command> --help\n"
+		   "       edgert --version\n\n"
+		   "Inference runtime command line: convert, inspect, run, time and\n"
+		   "profile models (.ert, or .onnx converted on the fly).\n\n"
+		   "COMMANDS:\n");
+	for (size_t i = 0; i < N_COMMANDS; i++)
+		fprintf(f, "  %-9s %s\n", commands[i].name, commands[i].summary);
+	fprintf(f, "\nEXAMPLES:\n"
+		   "  edgert zoo mobilenet_v2 -o mnv2.ert   # build a model, no download\n"
+		   "  edgert info mnv2.ert                  # what is in it\n"
+		   "  edgert run mnv2.ert -o out/           # random input, top-5, out/logits.npy\n"
+		   "  edgert bench mnv2.ert --threads 4     # timing\n"
+		   "  edgert convert model.onnx -o model.ert\n");
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 2) {
+		usage(stderr);
+		return 1;
+	}
+	if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 ||
+	    strcmp(argv[1], "help") == 0) {
+		usage(stdout);
+		return 0;
+	}
+	if (strcmp(argv[1], "--version") == 0 || strcmp(argv[1], "-V") == 0) {
+		printf("edgert %d.%d.%d\n", ERT_VERSION_MAJOR, ERT_VERSION_MINOR,
+		       ERT_VERSION_PATCH);
+		return 0;
+	}
+	for (size_t i = 0; i < N_COMMANDS; i++)
+		if (strcmp(argv[1], commands[i].name) == 0)
+			return commands[i].fn(argc - 1, argv + 1);
+	fprintf(stderr, "edgert: unknown command '%s' (see 'edgert --help')\n", argv[1]);
+	return 1;
+}

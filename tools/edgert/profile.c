@@ -1,0 +1,267 @@
+/* SPDX-License-Identifier: MIT */
+/* edgert profile: per-op time table from the session's op callbacks. */
+#include <getopt.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "commands.h"
+#include "inputs.h"
+
+static const char usage[] =
+	"USAGE: edgert profile MODEL [--threads N] [--loops N] [--top N] [--json]\n"
+	"                      [--backend LIST]\n"
+	"\n"
+	"Time every op of a model through the before/after op callbacks, average\n"
+	"over the runs (after one untimed warm-up run) and print a table sorted by\n"
+	"time: op name, type, backend, milliseconds and share of the total.\n"
+	"\n"
+	"OPTIONS:\n"
+	"  -t, --threads N     worker threads, 1..32 (default: one per CPU)\n"
+	"  -n, --loops N       timed runs, 1..10000 (default 10)\n"
+	"  -T, --top N         print only the N slowest ops, 1..1000000 (default all)\n"
+	"  -b, --backend LIST  backends in order (cpu, opencl, vulkan, npu, auto)\n"
+	"  -j, --json          JSON: total_ms and ops [{name, type, backend, ms, share}]\n"
+	"  -h, --help          show this help\n"
+	"\n"
+	"EXAMPLES:\n"
+	"  edgert profile mnv2.ert --top 10\n"
+	"  edgert profile r50.ert --threads 1 --loops 5\n"
+	"  edgert profile vit.ert --json > vit-ops.json\n";
+
+struct profile_opts {
+	const char *model;
+	uint32_t loops, top;
+	bool json;
+	ert_config cfg;
+};
+
+struct op_stat {
+	char *name, *type, *backend;
+	double total_ms;
+	uint32_t calls;
+};
+
+struct profiler {
+	struct op_stat *ops; /* by execution index */
+	uint32_t n, cap;
+	double t_start;
+	bool measuring;      /* false during the warm-up run */
+	bool oom;
+};
+
+static int parse_args(int argc, char **argv, struct profile_opts *o)
+{
+	static const struct option longopts[] = {
+		{ "threads", required_argument, NULL, 't' },
+		{ "loops", required_argument, NULL, 'n' },
+		{ "top", required_argument, NULL, 'T' },
+		{ "backend", required_argument, NULL, 'b' },
+		{ "json", no_argument, NULL, 'j' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	long long v;
+	int c;
+
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":t:n:T:b:jh", longopts, NULL)) != -1) {
+		switch (c) {
+		case 't':
+			if (!cli_parse_int("profile", "--threads", optarg, 1, ERT_MAX_THREADS, &v))
+				return 1;
+			o->cfg.num_threads = (uint32_t)v;
+			break;
+		case 'n':
+			if (!cli_parse_int("profile", "--loops", optarg, 1, 10000, &v))
+				return 1;
+			o->loops = (uint32_t)v;
+			break;
+		case 'T':
+			if (!cli_parse_int("profile", "--top", optarg, 1, 1000000, &v))
+				return 1;
+			o->top = (uint32_t)v;
+			break;
+		case 'b':
+			if (!cli_parse_backends("profile", optarg, &o->cfg))
+				return 1;
+			break;
+		case 'j': o->json = true; break;
+		case 'h': fputs(usage, stdout); return -1;
+		default: return cli_getopt_error("profile", argv, c);
+		}
+	}
+	if (optind >= argc)
+		return cli_error("profile", "missing model (see 'edgert profile --help')");
+	if (optind + 1 < argc)
+		return cli_error("profile", "unexpected argument '%s'", argv[optind + 1]);
+	o->model = argv[optind];
+	return 0;
+}
+
+static int before_op(const ert_op_info *op, void *user)
+{
+	struct profiler *p = user;
+
+	(void)op;
+	p->t_start = cli_now_ms();
+	return 0;
+}
+
+/* Names are copied once: ert_op_info is only valid during the callback. */
+static int after_op(const ert_op_info *op, void *user)
+{
+	struct profiler *p = user;
+	double dt = cli_now_ms() - p->t_start;
+	struct op_stat *s;
+
+	if (op->index >= p->cap) {
+		uint32_t cap = p->cap ? p->cap : 64;
+		struct op_stat *ops;
+
+		while (cap <= op->index)
+			cap *= 2;
+		ops = realloc(p->ops, cap * sizeof(*ops));
+		if (!ops) {
+			p->oom = true;
+			return 1;
+		}
+		memset(ops + p->cap, 0, (cap - p->cap) * sizeof(*ops));
+		p->ops = ops;
+		p->cap = cap;
+	}
+	if (op->index >= p->n)
+		p->n = op->index + 1;
+	s = &p->ops[op->index];
+	if (!s->name) {
+		s->name = strdup(op->name);
+		s->type = strdup(op->type);
+		s->backend = strdup(op->backend);
+		if (!s->name || !s->type || !s->backend) {
+			p->oom = true;
+			return 1;
+		}
+	}
+	if (p->measuring) {
+		s->total_ms += dt;
+		s->calls++;
+	}
+	return 0;
+}
+
+static int cmp_time_desc(const void *a, const void *b)
+{
+	const struct op_stat *x = a, *y = b;
+
+	return (x->total_ms < y->total_ms) - (x->total_ms > y->total_ms);
+}
+
+static void print_table(const struct profile_opts *o, struct profiler *p, double total)
+{
+	uint32_t rows = o->top && o->top < p->n ? o->top : p->n;
+	int wname = 4, wtype = 4;
+
+	for (uint32_t i = 0; i < rows; i++) {
+		int ln = (int)strlen(p->ops[i].name), lt = (int)strlen(p->ops[i].type);
+
+		wname = ln > wname ? (ln > 48 ? 48 : ln) : wname;
+		wtype = lt > wtype ? lt : wtype;
+	}
+	printf("%-*s  %-*s  %-8s  %10s  %7s\n", wname, "name", wtype, "type", "backend",
+	       "time ms", "share");
+	for (uint32_t i = 0; i < rows; i++) {
+		const struct op_stat *s = &p->ops[i];
+
+		printf("%-*.*s  %-*s  %-8s  %10.4f  %6.2f%%\n", wname, wname, s->name, wtype,
+		       s->type, s->backend, s->total_ms, total > 0 ? 100.0 * s->total_ms / total : 0.0);
+	}
+	if (rows < p->n)
+		printf("... %u more ops\n", p->n - rows);
+	printf("total %.3f ms in %u ops (mean of %u runs, %u threads)\n", total, p->n, o->loops,
+	       cli_thread_count(&o->cfg));
+}
+
+static void print_json(const struct profile_opts *o, struct profiler *p, double total)
+{
+	uint32_t rows = o->top && o->top < p->n ? o->top : p->n;
+
+	printf("{\"model\": ");
+	cli_json_string(stdout, o->model);
+	printf(", \"loops\": %u, \"threads\": %u, \"total_ms\": %.4f, \"ops\": [", o->loops,
+	       cli_thread_count(&o->cfg), total);
+	for (uint32_t i = 0; i < rows; i++) {
+		const struct op_stat *s = &p->ops[i];
+
+		printf("%s\n  {\"name\": ", i ? "," : "");
+		cli_json_string(stdout, s->name);
+		printf(", \"type\": ");
+		cli_json_string(stdout, s->type);
+		printf(", \"backend\": ");
+		cli_json_string(stdout, s->backend);
+		printf(", \"ms\": %.4f, \"share\": %.4f}", s->total_ms,
+		       total > 0 ? s->total_ms / total : 0.0);
+	}
+	printf("\n]}\n");
+}
+
+int ert_cmd_profile(int argc, char **argv)
+{
+	struct profile_opts o = { .loops = 10 };
+	struct profiler p = { 0 };
+	ert_model *model = NULL;
+	ert_session *sess = NULL;
+	double total = 0;
+	int ret;
+
+	ert_config_init(&o.cfg);
+	ret = parse_args(argc, argv, &o);
+	if (ret)
+		return ret < 0 ? 0 : ret;
+	ret = 1;
+	o.cfg.before_op = before_op;
+	o.cfg.after_op = after_op;
+	o.cfg.callback_user = &p;
+	if (!cli_session_open("profile", o.model, &o.cfg, &model, &sess) ||
+	    !cli_inputs_random("profile", sess, 0))
+		goto cleanup;
+	for (uint32_t i = 0; i <= o.loops; i++) {
+		p.measuring = i > 0;
+		if (ert_session_run(sess) != ERT_OK) {
+			cli_progress_done();
+			cli_error("profile", "failed to run '%s': %s", o.model,
+				  p.oom ? "out of memory" : ert_session_error(sess));
+			goto cleanup;
+		}
+		cli_progress("profile", "run", i + 1, o.loops + 1);
+	}
+	cli_progress_done();
+	for (uint32_t i = 0; i < p.n; i++) {
+		struct op_stat *s = &p.ops[i];
+
+		if (!s->name) {
+			s->name = strdup("?"), s->type = strdup("?"), s->backend = strdup("?");
+			if (!s->name || !s->type || !s->backend) {
+				cli_error("profile", "out of memory");
+				goto cleanup;
+			}
+		}
+		s->total_ms = s->calls ? s->total_ms / o.loops : 0;
+		total += s->total_ms;
+	}
+	qsort(p.ops, p.n, sizeof(*p.ops), cmp_time_desc);
+	if (o.json)
+		print_json(&o, &p, total);
+	else
+		print_table(&o, &p, total);
+	ret = 0;
+cleanup:
+	for (uint32_t i = 0; i < p.n; i++) {
+		free(p.ops[i].name);
+		free(p.ops[i].type);
+		free(p.ops[i].backend);
+	}
+	free(p.ops);
+	ert_session_destroy(sess);
+	ert_model_unref(model);
+	return ret;
+}

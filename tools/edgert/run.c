@@ -1,0 +1,299 @@
+/* SPDX-License-Identifier: MIT */
+/* edgert run: run a model once on given or random inputs; write outputs as .npy. */
+#include <errno.h>
+#include <getopt.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "cli.h"
+#include "commands.h"
+#include "inputs.h"
+#include "npy.h"
+
+static const char usage[] =
+	"USAGE: edgert run MODEL [-i NAME=FILE ...] [-o DIR] [--threads N]\n"
+	"                  [--backend LIST] [--seed N]\n"
+	"\n"
+	"Run a model (.ert or .onnx) once. Inputs come from .npy files or ONNX\n"
+	"TensorProto .pb files; inputs not given get seeded random values (floats in\n"
+	"[0,1), integers in [0,10)). An input whose file has another shape is resized\n"
+	"to it. Outputs are listed, written as DIR/<name>.npy with -o, and for a\n"
+	"classifier (one float output of shape [N] or [1,N], N >= 10) the top-5 is\n"
+	"printed.\n"
+	"\n"
+	"OPTIONS:\n"
+	"  -i, --input NAME=FILE   input NAME from FILE (.npy or .pb); NAME= may be\n"
+	"                          left out for a one-input model or a named .pb\n"
+	"  -o, --output-dir DIR    write every output as DIR/<name>.npy\n"
+	"  -t, --threads N         worker threads, 1..32 (default: one per CPU)\n"
+	"  -b, --backend LIST      backends in order, from cpu, opencl, vulkan, npu,\n"
+	"                          auto (default cpu; CPU is always the fallback)\n"
+	"  -s, --seed N            seed of the random inputs (default 0)\n"
+	"  -h, --help              show this help\n"
+	"\n"
+	"EXAMPLES:\n"
+	"  edgert run mnv2.ert                         # random input, prints top-5\n"
+	"  edgert run mnv2.ert -i input=cat.npy -o out # out/logits.npy\n"
+	"  edgert run model.onnx -i test_data_set_0/input_0.pb --threads 1\n";
+
+struct run_input {
+	const char *name; /* NULL: the only input, or the .pb's own name */
+	const char *file;
+};
+
+struct run_opts {
+	const char *model;
+	struct run_input *inputs;
+	uint32_t n_inputs;
+	const char *outdir;
+	uint64_t seed;
+	ert_config cfg;
+};
+
+static int parse_args(int argc, char **argv, struct run_opts *o)
+{
+	static const struct option longopts[] = {
+		{ "input", required_argument, NULL, 'i' },
+		{ "output-dir", required_argument, NULL, 'o' },
+		{ "threads", required_argument, NULL, 't' },
+		{ "backend", required_argument, NULL, 'b' },
+		{ "seed", required_argument, NULL, 's' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	long long v;
+	int c;
+
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":i:o:t:b:s:h", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'i': {
+			struct run_input *in = &o->inputs[o->n_inputs++];
+			char *eq = strchr(optarg, '=');
+
+			in->file = optarg;
+			if (eq) {
+				*eq = '\0';
+				in->name = optarg;
+				in->file = eq + 1;
+				if (!*in->name || !*in->file)
+					return cli_error("run", "-i wants NAME=FILE, got '%s=%s'",
+							 in->name, in->file);
+			}
+			break;
+		}
+		case 'o': o->outdir = optarg; break;
+		case 't':
+			if (!cli_parse_int("run", "--threads", optarg, 1, ERT_MAX_THREADS, &v))
+				return 1;
+			o->cfg.num_threads = (uint32_t)v;
+			break;
+		case 'b':
+			if (!cli_parse_backends("run", optarg, &o->cfg))
+				return 1;
+			break;
+		case 's':
+			if (!cli_parse_u64("run", "--seed", optarg, &o->seed))
+				return 1;
+			break;
+		case 'h': fputs(usage, stdout); return -1;
+		default: return cli_getopt_error("run", argv, c);
+		}
+	}
+	if (optind >= argc)
+		return cli_error("run", "missing model (see 'edgert run --help')");
+	if (optind + 1 < argc)
+		return cli_error("run", "unexpected argument '%s'", argv[optind + 1]);
+	o->model = argv[optind];
+	return 0;
+}
+
+/* Resolve which model input an -i names; -1 after printing an error. */
+static int32_t input_index(ert_session *sess, const struct run_input *in,
+			   const struct cli_tensor *t)
+{
+	const char *name = in->name ? in->name : t->name[0] ? t->name : NULL;
+	uint32_t n = ert_session_input_count(sess);
+
+	if (!name) {
+		if (n == 1)
+			return 0;
+		cli_error("run", "-i %s: the model has %u inputs, say which with NAME=FILE", in->file,
+			  n);
+		return -1;
+	}
+	for (uint32_t i = 0; i < n; i++)
+		if (strcmp(ert_tensor_name(ert_session_get_input(sess, i)), name) == 0)
+			return (int32_t)i;
+	if (!in->name && n == 1)
+		return 0; /* a .pb named differently still fits the only input */
+	cli_error("run", "the model has no input '%s' (inputs: %s%s)", name,
+		  ert_tensor_name(ert_session_get_input(sess, 0)), n > 1 ? ", ..." : "");
+	return -1;
+}
+
+static bool feed_inputs(const struct run_opts *o, ert_session *sess)
+{
+	uint32_t n = ert_session_input_count(sess);
+	bool *given = calloc(n ? n : 1, sizeof(bool));
+	struct cli_rng rng;
+	bool ok = false;
+
+	if (!given)
+		return cli_error("run", "out of memory"), false;
+	for (uint32_t k = 0; k < o->n_inputs; k++) {
+		struct cli_tensor t;
+		int32_t idx;
+		bool set;
+
+		if (!cli_tensor_read("run", o->inputs[k].file, &t))
+			goto out;
+		idx = input_index(sess, &o->inputs[k], &t);
+		if (idx >= 0 && given[idx]) {
+			cli_error("run", "input '%s' is given twice",
+				  ert_tensor_name(ert_session_get_input(sess, (uint32_t)idx)));
+			idx = -1;
+		}
+		set = idx >= 0 && cli_input_set("run", sess, (uint32_t)idx, &t, o->inputs[k].file);
+		cli_tensor_free(&t);
+		if (!set)
+			goto out;
+		given[idx] = true;
+	}
+	cli_rng_seed(&rng, o->seed);
+	for (uint32_t i = 0; i < n; i++)
+		if (!given[i] && !cli_input_random("run", sess, i, &rng))
+			goto out;
+	ok = true;
+out:
+	free(given);
+	return ok;
+}
+
+/* Output names may hold '/' or other characters a file name cannot. */
+static void file_name_for(const char *name, char *buf, size_t size)
+{
+	size_t i;
+
+	for (i = 0; name[i] && i + 1 < size; i++) {
+		char ch = name[i];
+		bool ok = (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') ||
+			  (ch >= '0' && ch <= '9') || ch == '_' || ch == '-' || ch == '.';
+
+		buf[i] = ok ? ch : '_';
+	}
+	buf[i] = '\0';
+	if (i == 0 || strcmp(buf, ".") == 0 || strcmp(buf, "..") == 0)
+		snprintf(buf, size, "output");
+}
+
+static bool write_outputs(const char *dir, ert_session *sess)
+{
+	if (mkdir(dir, 0777) != 0 && errno != EEXIST)
+		return cli_error("run", "cannot create directory '%s': %s", dir, strerror(errno)),
+		       false;
+	for (uint32_t i = 0; i < ert_session_output_count(sess); i++) {
+		const ert_tensor *t = ert_session_get_output(sess, i);
+		int64_t dims[ERT_MAX_RANK];
+		uint32_t rank = ert_tensor_rank(t);
+		char fname[256], path[4096], err[512];
+
+		if (!npy_descr(ert_tensor_dtype(t))) {
+			cli_warn("run", "output '%s' is %s, which .npy cannot hold; not written",
+				 ert_tensor_name(t), ert_dtype_name(ert_tensor_dtype(t)));
+			continue;
+		}
+		for (uint32_t d = 0; d < rank && d < ERT_MAX_RANK; d++)
+			dims[d] = ert_tensor_dim(t, d);
+		file_name_for(ert_tensor_name(t), fname, sizeof(fname));
+		snprintf(path, sizeof(path), "%s/%s.npy", dir, fname);
+		if (!npy_write_file(path, ert_tensor_dtype(t), (int32_t)rank, dims, ert_tensor_data(t),
+				    ert_tensor_byte_size(t), err, sizeof(err)))
+			return cli_error("run", "%s", err), false;
+		printf("wrote %s\n", path);
+	}
+	return true;
+}
+
+/* Top-5 of a classifier: one float32 output shaped [N] or [1,N] with N >= 10. */
+static void print_top5(ert_session *sess)
+{
+	const ert_tensor *t;
+	const float *x;
+	size_t n;
+	size_t top[5];
+	size_t k = 0;
+
+	if (ert_session_output_count(sess) != 1)
+		return;
+	t = ert_session_get_output(sess, 0);
+	n = ert_tensor_element_count(t);
+	if (ert_tensor_dtype(t) != ERT_DTYPE_FLOAT32 || n < 10 ||
+	    !(ert_tensor_rank(t) == 1 || (ert_tensor_rank(t) == 2 && ert_tensor_dim(t, 0) == 1)))
+		return;
+	x = ert_tensor_data(t);
+	/* insertion into a sorted list of 5: N is small and this keeps ties stable */
+	for (size_t i = 0; i < n; i++) {
+		size_t j;
+
+		if (k == 5 && !(x[i] > x[top[4]]))
+			continue;
+		j = k < 5 ? k++ : 4;
+		while (j > 0 && x[i] > x[top[j - 1]]) {
+			top[j] = top[j - 1];
+			j--;
+		}
+		top[j] = i;
+	}
+	printf("top-5 of '%s':\n", ert_tensor_name(t));
+	for (size_t i = 0; i < k; i++)
+		printf("  %2zu. class %-6zu %.6g\n", i + 1, top[i], (double)x[top[i]]);
+}
+
+int ert_cmd_run(int argc, char **argv)
+{
+	struct run_opts o = { 0 };
+	ert_model *model = NULL;
+	ert_session *sess = NULL;
+	double t0;
+	int ret;
+
+	ert_config_init(&o.cfg);
+	o.inputs = calloc((size_t)argc, sizeof(*o.inputs));
+	if (!o.inputs)
+		return cli_error("run", "out of memory");
+	ret = parse_args(argc, argv, &o);
+	if (ret) {
+		ret = ret < 0 ? 0 : ret;
+		goto cleanup;
+	}
+	ret = 1;
+	if (!cli_session_open("run", o.model, &o.cfg, &model, &sess))
+		goto cleanup;
+	if (!feed_inputs(&o, sess))
+		goto cleanup;
+	t0 = cli_now_ms();
+	if (ert_session_run(sess) != ERT_OK) {
+		cli_error("run", "failed to run '%s': %s", o.model, ert_session_error(sess));
+		goto cleanup;
+	}
+	printf("ran %s in %.2f ms\n", o.model, cli_now_ms() - t0);
+	for (uint32_t i = 0; i < ert_session_output_count(sess); i++) {
+		const ert_tensor *t = ert_session_get_output(sess, i);
+		char shape[128];
+
+		cli_tensor_shape(t, shape, sizeof(shape));
+		printf("output '%s': %s %s\n", ert_tensor_name(t), ert_dtype_name(ert_tensor_dtype(t)),
+		       shape);
+	}
+	if (o.outdir && !write_outputs(o.outdir, sess))
+		goto cleanup;
+	print_top5(sess);
+	ret = 0;
+cleanup:
+	ert_session_destroy(sess);
+	ert_model_unref(model);
+	free(o.inputs);
+	return ret;
+}

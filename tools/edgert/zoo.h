@@ -1,0 +1,93 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * zoo.h — building standard architectures with the graph API and seeded random
+ * weights, so that demos and tests need no download.
+ *
+ * The graphs use ONNX op forms of the opset they declare (Reshape/Split/Clip
+ * take their parameters as constant inputs). Intermediate tensors are added
+ * with unknown shape; shape inference fills them in at plan time.
+ *
+ * Weights are uniform with a He/Kaiming standard deviation (sqrt(gain/fan_in))
+ * so that activations stay in a sane range; BatchNorm is taken as already
+ * folded into each Conv's bias.
+ */
+#ifndef ERT_ZOO_H
+#define ERT_ZOO_H
+
+#include "cli.h"
+#include "ert-graph.h"
+
+struct zoo_builder {
+	struct ert_graph *g;
+	struct cli_rng rng;
+	bool failed;          /* sticky: some step ran out of memory */
+	int32_t relu6_min, relu6_max; /* shared Clip bounds, created on first use */
+	uint32_t counter;     /* for unique node names */
+};
+
+/* Start a graph with the default-domain @opset. False on out-of-memory. */
+bool zoo_begin(struct zoo_builder *b, int64_t opset, uint64_t seed);
+/* Drop the graph still held by @b (b->g may be NULL). */
+void zoo_abort(struct zoo_builder *b);
+
+int32_t zoo_input(struct zoo_builder *b, const char *name, int32_t rank, const int64_t *dims);
+/* Mark @t the graph output; false when any step failed. The graph stays in b->g. */
+bool zoo_end(struct zoo_builder *b, int32_t t);
+
+/* Random float32 constant, uniform with standard deviation @std. */
+int32_t zoo_weight(struct zoo_builder *b, const char *hint, int32_t rank, const int64_t *dims,
+		   float std);
+/* Float32 constant with every element @value (rank 0 for a scalar). */
+int32_t zoo_fill(struct zoo_builder *b, const char *hint, int32_t rank, const int64_t *dims,
+		 float value);
+/* 1-D int64 constant (rank 0 when @n is 0: a scalar holding vals[0]). */
+int32_t zoo_ints(struct zoo_builder *b, const char *hint, uint32_t n, const int64_t *vals);
+
+/*
+ * Add a node of @op reading @in, with one output named @out_name (NULL: a fresh
+ * name derived from @hint). Returns the output tensor; *@node_out (optional) is
+ * the node, valid until the next node is added.
+ */
+int32_t zoo_op(struct zoo_builder *b, enum ert_op op, const char *hint, uint32_t n_in,
+	       const int32_t *in, const char *out_name, struct ert_node **node_out);
+/* Shorthands for one and two inputs. */
+int32_t zoo_op1(struct zoo_builder *b, enum ert_op op, const char *hint, int32_t x);
+int32_t zoo_op2(struct zoo_builder *b, enum ert_op op, const char *hint, int32_t x, int32_t y);
+
+/*
+ * Conv with bias, square kernel @k, padding k/2. @gain is 2 before a ReLU, 1
+ * for a linear output; @scale shrinks the weights further (residual branches).
+ */
+int32_t zoo_conv(struct zoo_builder *b, int32_t x, int64_t cin, int64_t cout, int64_t k,
+		 int64_t stride, int64_t group, float gain, float scale);
+int32_t zoo_relu(struct zoo_builder *b, int32_t x);
+/* Clip(x, 0, 6) with constant min/max inputs. */
+int32_t zoo_relu6(struct zoo_builder *b, int32_t x);
+/* MaxPool with a square window, stride and padding. */
+int32_t zoo_maxpool(struct zoo_builder *b, int32_t x, int64_t k, int64_t stride, int64_t pad);
+/* Gemm(x, W[out,in], bias, transB=1); output @out_name when non-NULL. */
+int32_t zoo_gemm(struct zoo_builder *b, int32_t x, int64_t in, int64_t out,
+		 const char *out_name);
+/* GlobalAveragePool → Flatten → Gemm to @classes logits named "logits". */
+int32_t zoo_classifier(struct zoo_builder *b, int32_t x, int64_t channels, int64_t classes);
+/* MatMul(x, W[in,out]) + bias: the transformer linear layer as exporters write it. */
+int32_t zoo_linear(struct zoo_builder *b, int32_t x, int64_t in, int64_t out, float scale);
+/* Reshape with a constant shape tensor. */
+int32_t zoo_reshape(struct zoo_builder *b, int32_t x, uint32_t rank, const int64_t *shape);
+int32_t zoo_transpose(struct zoo_builder *b, int32_t x, uint32_t rank, const int64_t *perm);
+/* LayerNormalization over the last axis, scale 1 and bias 0. */
+int32_t zoo_layernorm(struct zoo_builder *b, int32_t x, int64_t dim);
+
+struct zoo_arch {
+	const char *name;
+	const char *description;
+	int64_t opset;
+	bool (*build)(struct zoo_builder *b); /* false after b->failed */
+};
+
+extern const struct zoo_arch zoo_mobilenet_v2;
+extern const struct zoo_arch zoo_resnet18;
+extern const struct zoo_arch zoo_resnet50;
+extern const struct zoo_arch zoo_vit_s16;
+
+#endif /* ERT_ZOO_H */
