@@ -1,7 +1,199 @@
 /* SPDX-License-Identifier: MIT */
-/* CPU reference kernels: unary ops. */
-#include "cpu/cpu-impl.h"
+/*
+ * CPU reference kernels: elementwise unary ops. This file reads parameters and
+ * dispatches by dtype to unary-float.c, unary-int.c and unary-cast.c.
+ */
+#include <float.h>
+#include <math.h>
+#include <string.h>
+
+#include "cpu/ops/elementwise.h"
+
+static const struct ert_value *opt_in(const struct ert_exec *x, uint32_t i)
+{
+	return i < x->n_in ? x->in[i] : NULL;
+}
+
+/* Clip bounds: attributes before opset 11, optional scalar inputs after. */
+static ert_status clip_bounds(const struct ert_exec *x, struct ert_unary_params *p,
+			      struct ert_err *err)
+{
+	const struct ert_value *in = x->in[0];
+	const struct ert_value *b[2] = { opt_in(x, 1), opt_in(x, 2) };
+	bool is_unsigned = in->dtype == ERT_DTYPE_UINT8 || in->dtype == ERT_DTYPE_UINT16 ||
+			   in->dtype == ERT_DTYPE_UINT32 || in->dtype == ERT_DTYPE_UINT64;
+
+	p->lo = ert_attr_float(x->node, "min", -INFINITY);
+	p->hi = ert_attr_float(x->node, "max", INFINITY);
+	p->ilo = is_unsigned ? 0 : INT64_MIN;
+	p->ihi = is_unsigned ? -1 : INT64_MAX; /* -1: all bits set, read back as unsigned */
+	for (int k = 0; k < 2; k++) {
+		if (!b[k])
+			continue;
+		if (!b[k]->data || b[k]->numel != 1 || b[k]->dtype != in->dtype) {
+			ert_err_set(err, "Clip '%s': %s bound must be a scalar of the input's type",
+				    x->node->name, k ? "max" : "min");
+			return ERT_STATUS_INVALID_MODEL;
+		}
+		if (ert_ew_is_arith_float(in->dtype)) {
+			double v = ert_value_get_float(b[k], 0);
+
+			*(k ? &p->hi : &p->lo) = v;
+		} else {
+			*(k ? &p->ihi : &p->ilo) = ert_value_get_int(b[k], 0);
+		}
+	}
+	return ERT_OK;
+}
+
+ert_status ert_unary_params_read(const struct ert_exec *x, struct ert_unary_params *p,
+				 struct ert_err *err)
+{
+	const struct ert_node *n = x->node;
+
+	memset(p, 0, sizeof(*p));
+	switch (n->op) {
+	case ERT_OP_LeakyRelu:
+		p->alpha = ert_attr_float(n, "alpha", 0.01f);
+		break;
+	case ERT_OP_Elu:
+	case ERT_OP_Celu:
+	case ERT_OP_ThresholdedRelu:
+		p->alpha = ert_attr_float(n, "alpha", 1.0f);
+		break;
+	case ERT_OP_Selu:
+		p->alpha = ert_attr_float(n, "alpha", 1.67326319217681884765625f);
+		p->gamma = ert_attr_float(n, "gamma", 1.05070102214813232421875f);
+		break;
+	case ERT_OP_HardSigmoid:
+		p->alpha = ert_attr_float(n, "alpha", 0.2f);
+		p->beta = ert_attr_float(n, "beta", 0.5f);
+		break;
+	case ERT_OP_Shrink:
+		p->lo = ert_attr_float(n, "lambd", 0.5f);
+		p->hi = ert_attr_float(n, "bias", 0.0f);
+		break;
+	case ERT_OP_Gelu: {
+		const char *a = ert_attr_string(n, "approximate", "none");
+
+		if (strcmp(a, "none") != 0 && strcmp(a, "tanh") != 0) {
+			ert_err_set(err, "Gelu '%s': approximate '%s', expected none or tanh",
+				    n->name, a);
+			return ERT_STATUS_INVALID_MODEL;
+		}
+		p->flag_a = strcmp(a, "tanh") == 0;
+		break;
+	}
+	case ERT_OP_IsInf:
+		p->flag_a = ert_attr_int(n, "detect_negative", 1) != 0;
+		p->flag_b = ert_attr_int(n, "detect_positive", 1) != 0;
+		break;
+	case ERT_OP_Clip:
+		return clip_bounds(x, p, err);
+	default:
+		break;
+	}
+	return ERT_OK;
+}
+
+static bool unary_supports(const struct ert_exec *x)
+{
+	ert_dtype dt = x->in[0]->dtype;
+	enum ert_op op = x->node->op;
+
+	if (ert_ew_is_arith_float(dt))
+		return ert_unary_float_supported(op);
+	if (ert_ew_is_int(dt) || dt == ERT_DTYPE_BOOL)
+		return ert_unary_int_supported(op) && (op == ERT_OP_Not) == (dt == ERT_DTYPE_BOOL);
+	return false;
+}
+
+static ert_status unary_compute(struct ert_cpu *cpu, struct ert_exec *x, struct ert_err *err)
+{
+	struct ert_unary_params p;
+	ert_status st = ert_unary_params_read(x, &p, err);
+
+	if (st != ERT_OK)
+		return st;
+	if (ert_ew_is_arith_float(x->in[0]->dtype))
+		return ert_unary_float_run(cpu, x->node->op, &p, x->in[0], x->out[0], err);
+	return ert_unary_int_run(cpu, x->node->op, &p, x->in[0], x->out[0], err);
+}
+
+static void copy_value(const struct ert_value *in, struct ert_value *out)
+{
+	size_t n = in->nbytes < out->nbytes ? in->nbytes : out->nbytes;
+
+	if (out->data != in->data && n)
+		memmove(out->data, in->data, n);
+}
+
+static ert_status identity_compute(struct ert_cpu *cpu, struct ert_exec *x, struct ert_err *err)
+{
+	copy_value(x->in[0], x->out[0]);
+	return ERT_OK;
+}
+
+/* Fill a Dropout mask with "kept" (true, or 1 in the input's type before opset 10). */
+static void fill_ones(struct ert_value *m)
+{
+	int64_t n = m->numel;
+
+	switch (m->dtype) {
+	case ERT_DTYPE_FLOAT32:
+		for (int64_t i = 0; i < n; i++)
+			((float *)m->data)[i] = 1.0f;
+		break;
+	case ERT_DTYPE_FLOAT64:
+		for (int64_t i = 0; i < n; i++)
+			((double *)m->data)[i] = 1.0;
+		break;
+	case ERT_DTYPE_FLOAT16:
+	case ERT_DTYPE_BFLOAT16: {
+		uint16_t one = m->dtype == ERT_DTYPE_FLOAT16 ? 0x3c00 : 0x3f80;
+
+		for (int64_t i = 0; i < n; i++)
+			((uint16_t *)m->data)[i] = one;
+		break;
+	}
+	default:
+		memset(m->data, 0, m->nbytes);
+		if (ert_dtype_size(m->dtype) == 1)
+			memset(m->data, 1, m->nbytes);
+		break;
+	}
+}
+
+/* Inference only: the output is the input, the mask keeps everything. */
+static ert_status dropout_compute(struct ert_cpu *cpu, struct ert_exec *x, struct ert_err *err)
+{
+	copy_value(x->in[0], x->out[0]);
+	if (x->n_out > 1 && x->out[1])
+		fill_ones(x->out[1]);
+	return ERT_OK;
+}
+
+static ert_status cast_compute(struct ert_cpu *cpu, struct ert_exec *x, struct ert_err *err)
+{
+	bool saturate = ert_attr_int(x->node, "saturate", 1) != 0;
+
+	return ert_cast_run(cpu, x->in[0], x->out[0], saturate, err);
+}
+
+#define UNARY(o) { .op = ERT_OP_##o, .supports = unary_supports, .compute = unary_compute }
 
 const struct ert_cpu_op ert_cpu_ops_unary[] = {
+	UNARY(Abs), UNARY(Neg), UNARY(Sqrt), UNARY(Reciprocal), UNARY(Exp), UNARY(Log),
+	UNARY(Erf), UNARY(Tanh), UNARY(Sigmoid), UNARY(Relu), UNARY(LeakyRelu), UNARY(Elu),
+	UNARY(Selu), UNARY(Celu), UNARY(HardSigmoid), UNARY(HardSwish), UNARY(Gelu),
+	UNARY(Softplus), UNARY(Softsign), UNARY(Mish), UNARY(ThresholdedRelu), UNARY(Shrink),
+	UNARY(Clip), UNARY(Floor), UNARY(Ceil), UNARY(Round), UNARY(Sign), UNARY(Not),
+	UNARY(IsNaN), UNARY(IsInf), UNARY(Acos), UNARY(Acosh), UNARY(Asin), UNARY(Asinh),
+	UNARY(Atan), UNARY(Atanh), UNARY(Cos), UNARY(Cosh), UNARY(Sin), UNARY(Sinh),
+	UNARY(Tan), UNARY(BitwiseNot),
+	{ .op = ERT_OP_Identity, .compute = identity_compute },
+	{ .op = ERT_OP_Dropout, .compute = dropout_compute },
+	{ .op = ERT_OP_Cast, .compute = cast_compute },
+	{ .op = ERT_OP_CastLike, .compute = cast_compute },
 	{ .compute = NULL },
 };

@@ -1,0 +1,214 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Cast between every pair of known dtypes. Values go through a stack buffer of
+ * double (from float types) or int64 (from integer types and bool) in chunks,
+ * so each source and each destination type is written once instead of once per
+ * pair. Integer to integer stays in int64 so that 64-bit values are exact.
+ *
+ * Choices where ONNX leaves the result undefined: float to integer truncates
+ * toward zero and saturates (NaN gives 0); 4-bit targets round to nearest even
+ * and saturate, as the ONNX reference does.
+ */
+#include <math.h>
+#include <string.h>
+
+#include "cpu/ops/elementwise.h"
+
+static bool from_float(ert_dtype dt)
+{
+	return ert_ew_is_arith_float(dt) || ert_dtype_is_fp8(dt);
+}
+
+static bool is_unsigned(ert_dtype dt)
+{
+	return dt == ERT_DTYPE_UINT8 || dt == ERT_DTYPE_UINT16 || dt == ERT_DTYPE_UINT32 ||
+	       dt == ERT_DTYPE_UINT64 || dt == ERT_DTYPE_UINT4 || dt == ERT_DTYPE_BOOL;
+}
+
+static int64_t nibble(const uint8_t *p, int64_t i, bool sign)
+{
+	int v = (p[i >> 1] >> ((i & 1) * 4)) & 0xf;
+
+	return sign && v >= 8 ? v - 16 : v;
+}
+
+static void set_nibble(uint8_t *p, int64_t i, int64_t v)
+{
+	int sh = (int)(i & 1) * 4;
+
+	p[i >> 1] = (uint8_t)((p[i >> 1] & ~(0xf << sh)) | ((v & 0xf) << sh));
+}
+
+static void load_f64(ert_dtype dt, const void *src, int64_t s, int64_t n, double *buf)
+{
+	for (int64_t i = 0; i < n; i++) {
+		switch (dt) {
+		case ERT_DTYPE_FLOAT32: buf[i] = ((const float *)src)[s + i]; break;
+		case ERT_DTYPE_FLOAT64: buf[i] = ((const double *)src)[s + i]; break;
+		case ERT_DTYPE_FLOAT16:
+			buf[i] = ert_fp16_to_fp32(((const uint16_t *)src)[s + i]);
+			break;
+		case ERT_DTYPE_BFLOAT16:
+			buf[i] = ert_bf16_to_fp32(((const uint16_t *)src)[s + i]);
+			break;
+		default: buf[i] = ert_fp8_to_f32(((const uint8_t *)src)[s + i], dt); break;
+		}
+	}
+}
+
+static void load_i64(ert_dtype dt, const void *src, int64_t s, int64_t n, int64_t *buf)
+{
+	for (int64_t i = 0; i < n; i++) {
+		int64_t j = s + i;
+
+		switch (dt) {
+		case ERT_DTYPE_INT8: buf[i] = ((const int8_t *)src)[j]; break;
+		case ERT_DTYPE_INT16: buf[i] = ((const int16_t *)src)[j]; break;
+		case ERT_DTYPE_INT32: buf[i] = ((const int32_t *)src)[j]; break;
+		case ERT_DTYPE_INT64: buf[i] = ((const int64_t *)src)[j]; break;
+		case ERT_DTYPE_UINT8: buf[i] = ((const uint8_t *)src)[j]; break;
+		case ERT_DTYPE_UINT16: buf[i] = ((const uint16_t *)src)[j]; break;
+		case ERT_DTYPE_UINT32: buf[i] = ((const uint32_t *)src)[j]; break;
+		/* Kept as bits; is_unsigned() tells the readers. */
+		case ERT_DTYPE_UINT64: buf[i] = (int64_t)((const uint64_t *)src)[j]; break;
+		case ERT_DTYPE_BOOL: buf[i] = ((const uint8_t *)src)[j] != 0; break;
+		case ERT_DTYPE_INT4: buf[i] = nibble(src, j, true); break;
+		case ERT_DTYPE_UINT4: buf[i] = nibble(src, j, false); break;
+		default: buf[i] = 0; break;
+		}
+	}
+}
+
+/* double to integer type @dt: truncate (4-bit: round half even), saturate. */
+static int64_t f64_to_int(double v, ert_dtype dt)
+{
+	double lo, hi;
+
+	switch (dt) {
+	case ERT_DTYPE_INT8: lo = -128.0; hi = 127.0; break;
+	case ERT_DTYPE_INT16: lo = -32768.0; hi = 32767.0; break;
+	case ERT_DTYPE_INT32: lo = -2147483648.0; hi = 2147483647.0; break;
+	case ERT_DTYPE_UINT8: lo = 0.0; hi = 255.0; break;
+	case ERT_DTYPE_UINT16: lo = 0.0; hi = 65535.0; break;
+	case ERT_DTYPE_UINT32: lo = 0.0; hi = 4294967295.0; break;
+	case ERT_DTYPE_INT4: lo = -8.0; hi = 7.0; v = nearbyint(v); break;
+	case ERT_DTYPE_UINT4: lo = 0.0; hi = 15.0; v = nearbyint(v); break;
+	case ERT_DTYPE_UINT64:
+		if (isnan(v) || v <= 0.0)
+			return 0;
+		if (v >= 18446744073709551616.0)
+			return -1; /* all bits: UINT64_MAX */
+		return (int64_t)(uint64_t)v;
+	default: /* int64 */
+		if (isnan(v))
+			return 0;
+		if (v >= 9223372036854775808.0)
+			return INT64_MAX;
+		if (v < -9223372036854775808.0)
+			return INT64_MIN;
+		return (int64_t)v;
+	}
+	if (isnan(v))
+		return 0;
+	v = v < lo ? lo : v > hi ? hi : v;
+	return (int64_t)v;
+}
+
+/* Store integers (already in range or to be wrapped) into integer type @dt. */
+static void store_int(ert_dtype dt, void *dst, int64_t j, int64_t v)
+{
+	switch (dt) {
+	case ERT_DTYPE_INT8: ((int8_t *)dst)[j] = (int8_t)v; break;
+	case ERT_DTYPE_INT16: ((int16_t *)dst)[j] = (int16_t)v; break;
+	case ERT_DTYPE_INT32: ((int32_t *)dst)[j] = (int32_t)v; break;
+	case ERT_DTYPE_INT64: ((int64_t *)dst)[j] = v; break;
+	case ERT_DTYPE_UINT8: ((uint8_t *)dst)[j] = (uint8_t)v; break;
+	case ERT_DTYPE_UINT16: ((uint16_t *)dst)[j] = (uint16_t)v; break;
+	case ERT_DTYPE_UINT32: ((uint32_t *)dst)[j] = (uint32_t)v; break;
+	case ERT_DTYPE_UINT64: ((uint64_t *)dst)[j] = (uint64_t)v; break;
+	case ERT_DTYPE_BOOL: ((uint8_t *)dst)[j] = v != 0; break;
+	case ERT_DTYPE_INT4: set_nibble(dst, j, v < -8 ? -8 : v > 7 ? 7 : v); break;
+	case ERT_DTYPE_UINT4: set_nibble(dst, j, v < 0 ? 0 : v > 15 ? 15 : v); break;
+	default: break;
+	}
+}
+
+static void store_f64(ert_dtype dt, void *dst, int64_t s, int64_t n, const double *buf,
+		      bool saturate)
+{
+	for (int64_t i = 0; i < n; i++) {
+		int64_t j = s + i;
+		double v = buf[i];
+
+		switch (dt) {
+		case ERT_DTYPE_FLOAT32: ((float *)dst)[j] = (float)v; break;
+		case ERT_DTYPE_FLOAT64: ((double *)dst)[j] = v; break;
+		case ERT_DTYPE_FLOAT16: ((uint16_t *)dst)[j] = ert_fp32_to_fp16((float)v); break;
+		case ERT_DTYPE_BFLOAT16: ((uint16_t *)dst)[j] = ert_fp32_to_bf16((float)v); break;
+		case ERT_DTYPE_FLOAT8E4M3FN:
+		case ERT_DTYPE_FLOAT8E4M3FNUZ:
+		case ERT_DTYPE_FLOAT8E5M2:
+		case ERT_DTYPE_FLOAT8E5M2FNUZ:
+			((uint8_t *)dst)[j] = ert_f32_to_fp8((float)v, dt, saturate);
+			break;
+		case ERT_DTYPE_BOOL: ((uint8_t *)dst)[j] = v != 0.0; break;
+		default: store_int(dt, dst, j, f64_to_int(v, dt)); break;
+		}
+	}
+}
+
+struct job {
+	const struct ert_value *in;
+	struct ert_value *out;
+	bool saturate;
+};
+
+static void cast_blocks(void *arg, int64_t b, int64_t e)
+{
+	const struct job *j = arg;
+	ert_dtype from = j->in->dtype, to = j->out->dtype;
+	double fbuf[ERT_EW_CHUNK];
+	int64_t ibuf[ERT_EW_CHUNK];
+
+	for (int64_t blk = b; blk < e; blk++) {
+		int64_t s = blk * ERT_EW_CHUNK;
+		int64_t n = j->in->numel - s < ERT_EW_CHUNK ? j->in->numel - s : ERT_EW_CHUNK;
+
+		if (from_float(from)) {
+			load_f64(from, j->in->data, s, n, fbuf);
+			store_f64(to, j->out->data, s, n, fbuf, j->saturate);
+			continue;
+		}
+		load_i64(from, j->in->data, s, n, ibuf);
+		if (!from_float(to)) {
+			for (int64_t i = 0; i < n; i++)
+				store_int(to, j->out->data, s + i, ibuf[i]);
+			continue;
+		}
+		for (int64_t i = 0; i < n; i++)
+			fbuf[i] = is_unsigned(from) ? (double)(uint64_t)ibuf[i] : (double)ibuf[i];
+		store_f64(to, j->out->data, s, n, fbuf, j->saturate);
+	}
+}
+
+ert_status ert_cast_run(struct ert_cpu *cpu, const struct ert_value *in, struct ert_value *out,
+			bool saturate, struct ert_err *err)
+{
+	struct job j = { in, out, saturate };
+	int64_t blocks = (in->numel + ERT_EW_CHUNK - 1) / ERT_EW_CHUNK;
+
+	if (!ert_dtype_valid(in->dtype) || !ert_dtype_valid(out->dtype)) {
+		ert_err_set(err, "Cast: no cpu kernel from %s to %s", ert_dtype_name(in->dtype),
+			    ert_dtype_name(out->dtype));
+		return ERT_STATUS_UNSUPPORTED;
+	}
+	if (in->dtype == out->dtype) {
+		if (in->data != out->data && out->nbytes)
+			memmove(out->data, in->data, out->nbytes);
+		return ERT_OK;
+	}
+	/* Blocks are whole multiples of two elements: 4-bit bytes are never shared. */
+	ert_parallel_for(cpu ? cpu->pool : NULL, blocks, ERT_EW_GRAIN / ERT_EW_CHUNK, cast_blocks,
+			 &j);
+	return ERT_OK;
+}

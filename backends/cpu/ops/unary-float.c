@@ -1,0 +1,206 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Float unary kernels: math, activations, rounding, trigonometry, and the
+ * IsNaN / IsInf predicates. Each op is one expression in v (the element) and p
+ * (its parameters), written once through <tgmath.h> and instantiated for float
+ * and double; float16 and bfloat16 go through float32 in stack-sized chunks.
+ *
+ * Each loop reads x[i] and then writes y[i], so running in place is safe.
+ */
+#include <tgmath.h>
+
+#include "cpu/ops/elementwise.h"
+
+typedef void (*f32_fn)(const float *x, float *y, int64_t n, const struct ert_unary_params *p);
+typedef void (*f64_fn)(const double *x, double *y, int64_t n, const struct ert_unary_params *p);
+
+#define DEF_UNARY(name, expr)                                                                 \
+	static void name##_f32(const float *x, float *y, int64_t n,                            \
+			       const struct ert_unary_params *p)                               \
+	{                                                                                      \
+		typedef float T;                                                               \
+		(void)p;                                                                       \
+		(void)sizeof(T);                                                               \
+		for (int64_t i = 0; i < n; i++) {                                              \
+			T v = x[i];                                                            \
+			y[i] = (expr);                                                         \
+		}                                                                              \
+	}                                                                                      \
+	static void name##_f64(const double *x, double *y, int64_t n,                          \
+			       const struct ert_unary_params *p)                               \
+	{                                                                                      \
+		typedef double T;                                                              \
+		(void)p;                                                                       \
+		(void)sizeof(T);                                                               \
+		for (int64_t i = 0; i < n; i++) {                                              \
+			T v = x[i];                                                            \
+			y[i] = (expr);                                                         \
+		}                                                                              \
+	}
+
+#define CLAMP01(t) ((t) < (T)0 ? (T)0 : (t) > (T)1 ? (T)1 : (t))
+
+/* Overflow-free forms: exp() only ever sees a non-positive argument. */
+#define SIGMOID(v) ((v) >= (T)0 ? (T)1 / ((T)1 + exp(-(v))) : exp(v) / ((T)1 + exp(v)))
+#define SOFTPLUS(v) ((v) > (T)0 ? (v) + log1p(exp(-(v))) : log1p(exp(v)))
+
+DEF_UNARY(abs, fabs(v))
+DEF_UNARY(neg, -v)
+DEF_UNARY(sqrt, sqrt(v))
+DEF_UNARY(reciprocal, (T)1 / v)
+DEF_UNARY(exp, exp(v))
+DEF_UNARY(log, log(v))
+DEF_UNARY(erf, erf(v))
+DEF_UNARY(tanh, tanh(v))
+DEF_UNARY(sigmoid, SIGMOID(v))
+/* Written so that NaN passes through. */
+DEF_UNARY(relu, v < (T)0 ? (T)0 : v)
+DEF_UNARY(leaky_relu, v < (T)0 ? v * (T)p->alpha : v)
+DEF_UNARY(elu, v < (T)0 ? (T)p->alpha * expm1(v) : v)
+DEF_UNARY(selu, v <= (T)0 ? (T)p->gamma * ((T)p->alpha * exp(v) - (T)p->alpha)
+			  : (T)p->gamma * v)
+DEF_UNARY(celu, v > (T)0 ? v : (T)p->alpha * expm1(v / (T)p->alpha))
+DEF_UNARY(hard_sigmoid, CLAMP01((T)p->alpha * v + (T)p->beta))
+DEF_UNARY(hard_swish, v * CLAMP01(v / (T)6 + (T)0.5))
+DEF_UNARY(gelu, (T)0.5 * v * ((T)1 + erf(v * (T)0.70710678118654752440)))
+DEF_UNARY(gelu_tanh, (T)0.5 * v * ((T)1 + tanh((T)0.79788456080286535588 *
+					       (v + (T)0.044715 * v * v * v))))
+DEF_UNARY(softplus, SOFTPLUS(v))
+DEF_UNARY(softsign, v / ((T)1 + fabs(v)))
+DEF_UNARY(mish, v * tanh(SOFTPLUS(v)))
+DEF_UNARY(thresholded_relu, v > (T)p->alpha ? v : (T)0)
+DEF_UNARY(shrink, v < (T)-p->lo ? v + (T)p->hi : v > (T)p->lo ? v - (T)p->hi : (T)0)
+DEF_UNARY(clip, v < (T)p->lo ? (T)p->lo : v > (T)p->hi ? (T)p->hi : v)
+DEF_UNARY(floor, floor(v))
+DEF_UNARY(ceil, ceil(v))
+/* nearbyint rounds halves to even in the default rounding mode, as ONNX wants. */
+DEF_UNARY(round, nearbyint(v))
+DEF_UNARY(sign, v > (T)0 ? (T)1 : v < (T)0 ? (T)-1 : v)
+DEF_UNARY(acos, acos(v))
+DEF_UNARY(acosh, acosh(v))
+DEF_UNARY(asin, asin(v))
+DEF_UNARY(asinh, asinh(v))
+DEF_UNARY(atan, atan(v))
+DEF_UNARY(atanh, atanh(v))
+DEF_UNARY(cos, cos(v))
+DEF_UNARY(cosh, cosh(v))
+DEF_UNARY(sin, sin(v))
+DEF_UNARY(sinh, sinh(v))
+DEF_UNARY(tan, tan(v))
+
+#define ENTRY(o, name) { ERT_OP_##o, name##_f32, name##_f64 }
+
+static const struct float_kernel {
+	enum ert_op op;
+	f32_fn f32;
+	f64_fn f64;
+} kernels[] = {
+	ENTRY(Abs, abs), ENTRY(Neg, neg), ENTRY(Sqrt, sqrt), ENTRY(Reciprocal, reciprocal),
+	ENTRY(Exp, exp), ENTRY(Log, log), ENTRY(Erf, erf), ENTRY(Tanh, tanh),
+	ENTRY(Sigmoid, sigmoid), ENTRY(Relu, relu), ENTRY(LeakyRelu, leaky_relu),
+	ENTRY(Elu, elu), ENTRY(Selu, selu), ENTRY(Celu, celu),
+	ENTRY(HardSigmoid, hard_sigmoid), ENTRY(HardSwish, hard_swish), ENTRY(Gelu, gelu),
+	ENTRY(Softplus, softplus), ENTRY(Softsign, softsign), ENTRY(Mish, mish),
+	ENTRY(ThresholdedRelu, thresholded_relu), ENTRY(Shrink, shrink), ENTRY(Clip, clip),
+	ENTRY(Floor, floor), ENTRY(Ceil, ceil), ENTRY(Round, round), ENTRY(Sign, sign),
+	ENTRY(Acos, acos), ENTRY(Acosh, acosh), ENTRY(Asin, asin), ENTRY(Asinh, asinh),
+	ENTRY(Atan, atan), ENTRY(Atanh, atanh), ENTRY(Cos, cos), ENTRY(Cosh, cosh),
+	ENTRY(Sin, sin), ENTRY(Sinh, sinh), ENTRY(Tan, tan),
+};
+
+static const struct float_kernel *find_kernel(enum ert_op op, const struct ert_unary_params *p)
+{
+	static const struct float_kernel tanh_gelu = { ERT_OP_Gelu, gelu_tanh_f32, gelu_tanh_f64 };
+
+	if (op == ERT_OP_Gelu && p && p->flag_a)
+		return &tanh_gelu;
+	for (size_t i = 0; i < sizeof(kernels) / sizeof(kernels[0]); i++)
+		if (kernels[i].op == op)
+			return &kernels[i];
+	return NULL;
+}
+
+bool ert_unary_float_supported(enum ert_op op)
+{
+	return op == ERT_OP_IsNaN || op == ERT_OP_IsInf || find_kernel(op, NULL);
+}
+
+/* IsNaN / IsInf as one predicate over double (exact for every float type). */
+static uint8_t predicate(enum ert_op op, const struct ert_unary_params *p, double v)
+{
+	if (op == ERT_OP_IsNaN)
+		return isnan(v) != 0;
+	if (!isinf(v))
+		return 0;
+	return v > 0 ? p->flag_b : p->flag_a;
+}
+
+struct job {
+	const struct float_kernel *k;
+	enum ert_op op;
+	const struct ert_unary_params *p;
+	ert_dtype dt;
+	const void *x;
+	void *y;
+};
+
+static void run_range(void *arg, int64_t begin, int64_t end)
+{
+	const struct job *j = arg;
+	int64_t n = end - begin;
+
+	if (j->op == ERT_OP_IsNaN || j->op == ERT_OP_IsInf) {
+		uint8_t *y = (uint8_t *)j->y + begin;
+
+		for (int64_t i = 0; i < n; i++) {
+			double v;
+
+			switch (j->dt) {
+			case ERT_DTYPE_FLOAT32: v = ((const float *)j->x)[begin + i]; break;
+			case ERT_DTYPE_FLOAT64: v = ((const double *)j->x)[begin + i]; break;
+			case ERT_DTYPE_BFLOAT16:
+				v = ert_bf16_to_fp32(((const uint16_t *)j->x)[begin + i]);
+				break;
+			default: v = ert_fp16_to_fp32(((const uint16_t *)j->x)[begin + i]); break;
+			}
+			y[i] = predicate(j->op, j->p, v);
+		}
+		return;
+	}
+	switch (j->dt) {
+	case ERT_DTYPE_FLOAT32:
+		j->k->f32((const float *)j->x + begin, (float *)j->y + begin, n, j->p);
+		break;
+	case ERT_DTYPE_FLOAT64:
+		j->k->f64((const double *)j->x + begin, (double *)j->y + begin, n, j->p);
+		break;
+	default: {
+		float buf[ERT_EW_CHUNK];
+
+		for (int64_t i = begin; i < end; i += ERT_EW_CHUNK) {
+			int64_t m = end - i < ERT_EW_CHUNK ? end - i : ERT_EW_CHUNK;
+
+			ert_half_to_f32(j->dt, (const uint16_t *)j->x + i, buf, m);
+			j->k->f32(buf, buf, m, j->p);
+			ert_f32_to_half(j->dt, buf, (uint16_t *)j->y + i, m);
+		}
+		break;
+	}
+	}
+}
+
+ert_status ert_unary_float_run(struct ert_cpu *cpu, enum ert_op op,
+			       const struct ert_unary_params *p, const struct ert_value *in,
+			       struct ert_value *out, struct ert_err *err)
+{
+	struct job j = { find_kernel(op, p), op, p, in->dtype, in->data, out->data };
+
+	if (!ert_ew_is_arith_float(in->dtype) ||
+	    (!j.k && op != ERT_OP_IsNaN && op != ERT_OP_IsInf)) {
+		ert_err_set(err, "%s: no cpu kernel for %s", ert_op_name(op),
+			    ert_dtype_name(in->dtype));
+		return ERT_STATUS_UNSUPPORTED;
+	}
+	ert_ew_parallel(cpu, in->numel, run_range, &j);
+	return ERT_OK;
+}
