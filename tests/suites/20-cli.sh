@@ -1,0 +1,213 @@
+#!/bin/sh
+# End-to-end tests of the edgert CLI: help, user errors, damaged files, zoo
+# models that build and run, bench/profile output, ONNX convert, .npy round trip.
+# Prints "N passed, N failed[, N skipped]" last; exits non-zero on a failure.
+set -u
+: "${ERT_BUILD:=build}"
+: "${ERT_CONFORMANCE:=../shared/conformance/onnx-backend}"
+E="$ERT_BUILD/edgert"
+T=$(mktemp -d "${TMPDIR:-/tmp}/ert-cli.XXXXXX") || exit 1
+trap 'rm -rf "$T"' EXIT INT TERM
+export ERT_NO_PROGRESS=1
+pass=0 fail=0 skip=0
+
+ok() { pass=$((pass + 1)); }
+bad() { fail=$((fail + 1)); echo "FAIL: $*"; }
+
+# expect_ok NAME CMD...: exit 0; stdout kept in $T/out, stderr in $T/err
+expect_ok() {
+	name=$1; shift
+	"$@" >"$T/out" 2>"$T/err"
+	rc=$?
+	if [ $rc -eq 0 ]; then ok; else bad "$name: exit $rc: $(head -n 3 "$T/err")"; fi
+}
+
+# expect_fail NAME PATTERN CMD...: exit 1 with exactly one stderr line matching PATTERN
+expect_fail() {
+	name=$1 pat=$2; shift 2
+	"$@" >"$T/out" 2>"$T/err"
+	rc=$?
+	lines=$(wc -l <"$T/err")
+	if [ $rc -ne 1 ]; then
+		bad "$name: exit $rc, expected 1: $(head -n 3 "$T/err")"
+	elif [ "$lines" -ne 1 ]; then
+		bad "$name: $lines lines on stderr, expected 1: $(head -n 3 "$T/err")"
+	elif ! grep -q -- "$pat" "$T/err"; then
+		bad "$name: message '$(cat "$T/err")' lacks '$pat'"
+	else
+		ok
+	fi
+}
+
+# expect_out NAME PATTERN: the last command's stdout contains PATTERN
+expect_out() {
+	if grep -q -- "$2" "$T/out"; then ok; else bad "$1: output lacks '$2'"; fi
+}
+
+# mknpy FILE DESCR SHAPE BYTES: an .npy of zeros (SHAPE as Python writes it)
+mknpy() {
+	dict="{'descr': '$2', 'fortran_order': False, 'shape': $3, }"
+	len=${#dict}
+	pad=$(( (64 - (10 + len + 1) % 64) % 64 ))
+	hlen=$((len + pad + 1))
+	{
+		printf '\223NUMPY\001\000'
+		printf "\\$(printf %03o $((hlen % 256)))\\$(printf %03o $((hlen / 256)))"
+		printf '%s' "$dict"
+		printf "%${pad}s\n" ""
+		head -c "$4" /dev/zero
+	} >"$1"
+}
+
+if [ ! -x "$E" ]; then
+	echo "cli: $E not built"
+	echo "0 passed, 1 failed"
+	exit 1
+fi
+
+# --- help and version ------------------------------------------------------
+expect_ok "edgert --help" "$E" --help
+expect_out "edgert --help" "USAGE"
+expect_ok "edgert --version" "$E" --version
+expect_out "edgert --version" "edgert [0-9]"
+expect_fail "edgert (no command)" "USAGE" sh -c "'$E' 2>&1 | head -n 1 >&2; exit 1"
+expect_fail "unknown command" "unknown command 'frobnicate'" "$E" frobnicate
+for cmd in convert info run bench profile zoo conform; do
+	expect_ok "$cmd --help" "$E" "$cmd" --help
+	if grep -qi "usage" "$T/out" && grep -qi "examples" "$T/out"; then ok; else
+		bad "$cmd --help lacks USAGE or EXAMPLES"; fi
+done
+
+# --- bad flags and numbers -------------------------------------------------
+expect_fail "run unknown flag" "unknown option '--bogus'" "$E" run --bogus x.ert
+expect_fail "bench --loops abc" "--loops must be 1..100000, got 'abc'" "$E" bench x.ert --loops abc
+expect_fail "bench --loops 0" "--loops must be 1..100000, got '0'" "$E" bench x.ert --loops 0
+expect_fail "bench --loops 5x" "got '5x'" "$E" bench x.ert --loops 5x
+expect_fail "bench --warmup -1" "--warmup must be" "$E" bench x.ert --warmup -1
+expect_fail "run --threads 99" "--threads must be 1..32, got '99'" "$E" run x.ert --threads 99
+expect_fail "run --threads ' 4'" "got ' 4'" "$E" run x.ert --threads " 4"
+expect_fail "profile --loops huge" "--loops must be" "$E" profile x.ert --loops 99999999999999999999
+expect_fail "run -o without value" "needs a value" "$E" run x.ert -o
+expect_fail "run --backend gpu" "unknown backend 'gpu'" "$E" run x.ert --backend gpu
+expect_fail "run bad -i" "NAME=FILE" "$E" run x.ert -i input=
+expect_fail "run two models" "unexpected argument" "$E" run a.ert b.ert
+expect_fail "zoo --seed -1" "--seed must be" "$E" zoo mobilenet_v2 -o "$T/x.ert" --seed -1
+expect_fail "zoo unknown" "unknown architecture 'alexnet'" "$E" zoo alexnet -o "$T/x.ert"
+expect_fail "zoo without -o" "missing -o" "$E" zoo resnet18
+expect_fail "convert without -o" "missing -o" "$E" convert in.onnx
+expect_fail "convert --weight-bits 3" "--weight-bits must be 8 or 4, got '3'" \
+	"$E" convert in.onnx -o out.ert --weight-bits 3
+expect_fail "info without model" "missing model" "$E" info
+
+# --- missing files ----------------------------------------------------------
+for cmd in info run bench profile; do
+	expect_fail "$cmd missing file" \
+		"cannot open '$T/none.ert': No such file or directory" "$E" "$cmd" "$T/none.ert"
+done
+expect_fail "convert missing file" "cannot open '$T/none.onnx'" \
+	"$E" convert "$T/none.onnx" -o "$T/none.ert"
+expect_fail "run on a directory" "cannot open '$T'" "$E" run "$T"
+
+# --- zoo: build, describe, run, bench, profile --------------------------------
+expect_ok "zoo --list" "$E" zoo --list
+for a in mobilenet_v2 resnet18 resnet50 vit_s16; do expect_out "zoo --list" "$a"; done
+
+expect_ok "zoo mobilenet_v2" "$E" zoo mobilenet_v2 -o "$T/mnv2.ert"
+have_mnv2=0
+[ -s "$T/mnv2.ert" ] && have_mnv2=1
+if [ $have_mnv2 -eq 1 ]; then
+	expect_ok "info mnv2" "$E" info "$T/mnv2.ert"
+	expect_out "info mnv2 input" "input .*float32 .*\[1,3,224,224\] *NCHW"
+	expect_out "info mnv2 Conv" "Conv"
+	expect_out "info mnv2 version" "format *\.ert version [0-9]"
+	expect_out "info mnv2 parameters" "parameters *3[45][0-9][0-9][0-9][0-9][0-9]"
+	expect_ok "info --json mnv2" "$E" info --json "$T/mnv2.ert"
+	for f in '"macs"' '"parameters"' '"inputs"' '"format_version"'; do
+		expect_out "info --json $f" "$f"
+	done
+
+	expect_ok "run mnv2" "$E" run "$T/mnv2.ert" -o "$T/o1" --threads 2
+	expect_out "run mnv2 output" "output 'logits': float32 \[1,1000\]"
+	expect_out "run mnv2 top-5" "top-5"
+	[ -s "$T/o1/logits.npy" ] && ok || bad "run -o did not write logits.npy"
+	expect_ok "run mnv2 seeded again" "$E" run "$T/mnv2.ert" -o "$T/o2" --threads 2
+	cmp -s "$T/o1/logits.npy" "$T/o2/logits.npy" && ok || bad "same seed, different outputs"
+
+	expect_ok "bench --json" "$E" bench "$T/mnv2.ert" --json --loops 3 --warmup 1
+	for f in min_ms median_ms max_ms peak_bytes; do
+		expect_out "bench --json $f" "\"$f\": [0-9]"
+	done
+	expect_ok "bench text" "$E" bench "$T/mnv2.ert" --loops 2 --warmup 0 --threads 1
+	expect_out "bench text" "median"
+
+	expect_ok "profile" "$E" profile "$T/mnv2.ert" --loops 2
+	expect_out "profile lists Conv" " Conv "
+	expect_out "profile share" "%"
+	expect_ok "profile --json" "$E" profile "$T/mnv2.ert" --loops 1 --json --top 5
+	expect_out "profile --json" '"type": "Conv"'
+
+	# .npy input: zeros in, written outputs read back
+	mknpy "$T/zeros.npy" '<f4' '(1, 3, 224, 224)' 602112
+	expect_ok "run -i zeros.npy" "$E" run "$T/mnv2.ert" -i "input=$T/zeros.npy" -o "$T/z1"
+	expect_ok "run -i FILE (one input)" "$E" run "$T/mnv2.ert" -i "$T/zeros.npy" -o "$T/z2"
+	cmp -s "$T/z1/logits.npy" "$T/z2/logits.npy" && ok || bad "same .npy input, different outputs"
+	expect_fail "run -i written .npy, wrong rank" "has shape \[1,1000\]" \
+		"$E" run "$T/mnv2.ert" -i "input=$T/z1/logits.npy"
+	mknpy "$T/int.npy" '<i8' '(1, 3, 224, 224)' 1204224
+	expect_fail "run -i wrong dtype" "input 'input' is float32, but .* holds int64" \
+		"$E" run "$T/mnv2.ert" -i "input=$T/int.npy"
+	mknpy "$T/short.npy" '<f4' '(1, 3, 224, 224)' 1000
+	expect_fail "run -i truncated .npy" "data is 1000 bytes" \
+		"$E" run "$T/mnv2.ert" -i "input=$T/short.npy"
+	mknpy "$T/fortran.npy" '<f4' '(2,)' 8
+	sed -i 's/False/True /' "$T/fortran.npy"
+	expect_fail "run -i Fortran .npy" "Fortran" "$E" run "$T/mnv2.ert" -i "input=$T/fortran.npy"
+	expect_fail "run -i unknown input" "no input 'nope'" \
+		"$E" run "$T/mnv2.ert" -i "nope=$T/zeros.npy"
+
+	# damaged model files
+	head -c 3000 "$T/mnv2.ert" >"$T/trunc.ert"
+	for cmd in info run bench; do
+		expect_fail "$cmd truncated .ert" "failed to load" "$E" "$cmd" "$T/trunc.ert"
+	done
+	expect_ok "zoo mobilenet_v2 again" "$E" zoo mobilenet_v2 -o "$T/mnv2b.ert"
+	cmp -s "$T/mnv2.ert" "$T/mnv2b.ert" && ok || bad "zoo is not deterministic"
+	expect_ok "zoo other seed" "$E" zoo mobilenet_v2 -o "$T/mnv2c.ert" --seed 1
+	cmp -s "$T/mnv2.ert" "$T/mnv2c.ert" && bad "--seed changes nothing" || ok
+	rm -f "$T/mnv2b.ert" "$T/mnv2c.ert"
+fi
+head -c 4096 /dev/urandom >"$T/garbage.onnx"
+for cmd in info run; do
+	expect_fail "$cmd garbage .onnx" "failed to load" "$E" "$cmd" "$T/garbage.onnx"
+done
+expect_fail "convert garbage .onnx" "failed to import" "$E" convert "$T/garbage.onnx" -o "$T/g.ert"
+
+expect_ok "zoo resnet18" "$E" zoo resnet18 -o "$T/r18.ert"
+expect_ok "run resnet18" "$E" run "$T/r18.ert"
+expect_out "run resnet18 output" "output 'logits': float32 \[1,1000\]"
+expect_out "run resnet18 top-5" "top-5"
+rm -f "$T/r18.ert"
+
+# --- ONNX conformance model: convert, then run on its test data ---------------
+relu="$ERT_CONFORMANCE/node/test_relu"
+if [ -f "$relu/model.onnx" ]; then
+	expect_ok "convert test_relu" "$E" convert "$relu/model.onnx" -o "$T/relu.ert"
+	expect_ok "run test_relu .pb" "$E" run "$T/relu.ert" -i "$relu/test_data_set_0/input_0.pb" -o "$T/r1"
+	expect_out "run test_relu output" "output 'y': float32 \[3,4,5\]"
+	# Relu is idempotent: its output fed back in must come out unchanged
+	expect_ok "run test_relu .npy" "$E" run "$T/relu.ert" -i "x=$T/r1/y.npy" -o "$T/r2"
+	cmp -s "$T/r1/y.npy" "$T/r2/y.npy" && ok || bad ".npy round trip changed values"
+	expect_ok "info test_relu.onnx" "$E" info "$relu/model.onnx"
+	expect_out "info .onnx" "ONNX"
+	expect_ok "convert --fp16" "$E" convert "$relu/model.onnx" -o "$T/relu16.ert" --fp16
+else
+	echo "skip: no ONNX conformance data at '$ERT_CONFORMANCE' (set ERT_CONFORMANCE)"
+	skip=$((skip + 8))
+fi
+
+if [ $skip -ne 0 ]; then
+	echo "cli: $pass passed, $fail failed, $skip skipped"
+else
+	echo "cli: $pass passed, $fail failed"
+fi
+[ $fail -eq 0 ]
