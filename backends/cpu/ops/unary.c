@@ -20,13 +20,20 @@ static ert_status clip_bounds(const struct ert_exec *x, struct ert_unary_params 
 {
 	const struct ert_value *in = x->in[0];
 	const struct ert_value *b[2] = { opt_in(x, 1), opt_in(x, 2) };
-	bool is_unsigned = in->dtype == ERT_DTYPE_UINT8 || in->dtype == ERT_DTYPE_UINT16 ||
-			   in->dtype == ERT_DTYPE_UINT32 || in->dtype == ERT_DTYPE_UINT64;
 
 	p->lo = ert_attr_float(x->node, "min", -INFINITY);
 	p->hi = ert_attr_float(x->node, "max", INFINITY);
-	p->ilo = is_unsigned ? 0 : INT64_MIN;
-	p->ihi = is_unsigned ? -1 : INT64_MAX; /* -1: all bits set, read back as unsigned */
+	/* Integer defaults: the type's range (uint64's max as its bits, -1). */
+	switch (in->dtype) {
+	case ERT_DTYPE_INT8: p->ilo = INT8_MIN; p->ihi = INT8_MAX; break;
+	case ERT_DTYPE_INT16: p->ilo = INT16_MIN; p->ihi = INT16_MAX; break;
+	case ERT_DTYPE_INT32: p->ilo = INT32_MIN; p->ihi = INT32_MAX; break;
+	case ERT_DTYPE_UINT8: p->ilo = 0; p->ihi = UINT8_MAX; break;
+	case ERT_DTYPE_UINT16: p->ilo = 0; p->ihi = UINT16_MAX; break;
+	case ERT_DTYPE_UINT32: p->ilo = 0; p->ihi = UINT32_MAX; break;
+	case ERT_DTYPE_UINT64: p->ilo = 0; p->ihi = -1; break;
+	default: p->ilo = INT64_MIN; p->ihi = INT64_MAX; break;
+	}
 	for (int k = 0; k < 2; k++) {
 		if (!b[k])
 			continue;
