@@ -1,0 +1,60 @@
+/* SPDX-License-Identifier: MIT */
+/* Scale/zero-point layouts of QuantizeLinear and DequantizeLinear. */
+#include "ops/quant-layout.h"
+
+static ert_status fail(struct ert_err *err, const struct ert_node *node, ert_status st,
+		       const char *what)
+{
+	ert_err_set(err, "%s '%s': %s", ert_op_name(node->op), node->name, what);
+	return st;
+}
+
+ert_status ert_quant_layout_get(const struct ert_node *node, const struct ert_value *x,
+				const struct ert_value *scale, const struct ert_value *zp,
+				struct ert_quant_layout *out, struct ert_err *err)
+{
+	int64_t axis = ert_attr_int(node, "axis", 1);
+	int64_t block = ert_attr_int(node, "block_size", 0);
+	int32_t a = 0;
+
+	out->kind = ERT_QUANT_PER_TENSOR;
+	out->n = out->inner = out->block = out->nblocks = 1;
+	if (zp) {
+		if (zp->rank != scale->rank)
+			return fail(err, node, ERT_STATUS_SHAPE,
+				    "zero point and scale have different shapes");
+		for (int32_t k = 0; k < zp->rank; k++)
+			if (zp->dims[k] != scale->dims[k])
+				return fail(err, node, ERT_STATUS_SHAPE,
+					    "zero point and scale have different shapes");
+	}
+	if (scale->numel == 1 && block <= 0)
+		return ERT_OK;
+	if (x->rank == 0 || !ert_norm_axis(axis, x->rank, &a))
+		return fail(err, node, ERT_STATUS_SHAPE, "axis out of range for X");
+	out->n = x->dims[a];
+	out->inner = 1;
+	for (int32_t k = a + 1; k < x->rank; k++)
+		out->inner *= x->dims[k];
+	if (block <= 0) {
+		if (scale->rank != 1 || scale->numel != out->n)
+			return fail(err, node, ERT_STATUS_SHAPE,
+				    "per-axis scale must be 1-D with X.shape[axis] elements");
+		out->kind = ERT_QUANT_PER_AXIS;
+		return ERT_OK;
+	}
+	/* Blocked: scale has X's shape with axis a divided into ceil(n / block). */
+	out->kind = ERT_QUANT_BLOCKED;
+	out->block = block;
+	out->nblocks = (out->n + block - 1) / block;
+	if (scale->rank != x->rank)
+		return fail(err, node, ERT_STATUS_SHAPE, "blocked scale must have X's rank");
+	for (int32_t k = 0; k < x->rank; k++) {
+		int64_t want = k == a ? out->nblocks : x->dims[k];
+
+		if (scale->dims[k] != want)
+			return fail(err, node, ERT_STATUS_SHAPE,
+				    "blocked scale shape does not match X and block_size");
+	}
+	return ERT_OK;
+}

@@ -1,0 +1,207 @@
+/* SPDX-License-Identifier: MIT */
+/* Quant family kernels through ert_cpu_eval_node() on one-node graphs. */
+#include <stdlib.h>
+
+#include "cpu/cpu-impl.h"
+#include "cpu/ops/quant-fp8.h"
+#include "ert-test.h"
+
+struct one {
+	struct ert_graph *g;
+	struct ert_node *n;
+	struct ert_value in[6];
+	const struct ert_value *inp[6];
+	struct ert_value out[3];
+	uint32_t n_in, n_out;
+	struct ert_err err;
+};
+
+static void one_init(struct one *o, enum ert_op op, int opset, uint32_t n_in, uint32_t n_out)
+{
+	int32_t ins[6], outs[3];
+
+	memset(o, 0, sizeof(*o));
+	o->g = ert_graph_create();
+	for (uint32_t i = 0; i < n_in; i++) {
+		char name[16];
+
+		snprintf(name, sizeof(name), "in%u", i);
+		ins[i] = ert_graph_add_tensor(o->g, name, ERT_DTYPE_FLOAT32, -1, NULL);
+		o->inp[i] = &o->in[i];
+	}
+	for (uint32_t i = 0; i < n_out; i++) {
+		char name[16];
+
+		snprintf(name, sizeof(name), "out%u", i);
+		outs[i] = ert_graph_add_tensor(o->g, name, ERT_DTYPE_FLOAT32, -1, NULL);
+	}
+	int32_t ni = ert_graph_add_node(o->g, op, NULL, n_in, ins, n_out, outs);
+
+	o->n = &o->g->nodes[ni];
+	o->n->opset = (uint16_t)opset;
+	o->n_in = n_in;
+	o->n_out = n_out;
+}
+
+static void set_val(struct ert_value *v, ert_dtype dt, int32_t rank, const int64_t *dims,
+		    void *data)
+{
+	memset(v, 0, sizeof(*v));
+	ert_value_set_shape(v, dt, rank, dims);
+	ert_value_finish(v);
+	v->data = data;
+}
+
+static void set_f32(struct ert_value *v, int32_t rank, const int64_t *dims, float *data)
+{
+	set_val(v, ERT_DTYPE_FLOAT32, rank, dims, data);
+}
+
+static ert_status one_run(struct one *o)
+{
+	return ert_cpu_eval_node(o->g, o->n, o->inp, o->n_in, o->out, o->n_out, &o->err);
+}
+
+static void one_fini(struct one *o)
+{
+	for (uint32_t i = 0; i < o->n_out; i++)
+		free(o->out[i].data);
+	ert_graph_destroy(o->g);
+}
+
+
+
+ERT_TEST(quantize_uint8_half_even)
+{
+	struct one o;
+	float x[6] = { 2.5f, 3.5f, -0.5f, 300.0f, -300.0f, 1.49f };
+	float s = 1.0f;
+	uint8_t zp = 128;
+
+	one_init(&o, ERT_OP_QuantizeLinear, 13, 3, 1);
+	set_f32(&o.in[0], 1, (int64_t[]){ 6 }, x);
+	set_f32(&o.in[1], 0, NULL, &s);
+	set_val(&o.in[2], ERT_DTYPE_UINT8, 0, NULL, &zp);
+	REQUIRE(one_run(&o) == ERT_OK);
+	CHECK_EQ_INT(o.out[0].dtype, ERT_DTYPE_UINT8);
+	const uint8_t *y = o.out[0].data;
+
+	CHECK_EQ_INT(y[0], 130);
+	CHECK_EQ_INT(y[1], 132);
+	CHECK_EQ_INT(y[2], 128); /* -0.5 rounds to -0 */
+	CHECK_EQ_INT(y[3], 255);
+	CHECK_EQ_INT(y[4], 0);
+	CHECK_EQ_INT(y[5], 129);
+	one_fini(&o);
+}
+
+ERT_TEST(quantize_per_axis_int4_and_blocked)
+{
+	struct one o;
+	float x[6] = { 1, 2, 3, 4, -20, 6 };
+	float s[3] = { 1, 2, 0.5f };
+	uint8_t zp[2] = { 0, 0 }; /* int4 zero points: three nibbles */
+
+	/* [2, 3] per axis 1, int4 */
+	one_init(&o, ERT_OP_QuantizeLinear, 21, 3, 1);
+	set_f32(&o.in[0], 2, (int64_t[]){ 2, 3 }, x);
+	set_f32(&o.in[1], 1, (int64_t[]){ 3 }, s);
+	set_val(&o.in[2], ERT_DTYPE_INT4, 1, (int64_t[]){ 3 }, zp);
+	REQUIRE(one_run(&o) == ERT_OK);
+	CHECK_EQ_INT(o.out[0].nbytes, 3);
+	const uint8_t *y = o.out[0].data;
+
+	/* 1, 1, 6, 4, -10 -> -8 (saturated), 12 -> 7 */
+	CHECK_EQ_INT(y[0], 0x11);
+	CHECK_EQ_INT(y[1], 0x46);
+	CHECK_EQ_INT(y[2], 0x78);
+	one_fini(&o);
+
+	/* blocked: [2, 3] axis 1 block 2: scale [2, 2] */
+	float bs[4] = { 1, 10, 2, 20 };
+
+	one_init(&o, ERT_OP_QuantizeLinear, 21, 2, 1);
+	ert_node_set_attr_int(o.g, o.n, "block_size", 2);
+	ert_node_set_attr_int(o.g, o.n, "output_dtype", ERT_DTYPE_INT8);
+	set_f32(&o.in[0], 2, (int64_t[]){ 2, 3 }, x);
+	set_f32(&o.in[1], 2, (int64_t[]){ 2, 2 }, bs);
+	REQUIRE(one_run(&o) == ERT_OK);
+	const int8_t *yi = o.out[0].data;
+
+	CHECK_EQ_INT(o.out[0].dtype, ERT_DTYPE_INT8);
+	CHECK(yi[0] == 1 && yi[1] == 2 && yi[2] == 0 && yi[3] == 2 && yi[4] == -10 && yi[5] == 0);
+	one_fini(&o);
+}
+
+ERT_TEST(dequantize_per_axis)
+{
+	struct one o;
+	int8_t x[4] = { -128, 0, 127, 10 };
+	float s[2] = { 0.5f, 2.0f };
+	int8_t zp[2] = { 0, 10 };
+
+	one_init(&o, ERT_OP_DequantizeLinear, 13, 3, 1);
+	ert_node_set_attr_int(o.g, o.n, "axis", 0);
+	set_val(&o.in[0], ERT_DTYPE_INT8, 2, (int64_t[]){ 2, 2 }, x);
+	set_f32(&o.in[1], 1, (int64_t[]){ 2 }, s);
+	set_val(&o.in[2], ERT_DTYPE_INT8, 1, (int64_t[]){ 2 }, zp);
+	REQUIRE(one_run(&o) == ERT_OK);
+	const float *y = o.out[0].data;
+
+	CHECK(y[0] == -64 && y[1] == 0 && y[2] == 234 && y[3] == 0);
+	one_fini(&o);
+
+	/* zero point of another dtype is refused */
+	uint8_t zpu = 0;
+	one_init(&o, ERT_OP_DequantizeLinear, 13, 3, 1);
+	set_val(&o.in[0], ERT_DTYPE_INT8, 2, (int64_t[]){ 2, 2 }, x);
+	set_f32(&o.in[1], 0, NULL, s);
+	set_val(&o.in[2], ERT_DTYPE_UINT8, 0, NULL, &zpu);
+	CHECK_EQ_INT(one_run(&o), ERT_STATUS_DTYPE);
+	one_fini(&o);
+}
+
+ERT_TEST(fp8_codes)
+{
+	CHECK_EQ_INT(ert_q_f32_to_fp8(1.0f, ERT_DTYPE_FLOAT8E4M3FN, true), 0x38);
+	CHECK_EQ_INT(ert_q_f32_to_fp8(448.0f, ERT_DTYPE_FLOAT8E4M3FN, true), 0x7e);
+	CHECK_EQ_INT(ert_q_f32_to_fp8(1e6f, ERT_DTYPE_FLOAT8E4M3FN, true), 0x7e);
+	CHECK_EQ_INT(ert_q_f32_to_fp8(-1e6f, ERT_DTYPE_FLOAT8E4M3FN, false), 0xff);
+	CHECK_EQ_INT(ert_q_f32_to_fp8(1.0f, ERT_DTYPE_FLOAT8E5M2, true), 0x3c);
+	CHECK_EQ_INT(ert_q_f32_to_fp8(INFINITY, ERT_DTYPE_FLOAT8E5M2, false), 0x7c);
+	CHECK_EQ_INT(ert_q_f32_to_fp8(-240.0f, ERT_DTYPE_FLOAT8E4M3FNUZ, true), 0xff);
+	/* 1.0625 is halfway between 1 and 1.125: ties to even (1.0) */
+	CHECK_EQ_INT(ert_q_f32_to_fp8(1.0625f, ERT_DTYPE_FLOAT8E4M3FN, true), 0x38);
+	CHECK_EQ_INT(ert_q_f32_to_fp8(1.1875f, ERT_DTYPE_FLOAT8E4M3FN, true), 0x3a);
+	/* smallest subnormal of e4m3fn is 2^-9 */
+	CHECK_EQ_INT(ert_q_f32_to_fp8(0.001953125f, ERT_DTYPE_FLOAT8E4M3FN, true), 0x01);
+	for (int b = 0; b < 256; b++) {
+		float v = ert_q_fp8_to_f32((uint8_t)b, ERT_DTYPE_FLOAT8E4M3FN);
+
+		if (!isnan(v) && b != 0x80)
+			CHECK_EQ_INT(ert_q_f32_to_fp8(v, ERT_DTYPE_FLOAT8E4M3FN, true), b);
+		v = ert_q_fp8_to_f32((uint8_t)b, ERT_DTYPE_FLOAT8E5M2);
+		if (!isnan(v))
+			CHECK_EQ_INT(ert_q_f32_to_fp8(v, ERT_DTYPE_FLOAT8E5M2, false), b);
+	}
+}
+
+ERT_TEST(dynamic_quantize_example)
+{
+	struct one o;
+	float x[6] = { 0, 2, -3, -2.5f, 1.34f, 0.5f };
+
+	one_init(&o, ERT_OP_DynamicQuantizeLinear, 11, 1, 3);
+	set_f32(&o.in[0], 1, (int64_t[]){ 6 }, x);
+	REQUIRE(one_run(&o) == ERT_OK);
+	const uint8_t *y = o.out[0].data;
+
+	CHECK_NEAR(*(float *)o.out[1].data, 5.0 / 255, 1e-7);
+	CHECK_EQ_INT(*(uint8_t *)o.out[2].data, 153);
+	CHECK(y[0] == 153 && y[1] == 255 && y[2] == 0 && y[3] == 26 && y[4] == 221 && y[5] == 179);
+	one_fini(&o);
+}
+
+ERT_TEST_MAIN(ERT_TEST_ENTRY(quantize_uint8_half_even), ERT_TEST_ENTRY(quantize_per_axis_int4_and_blocked),
+	      ERT_TEST_ENTRY(dequantize_per_axis), ERT_TEST_ENTRY(fp8_codes),
+	      ERT_TEST_ENTRY(dynamic_quantize_example))
