@@ -166,9 +166,10 @@ float ert_fp8_to_f32(uint8_t v, ert_dtype dt)
 	return (float)((v & 0x80) ? -r : r);
 }
 
-static uint8_t fp8_nan(const struct fp8_format *f)
+/* NaN keeps the sign where the format has signed NaNs, as the ONNX reference does. */
+static uint8_t fp8_nan(const struct fp8_format *f, uint8_t sign)
 {
-	return f->fnuz ? 0x80 : f->has_inf ? 0x7f : 0x7f;
+	return f->fnuz ? 0x80 : (uint8_t)(sign | 0x7f);
 }
 
 uint8_t ert_f32_to_fp8(float x, ert_dtype dt, bool saturate)
@@ -181,9 +182,9 @@ uint8_t ert_f32_to_fp8(float x, ert_dtype dt, bool saturate)
 	if (!f)
 		return 0;
 	if (isnan(x))
-		return fp8_nan(f);
+		return fp8_nan(f, sign);
 	if (isinf(x) && !saturate)
-		return f->has_inf ? (uint8_t)(sign | 0x7c) : fp8_nan(f);
+		return f->has_inf ? (uint8_t)(sign | 0x7c) : fp8_nan(f, sign);
 	if (isinf(x))
 		q = f->max;
 	else {
@@ -194,7 +195,7 @@ uint8_t ert_f32_to_fp8(float x, ert_dtype dt, bool saturate)
 		q = nearbyint(a / step) * step; /* ties to even: the default rounding mode */
 		if (q > f->max) {
 			if (!saturate)
-				return f->has_inf ? (uint8_t)(sign | 0x7c) : fp8_nan(f);
+				return f->has_inf ? (uint8_t)(sign | 0x7c) : fp8_nan(f, sign);
 			q = f->max;
 		}
 	}

@@ -174,6 +174,10 @@ static void cast_blocks(void *arg, int64_t b, int64_t e)
 		int64_t s = blk * ERT_EW_CHUNK;
 		int64_t n = j->in->numel - s < ERT_EW_CHUNK ? j->in->numel - s : ERT_EW_CHUNK;
 
+		/* Nibbles are merged into their bytes: start from zero (and a zero pad). */
+		if (to == ERT_DTYPE_INT4 || to == ERT_DTYPE_UINT4)
+			memset((uint8_t *)j->out->data + s / 2, 0, (size_t)(n + 1) / 2);
+
 		if (from_float(from)) {
 			load_f64(from, j->in->data, s, n, fbuf);
 			store_f64(to, j->out->data, s, n, fbuf, j->saturate);
