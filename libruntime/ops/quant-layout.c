@@ -19,15 +19,10 @@ ert_status ert_quant_layout_get(const struct ert_node *node, const struct ert_va
 
 	out->kind = ERT_QUANT_PER_TENSOR;
 	out->n = out->inner = out->block = out->nblocks = 1;
-	if (zp) {
-		if (zp->rank != scale->rank)
-			return fail(err, node, ERT_STATUS_SHAPE,
-				    "zero point and scale have different shapes");
-		for (int32_t k = 0; k < zp->rank; k++)
-			if (zp->dims[k] != scale->dims[k])
-				return fail(err, node, ERT_STATUS_SHAPE,
-					    "zero point and scale have different shapes");
-	}
+	/* A scalar zero point may be [] or [1]: compare element counts. */
+	if (zp && zp->numel != scale->numel)
+		return fail(err, node, ERT_STATUS_SHAPE,
+			    "zero point and scale have different element counts");
 	if (scale->numel == 1 && block <= 0)
 		return ERT_OK;
 	if (x->rank == 0 || !ert_norm_axis(axis, x->rank, &a))
