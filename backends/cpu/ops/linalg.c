@@ -1,7 +1,174 @@
 /* SPDX-License-Identifier: MIT */
-/* CPU reference kernels: linalg ops. */
-#include "cpu/cpu-impl.h"
+/* CPU kernels: Gemm and MatMul on the packed SGEMM; table of the linalg family. */
+#include <string.h>
+
+#include "cpu/gemm/sgemm.h"
+#include "cpu/ops/linalg-kernels.h"
+
+struct gemm_dims {
+	int64_t m, n, k;
+};
+
+static struct gemm_dims gemm_dims_of(const struct ert_exec *x)
+{
+	const struct ert_value *a = x->in[0], *b = x->in[1];
+	bool ta = ert_attr_int(x->node, "transA", 0) != 0;
+	bool tb = ert_attr_int(x->node, "transB", 0) != 0;
+	struct gemm_dims d = { a->dims[ta ? 1 : 0], b->dims[tb ? 0 : 1], a->dims[ta ? 0 : 1] };
+
+	return d;
+}
+
+static size_t gemm_workspace(const struct ert_exec *x)
+{
+	struct gemm_dims d = gemm_dims_of(x);
+
+	return ert_sgemm_workspace(d.m, d.n, d.k);
+}
+
+static ert_status gemm_compute(struct ert_cpu *cpu, struct ert_exec *x, struct ert_err *err)
+{
+	const struct ert_value *a = x->in[0], *b = x->in[1];
+	const struct ert_value *c = x->n_in > 2 ? x->in[2] : NULL;
+	struct ert_value *y = x->out[0];
+	struct gemm_dims dm = gemm_dims_of(x);
+	bool ta = ert_attr_int(x->node, "transA", 0) != 0;
+	bool tb = ert_attr_int(x->node, "transB", 0) != 0;
+	float alpha = ert_attr_float(x->node, "alpha", 1.0f);
+	float beta = ert_attr_float(x->node, "beta", 1.0f);
+	float *yd = y->data;
+	ert_status st = ert_cpu_ws_check(x, gemm_workspace(x), err);
+
+	if (st != ERT_OK)
+		return st;
+	struct ert_sgemm_desc d = {
+		.m = dm.m, .n = dm.n, .k = dm.k, .batch = 1,
+		.a = a->data, .a_rs = ta ? 1 : a->dims[1], .a_cs = ta ? a->dims[1] : 1,
+		.b = b->data, .b_rs = tb ? 1 : b->dims[1], .b_cs = tb ? b->dims[1] : 1,
+		.c = yd, .ldc = dm.n, .alpha = alpha,
+		.act = ert_node_act(x->node),
+	};
+
+	if (c && beta != 0.0f) {
+		const float *cd = c->data;
+		int64_t rs = c->rank == 2 && c->dims[0] != 1 ? c->dims[1] : 0;
+		int64_t cs = c->rank >= 1 && c->dims[c->rank - 1] != 1 ? 1 : 0;
+
+		for (int64_t i = 0; i < dm.m; i++)
+			for (int64_t j = 0; j < dm.n; j++)
+				yd[i * dm.n + j] = beta * cd[i * rs + j * cs];
+		d.accumulate = true;
+	}
+	if (dm.k == 0 && !d.accumulate)
+		memset(yd, 0, (size_t)(dm.m * dm.n) * sizeof(float));
+	ert_sgemm_run(cpu->pool, cpu->num_threads, &d, x->workspace, x->workspace_size);
+	if (dm.k == 0 && d.act.type != ERT_ACT_NONE)
+		ert_act_apply(&d.act, yd, dm.m * dm.n);
+	return ERT_OK;
+}
+
+/*
+ * MatMul as a batch of GEMMs. Batch dims are broadcast through per-problem
+ * offset tables kept in the workspace; a 2-D B shared by every problem folds
+ * the batch of A into M instead (one big GEMM).
+ */
+struct matmul_plan {
+	int64_t m, n, k, batch;
+	bool fold;
+};
+
+static struct matmul_plan matmul_plan_of(const struct ert_exec *x)
+{
+	const struct ert_value *a = x->in[0], *b = x->in[1], *y = x->out[0];
+	struct matmul_plan p;
+
+	p.k = a->dims[a->rank - 1];
+	p.m = a->rank > 1 ? a->dims[a->rank - 2] : 1;
+	p.n = b->rank > 1 ? b->dims[b->rank - 1] : 1;
+	p.batch = 1;
+	for (int32_t i = 0; i < y->rank - (a->rank > 1) - (b->rank > 1); i++)
+		p.batch *= y->dims[i];
+	p.fold = b->rank <= 2 && a->rank > 2;
+	if (p.fold) {
+		p.m *= p.batch;
+		p.batch = 1;
+	}
+	return p;
+}
+
+static size_t matmul_workspace(const struct ert_exec *x)
+{
+	struct matmul_plan p = matmul_plan_of(x);
+
+	return ert_sgemm_workspace(p.m, p.n, p.k) + (size_t)p.batch * 3 * sizeof(int64_t);
+}
+
+static ert_status matmul_compute(struct ert_cpu *cpu, struct ert_exec *x, struct ert_err *err)
+{
+	const struct ert_value *a = x->in[0], *b = x->in[1], *y = x->out[0];
+	struct matmul_plan p = matmul_plan_of(x);
+	size_t gws = ert_sgemm_workspace(p.m, p.n, p.k);
+	ert_status st = ert_cpu_ws_check(x, matmul_workspace(x), err);
+
+	if (st != ERT_OK)
+		return st;
+	int64_t *a_off = (int64_t *)((char *)x->workspace + gws);
+	int64_t *b_off = a_off + p.batch, *c_off = b_off + p.batch;
+	int32_t nb = y->rank - (a->rank > 1) - (b->rank > 1);
+	int32_t ba = a->rank > 2 ? a->rank - 2 : 0, bb = b->rank > 2 ? b->rank - 2 : 0;
+
+	if (!p.fold) {
+		for (int64_t t = 0; t < p.batch; t++) {
+			int64_t rem = t, oa = 0, ob = 0, sa = p.m * p.k, sb = p.k * p.n;
+
+			for (int32_t i = nb - 1; i >= 0; i--) {
+				int64_t idx = rem % y->dims[i];
+				int32_t ia = i - (nb - ba), ib = i - (nb - bb);
+
+				rem /= y->dims[i];
+				if (ia >= 0) {
+					if (a->dims[ia] != 1)
+						oa += idx * sa;
+					sa *= a->dims[ia];
+				}
+				if (ib >= 0) {
+					if (b->dims[ib] != 1)
+						ob += idx * sb;
+					sb *= b->dims[ib];
+				}
+			}
+			a_off[t] = oa;
+			b_off[t] = ob;
+			c_off[t] = t * p.m * p.n;
+		}
+	}
+	struct ert_sgemm_desc d = {
+		.m = p.m, .n = p.n, .k = p.k, .batch = p.batch,
+		.a = a->data, .a_rs = p.k, .a_cs = 1,
+		.b = b->data, .b_rs = p.n, .b_cs = 1,
+		.c = y->data, .ldc = p.n, .alpha = 1.0f,
+		.a_off = p.fold ? NULL : a_off, .b_off = p.fold ? NULL : b_off,
+		.c_off = p.fold ? NULL : c_off,
+		.act = ert_node_act(x->node),
+	};
+
+	if (p.k == 0) {
+		memset(y->data, 0, y->nbytes);
+		ert_act_apply(&d.act, y->data, y->numel);
+		return ERT_OK;
+	}
+	ert_sgemm_run(cpu->pool, cpu->num_threads, &d, x->workspace, gws);
+	return ERT_OK;
+}
 
 const struct ert_cpu_op ert_cpu_ops_linalg[] = {
+	{ .op = ERT_OP_Conv, .workspace = ert_cpu_conv_workspace,
+	  .compute = ert_cpu_conv_compute },
+	{ .op = ERT_OP_ConvTranspose, .workspace = ert_cpu_convt_workspace,
+	  .compute = ert_cpu_convt_compute },
+	{ .op = ERT_OP_Gemm, .workspace = gemm_workspace, .compute = gemm_compute },
+	{ .op = ERT_OP_MatMul, .workspace = matmul_workspace, .compute = matmul_compute },
+	{ .op = ERT_OP_Einsum, .workspace = ert_cpu_einsum_workspace,
+	  .compute = ert_cpu_einsum_compute },
 	{ .compute = NULL },
 };

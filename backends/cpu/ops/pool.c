@@ -1,7 +1,266 @@
 /* SPDX-License-Identifier: MIT */
-/* CPU reference kernels: pool ops. */
+/*
+ * CPU pooling: MaxPool (float, uint8, int8; optional Indices), AveragePool,
+ * LpPool and the global forms. One item of parallel work is one (n, c) plane.
+ */
+#include <math.h>
+#include <string.h>
+
 #include "cpu/cpu-impl.h"
+#include "ops/linalg-geom.h"
+
+enum pool_kind { POOL_MAX, POOL_AVG, POOL_LP };
+
+struct pool_job {
+	struct ert_conv_geom g;
+	enum pool_kind kind;
+	ert_dtype dtype;
+	const void *x;
+	void *y;
+	int64_t *indices;          /* MaxPool's second output, or NULL */
+	bool col_major;            /* storage_order 1 */
+	bool include_pad;
+	float p;                   /* LpPool */
+	int64_t in_sp, out_sp;
+};
+
+/* Taps of one axis that land inside the input: [lo, hi) in kernel units. */
+static void tap_range(const struct ert_conv_geom *g, int ax, int64_t o, int64_t *start,
+		      int64_t *lo, int64_t *hi, int64_t *padded)
+{
+	int64_t s = o * g->stride[ax] - g->pad_b[ax], d = g->dil[ax];
+	int64_t l = 0, h = g->k[ax], n = 0;
+
+	while (l < h && s + l * d < 0)
+		l++;
+	while (h > l && s + (h - 1) * d >= g->in[ax])
+		h--;
+	/* count_include_pad counts taps in the padded extent, not past it (ceil_mode). */
+	for (int64_t t = 0; t < g->k[ax]; t++)
+		if (s + t * d < g->in[ax] + g->pad_e[ax])
+			n++;
+	*start = s;
+	*lo = l;
+	*hi = h;
+	*padded = n;
+}
+
+#define DEFINE_MAX_PLANE(name, T)                                                        \
+	static void name(const struct pool_job *j, int64_t pl)                           \
+	{                                                                                \
+		const struct ert_conv_geom *g = &j->g;                                   \
+		const T *x = (const T *)j->x + pl * j->in_sp;                            \
+		T *y = (T *)j->y + pl * j->out_sp;                                       \
+		int64_t o = 0;                                                           \
+		for (int64_t od = 0; od < g->out[0]; od++) {                             \
+			int64_t sd, ld, hd, pd;                                          \
+			tap_range(g, 0, od, &sd, &ld, &hd, &pd);                         \
+			for (int64_t oh = 0; oh < g->out[1]; oh++) {                     \
+				int64_t sh, lh, hh, ph;                                  \
+				tap_range(g, 1, oh, &sh, &lh, &hh, &ph);                 \
+				for (int64_t ow = 0; ow < g->out[2]; ow++, o++) {        \
+					int64_t sw, lw, hw, pw, best = -1;               \
+					T v = 0;                                         \
+					tap_range(g, 2, ow, &sw, &lw, &hw, &pw);         \
+					for (int64_t a = ld; a < hd; a++)                \
+						for (int64_t b = lh; b < hh; b++)        \
+							for (int64_t c = lw; c < hw; c++) { \
+								int64_t iz = sd + a * g->dil[0];  \
+								int64_t iy = sh + b * g->dil[1];  \
+								int64_t ix = sw + c * g->dil[2];  \
+								int64_t i = (iz * g->in[1] + iy) * g->in[2] + ix; \
+								if (best < 0 || x[i] > v || x[i] != x[i]) { \
+									v = x[i];                 \
+									best = j->col_major ? (ix * g->in[1] + iy) * g->in[0] + iz : i; \
+								}                                 \
+							}                                         \
+					y[o] = v;                                        \
+					if (j->indices)                                  \
+						j->indices[pl * j->out_sp + o] =         \
+							best < 0 ? 0 : pl * j->in_sp + best; \
+				}                                                        \
+			}                                                                \
+		}                                                                        \
+	}
+
+DEFINE_MAX_PLANE(max_plane_f32, float)
+DEFINE_MAX_PLANE(max_plane_u8, uint8_t)
+DEFINE_MAX_PLANE(max_plane_i8, int8_t)
+
+static void sum_plane(const struct pool_job *j, int64_t pl)
+{
+	const struct ert_conv_geom *g = &j->g;
+	const float *x = (const float *)j->x + pl * j->in_sp;
+	float *y = (float *)j->y + pl * j->out_sp;
+	int64_t o = 0;
+
+	for (int64_t od = 0; od < g->out[0]; od++) {
+		int64_t sd, ld, hd, pd;
+
+		tap_range(g, 0, od, &sd, &ld, &hd, &pd);
+		for (int64_t oh = 0; oh < g->out[1]; oh++) {
+			int64_t sh, lh, hh, ph;
+
+			tap_range(g, 1, oh, &sh, &lh, &hh, &ph);
+			for (int64_t ow = 0; ow < g->out[2]; ow++, o++) {
+				int64_t sw, lw, hw, pw;
+				double acc = 0.0;
+
+				tap_range(g, 2, ow, &sw, &lw, &hw, &pw);
+				for (int64_t a = ld; a < hd; a++)
+					for (int64_t b = lh; b < hh; b++) {
+						const float *row = x + ((sd + a * g->dil[0]) * g->in[1] +
+									sh + b * g->dil[1]) * g->in[2];
+
+						for (int64_t c = lw; c < hw; c++) {
+							float v = row[sw + c * g->dil[2]];
+
+							if (j->kind == POOL_LP)
+								acc += pow(fabs(v), j->p);
+							else
+								acc += v;
+						}
+					}
+				if (j->kind == POOL_LP) {
+					y[o] = (float)pow(acc, 1.0 / j->p);
+				} else {
+					int64_t cnt = j->include_pad
+							      ? pd * ph * pw
+							      : (hd - ld) * (hh - lh) * (hw - lw);
+
+					y[o] = cnt > 0 ? (float)(acc / (double)cnt) : 0.0f;
+				}
+			}
+		}
+	}
+}
+
+static void pool_planes(void *arg, int64_t begin, int64_t end)
+{
+	const struct pool_job *j = arg;
+
+	for (int64_t pl = begin; pl < end; pl++) {
+		if (j->kind != POOL_MAX)
+			sum_plane(j, pl);
+		else if (j->dtype == ERT_DTYPE_UINT8)
+			max_plane_u8(j, pl);
+		else if (j->dtype == ERT_DTYPE_INT8)
+			max_plane_i8(j, pl);
+		else
+			max_plane_f32(j, pl);
+	}
+}
+
+static ert_status pool_compute(struct ert_cpu *cpu, struct ert_exec *x, struct ert_err *err)
+{
+	const struct ert_value *xv = x->in[0];
+	struct pool_job j;
+	uint32_t nk;
+	const int64_t *ks = ert_attr_ints(x->node, "kernel_shape", &nk);
+	ert_status st;
+
+	memset(&j, 0, sizeof(j));
+	if (!ks || (int32_t)nk != xv->rank - 2) {
+		ert_err_set(err, "%s '%s': bad kernel_shape", ert_op_name(x->node->op),
+			    x->node->name);
+		return ERT_STATUS_INVALID_MODEL;
+	}
+	st = ert_geom_conv(x->node, xv->rank - 2, xv->dims + 2, ks,
+			   ert_attr_int(x->node, "ceil_mode", 0) != 0, &j.g, err);
+	if (st != ERT_OK)
+		return st;
+	j.kind = x->node->op == ERT_OP_MaxPool ? POOL_MAX
+		 : x->node->op == ERT_OP_LpPool ? POOL_LP : POOL_AVG;
+	j.dtype = xv->dtype;
+	j.x = xv->data;
+	j.y = x->out[0]->data;
+	j.indices = x->n_out > 1 && x->out[1] ? x->out[1]->data : NULL;
+	j.col_major = ert_attr_int(x->node, "storage_order", 0) == 1;
+	j.include_pad = ert_attr_int(x->node, "count_include_pad", 0) != 0;
+	j.p = (float)ert_attr_int(x->node, "p", 2);
+	j.in_sp = ert_geom_in_size(&j.g);
+	j.out_sp = ert_geom_out_size(&j.g);
+	ert_parallel_for(cpu->pool, xv->dims[0] * xv->dims[1], 1, pool_planes, &j);
+	return ERT_OK;
+}
+
+struct global_job {
+	enum ert_op op;
+	ert_dtype dtype;
+	const void *x;
+	void *y;
+	int64_t sp;
+	double p;
+};
+
+static void global_planes(void *arg, int64_t begin, int64_t end)
+{
+	const struct global_job *j = arg;
+
+	for (int64_t pl = begin; pl < end; pl++) {
+		if (j->dtype != ERT_DTYPE_FLOAT32) {
+			/* GlobalMaxPool on 8-bit data */
+			const uint8_t *u = (const uint8_t *)j->x + pl * j->sp;
+			const int8_t *s = (const int8_t *)j->x + pl * j->sp;
+			int v = j->dtype == ERT_DTYPE_UINT8 ? 0 : -128;
+
+			for (int64_t i = 0; i < j->sp; i++) {
+				int e = j->dtype == ERT_DTYPE_UINT8 ? u[i] : s[i];
+
+				v = e > v ? e : v;
+			}
+			if (j->dtype == ERT_DTYPE_UINT8)
+				((uint8_t *)j->y)[pl] = (uint8_t)v;
+			else
+				((int8_t *)j->y)[pl] = (int8_t)v;
+			continue;
+		}
+		const float *x = (const float *)j->x + pl * j->sp;
+		float *y = (float *)j->y + pl;
+
+		if (j->op == ERT_OP_GlobalMaxPool) {
+			float v = j->sp ? x[0] : 0.0f;
+
+			for (int64_t i = 1; i < j->sp; i++)
+				if (x[i] > v || x[i] != x[i])
+					v = x[i];
+			*y = v;
+		} else if (j->op == ERT_OP_GlobalAveragePool) {
+			double acc = 0.0;
+
+			for (int64_t i = 0; i < j->sp; i++)
+				acc += x[i];
+			*y = j->sp ? (float)(acc / (double)j->sp) : 0.0f;
+		} else {
+			double acc = 0.0;
+
+			for (int64_t i = 0; i < j->sp; i++)
+				acc += pow(fabs(x[i]), j->p);
+			*y = (float)pow(acc, 1.0 / j->p);
+		}
+	}
+}
+
+static ert_status global_compute(struct ert_cpu *cpu, struct ert_exec *x, struct ert_err *err)
+{
+	const struct ert_value *xv = x->in[0];
+	struct global_job j = {
+		.op = x->node->op, .dtype = xv->dtype, .x = xv->data, .y = x->out[0]->data,
+		.sp = 1, .p = (double)ert_attr_int(x->node, "p", 2),
+	};
+
+	for (int32_t i = 2; i < xv->rank; i++)
+		j.sp *= xv->dims[i];
+	ert_parallel_for(cpu->pool, xv->dims[0] * xv->dims[1], 16, global_planes, &j);
+	return ERT_OK;
+}
 
 const struct ert_cpu_op ert_cpu_ops_pool[] = {
+	{ .op = ERT_OP_MaxPool, .compute = pool_compute },
+	{ .op = ERT_OP_AveragePool, .compute = pool_compute },
+	{ .op = ERT_OP_LpPool, .compute = pool_compute },
+	{ .op = ERT_OP_GlobalAveragePool, .compute = global_compute },
+	{ .op = ERT_OP_GlobalMaxPool, .compute = global_compute },
+	{ .op = ERT_OP_GlobalLpPool, .compute = global_compute },
 	{ .compute = NULL },
 };

@@ -1,0 +1,71 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * sgemm.h — the CPU backend's packed, register-blocked fp32 GEMM.
+ *
+ * C[m x n] = alpha * A[m x k] * B[k x n] (+ bias per row, or + C), then a
+ * fused activation, for a batch of independent problems. The work is cut into
+ * MC x NC tiles of C handed to the thread pool; each tile packs KC-deep panels
+ * of A and B into its lane of the workspace and runs the MR x NR micro-kernel
+ * over them. B can come from a callback so that convolution packs straight
+ * from the image (implicit im2col) without a K x N temporary.
+ */
+#ifndef ERT_CPU_SGEMM_H
+#define ERT_CPU_SGEMM_H
+
+#include "cpu/cpu-impl.h"
+
+#define ERT_SGEMM_MR 4
+#define ERT_SGEMM_NR 8
+#define ERT_SGEMM_KC 256
+#define ERT_SGEMM_MC 128
+#define ERT_SGEMM_NC 256
+
+/*
+ * Fill @dst with rows [k0, k0 + kc) and columns [n0, n0 + nc) of problem
+ * @batch's B, as ceil(nc / NR) panels of kc rows of NR floats (columns past
+ * nc zero).
+ */
+typedef void (*ert_sgemm_pack_b_fn)(const void *ctx, int64_t batch, int64_t k0, int64_t kc,
+				    int64_t n0, int64_t nc, float *dst);
+
+struct ert_sgemm_desc {
+	int64_t m, n, k, batch;
+	const float *a;                 /* A(i, p) = a[a_off[b] + i * a_rs + p * a_cs] */
+	int64_t a_rs, a_cs;
+	const float *b;                 /* B(p, j) = b[b_off[b] + p * b_rs + j * b_cs] */
+	int64_t b_rs, b_cs;
+	ert_sgemm_pack_b_fn pack_b;     /* used instead of b when set */
+	const void *pack_ctx;
+	float *c;                       /* C(i, j) = c[c_off[b] + i * ldc + j] */
+	int64_t ldc;
+	const int64_t *a_off, *b_off, *c_off, *bias_off; /* per problem; NULL: all 0 */
+	const float *bias;              /* bias[bias_off[b] + i] added to row i, or NULL */
+	float alpha;
+	bool accumulate;                /* C += alpha * A * B (bias ignored) */
+	struct ert_act_desc act;        /* applied to C once a tile is complete */
+};
+
+/* Workspace bytes ert_sgemm_run() needs for problems of this size. */
+size_t ert_sgemm_workspace(int64_t m, int64_t n, int64_t k);
+
+/*
+ * Run @d on @pool (NULL: inline) with at most @threads lanes, using @ws of
+ * @ws_size bytes (at least ert_sgemm_workspace(); more lanes fit in more).
+ * Calls ert_parallel_for once; must not be called from inside it.
+ */
+void ert_sgemm_run(struct ert_threadpool *pool, uint32_t threads, const struct ert_sgemm_desc *d,
+		   void *ws, size_t ws_size);
+
+/* The micro-kernel: an mr x nr (<= MR x NR) block of C from packed panels. */
+void ert_f32_gemm_ukernel_4x8__scalar(int64_t kc, const float *a, const float *b, float *c,
+				      int64_t ldc, int64_t mr, int64_t nr, float alpha,
+				      bool load_c, const float *bias);
+
+/* Pack rows [m0, m0+mc) x cols [k0, k0+kc) of a strided A into MR-row panels. */
+void ert_sgemm_pack_a_strided(const float *a, int64_t rs, int64_t cs, int64_t m0, int64_t mc,
+			      int64_t k0, int64_t kc, float *dst);
+/* Pack rows [k0, k0+kc) x cols [n0, n0+nc) of a strided B into NR-column panels. */
+void ert_sgemm_pack_b_strided(const float *b, int64_t rs, int64_t cs, int64_t k0, int64_t kc,
+			      int64_t n0, int64_t nc, float *dst);
+
+#endif /* ERT_CPU_SGEMM_H */

@@ -1,0 +1,248 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * CPU Conv: 1x1 stride-1 convolutions are a GEMM on the image itself, other
+ * dense/grouped ones a GEMM whose B panels are packed straight from the image
+ * (implicit im2col: no K x N temporary), and depthwise ones a direct loop.
+ */
+#include <string.h>
+
+#include "cpu/gemm/sgemm.h"
+#include "cpu/ops/linalg-kernels.h"
+#include "ops/linalg-geom.h"
+
+struct conv_plan {
+	struct ert_conv_geom g;
+	int64_t n_img, c_in, m, group, cin_g, m_g;
+	int64_t kk, k, n, in_sp;    /* window size, GEMM K and N, input plane size */
+	bool depthwise, pointwise;
+};
+
+static ert_status conv_plan_of(const struct ert_exec *x, struct conv_plan *p,
+			       struct ert_err *err)
+{
+	const struct ert_value *xv = x->in[0], *w = x->in[1];
+	ert_status st;
+
+	memset(p, 0, sizeof(*p));
+	st = ert_geom_conv(x->node, xv->rank - 2, xv->dims + 2, w->dims + 2, false, &p->g, err);
+	if (st != ERT_OK)
+		return st;
+	p->n_img = xv->dims[0];
+	p->c_in = xv->dims[1];
+	p->m = w->dims[0];
+	p->group = ert_attr_int(x->node, "group", 1);
+	if (p->group < 1)
+		p->group = 1;
+	p->cin_g = p->c_in / p->group;
+	p->m_g = p->m / p->group;
+	p->kk = ert_geom_k_size(&p->g);
+	p->k = p->cin_g * p->kk;
+	p->n = ert_geom_out_size(&p->g);
+	p->in_sp = ert_geom_in_size(&p->g);
+	p->depthwise = p->cin_g == 1 && p->group > 1;
+	p->pointwise = p->kk == 1;
+	for (int i = 0; i < 3; i++)
+		if (p->g.stride[i] != 1 || p->g.pad_b[i] || p->g.pad_e[i])
+			p->pointwise = false;
+	return ERT_OK;
+}
+
+size_t ert_cpu_conv_workspace(const struct ert_exec *x)
+{
+	struct conv_plan p;
+	struct ert_err err;
+
+	if (conv_plan_of(x, &p, &err) != ERT_OK || p.depthwise)
+		return 0;
+	return ert_sgemm_workspace(p.m_g, p.n, p.k) +
+	       (size_t)(p.n_img * p.group) * 4 * sizeof(int64_t);
+}
+
+struct im2col_ctx {
+	const float *x;
+	const struct conv_plan *p;
+};
+
+static void pack_im2col(const void *vctx, int64_t bi, int64_t k0, int64_t kc, int64_t n0,
+			int64_t nc, float *dst)
+{
+	const struct im2col_ctx *ctx = vctx;
+	const struct conv_plan *p = ctx->p;
+	const struct ert_conv_geom *g = &p->g;
+	const float *xb = ctx->x + ((bi / p->group) * p->c_in + (bi % p->group) * p->cin_g) * p->in_sp;
+	const int64_t ID = g->in[0], IH = g->in[1], IW = g->in[2];
+	enum { NR = ERT_SGEMM_NR };
+
+	for (int64_t j0 = 0; j0 < nc; j0 += NR) {
+		int64_t nr = nc - j0 < NR ? nc - j0 : NR;
+		int64_t zd[NR], zh[NR], zw[NR];
+
+		for (int64_t j = 0; j < NR; j++) {
+			int64_t o = n0 + j0 + (j < nr ? j : 0);
+			int64_t ow = o % g->out[2], t = o / g->out[2];
+			int64_t oh = t % g->out[1], od = t / g->out[1];
+
+			zd[j] = od * g->stride[0] - g->pad_b[0];
+			zh[j] = oh * g->stride[1] - g->pad_b[1];
+			zw[j] = ow * g->stride[2] - g->pad_b[2];
+			if (j >= nr)
+				zd[j] = -((int64_t)1 << 40); /* padding column: always out of range */
+		}
+		/* Eight columns on one output row with stride 1 read contiguous pixels. */
+		bool run = nr == NR && g->stride[2] == 1 && zd[0] == zd[NR - 1] &&
+			   zh[0] == zh[NR - 1] && zw[NR - 1] - zw[0] == NR - 1;
+		int64_t kw = k0 % g->k[2], t = k0 / g->k[2];
+		int64_t kh = t % g->k[1];
+		int64_t kd = (t / g->k[1]) % g->k[0], ci = t / g->k[1] / g->k[0];
+
+		for (int64_t q = 0; q < kc; q++) {
+			const float *plane = xb + ci * p->in_sp;
+			float *o = dst + q * NR;
+			int64_t dz = kd * g->dil[0], dy = kh * g->dil[1], dx = kw * g->dil[2];
+			int64_t iz = zd[0] + dz, iy = zh[0] + dy, ix = zw[0] + dx;
+
+			if (run && iz >= 0 && iz < ID && iy >= 0 && iy < IH && ix >= 0 &&
+			    ix + NR <= IW) {
+				memcpy(o, plane + (iz * IH + iy) * IW + ix, NR * sizeof(float));
+			} else {
+				for (int j = 0; j < NR; j++) {
+					iz = zd[j] + dz;
+					iy = zh[j] + dy;
+					ix = zw[j] + dx;
+					o[j] = iz >= 0 && iz < ID && iy >= 0 && iy < IH && ix >= 0 &&
+						       ix < IW
+						       ? plane[(iz * IH + iy) * IW + ix]
+						       : 0.0f;
+				}
+			}
+			if (++kw == g->k[2]) {
+				kw = 0;
+				if (++kh == g->k[1]) {
+					kh = 0;
+					if (++kd == g->k[0]) {
+						kd = 0;
+						ci++;
+					}
+				}
+			}
+		}
+		dst += NR * kc;
+	}
+}
+
+struct dw_job {
+	const struct conv_plan *p;
+	const float *x, *w, *bias;
+	float *y;
+	struct ert_act_desc act;
+};
+
+/* Depthwise: one output plane per item, accumulated row by row, tap by tap. */
+static void dw_planes(void *arg, int64_t begin, int64_t end)
+{
+	const struct dw_job *job = arg;
+	const struct conv_plan *p = job->p;
+	const struct ert_conv_geom *g = &p->g;
+	const int64_t OD = g->out[0], OH = g->out[1], OW = g->out[2];
+	const int64_t IH = g->in[1], IW = g->in[2], sw = g->stride[2];
+
+	for (int64_t pl = begin; pl < end; pl++) {
+		int64_t n = pl / p->m, m = pl % p->m;
+		const float *xp = job->x + (n * p->c_in + m / p->m_g) * p->in_sp;
+		const float *wp = job->w + m * p->kk;
+		float *yp = job->y + pl * p->n;
+		float b = job->bias ? job->bias[m] : 0.0f;
+
+		for (int64_t i = 0; i < p->n; i++)
+			yp[i] = b;
+		for (int64_t od = 0; od < OD; od++)
+			for (int64_t oh = 0; oh < OH; oh++) {
+				float *orow = yp + (od * OH + oh) * OW;
+
+				for (int64_t kd = 0; kd < g->k[0]; kd++) {
+					int64_t iz = od * g->stride[0] - g->pad_b[0] + kd * g->dil[0];
+
+					if (iz < 0 || iz >= g->in[0])
+						continue;
+					for (int64_t kh = 0; kh < g->k[1]; kh++) {
+						int64_t iy = oh * g->stride[1] - g->pad_b[1] +
+							     kh * g->dil[1];
+
+						if (iy < 0 || iy >= IH)
+							continue;
+						const float *irow = xp + (iz * IH + iy) * IW;
+
+						for (int64_t kw = 0; kw < g->k[2]; kw++) {
+							float wv = wp[(kd * g->k[1] + kh) * g->k[2] + kw];
+							int64_t off = kw * g->dil[2] - g->pad_b[2];
+							/* ow range with 0 <= ow * sw + off < IW */
+							int64_t lo = off >= 0 ? 0 : (-off + sw - 1) / sw;
+							int64_t hi = IW - 1 - off < 0 ? -1
+										      : (IW - 1 - off) / sw;
+
+							if (hi > OW - 1)
+								hi = OW - 1;
+							if (sw == 1)
+								for (int64_t ow = lo; ow <= hi; ow++)
+									orow[ow] += wv * irow[ow + off];
+							else
+								for (int64_t ow = lo; ow <= hi; ow++)
+									orow[ow] += wv * irow[ow * sw + off];
+						}
+					}
+				}
+			}
+		ert_act_apply(&job->act, yp, p->n);
+	}
+}
+
+ert_status ert_cpu_conv_compute(struct ert_cpu *cpu, struct ert_exec *x, struct ert_err *err)
+{
+	const struct ert_value *b = x->n_in > 2 ? x->in[2] : NULL;
+	struct conv_plan p;
+	ert_status st = conv_plan_of(x, &p, err);
+
+	if (st != ERT_OK)
+		return st;
+	if (p.depthwise) {
+		struct dw_job job = {
+			.p = &p, .x = x->in[0]->data, .w = x->in[1]->data,
+			.bias = b ? b->data : NULL, .y = x->out[0]->data,
+			.act = ert_node_act(x->node),
+		};
+
+		ert_parallel_for(cpu->pool, p.n_img * p.m, 1, dw_planes, &job);
+		return ERT_OK;
+	}
+	st = ert_cpu_ws_check(x, ert_cpu_conv_workspace(x), err);
+	if (st != ERT_OK)
+		return st;
+
+	int64_t batch = p.n_img * p.group;
+	size_t gws = ert_sgemm_workspace(p.m_g, p.n, p.k);
+	int64_t *a_off = (int64_t *)((char *)x->workspace + gws);
+	int64_t *b_off = a_off + batch, *c_off = b_off + batch, *bias_off = c_off + batch;
+	struct im2col_ctx ictx = { .x = x->in[0]->data, .p = &p };
+
+	for (int64_t bi = 0; bi < batch; bi++) {
+		int64_t n = bi / p.group, gi = bi % p.group;
+
+		a_off[bi] = gi * p.m_g * p.k;
+		b_off[bi] = (n * p.c_in + gi * p.cin_g) * p.in_sp;
+		c_off[bi] = (n * p.m + gi * p.m_g) * p.n;
+		bias_off[bi] = gi * p.m_g;
+	}
+	struct ert_sgemm_desc d = {
+		.m = p.m_g, .n = p.n, .k = p.k, .batch = batch,
+		.a = x->in[1]->data, .a_rs = p.k, .a_cs = 1,
+		.b = x->in[0]->data, .b_rs = p.in_sp, .b_cs = 1,
+		.pack_b = p.pointwise ? NULL : pack_im2col, .pack_ctx = &ictx,
+		.c = x->out[0]->data, .ldc = p.n,
+		.a_off = a_off, .b_off = b_off, .c_off = c_off, .bias_off = bias_off,
+		.bias = b ? b->data : NULL, .alpha = 1.0f,
+		.act = ert_node_act(x->node),
+	};
+
+	ert_sgemm_run(cpu->pool, cpu->num_threads, &d, x->workspace, gws);
+	return ERT_OK;
+}
