@@ -48,7 +48,7 @@ static bool is_inplace_op(enum ert_op op)
  * Mark tensors whose values shape inference needs, and everything they are
  * computed from (Shape and Size need only their input's shape).
  */
-static uint8_t *mark_value_needed(const struct ert_graph *g)
+uint8_t *ert_plan_mark_value_needed(const struct ert_graph *g)
 {
 	uint8_t *need = calloc(g->n_tensors ? g->n_tensors : 1, 1);
 
@@ -286,6 +286,9 @@ static ert_status infer_node(struct ert_session *s, struct ert_plan *p, const st
 
 static bool inputs_known(const struct ert_plan *p, const struct ert_node *n)
 {
+	/* Shape and Size read only their input's shape, known by now */
+	if (n->op == ERT_OP_Shape || n->op == ERT_OP_Size)
+		return true;
 	for (uint32_t k = 0; k < n->n_inputs; k++) {
 		int32_t t = n->inputs[k];
 
@@ -400,7 +403,7 @@ ert_status ert_plan_create(struct ert_session *s, struct ert_plan **out, struct 
 	p->steps = calloc(g->n_nodes ? g->n_nodes : 1, sizeof(*p->steps));
 	p->io_ptrs = calloc(n_io ? n_io : 1, sizeof(*p->io_ptrs));
 	p->in_const = calloc(n_io ? n_io : 1, sizeof(*p->in_const));
-	need = mark_value_needed(g);
+	need = ert_plan_mark_value_needed(g);
 	if (!p->t || !p->steps || !p->io_ptrs || !p->in_const || !need)
 		goto error;
 	st = build_signature(s, p);

@@ -38,22 +38,17 @@ static ert_status input_realloc(struct ert_session *s, uint32_t k)
 	return ERT_OK;
 }
 
-static void mark_value_inputs(struct ert_session *s)
+static bool mark_value_inputs(struct ert_session *s)
 {
 	const struct ert_graph *g = s->model->graph;
+	uint8_t *need = ert_plan_mark_value_needed(g);
 
-	for (uint32_t i = 0; i < g->n_nodes; i++) {
-		const struct ert_node *n = &g->nodes[i];
-		uint32_t mask = ert_op_value_inputs(n->op);
-
-		for (uint32_t k = 0; k < n->n_inputs && k < 32; k++) {
-			if (!((mask >> k) & 1) || n->inputs[k] < 0)
-				continue;
-			for (uint32_t j = 0; j < g->n_inputs; j++)
-				if (g->inputs[j] == n->inputs[k])
-					s->in_value_needed[j] = true;
-		}
-	}
+	if (!need)
+		return false;
+	for (uint32_t k = 0; k < g->n_inputs; k++)
+		s->in_value_needed[k] = need[g->inputs[k]];
+	free(need);
+	return true;
 }
 
 static ert_status create_backends(struct ert_session *s, struct ert_err *err)
@@ -240,7 +235,8 @@ ERT_API ert_status ert_session_create(ert_model *model, const ert_config *cfg,
 	}
 	for (uint32_t k = 0; k < g->n_outputs; k++)
 		s->out_handles[k] = (struct ert_session_tensor){ s, g->outputs[k], false, k };
-	mark_value_inputs(s);
+	if (!mark_value_inputs(s))
+		goto oom;
 
 	st = create_backends(s, &err);
 	if (st != ERT_OK) {

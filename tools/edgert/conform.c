@@ -151,15 +151,24 @@ static void count_skip(struct tally *t, const char *op)
 	t->skips[t->n_skips++].n = 1;
 }
 
-/* "unsupported op 'Foo' ..." → Foo */
+/* "unsupported op 'Foo' ..." or "failed to plan: Foo 'node': ..." → Foo */
 static void op_from_message(const char *msg, char *op, size_t size)
 {
 	const char *p = strstr(msg, "unsupported op '");
 
 	snprintf(op, size, "?");
-	if (!p)
+	if (p) {
+		p += strlen("unsupported op '");
+	} else if ((p = strstr(msg, "failed to plan: "))) {
+		p += strlen("failed to plan: ");
+		const char *q = strchr(p, ' ');
+
+		if (q)
+			snprintf(op, size, "%.*s", (int)(q - p), p);
 		return;
-	p += strlen("unsupported op '");
+	} else {
+		return;
+	}
 	const char *q = strchr(p, '\'');
 
 	if (q)
