@@ -88,6 +88,9 @@ ert_status ert_unary_int_run(struct ert_cpu *cpu, enum ert_op op,
 			     const struct ert_unary_params *p, const struct ert_value *in,
 			     struct ert_value *out, struct ert_err *err);
 
+/* Dropout: a copy at inference, seeded masks in training mode (unary-dropout.c). */
+ert_status ert_dropout_compute(struct ert_cpu *cpu, struct ert_exec *x, struct ert_err *err);
+
 /* Cast between any two known dtypes (unary-cast.c). */
 ert_status ert_cast_run(struct ert_cpu *cpu, const struct ert_value *in, struct ert_value *out,
 			bool saturate, struct ert_err *err);

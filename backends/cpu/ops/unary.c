@@ -141,45 +141,6 @@ static ert_status identity_compute(struct ert_cpu *cpu, struct ert_exec *x, stru
 	return ERT_OK;
 }
 
-/* Fill a Dropout mask with "kept" (true, or 1 in the input's type before opset 10). */
-static void fill_ones(struct ert_value *m)
-{
-	int64_t n = m->numel;
-
-	switch (m->dtype) {
-	case ERT_DTYPE_FLOAT32:
-		for (int64_t i = 0; i < n; i++)
-			((float *)m->data)[i] = 1.0f;
-		break;
-	case ERT_DTYPE_FLOAT64:
-		for (int64_t i = 0; i < n; i++)
-			((double *)m->data)[i] = 1.0;
-		break;
-	case ERT_DTYPE_FLOAT16:
-	case ERT_DTYPE_BFLOAT16: {
-		uint16_t one = m->dtype == ERT_DTYPE_FLOAT16 ? 0x3c00 : 0x3f80;
-
-		for (int64_t i = 0; i < n; i++)
-			((uint16_t *)m->data)[i] = one;
-		break;
-	}
-	default:
-		memset(m->data, 0, m->nbytes);
-		if (ert_dtype_size(m->dtype) == 1)
-			memset(m->data, 1, m->nbytes);
-		break;
-	}
-}
-
-/* Inference only: the output is the input, the mask keeps everything. */
-static ert_status dropout_compute(struct ert_cpu *cpu, struct ert_exec *x, struct ert_err *err)
-{
-	copy_value(x->in[0], x->out[0]);
-	if (x->n_out > 1 && x->out[1])
-		fill_ones(x->out[1]);
-	return ERT_OK;
-}
-
 static ert_status cast_compute(struct ert_cpu *cpu, struct ert_exec *x, struct ert_err *err)
 {
 	bool saturate = ert_attr_int(x->node, "saturate", 1) != 0;
@@ -199,7 +160,7 @@ const struct ert_cpu_op ert_cpu_ops_unary[] = {
 	UNARY(Atan), UNARY(Atanh), UNARY(Cos), UNARY(Cosh), UNARY(Sin), UNARY(Sinh),
 	UNARY(Tan), UNARY(BitwiseNot),
 	{ .op = ERT_OP_Identity, .compute = identity_compute },
-	{ .op = ERT_OP_Dropout, .compute = dropout_compute },
+	{ .op = ERT_OP_Dropout, .compute = ert_dropout_compute },
 	{ .op = ERT_OP_Cast, .compute = cast_compute },
 	{ .op = ERT_OP_CastLike, .compute = cast_compute },
 	{ .compute = NULL },
