@@ -35,7 +35,7 @@ WARN     := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototy
 CPPFLAGS += -D_GNU_SOURCE -Ilibruntime/include -Ilibruntime -Ibackends -I. -I$(BUILD)/gen
 CFLAGS   ?= $(OPT) -g
 ALL_CFLAGS := -std=c11 $(WARN) -fPIC -fvisibility=hidden -pthread $(SANFLAGS) $(CFLAGS)
-LDLIBS   += -lprotobuf-c -lm -lpthread
+LDLIBS   += -lprotobuf-c -lz -lm -lpthread
 ALL_LDFLAGS := -pthread $(SANFLAGS) $(LDFLAGS)
 
 LIB_SRCS  := $(sort $(wildcard libruntime/*.c libruntime/*/*.c backends/cpu/*.c backends/cpu/*/*.c))
