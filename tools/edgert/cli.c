@@ -85,15 +85,17 @@ bool cli_parse_u64(const char *cmd, const char *opt, const char *arg, uint64_t *
 int cli_getopt_error(const char *cmd, char **argv, int c)
 {
 	const char *arg = argv[optind - 1];
+	bool is_long = arg[0] == '-' && arg[1] == '-';
+	int len = (int)strcspn(arg, "=");
 
 	if (c == ':') {
-		if (optopt)
-			return cli_error(cmd, "option '-%c' needs a value", optopt);
-		return cli_error(cmd, "option '%s' needs a value", arg);
+		if (is_long || !optopt)
+			return cli_error(cmd, "option '%.*s' needs a value", len, arg);
+		return cli_error(cmd, "option '-%c' needs a value", optopt);
 	}
-	if (optopt && !(arg[0] == '-' && arg[1] == '-'))
+	if (optopt && !is_long)
 		return cli_error(cmd, "unknown option '-%c' (see 'edgert %s --help')", optopt, cmd);
-	return cli_error(cmd, "unknown option '%s' (see 'edgert %s --help')", arg, cmd);
+	return cli_error(cmd, "unknown option '%.*s' (see 'edgert %s --help')", len, arg, cmd);
 }
 
 bool cli_parse_backends(const char *cmd, const char *list, ert_config *cfg)

@@ -128,8 +128,13 @@ static int32_t input_index(ert_session *sess, const struct run_input *in,
 			return (int32_t)i;
 	if (!in->name && n == 1)
 		return 0; /* a .pb named differently still fits the only input */
-	cli_error("run", "the model has no input '%s' (inputs: %s%s)", name,
-		  ert_tensor_name(ert_session_get_input(sess, 0)), n > 1 ? ", ..." : "");
+	char names[256] = "";
+	size_t len = 0;
+
+	for (uint32_t i = 0; i < n && len < sizeof(names); i++)
+		len += (size_t)snprintf(names + len, sizeof(names) - len, "%s'%s'", i ? ", " : "",
+					ert_tensor_name(ert_session_get_input(sess, i)));
+	cli_error("run", "the model has no input '%s' (inputs: %s)", name, names);
 	return -1;
 }
 
