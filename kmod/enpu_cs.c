@@ -759,9 +759,9 @@ static int cs_exec_bytes(struct cs_xctx *x, const struct enpu_cs_tensor *src,
 						v = *cs_at(x, table, v, 0, 0, 0);
 					*cs_at(x, dst, i0, i1, i2, i3) = v;
 				}
+				if (cs_yield(x))
+					return -ECANCELED;
 			}
-			if (cs_yield(x))
-				return -ECANCELED;
 		}
 	}
 	return 0;

@@ -252,3 +252,21 @@ int enpu_submit_nops(int fd, uint32_t n, uint32_t flags, uint32_t out_syncobj)
 	d.cs_size = enpu_cs_end(&cs);
 	return enpu_submit_one(fd, &d);
 }
+
+uint32_t enpu_cs_copy_bytes(struct enpu_cs *cs, uint32_t src, uint64_t src_off,
+			    uint32_t dst, uint64_t dst_off, uint32_t n)
+{
+	struct enpu_cs_copy *c;
+
+	enpu_cs_begin(cs);
+	c = enpu_cs_add(cs, ENPU_OP_COPY, sizeof(*c));
+	/* rows of 64 bytes where possible: the engine yields once per row */
+	if (n % 64 == 0) {
+		c->src = enpu_tensor(src, src_off, 1, 1, n / 64, 64);
+		c->dst = enpu_tensor(dst, dst_off, 1, 1, n / 64, 64);
+	} else {
+		c->src = enpu_tensor(src, src_off, 1, 1, 1, n);
+		c->dst = enpu_tensor(dst, dst_off, 1, 1, 1, n);
+	}
+	return enpu_cs_end(cs);
+}

@@ -107,3 +107,10 @@ int enpu_submit_one(int fd, const struct enpu_job_desc *d);
 int enpu_submit_nops(int fd, uint32_t n, uint32_t flags, uint32_t out_syncobj);
 
 #endif
+
+#ifndef ENPU_LIB_H_EXTRA
+#define ENPU_LIB_H_EXTRA
+/* a stream with one COPY of n bytes from region src to region dst */
+uint32_t enpu_cs_copy_bytes(struct enpu_cs *cs, uint32_t src, uint64_t src_off,
+			    uint32_t dst, uint64_t dst_off, uint32_t n);
+#endif

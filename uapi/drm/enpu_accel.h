@@ -30,7 +30,8 @@ extern "C" {
  * - %EINVAL: a flag outside the mask, non-zero padding or reserved field,
  *   zero or misaligned size, a stride below the minimum, an unknown QUERY
  *   type, a malformed command stream (bad magic or version, unknown opcode,
- *   a command size or parameter out of range).
+ *   a command size or parameter out of range), the same BO twice in one
+ *   job, an in-syncobj that has no fence yet.
  * - %E2BIG: a count or size above the device limit reported by QUERY, or a
  *   stride larger than the kernel knows whose extra bytes are not zero.
  * - %ERANGE: a command stream region that reaches past the end of its buffer

@@ -1,0 +1,391 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * Copyright (C) 2026 The edgert authors
+ *
+ * Jobs in flight: syncobj chains, implicit sync through shared BOs,
+ * BO_WAIT, hang injection and recovery, progress-aware timeouts, closing
+ * the fd and killing the process with jobs queued, many processes at once.
+ * Tests that slow the engine down use the module's test_delay_us knob and
+ * skip when it cannot be set (no root, or an older module).
+ */
+#include <fcntl.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+
+#include "kselftest_harness.h"
+#include "enpu_lib.h"
+
+#define PAGE 4096
+#define SEC 1000000000ll
+
+FIXTURE(sched) {
+	int fd;
+	int slowed;
+};
+
+FIXTURE_SETUP(sched)
+{
+	self->fd = enpu_open();
+	if (self->fd < 0)
+		SKIP(return, "no enpu device (is enpu.ko loaded?)");
+}
+
+FIXTURE_TEARDOWN(sched)
+{
+	if (self->slowed)
+		enpu_set_param("test_delay_us", "0");
+	if (self->fd >= 0)
+		close(self->fd);
+}
+
+/* Make every unit of engine work take us microseconds; 0 when not possible. */
+static int slow_engine(int *slowed, unsigned int us)
+{
+	char buf[16];
+
+	snprintf(buf, sizeof(buf), "%u", us);
+	if (enpu_set_param("test_delay_us", buf))
+		return 0;
+	*slowed = 1;
+	return 1;
+}
+
+static int copy_job(int fd, uint32_t src, uint32_t dst, uint32_t n, const uint32_t *in,
+		    uint32_t in_count, uint32_t out)
+{
+	static struct enpu_cs cs;
+	uint32_t handles[2] = { src, dst };
+	uint32_t flags[2] = { ENPU_JOB_BO_READ, ENPU_JOB_BO_WRITE };
+	struct enpu_job_desc d = {
+		.cs = cs.buf, .handles = handles, .bo_flags = flags, .bo_count = 2,
+		.in_syncobjs = in, .in_count = in_count, .out_syncobj = out,
+	};
+
+	d.cs_size = enpu_cs_copy_bytes(&cs, 0, 0, 1, 0, n);
+	return enpu_submit_one(fd, &d);
+}
+
+TEST_F(sched, syncobj_chain)
+{
+	uint32_t s[4], bo[4];
+	uint8_t *m[4];
+	int i;
+
+	slow_engine(&self->slowed, 2000);
+	for (i = 0; i < 4; i++) {
+		ASSERT_EQ(0, enpu_syncobj_new(self->fd, 0, &s[i]));
+		ASSERT_EQ(0, enpu_bo_new(self->fd, PAGE, &bo[i]));
+		m[i] = enpu_bo_map(self->fd, bo[i], PAGE);
+		ASSERT_NE(NULL, m[i]);
+	}
+	memset(m[0], 0x77, PAGE);
+	/* bo0 -> bo1 -> bo2 -> bo3, each job waiting for the previous */
+	ASSERT_EQ(0, copy_job(self->fd, bo[0], bo[1], PAGE, NULL, 0, s[1]));
+	ASSERT_EQ(0, copy_job(self->fd, bo[1], bo[2], PAGE, &s[1], 1, s[2]));
+	ASSERT_EQ(0, copy_job(self->fd, bo[2], bo[3], PAGE, &s[2], 1, s[3]));
+	ASSERT_EQ(0, enpu_syncobj_wait(self->fd, s[3], 10 * SEC));
+	ASSERT_EQ(1, enpu_syncobj_status(self->fd, s[1]));
+	ASSERT_EQ(1, enpu_syncobj_status(self->fd, s[2]));
+	for (i = 0; i < PAGE; i += 97)
+		ASSERT_EQ(0x77, m[3][i]);
+}
+
+TEST_F(sched, syncobj_orders_unrelated_jobs)
+{
+	uint32_t s1, s2, a, b, c, d;
+	uint8_t *mb, *md;
+
+	if (!slow_engine(&self->slowed, 20000))
+		SKIP(return, "cannot set test_delay_us");
+	ASSERT_EQ(0, enpu_syncobj_new(self->fd, 0, &s1));
+	ASSERT_EQ(0, enpu_syncobj_new(self->fd, 0, &s2));
+	ASSERT_EQ(0, enpu_bo_new(self->fd, PAGE, &a));
+	ASSERT_EQ(0, enpu_bo_new(self->fd, PAGE, &b));
+	ASSERT_EQ(0, enpu_bo_new(self->fd, PAGE, &c));
+	ASSERT_EQ(0, enpu_bo_new(self->fd, PAGE, &d));
+	mb = enpu_bo_map(self->fd, b, PAGE);
+	md = enpu_bo_map(self->fd, d, PAGE);
+	/* the first job is slow (64 rows, 20 ms each); the second shares no BO */
+	ASSERT_EQ(0, copy_job(self->fd, a, b, PAGE, NULL, 0, s1));
+	ASSERT_EQ(0, copy_job(self->fd, c, d, 16, &s1, 1, s2));
+	ASSERT_EQ(0, enpu_syncobj_status(self->fd, s2));	/* still waiting */
+	ASSERT_EQ(0, enpu_syncobj_wait(self->fd, s2, 20 * SEC));
+	ASSERT_EQ(1, enpu_syncobj_status(self->fd, s1));
+	(void)mb;
+	(void)md;
+}
+
+TEST_F(sched, implicit_sync_across_files)
+{
+	struct drm_prime_handle exp = { .flags = DRM_CLOEXEC };
+	struct drm_prime_handle imp = { 0 };
+	uint32_t src, shared, dst2, s;
+	uint8_t *msrc, *mdst;
+	int fd2, i;
+
+	if (!slow_engine(&self->slowed, 3000))
+		SKIP(return, "cannot set test_delay_us");
+	fd2 = enpu_open();
+	ASSERT_GE(fd2, 0);
+	ASSERT_EQ(0, enpu_bo_new(self->fd, PAGE, &src));
+	ASSERT_EQ(0, enpu_bo_new(self->fd, PAGE, &shared));
+	msrc = enpu_bo_map(self->fd, src, PAGE);
+	memset(msrc, 0x3c, PAGE);
+	exp.handle = shared;
+	ASSERT_EQ(0, enpu_ioctl(self->fd, DRM_IOCTL_PRIME_HANDLE_TO_FD, &exp));
+	imp.fd = exp.fd;
+	ASSERT_EQ(0, enpu_ioctl(fd2, DRM_IOCTL_PRIME_FD_TO_HANDLE, &imp));
+	ASSERT_EQ(0, enpu_bo_new(fd2, PAGE, &dst2));
+	mdst = enpu_bo_map(fd2, dst2, PAGE);
+	ASSERT_EQ(0, enpu_syncobj_new(fd2, 0, &s));
+	/* writer on file 1 (slow), reader on file 2: no syncobj between them */
+	ASSERT_EQ(0, copy_job(self->fd, src, shared, PAGE, NULL, 0, 0));
+	ASSERT_EQ(0, copy_job(fd2, imp.handle, dst2, PAGE, NULL, 0, s));
+	ASSERT_EQ(0, enpu_syncobj_wait(fd2, s, 20 * SEC));
+	for (i = 0; i < PAGE; i += 61)
+		ASSERT_EQ(0x3c, mdst[i]);
+	close(exp.fd);
+	close(fd2);
+}
+
+TEST_F(sched, bo_wait_busy_then_idle)
+{
+	struct drm_enpu_bo_wait w = { 0 };
+	uint32_t a;
+
+	if (!slow_engine(&self->slowed, 20000))
+		SKIP(return, "cannot set test_delay_us");
+	ASSERT_EQ(0, enpu_bo_new(self->fd, PAGE, &a));
+	ASSERT_EQ(0, enpu_bo_new(self->fd, PAGE, &w.handle));
+	ASSERT_EQ(0, copy_job(self->fd, a, w.handle, PAGE, NULL, 0, 0));
+	w.timeout_ns = enpu_now_ns() + 1000000;
+	enpu_bo_wait_err(self->fd, &w, ETIMEDOUT);
+	w.timeout_ns = 0;	/* a deadline in the past polls */
+	enpu_bo_wait_err(self->fd, &w, ETIMEDOUT);
+	w.timeout_ns = enpu_now_ns() + 30 * SEC;
+	enpu_bo_wait_ok(self->fd, &w);
+}
+
+TEST_F(sched, hang_is_reset_and_engine_recovers)
+{
+	struct drm_enpu_query_device dev;
+	struct drm_enpu_query q = { .type = DRM_ENPU_QUERY_DEVICE, .size = sizeof(dev),
+				    .ptr = (uintptr_t)&dev };
+	int64_t t0, dt;
+	uint32_t s;
+
+	if (enpu_get_param("test_hooks") != 1 && enpu_set_param("test_hooks", "1"))
+		SKIP(return, "test_hooks is off and cannot be set");
+	enpu_query_ok(self->fd, &q);
+	ASSERT_EQ(0, enpu_syncobj_new(self->fd, 0, &s));
+	t0 = enpu_now_ns();
+	ASSERT_EQ(0, enpu_submit_nops(self->fd, 1, ENPU_JOB_TEST_HANG, s));
+	ASSERT_EQ(0, enpu_syncobj_wait(self->fd, s, 60 * SEC));
+	dt = enpu_now_ns() - t0;
+	/* completed with an error, after about one job timeout */
+	ASSERT_EQ(-ETIMEDOUT, enpu_syncobj_status(self->fd, s));
+	ASSERT_GE(dt, (int64_t)dev.job_timeout_ms * 1000000 / 2);
+	/* the engine serves the next job */
+	ASSERT_EQ(0, enpu_submit_nops(self->fd, 3, 0, s));
+	ASSERT_EQ(0, enpu_syncobj_wait(self->fd, s, 10 * SEC));
+	ASSERT_EQ(1, enpu_syncobj_status(self->fd, s));
+}
+
+TEST_F(sched, hang_does_not_block_other_clients)
+{
+	uint32_t s1, s2;
+	int fd2 = enpu_open();
+
+	if (enpu_get_param("test_hooks") != 1 && enpu_set_param("test_hooks", "1"))
+		SKIP(return, "test_hooks is off and cannot be set");
+	ASSERT_GE(fd2, 0);
+	ASSERT_EQ(0, enpu_syncobj_new(self->fd, 0, &s1));
+	ASSERT_EQ(0, enpu_syncobj_new(fd2, 0, &s2));
+	ASSERT_EQ(0, enpu_submit_nops(self->fd, 1, ENPU_JOB_TEST_HANG, s1));
+	ASSERT_EQ(0, enpu_submit_nops(fd2, 10, 0, s2));
+	ASSERT_EQ(0, enpu_syncobj_wait(fd2, s2, 30 * SEC));
+	ASSERT_EQ(1, enpu_syncobj_status(fd2, s2));
+	ASSERT_EQ(0, enpu_syncobj_wait(self->fd, s1, 60 * SEC));
+	ASSERT_EQ(-ETIMEDOUT, enpu_syncobj_status(self->fd, s1));
+	close(fd2);
+}
+
+TEST_F(sched, long_job_with_progress_is_not_a_hang)
+{
+	struct drm_enpu_query_device dev;
+	struct drm_enpu_query q = { .type = DRM_ENPU_QUERY_DEVICE, .size = sizeof(dev),
+				    .ptr = (uintptr_t)&dev };
+	uint32_t s, n;
+	int64_t t0;
+
+	enpu_query_ok(self->fd, &q);
+	/* 40 units, each a tenth of the timeout: four timeouts long in total */
+	if (!slow_engine(&self->slowed, dev.job_timeout_ms * 100))
+		SKIP(return, "cannot set test_delay_us");
+	n = 40;
+	ASSERT_EQ(0, enpu_syncobj_new(self->fd, 0, &s));
+	t0 = enpu_now_ns();
+	ASSERT_EQ(0, enpu_submit_nops(self->fd, n, 0, s));
+	ASSERT_EQ(0, enpu_syncobj_wait(self->fd, s, 120 * SEC));
+	ASSERT_EQ(1, enpu_syncobj_status(self->fd, s));
+	ASSERT_GT(enpu_now_ns() - t0, (int64_t)dev.job_timeout_ms * 1000000);
+}
+
+TEST_F(sched, close_fd_with_jobs_in_flight)
+{
+	struct drm_prime_handle exp = { .flags = DRM_CLOEXEC };
+	struct drm_prime_handle imp = { 0 };
+	struct drm_enpu_bo_wait w = { 0 };
+	uint32_t a, b;
+	int fd2, i;
+
+	slow_engine(&self->slowed, 1000);
+	ASSERT_EQ(0, enpu_bo_new(self->fd, PAGE, &b));
+	exp.handle = b;
+	ASSERT_EQ(0, enpu_ioctl(self->fd, DRM_IOCTL_PRIME_HANDLE_TO_FD, &exp));
+	fd2 = enpu_open();
+	ASSERT_GE(fd2, 0);
+	imp.fd = exp.fd;
+	ASSERT_EQ(0, enpu_ioctl(fd2, DRM_IOCTL_PRIME_FD_TO_HANDLE, &imp));
+	ASSERT_EQ(0, enpu_bo_new(fd2, PAGE, &a));
+	for (i = 0; i < 20; i++)
+		ASSERT_EQ(0, copy_job(fd2, a, imp.handle, PAGE, NULL, 0, 0));
+	/* handles, BOs and the file go away while jobs are queued */
+	ASSERT_EQ(0, enpu_bo_close(fd2, a));
+	close(fd2);
+	close(exp.fd);
+	w.handle = b;
+	w.timeout_ns = enpu_now_ns() + 60 * SEC;
+	enpu_bo_wait_ok(self->fd, &w);
+	ASSERT_EQ(0, enpu_submit_nops(self->fd, 1, 0, 0));
+}
+
+TEST_F(sched, kill_process_with_jobs_in_flight)
+{
+	uint32_t s;
+	int status, r;
+	pid_t pid;
+
+	slow_engine(&self->slowed, 1000);
+	for (r = 0; r < 3; r++) {
+		int pipefd[2];
+		char c;
+
+		ASSERT_EQ(0, pipe(pipefd));
+		pid = fork();
+		ASSERT_GE(pid, 0);
+		if (!pid) {
+			int fd = enpu_open(), i;
+			uint32_t a, b;
+
+			if (fd < 0 || enpu_bo_new(fd, PAGE, &a) || enpu_bo_new(fd, PAGE, &b))
+				_exit(1);
+			for (i = 0; i < 30; i++)
+				copy_job(fd, a, b, PAGE, NULL, 0, 0);
+			if (write(pipefd[1], "x", 1) != 1)
+				_exit(1);
+			pause();
+			_exit(0);
+		}
+		close(pipefd[1]);
+		ASSERT_EQ(1, read(pipefd[0], &c, 1));
+		close(pipefd[0]);
+		ASSERT_EQ(0, kill(pid, SIGKILL));
+		ASSERT_EQ(pid, waitpid(pid, &status, 0));
+		ASSERT_TRUE(WIFSIGNALED(status));
+	}
+	/* the device still serves this process */
+	ASSERT_EQ(0, enpu_syncobj_new(self->fd, 0, &s));
+	ASSERT_EQ(0, enpu_submit_nops(self->fd, 1, 0, s));
+	ASSERT_EQ(0, enpu_syncobj_wait(self->fd, s, 60 * SEC));
+	ASSERT_EQ(1, enpu_syncobj_status(self->fd, s));
+}
+
+/* Each child: its own file, BOs and a chain of jobs whose result it checks. */
+static int child_worker(int id)
+{
+	static struct enpu_cs cs;
+	uint32_t bo[2], s, handles[2];
+	struct enpu_job_desc d = { .cs = cs.buf, .handles = handles, .bo_count = 2 };
+	struct enpu_cs_eltwise *e;
+	uint8_t *m[2];
+	int fd = enpu_open(), i, j;
+
+	if (fd < 0 || enpu_bo_new(fd, PAGE, &bo[0]) || enpu_bo_new(fd, PAGE, &bo[1]) ||
+	    enpu_syncobj_new(fd, 0, &s))
+		return 1;
+	m[0] = enpu_bo_map(fd, bo[0], PAGE);
+	m[1] = enpu_bo_map(fd, bo[1], PAGE);
+	if (!m[0] || !m[1])
+		return 2;
+	memset(m[0], id, PAGE);
+	/* out = a * b with b = the constant 1: every job copies through MUL */
+	handles[0] = bo[0];
+	handles[1] = bo[1];
+	for (j = 0; j < 20; j++) {
+		enpu_cs_begin(&cs);
+		e = enpu_cs_add(&cs, ENPU_OP_ELTWISE, sizeof(*e));
+		e->a = enpu_tensor(0, 0, 1, 1, 64, 16);
+		e->b = enpu_tensor(0, PAGE - 1, 1, 1, 1, 1);
+		e->out = enpu_tensor(1, 0, 1, 1, 64, 16);
+		e->quant = enpu_quant_identity();
+		e->op = ENPU_ELTWISE_MUL;
+		m[0][PAGE - 1] = 1;
+		d.cs_size = enpu_cs_end(&cs);
+		d.out_syncobj = s;
+		if (enpu_submit_one(fd, &d))
+			return 3;
+	}
+	if (enpu_syncobj_wait(fd, s, 60 * SEC) || enpu_syncobj_status(fd, s) != 1)
+		return 4;
+	for (i = 0; i < 1024; i++)
+		if (m[1][i] != (uint8_t)id)
+			return 5;
+	close(fd);
+	return 0;
+}
+
+TEST_F(sched, many_processes_submitting)
+{
+	const int n = 8;
+	pid_t pids[8];
+	int i, status;
+
+	for (i = 0; i < n; i++) {
+		pids[i] = fork();
+		ASSERT_GE(pids[i], 0);
+		if (!pids[i])
+			_exit(child_worker(i + 1));
+	}
+	for (i = 0; i < n; i++) {
+		ASSERT_EQ(pids[i], waitpid(pids[i], &status, 0));
+		ASSERT_TRUE(WIFEXITED(status));
+		ASSERT_EQ(0, WEXITSTATUS(status));
+	}
+}
+
+TEST_F(sched, job_holds_bo_after_handle_close)
+{
+	uint32_t a, b, s;
+	uint8_t *mb;
+
+	slow_engine(&self->slowed, 2000);
+	ASSERT_EQ(0, enpu_bo_new(self->fd, PAGE, &a));
+	ASSERT_EQ(0, enpu_bo_new(self->fd, PAGE, &b));
+	mb = enpu_bo_map(self->fd, b, PAGE);
+	ASSERT_NE(NULL, mb);
+	ASSERT_EQ(0, enpu_syncobj_new(self->fd, 0, &s));
+	memset(enpu_bo_map(self->fd, a, PAGE), 0x19, PAGE);
+	ASSERT_EQ(0, copy_job(self->fd, a, b, PAGE, NULL, 0, s));
+	/* both handles go before the job runs; the job's references keep the BOs */
+	ASSERT_EQ(0, enpu_bo_close(self->fd, a));
+	ASSERT_EQ(0, enpu_bo_close(self->fd, b));
+	ASSERT_EQ(0, enpu_syncobj_wait(self->fd, s, 30 * SEC));
+	ASSERT_EQ(0x19, mb[PAGE - 1]);
+}
+
+TEST_HARNESS_MAIN
