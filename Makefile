@@ -83,6 +83,7 @@ $(BUILD)/libedgert.a: $(LIB_OBJS)
 $(BUILD)/libedgert.so: $(LIB_OBJS) libruntime/edgert.map
 	$(CC) -shared -Wl,-soname,libedgert.so.0 -Wl,--version-script=libruntime/edgert.map \
 		$(ALL_LDFLAGS) -o $@ $(LIB_OBJS) $(LDLIBS)
+	@ln -sf libedgert.so $(BUILD)/libedgert.so.0
 
 $(BUILD)/edgert: $(TOOL_OBJS) $(BUILD)/libedgert.a
 	$(CC) $(ALL_LDFLAGS) -o $@ $(TOOL_OBJS) $(BUILD)/libedgert.a $(LDLIBS)
