@@ -19,8 +19,8 @@ static const char usage[] =
 	"TensorProto .pb files; inputs not given get seeded random values (floats in\n"
 	"[0,1), integers in [0,10)). An input whose file has another shape is resized\n"
 	"to it. Outputs are listed, written as DIR/<name>.npy with -o, and for a\n"
-	"classifier (one float output of shape [N] or [1,N], N >= 10) the top-5 is\n"
-	"printed.\n"
+	"classifier (one float output of N >= 10 scores, like [N] or [1,N]) the\n"
+	"top-5 is printed.\n"
 	"\n"
 	"OPTIONS:\n"
 	"  -i, --input NAME=FILE   input NAME from FILE (.npy or .pb); NAME= may be\n"
@@ -221,7 +221,7 @@ static bool write_outputs(const char *dir, ert_session *sess)
 	return true;
 }
 
-/* Top-5 of a classifier: one float32 output shaped [N] or [1,N] with N >= 10. */
+/* Top-5 of a classifier: one float32 output of N >= 10 scores, other dims 1. */
 static void print_top5(ert_session *sess)
 {
 	const ert_tensor *t;
@@ -234,9 +234,12 @@ static void print_top5(ert_session *sess)
 		return;
 	t = ert_session_get_output(sess, 0);
 	n = ert_tensor_element_count(t);
-	if (ert_tensor_dtype(t) != ERT_DTYPE_FLOAT32 || n < 10 ||
-	    !(ert_tensor_rank(t) == 1 || (ert_tensor_rank(t) == 2 && ert_tensor_dim(t, 0) == 1)))
+	if (ert_tensor_dtype(t) != ERT_DTYPE_FLOAT32 || n < 10 || ert_tensor_rank(t) < 1)
 		return;
+	/* [N] or [1,N]; also [1,N,1,1] as Caffe-era exports shape their scores */
+	for (uint32_t d = 0; d < ert_tensor_rank(t); d++)
+		if (ert_tensor_dim(t, d) != 1 && (size_t)ert_tensor_dim(t, d) != n)
+			return;
 	x = ert_tensor_data(t);
 	/* insertion into a sorted list of 5: N is small and this keeps ties stable */
 	for (size_t i = 0; i < n; i++) {
