@@ -67,10 +67,19 @@ static inline void ert_ew_legacy_operand(const struct ert_node *n, const struct 
 	int32_t axis, pad;
 
 	*eff = *b;
-	if (n->opset >= 7 || !ert_attr_int(n, "broadcast", 0) || !ert_node_attr(n, "axis"))
+	if (n->opset >= 7)
 		return;
-	if (!ert_norm_axis(ert_attr_int(n, "axis", 0), a->rank, &axis))
-		return;
+	if (n->op == ERT_OP_PRelu) {
+		/* PRelu-6: a 1-D slope runs along the channel axis (1). */
+		if (b->rank != 1 || a->rank < 3 || b->dims[0] != a->dims[1])
+			return;
+		axis = 1;
+	} else {
+		if (!ert_attr_int(n, "broadcast", 0) || !ert_node_attr(n, "axis"))
+			return;
+		if (!ert_norm_axis(ert_attr_int(n, "axis", 0), a->rank, &axis))
+			return;
+	}
 	pad = a->rank - axis - b->rank;
 	if (pad <= 0 || b->rank + pad > ERT_MAX_RANK)
 		return;
