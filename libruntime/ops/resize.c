@@ -1,7 +1,32 @@
 /* SPDX-License-Identifier: MIT */
-/* Shape inference: resize ops. */
-#include "ert-op-impl.h"
+/* Shape inference: Resize and Upsample. */
+#include "ops/resize-params.h"
+
+static ert_status infer_resize(struct ert_infer_ctx *ctx)
+{
+	struct ert_resize_params p;
+	const struct ert_value *x = ctx->n_in > 0 ? ctx->in[0] : NULL;
+	ert_status st;
+
+	if (!x)
+		return ert_infer_fail(ctx, ERT_STATUS_INVALID_MODEL, "input X is missing");
+	if (x->dtype == ERT_DTYPE_BOOL || x->dtype == ERT_DTYPE_INT4 ||
+	    x->dtype == ERT_DTYPE_UINT4 ||
+	    (!ert_dtype_is_int(x->dtype) && !ert_dtype_is_float(x->dtype)) ||
+	    (ert_dtype_is_float(x->dtype) && ert_dtype_size(x->dtype) == 1))
+		return ert_infer_fail(ctx, ERT_STATUS_DTYPE, "X has unsupported dtype %s",
+				      ert_dtype_name(x->dtype));
+	if (ctx->n_out < 1 || !ctx->out[0])
+		return ert_infer_fail(ctx, ERT_STATUS_INVALID_MODEL, "output Y is missing");
+	st = ert_resize_params_get(ctx->node, ctx->in, ctx->n_in, &p, ctx->err);
+	if (st != ERT_OK)
+		return st;
+	ert_value_set_shape(ctx->out[0], x->dtype, x->rank, p.out_dims);
+	return ERT_OK;
+}
 
 const struct ert_op_def ert_op_defs_resize[] = {
+	{ ERT_OP_Resize, infer_resize },
+	{ ERT_OP_Upsample, infer_resize },
 	{ .infer = NULL },
 };
