@@ -1,8 +1,46 @@
 /* SPDX-License-Identifier: MIT */
-/* The pass driver: runs the clean-up passes to a fixed point. */
-#include "opt/passes.h"
+/* The pass driver: runs the clean-up passes until nothing changes. */
+#include "opt/opt-private.h"
+
+typedef ert_status (*pass_fn)(struct ert_graph *g, bool *changed, struct ert_err *err);
+
+/*
+ * Order matters within a round: shapes first (Shape folding and fusion read
+ * them), folding before Conv+BN (BN parameters may be folded constants), BN
+ * folding before fusion (Conv→BN→Relu fuses only once BN is gone).
+ */
+static const pass_fn passes[] = {
+	ert_opt_infer_shapes,
+	ert_opt_fold_constants,
+	ert_opt_remove_identity,
+	ert_opt_fold_conv_bn,
+	ert_opt_fuse_activations,
+	ert_opt_remove_dead,
+};
+
+/* Each round can only shrink the graph or learn shapes; a few rounds reach the fixed point. */
+#define MAX_ROUNDS 8
 
 ert_status ert_graph_optimize(struct ert_graph *g, struct ert_err *err)
 {
-	return ert_graph_toposort(g, err);
+	ert_status st = ert_graph_toposort(g, err);
+	bool changed = true;
+
+	for (int round = 0; round < MAX_ROUNDS && changed && st == ERT_OK; round++) {
+		changed = false;
+		for (size_t p = 0; p < sizeof(passes) / sizeof(passes[0]) && st == ERT_OK; p++)
+			st = passes[p](g, &changed, err);
+		/* Even after a failed pass: dead nodes must not outlive the optimiser. */
+		ert_status cst = ert_graph_compact(g);
+
+		if (cst != ERT_OK && st == ERT_OK) {
+			ert_err_set(err, "failed to compact graph: out of memory");
+			st = cst;
+		}
+		if (st == ERT_OK)
+			st = ert_graph_toposort(g, err);
+	}
+	if (st == ERT_OK)
+		st = ert_graph_validate(g, err);
+	return st;
 }

@@ -1,0 +1,132 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Activation fusion: an activation reading the only use of a Conv,
+ * ConvTranspose, Gemm, MatMul or Add output is folded into that node as the
+ * attributes "ert.act" / "ert.act_params" (see enum ert_act), and the
+ * activation node goes away. Float32 only: ert_act_apply() works on floats.
+ */
+#include <float.h>
+#include <stdlib.h>
+
+#include "opt/opt-private.h"
+
+static bool is_fusion_host(enum ert_op op)
+{
+	return op == ERT_OP_Conv || op == ERT_OP_ConvTranspose || op == ERT_OP_Gemm ||
+	       op == ERT_OP_MatMul || op == ERT_OP_Add;
+}
+
+/* A constant float32 scalar (or one-element tensor) input, or @def when omitted. */
+static bool clip_bound(const struct ert_graph *g, const struct ert_node *n, uint32_t k,
+		       float def, float *out)
+{
+	const struct ert_tensor *t;
+
+	if (n->n_inputs <= k || n->inputs[k] < 0) {
+		*out = def;
+		return true;
+	}
+	t = &g->tensors[n->inputs[k]];
+	if (!(t->flags & ERT_TENSOR_CONST) || t->dtype != ERT_DTYPE_FLOAT32 || t->nbytes != 4)
+		return false;
+	*out = *(const float *)t->data;
+	return true;
+}
+
+/* The fused form of activation node @n, or false when it has none. */
+static bool act_of(const struct ert_graph *g, const struct ert_node *n, struct ert_act_desc *a)
+{
+	a->p0 = a->p1 = 0.0f;
+	switch (n->op) {
+	case ERT_OP_Relu:
+		a->type = ERT_ACT_RELU;
+		return true;
+	case ERT_OP_Sigmoid:
+		a->type = ERT_ACT_SIGMOID;
+		return true;
+	case ERT_OP_Tanh:
+		a->type = ERT_ACT_TANH;
+		return true;
+	case ERT_OP_HardSwish:
+		a->type = ERT_ACT_HARD_SWISH;
+		return true;
+	case ERT_OP_LeakyRelu:
+		a->type = ERT_ACT_LEAKY_RELU;
+		a->p0 = ert_attr_float(n, "alpha", 0.01f);
+		return true;
+	case ERT_OP_HardSigmoid:
+		a->type = ERT_ACT_HARD_SIGMOID;
+		a->p0 = ert_attr_float(n, "alpha", 0.2f);
+		a->p1 = ert_attr_float(n, "beta", 0.5f);
+		return true;
+	case ERT_OP_Clip:
+		a->type = ERT_ACT_CLIP;
+		if (n->opset && n->opset < 11) {
+			a->p0 = ert_attr_float(n, "min", -FLT_MAX);
+			a->p1 = ert_attr_float(n, "max", FLT_MAX);
+			return true;
+		}
+		return clip_bound(g, n, 1, -FLT_MAX, &a->p0) && clip_bound(g, n, 2, FLT_MAX, &a->p1);
+	default:
+		return false;
+	}
+}
+
+/* The host's output is float32: known from the tensor, else from its first input. */
+static bool host_is_f32(const struct ert_graph *g, const struct ert_node *h)
+{
+	ert_dtype dt = g->tensors[h->outputs[0]].dtype;
+
+	if (dt == ERT_DTYPE_UNDEFINED && h->n_inputs > 0 && h->inputs[0] >= 0)
+		dt = g->tensors[h->inputs[0]].dtype;
+	return dt == ERT_DTYPE_FLOAT32;
+}
+
+ert_status ert_opt_fuse_activations(struct ert_graph *g, bool *changed, struct ert_err *err)
+{
+	uint32_t *uses = ert_opt_count_uses(g);
+	int32_t *producer = ert_opt_producers(g);
+	ert_status st = ERT_OK;
+
+	if (!uses || !producer) {
+		ert_err_set(err, "failed to fuse activations: out of memory");
+		st = ERT_STATUS_OUT_OF_MEMORY;
+		goto out;
+	}
+	for (uint32_t ai = 0; ai < g->n_nodes; ai++) {
+		struct ert_node *act = &g->nodes[ai];
+		struct ert_act_desc a;
+
+		if (act->dead || act->n_inputs < 1 || act->inputs[0] < 0 || act->n_outputs != 1 ||
+		    act->outputs[0] < 0 || !act_of(g, act, &a))
+			continue;
+		int32_t x = act->inputs[0];
+
+		if (producer[x] < 0 || uses[x] != 1 || ert_opt_is_graph_output(g, x))
+			continue;
+		struct ert_node *host = &g->nodes[producer[x]];
+
+		if (!is_fusion_host(host->op) || host->n_outputs != 1 || host->outputs[0] != x ||
+		    ert_node_act(host).type != ERT_ACT_NONE || !host_is_f32(g, host))
+			continue;
+		float params[2] = { a.p0, a.p1 };
+
+		if (!ert_node_set_attr_int(g, host, "ert.act", a.type) ||
+		    !ert_opt_set_attr_floats(g, host, "ert.act_params", params, 2)) {
+			/* undo: a half-set attribute would change what the host computes */
+			ert_node_set_attr_int(g, host, "ert.act", ERT_ACT_NONE);
+			ert_err_set(err, "failed to fuse '%s' into '%s': out of memory", act->name,
+				    host->name);
+			st = ERT_STATUS_OUT_OF_MEMORY;
+			goto out;
+		}
+		host->outputs[0] = act->outputs[0];
+		producer[act->outputs[0]] = producer[x];
+		act->dead = true;
+		*changed = true;
+	}
+out:
+	free(uses);
+	free(producer);
+	return st;
+}

@@ -1,0 +1,44 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * opt-private.h — the passes behind ert_graph_optimize() and their helpers.
+ *
+ * Each pass walks the (topologically sorted) graph once, marks replaced nodes
+ * dead and sets *changed when it rewrote anything. Passes allocate everything a
+ * rewrite needs before touching the graph, so a failure leaves it valid.
+ */
+#ifndef ERT_OPT_PRIVATE_H
+#define ERT_OPT_PRIVATE_H
+
+#include "opt/passes.h"
+
+/* Folded outputs above this many bytes are kept only when folding does not grow the model. */
+#define ERT_OPT_FOLD_MAX_BYTES ((size_t)4 << 20)
+
+ert_status ert_opt_infer_shapes(struct ert_graph *g, bool *changed, struct ert_err *err);
+ert_status ert_opt_fold_constants(struct ert_graph *g, bool *changed, struct ert_err *err);
+ert_status ert_opt_remove_identity(struct ert_graph *g, bool *changed, struct ert_err *err);
+ert_status ert_opt_fold_conv_bn(struct ert_graph *g, bool *changed, struct ert_err *err);
+ert_status ert_opt_fuse_activations(struct ert_graph *g, bool *changed, struct ert_err *err);
+ert_status ert_opt_remove_dead(struct ert_graph *g, bool *changed, struct ert_err *err);
+
+/* Per tensor: live node inputs plus graph outputs reading it (malloc'd; NULL on OOM). */
+uint32_t *ert_opt_count_uses(const struct ert_graph *g);
+/* Per tensor: index of the live node producing it, or -1 (malloc'd; NULL on OOM). */
+int32_t *ert_opt_producers(const struct ert_graph *g);
+/* Make every live node input that reads @from read @to instead. */
+void ert_opt_replace_uses(struct ert_graph *g, int32_t from, int32_t to);
+bool ert_opt_is_graph_output(const struct ert_graph *g, int32_t t);
+/* Rank and every dimension known. */
+bool ert_opt_shape_static(const struct ert_tensor *t);
+/* Describe tensor @t as a value (data only for constants). */
+void ert_opt_tensor_value(const struct ert_graph *g, int32_t t, struct ert_value *v);
+/* Constant float32 tensor @t with @numel elements, or NULL. */
+const float *ert_opt_const_f32(const struct ert_graph *g, int32_t t, int64_t numel);
+/* Add an owned constant (takes @data, frees it on failure); -1 on out-of-memory. */
+int32_t ert_opt_add_const(struct ert_graph *g, const char *hint, ert_dtype dt, int32_t rank,
+			  const int64_t *dims, void *data, size_t nbytes);
+/* Set a FLOATS attribute (copied into the arena). */
+bool ert_opt_set_attr_floats(struct ert_graph *g, struct ert_node *n, const char *name,
+			     const float *v, uint32_t count);
+
+#endif

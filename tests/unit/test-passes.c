@@ -1,0 +1,645 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Graph clean-up passes: each rewrite is checked structurally and, where the
+ * CPU kernels exist, numerically against the graph as it was before.
+ */
+#include <stdlib.h>
+
+#include "cpu/cpu-impl.h"
+#include "opt/opt-private.h"
+#include "ert-test.h"
+
+/* ---- building graphs ---- */
+
+static int32_t tensor(struct ert_graph *g, const char *name, ert_dtype dt, int32_t rank,
+		      const int64_t *dims)
+{
+	return ert_graph_add_tensor(g, name, dt, rank, dims);
+}
+
+static int32_t input(struct ert_graph *g, const char *name, int32_t rank, const int64_t *dims)
+{
+	int32_t t = tensor(g, name, ERT_DTYPE_FLOAT32, rank, dims);
+
+	ert_graph_add_input(g, t);
+	return t;
+}
+
+static int32_t constant(struct ert_graph *g, const char *name, ert_dtype dt, int32_t rank,
+			const int64_t *dims, const void *vals)
+{
+	int32_t t = tensor(g, name, dt, rank, dims);
+	size_t nbytes = ert_dtype_bytes(dt, ert_shape_numel(rank, dims));
+	void *copy = malloc(nbytes ? nbytes : 1);
+
+	memcpy(copy, vals, nbytes);
+	ert_graph_set_const(g, t, copy, nbytes, true);
+	return t;
+}
+
+/* A float constant filled with a deterministic pattern around @base. */
+static int32_t pattern(struct ert_graph *g, const char *name, int32_t rank, const int64_t *dims,
+		       float base, float step)
+{
+	int64_t n = ert_shape_numel(rank, dims);
+	float *v = malloc((size_t)n * sizeof(float) + 1);
+	int32_t t;
+
+	for (int64_t i = 0; i < n; i++)
+		v[i] = base + step * (float)((i * 7) % 11 - 5);
+	t = constant(g, name, ERT_DTYPE_FLOAT32, rank, dims, v);
+	free(v);
+	return t;
+}
+
+static struct ert_node *node(struct ert_graph *g, enum ert_op op, const char *name,
+			     uint32_t n_in, const int32_t *in, uint32_t n_out, const int32_t *out)
+{
+	int32_t i = ert_graph_add_node(g, op, name, n_in, in, n_out, out);
+
+	return i < 0 ? NULL : &g->nodes[i];
+}
+
+#define IN(...) (uint32_t)(sizeof((int32_t[]){ __VA_ARGS__ }) / sizeof(int32_t)), \
+		(const int32_t[]){ __VA_ARGS__ }
+
+static bool have_kernels(const enum ert_op *ops, size_t n, const char *test)
+{
+	for (size_t i = 0; i < n; i++) {
+		if (!ert_cpu_op_find(ops[i]) || !ert_op_infer(ops[i])) {
+			printf("note: %s: no CPU kernel for %s yet, numeric check not run\n", test,
+			       ert_op_name(ops[i]));
+			return false;
+		}
+	}
+	return true;
+}
+
+/* ---- running graphs: a node-by-node interpreter over ert_cpu_eval_node ---- */
+
+/* Output 0 of @g for input values @in (one per graph input); malloc'd data in @out. */
+static ert_status run_graph(const struct ert_graph *g, const struct ert_value *in,
+			    struct ert_value *out)
+{
+	struct ert_value *vals = calloc(g->n_tensors, sizeof(*vals));
+	bool *owned = calloc(g->n_tensors, sizeof(*owned));
+	ert_status st = ERT_OK;
+	struct ert_err err;
+
+	for (uint32_t t = 0; t < g->n_tensors; t++)
+		ert_opt_tensor_value(g, (int32_t)t, &vals[t]);
+	for (uint32_t k = 0; k < g->n_inputs; k++)
+		vals[g->inputs[k]] = in[k];
+	for (uint32_t i = 0; i < g->n_nodes && st == ERT_OK; i++) {
+		const struct ert_node *n = &g->nodes[i];
+		const struct ert_value *ins[16];
+		struct ert_value outs[8];
+
+		for (uint32_t k = 0; k < n->n_inputs; k++)
+			ins[k] = n->inputs[k] >= 0 ? &vals[n->inputs[k]] : NULL;
+		st = ert_cpu_eval_node(g, n, ins, n->n_inputs, outs, n->n_outputs, &err);
+		if (st != ERT_OK) {
+			fprintf(stderr, "run_graph: %s\n", err.msg);
+			break;
+		}
+		for (uint32_t k = 0; k < n->n_outputs; k++) {
+			if (n->outputs[k] < 0) {
+				free(outs[k].data);
+				continue;
+			}
+			vals[n->outputs[k]] = outs[k];
+			owned[n->outputs[k]] = true;
+		}
+	}
+	if (st == ERT_OK) {
+		*out = vals[g->outputs[0]];
+		out->data = malloc(out->nbytes + 1);
+		memcpy(out->data, vals[g->outputs[0]].data, out->nbytes);
+	}
+	for (uint32_t t = 0; t < g->n_tensors; t++)
+		if (owned[t])
+			free(vals[t].data);
+	free(vals);
+	free(owned);
+	return st;
+}
+
+static struct ert_value f32_value(int32_t rank, const int64_t *dims, float *data)
+{
+	struct ert_value v;
+
+	memset(&v, 0, sizeof(v));
+	v.dtype = ERT_DTYPE_FLOAT32;
+	v.rank = rank;
+	memcpy(v.dims, dims, (size_t)rank * sizeof(int64_t));
+	v.numel = ert_shape_numel(rank, dims);
+	v.nbytes = (size_t)v.numel * 4;
+	v.data = data;
+	return v;
+}
+
+/* Largest |a - b| over two float values of equal shape; INFINITY when shapes differ. */
+static double max_diff(const struct ert_value *a, const struct ert_value *b)
+{
+	double d = 0;
+
+	if (a->numel != b->numel || a->rank != b->rank)
+		return INFINITY;
+	for (int64_t i = 0; i < a->numel; i++) {
+		double e = fabs((double)((float *)a->data)[i] - ((float *)b->data)[i]);
+
+		d = e > d ? e : d;
+	}
+	return d;
+}
+
+/* Run @before and @after on the same input and compare output 0. */
+static void check_same(int *ert_test_failed_, const struct ert_graph *before,
+		       const struct ert_graph *after, int32_t rank, const int64_t *dims, double tol)
+{
+	int64_t n = ert_shape_numel(rank, dims);
+	float *x = malloc((size_t)n * sizeof(float));
+	struct ert_value in, o1, o2;
+
+	for (int64_t i = 0; i < n; i++)
+		x[i] = (float)((i * 13) % 17) / 8.0f - 1.0f;
+	in = f32_value(rank, dims, x);
+	CHECK_EQ_INT(run_graph(before, &in, &o1), ERT_OK);
+	CHECK_EQ_INT(run_graph(after, &in, &o2), ERT_OK);
+	if (!*ert_test_failed_) {
+		CHECK(o1.numel > 0);
+		CHECK_NEAR(max_diff(&o1, &o2), 0.0, tol);
+		free(o1.data);
+		free(o2.data);
+	}
+	free(x);
+}
+
+static ert_status optimize(struct ert_graph *g)
+{
+	struct ert_err err = { "" };
+	ert_status st = ert_graph_optimize(g, &err);
+
+	if (st != ERT_OK)
+		fprintf(stderr, "optimize: %s\n", err.msg);
+	return st;
+}
+
+/* ---- constant folding ---- */
+
+/* y = Reshape(x, Concat(Unsqueeze(Gather(Shape(x), 0), [0]), [-1])): PyTorch's x.view(x.size(0), -1) */
+static struct ert_graph *build_shape_chain(void)
+{
+	struct ert_graph *g = ert_graph_create();
+	int64_t d1 = 1, idx0 = 0, minus1 = -1;
+	int32_t x, s, gi, u, shp, y, ci, ca, cm;
+
+	g->opset = 13;
+	x = input(g, "x", 3, (int64_t[]){ 2, 3, 4 });
+	ci = constant(g, "idx", ERT_DTYPE_INT64, 0, NULL, &idx0);
+	ca = constant(g, "axes", ERT_DTYPE_INT64, 1, &d1, &idx0);
+	cm = constant(g, "minus1", ERT_DTYPE_INT64, 1, &d1, &minus1);
+	s = tensor(g, "s", ERT_DTYPE_UNDEFINED, -1, NULL);
+	gi = tensor(g, "g", ERT_DTYPE_UNDEFINED, -1, NULL);
+	u = tensor(g, "u", ERT_DTYPE_UNDEFINED, -1, NULL);
+	shp = tensor(g, "shp", ERT_DTYPE_UNDEFINED, -1, NULL);
+	y = tensor(g, "y", ERT_DTYPE_FLOAT32, -1, NULL);
+	node(g, ERT_OP_Shape, "shape", IN(x), IN(s));
+	ert_node_set_attr_int(g, node(g, ERT_OP_Gather, "gather", IN(s, ci), IN(gi)), "axis", 0);
+	node(g, ERT_OP_Unsqueeze, "unsq", IN(gi, ca), IN(u));
+	ert_node_set_attr_int(g, node(g, ERT_OP_Concat, "cat", IN(u, cm), IN(shp)), "axis", 0);
+	node(g, ERT_OP_Reshape, "reshape", IN(x, shp), IN(y));
+	ert_graph_add_output(g, y);
+	return g;
+}
+
+ERT_TEST(fold_shape_chain)
+{
+	static const enum ert_op ops[] = { ERT_OP_Gather, ERT_OP_Unsqueeze, ERT_OP_Concat,
+					   ERT_OP_Reshape };
+	struct ert_graph *before = build_shape_chain(), *g = build_shape_chain();
+
+	REQUIRE(g && before);
+	CHECK_EQ_INT(optimize(g), ERT_OK);
+	if (have_kernels(ops, 4, "fold_shape_chain")) {
+		CHECK_EQ_INT(g->n_nodes, 1);
+		CHECK_EQ_INT(g->nodes[0].op, ERT_OP_Reshape);
+		const struct ert_tensor *shp = &g->tensors[g->nodes[0].inputs[1]];
+
+		REQUIRE(shp->flags & ERT_TENSOR_CONST);
+		CHECK_EQ_INT(shp->dtype, ERT_DTYPE_INT64);
+		CHECK_EQ_INT(shp->dims[0], 2);
+		CHECK_EQ_INT(((const int64_t *)shp->data)[0], 2);
+		CHECK_EQ_INT(((const int64_t *)shp->data)[1], -1);
+		/* shapes became known on the way */
+		const struct ert_tensor *y = &g->tensors[g->outputs[0]];
+
+		CHECK(strcmp(y->name, "y") == 0);
+		CHECK_EQ_INT(y->rank, 2);
+		CHECK_EQ_INT(y->dims[1], 12);
+		check_same(ert_test_failed_, before, g, 3, (int64_t[]){ 2, 3, 4 }, 0);
+	} else {
+		/* at least Shape folds without any kernel */
+		CHECK(g->nodes[0].op != ERT_OP_Shape);
+	}
+	ert_graph_destroy(before);
+	ert_graph_destroy(g);
+}
+
+/* y = x * (a + b): Add folds; the same Add writing a graph output stays. */
+ERT_TEST(fold_constants)
+{
+	struct ert_graph *g = ert_graph_create();
+	int64_t d3 = 3;
+	int32_t x, a, b, s, y, y2;
+
+	REQUIRE(g);
+	g->opset = 13;
+	x = input(g, "x", 1, &d3);
+	a = constant(g, "a", ERT_DTYPE_FLOAT32, 1, &d3, (float[]){ 1, 2, 3 });
+	b = constant(g, "b", ERT_DTYPE_FLOAT32, 1, &d3, (float[]){ 10, 20, 30 });
+	s = tensor(g, "s", ERT_DTYPE_UNDEFINED, -1, NULL);
+	y = tensor(g, "y", ERT_DTYPE_UNDEFINED, -1, NULL);
+	y2 = tensor(g, "y2", ERT_DTYPE_UNDEFINED, -1, NULL);
+	node(g, ERT_OP_Add, "add", IN(a, b), IN(s));
+	node(g, ERT_OP_Mul, "mul", IN(x, s), IN(y));
+	node(g, ERT_OP_Sub, "sub_out", IN(b, a), IN(y2));
+	ert_graph_add_output(g, y);
+	ert_graph_add_output(g, y2);
+	CHECK_EQ_INT(optimize(g), ERT_OK);
+	CHECK_EQ_INT(g->n_nodes, 2);
+	CHECK_EQ_INT(g->nodes[0].op, ERT_OP_Mul);
+	CHECK_EQ_INT(g->nodes[1].op, ERT_OP_Sub);
+	const struct ert_tensor *st = &g->tensors[g->nodes[0].inputs[1]];
+
+	REQUIRE(st->flags & ERT_TENSOR_CONST);
+	CHECK_EQ_INT(st->nbytes, 12);
+	CHECK_NEAR(((const float *)st->data)[2], 33.0, 0);
+	CHECK_EQ_INT(ert_graph_find_tensor(g, "a") >= 0, 1); /* still read by sub_out */
+	ert_graph_destroy(g);
+}
+
+/* ConstantOfShape filling 16 MiB from an 16-byte shape is left to run time. */
+ERT_TEST(fold_size_cap)
+{
+	struct ert_graph *g = ert_graph_create();
+	int64_t d2 = 2, big[2] = { 2048, 2048 };
+	int32_t shp, f, x, y;
+
+	REQUIRE(g);
+	g->opset = 13;
+	x = input(g, "x", 2, big);
+	shp = constant(g, "shape", ERT_DTYPE_INT64, 1, &d2, big);
+	f = tensor(g, "filled", ERT_DTYPE_UNDEFINED, -1, NULL);
+	y = tensor(g, "y", ERT_DTYPE_UNDEFINED, -1, NULL);
+	node(g, ERT_OP_ConstantOfShape, "cos", IN(shp), IN(f));
+	node(g, ERT_OP_Add, "add", IN(x, f), IN(y));
+	ert_graph_add_output(g, y);
+	CHECK_EQ_INT(optimize(g), ERT_OK);
+	CHECK_EQ_INT(g->n_nodes, 2);
+	CHECK_EQ_INT(g->nodes[0].op, ERT_OP_ConstantOfShape);
+	ert_graph_destroy(g);
+}
+
+/* ---- Conv + BatchNormalization ---- */
+
+static struct ert_graph *build_conv_bn(bool with_bias, bool extra_reader)
+{
+	struct ert_graph *g = ert_graph_create();
+	int64_t d3 = 3;
+	int32_t x, w, b = -1, c, y, sc, bb, mu, var;
+	struct ert_node *n;
+
+	g->opset = 13;
+	x = input(g, "x", 4, (int64_t[]){ 1, 2, 5, 5 });
+	w = pattern(g, "w", 4, (int64_t[]){ 3, 2, 3, 3 }, 0.1f, 0.05f);
+	if (with_bias)
+		b = constant(g, "b", ERT_DTYPE_FLOAT32, 1, &d3, (float[]){ 0.5f, -0.25f, 1 });
+	sc = constant(g, "scale", ERT_DTYPE_FLOAT32, 1, &d3, (float[]){ 1.5f, 0.5f, -2 });
+	bb = constant(g, "beta", ERT_DTYPE_FLOAT32, 1, &d3, (float[]){ 0.1f, 0.2f, 0.3f });
+	mu = constant(g, "mean", ERT_DTYPE_FLOAT32, 1, &d3, (float[]){ 0.3f, -0.1f, 0 });
+	var = constant(g, "var", ERT_DTYPE_FLOAT32, 1, &d3, (float[]){ 0.5f, 2, 0.01f });
+	c = tensor(g, "c", ERT_DTYPE_UNDEFINED, -1, NULL);
+	y = tensor(g, "y", ERT_DTYPE_UNDEFINED, -1, NULL);
+	n = with_bias ? node(g, ERT_OP_Conv, "conv", IN(x, w, b), IN(c))
+		      : node(g, ERT_OP_Conv, "conv", IN(x, w), IN(c));
+	ert_node_set_attr_ints(g, n, "pads", (int64_t[]){ 1, 1, 1, 1 }, 4);
+	n = node(g, ERT_OP_BatchNormalization, "bn", IN(c, sc, bb, mu, var), IN(y));
+	ert_node_set_attr_float(g, n, "epsilon", 1e-3f);
+	ert_graph_add_output(g, y);
+	if (extra_reader) {
+		int32_t z = tensor(g, "z", ERT_DTYPE_UNDEFINED, -1, NULL);
+
+		node(g, ERT_OP_Neg, "neg", IN(c), IN(z));
+		ert_graph_add_output(g, z);
+	}
+	return g;
+}
+
+ERT_TEST(conv_bn_fold)
+{
+	static const enum ert_op ops[] = { ERT_OP_Conv, ERT_OP_BatchNormalization };
+
+	for (int bias = 0; bias < 2; bias++) {
+		struct ert_graph *before = build_conv_bn(bias, false), *g = build_conv_bn(bias, false);
+
+		REQUIRE(before && g);
+		CHECK_EQ_INT(optimize(g), ERT_OK);
+		CHECK_EQ_INT(g->n_nodes, 1);
+		CHECK_EQ_INT(g->nodes[0].op, ERT_OP_Conv);
+		CHECK_EQ_INT(g->nodes[0].n_inputs, 3);
+		CHECK(strcmp(g->tensors[g->nodes[0].outputs[0]].name, "y") == 0);
+		CHECK(strcmp(g->tensors[g->nodes[0].inputs[1]].name, "w") != 0);
+		CHECK_EQ_INT(ert_graph_find_tensor(g, "scale"), -1); /* compacted away */
+		if (have_kernels(ops, 2, "conv_bn_fold"))
+			check_same(ert_test_failed_, before, g, 4, (int64_t[]){ 1, 2, 5, 5 }, 1e-4);
+		ert_graph_destroy(before);
+		ert_graph_destroy(g);
+	}
+	/* the conv output is read elsewhere too: nothing to fold */
+	struct ert_graph *g = build_conv_bn(true, true);
+
+	REQUIRE(g);
+	CHECK_EQ_INT(optimize(g), ERT_OK);
+	CHECK_EQ_INT(g->n_nodes, 3);
+	ert_graph_destroy(g);
+}
+
+/* ---- activation fusion ---- */
+
+static struct ert_graph *build_conv_act(enum ert_op act, bool conv_is_output)
+{
+	struct ert_graph *g = ert_graph_create();
+	int32_t x, w, c, y;
+
+	g->opset = 13;
+	x = input(g, "x", 4, (int64_t[]){ 1, 2, 5, 5 });
+	w = pattern(g, "w", 4, (int64_t[]){ 3, 2, 3, 3 }, 0.0f, 0.1f);
+	c = tensor(g, "c", ERT_DTYPE_UNDEFINED, -1, NULL);
+	y = tensor(g, "y", ERT_DTYPE_UNDEFINED, -1, NULL);
+	node(g, ERT_OP_Conv, "conv", IN(x, w), IN(c));
+	if (act == ERT_OP_Clip) {
+		int32_t lo = constant(g, "lo", ERT_DTYPE_FLOAT32, 0, NULL, (float[]){ -0.5f });
+		int32_t hi = constant(g, "hi", ERT_DTYPE_FLOAT32, 0, NULL, (float[]){ 0.75f });
+
+		node(g, ERT_OP_Clip, "act", IN(c, lo, hi), IN(y));
+	} else {
+		struct ert_node *n = node(g, act, "act", IN(c), IN(y));
+
+		if (act == ERT_OP_LeakyRelu)
+			ert_node_set_attr_float(g, n, "alpha", 0.125f);
+		if (act == ERT_OP_HardSigmoid) {
+			ert_node_set_attr_float(g, n, "alpha", 0.25f);
+			ert_node_set_attr_float(g, n, "beta", 0.375f);
+		}
+	}
+	ert_graph_add_output(g, y);
+	if (conv_is_output)
+		ert_graph_add_output(g, c);
+	return g;
+}
+
+ERT_TEST(fuse_activations)
+{
+	static const struct {
+		enum ert_op op;
+		enum ert_act act;
+		float p0, p1;
+	} cases[] = {
+		{ ERT_OP_Relu, ERT_ACT_RELU, 0, 0 },
+		{ ERT_OP_Clip, ERT_ACT_CLIP, -0.5f, 0.75f },
+		{ ERT_OP_LeakyRelu, ERT_ACT_LEAKY_RELU, 0.125f, 0 },
+		{ ERT_OP_Sigmoid, ERT_ACT_SIGMOID, 0, 0 },
+		{ ERT_OP_HardSwish, ERT_ACT_HARD_SWISH, 0, 0 },
+		{ ERT_OP_HardSigmoid, ERT_ACT_HARD_SIGMOID, 0.25f, 0.375f },
+		{ ERT_OP_Tanh, ERT_ACT_TANH, 0, 0 },
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct ert_graph *before = build_conv_act(cases[i].op, false);
+		struct ert_graph *g = build_conv_act(cases[i].op, false);
+		uint32_t np = 0;
+
+		REQUIRE(before && g);
+		CHECK_EQ_INT(optimize(g), ERT_OK);
+		CHECK_EQ_INT(g->n_nodes, 1);
+		CHECK_EQ_INT(g->nodes[0].op, ERT_OP_Conv);
+		struct ert_act_desc a = ert_node_act(&g->nodes[0]);
+		const float *p = ert_attr_floats(&g->nodes[0], "ert.act_params", &np);
+
+		CHECK_EQ_INT(a.type, cases[i].act);
+		CHECK_EQ_INT(ert_attr_int(&g->nodes[0], "ert.act", -1), cases[i].act);
+		CHECK_EQ_INT(np, 2);
+		CHECK(p && p[0] == cases[i].p0 && p[1] == cases[i].p1);
+		CHECK(strcmp(g->tensors[g->nodes[0].outputs[0]].name, "y") == 0);
+		if (have_kernels(&cases[i].op, 1, "fuse_activations") &&
+		    have_kernels((enum ert_op[]){ ERT_OP_Conv }, 1, "fuse_activations"))
+			check_same(ert_test_failed_, before, g, 4, (int64_t[]){ 1, 2, 5, 5 }, 1e-5);
+		ert_graph_destroy(before);
+		ert_graph_destroy(g);
+	}
+	/* the conv output is also a graph output: no fusion */
+	struct ert_graph *g = build_conv_act(ERT_OP_Relu, true);
+
+	REQUIRE(g);
+	CHECK_EQ_INT(optimize(g), ERT_OK);
+	CHECK_EQ_INT(g->n_nodes, 2);
+	CHECK_EQ_INT(ert_node_act(&g->nodes[0]).type, ERT_ACT_NONE);
+	ert_graph_destroy(g);
+}
+
+/* MatMul read twice, Clip with a non-constant bound, Relu on int32: none fuse. */
+ERT_TEST(fuse_refusals)
+{
+	struct ert_graph *g = ert_graph_create();
+	int64_t d22[2] = { 2, 2 };
+	int32_t a, b, m, r1, r2, r3, lo, c, q, qi, qo;
+
+	REQUIRE(g);
+	g->opset = 13;
+	a = input(g, "a", 2, d22);
+	b = input(g, "b", 2, d22);
+	lo = input(g, "lo", 0, NULL);
+	qi = tensor(g, "qi", ERT_DTYPE_INT32, 2, d22);
+	ert_graph_add_input(g, qi);
+	m = tensor(g, "m", ERT_DTYPE_UNDEFINED, -1, NULL);
+	r1 = tensor(g, "r1", ERT_DTYPE_UNDEFINED, -1, NULL);
+	r2 = tensor(g, "r2", ERT_DTYPE_UNDEFINED, -1, NULL);
+	c = tensor(g, "c", ERT_DTYPE_UNDEFINED, -1, NULL);
+	r3 = tensor(g, "r3", ERT_DTYPE_UNDEFINED, -1, NULL);
+	q = tensor(g, "q", ERT_DTYPE_UNDEFINED, -1, NULL);
+	qo = tensor(g, "qo", ERT_DTYPE_UNDEFINED, -1, NULL);
+	node(g, ERT_OP_MatMul, "mm", IN(a, b), IN(m));
+	node(g, ERT_OP_Relu, "relu1", IN(m), IN(r1));
+	node(g, ERT_OP_Sigmoid, "sig", IN(m), IN(r2));
+	node(g, ERT_OP_Add, "add", IN(a, b), IN(c));
+	node(g, ERT_OP_Clip, "clip", IN(c, lo), IN(r3));
+	node(g, ERT_OP_Add, "addi", IN(qi, qi), IN(q));
+	node(g, ERT_OP_Relu, "relui", IN(q), IN(qo));
+	ert_graph_add_output(g, r1);
+	ert_graph_add_output(g, r2);
+	ert_graph_add_output(g, r3);
+	ert_graph_add_output(g, qo);
+	CHECK_EQ_INT(optimize(g), ERT_OK);
+	CHECK_EQ_INT(g->n_nodes, 7);
+	for (uint32_t i = 0; i < g->n_nodes; i++)
+		CHECK_EQ_INT(ert_node_act(&g->nodes[i]).type, ERT_ACT_NONE);
+	ert_graph_destroy(g);
+}
+
+/* ---- Identity / Dropout ---- */
+
+ERT_TEST(remove_identity)
+{
+	struct ert_graph *g = ert_graph_create();
+	int64_t d4 = 4;
+	int32_t x, a, b, y, y2, d, mask, dm;
+
+	REQUIRE(g);
+	g->opset = 13;
+	x = input(g, "x", 1, &d4);
+	a = tensor(g, "a", ERT_DTYPE_UNDEFINED, -1, NULL);
+	b = tensor(g, "b", ERT_DTYPE_UNDEFINED, -1, NULL);
+	d = tensor(g, "d", ERT_DTYPE_UNDEFINED, -1, NULL);
+	y = tensor(g, "y", ERT_DTYPE_UNDEFINED, -1, NULL);
+	y2 = tensor(g, "y2", ERT_DTYPE_UNDEFINED, -1, NULL);
+	dm = tensor(g, "dm", ERT_DTYPE_UNDEFINED, -1, NULL);
+	mask = tensor(g, "mask", ERT_DTYPE_UNDEFINED, -1, NULL);
+	node(g, ERT_OP_Identity, "id1", IN(x), IN(a));
+	node(g, ERT_OP_Dropout, "drop", IN(a, -1), IN(d));
+	node(g, ERT_OP_Neg, "neg", IN(d), IN(b));
+	node(g, ERT_OP_Identity, "id2", IN(b), IN(y));
+	node(g, ERT_OP_Identity, "id_in_out", IN(x), IN(y2));
+	node(g, ERT_OP_Dropout, "drop_mask", IN(x), IN(dm, mask));
+	ert_graph_add_output(g, y);
+	ert_graph_add_output(g, y2);
+	ert_graph_add_output(g, mask);
+	ert_graph_add_output(g, dm);
+	CHECK_EQ_INT(optimize(g), ERT_OK);
+	REQUIRE(g->n_nodes == 3);
+	/* neg reads x and writes y; the input→output Identity and the masked Dropout stay */
+	const struct ert_node *neg = NULL;
+
+	for (uint32_t i = 0; i < g->n_nodes; i++)
+		if (g->nodes[i].op == ERT_OP_Neg)
+			neg = &g->nodes[i];
+	REQUIRE(neg);
+	CHECK(strcmp(g->tensors[neg->inputs[0]].name, "x") == 0);
+	CHECK(strcmp(g->tensors[neg->outputs[0]].name, "y") == 0);
+	CHECK_EQ_INT(g->n_outputs, 4);
+	CHECK(strcmp(g->tensors[g->outputs[0]].name, "y") == 0);
+	CHECK_EQ_INT(ert_graph_find_tensor(g, "a"), -1);
+	CHECK_EQ_INT(ert_graph_find_tensor(g, "b"), -1);
+	struct ert_err err;
+
+	CHECK_EQ_INT(ert_graph_validate(g, &err), ERT_OK);
+	ert_graph_destroy(g);
+}
+
+/* Dropout in training mode (constant true) stays. */
+ERT_TEST(keep_training_dropout)
+{
+	struct ert_graph *g = ert_graph_create();
+	int64_t d4 = 4;
+	uint8_t on = 1;
+	int32_t x, r, t, y, z;
+
+	REQUIRE(g);
+	g->opset = 13;
+	x = input(g, "x", 1, &d4);
+	r = constant(g, "ratio", ERT_DTYPE_FLOAT32, 0, NULL, (float[]){ 0.5f });
+	t = constant(g, "train", ERT_DTYPE_BOOL, 0, NULL, &on);
+	y = tensor(g, "y", ERT_DTYPE_UNDEFINED, -1, NULL);
+	z = tensor(g, "z", ERT_DTYPE_UNDEFINED, -1, NULL);
+	node(g, ERT_OP_Dropout, "drop", IN(x, r, t), IN(y));
+	node(g, ERT_OP_Neg, "neg", IN(y), IN(z));
+	ert_graph_add_output(g, z);
+	CHECK_EQ_INT(optimize(g), ERT_OK);
+	CHECK_EQ_INT(g->n_nodes, 2);
+	CHECK_EQ_INT(g->nodes[0].op, ERT_OP_Dropout);
+	ert_graph_destroy(g);
+}
+
+/* ---- dead nodes, shapes ---- */
+
+ERT_TEST(remove_dead)
+{
+	struct ert_graph *g = ert_graph_create();
+	int64_t d4 = 4;
+	int32_t x, a, b, y;
+
+	REQUIRE(g);
+	g->opset = 13;
+	x = input(g, "x", 1, &d4);
+	a = tensor(g, "a", ERT_DTYPE_UNDEFINED, -1, NULL);
+	b = tensor(g, "b", ERT_DTYPE_UNDEFINED, -1, NULL);
+	y = tensor(g, "y", ERT_DTYPE_UNDEFINED, -1, NULL);
+	node(g, ERT_OP_Exp, "exp", IN(x), IN(a));
+	node(g, ERT_OP_Sigmoid, "sig", IN(a), IN(b));
+	node(g, ERT_OP_Neg, "neg", IN(x), IN(y));
+	ert_graph_add_output(g, y);
+	CHECK_EQ_INT(optimize(g), ERT_OK);
+	CHECK_EQ_INT(g->n_nodes, 1);
+	CHECK_EQ_INT(g->nodes[0].op, ERT_OP_Neg);
+	CHECK_EQ_INT(g->n_tensors, 2);
+	CHECK_EQ_INT(g->n_inputs, 1);
+	ert_graph_destroy(g);
+}
+
+static struct ert_graph *build_conv_pool(int64_t batch)
+{
+	struct ert_graph *g = ert_graph_create();
+	int32_t x, w, c, y;
+	struct ert_node *n;
+
+	g->opset = 13;
+	x = input(g, "x", 4, (int64_t[]){ batch, 3, 8, 8 });
+	w = pattern(g, "w", 4, (int64_t[]){ 4, 3, 3, 3 }, 0.0f, 0.1f);
+	c = tensor(g, "c", ERT_DTYPE_UNDEFINED, -1, NULL);
+	y = tensor(g, "y", ERT_DTYPE_FLOAT32, 4, (int64_t[]){ -1, -1, -1, -1 });
+	n = node(g, ERT_OP_Conv, "conv", IN(x, w), IN(c));
+	ert_node_set_attr_ints(g, n, "pads", (int64_t[]){ 1, 1, 1, 1 }, 4);
+	n = node(g, ERT_OP_MaxPool, "pool", IN(c), IN(y));
+	ert_node_set_attr_ints(g, n, "kernel_shape", (int64_t[]){ 2, 2 }, 2);
+	ert_node_set_attr_ints(g, n, "strides", (int64_t[]){ 2, 2 }, 2);
+	ert_graph_add_output(g, y);
+	return g;
+}
+
+ERT_TEST(propagate_shapes)
+{
+	struct ert_graph *g = build_conv_pool(1);
+	const struct ert_tensor *c, *y;
+
+	REQUIRE(g);
+	if (!ert_op_infer(ERT_OP_Conv) || !ert_op_infer(ERT_OP_MaxPool)) {
+		printf("note: propagate_shapes: no Conv/MaxPool shape inference yet\n");
+		ert_graph_destroy(g);
+		return;
+	}
+	CHECK_EQ_INT(optimize(g), ERT_OK);
+	c = &g->tensors[ert_graph_find_tensor(g, "c")];
+	y = &g->tensors[ert_graph_find_tensor(g, "y")];
+	CHECK_EQ_INT(c->rank, 4);
+	CHECK_EQ_INT(c->dtype, ERT_DTYPE_FLOAT32);
+	CHECK_EQ_INT(c->dims[1], 4);
+	CHECK_EQ_INT(c->dims[3], 8);
+	CHECK_EQ_INT(y->rank, 4);
+	CHECK_EQ_INT(y->dims[0], 1);
+	CHECK_EQ_INT(y->dims[2], 4);
+	ert_graph_destroy(g);
+
+	/* an unknown batch dimension leaves the shapes unknown */
+	g = build_conv_pool(-1);
+	REQUIRE(g);
+	CHECK_EQ_INT(optimize(g), ERT_OK);
+	CHECK_EQ_INT(g->tensors[ert_graph_find_tensor(g, "c")].rank, -1);
+	CHECK_EQ_INT(g->tensors[ert_graph_find_tensor(g, "y")].dims[2], -1);
+	ert_graph_destroy(g);
+}
+
+ERT_TEST_MAIN(ERT_TEST_ENTRY(fold_shape_chain), ERT_TEST_ENTRY(fold_constants),
+	      ERT_TEST_ENTRY(fold_size_cap), ERT_TEST_ENTRY(conv_bn_fold),
+	      ERT_TEST_ENTRY(fuse_activations), ERT_TEST_ENTRY(fuse_refusals),
+	      ERT_TEST_ENTRY(remove_identity), ERT_TEST_ENTRY(keep_training_dropout),
+	      ERT_TEST_ENTRY(remove_dead), ERT_TEST_ENTRY(propagate_shapes))
