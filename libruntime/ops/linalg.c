@@ -214,8 +214,9 @@ static ert_status infer_einsum(struct ert_infer_ctx *ctx)
 		return ert_infer_fail(ctx, ERT_STATUS_INVALID_MODEL, "needs an equation and inputs");
 	for (uint32_t i = 0; i < ctx->n_in; i++)
 		if (!ctx->in[i] || ctx->in[i]->dtype != ctx->in[0]->dtype ||
-		    !is_float(ctx->in[i]->dtype))
-			return ert_infer_fail(ctx, ERT_STATUS_DTYPE, "inputs must all be float32");
+		    (ctx->in[i]->dtype != ERT_DTYPE_FLOAT32 && ctx->in[i]->dtype != ERT_DTYPE_FLOAT64))
+			return ert_infer_fail(ctx, ERT_STATUS_DTYPE,
+					      "inputs must all be float32 or all float64");
 	st = ert_einsum_parse(&e, eq, ctx->n_in, ctx->in, ctx->err, ctx->node->name);
 	if (st != ERT_OK)
 		return st;

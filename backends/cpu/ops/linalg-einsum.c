@@ -17,11 +17,12 @@ size_t ert_cpu_einsum_workspace(const struct ert_exec *x)
 
 struct einsum_job {
 	const struct ert_einsum *e;
-	const float *data[ERT_EINSUM_MAX_OPS];
+	const void *data[ERT_EINSUM_MAX_OPS];
+	bool f64;
 	int64_t stride[ERT_EINSUM_MAX_OPS][ERT_EINSUM_MAX_LABELS];
 	int32_t n_red;
 	uint8_t red[ERT_EINSUM_MAX_LABELS];   /* contracted labels */
-	float *y;
+	void *y;
 };
 
 static void einsum_range(void *arg, int64_t begin, int64_t end)
@@ -51,8 +52,12 @@ static void einsum_range(void *arg, int64_t begin, int64_t end)
 		while (!empty) {
 			double prod = 1.0;
 
-			for (uint32_t k = 0; k < e->n_ops; k++)
-				prod *= job->data[k][base[k]];
+			if (job->f64)
+				for (uint32_t k = 0; k < e->n_ops; k++)
+					prod *= ((const double *)job->data[k])[base[k]];
+			else
+				for (uint32_t k = 0; k < e->n_ops; k++)
+					prod *= ((const float *)job->data[k])[base[k]];
 			acc += prod;
 			int32_t r = job->n_red - 1;
 
@@ -70,7 +75,10 @@ static void einsum_range(void *arg, int64_t begin, int64_t end)
 			if (r < 0)
 				break;
 		}
-		job->y[o] = (float)acc;
+		if (job->f64)
+			((double *)job->y)[o] = acc;
+		else
+			((float *)job->y)[o] = (float)acc;
 	}
 }
 
@@ -88,6 +96,7 @@ ert_status ert_cpu_einsum_compute(struct ert_cpu *cpu, struct ert_exec *x, struc
 	memset(&job, 0, sizeof(job));
 	job.e = &e;
 	job.y = x->out[0]->data;
+	job.f64 = x->out[0]->dtype == ERT_DTYPE_FLOAT64;
 	for (uint32_t k = 0; k < e.n_ops; k++) {
 		const struct ert_value *v = x->in[k];
 		int64_t s = 1;

@@ -24,25 +24,25 @@ struct pool_job {
 	int64_t in_sp, out_sp;
 };
 
-/* Taps of one axis that land inside the input: [lo, hi) in kernel units. */
+/*
+ * Taps of one axis that land inside the input: [lo, hi) in kernel units.
+ * @padded: the divisor's share under count_include_pad, the whole window
+ * (ONNX's reference counts taps past the end in ceil_mode too, unlike PyTorch).
+ */
 static void tap_range(const struct ert_conv_geom *g, int ax, int64_t o, int64_t *start,
 		      int64_t *lo, int64_t *hi, int64_t *padded)
 {
 	int64_t s = o * g->stride[ax] - g->pad_b[ax], d = g->dil[ax];
-	int64_t l = 0, h = g->k[ax], n = 0;
+	int64_t l = 0, h = g->k[ax];
 
 	while (l < h && s + l * d < 0)
 		l++;
 	while (h > l && s + (h - 1) * d >= g->in[ax])
 		h--;
-	/* count_include_pad counts taps in the padded extent, not past it (ceil_mode). */
-	for (int64_t t = 0; t < g->k[ax]; t++)
-		if (s + t * d < g->in[ax] + g->pad_e[ax])
-			n++;
 	*start = s;
 	*lo = l;
 	*hi = h;
-	*padded = n;
+	*padded = g->k[ax];
 }
 
 #define DEFINE_MAX_PLANE(name, T)                                                        \

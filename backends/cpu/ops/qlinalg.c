@@ -31,6 +31,24 @@ static float scale_at(const struct ert_value *v, int64_t c)
 	return (float)ert_value_get_float(v, v->numel > 1 ? c : 0);
 }
 
+/*
+ * The requantisation multiplier a_scale * b_scale / y_scale, rounded at each
+ * step in the scales' own type as ONNX's reference does (float16 scales give
+ * a float16 multiplier).
+ */
+static double q_mult(const struct ert_value *as, int64_t ia, const struct ert_value *bs,
+		     int64_t ib, const struct ert_value *ys)
+{
+	float m = scale_at(as, ia) * scale_at(bs, ib);
+
+	if (as->dtype == ERT_DTYPE_FLOAT16 && bs->dtype == ERT_DTYPE_FLOAT16)
+		m = ert_fp16_to_fp32(ert_fp32_to_fp16(m));
+	m /= scale_at(ys, 0);
+	if (ys->dtype == ERT_DTYPE_FLOAT16 && as->dtype == ERT_DTYPE_FLOAT16)
+		m = ert_fp16_to_fp32(ert_fp32_to_fp16(m));
+	return (double)m;
+}
+
 static void store_q(const struct ert_value *y, int64_t i, double r, int32_t zp)
 {
 	double q = rint(r) + zp;
@@ -66,7 +84,7 @@ static void iconv_planes(void *arg, int64_t begin, int64_t end)
 		double mult = 0.0;
 
 		if (j->qlinear)
-			mult = (double)(scale_at(j->xs, 0) * scale_at(j->ws, m) / scale_at(j->ys, 0));
+			mult = q_mult(j->xs, 0, j->ws, m, j->ys);
 		for (int64_t o = 0; o < j->out_sp; o++) {
 			int64_t ow = o % g->out[2], oh = (o / g->out[2]) % g->out[1];
 			int64_t od = o / g->out[2] / g->out[1];
@@ -177,8 +195,7 @@ static void imm_rows(void *arg, int64_t begin, int64_t end)
 				acc += (q8_at(a, oa + i * j->k + p) - az) *
 				       (q8_at(b, ob + p * j->n + c) - bz);
 			if (j->qlinear) {
-				double mult = (double)(scale_at(j->as, i) * scale_at(j->bs, c) /
-						       scale_at(j->ys, 0));
+				double mult = q_mult(j->as, i, j->bs, c, j->ys);
 
 				store_q(y, r * j->n + c, (double)acc * mult, zp_at(j->yzp, 0));
 			} else {
