@@ -69,25 +69,29 @@ ert_status ert_mv_cpu_constant_of_shape(struct ert_cpu *cpu, struct ert_exec *x,
 	return ERT_OK;
 }
 
-#define RANGE_LOOP(T)                                                             \
+#define RANGE_LOOP(T, EXPR)                                                       \
 	do {                                                                      \
 		T s_, d_, *o_ = out->data;                                        \
 		memcpy(&s_, x->in[0]->data, sizeof(T));                           \
 		memcpy(&d_, x->in[2]->data, sizeof(T));                           \
 		for (int64_t i = 0; i < out->numel; i++)                          \
-			o_[i] = (T)(s_ + (T)i * d_);                              \
+			o_[i] = (T)(EXPR);                                        \
 	} while (0)
+
+/* Integer ranges wrap instead of overflowing a signed type. */
+#define RANGE_INT(T) RANGE_LOOP(T, (uint64_t)(int64_t)s_ + (uint64_t)i * (uint64_t)(int64_t)d_)
+#define RANGE_FLOAT(T) RANGE_LOOP(T, s_ + (T)i * d_)
 
 ert_status ert_mv_cpu_range(struct ert_cpu *cpu, struct ert_exec *x, struct ert_err *err)
 {
 	struct ert_value *out = x->out[0];
 
 	switch (out->dtype) {
-	case ERT_DTYPE_FLOAT32: RANGE_LOOP(float); break;
-	case ERT_DTYPE_FLOAT64: RANGE_LOOP(double); break;
-	case ERT_DTYPE_INT16: RANGE_LOOP(int16_t); break;
-	case ERT_DTYPE_INT32: RANGE_LOOP(int32_t); break;
-	case ERT_DTYPE_INT64: RANGE_LOOP(int64_t); break;
+	case ERT_DTYPE_FLOAT32: RANGE_FLOAT(float); break;
+	case ERT_DTYPE_FLOAT64: RANGE_FLOAT(double); break;
+	case ERT_DTYPE_INT16: RANGE_INT(int16_t); break;
+	case ERT_DTYPE_INT32: RANGE_INT(int32_t); break;
+	case ERT_DTYPE_INT64: RANGE_INT(int64_t); break;
 	default:
 		return ert_mv_fail(x->node, err, ERT_STATUS_DTYPE, "type %s",
 				   ert_dtype_name(out->dtype));

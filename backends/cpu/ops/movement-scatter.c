@@ -30,20 +30,26 @@ static ert_status get_reduction(const struct ert_exec *x, struct ert_err *err,
 	return ERT_OK;
 }
 
-#define REDUCE_LOOP(T)                                                            \
+#define REDUCE_LOOP(T, ADD, MUL)                                                  \
 	do {                                                                      \
 		T *d_ = dst;                                                      \
 		const T *s_ = src;                                                \
 		for (int64_t i = 0; i < n; i++) {                                 \
+			T a_ = d_[i], b_ = s_[i];                                 \
 			switch (red) {                                            \
-			case RED_ADD: d_[i] = (T)(d_[i] + s_[i]); break;          \
-			case RED_MUL: d_[i] = (T)(d_[i] * s_[i]); break;          \
-			case RED_MAX: d_[i] = s_[i] > d_[i] ? s_[i] : d_[i]; break; \
-			case RED_MIN: d_[i] = s_[i] < d_[i] ? s_[i] : d_[i]; break; \
-			case RED_NONE: d_[i] = s_[i]; break;                      \
+			case RED_ADD: d_[i] = (ADD); break;                       \
+			case RED_MUL: d_[i] = (MUL); break;                       \
+			case RED_MAX: d_[i] = b_ > a_ ? b_ : a_; break;           \
+			case RED_MIN: d_[i] = b_ < a_ ? b_ : a_; break;           \
+			case RED_NONE: d_[i] = b_; break;                         \
 			}                                                         \
 		}                                                                 \
 	} while (0)
+
+#define REDUCE_FLOAT(T) REDUCE_LOOP(T, a_ + b_, a_ * b_)
+/* Integers wrap like two's complement rather than overflow a signed type. */
+#define REDUCE_INT(T)                                                             \
+	REDUCE_LOOP(T, (T)((uint64_t)a_ + (uint64_t)b_), (T)((uint64_t)a_ * (uint64_t)b_))
 
 static float half_get(ert_dtype dt, uint16_t h)
 {
@@ -63,33 +69,16 @@ static bool reduce_into(ert_dtype dt, enum reduction red, void *dst, const void 
 		return true;
 	}
 	switch (dt) {
-	case ERT_DTYPE_FLOAT32: REDUCE_LOOP(float); return true;
-	case ERT_DTYPE_FLOAT64: REDUCE_LOOP(double); return true;
-	case ERT_DTYPE_INT8: REDUCE_LOOP(int8_t); return true;
-	case ERT_DTYPE_UINT8: REDUCE_LOOP(uint8_t); return true;
-	case ERT_DTYPE_INT16: REDUCE_LOOP(int16_t); return true;
-	case ERT_DTYPE_UINT16: REDUCE_LOOP(uint16_t); return true;
-	case ERT_DTYPE_INT32: REDUCE_LOOP(int32_t); return true;
-	case ERT_DTYPE_UINT32: REDUCE_LOOP(uint32_t); return true;
-	case ERT_DTYPE_UINT64: REDUCE_LOOP(uint64_t); return true;
-	case ERT_DTYPE_INT64: {
-		/* wrap like two's complement instead of overflowing a signed type */
-		uint64_t *d = dst;
-		const uint64_t *s = src;
-
-		for (int64_t i = 0; i < n; i++) {
-			int64_t a = (int64_t)d[i], b = (int64_t)s[i];
-
-			switch (red) {
-			case RED_ADD: d[i] = d[i] + s[i]; break;
-			case RED_MUL: d[i] = d[i] * s[i]; break;
-			case RED_MAX: d[i] = (uint64_t)(b > a ? b : a); break;
-			case RED_MIN: d[i] = (uint64_t)(b < a ? b : a); break;
-			case RED_NONE: d[i] = s[i]; break;
-			}
-		}
-		return true;
-	}
+	case ERT_DTYPE_FLOAT32: REDUCE_FLOAT(float); return true;
+	case ERT_DTYPE_FLOAT64: REDUCE_FLOAT(double); return true;
+	case ERT_DTYPE_INT8: REDUCE_INT(int8_t); return true;
+	case ERT_DTYPE_UINT8: REDUCE_INT(uint8_t); return true;
+	case ERT_DTYPE_INT16: REDUCE_INT(int16_t); return true;
+	case ERT_DTYPE_UINT16: REDUCE_INT(uint16_t); return true;
+	case ERT_DTYPE_INT32: REDUCE_INT(int32_t); return true;
+	case ERT_DTYPE_UINT32: REDUCE_INT(uint32_t); return true;
+	case ERT_DTYPE_INT64: REDUCE_INT(int64_t); return true;
+	case ERT_DTYPE_UINT64: REDUCE_INT(uint64_t); return true;
 	case ERT_DTYPE_BOOL: {
 		uint8_t *d = dst;
 		const uint8_t *s = src;

@@ -154,12 +154,14 @@ static ert_status cpu_split(struct ert_cpu *cpu, struct ert_exec *x, struct ert_
 }
 
 #define MV_OP(name, fn) { .op = ERT_OP_##name, .supports = ert_mv_cpu_supports, .compute = fn }
+/* Plain byte copies: any type, packed 4-bit ones included. */
+#define MV_COPY_OP(name) { .op = ERT_OP_##name, .compute = cpu_copy }
 
 const struct ert_cpu_op ert_cpu_ops_movement[] = {
-	MV_OP(Reshape, cpu_copy),
-	MV_OP(Flatten, cpu_copy),
-	MV_OP(Squeeze, cpu_copy),
-	MV_OP(Unsqueeze, cpu_copy),
+	MV_COPY_OP(Reshape),
+	MV_COPY_OP(Flatten),
+	MV_COPY_OP(Squeeze),
+	MV_COPY_OP(Unsqueeze),
 	MV_OP(Concat, cpu_concat),
 	MV_OP(Split, cpu_split),
 	MV_OP(Transpose, ert_mv_cpu_transpose),
