@@ -5,7 +5,9 @@
  * (its parameters), written once through <tgmath.h> and instantiated for float
  * and double; float16 and bfloat16 go through float32 in stack-sized chunks.
  *
- * Each loop reads x[i] and then writes y[i], so running in place is safe.
+ * Each loop reads x[i] and then writes y[i], so running in place is safe. The
+ * parameters are copied to a local first: a float store through y could alias
+ * them, which would stop the loops from vectorising.
  */
 #include <tgmath.h>
 
@@ -14,29 +16,20 @@
 typedef void (*f32_fn)(const float *x, float *y, int64_t n, const struct ert_unary_params *p);
 typedef void (*f64_fn)(const double *x, double *y, int64_t n, const struct ert_unary_params *p);
 
-#define DEF_UNARY(name, expr)                                                                 \
-	static void name##_f32(const float *x, float *y, int64_t n,                            \
-			       const struct ert_unary_params *p)                               \
-	{                                                                                      \
-		typedef float T;                                                               \
-		(void)p;                                                                       \
-		(void)sizeof(T);                                                               \
-		for (int64_t i = 0; i < n; i++) {                                              \
-			T v = x[i];                                                            \
-			y[i] = (expr);                                                         \
-		}                                                                              \
-	}                                                                                      \
-	static void name##_f64(const double *x, double *y, int64_t n,                          \
-			       const struct ert_unary_params *p)                               \
-	{                                                                                      \
-		typedef double T;                                                              \
-		(void)p;                                                                       \
-		(void)sizeof(T);                                                               \
-		for (int64_t i = 0; i < n; i++) {                                              \
-			T v = x[i];                                                            \
-			y[i] = (expr);                                                         \
-		}                                                                              \
+#define DEF_LOOP(fname, TT, expr)                                                      \
+	static void fname(const TT *x, TT *y, int64_t n, const struct ert_unary_params *pp) \
+	{                                                                               \
+		typedef TT T;                                                           \
+		const struct ert_unary_params pl = *pp, *p = &pl;                       \
+		(void)p;                                                                \
+		(void)sizeof(T);                                                        \
+		for (int64_t i = 0; i < n; i++) {                                       \
+			T v = x[i];                                                     \
+			y[i] = (expr);                                                  \
+		}                                                                       \
 	}
+
+#define DEF_UNARY(name, expr) DEF_LOOP(name##_f32, float, expr) DEF_LOOP(name##_f64, double, expr)
 
 #define CLAMP01(t) ((t) < (T)0 ? (T)0 : (t) > (T)1 ? (T)1 : (t))
 
