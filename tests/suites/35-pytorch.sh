@@ -1,0 +1,51 @@
+#!/bin/sh
+# Real PyTorch exports (Debian's python3-torch / torchvision, random weights,
+# opsets 13-17): each model is exported, converted to .ert, run on the exported
+# input, and must match PyTorch: top-1 equal, max abs error <= 1e-3 of the
+# largest output magnitude.
+: "${ERT_BUILD:=build}"
+here=$(cd "$(dirname "$0")/../pytorch" && pwd)
+out="$ERT_BUILD/pytorch"
+edgert="$ERT_BUILD/edgert"
+py=/usr/bin/python3
+p=0 f=0
+
+if ! "$py" -c 'import torch, torchvision' 2>/dev/null; then
+	echo "pytorch: python3-torch/python3-torchvision are not installed (scripts/install-deps.sh installs them)"
+	echo "pytorch: 0 passed, 1 failed"
+	exit 1
+fi
+mkdir -p "$out"
+models=$("$py" -c "import sys; sys.path.insert(0, '$here'); import importlib; print(' '.join(importlib.import_module('export').MODELS))" 2>/dev/null)
+for m in $models; do
+	d="$out/$m"
+	if [ ! -f "$d/expected.npy" ] || [ "$here/export.py" -nt "$d/expected.npy" ]; then
+		if ! "$py" "$here/export.py" "$out" "$m" >"$out/$m.export.log" 2>&1; then
+			tail -n 5 "$out/$m.export.log"
+			echo "FAIL $m: export"
+			f=$((f + 1))
+			continue
+		fi
+	fi
+	rm -rf "$d/result"
+	if ! "$edgert" convert "$d/model.onnx" -o "$d/model.ert" >"$d/convert.log" 2>&1; then
+		echo "FAIL $m: convert: $(tail -n 1 "$d/convert.log")"
+		f=$((f + 1))
+		continue
+	fi
+	if ! "$edgert" run "$d/model.ert" -i input="$d/input.npy" -o "$d/result" --threads 2 \
+		>"$d/run.log" 2>&1; then
+		echo "FAIL $m: run: $(tail -n 1 "$d/run.log")"
+		f=$((f + 1))
+		continue
+	fi
+	if res=$("$py" "$here/compare.py" "$d/result/logits.npy" "$d/expected.npy"); then
+		echo "ok   $m: $res"
+		p=$((p + 1))
+	else
+		echo "FAIL $m: $res"
+		f=$((f + 1))
+	fi
+done
+echo "pytorch: $p passed, $f failed"
+[ "$f" -eq 0 ]
