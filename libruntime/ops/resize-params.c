@@ -115,9 +115,13 @@ static ert_status apply_sizes(const struct ert_node *n, const struct ert_value *
 			s = si;
 	}
 	for (uint32_t i = 0; i < naxes; i++) {
-		p->scale[axes[i]] = s;
 		/* ONNX rounds half up here, not to even. */
-		p->out_dims[axes[i]] = (int64_t)(s * (double)x->dims[axes[i]] + 0.5);
+		double od = s * (double)x->dims[axes[i]] + 0.5;
+
+		if (od > (double)INT32_MAX * (double)INT32_MAX)
+			return fail(err, n, ERT_STATUS_SHAPE, "%s", "sizes make the output too large");
+		p->scale[axes[i]] = s;
+		p->out_dims[axes[i]] = (int64_t)od;
 	}
 	return ERT_OK;
 }
@@ -191,8 +195,12 @@ ert_status ert_resize_params_get(const struct ert_node *n, const struct ert_valu
 			if (!(s > 0.0) || isinf(s))
 				return fail(err, n, ERT_STATUS_INVALID_MODEL, "%s",
 					    "scales must be positive and finite");
+			double od = floor((double)x->dims[d] * s);
+
+			if (od > (double)INT32_MAX * (double)INT32_MAX)
+				return fail(err, n, ERT_STATUS_SHAPE, "%s", "scales make the output too large");
 			p->scale[d] = s;
-			p->out_dims[d] = (int64_t)floor((double)x->dims[d] * s);
+			p->out_dims[d] = (int64_t)od;
 		}
 	} else if (sizes) {
 		st = need_data(n, sizes, "sizes", err);

@@ -74,14 +74,61 @@ static void bcast_strides(const struct ln_args *a, const struct ert_value *p, in
 	}
 }
 
+/* float32 with full-size Scale/B: the layout every transformer export uses. */
+static bool ln_fast(const struct ln_args *a)
+{
+	return a->in->dtype == ERT_DTYPE_FLOAT32 && a->scale->dtype == ERT_DTYPE_FLOAT32 &&
+	       a->scale->numel == a->n &&
+	       (!a->bias || (a->bias->dtype == ERT_DTYPE_FLOAT32 && a->bias->numel == a->n));
+}
+
+static void ln_row_f32(const struct ln_args *a, int64_t r, double *mean_out, double *inv_out)
+{
+	const float *x = (const float *)a->in->data + r * a->n;
+	const float *s = a->scale->data, *b = a->bias ? a->bias->data : NULL;
+	float *y = (float *)a->out->data + r * a->n;
+	double sum = 0.0, sq = 0.0;
+	float mean, inv;
+
+	for (int64_t j = 0; j < a->n; j++)
+		sum += x[j];
+	mean = (float)(sum / (double)a->n);
+	for (int64_t j = 0; j < a->n; j++) {
+		float d = x[j] - mean;
+
+		sq += (double)(d * d);
+	}
+	inv = (float)(1.0 / sqrt(sq / (double)a->n + a->eps));
+	if (b) {
+		for (int64_t j = 0; j < a->n; j++)
+			y[j] = (x[j] - mean) * inv * s[j] + b[j];
+	} else {
+		for (int64_t j = 0; j < a->n; j++)
+			y[j] = (x[j] - mean) * inv * s[j];
+	}
+	*mean_out = mean;
+	*inv_out = inv;
+}
+
 static void ln_range(void *arg, int64_t begin, int64_t end)
 {
 	const struct ln_args *a = arg;
 	ert_dtype dt = a->in->dtype;
 	bool s_full = a->scale->numel == a->n;
 	bool b_full = a->bias && a->bias->numel == a->n;
+	bool fast = ln_fast(a);
 
 	for (int64_t r = begin; r < end; r++) {
+		if (fast) {
+			double mean, inv;
+
+			ln_row_f32(a, r, &mean, &inv);
+			if (a->mean)
+				ert_nx_st(a->mean->data, a->mean->dtype, r, mean);
+			if (a->inv)
+				ert_nx_st(a->inv->data, a->inv->dtype, r, inv);
+			continue;
+		}
 		int64_t base = r * a->n;
 		double mean, var, inv;
 
@@ -147,6 +194,16 @@ static void apply_plane(const struct chan_args *a, int64_t base, double mean, do
 	double s = ert_nx_ld(a->scale->data, a->scale->dtype, ch);
 	double b = ert_nx_ld(a->bias->data, a->bias->dtype, ch);
 	ert_dtype dt = a->in->dtype;
+
+	if (dt == ERT_DTYPE_FLOAT32) {
+		const float *x = (const float *)a->in->data + base;
+		float *y = (float *)a->out->data + base;
+		float mul = (float)(inv * s), m = (float)mean, add = (float)b;
+
+		for (int64_t k = 0; k < a->spatial; k++)
+			y[k] = (x[k] - m) * mul + add;
+		return;
+	}
 
 	for (int64_t k = 0; k < a->spatial; k++) {
 		double v = (ert_nx_ld(a->in->data, dt, base + k) - mean) * inv;

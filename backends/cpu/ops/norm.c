@@ -31,6 +31,22 @@ static void lane_view(const struct ert_value *v, int32_t axis, bool flatten, int
 	}
 }
 
+/* Eight independent partial sums: no serial add chain, no -ffast-math needed. */
+static double sum_f32(const float *v, int64_t n)
+{
+	double part[8] = { 0 }, sum = 0.0;
+	int64_t k = 0;
+
+	for (; k + 8 <= n; k += 8)
+		for (int j = 0; j < 8; j++)
+			part[j] += v[k + j];
+	for (; k < n; k++)
+		sum += v[k];
+	for (int j = 0; j < 8; j++)
+		sum += part[j];
+	return sum;
+}
+
 static void softmax_f32_row(const float *src, float *dst, int64_t n, enum ert_op op)
 {
 	float max = -INFINITY;
@@ -47,12 +63,21 @@ static void softmax_f32_row(const float *src, float *dst, int64_t n, enum ert_op
 			dst[k] = k == arg ? 1.0f : 0.0f;
 		return;
 	}
-	for (int64_t k = 0; k < n; k++) {
-		float e = expf(src[k] - max);
+	if (op == ERT_OP_Softmax) {
+		for (int64_t k = 0; k < n; k++)
+			dst[k] = expf(src[k] - max);
+		sum = sum_f32(dst, n);
+	} else {
+		/* LogSoftmax still needs src afterwards (dst may alias it): stage on the stack. */
+		float buf[256];
 
-		sum += e;
-		if (op == ERT_OP_Softmax)
-			dst[k] = e;
+		for (int64_t k = 0; k < n; k += 256) {
+			int64_t m = n - k < 256 ? n - k : 256;
+
+			for (int64_t j = 0; j < m; j++)
+				buf[j] = expf(src[k + j] - max);
+			sum += sum_f32(buf, m);
+		}
 	}
 	if (op == ERT_OP_Softmax) {
 		float inv = (float)(1.0 / sum);

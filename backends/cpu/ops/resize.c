@@ -59,27 +59,115 @@ static double one_output(const struct rz_args *a, const int64_t *c)
 	return acc;
 }
 
-static void resize_range(void *arg, int64_t begin, int64_t end)
+#define RZ_MAX_COMBOS 512
+
+/* One product of outer-axis taps: input offset and weight. */
+struct rz_combo {
+	int64_t off;
+	double w;
+};
+
+/*
+ * Taps of the outer axes (all but the last) of the output row at coordinates @c:
+ * their count, 0 for an empty product, -1 when too many (use one_output()),
+ * -2 when the row lies outside the crop.
+ */
+static int32_t row_combos(const struct rz_args *a, const int64_t *c, struct rz_combo *cb)
+{
+	int32_t r = a->rank - 1, t[ERT_MAX_RANK] = { 0 }, cnt[ERT_MAX_RANK], n = 0;
+	int64_t total = 1;
+
+	for (int32_t d = 0; d < r; d++) {
+		cnt[d] = a->ax[d].count[c[d]];
+		if (cnt[d] < 0)
+			return -2;
+		total *= cnt[d];
+	}
+	if (total == 0)
+		return 0;
+	if (total > RZ_MAX_COMBOS)
+		return -1;
+	for (;;) {
+		int64_t off = 0;
+		double w = 1.0;
+		int32_t d;
+
+		for (d = 0; d < r; d++) {
+			const struct ert_resize_axis *ax = &a->ax[d];
+
+			off += ax->index[c[d] * ax->slots + t[d]] * a->in_stride[d];
+			w *= ax->weight[c[d] * ax->slots + t[d]];
+		}
+		cb[n].off = off;
+		cb[n++].w = w;
+		for (d = r - 1; d >= 0; d--) {
+			if (++t[d] < cnt[d])
+				break;
+			t[d] = 0;
+		}
+		if (d < 0)
+			return n;
+	}
+}
+
+static void row_f32(const struct rz_args *a, const struct rz_combo *cb, int32_t nc, float *y)
+{
+	const struct ert_resize_axis *l = &a->ax[a->rank - 1];
+	const float *x = a->in->data;
+
+	for (int64_t j = 0; j < l->out; j++) {
+		int32_t cnt = l->count[j];
+		const int64_t *il = l->index + j * l->slots;
+		const double *wl = l->weight + j * l->slots;
+		double acc = 0.0;
+
+		if (cnt < 0) {
+			y[j] = (float)a->extrapolation;
+			continue;
+		}
+		for (int32_t k = 0; k < nc; k++) {
+			const float *xr = x + cb[k].off;
+			double part = 0.0;
+
+			for (int32_t t = 0; t < cnt; t++)
+				part += wl[t] * xr[il[t]];
+			acc += cb[k].w * part;
+		}
+		y[j] = (float)acc;
+	}
+}
+
+static void resize_rows(void *arg, int64_t begin, int64_t end)
 {
 	const struct rz_args *a = arg;
-	int64_t c[ERT_MAX_RANK], rest = begin;
+	const struct ert_resize_axis *l = &a->ax[a->rank - 1];
 	bool is_int = !ert_nx_is_float(a->out->dtype);
+	bool f32 = a->in->dtype == ERT_DTYPE_FLOAT32;
+	struct rz_combo cb[RZ_MAX_COMBOS];
+	int64_t c[ERT_MAX_RANK];
 
-	for (int32_t d = a->rank - 1; d >= 0; d--) {
-		c[d] = rest % a->ax[d].out;
-		rest /= a->ax[d].out;
-	}
-	for (int64_t o = begin; o < end; o++) {
-		double v = one_output(a, c);
+	for (int64_t row = begin; row < end; row++) {
+		int64_t rest = row, base = row * l->out;
+		int32_t nc;
 
-		/* Integer outputs: the reference casts its float result, truncating. */
-		if (is_int)
-			v = trunc(v);
-		ert_nx_st(a->out->data, a->out->dtype, o, v);
-		for (int32_t d = a->rank - 1; d >= 0; d--) {
-			if (++c[d] < a->ax[d].out)
-				break;
-			c[d] = 0;
+		for (int32_t d = a->rank - 2; d >= 0; d--) {
+			c[d] = rest % a->ax[d].out;
+			rest /= a->ax[d].out;
+		}
+		nc = row_combos(a, c, cb);
+		if (f32 && nc >= 0) {
+			row_f32(a, cb, nc, (float *)a->out->data + base);
+			continue;
+		}
+		for (int64_t j = 0; j < l->out; j++) {
+			double v;
+
+			c[a->rank - 1] = j;
+			v = nc == -2 ? a->extrapolation : one_output(a, c);
+			/* Integer outputs: the reference casts its float result, truncating. */
+			if (is_int)
+				v = trunc(v);
+			ert_nx_st(a->out->data, a->out->dtype, base + j, v);
 		}
 	}
 }
@@ -149,8 +237,15 @@ static ert_status resize_compute(struct ert_cpu *cpu, struct ert_exec *x, struct
 			return st;
 		used += bytes;
 	}
-	if (x->out[0]->numel > 0)
-		ert_parallel_for(cpu->pool, x->out[0]->numel, 2048, resize_range, &a);
+	if (in->rank == 0) {
+		ert_nx_st(x->out[0]->data, in->dtype, 0, ert_nx_ld(in->data, in->dtype, 0));
+		return ERT_OK;
+	}
+	if (x->out[0]->numel > 0) {
+		int64_t w = a.ax[in->rank - 1].out, rows = x->out[0]->numel / w;
+
+		ert_parallel_for(cpu->pool, rows, 4096 / w + 1, resize_rows, &a);
+	}
 	return ERT_OK;
 }
 
