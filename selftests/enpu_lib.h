@@ -12,6 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <sys/ioctl.h>
 
 #include "drm.h"
