@@ -4,6 +4,7 @@
 #include <stdlib.h>
 
 #include "cpu/cpu-impl.h"
+#include "cpu/ops/elementwise.h"
 #include "ert-test.h"
 
 struct one_node {
@@ -428,10 +429,64 @@ ERT_TEST(float16_math)
 	node_fini(&t);
 }
 
+static double ref_sigmoid(double x)
+{
+	return 1.0 / (1.0 + exp(-x));
+}
+
+static double ref_gelu(double x)
+{
+	return 0.5 * x * erfc(-x / sqrt(2.0));
+}
+
+static double ref_gelu_tanh(double x)
+{
+	return 0.5 * x * (1.0 + tanh(0.79788456080286535588 * (x + 0.044715 * x * x * x)));
+}
+
+/* The vectorised float32 forms against double libm, in place, over [-20, 20]. */
+ERT_TEST(fast_math_accuracy)
+{
+	enum { N = 40001 };
+	static float buf[N];
+	static const struct {
+		const char *name;
+		void (*fn)(const float *, float *, int64_t);
+		double (*ref)(double);
+	} fns[] = {
+		{ "sigmoid", ert_vm_sigmoid_f32, ref_sigmoid },
+		{ "tanh", ert_vm_tanh_f32, tanh },
+		{ "erf", ert_vm_erf_f32, erf },
+		{ "gelu", ert_vm_gelu_f32, ref_gelu },
+		{ "gelu_tanh", ert_vm_gelu_tanh_f32, ref_gelu_tanh },
+	};
+
+	for (size_t f = 0; f < sizeof(fns) / sizeof(fns[0]); f++) {
+		for (int i = 0; i < N; i++)
+			buf[i] = (float)(i - N / 2) * 1e-3f;
+		fns[f].fn(buf, buf, N);
+		for (int i = 0; i < N; i++) {
+			double x = (float)(i - N / 2) * 1e-3f, r = fns[f].ref(x);
+
+			if (!(fabs(buf[i] - r) <= 5e-7 + 2e-6 * fabs(r))) {
+				fprintf(stderr, "%s(%g) = %.9g, expected %.9g\n", fns[f].name, x,
+					buf[i], r);
+				CHECK(0);
+				break;
+			}
+		}
+	}
+	float sp[4] = { NAN, INFINITY, -INFINITY, -0.0f };
+
+	ert_vm_tanh_f32(sp, sp, 4);
+	CHECK(isnan(sp[0]) && sp[1] == 1.0f && sp[2] == -1.0f && sp[3] == 0.0f);
+}
+
 ERT_TEST_MAIN(ERT_TEST_ENTRY(add_broadcast_and_fused_relu),
 	      ERT_TEST_ENTRY(broadcast_error_names_dims), ERT_TEST_ENTRY(legacy_axis_broadcast),
 	      ERT_TEST_ENTRY(integer_div_mod), ERT_TEST_ENTRY(clip_both_forms),
 	      ERT_TEST_ENTRY(unary_in_place_and_threaded),
 	      ERT_TEST_ENTRY(threaded_broadcast_matches_scalar),
 	      ERT_TEST_ENTRY(cast_reduced_precision), ERT_TEST_ENTRY(where_and_compare),
-	      ERT_TEST_ENTRY(variadic_mean_and_max), ERT_TEST_ENTRY(float16_math))
+	      ERT_TEST_ENTRY(variadic_mean_and_max), ERT_TEST_ENTRY(float16_math),
+	      ERT_TEST_ENTRY(fast_math_accuracy))

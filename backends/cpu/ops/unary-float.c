@@ -81,18 +81,34 @@ DEF_UNARY(sin, sin(v))
 DEF_UNARY(sinh, sinh(v))
 DEF_UNARY(tan, tan(v))
 
-#define ENTRY(o, name) { ERT_OP_##o, name##_f32, name##_f64 }
+/* Vectorised float32 forms (unary-vmath.c), used unless precision is "high". */
+#define DEF_FAST(name)                                                                  \
+	static void name##_fast(const float *x, float *y, int64_t n,                    \
+				const struct ert_unary_params *p)                       \
+	{                                                                               \
+		ert_vm_##name##_f32(x, y, n);                                           \
+	}
+
+DEF_FAST(sigmoid)
+DEF_FAST(tanh)
+DEF_FAST(erf)
+DEF_FAST(gelu)
+DEF_FAST(gelu_tanh)
+
+#define ENTRY(o, name) { ERT_OP_##o, name##_f32, name##_f64, NULL }
+#define FAST(o, name) { ERT_OP_##o, name##_f32, name##_f64, name##_fast }
 
 static const struct float_kernel {
 	enum ert_op op;
 	f32_fn f32;
 	f64_fn f64;
+	f32_fn f32_fast;
 } kernels[] = {
 	ENTRY(Abs, abs), ENTRY(Neg, neg), ENTRY(Sqrt, sqrt), ENTRY(Reciprocal, reciprocal),
-	ENTRY(Exp, exp), ENTRY(Log, log), ENTRY(Erf, erf), ENTRY(Tanh, tanh),
-	ENTRY(Sigmoid, sigmoid), ENTRY(Relu, relu), ENTRY(LeakyRelu, leaky_relu),
+	ENTRY(Exp, exp), ENTRY(Log, log), FAST(Erf, erf), FAST(Tanh, tanh),
+	FAST(Sigmoid, sigmoid), ENTRY(Relu, relu), ENTRY(LeakyRelu, leaky_relu),
 	ENTRY(Elu, elu), ENTRY(Selu, selu), ENTRY(Celu, celu),
-	ENTRY(HardSigmoid, hard_sigmoid), ENTRY(HardSwish, hard_swish), ENTRY(Gelu, gelu),
+	ENTRY(HardSigmoid, hard_sigmoid), ENTRY(HardSwish, hard_swish), FAST(Gelu, gelu),
 	ENTRY(Softplus, softplus), ENTRY(Softsign, softsign), ENTRY(Mish, mish),
 	ENTRY(ThresholdedRelu, thresholded_relu), ENTRY(Shrink, shrink), ENTRY(Clip, clip),
 	ENTRY(Floor, floor), ENTRY(Ceil, ceil), ENTRY(Round, round), ENTRY(Sign, sign),
@@ -103,7 +119,8 @@ static const struct float_kernel {
 
 static const struct float_kernel *find_kernel(enum ert_op op, const struct ert_unary_params *p)
 {
-	static const struct float_kernel tanh_gelu = { ERT_OP_Gelu, gelu_tanh_f32, gelu_tanh_f64 };
+	static const struct float_kernel tanh_gelu = { ERT_OP_Gelu, gelu_tanh_f32, gelu_tanh_f64,
+						       gelu_tanh_fast };
 
 	if (op == ERT_OP_Gelu && p && p->flag_a)
 		return &tanh_gelu;
@@ -130,6 +147,7 @@ static uint8_t predicate(enum ert_op op, const struct ert_unary_params *p, doubl
 
 struct job {
 	const struct float_kernel *k;
+	f32_fn f32;
 	enum ert_op op;
 	const struct ert_unary_params *p;
 	ert_dtype dt;
@@ -162,7 +180,7 @@ static void run_range(void *arg, int64_t begin, int64_t end)
 	}
 	switch (j->dt) {
 	case ERT_DTYPE_FLOAT32:
-		j->k->f32((const float *)j->x + begin, (float *)j->y + begin, n, j->p);
+		j->f32((const float *)j->x + begin, (float *)j->y + begin, n, j->p);
 		break;
 	case ERT_DTYPE_FLOAT64:
 		j->k->f64((const double *)j->x + begin, (double *)j->y + begin, n, j->p);
@@ -174,7 +192,7 @@ static void run_range(void *arg, int64_t begin, int64_t end)
 			int64_t m = end - i < ERT_EW_CHUNK ? end - i : ERT_EW_CHUNK;
 
 			ert_half_to_f32(j->dt, (const uint16_t *)j->x + i, buf, m);
-			j->k->f32(buf, buf, m, j->p);
+			j->f32(buf, buf, m, j->p);
 			ert_f32_to_half(j->dt, buf, (uint16_t *)j->y + i, m);
 		}
 		break;
@@ -186,7 +204,7 @@ ert_status ert_unary_float_run(struct ert_cpu *cpu, enum ert_op op,
 			       const struct ert_unary_params *p, const struct ert_value *in,
 			       struct ert_value *out, struct ert_err *err)
 {
-	struct job j = { find_kernel(op, p), op, p, in->dtype, in->data, out->data };
+	struct job j = { find_kernel(op, p), NULL, op, p, in->dtype, in->data, out->data };
 
 	if (!ert_ew_is_arith_float(in->dtype) ||
 	    (!j.k && op != ERT_OP_IsNaN && op != ERT_OP_IsInf)) {
@@ -194,6 +212,9 @@ ert_status ert_unary_float_run(struct ert_cpu *cpu, enum ert_op op,
 			    ert_dtype_name(in->dtype));
 		return ERT_STATUS_UNSUPPORTED;
 	}
+	if (j.k)
+		j.f32 = j.k->f32_fast && !(cpu && cpu->precision == ERT_LEVEL_HIGH) ? j.k->f32_fast
+										: j.k->f32;
 	ert_ew_parallel(cpu, in->numel, run_range, &j);
 	return ERT_OK;
 }
