@@ -45,7 +45,7 @@ static struct ert_graph *one_node(enum ert_op op, uint32_t n_in, struct ert_node
 	int32_t in[8], out;
 
 	for (uint32_t i = 0; i < n_in; i++) {
-		char name[8];
+		char name[16];
 
 		snprintf(name, sizeof(name), "i%u", i);
 		in[i] = ert_graph_add_tensor(g, name, ERT_DTYPE_FLOAT32, -1, NULL);

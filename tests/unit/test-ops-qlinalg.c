@@ -1,0 +1,183 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Integer linear algebra on the CPU backend: int32 accumulation of
+ * zero-point-shifted products, per-tensor and per-channel parameters, and
+ * requantisation with round-half-to-even and saturation (ONNX's definition).
+ */
+#include <stdlib.h>
+
+#include "cpu/cpu-impl.h"
+#include "ert-test.h"
+
+static struct ert_value val(ert_dtype dt, int32_t rank, const int64_t *dims, void *data)
+{
+	struct ert_value v;
+
+	memset(&v, 0, sizeof(v));
+	ert_value_set_shape(&v, dt, rank, dims);
+	ert_value_finish(&v);
+	v.data = data;
+	return v;
+}
+
+static struct ert_graph *node_with(enum ert_op op, uint32_t n_in, struct ert_node **node)
+{
+	struct ert_graph *g = ert_graph_create();
+	int32_t in[9], out;
+
+	for (uint32_t i = 0; i < n_in; i++) {
+		char name[16];
+
+		snprintf(name, sizeof(name), "i%u", i);
+		in[i] = ert_graph_add_tensor(g, name, ERT_DTYPE_UINT8, -1, NULL);
+	}
+	out = ert_graph_add_tensor(g, "y", ERT_DTYPE_UINT8, -1, NULL);
+	int32_t ni = ert_graph_add_node(g, op, "q", n_in, in, 1, &out);
+
+	*node = &g->nodes[ni];
+	return g;
+}
+
+ERT_TEST(qlinearmatmul_rounding_and_saturation)
+{
+	struct ert_node *node;
+	struct ert_graph *g = node_with(ERT_OP_QLinearMatMul, 8, &node);
+	/* a: 2x2 int8, b: 2x2 int8; acc(0,0) = 5 -> 5 * 0.5 = 2.5 -> 2 (even) + zp 1 = 3 */
+	int8_t a[4] = { 1, 2, 100, 100 }, b[4] = { 1, 0, 2, 127 };
+	int8_t azp = 0, bzp = 0, yzp = 1;
+	float as = 1.0f, bs = 0.5f, ys = 1.0f;
+	int64_t d2[2] = { 2, 2 }, one[1] = { 1 };
+	struct ert_value v[8] = {
+		val(ERT_DTYPE_INT8, 2, d2, a), val(ERT_DTYPE_FLOAT32, 0, NULL, &as),
+		val(ERT_DTYPE_INT8, 1, one, &azp), val(ERT_DTYPE_INT8, 2, d2, b),
+		val(ERT_DTYPE_FLOAT32, 0, NULL, &bs), val(ERT_DTYPE_INT8, 0, NULL, &bzp),
+		val(ERT_DTYPE_FLOAT32, 0, NULL, &ys), val(ERT_DTYPE_INT8, 0, NULL, &yzp),
+	};
+	const struct ert_value *in[8];
+	struct ert_value y;
+	struct ert_err err;
+
+	for (int i = 0; i < 8; i++)
+		in[i] = &v[i];
+	REQUIRE(ert_cpu_eval_node(g, node, in, 8, &y, 1, &err) == ERT_OK);
+	CHECK_EQ_INT(y.dtype, ERT_DTYPE_INT8);
+	const int8_t *yd = y.data;
+
+	CHECK_EQ_INT(yd[0], 3);          /* 2.5 rounds to 2 */
+	CHECK_EQ_INT(yd[1], 127);        /* 2 * 127 * 0.5 + 1 = 128 saturates */
+	CHECK_EQ_INT(yd[2], 127);        /* 300 * 0.5 + 1 saturates */
+	/* row 1, col 1: 100*0 + 100*127 = 12700 * 0.5 = 6350 -> 127 */
+	CHECK_EQ_INT(yd[3], 127);
+	free(y.data);
+	ert_graph_destroy(g);
+}
+
+ERT_TEST(matmulinteger_zero_points)
+{
+	struct ert_node *node;
+	struct ert_graph *g = node_with(ERT_OP_MatMulInteger, 4, &node);
+	uint8_t a[6] = { 11, 7, 3, 10, 6, 2 }, b[6] = { 1, 4, 2, 5, 3, 6 };
+	uint8_t azp[2] = { 12, 1 }, bzp = 2;
+	int64_t da[2] = { 2, 3 }, db[2] = { 3, 2 }, dz[1] = { 2 };
+	struct ert_value v[4] = {
+		val(ERT_DTYPE_UINT8, 2, da, a), val(ERT_DTYPE_UINT8, 2, db, b),
+		val(ERT_DTYPE_UINT8, 1, dz, azp), val(ERT_DTYPE_UINT8, 0, NULL, &bzp),
+	};
+	const struct ert_value *in[4] = { &v[0], &v[1], &v[2], &v[3] };
+	struct ert_value y;
+	struct ert_err err;
+
+	REQUIRE(ert_cpu_eval_node(g, node, in, 4, &y, 1, &err) == ERT_OK);
+	CHECK_EQ_INT(y.dtype, ERT_DTYPE_INT32);
+	for (int i = 0; i < 2; i++)
+		for (int j = 0; j < 2; j++) {
+			int32_t acc = 0;
+
+			for (int p = 0; p < 3; p++)
+				acc += (a[i * 3 + p] - azp[i]) * (b[p * 2 + j] - bzp);
+			CHECK_EQ_INT(((int32_t *)y.data)[i * 2 + j], acc);
+		}
+	free(y.data);
+	ert_graph_destroy(g);
+}
+
+ERT_TEST(qlinearconv_per_channel)
+{
+	struct ert_node *node;
+	struct ert_graph *g = node_with(ERT_OP_QLinearConv, 9, &node);
+	enum { C = 2, M = 3, H = 5, W = 4 };
+	uint8_t x[C * H * W];
+	int8_t w[M * C * 9];
+	int32_t bias[M] = { 100, -50, 7 };
+	uint8_t xzp = 128, yzp = 120;
+	int8_t wzp[M] = { 0, 0, 0 };
+	float xs = 0.02f, wsc[M] = { 0.01f, 0.03f, 0.005f }, ys = 0.05f;
+	int64_t dx[4] = { 1, C, H, W }, dw[4] = { M, C, 3, 3 }, dm[1] = { M }, pads[4] = { 1, 1, 1, 1 };
+
+	for (int i = 0; i < C * H * W; i++)
+		x[i] = (uint8_t)(i * 29 % 256);
+	for (int i = 0; i < M * C * 9; i++)
+		w[i] = (int8_t)((i * 53) % 255 - 127);
+	ert_node_set_attr_ints(g, node, "pads", pads, 4);
+	struct ert_value v[9] = {
+		val(ERT_DTYPE_UINT8, 4, dx, x), val(ERT_DTYPE_FLOAT32, 0, NULL, &xs),
+		val(ERT_DTYPE_UINT8, 0, NULL, &xzp), val(ERT_DTYPE_INT8, 4, dw, w),
+		val(ERT_DTYPE_FLOAT32, 1, dm, wsc), val(ERT_DTYPE_INT8, 1, dm, wzp),
+		val(ERT_DTYPE_FLOAT32, 0, NULL, &ys), val(ERT_DTYPE_UINT8, 0, NULL, &yzp),
+		val(ERT_DTYPE_INT32, 1, dm, bias),
+	};
+	const struct ert_value *in[9];
+	struct ert_value y;
+	struct ert_err err;
+
+	for (int i = 0; i < 9; i++)
+		in[i] = &v[i];
+	REQUIRE(ert_cpu_eval_node(g, node, in, 9, &y, 1, &err) == ERT_OK);
+	CHECK_EQ_INT(y.dtype, ERT_DTYPE_UINT8);
+	CHECK_EQ_INT(y.numel, M * H * W);
+	for (int m = 0; m < M; m++)
+		for (int oy = 0; oy < H; oy++)
+			for (int ox = 0; ox < W; ox++) {
+				int32_t acc = bias[m];
+
+				for (int c = 0; c < C; c++)
+					for (int ky = 0; ky < 3; ky++)
+						for (int kx = 0; kx < 3; kx++) {
+							int iy = oy - 1 + ky, ix = ox - 1 + kx;
+
+							if (iy < 0 || iy >= H || ix < 0 || ix >= W)
+								continue;
+							acc += (x[(c * H + iy) * W + ix] - xzp) *
+							       w[((m * C + c) * 3 + ky) * 3 + kx];
+						}
+				double r = rint((double)acc * (double)(xs * wsc[m] / ys)) + yzp;
+				int want = r < 0 ? 0 : r > 255 ? 255 : (int)r;
+
+				CHECK_EQ_INT(((uint8_t *)y.data)[(m * H + oy) * W + ox], want);
+			}
+	free(y.data);
+	ert_graph_destroy(g);
+}
+
+ERT_TEST(bad_zero_point_shape)
+{
+	struct ert_node *node;
+	struct ert_graph *g = node_with(ERT_OP_MatMulInteger, 3, &node);
+	uint8_t a[4] = { 0 }, zp[3] = { 0 };
+	int64_t d2[2] = { 2, 2 }, d3[1] = { 3 };
+	struct ert_value v[3] = {
+		val(ERT_DTYPE_UINT8, 2, d2, a), val(ERT_DTYPE_UINT8, 2, d2, a),
+		val(ERT_DTYPE_UINT8, 1, d3, zp),
+	};
+	const struct ert_value *in[3] = { &v[0], &v[1], &v[2] };
+	struct ert_value y;
+	struct ert_err err;
+
+	CHECK_EQ_INT(ert_cpu_eval_node(g, node, in, 3, &y, 1, &err), ERT_STATUS_SHAPE);
+	CHECK(strstr(err.msg, "input 2") != NULL);
+	ert_graph_destroy(g);
+}
+
+ERT_TEST_MAIN(ERT_TEST_ENTRY(qlinearmatmul_rounding_and_saturation),
+	      ERT_TEST_ENTRY(matmulinteger_zero_points), ERT_TEST_ENTRY(qlinearconv_per_channel),
+	      ERT_TEST_ENTRY(bad_zero_point_shape))
