@@ -482,6 +482,32 @@ ERT_TEST(fast_math_accuracy)
 	CHECK(isnan(sp[0]) && sp[1] == 1.0f && sp[2] == -1.0f && sp[3] == 0.0f);
 }
 
+/* Pow's shortcut exponents agree with pow() on the special values too. */
+ERT_TEST(pow_shortcuts_match_pow)
+{
+	static const float ex[] = { 2.0f, 1.0f, -1.0f, 0.5f, 3.0f };
+	float x[7] = { -0.0f, -INFINITY, 4.0f, -4.0f, 3.0f, 0.0f, INFINITY };
+	struct one_node t;
+
+	for (size_t e = 0; e < sizeof(ex) / sizeof(ex[0]); e++) {
+		node_init(&t, ERT_OP_Pow, 2, 1, 15);
+		set_in(&t, 0, ERT_DTYPE_FLOAT32, 1, (int64_t[]){ 7 }, x);
+		set_in(&t, 1, ERT_DTYPE_FLOAT32, 0, NULL, &ex[e]);
+		REQUIRE(eval(&t) == ERT_OK);
+		const float *y = t.out[0].data;
+
+		for (int i = 0; i < 7; i++) {
+			float want = powf(x[i], ex[e]);
+
+			if (isnan(want))
+				CHECK(isnan(y[i]));
+			else
+				CHECK(y[i] == want && signbit(y[i]) == signbit(want));
+		}
+		node_fini(&t);
+	}
+}
+
 ERT_TEST_MAIN(ERT_TEST_ENTRY(add_broadcast_and_fused_relu),
 	      ERT_TEST_ENTRY(broadcast_error_names_dims), ERT_TEST_ENTRY(legacy_axis_broadcast),
 	      ERT_TEST_ENTRY(integer_div_mod), ERT_TEST_ENTRY(clip_both_forms),
@@ -489,4 +515,4 @@ ERT_TEST_MAIN(ERT_TEST_ENTRY(add_broadcast_and_fused_relu),
 	      ERT_TEST_ENTRY(threaded_broadcast_matches_scalar),
 	      ERT_TEST_ENTRY(cast_reduced_precision), ERT_TEST_ENTRY(where_and_compare),
 	      ERT_TEST_ENTRY(variadic_mean_and_max), ERT_TEST_ENTRY(float16_math),
-	      ERT_TEST_ENTRY(fast_math_accuracy))
+	      ERT_TEST_ENTRY(fast_math_accuracy), ERT_TEST_ENTRY(pow_shortcuts_match_pow))

@@ -60,7 +60,32 @@ typedef void (*bin_fn)(const void *pa, int64_t sa, const void *pb, int64_t sb, v
 	BIN(mul_##S, T, u * w)                                                               \
 	BIN(div_##S, T, u / w)                                                               \
 	BIN(fmod_##S, T, fmod(u, w))                                                         \
-	BIN(pow_##S, T, pow(u, w))                                                           \
+	BIN(powg_##S, T, pow(u, w))                                                          \
+	/* Exponents decomposed models use a lot (x^2, sqrt, 1/x) skip pow(). */            \
+	static void pow_##S(const void *pa, int64_t sa, const void *pb, int64_t sb, void *py, \
+			    int64_t n)                                                       \
+	{                                                                                    \
+		const T *a = pa;                                                             \
+		T *y = py, w = *(const T *)pb;                                               \
+		if (sb || !sa || (w != 2 && w != 1 && w != -1 && w != (T)0.5)) {           \
+			powg_##S(pa, sa, pb, sb, py, n);                                     \
+		} else if (w == 2) {                                                         \
+			for (int64_t i = 0; i < n; i++)                                      \
+				y[i] = a[i] * a[i];                                          \
+		} else if (w == 1) {                                                         \
+			for (int64_t i = 0; i < n; i++)                                      \
+				y[i] = a[i];                                                 \
+		} else if (w == -1) {                                                        \
+			for (int64_t i = 0; i < n; i++)                                      \
+				y[i] = (T)1 / a[i];                                          \
+		} else {                                                                     \
+			/* pow(-0, .5) is +0 and pow(-inf, .5) is +inf; sqrt differs. */    \
+			for (int64_t i = 0; i < n; i++) {                                    \
+				T u = a[i];                                                  \
+				y[i] = u == -(T)INFINITY ? (T)INFINITY : sqrt(u) + (T)0;     \
+			}                                                                    \
+		}                                                                            \
+	}                                                                                    \
 	BIN(min_##S, T, FMIN(u, w))                                                          \
 	BIN(max_##S, T, FMAX(u, w))                                                          \
 	BIN(prelu_##S, T, u < 0 ? u * w : u)                                                 \
