@@ -3,6 +3,8 @@
  * Shape inference: elementwise unary ops. The output has the input's shape;
  * its dtype is the input's except for the predicates (bool) and the casts.
  */
+#include <string.h>
+
 #include "ops/elementwise.h"
 
 static ert_status need_input(struct ert_infer_ctx *ctx)
@@ -116,18 +118,43 @@ static ert_status check_cast_types(struct ert_infer_ctx *ctx, int64_t to)
 	return ERT_OK;
 }
 
+/* Cast-1 named the target type with a string ("FLOAT"); later opsets use the number. */
+static int64_t cast_target(const struct ert_attr *a)
+{
+	static const char *const names[ERT_DTYPE_COUNT] = {
+		[ERT_DTYPE_FLOAT32] = "FLOAT", [ERT_DTYPE_UINT8] = "UINT8",
+		[ERT_DTYPE_INT8] = "INT8", [ERT_DTYPE_UINT16] = "UINT16",
+		[ERT_DTYPE_INT16] = "INT16", [ERT_DTYPE_INT32] = "INT32",
+		[ERT_DTYPE_INT64] = "INT64", [ERT_DTYPE_STRING] = "STRING",
+		[ERT_DTYPE_BOOL] = "BOOL", [ERT_DTYPE_FLOAT16] = "FLOAT16",
+		[ERT_DTYPE_FLOAT64] = "DOUBLE", [ERT_DTYPE_UINT32] = "UINT32",
+		[ERT_DTYPE_UINT64] = "UINT64",
+	};
+
+	if (a->type == ERT_ATTR_INT)
+		return a->i;
+	if (a->type != ERT_ATTR_STRING)
+		return 0;
+	for (int i = 0; i < ERT_DTYPE_COUNT; i++)
+		if (names[i] && a->s && strcmp(names[i], a->s) == 0)
+			return i;
+	return 0;
+}
+
 static ert_status infer_cast(struct ert_infer_ctx *ctx)
 {
 	const struct ert_value *x;
+	const struct ert_attr *a;
 	ert_status st = need_input(ctx);
 	int64_t to;
 
 	if (st != ERT_OK)
 		return st;
 	x = ctx->in[0];
-	if (!ert_node_attr(ctx->node, "to"))
+	a = ert_node_attr(ctx->node, "to");
+	if (!a)
 		return ert_infer_fail(ctx, ERT_STATUS_INVALID_MODEL, "missing attribute 'to'");
-	to = ert_attr_int(ctx->node, "to", 0);
+	to = cast_target(a);
 	st = check_cast_types(ctx, to);
 	if (st != ERT_OK)
 		return st;

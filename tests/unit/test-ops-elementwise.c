@@ -508,6 +508,34 @@ ERT_TEST(pow_shortcuts_match_pow)
 	}
 }
 
+/* Cast-1 names its target with a string. */
+ERT_TEST(cast_opset1_string_target)
+{
+	struct one_node t;
+	int32_t x[3] = { -1, 0, 70000 };
+	struct ert_attr *a;
+
+	node_init(&t, ERT_OP_Cast, 1, 1, 1);
+	a = ert_node_add_attr(t.g, t.n, "to", ERT_ATTR_STRING);
+	REQUIRE(a);
+	a->s = "DOUBLE";
+	a->len = 6;
+	set_in(&t, 0, ERT_DTYPE_INT32, 1, (int64_t[]){ 3 }, x);
+	REQUIRE(eval(&t) == ERT_OK);
+	CHECK_EQ_INT(t.out[0].dtype, ERT_DTYPE_FLOAT64);
+	CHECK_NEAR(((const double *)t.out[0].data)[2], 70000.0, 0);
+	node_fini(&t);
+
+	node_init(&t, ERT_OP_Cast, 1, 1, 1);
+	a = ert_node_add_attr(t.g, t.n, "to", ERT_ATTR_STRING);
+	REQUIRE(a);
+	a->s = "NOPE";
+	a->len = 4;
+	set_in(&t, 0, ERT_DTYPE_INT32, 1, (int64_t[]){ 3 }, x);
+	CHECK_EQ_INT(eval(&t), ERT_STATUS_UNSUPPORTED);
+	node_fini(&t);
+}
+
 ERT_TEST_MAIN(ERT_TEST_ENTRY(add_broadcast_and_fused_relu),
 	      ERT_TEST_ENTRY(broadcast_error_names_dims), ERT_TEST_ENTRY(legacy_axis_broadcast),
 	      ERT_TEST_ENTRY(integer_div_mod), ERT_TEST_ENTRY(clip_both_forms),
@@ -515,4 +543,5 @@ ERT_TEST_MAIN(ERT_TEST_ENTRY(add_broadcast_and_fused_relu),
 	      ERT_TEST_ENTRY(threaded_broadcast_matches_scalar),
 	      ERT_TEST_ENTRY(cast_reduced_precision), ERT_TEST_ENTRY(where_and_compare),
 	      ERT_TEST_ENTRY(variadic_mean_and_max), ERT_TEST_ENTRY(float16_math),
-	      ERT_TEST_ENTRY(fast_math_accuracy), ERT_TEST_ENTRY(pow_shortcuts_match_pow))
+	      ERT_TEST_ENTRY(fast_math_accuracy), ERT_TEST_ENTRY(pow_shortcuts_match_pow),
+	      ERT_TEST_ENTRY(cast_opset1_string_target))
