@@ -389,6 +389,96 @@ ERT_TEST(einsum_forms)
 	}
 }
 
+/*
+ * Recompute @node's output with no input marked constant (no prepacked
+ * weights) on a 2-thread pool and compare with eval_node's result @ref.
+ */
+static double recompute_unpacked(const struct ert_graph *g, const struct ert_node *node,
+				 const struct ert_value *const *in, uint32_t n_in,
+				 const struct ert_value *ref)
+{
+	const struct ert_cpu_op *k = ert_cpu_op_find(node->op);
+	struct ert_value *inp[4], y = *ref, *outp[1] = { &y };
+	bool cst[4] = { false, false, false, false };
+	struct ert_cpu cpu = { .pool = ert_threadpool_create(2), .num_threads = 2 };
+	struct ert_exec x = { .graph = g, .node = node, .in = inp, .out = outp, .n_in = n_in,
+			      .n_out = 1, .in_const = cst };
+	struct ert_err err;
+	double diff = 1e30;
+
+	for (uint32_t i = 0; i < n_in; i++)
+		inp[i] = (struct ert_value *)in[i];
+	y.data = malloc(ref->nbytes);
+	x.workspace_size = k->workspace ? k->workspace(&x) : 0;
+	x.workspace = malloc(x.workspace_size + 1);
+	if (k->prepare && k->prepare(&cpu, &x, &err) != ERT_OK)
+		goto out;
+	if (k->compute(&cpu, &x, &err) == ERT_OK)
+		diff = max_diff(y.data, ref->data, ref->numel);
+	if (k->release && x.state)
+		k->release(&x);
+out:
+	free(x.workspace);
+	free(y.data);
+	ert_threadpool_destroy(cpu.pool);
+	return diff;
+}
+
+ERT_TEST(runtime_weights_match_packed)
+{
+	/* Conv 3x3 grouped */
+	struct ert_node *node;
+	struct ert_graph *g = one_node(ERT_OP_Conv, 3, &node);
+	int64_t xd[4] = { 2, 6, 9, 10 }, wd[4] = { 9, 2, 3, 3 }, bd[1] = { 9 };
+	int64_t pads[4] = { 1, 0, 1, 2 };
+	struct ert_value xv = mkval(4, xd, rand_buf(2 * 6 * 90)), wv = mkval(4, wd, rand_buf(162));
+	struct ert_value bv = mkval(1, bd, rand_buf(9)), out;
+	const struct ert_value *in[3] = { &xv, &wv, &bv };
+	struct ert_err err;
+
+	ert_node_set_attr_int(g, node, "group", 3);
+	ert_node_set_attr_ints(g, node, "pads", pads, 4);
+	REQUIRE(ert_cpu_eval_node(g, node, in, 3, &out, 1, &err) == ERT_OK);
+	CHECK_NEAR(recompute_unpacked(g, node, in, 3, &out), 0, 0);
+	free(out.data);
+	ert_graph_destroy(g);
+
+	/* MatMul (3, 40, 33) x (33, 70) folds the batch into M */
+	g = one_node(ERT_OP_MatMul, 2, &node);
+	int64_t ad[3] = { 3, 40, 33 }, bd2[2] = { 33, 70 };
+	struct ert_value av = mkval(3, ad, rand_buf(3 * 40 * 33)), b2 = mkval(2, bd2, rand_buf(33 * 70));
+	const struct ert_value *in2[2] = { &av, &b2 };
+
+	REQUIRE(ert_cpu_eval_node(g, node, in2, 2, &out, 1, &err) == ERT_OK);
+	CHECK_NEAR(recompute_unpacked(g, node, in2, 2, &out), 0, 0);
+	free(out.data);
+	ert_graph_destroy(g);
+
+	/* Gemm transB with a vector C */
+	g = one_node(ERT_OP_Gemm, 3, &node);
+	int64_t gd[2] = { 5, 300 }, hd[2] = { 20, 300 }, cd[1] = { 20 };
+	struct ert_value gv = mkval(2, gd, rand_buf(1500)), hv = mkval(2, hd, rand_buf(6000));
+	struct ert_value cv = mkval(1, cd, rand_buf(20));
+	const struct ert_value *in3[3] = { &gv, &hv, &cv };
+
+	ert_node_set_attr_int(g, node, "transB", 1);
+	ert_node_set_attr_int(g, node, "ert.act", ERT_ACT_RELU);
+	REQUIRE(ert_cpu_eval_node(g, node, in3, 3, &out, 1, &err) == ERT_OK);
+	CHECK_NEAR(recompute_unpacked(g, node, in3, 3, &out), 0, 0);
+	for (int64_t i = 0; i < out.numel; i++)
+		CHECK(((float *)out.data)[i] >= 0.0f);
+	free(out.data);
+	ert_graph_destroy(g);
+	free(xv.data);
+	free(wv.data);
+	free(bv.data);
+	free(av.data);
+	free(b2.data);
+	free(gv.data);
+	free(hv.data);
+	free(cv.data);
+}
+
 ERT_TEST(bad_shapes_fail_cleanly)
 {
 	struct ert_node *node;
@@ -415,4 +505,5 @@ ERT_TEST(bad_shapes_fail_cleanly)
 
 ERT_TEST_MAIN(ERT_TEST_ENTRY(conv_paths), ERT_TEST_ENTRY(gemm_variants),
 	      ERT_TEST_ENTRY(matmul_broadcast), ERT_TEST_ENTRY(sgemm_threads),
-	      ERT_TEST_ENTRY(einsum_forms), ERT_TEST_ENTRY(bad_shapes_fail_cleanly))
+	      ERT_TEST_ENTRY(einsum_forms), ERT_TEST_ENTRY(runtime_weights_match_packed),
+	      ERT_TEST_ENTRY(bad_shapes_fail_cleanly))

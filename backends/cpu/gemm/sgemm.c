@@ -92,6 +92,26 @@ void ert_sgemm_pack_b_strided(const float *b, int64_t rs, int64_t cs, int64_t k0
 	}
 }
 
+size_t ert_sgemm_packed_a_floats(int64_t m, int64_t k)
+{
+	return (size_t)(round_up(m, MR) * k);
+}
+
+void ert_sgemm_pack_a(const float *a, int64_t rs, int64_t cs, int64_t m, int64_t k, float *dst)
+{
+	ert_sgemm_pack_a_strided(a, rs, cs, 0, m, 0, k, dst);
+}
+
+size_t ert_sgemm_packed_b_floats(int64_t k, int64_t n)
+{
+	return (size_t)(round_up(n, NR) * k);
+}
+
+void ert_sgemm_pack_b(const float *b, int64_t rs, int64_t cs, int64_t k, int64_t n, float *dst)
+{
+	ert_sgemm_pack_b_strided(b, rs, cs, 0, k, 0, n, dst);
+}
+
 struct sgemm_job {
 	const struct ert_sgemm_desc *d;
 	float *ws;
@@ -108,7 +128,7 @@ static void run_tile(const struct sgemm_job *job, int64_t t, float *pa, float *p
 	int64_t bi = t / per_batch, r = t % per_batch;
 	int64_t m0 = (r / job->nt) * job->mc, n0 = (r % job->nt) * job->nc;
 	int64_t mc = min64(job->mc, d->m - m0), nc = min64(job->nc, d->n - n0);
-	const float *a = d->a + (d->a_off ? d->a_off[bi] : 0);
+	int64_t ao = d->a_off ? d->a_off[bi] : 0, bo = d->b_off ? d->b_off[bi] : 0;
 	float *c = d->c + (d->c_off ? d->c_off[bi] : 0) + m0 * d->ldc + n0;
 	const float *bias = d->bias ? d->bias + (d->bias_off ? d->bias_off[bi] : 0) + m0 : NULL;
 	int64_t k0 = 0;
@@ -116,18 +136,29 @@ static void run_tile(const struct sgemm_job *job, int64_t t, float *pa, float *p
 	do {
 		int64_t kc = min64(ERT_SGEMM_KC, d->k - k0);
 		bool load_c = d->accumulate || k0 > 0;
+		const float *ap = pa, *bpk = pb;
+		int64_t a_ps = MR * kc, b_ps = NR * kc; /* panel strides */
 
-		ert_sgemm_pack_a_strided(a, d->a_rs, d->a_cs, m0, mc, k0, kc, pa);
-		if (d->pack_b)
+		/* Prepacked panels hold all of K: step into them instead of packing. */
+		if (d->a_packed) {
+			ap = d->a_packed + ao + m0 * d->k + k0 * MR;
+			a_ps = MR * d->k;
+		} else {
+			ert_sgemm_pack_a_strided(d->a + ao, d->a_rs, d->a_cs, m0, mc, k0, kc, pa);
+		}
+		if (d->b_packed) {
+			bpk = d->b_packed + bo + n0 * d->k + k0 * NR;
+			b_ps = NR * d->k;
+		} else if (d->pack_b) {
 			d->pack_b(d->pack_ctx, bi, k0, kc, n0, nc, pb);
-		else
-			ert_sgemm_pack_b_strided(d->b + (d->b_off ? d->b_off[bi] : 0), d->b_rs,
-						 d->b_cs, k0, kc, n0, nc, pb);
+		} else {
+			ert_sgemm_pack_b_strided(d->b + bo, d->b_rs, d->b_cs, k0, kc, n0, nc, pb);
+		}
 		for (int64_t j = 0; j < nc; j += NR) {
-			const float *bp = pb + (j / NR) * NR * kc;
+			const float *bp = bpk + (j / NR) * b_ps;
 
 			for (int64_t i = 0; i < mc; i += MR)
-				ert_f32_gemm_ukernel_4x8__scalar(kc, pa + (i / MR) * MR * kc, bp,
+				ert_f32_gemm_ukernel_4x8__scalar(kc, ap + (i / MR) * a_ps, bp,
 								 c + i * d->ldc + j, d->ldc,
 								 min64(MR, mc - i), min64(NR, nc - j),
 								 d->alpha, load_c,

@@ -32,8 +32,10 @@ struct ert_sgemm_desc {
 	int64_t m, n, k, batch;
 	const float *a;                 /* A(i, p) = a[a_off[b] + i * a_rs + p * a_cs] */
 	int64_t a_rs, a_cs;
+	const float *a_packed;          /* or A from ert_sgemm_pack_a() at a_packed + a_off[b] */
 	const float *b;                 /* B(p, j) = b[b_off[b] + p * b_rs + j * b_cs] */
 	int64_t b_rs, b_cs;
+	const float *b_packed;          /* or B from ert_sgemm_pack_b() at b_packed + b_off[b] */
 	ert_sgemm_pack_b_fn pack_b;     /* used instead of b when set */
 	const void *pack_ctx;
 	float *c;                       /* C(i, j) = c[c_off[b] + i * ldc + j] */
@@ -60,6 +62,16 @@ void ert_sgemm_run(struct ert_threadpool *pool, uint32_t threads, const struct e
 void ert_f32_gemm_ukernel_4x8__scalar(int64_t kc, const float *a, const float *b, float *c,
 				      int64_t ldc, int64_t mr, int64_t nr, float alpha,
 				      bool load_c, const float *bias);
+
+/*
+ * Whole-matrix packing of constant operands at plan time: A (m x k) into
+ * ceil(m / MR) panels of k x MR, B (k x n) into ceil(n / NR) panels of k x NR.
+ * The *_floats functions give the size of the result.
+ */
+size_t ert_sgemm_packed_a_floats(int64_t m, int64_t k);
+void ert_sgemm_pack_a(const float *a, int64_t rs, int64_t cs, int64_t m, int64_t k, float *dst);
+size_t ert_sgemm_packed_b_floats(int64_t k, int64_t n);
+void ert_sgemm_pack_b(const float *b, int64_t rs, int64_t cs, int64_t k, int64_t n, float *dst);
 
 /* Pack rows [m0, m0+mc) x cols [k0, k0+kc) of a strided A into MR-row panels. */
 void ert_sgemm_pack_a_strided(const float *a, int64_t rs, int64_t cs, int64_t m0, int64_t mc,

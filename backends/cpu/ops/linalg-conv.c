@@ -4,6 +4,7 @@
  * dense/grouped ones a GEMM whose B panels are packed straight from the image
  * (implicit im2col: no K x N temporary), and depthwise ones a direct loop.
  */
+#include <stdlib.h>
 #include <string.h>
 
 #include "cpu/gemm/sgemm.h"
@@ -196,6 +197,52 @@ static void dw_planes(void *arg, int64_t begin, int64_t end)
 	}
 }
 
+/* Constant weights are packed into GEMM panels once, at plan time. */
+struct conv_state {
+	float *packed;
+	size_t group_stride;     /* floats per group */
+};
+
+ert_status ert_cpu_conv_prepare(struct ert_cpu *cpu, struct ert_exec *x, struct ert_err *err)
+{
+	struct conv_plan p;
+	struct conv_state *cs;
+	ert_status st;
+
+	if (!x->in_const[1])
+		return ERT_OK;
+	st = conv_plan_of(x, &p, err);
+	if (st != ERT_OK || p.depthwise)
+		return st;
+	cs = calloc(1, sizeof(*cs));
+	if (!cs)
+		goto oom;
+	cs->group_stride = ert_sgemm_packed_a_floats(p.m_g, p.k);
+	cs->packed = aligned_alloc(64, ((cs->group_stride * (size_t)p.group * sizeof(float)) | 63) + 1);
+	if (!cs->packed) {
+		free(cs);
+		goto oom;
+	}
+	for (int64_t gi = 0; gi < p.group; gi++)
+		ert_sgemm_pack_a((const float *)x->in[1]->data + gi * p.m_g * p.k, p.k, 1, p.m_g, p.k,
+				 cs->packed + (size_t)gi * cs->group_stride);
+	x->state = cs;
+	return ERT_OK;
+oom:
+	ert_err_set(err, "Conv '%s': out of memory packing weights", x->node->name);
+	return ERT_STATUS_OUT_OF_MEMORY;
+}
+
+void ert_cpu_conv_release(struct ert_exec *x)
+{
+	struct conv_state *cs = x->state;
+
+	if (cs)
+		free(cs->packed);
+	free(cs);
+	x->state = NULL;
+}
+
 ert_status ert_cpu_conv_compute(struct ert_cpu *cpu, struct ert_exec *x, struct ert_err *err)
 {
 	const struct ert_value *b = x->n_in > 2 ? x->in[2] : NULL;
@@ -223,11 +270,12 @@ ert_status ert_cpu_conv_compute(struct ert_cpu *cpu, struct ert_exec *x, struct 
 	int64_t *a_off = (int64_t *)((char *)x->workspace + gws);
 	int64_t *b_off = a_off + batch, *c_off = b_off + batch, *bias_off = c_off + batch;
 	struct im2col_ctx ictx = { .x = x->in[0]->data, .p = &p };
+	const struct conv_state *cs = x->state;
 
 	for (int64_t bi = 0; bi < batch; bi++) {
 		int64_t n = bi / p.group, gi = bi % p.group;
 
-		a_off[bi] = gi * p.m_g * p.k;
+		a_off[bi] = cs ? gi * (int64_t)cs->group_stride : gi * p.m_g * p.k;
 		b_off[bi] = (n * p.c_in + gi * p.cin_g) * p.in_sp;
 		c_off[bi] = (n * p.m + gi * p.m_g) * p.n;
 		bias_off[bi] = gi * p.m_g;
@@ -235,6 +283,7 @@ ert_status ert_cpu_conv_compute(struct ert_cpu *cpu, struct ert_exec *x, struct 
 	struct ert_sgemm_desc d = {
 		.m = p.m_g, .n = p.n, .k = p.k, .batch = batch,
 		.a = x->in[1]->data, .a_rs = p.k, .a_cs = 1,
+		.a_packed = cs ? cs->packed : NULL,
 		.b = x->in[0]->data, .b_rs = p.in_sp, .b_cs = 1,
 		.pack_b = p.pointwise ? NULL : pack_im2col, .pack_ctx = &ictx,
 		.c = x->out[0]->data, .ldc = p.n,

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* CPU kernels: Gemm and MatMul on the packed SGEMM; table of the linalg family. */
+#include <stdlib.h>
 #include <string.h>
 
 #include "cpu/gemm/sgemm.h"
@@ -17,6 +18,39 @@ static struct gemm_dims gemm_dims_of(const struct ert_exec *x)
 	struct gemm_dims d = { a->dims[ta ? 1 : 0], b->dims[tb ? 0 : 1], a->dims[ta ? 0 : 1] };
 
 	return d;
+}
+
+/* A constant B (weights) packed into GEMM panels once, at plan time. */
+static ert_status pack_b_state(struct ert_exec *x, int64_t rs, int64_t cs, int64_t k, int64_t n,
+			       struct ert_err *err)
+{
+	size_t bytes = ert_sgemm_packed_b_floats(k, n) * sizeof(float);
+	float *packed = aligned_alloc(64, (bytes | 63) + 1);
+
+	if (!packed) {
+		ert_err_set(err, "%s '%s': out of memory packing weights", ert_op_name(x->node->op),
+			    x->node->name);
+		return ERT_STATUS_OUT_OF_MEMORY;
+	}
+	ert_sgemm_pack_b(x->in[1]->data, rs, cs, k, n, packed);
+	x->state = packed;
+	return ERT_OK;
+}
+
+static void release_packed(struct ert_exec *x)
+{
+	free(x->state);
+	x->state = NULL;
+}
+
+static ert_status gemm_prepare(struct ert_cpu *cpu, struct ert_exec *x, struct ert_err *err)
+{
+	struct gemm_dims dm = gemm_dims_of(x);
+	bool tb = ert_attr_int(x->node, "transB", 0) != 0;
+
+	if (!x->in_const[1] || dm.k == 0)
+		return ERT_OK;
+	return pack_b_state(x, tb ? 1 : dm.n, tb ? dm.k : 1, dm.k, dm.n, err);
 }
 
 static size_t gemm_workspace(const struct ert_exec *x)
@@ -45,6 +79,7 @@ static ert_status gemm_compute(struct ert_cpu *cpu, struct ert_exec *x, struct e
 		.m = dm.m, .n = dm.n, .k = dm.k, .batch = 1,
 		.a = a->data, .a_rs = ta ? 1 : a->dims[1], .a_cs = ta ? a->dims[1] : 1,
 		.b = b->data, .b_rs = tb ? 1 : b->dims[1], .b_cs = tb ? b->dims[1] : 1,
+		.b_packed = x->state,
 		.c = yd, .ldc = dm.n, .alpha = alpha,
 		.act = ert_node_act(x->node),
 	};
@@ -94,6 +129,16 @@ static struct matmul_plan matmul_plan_of(const struct ert_exec *x)
 		p.batch = 1;
 	}
 	return p;
+}
+
+static ert_status matmul_prepare(struct ert_cpu *cpu, struct ert_exec *x, struct ert_err *err)
+{
+	struct matmul_plan p = matmul_plan_of(x);
+
+	/* Batched B keeps its per-problem offsets: only a single matrix is packed. */
+	if (!x->in_const[1] || x->in[1]->rank > 2 || p.k == 0)
+		return ERT_OK;
+	return pack_b_state(x, p.n, 1, p.k, p.n, err);
 }
 
 static size_t matmul_workspace(const struct ert_exec *x)
@@ -146,9 +191,11 @@ static ert_status matmul_compute(struct ert_cpu *cpu, struct ert_exec *x, struct
 		.m = p.m, .n = p.n, .k = p.k, .batch = p.batch,
 		.a = a->data, .a_rs = p.k, .a_cs = 1,
 		.b = b->data, .b_rs = p.n, .b_cs = 1,
+		.b_packed = x->state,
 		.c = y->data, .ldc = p.n, .alpha = 1.0f,
-		.a_off = p.fold ? NULL : a_off, .b_off = p.fold ? NULL : b_off,
+		.a_off = p.fold ? NULL : a_off,
 		.c_off = p.fold ? NULL : c_off,
+		.b_off = p.fold || x->state ? NULL : b_off,
 		.act = ert_node_act(x->node),
 	};
 
@@ -163,11 +210,14 @@ static ert_status matmul_compute(struct ert_cpu *cpu, struct ert_exec *x, struct
 
 const struct ert_cpu_op ert_cpu_ops_linalg[] = {
 	{ .op = ERT_OP_Conv, .workspace = ert_cpu_conv_workspace,
-	  .compute = ert_cpu_conv_compute },
+	  .prepare = ert_cpu_conv_prepare, .compute = ert_cpu_conv_compute,
+	  .release = ert_cpu_conv_release },
 	{ .op = ERT_OP_ConvTranspose, .workspace = ert_cpu_convt_workspace,
 	  .compute = ert_cpu_convt_compute },
-	{ .op = ERT_OP_Gemm, .workspace = gemm_workspace, .compute = gemm_compute },
-	{ .op = ERT_OP_MatMul, .workspace = matmul_workspace, .compute = matmul_compute },
+	{ .op = ERT_OP_Gemm, .workspace = gemm_workspace, .prepare = gemm_prepare,
+	  .compute = gemm_compute, .release = release_packed },
+	{ .op = ERT_OP_MatMul, .workspace = matmul_workspace, .prepare = matmul_prepare,
+	  .compute = matmul_compute, .release = release_packed },
 	{ .op = ERT_OP_Einsum, .workspace = ert_cpu_einsum_workspace,
 	  .compute = ert_cpu_einsum_compute },
 	{ .compute = NULL },
