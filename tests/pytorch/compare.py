@@ -13,6 +13,9 @@ def main():
     if got.shape != want.shape:
         print(f"shape {got.shape}, expected {want.shape}")
         return 1
+    if want.size < 2 or want.std() == 0:
+        print("the reference output is constant: the comparison would prove nothing")
+        return 1
     err = np.abs(got - want).max()
     bound = 1e-3 * np.abs(want).max()
     top_got, top_want = int(got.reshape(got.shape[0], -1)[0].argmax()), int(want.reshape(want.shape[0], -1)[0].argmax())

@@ -31,11 +31,15 @@ def export(out_dir, name):
     model = ctor(weights=None).eval()
     # BatchNorm running stats start at mean 0 / var 1: randomise them so that
     # folding BatchNorm into Conv is exercised with non-trivial values.
+    # torchvision zero-initialises some layers (ViT's head): give them weights,
+    # or every output would be 0 and the comparison would prove nothing.
     with torch.no_grad():
         for m in model.modules():
             if isinstance(m, torch.nn.BatchNorm2d):
                 m.running_mean.uniform_(-0.1, 0.1)
                 m.running_var.uniform_(0.5, 1.5)
+            if isinstance(m, torch.nn.Linear) and not m.weight.any():
+                torch.nn.init.normal_(m.weight, std=0.02)
     gen = torch.Generator().manual_seed(1)
     x = torch.randn(1, 3, 224, 224, generator=gen)
     with torch.no_grad():
