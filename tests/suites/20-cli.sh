@@ -123,6 +123,8 @@ if [ $have_mnv2 -eq 1 ]; then
 	expect_out "info mnv2 Conv" "Conv"
 	expect_out "info mnv2 version" "format *\.ert version [0-9]"
 	expect_out "info mnv2 parameters" "parameters *3[45][0-9][0-9][0-9][0-9][0-9]"
+	# MobileNetV2 1.0 at 224x224 is 300.8 M multiply-accumulates
+	expect_out "info mnv2 MACs" "MACs *300774272 "
 	expect_ok "info --json mnv2" "$E" info --json "$T/mnv2.ert"
 	for f in '"macs"' '"parameters"' '"inputs"' '"format_version"'; do
 		expect_out "info --json $f" "$f"
@@ -185,6 +187,10 @@ done
 expect_fail "convert garbage .onnx" "failed to import" "$E" convert "$T/garbage.onnx" -o "$T/g.ert"
 
 expect_ok "zoo resnet18" "$E" zoo resnet18 -o "$T/r18.ert"
+expect_ok "info resnet18" "$E" info "$T/r18.ert"
+expect_out "info resnet18 MACs" "MACs *1814073344 "
+# torchvision's 11689512 less one of BatchNorm's two vectors per channel (folded)
+expect_out "info resnet18 parameters" "parameters *11684712 "
 expect_ok "run resnet18" "$E" run "$T/r18.ert"
 expect_out "run resnet18 output" "output 'logits': float32 \[1,1000\]"
 expect_out "run resnet18 top-5" "top-5"
@@ -205,6 +211,20 @@ if [ -f "$relu/model.onnx" ]; then
 else
 	echo "skip: no ONNX conformance data at '$ERT_CONFORMANCE' (set ERT_CONFORMANCE)"
 	skip=$((skip + 8))
+fi
+# a real architecture: the same MACs as torchvision's ResNet-50, and quantised weights run
+r50="$ERT_CONFORMANCE/light/test_resnet50"
+sq="$ERT_CONFORMANCE/light/test_squeezenet"
+if [ -f "$r50/model.onnx" ] && [ -f "$sq/model.onnx" ]; then
+	expect_ok "info resnet50.onnx" "$E" info "$r50/model.onnx"
+	expect_out "info resnet50.onnx MACs" "MACs *4089184256 "
+	expect_ok "convert squeezenet --weight-bits 8" \
+		"$E" convert "$sq/model.onnx" -o "$T/sq8.ert" --weight-bits 8 --weight-block 64
+	expect_ok "run squeezenet q8" "$E" run "$T/sq8.ert" -i "$sq/test_data_set_0/input_0.pb"
+	expect_out "run squeezenet q8 top-5" "top-5"
+else
+	echo "skip: no light models under '$ERT_CONFORMANCE'"
+	skip=$((skip + 5))
 fi
 
 if [ $skip -ne 0 ]; then
