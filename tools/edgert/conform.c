@@ -181,7 +181,7 @@ static void op_from_message(const char *msg, char *op, size_t size)
 		snprintf(op, size, "%.*s", (int)(q - p), p);
 }
 
-/* Does the model use only gate ops, and only tensors that are not strings? */
+/* Does the model use only gate ops, and only tensors (of any dtype but string)? */
 static bool in_gate(const struct tally *t, const char *model_path)
 {
 	FILE *f = fopen(model_path, "rb");
@@ -215,7 +215,9 @@ static bool in_gate(const struct tally *t, const char *model_path)
 		for (size_t i = 0; i < nvis[k] && ok; i++) {
 			const Onnx__TypeProto *tp = vis[k][i]->type;
 
-			if (tp && tp->tensor_type && tp->tensor_type->elem_type == ERT_DTYPE_STRING)
+			/* string tensors, sequences, maps and optionals are outside the gate */
+			if (!tp || !tp->tensor_type ||
+			    tp->tensor_type->elem_type == ERT_DTYPE_STRING)
 				ok = false;
 		}
 	}
