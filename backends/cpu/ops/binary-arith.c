@@ -332,7 +332,8 @@ static ert_status arith_step(struct ert_cpu *cpu, const struct ert_node *node, e
 	const struct ert_value *in[2] = { a, b };
 	struct ert_bcast bc;
 
-	ert_bcast_init(&bc, y, in, 2);
+	if (ert_bcast_init(&bc, y, in, 2, err) != ERT_OK)
+		return ERT_STATUS_INTERNAL;
 	if (op == ERT_OP_Pow && (a->dtype != b->dtype || y->dtype == ERT_DTYPE_FLOAT16 ||
 				 y->dtype == ERT_DTYPE_BFLOAT16)) {
 		struct pow_job pj = { a, b, y };

@@ -182,7 +182,8 @@ ert_status ert_binary_logic_run(struct ert_cpu *cpu, const struct ert_node *node
 			    node->name, ert_dtype_name(a->dtype));
 		return ERT_STATUS_UNSUPPORTED;
 	}
-	ert_bcast_init(&bc, out, in, 2);
+	if (ert_bcast_init(&bc, out, in, 2, err) != ERT_OK)
+		return ERT_STATUS_INTERNAL;
 	ert_bcast_run(cpu, &bc, logic_run, &j);
 	return ERT_OK;
 }
@@ -231,7 +232,8 @@ ert_status ert_where_run(struct ert_cpu *cpu, const struct ert_value *c, const s
 		ert_err_set(err, "Where: no cpu kernel for %s", ert_dtype_name(out->dtype));
 		return ERT_STATUS_UNSUPPORTED;
 	}
-	ert_bcast_init(&bc, out, in, 3);
+	if (ert_bcast_init(&bc, out, in, 3, err) != ERT_OK)
+		return ERT_STATUS_INTERNAL;
 	ert_bcast_run(cpu, &bc, where_run, &j);
 	return ERT_OK;
 }

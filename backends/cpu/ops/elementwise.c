@@ -8,8 +8,8 @@
 
 #include "cpu/ops/elementwise.h"
 
-void ert_bcast_init(struct ert_bcast *b, const struct ert_value *out,
-		    const struct ert_value *const *in, uint32_t n_in)
+ert_status ert_bcast_init(struct ert_bcast *b, const struct ert_value *out,
+			  const struct ert_value *const *in, uint32_t n_in, struct ert_err *err)
 {
 	int64_t own[ERT_BCAST_MAX_IN][ERT_MAX_RANK];
 	int32_t r = 0, m = 0;
@@ -17,12 +17,21 @@ void ert_bcast_init(struct ert_bcast *b, const struct ert_value *out,
 	memset(b, 0, sizeof(*b));
 	b->n_in = n_in;
 	b->numel = ert_shape_numel(out->rank, out->dims);
+	/* Shape inference guarantees this; a kernel must still never read out of bounds. */
 	for (uint32_t k = 0; k < n_in; k++) {
 		int64_t s = 1;
+		bool ok = in[k]->rank <= out->rank && n_in <= ERT_BCAST_MAX_IN;
 
-		for (int32_t j = in[k]->rank - 1; j >= 0; j--) {
+		for (int32_t j = in[k]->rank - 1; ok && j >= 0; j--) {
+			int64_t o = out->dims[j + out->rank - in[k]->rank];
+
+			ok = in[k]->dims[j] == o || in[k]->dims[j] == 1;
 			own[k][j] = s;
 			s *= in[k]->dims[j];
+		}
+		if (!ok) {
+			ert_err_set(err, "input %u does not broadcast to the output shape", k);
+			return ERT_STATUS_INTERNAL;
 		}
 	}
 	/* Size-1 output dims carry nothing: drop them. */
@@ -61,6 +70,7 @@ void ert_bcast_init(struct ert_bcast *b, const struct ert_value *out,
 		m = 1;
 	}
 	b->rank = m;
+	return ERT_OK;
 }
 
 struct bcast_job {

@@ -38,9 +38,9 @@ struct ert_bcast {
 	int64_t strides[ERT_BCAST_MAX_IN][ERT_MAX_RANK];
 };
 
-/* @in[i] must broadcast to @out (shape inference checked it). */
-void ert_bcast_init(struct ert_bcast *b, const struct ert_value *out,
-		    const struct ert_value *const *in, uint32_t n_in);
+/* INTERNAL error when some @in[i] does not broadcast to @out. */
+ert_status ert_bcast_init(struct ert_bcast *b, const struct ert_value *out,
+			  const struct ert_value *const *in, uint32_t n_in, struct ert_err *err);
 
 /*
  * One contiguous run of @n output elements starting at @out_off; input i

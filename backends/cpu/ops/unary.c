@@ -115,11 +115,23 @@ static bool unary_supports(const struct ert_exec *x)
 	return false;
 }
 
+/* Shape inference guarantees this; a kernel must still never write out of bounds. */
+static ert_status same_count(const struct ert_exec *x, struct ert_err *err)
+{
+	if (x->out[0]->numel == x->in[0]->numel)
+		return ERT_OK;
+	ert_err_set(err, "%s '%s': output has %lld elements, input %lld", ert_op_name(x->node->op),
+		    x->node->name, (long long)x->out[0]->numel, (long long)x->in[0]->numel);
+	return ERT_STATUS_INTERNAL;
+}
+
 static ert_status unary_compute(struct ert_cpu *cpu, struct ert_exec *x, struct ert_err *err)
 {
 	struct ert_unary_params p;
-	ert_status st = ert_unary_params_read(x, &p, err);
+	ert_status st = same_count(x, err);
 
+	if (st == ERT_OK)
+		st = ert_unary_params_read(x, &p, err);
 	if (st != ERT_OK)
 		return st;
 	if (ert_ew_is_arith_float(x->in[0]->dtype))
@@ -145,6 +157,8 @@ static ert_status cast_compute(struct ert_cpu *cpu, struct ert_exec *x, struct e
 {
 	bool saturate = ert_attr_int(x->node, "saturate", 1) != 0;
 
+	if (same_count(x, err) != ERT_OK)
+		return ERT_STATUS_INTERNAL;
 	return ert_cast_run(cpu, x->in[0], x->out[0], saturate, err);
 }
 
