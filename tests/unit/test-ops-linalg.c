@@ -389,6 +389,59 @@ ERT_TEST(einsum_forms)
 	}
 }
 
+/* Matmul-shaped Einsums (SGEMM path, float32) agree with the general path (float64). */
+ERT_TEST(einsum_gemm_matches_general)
+{
+	static const struct { const char *eq; int32_t r[2]; int64_t d[2][4]; } cases[] = {
+		{ "bhqd,bhkd->bhqk", { 4, 4 }, { { 2, 3, 7, 16 }, { 2, 3, 9, 16 } } },
+		{ "bji,bjk->bki", { 3, 3 }, { { 2, 5, 6 }, { 2, 5, 4 } } },
+		{ "ik,jkl->ijl", { 2, 3 }, { { 3, 5 }, { 4, 5, 6 } } },
+		{ "ij,jk", { 2, 2 }, { { 13, 70 }, { 70, 11 } } },
+	};
+
+	for (size_t t = 0; t < sizeof(cases) / sizeof(cases[0]); t++) {
+		struct ert_node *node;
+		struct ert_graph *g = one_node(ERT_OP_Einsum, 2, &node);
+		struct ert_attr *at = ert_node_add_attr(g, node, "equation", ERT_ATTR_STRING);
+		struct ert_value v[2], vd[2], out, outd;
+		const struct ert_value *in[2] = { &v[0], &v[1] }, *ind[2] = { &vd[0], &vd[1] };
+		struct ert_err err;
+
+		at->s = cases[t].eq;
+		at->len = (uint32_t)strlen(cases[t].eq);
+		for (int i = 0; i < 2; i++) {
+			int64_t n = ert_shape_numel(cases[t].r[i], cases[t].d[i]);
+			double *dd = malloc(sizeof(double) * (size_t)n);
+
+			v[i] = mkval(cases[t].r[i], cases[t].d[i], rand_buf(n));
+			for (int64_t j = 0; j < n; j++)
+				dd[j] = ((float *)v[i].data)[j];
+			vd[i] = v[i];
+			vd[i].dtype = ERT_DTYPE_FLOAT64;
+			ert_value_finish(&vd[i]);
+			vd[i].data = dd;
+		}
+		REQUIRE(ert_cpu_eval_node(g, node, in, 2, &out, 1, &err) == ERT_OK);
+		REQUIRE(ert_cpu_eval_node(g, node, ind, 2, &outd, 1, &err) == ERT_OK);
+		CHECK_EQ_INT(out.numel, outd.numel);
+		double worst = 0;
+
+		for (int64_t i = 0; i < out.numel; i++) {
+			double dlt = fabs(((float *)out.data)[i] - ((double *)outd.data)[i]);
+
+			worst = dlt > worst ? dlt : worst;
+		}
+		CHECK_NEAR(worst, 0, 1e-4);
+		free(out.data);
+		free(outd.data);
+		for (int i = 0; i < 2; i++) {
+			free(v[i].data);
+			free(vd[i].data);
+		}
+		ert_graph_destroy(g);
+	}
+}
+
 /*
  * Recompute @node's output with no input marked constant (no prepacked
  * weights) on a 2-thread pool and compare with eval_node's result @ref.
@@ -505,5 +558,6 @@ ERT_TEST(bad_shapes_fail_cleanly)
 
 ERT_TEST_MAIN(ERT_TEST_ENTRY(conv_paths), ERT_TEST_ENTRY(gemm_variants),
 	      ERT_TEST_ENTRY(matmul_broadcast), ERT_TEST_ENTRY(sgemm_threads),
-	      ERT_TEST_ENTRY(einsum_forms), ERT_TEST_ENTRY(runtime_weights_match_packed),
+	      ERT_TEST_ENTRY(einsum_forms), ERT_TEST_ENTRY(einsum_gemm_matches_general),
+	      ERT_TEST_ENTRY(runtime_weights_match_packed),
 	      ERT_TEST_ENTRY(bad_shapes_fail_cleanly))

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * CPU Einsum, the general form: every output element sums the product of its
- * operands over the contracted labels. Each operand reaches a label through
+ * CPU Einsum. Matmul-shaped equations go to the SGEMM (linalg-einsum-gemm.c);
+ * the rest take the general form here: every output element sums the product
+ * of its operands over the contracted labels. Each operand reaches a label through
  * the sum of the strides of its axes carrying it, which covers diagonals
  * (repeated labels) and broadcast (size-1 axes get stride 0).
  */
@@ -12,7 +13,14 @@
 
 size_t ert_cpu_einsum_workspace(const struct ert_exec *x)
 {
-	return 0;
+	const char *eq = ert_attr_string(x->node, "equation", "");
+	struct ert_einsum e;
+	struct ert_err err;
+
+	if (ert_einsum_parse(&e, eq, x->n_in, (const struct ert_value *const *)x->in, &err,
+			     x->node->name) != ERT_OK)
+		return 0;
+	return ert_cpu_einsum_gemm_workspace(x, &e);
 }
 
 struct einsum_job {
@@ -92,6 +100,11 @@ ert_status ert_cpu_einsum_compute(struct ert_cpu *cpu, struct ert_exec *x, struc
 	st = ert_einsum_parse(&e, eq, x->n_in, (const struct ert_value *const *)x->in, err,
 			      x->node->name);
 	if (st != ERT_OK)
+		return st;
+	bool done;
+
+	st = ert_cpu_einsum_gemm(cpu, x, &e, &done);
+	if (st != ERT_OK || done)
 		return st;
 	memset(&job, 0, sizeof(job));
 	job.e = &e;
