@@ -109,6 +109,9 @@ done
 expect_fail "convert missing file" "cannot open '$T/none.onnx'" \
 	"$E" convert "$T/none.onnx" -o "$T/none.ert"
 expect_fail "run on a directory" "cannot open '$T'" "$E" run "$T"
+: >"$T/empty.ert"
+expect_fail "run empty file" "the file is empty" "$E" run "$T/empty.ert"
+expect_fail "info empty file" "the file is empty" "$E" info "$T/empty.ert"
 
 # --- zoo: build, describe, run, bench, profile --------------------------------
 expect_ok "zoo --list" "$E" zoo --list

@@ -6,6 +6,7 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -144,17 +145,20 @@ static bool check_readable(const char *cmd, const char *path)
 {
 	struct stat st;
 	int fd = open(path, O_RDONLY);
+	int rc;
 
-	if (fd < 0) {
+	if (fd < 0)
+		return cli_error(cmd, "cannot open '%s': %s", path, strerror(errno)), false;
+	rc = fstat(fd, &st);
+	if (rc != 0)
 		cli_error(cmd, "cannot open '%s': %s", path, strerror(errno));
-		return false;
-	}
-	if (fstat(fd, &st) == 0 && S_ISDIR(st.st_mode)) {
-		close(fd);
-		cli_error(cmd, "cannot open '%s': %s", path, strerror(EISDIR));
-		return false;
-	}
 	close(fd);
+	if (rc != 0)
+		return false;
+	if (S_ISDIR(st.st_mode))
+		return cli_error(cmd, "cannot open '%s': %s", path, strerror(EISDIR)), false;
+	if (S_ISREG(st.st_mode) && st.st_size == 0)
+		return cli_error(cmd, "cannot load '%s': the file is empty", path), false;
 	return true;
 }
 
@@ -173,47 +177,6 @@ bool cli_load_model(const char *cmd, const char *path, ert_model **model_out)
 	return true;
 }
 
-bool cli_read_file(const char *cmd, const char *path, void **data_out, size_t *size_out)
-{
-	struct stat st;
-	void *data = NULL;
-	size_t got = 0;
-	int fd = open(path, O_RDONLY);
-
-	if (fd < 0) {
-		cli_error(cmd, "cannot open '%s': %s", path, strerror(errno));
-		return false;
-	}
-	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-		cli_error(cmd, "cannot read '%s': not a regular file", path);
-		goto fail;
-	}
-	data = malloc(st.st_size ? (size_t)st.st_size : 1);
-	if (!data) {
-		cli_error(cmd, "cannot read '%s': out of memory", path);
-		goto fail;
-	}
-	while (got < (size_t)st.st_size) {
-		ssize_t r = read(fd, (char *)data + got, (size_t)st.st_size - got);
-
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r <= 0) {
-			cli_error(cmd, "cannot read '%s': %s", path, r < 0 ? strerror(errno) : "short read");
-			goto fail;
-		}
-		got += (size_t)r;
-	}
-	close(fd);
-	*data_out = data;
-	*size_out = got;
-	return true;
-fail:
-	free(data);
-	close(fd);
-	return false;
-}
-
 /*
  * The header's version field: magic (8 bytes) then a little-endian u32, as
  * docs/model-format.md lays it out.
@@ -230,25 +193,46 @@ static uint32_t ert_header_version(const void *data, size_t size)
 bool cli_graph_load(const char *cmd, const char *path, bool optimize, struct cli_graph *out)
 {
 	struct ert_err err = { "" };
-	ert_status st;
+	uint8_t head[16];
+	struct stat st;
+	ert_status status;
+	ssize_t got;
+	int fd;
 
 	memset(out, 0, sizeof(*out));
-	if (!cli_read_file(cmd, path, &out->image, &out->image_size))
-		return false;
-	if (ert_format_probe(out->image, out->image_size)) {
+	fd = open(path, O_RDONLY);
+	if (fd < 0)
+		return cli_error(cmd, "cannot open '%s': %s", path, strerror(errno)), false;
+	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+		close(fd);
+		return cli_error(cmd, "cannot read '%s': not a regular file", path), false;
+	}
+	if (st.st_size == 0) {
+		close(fd);
+		return cli_error(cmd, "cannot load '%s': the file is empty", path), false;
+	}
+	got = pread(fd, head, sizeof(head), 0);
+	if (got > 0 && ert_format_probe(head, (size_t)got)) {
+		/* map, as the runtime does: the graph's constants point into the file */
 		out->is_ert = true;
+		out->image_size = (size_t)st.st_size;
+		out->image = mmap(NULL, out->image_size, PROT_READ, MAP_PRIVATE, fd, 0);
+		close(fd);
+		if (out->image == MAP_FAILED) {
+			out->image = NULL;
+			return cli_error(cmd, "cannot map '%s': %s", path, strerror(errno)), false;
+		}
 		out->format_version = ert_header_version(out->image, out->image_size);
-		st = ert_format_load(out->image, out->image_size, &out->graph, &err);
+		status = ert_format_load(out->image, out->image_size, &out->graph, &err);
 	} else {
 		struct ert_onnx_options opt = { .optimize = optimize };
 
-		free(out->image);
-		out->image = NULL;
-		st = ert_onnx_import_file(path, &opt, &out->graph, &err);
+		close(fd);
+		status = ert_onnx_import_file(path, &opt, &out->graph, &err);
 	}
-	if (st != ERT_OK) {
+	if (status != ERT_OK) {
 		cli_error(cmd, "failed to load '%s': %s", path,
-			  err.msg[0] ? err.msg : ert_status_string(st));
+			  err.msg[0] ? err.msg : ert_status_string(status));
 		cli_graph_free(out);
 		return false;
 	}
@@ -258,7 +242,8 @@ bool cli_graph_load(const char *cmd, const char *path, bool optimize, struct cli
 void cli_graph_free(struct cli_graph *cg)
 {
 	ert_graph_destroy(cg->graph);
-	free(cg->image);
+	if (cg->image)
+		munmap(cg->image, cg->image_size);
 	memset(cg, 0, sizeof(*cg));
 }
 

@@ -47,21 +47,19 @@ bool cli_parse_backends(const char *cmd, const char *list, ert_config *cfg);
 bool cli_load_model(const char *cmd, const char *path, ert_model **model_out);
 
 /*
- * A graph loaded for inspection: .ert files through ert_format_load (the file's
- * bytes stay alive with the graph), anything else through the ONNX importer.
+ * A graph loaded for inspection: .ert files mapped and read through
+ * ert_format_load (the mapping lives as long as the graph), anything else
+ * through the ONNX importer.
  */
 struct cli_graph {
 	struct ert_graph *graph;
-	void *image;           /* .ert file contents the graph's constants point into */
+	void *image;           /* .ert mapping the graph's constants point into */
 	size_t image_size;
 	bool is_ert;
 	uint32_t format_version; /* .ert only: version field of the header */
 };
 bool cli_graph_load(const char *cmd, const char *path, bool optimize, struct cli_graph *out);
 void cli_graph_free(struct cli_graph *cg);
-
-/* Read a whole file into a malloc'd buffer. Prints the error; false on failure. */
-bool cli_read_file(const char *cmd, const char *path, void **data_out, size_t *size_out);
 
 /* Threads a session with @cfg uses: num_threads, or one per online CPU (at most 32). */
 uint32_t cli_thread_count(const ert_config *cfg);
