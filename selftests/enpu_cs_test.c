@@ -1,0 +1,233 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * Copyright (C) 2026 The edgert authors
+ *
+ * The shared command stream code (kmod/enpu_cs.c) built for userspace: the
+ * validator's accept/reject decisions, and a mutation fuzzer that executes
+ * every stream the validator accepts on buffers followed by guard pages, so
+ * that any access past a region's end crashes the test. No device needed.
+ */
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/mman.h>
+
+#include "kselftest_harness.h"
+#include "enpu_lib.h"
+#include "enpu_cs.h"
+
+#define PAGE 4096
+#define NREG 3
+
+/* region r: size[r] bytes ending exactly at a PROT_NONE page */
+struct guarded {
+	uint8_t *base[NREG];
+	void *map[NREG];
+	size_t maplen[NREG];
+	u64 size[NREG];
+};
+
+static int guarded_alloc(struct guarded *g, const u64 *size)
+{
+	int r;
+
+	for (r = 0; r < NREG; r++) {
+		size_t pages = (size[r] + PAGE - 1) / PAGE + 1;
+		uint8_t *m = mmap(NULL, pages * PAGE, PROT_READ | PROT_WRITE,
+				  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+		if (m == MAP_FAILED)
+			return -1;
+		if (mprotect(m + (pages - 1) * PAGE, PAGE, PROT_NONE))
+			return -1;
+		g->map[r] = m;
+		g->maplen[r] = pages * PAGE;
+		g->base[r] = m + (pages - 1) * PAGE - size[r];
+		g->size[r] = size[r];
+		memset(g->base[r], 0x11 * (r + 1), size[r]);
+	}
+	return 0;
+}
+
+static void guarded_free(struct guarded *g)
+{
+	int r;
+
+	for (r = 0; r < NREG; r++)
+		munmap(g->map[r], g->maplen[r]);
+}
+
+/* One command of every opcode, tensors in regions 0 (in), 1 (weights), 2 (out). */
+static uint32_t build_all_ops(struct enpu_cs *cs)
+{
+	struct enpu_cs_conv2d *c;
+	struct enpu_cs_matmul *m;
+	struct enpu_cs_eltwise *e;
+	struct enpu_cs_pool *p;
+	struct enpu_cs_lut *l;
+	struct enpu_cs_copy *cp;
+
+	enpu_cs_begin(cs);
+	enpu_cs_add(cs, ENPU_OP_NOP, sizeof(struct enpu_cs_cmd));
+	c = enpu_cs_add(cs, ENPU_OP_CONV2D, sizeof(*c));
+	c->in = enpu_tensor(0, 0, 1, 6, 6, 4);
+	c->weights = enpu_tensor(1, 0, 4, 3, 3, 4);
+	c->bias = enpu_tensor(1, 512, 4, 1, 1, 1);
+	c->bias.stride[0] = 4;
+	c->requant = enpu_tensor(1, 768, 4, 1, 1, 1);
+	c->requant.stride[0] = 8;
+	c->out = enpu_tensor(2, 0, 1, 6, 6, 4);
+	c->quant = enpu_quant_identity();
+	c->stride_h = c->stride_w = c->dil_h = c->dil_w = 1;
+	c->pad_top = c->pad_left = c->pad_bottom = c->pad_right = 1;
+	c->groups = 1;
+	m = enpu_cs_add(cs, ENPU_OP_MATMUL, sizeof(*m));
+	m->a = enpu_tensor(0, 0, 1, 4, 16, 1);
+	m->w = enpu_tensor(1, 0, 1, 8, 16, 1);
+	m->bias = enpu_tensor_none();
+	m->requant = enpu_tensor_none();
+	m->out = enpu_tensor(2, 256, 1, 4, 8, 1);
+	m->quant = enpu_quant_identity();
+	e = enpu_cs_add(cs, ENPU_OP_ELTWISE, sizeof(*e));
+	e->a = enpu_tensor(0, 0, 1, 2, 4, 8);
+	e->b = enpu_tensor(1, 0, 1, 1, 1, 8);
+	e->out = enpu_tensor(2, 512, 1, 2, 4, 8);
+	e->quant = enpu_quant_identity();
+	e->op = ENPU_ELTWISE_ADD;
+	e->a_mult = e->b_mult = 1 << 30;
+	p = enpu_cs_add(cs, ENPU_OP_POOL, sizeof(*p));
+	p->in = enpu_tensor(0, 0, 1, 6, 6, 4);
+	p->out = enpu_tensor(2, 600, 1, 3, 3, 4);
+	p->quant.act_min = -128;
+	p->quant.act_max = 127;
+	p->mode = ENPU_POOL_AVG;
+	p->kernel_h = p->kernel_w = 3;
+	p->stride_h = p->stride_w = 2;
+	p->pad_top = p->pad_left = p->pad_bottom = p->pad_right = 1;
+	l = enpu_cs_add(cs, ENPU_OP_LUT, sizeof(*l));
+	l->in = enpu_tensor(0, 0, 1, 1, 8, 8);
+	l->table = enpu_tensor(1, 0, 256, 1, 1, 1);
+	l->table.stride[0] = 1;
+	l->out = enpu_tensor(2, 700, 1, 1, 8, 8);
+	cp = enpu_cs_add(cs, ENPU_OP_COPY, sizeof(*cp));
+	cp->src = enpu_tensor(0, 0, 1, 2, 3, 4);
+	cp->dst = enpu_tensor(2, 800, 1, 2, 3, 4);
+	return enpu_cs_end(cs);
+}
+
+static const u64 all_ops_sizes[NREG] = { 144, 1024, 1024 };
+
+TEST(validate_accepts_every_opcode)
+{
+	static struct enpu_cs cs;
+	struct enpu_cs_info info;
+	uint32_t len = build_all_ops(&cs);
+	int op;
+
+	ASSERT_EQ(0, enpu_cs_validate(cs.buf, len, all_ops_sizes, NREG, &info));
+	ASSERT_EQ(ENPU_OP_COUNT, info.num_cmds);
+	for (op = 0; op < ENPU_OP_COUNT; op++)
+		ASSERT_EQ(1, info.op_count[op]);
+	ASSERT_EQ(0x3, info.read_mask);
+	ASSERT_EQ(0x4, info.write_mask);
+	ASSERT_GT(info.work, 6 * 6 * 4 * 36);
+}
+
+TEST(validate_rejects_every_truncation)
+{
+	static struct enpu_cs cs;
+	uint32_t len = build_all_ops(&cs), cut;
+	struct enpu_cs_header *h = (void *)cs.buf;
+
+	for (cut = 0; cut < len; cut++) {
+		h->size = cut;
+		ASSERT_EQ(-EINVAL, enpu_cs_validate(cs.buf, cut, all_ops_sizes, NREG, NULL));
+	}
+}
+
+TEST(validate_region_sizes_are_exact)
+{
+	static struct enpu_cs cs;
+	uint32_t len = build_all_ops(&cs);
+	u64 sizes[NREG];
+	int r;
+
+	/* find the smallest size each region may have, then one byte less fails */
+	for (r = 0; r < NREG; r++) {
+		memcpy(sizes, all_ops_sizes, sizeof(sizes));
+		while (sizes[r] && !enpu_cs_validate(cs.buf, len, sizes, NREG, NULL))
+			sizes[r]--;
+		ASSERT_EQ(-ERANGE, enpu_cs_validate(cs.buf, len, sizes, NREG, NULL));
+		sizes[r]++;
+		ASSERT_EQ(0, enpu_cs_validate(cs.buf, len, sizes, NREG, NULL));
+	}
+	ASSERT_EQ(-EINVAL, enpu_cs_validate(cs.buf, len, all_ops_sizes, 2, NULL));
+	ASSERT_EQ(-EINVAL, enpu_cs_validate(cs.buf, len, all_ops_sizes, ENPU_CS_MAX_REGIONS + 1,
+					    NULL));
+}
+
+static int abort_after(void *arg)
+{
+	int *left = arg;
+
+	return --*left <= 0;
+}
+
+TEST(execute_stops_when_asked)
+{
+	static struct enpu_cs cs;
+	struct guarded g;
+	void *regions[NREG];
+	int left, r;
+
+	build_all_ops(&cs);
+	ASSERT_EQ(0, guarded_alloc(&g, all_ops_sizes));
+	for (r = 0; r < NREG; r++)
+		regions[r] = g.base[r];
+	left = 1000000;
+	ASSERT_EQ(0, enpu_cs_execute(cs.buf, regions, NREG, abort_after, &left));
+	left = 3;
+	ASSERT_EQ(-ECANCELED, enpu_cs_execute(cs.buf, regions, NREG, abort_after, &left));
+	guarded_free(&g);
+}
+
+TEST(fuzz_accepted_streams_stay_in_bounds)
+{
+	static struct enpu_cs cs, mut;
+	uint32_t len = build_all_ops(&cs), seed = 1, i, accepted = 0, rejected = 0;
+	struct guarded g;
+	void *regions[NREG];
+	int r;
+
+	ASSERT_EQ(0, guarded_alloc(&g, all_ops_sizes));
+	for (r = 0; r < NREG; r++)
+		regions[r] = g.base[r];
+	for (i = 0; i < 30000; i++) {
+		int flips = 1 + i % 4, k;
+
+		memcpy(mut.buf, cs.buf, len);
+		for (k = 0; k < flips; k++) {
+			uint32_t pos, val;
+
+			seed = seed * 1103515245u + 12345u;
+			pos = (seed >> 8) % len;
+			seed = seed * 1103515245u + 12345u;
+			val = seed >> 16;
+			/* small integers hit the interesting boundaries more often */
+			mut.buf[pos] = (k & 1) ? (uint8_t)val : (uint8_t)(val % 8) - 2;
+		}
+		if (enpu_cs_validate(mut.buf, len, all_ops_sizes, NREG, NULL)) {
+			rejected++;
+			continue;
+		}
+		accepted++;
+		/* must not fault on the guard pages */
+		ASSERT_EQ(0, enpu_cs_execute(mut.buf, regions, NREG, NULL, NULL));
+	}
+	TH_LOG("%u mutated streams accepted and executed, %u rejected", accepted, rejected);
+	ASSERT_GT(accepted, 100);
+	ASSERT_GT(rejected, 100);
+	guarded_free(&g);
+}
+
+TEST_HARNESS_MAIN
