@@ -481,6 +481,10 @@ static ert_status import_node(struct importer *im, const Onnx__NodeProto *np, in
 		ert_err_set(im->err, "unsupported op '%s' (node '%s')", type, name);
 		return ERT_STATUS_UNSUPPORTED;
 	}
+	if (np->n_output == 0) {
+		ert_err_set(im->err, "node '%s' (%s) has no outputs", name, type);
+		return ERT_STATUS_INVALID_MODEL;
+	}
 	if (np->n_input > ERT_NODE_MAX_IO || np->n_output > ERT_NODE_MAX_IO) {
 		ert_err_set(im->err, "node '%s' has %zu inputs and %zu outputs, at most %d each",
 			    name, np->n_input, np->n_output, ERT_NODE_MAX_IO);
@@ -541,8 +545,10 @@ static ert_status import_model(struct importer *im, const Onnx__ModelProto *m,
 	    (st = import_nodes(im, gp)) != ERT_OK ||
 	    (st = import_outputs(im, gp)) != ERT_OK)
 		return st;
-	if ((st = ert_graph_toposort(im->g, im->err)) != ERT_OK ||
-	    (st = ert_graph_validate(im->g, im->err)) != ERT_OK)
+	/* toposort memcpy()s into g->nodes, which is NULL for a graph without nodes */
+	if (im->g->n_nodes && (st = ert_graph_toposort(im->g, im->err)) != ERT_OK)
+		return st;
+	if ((st = ert_graph_validate(im->g, im->err)) != ERT_OK)
 		return st;
 	if (opt && opt->optimize)
 		st = ert_graph_optimize(im->g, im->err);

@@ -108,14 +108,35 @@ static bool all_inputs_const(const struct ert_graph *g, const struct ert_node *n
 	return any;
 }
 
-/* Infer first, so that oversized outputs are refused before anything is allocated. */
+/* Ops whose cost is not linear in their input and output sizes. */
+static bool is_heavy(enum ert_op op)
+{
+	switch (op) {
+	case ERT_OP_Conv: case ERT_OP_ConvTranspose: case ERT_OP_ConvInteger:
+	case ERT_OP_QLinearConv: case ERT_OP_Gemm: case ERT_OP_MatMul:
+	case ERT_OP_MatMulInteger: case ERT_OP_QLinearMatMul: case ERT_OP_Einsum:
+	case ERT_OP_MaxPool: case ERT_OP_AveragePool: case ERT_OP_LpPool:
+	case ERT_OP_Resize: case ERT_OP_Upsample: case ERT_OP_LRN:
+		return true;
+	default:
+		return false;
+	}
+}
+
+/*
+ * Infer first, so that oversized outputs are refused before anything is
+ * allocated. For heavy ops, output elements times the largest input bounds the
+ * work (a matmul's K, a convolution's taps, a pool's window); a model of a few
+ * bytes must not keep the importer busy for minutes.
+ */
 static bool fold_size_ok(const struct ert_graph *g, const struct ert_node *n,
 			 const struct ert_value *const *in, struct ert_value *out)
 {
 	ert_infer_fn infer = ert_op_infer(n->op);
-	struct ert_value *outp[64];
+	struct ert_value *outp[64 + 8] = { NULL };
 	struct ert_err local;
 	size_t in_bytes = 0, out_bytes = 0;
+	int64_t max_in = 0, out_numel = 0;
 
 	if (!infer || n->n_outputs > 64)
 		return false;
@@ -130,16 +151,22 @@ static bool fold_size_ok(const struct ert_graph *g, const struct ert_node *n,
 
 	if (infer(&ctx) != ERT_OK)
 		return false;
-	for (uint32_t k = 0; k < n->n_inputs; k++)
-		if (in[k])
-			in_bytes += in[k]->nbytes;
+	for (uint32_t k = 0; k < n->n_inputs; k++) {
+		if (!in[k])
+			continue;
+		in_bytes += in[k]->nbytes;
+		max_in = in[k]->numel > max_in ? in[k]->numel : max_in;
+	}
 	for (uint32_t k = 0; k < n->n_outputs; k++) {
 		if (!ert_value_finish(&out[k]))
 			return false;
 		if (out[k].nbytes > SIZE_MAX / 4 - out_bytes)
 			return false;
 		out_bytes += out[k].nbytes;
+		out_numel += out[k].numel;
 	}
+	if (is_heavy(n->op) && max_in && out_numel > ERT_OPT_FOLD_MAX_WORK / max_in)
+		return false;
 	return out_bytes <= ERT_OPT_FOLD_MAX_BYTES || out_bytes <= 2 * in_bytes;
 }
 
@@ -147,13 +174,12 @@ static ert_status fold_node(struct ert_graph *g, struct ert_node *n, bool *chang
 			    struct ert_err *err)
 {
 	struct ert_value in_vals[64], out[64];
-	const struct ert_value *in[64];
+	const struct ert_value *in[64 + 8] = { NULL }; /* spare NULLs for reading ahead */
 	struct ert_err local;
 
 	if (n->n_inputs > 64 || n->n_outputs > 64 || n->n_outputs == 0)
 		return ERT_OK;
 	for (uint32_t k = 0; k < n->n_inputs; k++) {
-		in[k] = NULL;
 		if (n->inputs[k] >= 0) {
 			ert_opt_tensor_value(g, n->inputs[k], &in_vals[k]);
 			in[k] = &in_vals[k];

@@ -72,14 +72,20 @@ static bool act_of(const struct ert_graph *g, const struct ert_node *n, struct e
 	}
 }
 
-/* The host's output is float32: known from the tensor, else from its first input. */
+/*
+ * The host's output is float32: known from the tensor, else from any input
+ * (every host op takes one element type T for its inputs and output).
+ */
 static bool host_is_f32(const struct ert_graph *g, const struct ert_node *h)
 {
 	ert_dtype dt = g->tensors[h->outputs[0]].dtype;
 
-	if (dt == ERT_DTYPE_UNDEFINED && h->n_inputs > 0 && h->inputs[0] >= 0)
-		dt = g->tensors[h->inputs[0]].dtype;
-	return dt == ERT_DTYPE_FLOAT32;
+	if (dt != ERT_DTYPE_UNDEFINED)
+		return dt == ERT_DTYPE_FLOAT32;
+	for (uint32_t k = 0; k < h->n_inputs; k++)
+		if (h->inputs[k] >= 0 && g->tensors[h->inputs[k]].dtype == ERT_DTYPE_FLOAT32)
+			return true;
+	return false;
 }
 
 ert_status ert_opt_fuse_activations(struct ert_graph *g, bool *changed, struct ert_err *err)

@@ -13,6 +13,8 @@
 
 /* Folded outputs above this many bytes are kept only when folding does not grow the model. */
 #define ERT_OPT_FOLD_MAX_BYTES ((size_t)4 << 20)
+/* Heavy ops (matmul, convolution, pooling) fold only below this many multiply-adds. */
+#define ERT_OPT_FOLD_MAX_WORK ((int64_t)1 << 26)
 
 ert_status ert_opt_infer_shapes(struct ert_graph *g, bool *changed, struct ert_err *err);
 ert_status ert_opt_fold_constants(struct ert_graph *g, bool *changed, struct ert_err *err);

@@ -23,8 +23,16 @@ static const pass_fn passes[] = {
 
 ert_status ert_graph_optimize(struct ert_graph *g, struct ert_err *err)
 {
-	ert_status st = ert_graph_toposort(g, err);
+	ert_status st;
 	bool changed = true;
+
+	/*
+	 * Nothing to do without nodes or tensors; and toposort/compact would pass
+	 * NULL arrays to memcpy/memset for such graphs.
+	 */
+	if (!g->n_nodes || !g->n_tensors)
+		return ert_graph_validate(g, err);
+	st = ert_graph_toposort(g, err);
 
 	for (int round = 0; round < MAX_ROUNDS && changed && st == ERT_OK; round++) {
 		changed = false;
@@ -37,7 +45,7 @@ ert_status ert_graph_optimize(struct ert_graph *g, struct ert_err *err)
 			ert_err_set(err, "failed to compact graph: out of memory");
 			st = cst;
 		}
-		if (st == ERT_OK)
+		if (st == ERT_OK && g->n_nodes)
 			st = ert_graph_toposort(g, err);
 	}
 	if (st == ERT_OK)

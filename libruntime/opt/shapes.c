@@ -18,8 +18,13 @@ struct infer_bufs {
 	struct ert_value **out;
 };
 
+/* Spare NULL entries past n_in / n_out, for shape inference that reads ahead. */
+#define SPARE 8
+
 static bool bufs_reserve(struct infer_bufs *b, uint32_t n_in, uint32_t n_out)
 {
+	n_in += SPARE;
+	n_out += SPARE;
 	if (n_in > b->cap_in) {
 		void *v = realloc(b->in_vals, n_in * sizeof(*b->in_vals));
 
@@ -60,6 +65,8 @@ static bool inputs_ready(const struct ert_graph *g, const struct ert_node *n)
 {
 	uint32_t need = ert_op_value_inputs(n->op);
 
+	if (n->n_inputs == 0 || n->inputs[0] < 0)
+		return false; /* every op of ert-ops.def needs its first input */
 	for (uint32_t k = 0; k < n->n_inputs; k++) {
 		int32_t t = n->inputs[k];
 
@@ -114,11 +121,15 @@ ert_status ert_opt_infer_shapes(struct ert_graph *g, bool *changed, struct ert_e
 
 		if (n->dead || !infer || !inputs_ready(g, n))
 			continue;
-		if (!bufs_reserve(&b, n->n_inputs ? n->n_inputs : 1, n->n_outputs ? n->n_outputs : 1)) {
+		if (!bufs_reserve(&b, n->n_inputs, n->n_outputs)) {
 			ert_err_set(err, "failed to propagate shapes: out of memory");
 			st = ERT_STATUS_OUT_OF_MEMORY;
 			break;
 		}
+		for (uint32_t k = 0; k < b.cap_in; k++)
+			b.in[k] = NULL;
+		for (uint32_t k = 0; k < b.cap_out; k++)
+			b.out[k] = NULL;
 		for (uint32_t k = 0; k < n->n_inputs; k++) {
 			if (n->inputs[k] < 0) {
 				b.in[k] = NULL;
