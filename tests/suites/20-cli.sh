@@ -144,6 +144,14 @@ if [ $have_mnv2 -eq 1 ]; then
 	for f in min_ms median_ms max_ms peak_bytes; do
 		expect_out "bench --json $f" "\"$f\": [0-9]"
 	done
+	if command -v python3 >/dev/null 2>&1; then
+		for c in "info --json" "bench --json --loops 1 --warmup 0" "profile --json --loops 1"; do
+			# shellcheck disable=SC2086
+			"$E" $c "$T/mnv2.ert" >"$T/json" 2>"$T/err" &&
+				python3 -m json.tool "$T/json" >/dev/null 2>&1 && ok ||
+				bad "$c: output is not valid JSON"
+		done
+	fi
 	expect_ok "bench text" "$E" bench "$T/mnv2.ert" --loops 2 --warmup 0 --threads 1
 	expect_out "bench text" "median"
 
