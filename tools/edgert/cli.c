@@ -217,11 +217,13 @@ bool cli_graph_load(const char *cmd, const char *path, bool optimize, struct cli
 		out->is_ert = true;
 		out->image_size = (size_t)st.st_size;
 		out->image = mmap(NULL, out->image_size, PROT_READ, MAP_PRIVATE, fd, 0);
-		close(fd);
 		if (out->image == MAP_FAILED) {
 			out->image = NULL;
-			return cli_error(cmd, "cannot map '%s': %s", path, strerror(errno)), false;
+			cli_error(cmd, "cannot map '%s': %s", path, strerror(errno));
+			close(fd);
+			return false;
 		}
+		close(fd);
 		out->format_version = ert_header_version(out->image, out->image_size);
 		status = ert_format_load(out->image, out->image_size, &out->graph, &err);
 	} else {
