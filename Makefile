@@ -118,7 +118,7 @@ check: deps
 	@ERT_BUILD=$(BUILD) ERT_CONFORMANCE=$(CONFORMANCE) CC=$(CC) ./scripts/check.sh
 
 clean:
-	rm -rf build build-san build-fuzz
+	rm -rf build build-san build-fuzz build-clang
 
 # Parts of the tree with a build of their own (kernel module, selftests, fuzzers)
 # hook in here.
