@@ -118,6 +118,9 @@ ert_status ert_cpu_backend_create(const ert_config *cfg, struct ert_backend **ou
 	if (threads == 0) {
 		long n = sysconf(_SC_NPROCESSORS_ONLN);
 
+		/* power LOW: leave half the cores idle */
+		if (cfg && cfg->power == ERT_LEVEL_LOW)
+			n /= 2;
 		threads = n < 1 ? 1 : n > ERT_MAX_THREADS ? ERT_MAX_THREADS : (uint32_t)n;
 	}
 	cpu->num_threads = threads;

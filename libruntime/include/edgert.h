@@ -187,11 +187,23 @@ typedef struct ert_config {
 	uint32_t struct_size;                       /* set by ert_config_init() */
 	ert_backend_type backends[ERT_MAX_BACKENDS]; /* tried in order; CPU is always the fallback */
 	uint32_t num_backends;                      /* 0 means {CPU} */
-	ert_level precision;   /* LOW allows reduced-precision kernels; HIGH forbids them */
-	ert_level memory;      /* LOW trades speed for a smaller arena */
-	ert_level power;       /* LOW prefers fewer, slower cores */
-	uint32_t num_threads;  /* 1..32; 0 means one per online CPU (at most 32) */
-	const char *cache_path; /* optional file for prepared kernels; copied; may be NULL */
+	/* LOW allows backends reduced-precision kernels; HIGH forbids them. */
+	ert_level precision;
+	/*
+	 * Ops whose inputs are all constant for a plan are computed once while
+	 * planning if their outputs fit a budget: 1 MiB for LOW, 64 MiB for
+	 * NORMAL, 256 MiB for HIGH. LOW trades run time for memory.
+	 */
+	ert_level memory;
+	/* With num_threads 0: LOW uses half the online CPUs, NORMAL/HIGH all. */
+	ert_level power;
+	uint32_t num_threads;  /* 1..32; 0 means chosen from the online CPUs (at most 32) */
+	/*
+	 * Optional file where backends with costly preparation (GPU pipelines)
+	 * keep prepared kernels between runs; copied; may be NULL. The CPU
+	 * backend prepares in memory and does not use it.
+	 */
+	const char *cache_path;
 	int shape_mutable;     /* non-zero: inputs may be resized after creation */
 	ert_before_op_fn before_op; /* optional */
 	ert_after_op_fn after_op;   /* optional */

@@ -11,8 +11,18 @@
 #include "cpu/cpu-impl.h"
 #include "session/session-impl.h"
 
-/* Nodes whose inputs are all known are evaluated while planning, up to this size. */
-#define FOLD_MAX_BYTES (64u << 20)
+/*
+ * Nodes whose inputs are all known are evaluated while planning when their
+ * outputs fit this budget (they then cost memory instead of run time).
+ */
+static size_t fold_max_bytes(ert_level memory)
+{
+	switch (memory) {
+	case ERT_LEVEL_LOW: return (size_t)1 << 20;
+	case ERT_LEVEL_HIGH: return (size_t)256 << 20;
+	default: return (size_t)64 << 20;
+	}
+}
 
 static bool is_view_op(const struct ert_node *n)
 {
@@ -450,7 +460,7 @@ ert_status ert_plan_create(struct ert_session *s, struct ert_plan **out, struct 
 		for (uint32_t k = 0; k < n->n_outputs; k++)
 			if (n->outputs[k] >= 0 && need[n->outputs[k]])
 				needed = true;
-		if (inputs_known(p, n) && (needed || outputs_bytes(p, n) <= FOLD_MAX_BYTES)) {
+		if (inputs_known(p, n) && (needed || outputs_bytes(p, n) <= fold_max_bytes(s->cfg.memory))) {
 			st = fold_node(p, g, n, ptrs, err);
 			if (st == ERT_OK)
 				continue;
