@@ -7,9 +7,6 @@
 # The fuzz build compiles every library source again with coverage
 # instrumentation; it shares nothing with build/ or build-san/.
 
-# The .ert checksum is zlib's crc32.
-LDLIBS += -lz
-
 FUZZ_CC      ?= clang
 FUZZ_BUILD   := build-fuzz
 FUZZ_SECONDS ?= 20

@@ -36,6 +36,7 @@ struct bi_group {
 	struct bi_run *run;
 	char name[160];
 	long cases, failures, loaded;
+	double start;   /* seconds, CLOCK_MONOTONIC */
 };
 
 void bi_group_begin(struct bi_group *grp, struct bi_run *run, const char *fmt, ...)
