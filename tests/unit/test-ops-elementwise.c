@@ -444,6 +444,13 @@ static double ref_gelu_tanh(double x)
 	return 0.5 * x * (1.0 + tanh(0.79788456080286535588 * (x + 0.044715 * x * x * x)));
 }
 
+static double ref_hard_swish(double x)
+{
+	double t = x / 6.0 + 0.5;
+
+	return x * (t < 0 ? 0 : t > 1 ? 1 : t);
+}
+
 /* The vectorised float32 forms against double libm, in place, over [-20, 20]. */
 ERT_TEST(fast_math_accuracy)
 {
@@ -459,6 +466,7 @@ ERT_TEST(fast_math_accuracy)
 		{ "erf", ert_vm_erf_f32, erf },
 		{ "gelu", ert_vm_gelu_f32, ref_gelu },
 		{ "gelu_tanh", ert_vm_gelu_tanh_f32, ref_gelu_tanh },
+		{ "hard_swish", ert_vm_hard_swish_f32, ref_hard_swish },
 	};
 
 	for (size_t f = 0; f < sizeof(fns) / sizeof(fns[0]); f++) {

@@ -82,12 +82,13 @@ ert_status ert_unary_float_run(struct ert_cpu *cpu, enum ert_op op,
 			       const struct ert_unary_params *p, const struct ert_value *in,
 			       struct ert_value *out, struct ert_err *err);
 
-/* Vectorised float32 Sigmoid, Tanh, Erf, Gelu (unary-vmath.c); in place is fine. */
+/* Vectorised float32 Sigmoid, Tanh, Erf, Gelu, HardSwish (unary-vmath.c); in place is fine. */
 void ert_vm_sigmoid_f32(const float *x, float *y, int64_t n);
 void ert_vm_tanh_f32(const float *x, float *y, int64_t n);
 void ert_vm_erf_f32(const float *x, float *y, int64_t n);
 void ert_vm_gelu_f32(const float *x, float *y, int64_t n);
 void ert_vm_gelu_tanh_f32(const float *x, float *y, int64_t n);
+void ert_vm_hard_swish_f32(const float *x, float *y, int64_t n);
 
 /* Integer and bool unary ops (unary-int.c). */
 bool ert_unary_int_supported(enum ert_op op);

@@ -48,7 +48,8 @@ DEF_UNARY(tanh, tanh(v))
 DEF_UNARY(sigmoid, SIGMOID(v))
 /* Written so that NaN passes through. */
 DEF_UNARY(relu, v < (T)0 ? (T)0 : v)
-DEF_UNARY(leaky_relu, v < (T)0 ? v * (T)p->alpha : v)
+/* Selects before the multiply: a conditional multiply would not vectorise. */
+DEF_UNARY(leaky_relu, (v < (T)0 ? (T)0 : v) + (v < (T)0 ? v : (T)0) * (T)p->alpha)
 DEF_UNARY(elu, v < (T)0 ? (T)p->alpha * expm1(v) : v)
 DEF_UNARY(selu, v <= (T)0 ? (T)p->gamma * ((T)p->alpha * exp(v) - (T)p->alpha)
 			  : (T)p->gamma * v)
@@ -94,6 +95,7 @@ DEF_FAST(tanh)
 DEF_FAST(erf)
 DEF_FAST(gelu)
 DEF_FAST(gelu_tanh)
+DEF_FAST(hard_swish)
 
 #define ENTRY(o, name) { ERT_OP_##o, name##_f32, name##_f64, NULL }
 #define FAST(o, name) { ERT_OP_##o, name##_f32, name##_f64, name##_fast }
@@ -108,7 +110,7 @@ static const struct float_kernel {
 	ENTRY(Exp, exp), ENTRY(Log, log), FAST(Erf, erf), FAST(Tanh, tanh),
 	FAST(Sigmoid, sigmoid), ENTRY(Relu, relu), ENTRY(LeakyRelu, leaky_relu),
 	ENTRY(Elu, elu), ENTRY(Selu, selu), ENTRY(Celu, celu),
-	ENTRY(HardSigmoid, hard_sigmoid), ENTRY(HardSwish, hard_swish), FAST(Gelu, gelu),
+	ENTRY(HardSigmoid, hard_sigmoid), FAST(HardSwish, hard_swish), FAST(Gelu, gelu),
 	ENTRY(Softplus, softplus), ENTRY(Softsign, softsign), ENTRY(Mish, mish),
 	ENTRY(ThresholdedRelu, thresholded_relu), ENTRY(Shrink, shrink), ENTRY(Clip, clip),
 	ENTRY(Floor, floor), ENTRY(Ceil, ceil), ENTRY(Round, round), ENTRY(Sign, sign),

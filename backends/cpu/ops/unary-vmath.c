@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * float32 Sigmoid, Tanh, Erf and Gelu four lanes at a time, through the GCC/Clang
+ * float32 Sigmoid, Tanh, Erf, Gelu and HardSwish four lanes at a time, through the GCC/Clang
  * vector extension (SSE2 on x86-64, NEON on arm64; no intrinsics). libm's
  * expf/tanhf/erff are scalar calls, and without -ffast-math the compiler cannot
  * vectorise the selects these functions need; these loops are two to four
@@ -160,6 +160,16 @@ static inline v4f vgelu_tanh(v4f x)
 	return splat(0.5f) * x * (splat(1.0f) + vtanh(inner));
 }
 
+/* Same arithmetic as the scalar form (x/6 + 1/2, clamped, times x). */
+static inline v4f vhard_swish(v4f x)
+{
+	v4f t = x / splat(6.0f) + splat(0.5f);
+
+	t = select(t < splat(0.0f), splat(0.0f), t);
+	t = select(t > splat(1.0f), splat(1.0f), t);
+	return x * t;
+}
+
 /* Whole vectors straight from memory; the tail through a padded vector. */
 #define DEF_VLOOP(name, fn)                                                              \
 	void name(const float *x, float *y, int64_t n)                                  \
@@ -184,3 +194,4 @@ DEF_VLOOP(ert_vm_tanh_f32, vtanh)
 DEF_VLOOP(ert_vm_erf_f32, verf)
 DEF_VLOOP(ert_vm_gelu_f32, vgelu)
 DEF_VLOOP(ert_vm_gelu_tanh_f32, vgelu_tanh)
+DEF_VLOOP(ert_vm_hard_swish_f32, vhard_swish)
