@@ -44,9 +44,12 @@ static ert_status read_modes(const struct ert_node *n, bool legacy, struct ert_r
 		return fail(err, n, ERT_STATUS_UNSUPPORTED, "unknown mode '%s'", s);
 	p->mode = v == 3 ? ERT_RESIZE_LINEAR : (enum ert_resize_mode)v;
 	if (legacy) {
-		/* Upsample and Resize-10 predate the coordinate attributes. */
+		/*
+		 * Upsample and Resize-10 predate the coordinate attributes; ONNX's
+		 * version converter maps them to asymmetric coordinates, floor rounding.
+		 */
 		p->coord = ERT_COORD_ASYMMETRIC;
-		p->nearest = ERT_NEAREST_SIMPLE;
+		p->nearest = ERT_NEAREST_FLOOR;
 		p->cubic_a = -0.75;
 		return ERT_OK;
 	}

@@ -26,7 +26,6 @@ enum ert_resize_nearest {
 	ERT_NEAREST_ROUND_PREFER_CEIL,
 	ERT_NEAREST_FLOOR,
 	ERT_NEAREST_CEIL,
-	ERT_NEAREST_SIMPLE, /* Upsample and Resize-10: floor, ceil when downsampling */
 };
 
 struct ert_resize_params {

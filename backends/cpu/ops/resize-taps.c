@@ -84,8 +84,7 @@ static double transform(const struct ert_resize_params *p, int32_t d, int64_t xo
 	}
 }
 
-static void nearest_weights(const struct ert_resize_params *p, double scale, double ratio,
-			    double *w)
+static void nearest_weights(const struct ert_resize_params *p, double ratio, double *w)
 {
 	bool right;
 
@@ -96,7 +95,6 @@ static void nearest_weights(const struct ert_resize_params *p, double scale, dou
 		case ERT_NEAREST_ROUND_PREFER_CEIL: right = ratio >= 0.5; break;
 		case ERT_NEAREST_FLOOR: right = false; break;
 		case ERT_NEAREST_CEIL: right = true; break;
-		case ERT_NEAREST_SIMPLE: right = scale < 1.0; break;
 		default: right = ratio > 0.5; break;
 		}
 	}
@@ -111,7 +109,7 @@ static void kernel_weights(const struct ert_resize_params *p, double scale, doub
 	double s = scale < 1.0 ? scale : 1.0, sum = 0.0, a = p->cubic_a;
 
 	if (p->mode == ERT_RESIZE_NEAREST) {
-		nearest_weights(p, scale, ratio, w);
+		nearest_weights(p, ratio, w);
 		return;
 	}
 	if (!p->antialias) {
