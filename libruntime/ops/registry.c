@@ -14,6 +14,7 @@ extern const struct ert_op_def ert_op_defs_reduce[];
 extern const struct ert_op_def ert_op_defs_quant[];
 extern const struct ert_op_def ert_op_defs_resize[];
 extern const struct ert_op_def ert_op_defs_movement[];
+extern const struct ert_op_def ert_op_defs_loss[];
 
 static const struct ert_op_def *const families[] = {
 	ert_op_defs_unary,
@@ -26,6 +27,7 @@ static const struct ert_op_def *const families[] = {
 	ert_op_defs_quant,
 	ert_op_defs_resize,
 	ert_op_defs_movement,
+	ert_op_defs_loss,
 };
 
 static ert_infer_fn by_op[ERT_OP_COUNT];

@@ -14,6 +14,7 @@ extern const struct ert_cpu_op ert_cpu_ops_reduce[];
 extern const struct ert_cpu_op ert_cpu_ops_quant[];
 extern const struct ert_cpu_op ert_cpu_ops_resize[];
 extern const struct ert_cpu_op ert_cpu_ops_movement[];
+extern const struct ert_cpu_op ert_cpu_ops_loss[];
 
 static const struct ert_cpu_op *const families[] = {
 	ert_cpu_ops_unary,
@@ -26,6 +27,7 @@ static const struct ert_cpu_op *const families[] = {
 	ert_cpu_ops_quant,
 	ert_cpu_ops_resize,
 	ert_cpu_ops_movement,
+	ert_cpu_ops_loss,
 };
 
 static const struct ert_cpu_op *by_op[ERT_OP_COUNT];
