@@ -216,7 +216,7 @@ static bool in_gate(const struct tally *t, const char *model_path)
 			const Onnx__TypeProto *tp = vis[k][i]->type;
 
 			/* string tensors, sequences, maps and optionals are outside the gate */
-			if (!tp || !tp->tensor_type ||
+			if (!tp || tp->value_case != ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE ||
 			    tp->tensor_type->elem_type == ERT_DTYPE_STRING)
 				ok = false;
 		}
