@@ -46,7 +46,12 @@ expect_out() {
 
 # mknpy FILE DESCR SHAPE BYTES: an .npy of zeros (SHAPE as Python writes it)
 mknpy() {
-	dict="{'descr': '$2', 'fortran_order': False, 'shape': $3, }"
+	mkrawnpy "$1" "{'descr': '$2', 'fortran_order': False, 'shape': $3, }" "$4"
+}
+
+# mkrawnpy FILE DICT BYTES: a version 1.0 .npy with any header dict
+mkrawnpy() {
+	dict=$2
 	len=${#dict}
 	pad=$(( (64 - (10 + len + 1) % 64) % 64 ))
 	hlen=$((len + pad + 1))
@@ -55,7 +60,7 @@ mknpy() {
 		printf "\\$(printf %03o $((hlen % 256)))\\$(printf %03o $((hlen / 256)))"
 		printf '%s' "$dict"
 		printf "%${pad}s\n" ""
-		head -c "$4" /dev/zero
+		head -c "$3" /dev/zero
 	} >"$1"
 }
 
@@ -179,6 +184,23 @@ if [ $have_mnv2 -eq 1 ]; then
 	expect_fail "run -i Fortran .npy" "Fortran" "$E" run "$T/mnv2.ert" -i "input=$T/fortran.npy"
 	expect_fail "run -i unknown input" "no input 'nope'" \
 		"$E" run "$T/mnv2.ert" -i "nope=$T/zeros.npy"
+	# malformed .npy headers: each refused with a reason, never guessed at
+	mkrawnpy "$T/h.npy" "{'descr': '>f4', 'fortran_order': False, 'shape': (2,), }" 8
+	expect_fail ".npy big-endian" "unsupported element type '>f4'" "$E" run "$T/mnv2.ert" -i "$T/h.npy"
+	mkrawnpy "$T/h.npy" "{'descr': '<f4', 'shape': (2,), }" 8
+	expect_fail ".npy without fortran_order" "lacks 'fortran_order'" "$E" run "$T/mnv2.ert" -i "$T/h.npy"
+	mkrawnpy "$T/h.npy" "{'descr': '<f4', 'descr': '<f4', 'fortran_order': False, 'shape': (2,), }" 8
+	expect_fail ".npy repeated key" "repeated key 'descr'" "$E" run "$T/mnv2.ert" -i "$T/h.npy"
+	mkrawnpy "$T/h.npy" "{'descr': '<f4', 'fortran_order': False, 'shape': (1,1,1,1,1,1,1,1,1), }" 4
+	expect_fail ".npy rank 9" "malformed 'shape'" "$E" run "$T/mnv2.ert" -i "$T/h.npy"
+	mkrawnpy "$T/h.npy" "{'descr': '<f4', 'fortran_order': False, 'shape': (2,), 'x': 1}" 8
+	expect_fail ".npy unknown key" "key 'x'" "$E" run "$T/mnv2.ert" -i "$T/h.npy"
+	mkrawnpy "$T/h.npy" "['descr']" 0
+	expect_fail ".npy not a dict" "not a dict" "$E" run "$T/mnv2.ert" -i "$T/h.npy"
+	head -c 40 "$T/zeros.npy" >"$T/h.npy"
+	expect_fail ".npy truncated header" "truncated header" "$E" run "$T/mnv2.ert" -i "$T/h.npy"
+	printf '\223NUMPY\011\000\010\000{}      ' >"$T/h.npy"
+	expect_fail ".npy version 9" "unsupported .npy version 9" "$E" run "$T/mnv2.ert" -i "$T/h.npy"
 
 	# damaged model files
 	head -c 3000 "$T/mnv2.ert" >"$T/trunc.ert"
