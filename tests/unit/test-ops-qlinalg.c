@@ -159,6 +159,61 @@ ERT_TEST(qlinearconv_per_channel)
 	ert_graph_destroy(g);
 }
 
+/* ConvInteger, int8 input, stride 2, dilation 2, two groups, per-channel w zero points. */
+ERT_TEST(convinteger_strided_grouped)
+{
+	struct ert_node *node;
+	struct ert_graph *g = node_with(ERT_OP_ConvInteger, 4, &node);
+	enum { C = 4, M = 6, H = 11, W = 9, G = 2, CG = C / G, MG = M / G };
+	int8_t x[C * H * W];
+	uint8_t w[M * CG * 9], wzp[M] = { 3, 0, 200, 7, 128, 1 };
+	int8_t xzp = -5;
+	int64_t dx[4] = { 1, C, H, W }, dw[4] = { M, CG, 3, 3 }, dm[1] = { M };
+	int64_t pads[4] = { 2, 1, 0, 2 }, st[2] = { 2, 2 }, dl[2] = { 2, 2 };
+
+	for (int i = 0; i < C * H * W; i++)
+		x[i] = (int8_t)(i * 71 % 256 - 128);
+	for (int i = 0; i < M * CG * 9; i++)
+		w[i] = (uint8_t)(i * 37 % 256);
+	ert_node_set_attr_ints(g, node, "pads", pads, 4);
+	ert_node_set_attr_ints(g, node, "strides", st, 2);
+	ert_node_set_attr_ints(g, node, "dilations", dl, 2);
+	ert_node_set_attr_int(g, node, "group", G);
+	struct ert_value v[4] = {
+		val(ERT_DTYPE_INT8, 4, dx, x), val(ERT_DTYPE_UINT8, 4, dw, w),
+		val(ERT_DTYPE_INT8, 0, NULL, &xzp), val(ERT_DTYPE_UINT8, 1, dm, wzp),
+	};
+	const struct ert_value *in[4] = { &v[0], &v[1], &v[2], &v[3] };
+	struct ert_value y;
+	struct ert_err err;
+
+	REQUIRE(ert_cpu_eval_node(g, node, in, 4, &y, 1, &err) == ERT_OK);
+	CHECK_EQ_INT(y.dtype, ERT_DTYPE_INT32);
+	int64_t oh = (H + 2 + 0 - 5) / 2 + 1, ow = (W + 1 + 2 - 5) / 2 + 1;
+
+	CHECK_EQ_INT(y.dims[2], oh);
+	CHECK_EQ_INT(y.dims[3], ow);
+	for (int m = 0; m < M; m++)
+		for (int a = 0; a < oh; a++)
+			for (int b = 0; b < ow; b++) {
+				int32_t acc = 0;
+
+				for (int c = 0; c < CG; c++)
+					for (int ky = 0; ky < 3; ky++)
+						for (int kx = 0; kx < 3; kx++) {
+							int iy = a * 2 - 2 + ky * 2, ix = b * 2 - 1 + kx * 2;
+
+							if (iy < 0 || iy >= H || ix < 0 || ix >= W)
+								continue;
+							acc += (x[((m / MG * CG + c) * H + iy) * W + ix] - xzp) *
+							       (w[((m * CG + c) * 3 + ky) * 3 + kx] - wzp[m]);
+						}
+				CHECK_EQ_INT(((int32_t *)y.data)[(m * oh + a) * ow + b], acc);
+			}
+	free(y.data);
+	ert_graph_destroy(g);
+}
+
 ERT_TEST(bad_zero_point_shape)
 {
 	struct ert_node *node;
@@ -180,4 +235,5 @@ ERT_TEST(bad_zero_point_shape)
 
 ERT_TEST_MAIN(ERT_TEST_ENTRY(qlinearmatmul_rounding_and_saturation),
 	      ERT_TEST_ENTRY(matmulinteger_zero_points), ERT_TEST_ENTRY(qlinearconv_per_channel),
+	      ERT_TEST_ENTRY(convinteger_strided_grouped),
 	      ERT_TEST_ENTRY(bad_zero_point_shape))

@@ -4,10 +4,13 @@
  * (x - x_zero_point) and (w - w_zero_point) summed in int32; QLinear ops then
  * requantise with the real multiplier x_scale * w_scale / y_scale, rounding
  * half to even and saturating to the output type. This is the oracle the NPU
- * is checked against bit for bit, so it stays a direct loop.
+ * is checked against bit for bit: the loops below are direct (no im2col),
+ * vectorisable over output rows and columns.
  */
 #include <math.h>
+#include <stdatomic.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cpu/cpu-impl.h"
 #include "ops/linalg-geom.h"
@@ -64,6 +67,66 @@ static const struct ert_value *in_at(const struct ert_exec *x, uint32_t i)
 	return i < x->n_in ? x->in[i] : NULL;
 }
 
+/*
+ * Work is handed out by lane as in the SGEMM driver: lane i owns slot i of the
+ * workspace (an int32 accumulator plane or row) and pulls items from a shared
+ * counter. Accumulators are uint32_t so that int32 overflow wraps (defined)
+ * exactly like the int32 accumulation ONNX allows.
+ */
+static uint32_t machine_lanes(void)
+{
+	long n = sysconf(_SC_NPROCESSORS_ONLN);
+
+	return n < 1 ? 1 : n > ERT_MAX_THREADS ? ERT_MAX_THREADS : (uint32_t)n;
+}
+
+struct lanes {
+	uint32_t *scratch;
+	int64_t slot;             /* uint32_t per lane */
+	int64_t items;
+	atomic_int_fast64_t next;
+	void (*item)(const void *job, int64_t i, uint32_t *acc);
+	const void *job;
+};
+
+static void lane_main(void *arg, int64_t begin, int64_t end)
+{
+	struct lanes *l = arg;
+
+	for (int64_t lane = begin; lane < end; lane++)
+		for (;;) {
+			int64_t i = atomic_fetch_add(&l->next, 1);
+
+			if (i >= l->items)
+				break;
+			l->item(l->job, i, l->scratch + lane * l->slot);
+		}
+}
+
+static ert_status run_lanes(struct ert_cpu *cpu, struct ert_exec *x, int64_t items,
+			    int64_t slot, void (*item)(const void *, int64_t, uint32_t *),
+			    const void *job, struct ert_err *err)
+{
+	struct lanes l = { .scratch = x->workspace, .slot = slot, .items = items,
+			   .item = item, .job = job };
+	int64_t n = slot > 0 ? (int64_t)(x->workspace_size / ((size_t)slot * sizeof(uint32_t))) : 0;
+
+	if (items <= 0 || slot <= 0)
+		return ERT_OK;
+	if (!x->workspace || n < 1) {
+		ert_err_set(err, "%s '%s': workspace too small", ert_op_name(x->node->op),
+			    x->node->name);
+		return ERT_STATUS_INTERNAL;
+	}
+	if (n > (int64_t)cpu->num_threads)
+		n = cpu->num_threads > 0 ? cpu->num_threads : 1;
+	if (n > items)
+		n = items;
+	atomic_store(&l.next, 0);
+	ert_parallel_for(cpu->pool, n, 1, lane_main, &l);
+	return ERT_OK;
+}
+
 /* ---- convolution ---- */
 
 struct iconv_job {
@@ -73,85 +136,147 @@ struct iconv_job {
 	int64_t c_in, m, group, cin_g, m_g, kk, in_sp, out_sp;
 };
 
-static void iconv_planes(void *arg, int64_t begin, int64_t end)
+/* acc[ow] += (x[ow * sw] - xz) * wv over one output row, for each input type. */
+static void row_u8(uint32_t *restrict acc, const uint8_t *restrict x, int64_t n, int64_t sw,
+		   int32_t wv, int32_t c)
+{
+	if (sw == 1)
+		for (int64_t i = 0; i < n; i++)
+			acc[i] += (uint32_t)(x[i] * wv - c);
+	else
+		for (int64_t i = 0; i < n; i++)
+			acc[i] += (uint32_t)(x[i * sw] * wv - c);
+}
+
+static void row_i8(uint32_t *restrict acc, const int8_t *restrict x, int64_t n, int64_t sw,
+		   int32_t wv, int32_t c)
+{
+	if (sw == 1)
+		for (int64_t i = 0; i < n; i++)
+			acc[i] += (uint32_t)(x[i] * wv - c);
+	else
+		for (int64_t i = 0; i < n; i++)
+			acc[i] += (uint32_t)(x[i * sw] * wv - c);
+}
+
+/* One output plane (image n, channel m), tap by tap over whole output rows. */
+static void iconv_plane(const void *arg, int64_t pl, uint32_t *acc)
 {
 	const struct iconv_job *j = arg;
 	const struct ert_conv_geom *g = &j->g;
+	int64_t n = pl / j->m, m = pl % j->m, gi = m / j->m_g;
+	int32_t xz = zp_at(j->xzp, 0), wz = zp_at(j->wzp, m);
+	uint32_t b0 = j->bias ? (uint32_t)((const int32_t *)j->bias->data)[m] : 0;
+	const int64_t OH = g->out[1], OW = g->out[2], IH = g->in[1], IW = g->in[2];
 
-	for (int64_t pl = begin; pl < end; pl++) {
-		int64_t n = pl / j->m, m = pl % j->m, gi = m / j->m_g;
-		int32_t xz = zp_at(j->xzp, 0), wz = zp_at(j->wzp, m);
-		double mult = 0.0;
+	for (int64_t o = 0; o < j->out_sp; o++)
+		acc[o] = b0;
+	for (int64_t ci = 0; ci < j->cin_g; ci++) {
+		int64_t xbase = (n * j->c_in + gi * j->cin_g + ci) * j->in_sp;
+		int64_t wbase = (m * j->cin_g + ci) * j->kk;
 
-		if (j->qlinear)
-			mult = q_mult(j->xs, 0, j->ws, m, j->ys);
-		for (int64_t o = 0; o < j->out_sp; o++) {
-			int64_t ow = o % g->out[2], oh = (o / g->out[2]) % g->out[1];
-			int64_t od = o / g->out[2] / g->out[1];
-			int32_t acc = j->bias ? ((const int32_t *)j->bias->data)[m] : 0;
+		for (int64_t t = 0; t < j->kk; t++) {
+			int64_t kw = t % g->k[2], kh = (t / g->k[2]) % g->k[1];
+			int64_t kd = t / g->k[2] / g->k[1];
+			int32_t wv = q8_at(j->w, wbase + t) - wz;
+			int64_t off = kw * g->dil[2] - g->pad_b[2], sw = g->stride[2];
+			/* Output columns whose tap lands inside the row; padding adds zero. */
+			int64_t lo = off >= 0 ? 0 : (-off + sw - 1) / sw;
+			int64_t hi = IW - 1 - off < 0 ? -1 : (IW - 1 - off) / sw;
 
-			for (int64_t ci = 0; ci < j->cin_g; ci++) {
-				int64_t xbase = (n * j->c_in + gi * j->cin_g + ci) * j->in_sp;
-				int64_t wbase = (m * j->cin_g + ci) * j->kk;
+			if (hi > OW - 1)
+				hi = OW - 1;
+			if (wv == 0 || hi < lo)
+				continue;
+			for (int64_t od = 0; od < g->out[0]; od++) {
+				int64_t iz = od * g->stride[0] - g->pad_b[0] + kd * g->dil[0];
 
-				for (int64_t t = 0; t < j->kk; t++) {
-					int64_t kw = t % g->k[2], kh = (t / g->k[2]) % g->k[1];
-					int64_t kd = t / g->k[2] / g->k[1];
-					int64_t iz = od * g->stride[0] - g->pad_b[0] + kd * g->dil[0];
+				if (iz < 0 || iz >= g->in[0])
+					continue;
+				for (int64_t oh = 0; oh < OH; oh++) {
 					int64_t iy = oh * g->stride[1] - g->pad_b[1] + kh * g->dil[1];
-					int64_t ix = ow * g->stride[2] - g->pad_b[2] + kw * g->dil[2];
 
-					/* Padding holds x_zero_point: it contributes nothing. */
-					if (iz < 0 || iz >= g->in[0] || iy < 0 || iy >= g->in[1] ||
-					    ix < 0 || ix >= g->in[2])
+					if (iy < 0 || iy >= IH)
 						continue;
-					acc += (q8_at(j->x, xbase + (iz * g->in[1] + iy) * g->in[2] + ix) -
-						xz) * (q8_at(j->w, wbase + t) - wz);
+					int64_t xi = xbase + (iz * IH + iy) * IW + lo * sw + off;
+					uint32_t *arow = acc + (od * OH + oh) * OW + lo;
+
+					if (j->x->dtype == ERT_DTYPE_UINT8)
+						row_u8(arow, (const uint8_t *)j->x->data + xi,
+						       hi - lo + 1, sw, wv, xz * wv);
+					else
+						row_i8(arow, (const int8_t *)j->x->data + xi,
+						       hi - lo + 1, sw, wv, xz * wv);
 				}
 			}
-			int64_t yi = pl * j->out_sp + o;
-
-			if (j->qlinear)
-				store_q(j->y, yi, (double)acc * mult, zp_at(j->yzp, 0));
-			else
-				((int32_t *)j->y->data)[yi] = acc;
 		}
 	}
+	int64_t y0 = pl * j->out_sp;
+
+	if (!j->qlinear) {
+		for (int64_t o = 0; o < j->out_sp; o++)
+			((int32_t *)j->y->data)[y0 + o] = (int32_t)acc[o];
+		return;
+	}
+	double mult = q_mult(j->xs, 0, j->ws, m, j->ys);
+	int32_t yz = zp_at(j->yzp, 0);
+
+	for (int64_t o = 0; o < j->out_sp; o++)
+		store_q(j->y, y0 + o, (double)(int32_t)acc[o] * mult, yz);
+}
+
+static bool iconv_setup(const struct ert_exec *x, struct iconv_job *j, struct ert_err *err)
+{
+	bool ql = x->node->op == ERT_OP_QLinearConv;
+
+	memset(j, 0, sizeof(*j));
+	j->qlinear = ql;
+	j->x = x->in[0];
+	j->w = in_at(x, ql ? 3 : 1);
+	j->xzp = in_at(x, 2);
+	j->wzp = in_at(x, ql ? 5 : 3);
+	if (ql) {
+		j->xs = x->in[1];
+		j->ws = x->in[4];
+		j->ys = x->in[6];
+		j->yzp = in_at(x, 7);
+		j->bias = in_at(x, 8);
+	}
+	j->y = x->out[0];
+	if (ert_geom_conv(x->node, j->x->rank - 2, j->x->dims + 2, j->w->dims + 2, false, &j->g,
+			  err) != ERT_OK)
+		return false;
+	j->c_in = j->x->dims[1];
+	j->m = j->w->dims[0];
+	j->group = ert_attr_int(x->node, "group", 1);
+	j->cin_g = j->w->dims[1];
+	j->m_g = j->m / (j->group > 0 ? j->group : 1);
+	j->kk = ert_geom_k_size(&j->g);
+	j->in_sp = ert_geom_in_size(&j->g);
+	j->out_sp = ert_geom_out_size(&j->g);
+	return j->m_g > 0 || j->m == 0;
+}
+
+static size_t iconv_workspace(const struct ert_exec *x)
+{
+	struct iconv_job j;
+	struct ert_err err;
+
+	if (!iconv_setup(x, &j, &err))
+		return 0;
+	return (size_t)j.out_sp * sizeof(uint32_t) * machine_lanes();
 }
 
 static ert_status iconv_compute(struct ert_cpu *cpu, struct ert_exec *x, struct ert_err *err)
 {
-	bool ql = x->node->op == ERT_OP_QLinearConv;
 	struct iconv_job j;
-	ert_status st;
 
-	memset(&j, 0, sizeof(j));
-	j.qlinear = ql;
-	j.x = x->in[0];
-	j.w = in_at(x, ql ? 3 : 1);
-	j.xzp = in_at(x, 2);
-	j.wzp = in_at(x, ql ? 5 : 3);
-	if (ql) {
-		j.xs = x->in[1];
-		j.ws = x->in[4];
-		j.ys = x->in[6];
-		j.yzp = in_at(x, 7);
-		j.bias = in_at(x, 8);
+	if (!iconv_setup(x, &j, err)) {
+		if (!err->msg[0])
+			ert_err_set(err, "%s '%s': bad group", ert_op_name(x->node->op), x->node->name);
+		return ERT_STATUS_INVALID_MODEL;
 	}
-	j.y = x->out[0];
-	st = ert_geom_conv(x->node, j.x->rank - 2, j.x->dims + 2, j.w->dims + 2, false, &j.g, err);
-	if (st != ERT_OK)
-		return st;
-	j.c_in = j.x->dims[1];
-	j.m = j.w->dims[0];
-	j.group = ert_attr_int(x->node, "group", 1);
-	j.cin_g = j.w->dims[1];
-	j.m_g = j.m / (j.group > 0 ? j.group : 1);
-	j.kk = ert_geom_k_size(&j.g);
-	j.in_sp = ert_geom_in_size(&j.g);
-	j.out_sp = ert_geom_out_size(&j.g);
-	ert_parallel_for(cpu->pool, j.x->dims[0] * j.m, 1, iconv_planes, &j);
-	return ERT_OK;
+	return run_lanes(cpu, x, j.x->dims[0] * j.m, j.out_sp, iconv_plane, &j, err);
 }
 
 /* ---- matrix multiplication ---- */
@@ -163,84 +288,115 @@ struct imm_job {
 	int32_t ba, bb;           /* batch dims of a and b */
 };
 
-static void imm_rows(void *arg, int64_t begin, int64_t end)
+/*
+ * One output row: acc[c] = sum_p (a[p] - az) * b[p][c], then minus
+ * bz[c] * sum_p (a[p] - az), which keeps the inner loop free of zero points.
+ */
+static void imm_row(const void *arg, int64_t r, uint32_t *acc)
 {
 	const struct imm_job *j = arg;
 	const struct ert_value *a = j->a, *b = j->b, *y = j->y;
+	int64_t t = r / j->m, i = r % j->m, rem = t, oa = 0, ob = 0;
+	int64_t sa = j->m * j->k, sb = j->k * j->n;
 
-	for (int64_t r = begin; r < end; r++) {
-		int64_t t = r / j->m, i = r % j->m, rem = t, oa = 0, ob = 0;
-		int64_t sa = j->m * j->k, sb = j->k * j->n;
+	for (int32_t d = (int32_t)j->nb - 1; d >= 0; d--) {
+		int64_t idx = rem % y->dims[d];
+		int32_t ia = d - ((int32_t)j->nb - j->ba), ib = d - ((int32_t)j->nb - j->bb);
 
-		for (int32_t d = (int32_t)j->nb - 1; d >= 0; d--) {
-			int64_t idx = rem % y->dims[d];
-			int32_t ia = d - ((int32_t)j->nb - j->ba), ib = d - ((int32_t)j->nb - j->bb);
-
-			rem /= y->dims[d];
-			if (ia >= 0) {
-				oa += a->dims[ia] != 1 ? idx * sa : 0;
-				sa *= a->dims[ia];
-			}
-			if (ib >= 0) {
-				ob += b->dims[ib] != 1 ? idx * sb : 0;
-				sb *= b->dims[ib];
-			}
+		rem /= y->dims[d];
+		if (ia >= 0) {
+			oa += a->dims[ia] != 1 ? idx * sa : 0;
+			sa *= a->dims[ia];
 		}
-		int32_t az = zp_at(j->azp, i);
-
-		for (int64_t c = 0; c < j->n; c++) {
-			int32_t bz = zp_at(j->bzp, c), acc = 0;
-
-			for (int64_t p = 0; p < j->k; p++)
-				acc += (q8_at(a, oa + i * j->k + p) - az) *
-				       (q8_at(b, ob + p * j->n + c) - bz);
-			if (j->qlinear) {
-				double mult = q_mult(j->as, i, j->bs, c, j->ys);
-
-				store_q(y, r * j->n + c, (double)acc * mult, zp_at(j->yzp, 0));
-			} else {
-				((int32_t *)y->data)[r * j->n + c] = acc;
-			}
+		if (ib >= 0) {
+			ob += b->dims[ib] != 1 ? idx * sb : 0;
+			sb *= b->dims[ib];
 		}
 	}
+	int32_t az = zp_at(j->azp, i);
+	uint32_t sum_a = 0;
+
+	for (int64_t c = 0; c < j->n; c++)
+		acc[c] = 0;
+	for (int64_t p = 0; p < j->k; p++) {
+		int32_t av = q8_at(a, oa + i * j->k + p) - az;
+		int64_t bi = ob + p * j->n;
+
+		sum_a += (uint32_t)av;
+		if (av == 0)
+			continue;
+		if (b->dtype == ERT_DTYPE_UINT8) {
+			const uint8_t *br = (const uint8_t *)b->data + bi;
+
+			for (int64_t c = 0; c < j->n; c++)
+				acc[c] += (uint32_t)(av * br[c]);
+		} else {
+			const int8_t *br = (const int8_t *)b->data + bi;
+
+			for (int64_t c = 0; c < j->n; c++)
+				acc[c] += (uint32_t)(av * br[c]);
+		}
+	}
+	for (int64_t c = 0; c < j->n; c++) {
+		int32_t v = (int32_t)(acc[c] - sum_a * (uint32_t)zp_at(j->bzp, c));
+
+		if (j->qlinear)
+			store_q(y, r * j->n + c, (double)v * q_mult(j->as, i, j->bs, c, j->ys),
+				zp_at(j->yzp, 0));
+		else
+			((int32_t *)y->data)[r * j->n + c] = v;
+	}
+}
+
+static void imm_setup(const struct ert_exec *x, struct imm_job *j)
+{
+	bool ql = x->node->op == ERT_OP_QLinearMatMul;
+
+	memset(j, 0, sizeof(*j));
+	j->qlinear = ql;
+	j->a = x->in[0];
+	j->b = in_at(x, ql ? 3 : 1);
+	j->azp = in_at(x, 2);
+	j->bzp = in_at(x, ql ? 5 : 3);
+	if (ql) {
+		j->as = x->in[1];
+		j->bs = x->in[4];
+		j->ys = x->in[6];
+		j->yzp = in_at(x, 7);
+	}
+	j->y = x->out[0];
+	j->k = j->a->dims[j->a->rank - 1];
+	j->m = j->a->rank > 1 ? j->a->dims[j->a->rank - 2] : 1;
+	j->n = j->b->rank > 1 ? j->b->dims[j->b->rank - 1] : 1;
+	j->nb = j->y->rank - (j->a->rank > 1) - (j->b->rank > 1);
+	j->ba = j->a->rank > 2 ? j->a->rank - 2 : 0;
+	j->bb = j->b->rank > 2 ? j->b->rank - 2 : 0;
+}
+
+static size_t imm_workspace(const struct ert_exec *x)
+{
+	struct imm_job j;
+
+	imm_setup(x, &j);
+	return (size_t)j.n * sizeof(uint32_t) * machine_lanes();
 }
 
 static ert_status imm_compute(struct ert_cpu *cpu, struct ert_exec *x, struct ert_err *err)
 {
-	bool ql = x->node->op == ERT_OP_QLinearMatMul;
 	struct imm_job j;
+	int64_t rows;
 
-	memset(&j, 0, sizeof(j));
-	j.qlinear = ql;
-	j.a = x->in[0];
-	j.b = in_at(x, ql ? 3 : 1);
-	j.azp = in_at(x, 2);
-	j.bzp = in_at(x, ql ? 5 : 3);
-	if (ql) {
-		j.as = x->in[1];
-		j.bs = x->in[4];
-		j.ys = x->in[6];
-		j.yzp = in_at(x, 7);
-	}
-	j.y = x->out[0];
-	j.k = j.a->dims[j.a->rank - 1];
-	j.m = j.a->rank > 1 ? j.a->dims[j.a->rank - 2] : 1;
-	j.n = j.b->rank > 1 ? j.b->dims[j.b->rank - 1] : 1;
-	j.nb = j.y->rank - (j.a->rank > 1) - (j.b->rank > 1);
-	j.ba = j.a->rank > 2 ? j.a->rank - 2 : 0;
-	j.bb = j.b->rank > 2 ? j.b->rank - 2 : 0;
-	int64_t rows = j.m;
-
+	imm_setup(x, &j);
+	rows = j.m;
 	for (int64_t d = 0; d < j.nb; d++)
 		rows *= j.y->dims[d];
-	ert_parallel_for(cpu->pool, rows, 4, imm_rows, &j);
-	return ERT_OK;
+	return run_lanes(cpu, x, rows, j.n, imm_row, &j, err);
 }
 
 const struct ert_cpu_op ert_cpu_ops_qlinalg[] = {
-	{ .op = ERT_OP_QLinearConv, .compute = iconv_compute },
-	{ .op = ERT_OP_ConvInteger, .compute = iconv_compute },
-	{ .op = ERT_OP_QLinearMatMul, .compute = imm_compute },
-	{ .op = ERT_OP_MatMulInteger, .compute = imm_compute },
+	{ .op = ERT_OP_QLinearConv, .workspace = iconv_workspace, .compute = iconv_compute },
+	{ .op = ERT_OP_ConvInteger, .workspace = iconv_workspace, .compute = iconv_compute },
+	{ .op = ERT_OP_QLinearMatMul, .workspace = imm_workspace, .compute = imm_compute },
+	{ .op = ERT_OP_MatMulInteger, .workspace = imm_workspace, .compute = imm_compute },
 	{ .compute = NULL },
 };
