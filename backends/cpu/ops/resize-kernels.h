@@ -1,0 +1,14 @@
+/* SPDX-License-Identifier: MIT */
+/* resize-kernels.h — kernels of the resize family that live outside resize.c. */
+#ifndef ERT_CPU_RESIZE_KERNELS_H
+#define ERT_CPU_RESIZE_KERNELS_H
+
+#include "cpu/cpu-impl.h"
+
+/*
+ * resize-grid.c: GridSample (ready for the table once the op is in ert-ops.def,
+ * see ops/resize-grid.h).
+ */
+ert_status ert_cpu_grid_sample(struct ert_cpu *cpu, struct ert_exec *x, struct ert_err *err);
+
+#endif /* ERT_CPU_RESIZE_KERNELS_H */
