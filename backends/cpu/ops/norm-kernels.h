@@ -13,11 +13,4 @@ ert_status ert_cpu_group_norm(struct ert_cpu *cpu, struct ert_exec *x, struct er
 size_t ert_cpu_mvn_workspace(const struct ert_exec *x);
 ert_status ert_cpu_mvn(struct ert_cpu *cpu, struct ert_exec *x, struct ert_err *err);
 
-/*
- * norm-loss.c: NegativeLogLikelihoodLoss, SoftmaxCrossEntropyLoss (ready for the
- * table once the ops are in ert-ops.def, see ops/norm-loss.h).
- */
-ert_status ert_cpu_nll_loss(struct ert_cpu *cpu, struct ert_exec *x, struct ert_err *err);
-ert_status ert_cpu_sce_loss(struct ert_cpu *cpu, struct ert_exec *x, struct ert_err *err);
-
 #endif /* ERT_CPU_NORM_KERNELS_H */
