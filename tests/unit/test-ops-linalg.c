@@ -182,6 +182,8 @@ ERT_TEST(conv_paths)
 		{ 2, 1, 5, 11, 1, { 10, 12 }, { 3, 3 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, true, 1 },
 		/* strided, dilated, asymmetric pads */
 		{ 2, 2, 4, 6, 1, { 11, 9 }, { 3, 2 }, { 2, 3 }, { 2, 1 }, { 1, 0 }, { 2, 1 }, false, 0 },
+		/* stride 2 over wide rows: strided gathers without bounds checks */
+		{ 2, 1, 3, 5, 1, { 9, 40 }, { 3, 3 }, { 2, 2 }, { 1, 2 }, { 1, 1 }, { 1, 2 }, true, 0 },
 		/* grouped */
 		{ 2, 1, 8, 12, 4, { 7, 7 }, { 3, 3 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, true, 0 },
 		/* depthwise, stride 2, and with a channel multiplier */

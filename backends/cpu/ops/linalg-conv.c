@@ -89,9 +89,13 @@ static void pack_im2col(const void *vctx, int64_t bi, int64_t k0, int64_t kc, in
 			if (j >= nr)
 				zd[j] = -((int64_t)1 << 40); /* padding column: always out of range */
 		}
-		/* Eight columns on one output row with stride 1 read contiguous pixels. */
-		bool run = nr == NR && g->stride[2] == 1 && zd[0] == zd[NR - 1] &&
-			   zh[0] == zh[NR - 1] && zw[NR - 1] - zw[0] == NR - 1;
+		/*
+		 * Eight columns on one output row read pixels sw apart (contiguous for
+		 * stride 1): no per-column bounds checks once both ends are inside.
+		 */
+		const int64_t sw = g->stride[2];
+		bool run = nr == NR && zd[0] == zd[NR - 1] && zh[0] == zh[NR - 1] &&
+			   zw[NR - 1] - zw[0] == (NR - 1) * sw;
 		int64_t kw = k0 % g->k[2], t = k0 / g->k[2];
 		int64_t kh = t % g->k[1];
 		int64_t kd = (t / g->k[1]) % g->k[0], ci = t / g->k[1] / g->k[0];
@@ -103,8 +107,14 @@ static void pack_im2col(const void *vctx, int64_t bi, int64_t k0, int64_t kc, in
 			int64_t iz = zd[0] + dz, iy = zh[0] + dy, ix = zw[0] + dx;
 
 			if (run && iz >= 0 && iz < ID && iy >= 0 && iy < IH && ix >= 0 &&
-			    ix + NR <= IW) {
-				memcpy(o, plane + (iz * IH + iy) * IW + ix, NR * sizeof(float));
+			    ix + (NR - 1) * sw < IW) {
+				const float *src = plane + (iz * IH + iy) * IW + ix;
+
+				if (sw == 1)
+					memcpy(o, src, NR * sizeof(float));
+				else
+					for (int j = 0; j < NR; j++)
+						o[j] = src[j * sw];
 			} else {
 				for (int j = 0; j < NR; j++) {
 					iz = zd[j] + dz;
