@@ -10,7 +10,9 @@
 #include <linux/platform_device.h>
 #include <linux/slab.h>
 #include <linux/uaccess.h>
+#include <linux/seq_file.h>
 #include <drm/drm_accel.h>
+#include <drm/drm_debugfs.h>
 #include <drm/drm_drv.h>
 #include <drm/drm_gem.h>
 #include <drm/drm_gem_shmem_helper.h>
@@ -107,6 +109,18 @@ static void enpu_postclose(struct drm_device *dev, struct drm_file *file)
 	kfree(fpriv);
 }
 
+static int enpu_stats_show(struct seq_file *m, void *unused)
+{
+	struct drm_debugfs_entry *entry = m->private;
+	struct enpu_device *edev = to_enpu_device(entry->dev);
+
+	seq_printf(m, "jobs_alive %d\n", atomic_read(&edev->jobs_alive));
+	seq_printf(m, "bos_alive %d\n", atomic_read(&edev->bos_alive));
+	seq_printf(m, "jobs_submitted %lld\n", atomic64_read(&edev->job_seqno));
+	seq_printf(m, "resets %d\n", atomic_read(&edev->resets));
+	return 0;
+}
+
 static const struct drm_ioctl_desc enpu_ioctls[] = {
 	DRM_IOCTL_DEF_DRV(ENPU_QUERY, enpu_query_ioctl, 0),
 	DRM_IOCTL_DEF_DRV(ENPU_BO_CREATE, enpu_bo_create_ioctl, 0),
@@ -126,6 +140,7 @@ static const struct drm_driver enpu_drm_driver = {
 	.ioctls = enpu_ioctls,
 	.num_ioctls = ARRAY_SIZE(enpu_ioctls),
 	.fops = &enpu_fops,
+	.gem_create_object = enpu_gem_create_object,
 	.gem_prime_import_sg_table = drm_gem_shmem_prime_import_sg_table,
 	.name = "enpu",
 	.desc = "edgert virtual NPU",
@@ -151,6 +166,7 @@ static int enpu_probe(struct platform_device *pdev)
 	ret = enpu_engine_init(edev, clamp_t(u32, enpu_cores, 1, ENPU_MAX_CORES));
 	if (ret)
 		return ret;
+	drm_debugfs_add_file(&edev->drm, "stats", enpu_stats_show, NULL);
 	ret = drm_dev_register(&edev->drm, 0);
 	if (ret) {
 		enpu_engine_fini(edev);

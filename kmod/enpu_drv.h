@@ -38,6 +38,8 @@ extern unsigned int enpu_test_delay_us;
  * @jobs_alive: jobs created and not yet freed
  * @jobs_wq: woken when @jobs_alive drops to zero
  * @job_seqno: source of job ids for tracing
+ * @bos_alive: buffer objects created or imported and not yet freed
+ * @resets: jobs the engine had to abandon (no progress within the timeout)
  */
 struct enpu_device {
 	struct drm_device drm;
@@ -48,6 +50,8 @@ struct enpu_device {
 	atomic_t jobs_alive;
 	wait_queue_head_t jobs_wq;
 	atomic64_t job_seqno;
+	atomic_t bos_alive;
+	atomic_t resets;
 };
 
 /**

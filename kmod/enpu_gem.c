@@ -36,6 +36,40 @@ struct enpu_userptr {
 
 static const struct drm_gem_object_funcs enpu_userptr_funcs;
 
+/* shmem BOs: the helpers' own functions, plus a count of live objects */
+static void enpu_shmem_free(struct drm_gem_object *obj)
+{
+	struct enpu_device *edev = to_enpu_device(obj->dev);
+
+	drm_gem_shmem_object_free(obj);
+	atomic_dec(&edev->bos_alive);
+}
+
+static const struct drm_gem_object_funcs enpu_shmem_funcs = {
+	.free = enpu_shmem_free,
+	.print_info = drm_gem_shmem_object_print_info,
+	.pin = drm_gem_shmem_object_pin,
+	.unpin = drm_gem_shmem_object_unpin,
+	.get_sg_table = drm_gem_shmem_object_get_sg_table,
+	.vmap = drm_gem_shmem_object_vmap,
+	.vunmap = drm_gem_shmem_object_vunmap,
+	.mmap = drm_gem_shmem_object_mmap,
+	.vm_ops = &drm_gem_shmem_vm_ops,
+};
+
+/* drm_driver.gem_create_object: every shmem BO, created or imported */
+struct drm_gem_object *enpu_gem_create_object(struct drm_device *dev, size_t size)
+{
+	struct drm_gem_shmem_object *shmem;
+
+	shmem = kzalloc(sizeof(*shmem), GFP_KERNEL);
+	if (!shmem)
+		return ERR_PTR(-ENOMEM);
+	shmem->base.funcs = &enpu_shmem_funcs;
+	atomic_inc(&to_enpu_device(dev)->bos_alive);
+	return &shmem->base;
+}
+
 static struct enpu_userptr *to_enpu_userptr(struct drm_gem_object *obj)
 {
 	return obj->funcs == &enpu_userptr_funcs ?
@@ -58,6 +92,7 @@ static void enpu_userptr_free(struct drm_gem_object *obj)
 	unpin_user_pages_dirty_lock(up->pages, up->npages, !up->readonly);
 	kvfree(up->pages);
 	drm_gem_object_release(obj);
+	atomic_dec(&to_enpu_device(obj->dev)->bos_alive);
 	kfree(up);
 }
 
@@ -203,6 +238,7 @@ int enpu_bo_userptr_ioctl(struct drm_device *dev, void *data, struct drm_file *f
 
 	up->base.funcs = &enpu_userptr_funcs;
 	drm_gem_private_object_init(dev, &up->base, args->size);
+	atomic_inc(&to_enpu_device(dev)->bos_alive);
 	ret = drm_gem_handle_create(file, &up->base, &args->handle);
 	/* from here on the GEM refcount owns up: free() unpins */
 	drm_gem_object_put(&up->base);

@@ -347,6 +347,7 @@ static enum drm_gpu_sched_stat enpu_sched_timedout_job(struct drm_sched_job *sch
 	mutex_unlock(&core->lock);
 
 	if (hung) {
+		atomic_inc(&job->edev->resets);
 		drm_info(&job->edev->drm, "job %llu on core %u made no progress, reset\n",
 			 job->id, core->index);
 		/* reset makes the engine complete the job with -ETIMEDOUT */

@@ -4,6 +4,7 @@
  */
 #include <dirent.h>
 #include <fcntl.h>
+#include <glob.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -68,6 +69,32 @@ int enpu_get_param(const char *name)
 	if (buf[0] == 'N')
 		return 0;
 	return atoi(buf);
+}
+
+long enpu_stat(const char *key)
+{
+	char line[128];
+	long val = -ENOENT;
+	FILE *f = NULL;
+	size_t i;
+	glob_t g;
+
+	/* the device's debugfs directory is named after it, not after the minor */
+	if (glob("/sys/kernel/debug/accel/*/stats", 0, NULL, &g))
+		return -ENOENT;
+	for (i = 0; i < g.gl_pathc && !f; i++)
+		f = fopen(g.gl_pathv[i], "r");
+	globfree(&g);
+	if (!f)
+		return -ENOENT;
+	while (fgets(line, sizeof(line), f)) {
+		size_t n = strlen(key);
+
+		if (!strncmp(line, key, n) && line[n] == ' ')
+			val = atol(line + n + 1);
+	}
+	fclose(f);
+	return val;
 }
 
 int enpu_bo_new(int fd, uint64_t size, uint32_t *handle)

@@ -24,6 +24,8 @@ int enpu_open(void);
 /* true when the enpu module's test_hooks parameter is on (or could be set) */
 int enpu_set_param(const char *name, const char *value);
 int enpu_get_param(const char *name);
+/* a counter from debugfs accel/N/stats (jobs_alive, bos_alive, resets...); <0 if absent */
+long enpu_stat(const char *key);
 
 static inline int enpu_ioctl(int fd, unsigned long req, void *arg)
 {

@@ -388,4 +388,47 @@ TEST_F(sched, job_holds_bo_after_handle_close)
 	ASSERT_EQ(0x19, mb[PAGE - 1]);
 }
 
+/* After a process that used everything exits, every job and BO is freed. */
+TEST_F(sched, no_leaks_after_process_exit)
+{
+	long jobs0 = enpu_stat("jobs_alive"), bos0 = enpu_stat("bos_alive");
+	int status, i;
+	pid_t pid;
+
+	if (jobs0 < 0 || bos0 < 0)
+		SKIP(return, "no debugfs accel/N/stats");
+	slow_engine(&self->slowed, 500);
+	pid = fork();
+	ASSERT_GE(pid, 0);
+	if (!pid) {
+		struct drm_prime_handle exp = { .flags = DRM_CLOEXEC };
+		struct drm_enpu_bo_userptr u = { .size = PAGE };
+		int fd = enpu_open();
+		uint32_t a, b;
+		void *mem = aligned_alloc(PAGE, PAGE);
+
+		if (fd < 0 || enpu_bo_new(fd, PAGE, &a) || enpu_bo_new(fd, PAGE, &b))
+			_exit(1);
+		u.user_ptr = (uintptr_t)mem;
+		if (enpu_bo_userptr_raw(fd, &u))
+			_exit(2);
+		exp.handle = a;
+		if (enpu_ioctl(fd, DRM_IOCTL_PRIME_HANDLE_TO_FD, &exp))
+			_exit(3);
+		for (i = 0; i < 20; i++)
+			copy_job(fd, i % 2 ? u.handle : a, b, PAGE, NULL, 0, 0);
+		_exit(0);	/* with jobs in flight, handles and a dma-buf open */
+	}
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	ASSERT_EQ(0, WEXITSTATUS(status));
+	/* the child's objects go as its jobs finish; ours (none) stay */
+	for (i = 0; i < 300; i++) {
+		if (enpu_stat("jobs_alive") == 0 && enpu_stat("bos_alive") == bos0)
+			break;
+		usleep(100000);
+	}
+	ASSERT_EQ(0, enpu_stat("jobs_alive"));
+	ASSERT_EQ(bos0, enpu_stat("bos_alive"));
+}
+
 TEST_HARNESS_MAIN

@@ -40,6 +40,9 @@ if [ -d $tr/events/enpu ]; then
 	echo "ENPU-VM: trace events: $(grep -c enpu_job_done $tr/trace) enpu_job_done"
 fi
 
+for f in /sys/kernel/debug/accel/*/stats; do
+	[ -r "$f" ] && sed 's/^/ENPU-VM-STATS: /' "$f"
+done
 sync
 if rmmod enpu; then
 	sleep 1

@@ -104,6 +104,16 @@ grep -E '^ok [0-9]+ .*# SKIP' "$log.txt" | sed 's/^/# /'
 
 if grep -q '^ENPU-VM-END' "$log.txt"; then ok "VM reached end marker"; else bad "VM reached end marker"; fi
 if grep -q '^ENPU-VM: rmmod enpu ok' "$log.txt"; then ok "rmmod enpu succeeded"; else bad "rmmod enpu succeeded"; fi
+# every job and BO freed once all test processes are gone
+if grep -q '^ENPU-VM-STATS: jobs_alive 0$' "$log.txt" &&
+   grep -q '^ENPU-VM-STATS: bos_alive 0$' "$log.txt"; then
+	ok "no jobs or BOs alive before rmmod"
+else
+	grep '^ENPU-VM-STATS' "$log.txt" | sed 's/^/# /'
+	bad "no jobs or BOs alive before rmmod"
+fi
+n=$(sed -n 's/^ENPU-VM: trace events: \([0-9]*\) enpu_job_done/\1/p' "$log.txt")
+if [ "${n:-0}" -gt 0 ]; then ok "enpu tracepoints fired ($n jobs traced)"; else bad "enpu tracepoints fired"; fi
 if grep -qE 'WARNING:|BUG:|Oops|Kernel panic|Call Trace:|general protection|UBSAN|KASAN|kmemleak|refcount_t:' "$log.txt"; then
 	grep -nE 'WARNING:|BUG:|Oops|Kernel panic|Call Trace:|general protection' "$log.txt" | head -n 20 | sed 's/^/# /'
 	bad "no kernel warnings"
