@@ -336,7 +336,7 @@ static uint32_t load_tensors(const char *dir, const char *prefix, struct ert_val
 		if (!is_file(path))
 			break;
 		if (ert_onnx_load_tensor_file(path, &vals[n], name, sizeof(name), &err) != ERT_OK) {
-			snprintf(why, 256, "cannot read %s_%u.pb: %s", prefix, n, err.msg);
+			snprintf(why, 256, "cannot read %s_%u.pb: %.200s", prefix, n, err.msg);
 			for (uint32_t k = 0; k < n; k++)
 				free(vals[k].data);
 			return UINT32_MAX;
@@ -462,7 +462,7 @@ static enum verdict run_case(const struct conform_opts *o, const char *case_dir,
 		if (v == FAIL && n_sets > 1) {
 			char tmp[512];
 
-			snprintf(tmp, sizeof(tmp), "%s: %s", sets[i], why);
+			snprintf(tmp, sizeof(tmp), "%.64s: %.400s", sets[i], why);
 			snprintf(why, why_size, "%s", tmp);
 		}
 	}
