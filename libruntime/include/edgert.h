@@ -185,7 +185,12 @@ typedef int (*ert_after_op_fn)(const ert_op_info *op, void *user);
  */
 typedef struct ert_config {
 	uint32_t struct_size;                       /* set by ert_config_init() */
-	ert_backend_type backends[ERT_MAX_BACKENDS]; /* tried in order; CPU is always the fallback */
+	/*
+	 * Tried in order for each op; backends absent from this system or build
+	 * are skipped, and the CPU is always the last fallback. The per-op
+	 * callbacks report which backend runs each op.
+	 */
+	ert_backend_type backends[ERT_MAX_BACKENDS];
 	uint32_t num_backends;                      /* 0 means {CPU} */
 	/* LOW allows backends reduced-precision kernels; HIGH forbids them. */
 	ert_level precision;

@@ -66,6 +66,11 @@ static ert_status create_backends(struct ert_session *s, struct ert_err *err)
 		if (type == ERT_BACKEND_CPU && have_cpu)
 			continue;
 		st = ert_backend_create(type, cfg, &be, err);
+		if (st == ERT_STATUS_UNSUPPORTED) {
+			/* not on this system or in this build: the list is a preference */
+			err->msg[0] = '\0';
+			continue;
+		}
 		if (st != ERT_OK)
 			return st;
 		have_cpu |= type == ERT_BACKEND_CPU;
