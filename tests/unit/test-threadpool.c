@@ -1,0 +1,82 @@
+/* SPDX-License-Identifier: MIT */
+/* The CPU backend's thread pool: every index visited exactly once, any size. */
+#include <stdatomic.h>
+#include <stdlib.h>
+
+#include "cpu/cpu-impl.h"
+#include "ert-test.h"
+
+struct visit {
+	atomic_int *hits;
+	atomic_int calls;
+};
+
+static void mark(void *arg, int64_t begin, int64_t end)
+{
+	struct visit *v = arg;
+
+	atomic_fetch_add(&v->calls, 1);
+	for (int64_t i = begin; i < end; i++)
+		atomic_fetch_add(&v->hits[i], 1);
+}
+
+static int visit_all(struct ert_threadpool *pool, int64_t n, int64_t grain)
+{
+	struct visit v = { calloc((size_t)(n ? n : 1), sizeof(atomic_int)), 0 };
+	int ok = v.hits != NULL;
+
+	ert_parallel_for(pool, n, grain, mark, &v);
+	for (int64_t i = 0; ok && i < n; i++)
+		ok = atomic_load(&v.hits[i]) == 1;
+	free(v.hits);
+	return ok;
+}
+
+ERT_TEST(every_index_once)
+{
+	for (uint32_t threads = 1; threads <= 4; threads++) {
+		struct ert_threadpool *pool = ert_threadpool_create(threads);
+
+		REQUIRE(pool);
+		CHECK_EQ_INT(ert_threadpool_size(pool), threads);
+		CHECK(visit_all(pool, 0, 1));
+		CHECK(visit_all(pool, 1, 1));
+		CHECK(visit_all(pool, 7, 1));
+		CHECK(visit_all(pool, 1000, 3));
+		CHECK(visit_all(pool, 100003, 64));
+		ert_threadpool_destroy(pool);
+	}
+	CHECK(visit_all(NULL, 50, 1));
+}
+
+ERT_TEST(many_jobs_in_a_row)
+{
+	struct ert_threadpool *pool = ert_threadpool_create(3);
+	int ok = 1;
+
+	REQUIRE(pool);
+	for (int i = 0; i < 2000 && ok; i++)
+		ok = visit_all(pool, 1 + i % 97, 1);
+	CHECK(ok);
+	ert_threadpool_destroy(pool);
+}
+
+ERT_TEST(grain_bounds_chunks)
+{
+	struct ert_threadpool *pool = ert_threadpool_create(4);
+	struct visit v = { calloc(100, sizeof(atomic_int)), 0 };
+
+	REQUIRE(pool && v.hits);
+	/* n <= grain runs inline as one call */
+	ert_parallel_for(pool, 100, 100, mark, &v);
+	CHECK_EQ_INT(atomic_load(&v.calls), 1);
+	atomic_store(&v.calls, 0);
+	/* chunks are never smaller than the grain: at most 100 / 30 + 1 calls */
+	ert_parallel_for(pool, 100, 30, mark, &v);
+	CHECK(atomic_load(&v.calls) <= 4);
+	free(v.hits);
+	ert_threadpool_destroy(pool);
+}
+
+ERT_TEST_MAIN(ERT_TEST_ENTRY(every_index_once), ERT_TEST_ENTRY(many_jobs_in_a_row),
+	      ERT_TEST_ENTRY(grain_bounds_chunks))
