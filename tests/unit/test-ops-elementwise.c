@@ -210,6 +210,19 @@ ERT_TEST(clip_both_forms)
 	CHECK_EQ_INT(yi[2], 4);
 	CHECK_EQ_INT(yi[3], 4);
 	node_fini(&t);
+
+	/* min > max: everything becomes max */
+	float lo2 = 2.0f, hi2 = -1.0f;
+
+	node_init(&t, ERT_OP_Clip, 3, 1, 13);
+	set_in(&t, 0, ERT_DTYPE_FLOAT32, 1, (int64_t[]){ 5 }, x);
+	set_in(&t, 1, ERT_DTYPE_FLOAT32, 0, NULL, &lo2);
+	set_in(&t, 2, ERT_DTYPE_FLOAT32, 0, NULL, &hi2);
+	REQUIRE(eval(&t) == ERT_OK);
+	y = t.out[0].data;
+	for (int i = 0; i < 5; i++)
+		CHECK_NEAR(y[i], -1.0, 0);
+	node_fini(&t);
 }
 
 ERT_TEST(unary_in_place_and_threaded)

@@ -64,7 +64,9 @@ DEF_UNARY(softsign, v / ((T)1 + fabs(v)))
 DEF_UNARY(mish, v * tanh(SOFTPLUS(v)))
 DEF_UNARY(thresholded_relu, v > (T)p->alpha ? v : (T)0)
 DEF_UNARY(shrink, v < (T)-p->lo ? v + (T)p->hi : v > (T)p->lo ? v - (T)p->hi : (T)0)
-DEF_UNARY(clip, v < (T)p->lo ? (T)p->lo : v > (T)p->hi ? (T)p->hi : v)
+/* max first, then min: with min > max every element becomes max, as ONNX says. */
+#define CLIP(v, lo, hi) (((v) < (lo) ? (lo) : (v)) > (hi) ? (hi) : ((v) < (lo) ? (lo) : (v)))
+DEF_UNARY(clip, CLIP(v, (T)p->lo, (T)p->hi))
 DEF_UNARY(floor, floor(v))
 DEF_UNARY(ceil, ceil(v))
 /* nearbyint rounds halves to even in the default rounding mode, as ONNX wants. */

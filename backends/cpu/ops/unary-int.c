@@ -26,7 +26,7 @@
 		case ERT_OP_Neg: LOOP((T)(UT)(0u - (UT)v)); break;                     \
 		case ERT_OP_Sign: LOOP(v > 0 ? 1 : v < 0 ? -1 : 0); break;            \
 		case ERT_OP_Relu: LOOP(v < 0 ? 0 : v); break;                          \
-		case ERT_OP_Clip: LOOP(v < lo ? lo : v > hi ? hi : v); break;          \
+		case ERT_OP_Clip: LOOP((v < lo ? lo : v) > hi ? hi : (v < lo ? lo : v)); break;          \
 		case ERT_OP_BitwiseNot: LOOP(~v); break;                               \
 		default: break;                                                        \
 		}                                                                      \
@@ -43,7 +43,7 @@
 		case ERT_OP_Relu: LOOP(v); break;                                      \
 		case ERT_OP_Neg: LOOP(0u - v); break;                                  \
 		case ERT_OP_Sign: LOOP(v != 0); break;                                 \
-		case ERT_OP_Clip: LOOP(v < lo ? lo : v > hi ? hi : v); break;          \
+		case ERT_OP_Clip: LOOP((v < lo ? lo : v) > hi ? hi : (v < lo ? lo : v)); break;          \
 		case ERT_OP_BitwiseNot: LOOP(~v); break;                               \
 		default: break;                                                        \
 		}                                                                      \
