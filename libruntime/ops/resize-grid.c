@@ -70,3 +70,36 @@ ert_status ert_infer_grid_sample(struct ert_infer_ctx *ctx)
 	ert_value_set_shape(ctx->out[0], x->dtype, x->rank, dims);
 	return ERT_OK;
 }
+
+ert_status ert_infer_affine_grid(struct ert_infer_ctx *ctx)
+{
+	const struct ert_value *theta = ctx->n_in > 0 ? ctx->in[0] : NULL;
+	const struct ert_value *size = ctx->n_in > 1 ? ctx->in[1] : NULL;
+	int64_t dims[ERT_MAX_RANK], r;
+
+	if (!theta || !size || ctx->n_out < 1 || !ctx->out[0])
+		return ert_infer_fail(ctx, ERT_STATUS_INVALID_MODEL, "needs theta, size and grid");
+	if (!ert_dtype_is_float(theta->dtype) || ert_dtype_size(theta->dtype) < 2)
+		return ert_infer_fail(ctx, ERT_STATUS_DTYPE, "theta must be float16/32/64");
+	if (!ert_dtype_is_int(size->dtype) || size->rank != 1 ||
+	    (size->numel != 4 && size->numel != 5))
+		return ert_infer_fail(ctx, ERT_STATUS_SHAPE, "size must hold 4 or 5 integers");
+	if (!size->data)
+		return ert_infer_fail(ctx, ERT_STATUS_UNSUPPORTED,
+				      "the value of size is not known at plan time");
+	r = size->numel - 2;
+	if (theta->rank != 3 || theta->dims[1] != r || theta->dims[2] != r + 1)
+		return ert_infer_fail(ctx, ERT_STATUS_SHAPE, "theta must be [N, %lld, %lld]",
+				      (long long)r, (long long)(r + 1));
+	if (ert_value_get_int(size, 0) != theta->dims[0])
+		return ert_infer_fail(ctx, ERT_STATUS_SHAPE, "size and theta disagree on N");
+	dims[0] = theta->dims[0];
+	for (int64_t k = 0; k < r; k++) {
+		dims[k + 1] = ert_value_get_int(size, k + 2);
+		if (dims[k + 1] < 0)
+			return ert_infer_fail(ctx, ERT_STATUS_SHAPE, "size is negative");
+	}
+	dims[r + 1] = r;
+	ert_value_set_shape(ctx->out[0], theta->dtype, (int32_t)r + 2, dims);
+	return ERT_OK;
+}

@@ -28,4 +28,12 @@ ert_status ert_grid_params_get(const struct ert_node *node, const struct ert_val
 
 ert_status ert_infer_grid_sample(struct ert_infer_ctx *ctx);
 
+/*
+ * AffineGrid (opset 20): theta [N, 2, 3] or [N, 3, 4] and size (N, C, H, W) or
+ * (N, C, D, H, W), read for its value, give the sampling grid [N, (D,) H, W, r]
+ * that GridSample consumes. Ready for the resize tables once
+ * ERT_OP(AffineGrid, 0x2) is in ert-ops.def.
+ */
+ert_status ert_infer_affine_grid(struct ert_infer_ctx *ctx);
+
 #endif /* ERT_OPS_RESIZE_GRID_H */

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * GridSample, called directly: the op is not in ert-ops.def yet, so the node
- * carries a stand-in op type.
+ * GridSample and AffineGrid, called directly: the ops are not in ert-ops.def
+ * yet, so the node carries a stand-in op type.
  */
 #include <stdlib.h>
 
@@ -67,7 +67,7 @@ static void one_fini(struct one *o)
 	ert_graph_destroy(o->g);
 }
 
-static ert_status run_grid(struct one *o)
+static ert_status run_grid_op(struct one *o, bool affine)
 {
 	struct ert_value *outp[3], *inp[6];
 	struct ert_exec x;
@@ -82,7 +82,7 @@ static ert_status run_grid(struct one *o)
 		.n_in = o->n_in, .n_out = o->n_out, .err = &o->err,
 	};
 
-	st = ert_infer_grid_sample(&ic);
+	st = affine ? ert_infer_affine_grid(&ic) : ert_infer_grid_sample(&ic);
 	if (st != ERT_OK)
 		return st;
 	for (uint32_t i = 0; i < o->n_out; i++) {
@@ -96,7 +96,13 @@ static ert_status run_grid(struct one *o)
 	x.out = outp;
 	x.n_in = o->n_in;
 	x.n_out = o->n_out;
-	return ert_cpu_grid_sample(NULL, &x, &o->err);
+	return affine ? ert_cpu_affine_grid(NULL, &x, &o->err)
+		      : ert_cpu_grid_sample(NULL, &x, &o->err);
+}
+
+static ert_status run_grid(struct one *o)
+{
+	return run_grid_op(o, false);
 }
 
 static void set_str(struct one *o, const char *name, const char *v)
@@ -166,4 +172,38 @@ ERT_TEST(nearest_and_errors)
 	one_fini(&o);
 }
 
-ERT_TEST_MAIN(ERT_TEST_ENTRY(bilinear_and_padding), ERT_TEST_ENTRY(nearest_and_errors))
+ERT_TEST(affine_grid_identity)
+{
+	struct one o;
+	/* identity plus a shift of x by 0.5 */
+	float theta[6] = { 1, 0, 0.5f, 0, 1, 0 };
+	int64_t size[4] = { 1, 3, 2, 4 };
+
+	one_init(&o, ERT_OP_Softmax, 20, 2, 1);
+	set_f32(&o.in[0], 3, (int64_t[]){ 1, 2, 3 }, theta);
+	set_val(&o.in[1], ERT_DTYPE_INT64, 1, (int64_t[]){ 4 }, size);
+	REQUIRE(run_grid_op(&o, true) == ERT_OK);
+	const float *g = o.out[0].data;
+
+	CHECK_EQ_INT(o.out[0].rank, 4);
+	CHECK_EQ_INT(o.out[0].dims[1], 2);
+	CHECK_EQ_INT(o.out[0].dims[2], 4);
+	CHECK_EQ_INT(o.out[0].dims[3], 2);
+	/* pixel centres: x in {-0.75, -0.25, 0.25, 0.75}, y in {-0.5, 0.5} */
+	CHECK_NEAR(g[0], -0.75 + 0.5, 1e-6);
+	CHECK_NEAR(g[1], -0.5, 1e-6);
+	CHECK_NEAR(g[7 * 2], 0.75 + 0.5, 1e-6);
+	CHECK_NEAR(g[7 * 2 + 1], 0.5, 1e-6);
+	one_fini(&o);
+
+	/* size disagreeing with theta's N */
+	size[0] = 2;
+	one_init(&o, ERT_OP_Softmax, 20, 2, 1);
+	set_f32(&o.in[0], 3, (int64_t[]){ 1, 2, 3 }, theta);
+	set_val(&o.in[1], ERT_DTYPE_INT64, 1, (int64_t[]){ 4 }, size);
+	CHECK_EQ_INT(run_grid_op(&o, true), ERT_STATUS_SHAPE);
+	one_fini(&o);
+}
+
+ERT_TEST_MAIN(ERT_TEST_ENTRY(bilinear_and_padding), ERT_TEST_ENTRY(nearest_and_errors),
+	      ERT_TEST_ENTRY(affine_grid_identity))

@@ -200,3 +200,52 @@ ert_status ert_cpu_grid_sample(struct ert_cpu *cpu, struct ert_exec *x, struct e
 	ert_parallel_for(cpu ? cpu->pool : NULL, total, 256, gs_range, &a);
 	return ERT_OK;
 }
+
+/* Normalised coordinate of pixel @i of @len: pixel centres, or corners at +-1. */
+static double base_coord(int64_t i, int64_t len, bool align)
+{
+	if (align)
+		return len > 1 ? -1.0 + 2.0 * (double)i / (double)(len - 1) : -1.0;
+	return -1.0 + (2.0 * (double)i + 1.0) / (double)len;
+}
+
+ert_status ert_cpu_affine_grid(struct ert_cpu *cpu, struct ert_exec *x, struct ert_err *err)
+{
+	const struct ert_value *theta = x->in[0];
+	struct ert_value *g = x->out[0];
+	bool align = ert_attr_int(x->node, "align_corners", 0) != 0;
+	int32_t r = g->rank - 2;
+	int64_t n = g->dims[0], pos = 0, c[3] = { 0, 0, 0 }, sp = 1;
+
+	if (r < 2 || r > 3) {
+		ert_err_set(err, "%s '%s': only 2-D and 3-D grids", ert_op_name(x->node->op),
+			    x->node->name);
+		return ERT_STATUS_UNSUPPORTED;
+	}
+	for (int32_t k = 0; k < r; k++)
+		sp *= g->dims[k + 1];
+	for (int64_t b = 0; b < n; b++) {
+		for (int64_t s = 0; s < sp; s++, pos++) {
+			double h[4];
+			int64_t rest = s;
+
+			/* Homogeneous point (x, y[, z], 1): x runs along the innermost dim. */
+			for (int32_t k = r - 1; k >= 0; k--) {
+				c[k] = rest % g->dims[k + 1];
+				rest /= g->dims[k + 1];
+			}
+			for (int32_t k = 0; k < r; k++)
+				h[k] = base_coord(c[r - 1 - k], g->dims[r - k], align);
+			h[r] = 1.0;
+			for (int32_t row = 0; row < r; row++) {
+				double acc = 0.0;
+
+				for (int32_t k = 0; k <= r; k++)
+					acc += ert_nx_ld(theta->data, theta->dtype,
+							 (b * r + row) * (r + 1) + k) * h[k];
+				ert_nx_st(g->data, g->dtype, pos * r + row, acc);
+			}
+		}
+	}
+	return ERT_OK;
+}
