@@ -231,6 +231,11 @@ static ert_status write_tensor(struct writer *w, uint32_t t)
 		return ERT_STATUS_INVALID_ARGUMENT;
 	}
 	if (enc != FMT_ENC_NONE) {
+		if (!ert_dtype_valid((int32_t)x->dtype)) {
+			ert_err_set(w->err, "constant '%s' has dtype %s, which model files cannot hold",
+				    x->name, ert_dtype_name(x->dtype));
+			return ERT_STATUS_UNSUPPORTED;
+		}
 		if (numel < 0 || (!x->data && x->nbytes)) {
 			ert_err_set(w->err, "constant '%s' has no known shape or no data", x->name);
 			return ERT_STATUS_INVALID_ARGUMENT;

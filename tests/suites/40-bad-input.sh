@@ -3,7 +3,7 @@
 # libFuzzer target (fuzz/fuzz-*.c) for a bounded time. One test per damage group
 # and one per fuzzer that finishes without a crash.
 : "${ERT_CONFORMANCE:=../shared/conformance/onnx-backend}"
-: "${FUZZ_SECONDS:=15}"
+: "${FUZZ_SECONDS:=10}"
 logdir=build-san
 mkdir -p "$logdir" build-fuzz
 p=0 f=0
@@ -40,7 +40,7 @@ fi
 
 nfuzz=$(ls fuzz/fuzz-*.c 2>/dev/null | wc -l)
 if make --no-print-directory -j2 fuzz >build-fuzz/fuzz-build.log 2>&1; then
-	out=$(make --no-print-directory fuzz-run FUZZ_SECONDS="$FUZZ_SECONDS" 2>&1)
+	out=$(make -s --no-print-directory fuzz-run FUZZ_SECONDS="$FUZZ_SECONDS" 2>&1)
 	printf '%s\n' "$out"
 	ok=$(printf '%s\n' "$out" | grep -c '^fuzz-[a-z0-9_-]*: ok')
 	p=$((p + ok)); f=$((f + nfuzz - ok))
