@@ -498,10 +498,10 @@ ERT_TEST(runtime_weights_match_packed)
 	free(out.data);
 	ert_graph_destroy(g);
 
-	/* MatMul (3, 40, 33) x (33, 70) folds the batch into M */
+	/* MatMul (3, 50, 33) x (33, 70) folds the batch into M (150 rows: B is prepacked) */
 	g = one_node(ERT_OP_MatMul, 2, &node);
-	int64_t ad[3] = { 3, 40, 33 }, bd2[2] = { 33, 70 };
-	struct ert_value av = mkval(3, ad, rand_buf(3 * 40 * 33)), b2 = mkval(2, bd2, rand_buf(33 * 70));
+	int64_t ad[3] = { 3, 50, 33 }, bd2[2] = { 33, 70 };
+	struct ert_value av = mkval(3, ad, rand_buf(3 * 50 * 33)), b2 = mkval(2, bd2, rand_buf(33 * 70));
 	const struct ert_value *in2[2] = { &av, &b2 };
 
 	REQUIRE(ert_cpu_eval_node(g, node, in2, 2, &out, 1, &err) == ERT_OK);
@@ -509,10 +509,10 @@ ERT_TEST(runtime_weights_match_packed)
 	free(out.data);
 	ert_graph_destroy(g);
 
-	/* Gemm transB with a vector C */
+	/* Gemm transB with a vector C; 140 rows, so B is prepacked */
 	g = one_node(ERT_OP_Gemm, 3, &node);
-	int64_t gd[2] = { 5, 300 }, hd[2] = { 20, 300 }, cd[1] = { 20 };
-	struct ert_value gv = mkval(2, gd, rand_buf(1500)), hv = mkval(2, hd, rand_buf(6000));
+	int64_t gd[2] = { 140, 300 }, hd[2] = { 20, 300 }, cd[1] = { 20 };
+	struct ert_value gv = mkval(2, gd, rand_buf(140 * 300)), hv = mkval(2, hd, rand_buf(6000));
 	struct ert_value cv = mkval(1, cd, rand_buf(20));
 	const struct ert_value *in3[3] = { &gv, &hv, &cv };
 

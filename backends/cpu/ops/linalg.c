@@ -20,7 +20,13 @@ static struct gemm_dims gemm_dims_of(const struct ert_exec *x)
 	return d;
 }
 
-/* A constant B (weights) packed into GEMM panels once, at plan time. */
+/*
+ * A constant B (weights) packed into GEMM panels once, at plan time. Only
+ * worth its memory (a second copy of the weights) when M spans several row
+ * tiles, each of which would otherwise re-pack B: with one row tile (batch-1
+ * classifier heads, VGG's 400 MB fc6) B is packed once per run anyway, at a
+ * cost of 1/(2M) of the arithmetic.
+ */
 static ert_status pack_b_state(struct ert_exec *x, int64_t rs, int64_t cs, int64_t k, int64_t n,
 			       struct ert_err *err)
 {
@@ -48,7 +54,7 @@ static ert_status gemm_prepare(struct ert_cpu *cpu, struct ert_exec *x, struct e
 	struct gemm_dims dm = gemm_dims_of(x);
 	bool tb = ert_attr_int(x->node, "transB", 0) != 0;
 
-	if (!x->in_const[1] || dm.k == 0)
+	if (!x->in_const[1] || dm.k == 0 || dm.m <= ERT_SGEMM_MC)
 		return ERT_OK;
 	return pack_b_state(x, tb ? 1 : dm.n, tb ? dm.k : 1, dm.k, dm.n, err);
 }
@@ -136,7 +142,7 @@ static ert_status matmul_prepare(struct ert_cpu *cpu, struct ert_exec *x, struct
 	struct matmul_plan p = matmul_plan_of(x);
 
 	/* Batched B keeps its per-problem offsets: only a single matrix is packed. */
-	if (!x->in_const[1] || x->in[1]->rank > 2 || p.k == 0)
+	if (!x->in_const[1] || x->in[1]->rank > 2 || p.k == 0 || p.m <= ERT_SGEMM_MC)
 		return ERT_OK;
 	return pack_b_state(x, p.n, 1, p.k, p.n, err);
 }
