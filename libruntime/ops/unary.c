@@ -56,9 +56,20 @@ static ert_status infer_any(struct ert_infer_ctx *ctx)
 	return same_as_input(ctx, ERT_EW_ANY, ERT_DTYPE_UNDEFINED);
 }
 
+/* IsNaN / IsInf take every float type, float8 included (opset 20). */
 static ert_status infer_predicate(struct ert_infer_ctx *ctx)
 {
-	return same_as_input(ctx, ERT_EW_FLOAT, ERT_DTYPE_BOOL);
+	ert_status st = need_input(ctx);
+	const struct ert_value *x;
+
+	if (st != ERT_OK)
+		return st;
+	x = ctx->in[0];
+	if (!ert_dtype_is_float(x->dtype))
+		return ert_infer_fail(ctx, ERT_STATUS_DTYPE, "input is %s, expected a float type",
+				      ert_dtype_name(x->dtype));
+	ert_value_set_shape(ctx->out[0], ERT_DTYPE_BOOL, x->rank, x->dims);
+	return ERT_OK;
 }
 
 static ert_status check_scalar_bound(struct ert_infer_ctx *ctx, uint32_t i, const char *what)

@@ -615,6 +615,26 @@ ERT_TEST(cast_threaded_matches_single)
 	ert_threadpool_destroy(pool);
 }
 
+ERT_TEST(integer_shrink)
+{
+	struct one_node t;
+	int8_t x[5] = { -10, -2, 0, 2, 10 };
+
+	node_init(&t, ERT_OP_Shrink, 1, 1, 9);
+	ert_node_set_attr_float(t.g, t.n, "lambd", 1.5f);
+	ert_node_set_attr_float(t.g, t.n, "bias", 1.5f);
+	set_in(&t, 0, ERT_DTYPE_INT8, 1, (int64_t[]){ 5 }, x);
+	REQUIRE(eval(&t) == ERT_OK);
+	const int8_t *y = t.out[0].data;
+
+	/* -10 + 1.5 = -8.5 truncates to -8; 0 stays 0 */
+	CHECK_EQ_INT(y[0], -8);
+	CHECK_EQ_INT(y[1], 0);
+	CHECK_EQ_INT(y[2], 0);
+	CHECK_EQ_INT(y[4], 8);
+	node_fini(&t);
+}
+
 ERT_TEST_MAIN(ERT_TEST_ENTRY(add_broadcast_and_fused_relu),
 	      ERT_TEST_ENTRY(broadcast_error_names_dims), ERT_TEST_ENTRY(legacy_axis_broadcast),
 	      ERT_TEST_ENTRY(integer_div_mod), ERT_TEST_ENTRY(clip_both_forms),
@@ -623,4 +643,5 @@ ERT_TEST_MAIN(ERT_TEST_ENTRY(add_broadcast_and_fused_relu),
 	      ERT_TEST_ENTRY(cast_reduced_precision), ERT_TEST_ENTRY(where_and_compare),
 	      ERT_TEST_ENTRY(variadic_mean_and_max), ERT_TEST_ENTRY(float16_math),
 	      ERT_TEST_ENTRY(fast_math_accuracy), ERT_TEST_ENTRY(pow_shortcuts_match_pow),
-	      ERT_TEST_ENTRY(cast_opset1_string_target), ERT_TEST_ENTRY(cast_threaded_matches_single))
+	      ERT_TEST_ENTRY(cast_opset1_string_target), ERT_TEST_ENTRY(cast_threaded_matches_single),
+	      ERT_TEST_ENTRY(integer_shrink))

@@ -176,7 +176,10 @@ static void run_range(void *arg, int64_t begin, int64_t end)
 			case ERT_DTYPE_BFLOAT16:
 				v = ert_bf16_to_fp32(((const uint16_t *)j->x)[begin + i]);
 				break;
-			default: v = ert_fp16_to_fp32(((const uint16_t *)j->x)[begin + i]); break;
+			case ERT_DTYPE_FLOAT16:
+				v = ert_fp16_to_fp32(((const uint16_t *)j->x)[begin + i]);
+				break;
+			default: v = ert_fp8_to_f32(((const uint8_t *)j->x)[begin + i], j->dt); break;
 			}
 			y[i] = predicate(j->op, j->p, v);
 		}
@@ -210,8 +213,10 @@ ert_status ert_unary_float_run(struct ert_cpu *cpu, enum ert_op op,
 {
 	struct job j = { find_kernel(op, p), NULL, op, p, in->dtype, in->data, out->data };
 
-	if (!ert_ew_is_arith_float(in->dtype) ||
-	    (!j.k && op != ERT_OP_IsNaN && op != ERT_OP_IsInf)) {
+	bool pred = op == ERT_OP_IsNaN || op == ERT_OP_IsInf;
+
+	if (!(ert_ew_is_arith_float(in->dtype) || (pred && ert_dtype_is_fp8(in->dtype))) ||
+	    (!j.k && !pred)) {
 		ert_err_set(err, "%s: no cpu kernel for %s", ert_op_name(op),
 			    ert_dtype_name(in->dtype));
 		return ERT_STATUS_UNSUPPORTED;

@@ -1,11 +1,20 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Integer and bool unary kernels: Abs, Neg, Sign, Relu, Clip, BitwiseNot, Not.
+ * Integer and bool unary kernels: Abs, Neg, Sign, Relu, Clip, Shrink, BitwiseNot,
+ * Not.
  * Negation goes through unsigned arithmetic so that the most negative value
  * wraps (as numpy does) instead of overflowing. Each loop reads x[i] before
  * writing y[i], so running in place is safe.
  */
 #include "cpu/ops/elementwise.h"
+
+/* Shrink's lambd and bias are floats: the arithmetic is done in double. */
+static inline int64_t shrink(double v, double lambd, double bias)
+{
+	double r = v < -lambd ? v + bias : v > lambd ? v - bias : 0.0;
+
+	return r >= 9.2e18 ? INT64_MAX : r <= -9.2e18 ? INT64_MIN : (int64_t)r;
+}
 
 #define LOOP(expr)                                                                     \
 	do {                                                                           \
@@ -28,6 +37,7 @@
 		case ERT_OP_Relu: LOOP(v < 0 ? 0 : v); break;                          \
 		case ERT_OP_Clip: LOOP((v < lo ? lo : v) > hi ? hi : (v < lo ? lo : v)); break;          \
 		case ERT_OP_BitwiseNot: LOOP(~v); break;                               \
+		case ERT_OP_Shrink: LOOP(shrink((double)v, p->lo, p->hi)); break;       \
 		default: break;                                                        \
 		}                                                                      \
 	}
@@ -45,6 +55,7 @@
 		case ERT_OP_Sign: LOOP(v != 0); break;                                 \
 		case ERT_OP_Clip: LOOP((v < lo ? lo : v) > hi ? hi : (v < lo ? lo : v)); break;          \
 		case ERT_OP_BitwiseNot: LOOP(~v); break;                               \
+		case ERT_OP_Shrink: LOOP(shrink((double)v, p->lo, p->hi)); break;       \
 		default: break;                                                        \
 		}                                                                      \
 	}
@@ -68,6 +79,7 @@ bool ert_unary_int_supported(enum ert_op op)
 	case ERT_OP_Clip:
 	case ERT_OP_BitwiseNot:
 	case ERT_OP_Not:
+	case ERT_OP_Shrink:
 		return true;
 	default:
 		return false;

@@ -110,6 +110,8 @@ static bool unary_supports(const struct ert_exec *x)
 
 	if (ert_ew_is_arith_float(dt))
 		return ert_unary_float_supported(op);
+	if (ert_dtype_is_fp8(dt))
+		return op == ERT_OP_IsNaN || op == ERT_OP_IsInf;
 	if (ert_ew_is_int(dt) || dt == ERT_DTYPE_BOOL)
 		return ert_unary_int_supported(op) && (op == ERT_OP_Not) == (dt == ERT_DTYPE_BOOL);
 	return false;
@@ -134,7 +136,7 @@ static ert_status unary_compute(struct ert_cpu *cpu, struct ert_exec *x, struct 
 		st = ert_unary_params_read(x, &p, err);
 	if (st != ERT_OK)
 		return st;
-	if (ert_ew_is_arith_float(x->in[0]->dtype))
+	if (ert_ew_is_arith_float(x->in[0]->dtype) || ert_dtype_is_fp8(x->in[0]->dtype))
 		return ert_unary_float_run(cpu, x->node->op, &p, x->in[0], x->out[0], err);
 	return ert_unary_int_run(cpu, x->node->op, &p, x->in[0], x->out[0], err);
 }
