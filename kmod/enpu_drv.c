@@ -195,6 +195,16 @@ static int __init enpu_init(void)
 {
 	int ret;
 
+	/* uAPI structs: sizes are ABI, and multiples of 8 so arrays of them align */
+	BUILD_BUG_ON(sizeof(struct drm_enpu_job) != ENPU_JOB_V1_SIZE);
+	BUILD_BUG_ON(sizeof(struct drm_enpu_job_bo) != 8);
+	BUILD_BUG_ON(sizeof(struct drm_enpu_query) != 24);
+	BUILD_BUG_ON(sizeof(struct drm_enpu_query_device) != 48);
+	BUILD_BUG_ON(sizeof(struct drm_enpu_submit) != 24);
+	BUILD_BUG_ON(sizeof(struct enpu_cs_tensor) != 48);
+	BUILD_BUG_ON(sizeof(struct enpu_cs_conv2d) % 8 || sizeof(struct enpu_cs_pool) % 8 ||
+		     sizeof(struct enpu_cs_eltwise) % 8 || sizeof(struct enpu_cs_matmul) % 8);
+
 	ret = platform_driver_register(&enpu_platform_driver);
 	if (ret)
 		return ret;

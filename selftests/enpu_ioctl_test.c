@@ -95,6 +95,23 @@ TEST_F(enpu, query_bad_args)
 	enpu_query_err(self->fd, &q, EFAULT);
 }
 
+TEST_F(enpu, ioctl_struct_size_mismatch)
+{
+	/* an older, shorter struct: the DRM core zero-extends it */
+	struct { uint32_t type, size; uint64_t ptr; } old = { DRM_ENPU_QUERY_DEVICE, 0, 0 };
+	/* a newer, longer struct: the kernel ignores what it does not know */
+	struct { struct drm_enpu_bo_create c; uint64_t future; } longer = {
+		.c = { .size = PAGE }, .future = ~0ull };
+	unsigned long short_query = DRM_IOWR(DRM_COMMAND_BASE + DRM_ENPU_QUERY, old);
+	unsigned long long_create = DRM_IOWR(DRM_COMMAND_BASE + DRM_ENPU_BO_CREATE, longer);
+
+	ASSERT_EQ(0, enpu_ioctl(self->fd, short_query, &old));
+	ASSERT_EQ(sizeof(struct drm_enpu_query_device), old.size);
+	ASSERT_EQ(0, enpu_ioctl(self->fd, long_create, &longer));
+	ASSERT_NE(0, longer.c.handle);
+	ASSERT_EQ(0, enpu_bo_close(self->fd, longer.c.handle));
+}
+
 /* ---- BO_CREATE / INFO / MMAP_OFFSET --------------------------------------- */
 
 TEST_F(enpu, bo_create_info)

@@ -273,7 +273,7 @@ struct drm_enpu_job {
 };
 
 /** ENPU_JOB_V1_SIZE - size of the first version of &struct drm_enpu_job */
-#define ENPU_JOB_V1_SIZE	40
+#define ENPU_JOB_V1_SIZE	48
 
 /**
  * struct drm_enpu_submit - queue jobs (DRM_IOCTL_ENPU_SUBMIT)
