@@ -3,7 +3,6 @@
  * CPU reference kernels: elementwise unary ops. This file reads parameters and
  * dispatches by dtype to unary-float.c, unary-int.c and unary-cast.c.
  */
-#include <float.h>
 #include <math.h>
 #include <string.h>
 
