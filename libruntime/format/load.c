@@ -29,7 +29,7 @@ struct loader {
 
 struct range {
 	uint64_t off, size;
-	uint32_t tensor;
+	uint32_t id;    /* tensor index, or section type for the section table */
 };
 
 struct cur {
@@ -225,7 +225,7 @@ static bool read_header(struct loader *ld)
 	for (uint32_t s = 1; s < ns; s++)
 		if (secs[s - 1].size > secs[s].off - secs[s - 1].off)
 			return fail(ld, ERT_STATUS_INVALID_MODEL, "%s overlaps %s",
-				    section_names[secs[s - 1].tensor], section_names[secs[s].tensor]);
+				    section_names[secs[s - 1].id], section_names[secs[s].id]);
 	uint32_t want = fmt_get32(h + FMT_OFF_CHECKSUM), got = fmt_checksum(h, hs, ns);
 
 	if (want != got)
@@ -485,7 +485,7 @@ static bool read_tensors(struct loader *ld)
 		if (a->size > b->off - a->off)
 			return fail(ld, ERT_STATUS_INVALID_MODEL,
 				    "data of tensors '%s' and '%s' overlap",
-				    ld->g->tensors[a->tensor].name, ld->g->tensors[b->tensor].name);
+				    ld->g->tensors[a->id].name, ld->g->tensors[b->id].name);
 	}
 	return true;
 }
