@@ -635,6 +635,101 @@ ERT_TEST(integer_shrink)
 	node_fini(&t);
 }
 
+/* Element of @v at output coordinate @c (numpy broadcasting), the naive way. */
+static int64_t naive_offset(const struct ert_value *v, int32_t out_rank, const int64_t *c)
+{
+	int64_t off = 0;
+
+	for (int32_t j = 0; j < v->rank; j++) {
+		int64_t cj = c[j + out_rank - v->rank];
+
+		off = off * v->dims[j] + (v->dims[j] == 1 ? 0 : cj);
+	}
+	return off;
+}
+
+/*
+ * Random shapes against naive indexing: Sub (operand order matters) and Where
+ * (three inputs), through the threaded broadcast walker, big enough at times
+ * to be split over threads mid-run.
+ */
+ERT_TEST(broadcast_random_shapes)
+{
+	struct ert_threadpool *pool = ert_threadpool_create(3);
+	struct ert_cpu cpu = { .pool = pool, .num_threads = 3 };
+	uint32_t seed = 12345;
+	int bad = 0;
+
+	REQUIRE(pool);
+	for (int iter = 0; iter < 300 && !bad; iter++) {
+		struct ert_value v[3], out;
+		const struct ert_value *cins[3] = { &v[0], &v[1], &v[2] };
+		int64_t dims[ERT_MAX_RANK];
+		int32_t rank;
+		struct ert_err err;
+
+#define RND(n) (((seed = seed * 1103515245u + 12345u) >> 16) % (n))
+		rank = 1 + (int32_t)RND(5);
+		for (int32_t d = 0; d < rank; d++)
+			dims[d] = 1 + (int64_t)RND(iter % 10 == 0 ? 40 : 5);
+		for (int k = 0; k < 3; k++) {
+			int32_t r = rank - (int32_t)RND((uint32_t)rank + 1);
+
+			memset(&v[k], 0, sizeof(v[k]));
+			v[k].dtype = k == 0 ? ERT_DTYPE_BOOL : ERT_DTYPE_FLOAT32;
+			v[k].rank = r;
+			for (int32_t j = 0; j < r; j++)
+				v[k].dims[j] = RND(3) == 0 ? 1 : dims[j + rank - r];
+			ert_value_finish(&v[k]);
+			v[k].data = malloc(v[k].nbytes + 1);
+			for (int64_t i = 0; i < v[k].numel; i++) {
+				if (k == 0)
+					((uint8_t *)v[k].data)[i] = (uint8_t)RND(2);
+				else
+					((float *)v[k].data)[i] = (float)RND(1000);
+			}
+		}
+		memset(&out, 0, sizeof(out));
+		REQUIRE(ert_broadcast_shapes(cins, 3, &out, &err, "test") == ERT_OK);
+		out.dtype = ERT_DTYPE_FLOAT32;
+		ert_value_finish(&out);
+		out.data = malloc(out.nbytes + 1);
+		/* Sub of inputs 1 and 2, broadcast to the three-way shape */
+		CHECK_EQ_INT(ert_binary_arith_run(&cpu, &(struct ert_node){ .op = ERT_OP_Sub,
+									   .opset = 17, .name = "s" },
+						  ERT_OP_Sub, &v[1], &v[2], &out, &err),
+			     ERT_OK);
+		int64_t c[ERT_MAX_RANK] = { 0 };
+
+		for (int64_t i = 0; i < out.numel && !bad; i++) {
+			float want = ((float *)v[1].data)[naive_offset(&v[1], out.rank, c)] -
+				     ((float *)v[2].data)[naive_offset(&v[2], out.rank, c)];
+
+			bad = ((float *)out.data)[i] != want;
+			for (int32_t d = out.rank - 1; d >= 0 && ++c[d] == out.dims[d]; d--)
+				c[d] = 0;
+		}
+		CHECK(!bad);
+		CHECK_EQ_INT(ert_where_run(&cpu, &v[0], &v[1], &v[2], &out, &err), ERT_OK);
+		memset(c, 0, sizeof(c));
+		for (int64_t i = 0; i < out.numel && !bad; i++) {
+			bool cond = ((uint8_t *)v[0].data)[naive_offset(&v[0], out.rank, c)];
+			const struct ert_value *src = cond ? &v[1] : &v[2];
+
+			bad = ((float *)out.data)[i] !=
+			      ((float *)src->data)[naive_offset(src, out.rank, c)];
+			for (int32_t d = out.rank - 1; d >= 0 && ++c[d] == out.dims[d]; d--)
+				c[d] = 0;
+		}
+		CHECK(!bad);
+		for (int k = 0; k < 3; k++)
+			free(v[k].data);
+		free(out.data);
+#undef RND
+	}
+	ert_threadpool_destroy(pool);
+}
+
 ERT_TEST_MAIN(ERT_TEST_ENTRY(add_broadcast_and_fused_relu),
 	      ERT_TEST_ENTRY(broadcast_error_names_dims), ERT_TEST_ENTRY(legacy_axis_broadcast),
 	      ERT_TEST_ENTRY(integer_div_mod), ERT_TEST_ENTRY(clip_both_forms),
@@ -644,4 +739,4 @@ ERT_TEST_MAIN(ERT_TEST_ENTRY(add_broadcast_and_fused_relu),
 	      ERT_TEST_ENTRY(variadic_mean_and_max), ERT_TEST_ENTRY(float16_math),
 	      ERT_TEST_ENTRY(fast_math_accuracy), ERT_TEST_ENTRY(pow_shortcuts_match_pow),
 	      ERT_TEST_ENTRY(cast_opset1_string_target), ERT_TEST_ENTRY(cast_threaded_matches_single),
-	      ERT_TEST_ENTRY(integer_shrink))
+	      ERT_TEST_ENTRY(integer_shrink), ERT_TEST_ENTRY(broadcast_random_shapes))
