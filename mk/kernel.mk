@@ -7,6 +7,7 @@
 #   make checkpatch                  scripts/checkpatch.pl --strict on kmod/ and uapi/
 #   make sparse                      C=2 sparse build against KDIR
 #   make kernel-vm-test              build, boot Debian 6.12 in QEMU, run the selftests
+#   make enpu-cs-fuzz                libFuzzer + ASan on the shared command stream code
 
 KDIR        ?= /lib/modules/$(shell uname -r)/build
 DEBIAN_KDIR := $(lastword $(sort $(wildcard /usr/src/linux-headers-6.12*-amd64)))
@@ -20,7 +21,7 @@ CHECKPATCH  ?= $(CHECKPATCH_DIR)/checkpatch.pl
 CHECKPATCH_FLAGS := --strict --no-tree --terse --show-types --quiet \
 	--ignore FILE_PATH_CHANGES,SPDX_LICENSE_TAG,CONST_STRUCT -f
 
-.PHONY: modules modules_install selftests checkpatch sparse kernel-vm-test kernel-clean
+.PHONY: modules modules_install selftests checkpatch sparse kernel-vm-test kernel-clean enpu-cs-fuzz
 
 modules:
 	$(MAKE) -C $(KDIR) M=$(CURDIR) W=1 modules
@@ -54,6 +55,15 @@ sparse:
 
 kernel-vm-test:
 	@ERT_BUILD=$(or $(BUILD),build) sh tests/suites/60-kernel-vm.sh
+
+ENPU_FUZZ_CC ?= clang
+ENPU_FUZZ_SECONDS ?= $(or $(FUZZ_SECONDS),20)
+enpu-cs-fuzz:
+	@mkdir -p $(KBUILD_OUT)/fuzz/corpus
+	$(ENPU_FUZZ_CC) -g -O1 -fsanitize=fuzzer,address,undefined -Ikmod -Iuapi \
+		-o $(KBUILD_OUT)/fuzz/enpu_cs_fuzz selftests/enpu_cs_fuzz.c kmod/enpu_cs.c
+	$(KBUILD_OUT)/fuzz/enpu_cs_fuzz -max_total_time=$(ENPU_FUZZ_SECONDS) -max_len=4096 \
+		$(KBUILD_OUT)/fuzz/corpus
 
 kernel-clean:
 	$(MAKE) -C $(KDIR) M=$(CURDIR) clean

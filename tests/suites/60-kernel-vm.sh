@@ -88,7 +88,7 @@ fi
 log=$out/vm/console.log
 rm -f "$log"
 start=$(date +%s)
-sh scripts/vm/run-vm.sh "$kver" "$out/vm/initramfs.cpio.gz" "$log" "${ENPU_VM_TIMEOUT:-900}"
+sh scripts/vm/run-vm.sh "$kver" "$out/vm/initramfs.cpio.gz" "$log" "${ENPU_VM_TIMEOUT:-600}"
 echo "# VM ran $(( $(date +%s) - start )) s; console log: $log"
 [ -f "$log" ] || : >"$log"
 tr -d '\r' <"$log" >"$log.txt"
