@@ -12,5 +12,7 @@
 ert_status ert_cpu_grid_sample(struct ert_cpu *cpu, struct ert_exec *x, struct ert_err *err);
 /* resize-grid.c: AffineGrid (likewise waiting for ert-ops.def). */
 ert_status ert_cpu_affine_grid(struct ert_cpu *cpu, struct ert_exec *x, struct ert_err *err);
+/* resize-roi.c: RoiAlign (likewise, see ops/resize-roi.h). */
+ert_status ert_cpu_roi_align(struct ert_cpu *cpu, struct ert_exec *x, struct ert_err *err);
 
 #endif /* ERT_CPU_RESIZE_KERNELS_H */
