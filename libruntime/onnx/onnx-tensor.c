@@ -106,9 +106,11 @@ static bool parse_u64(const char *s, uint64_t *out)
 	return true;
 }
 
+/* Read @nbytes of external data into a new buffer *@out, after every check passed. */
 static ert_status read_external(const Onnx__TensorProto *tp, const char *dir, const char *what,
-				uint8_t *dst, size_t nbytes, struct ert_err *err)
+				size_t nbytes, uint8_t **out, struct ert_err *err)
 {
+	uint8_t *dst = NULL;
 	const char *loc = NULL;
 	uint64_t offset = 0, length = 0;
 	bool has_length = false;
@@ -184,6 +186,12 @@ static ert_status read_external(const Onnx__TensorProto *tp, const char *dir, co
 			    what, loc, (long long)sb.st_size, nbytes, (unsigned long long)offset);
 		goto out;
 	}
+	dst = malloc(nbytes ? nbytes : 1);
+	if (!dst) {
+		ert_err_set(err, "%s: out of memory for %zu bytes", what, nbytes);
+		st = ERT_STATUS_OUT_OF_MEMORY;
+		goto out;
+	}
 	for (size_t got = 0; got < nbytes;) {
 		ssize_t r = pread(fd, dst + got, nbytes - got, (off_t)(offset + got));
 
@@ -196,8 +204,11 @@ static ert_status read_external(const Onnx__TensorProto *tp, const char *dir, co
 		}
 		got += (size_t)r;
 	}
+	*out = dst;
+	dst = NULL;
 	st = ERT_OK;
 out:
+	free(dst);
 	if (fd >= 0)
 		close(fd);
 	free(real_file);
@@ -228,6 +239,19 @@ static ert_status count_mismatch(struct ert_err *err, const char *what, const ch
 	ert_err_set(err, "%s: %s holds %zu values, its shape needs %lld", what, field, have,
 		    (long long)need);
 	return ERT_STATUS_INVALID_MODEL;
+}
+
+/* The typed field that holds @dt's values and its length. */
+static size_t typed_count(const Onnx__TensorProto *tp, ert_dtype dt, const char **field)
+{
+	switch (dt) {
+	case ERT_DTYPE_FLOAT32: *field = "float_data"; return tp->n_float_data;
+	case ERT_DTYPE_FLOAT64: *field = "double_data"; return tp->n_double_data;
+	case ERT_DTYPE_INT64: *field = "int64_data"; return tp->n_int64_data;
+	case ERT_DTYPE_UINT32:
+	case ERT_DTYPE_UINT64: *field = "uint64_data"; return tp->n_uint64_data;
+	default: *field = "int32_data"; return tp->n_int32_data;
+	}
 }
 
 /* Fill @dst (nbytes) from the typed repeated fields of @tp. */
@@ -297,7 +321,7 @@ ert_status ert_onnx_tensor_decode(const Onnx__TensorProto *tp, const char *dir,
 {
 	int32_t raw_dt = tp->has_data_type ? tp->data_type : 0;
 	struct ert_value v;
-	uint8_t *data;
+	uint8_t *data = NULL;
 	ert_status st;
 
 	memset(&v, 0, sizeof(v));
@@ -346,14 +370,29 @@ ert_status ert_onnx_tensor_decode(const Onnx__TensorProto *tp, const char *dir,
 			    tp->raw_data.len, v.nbytes);
 		return ERT_STATUS_INVALID_MODEL;
 	}
+	if (!external && !tp->has_raw_data && v.numel) {
+		const char *field;
+		size_t have = typed_count(tp, v.dtype, &field);
+		bool packed4 = (v.dtype == ERT_DTYPE_INT4 || v.dtype == ERT_DTYPE_UINT4) &&
+			       have == v.nbytes;
+
+		if (have != (size_t)v.numel && !packed4)
+			return count_mismatch(err, what, field, have, v.numel);
+	}
+	if (external) {
+		st = read_external(tp, dir, what, v.nbytes, &data, err);
+		if (st != ERT_OK)
+			return st;
+		v.data = data;
+		*out = v;
+		return ERT_OK;
+	}
 	data = malloc(v.nbytes ? v.nbytes : 1);
 	if (!data) {
 		ert_err_set(err, "%s: out of memory for %zu bytes", what, v.nbytes);
 		return ERT_STATUS_OUT_OF_MEMORY;
 	}
-	if (external)
-		st = read_external(tp, dir, what, data, v.nbytes, err);
-	else if (tp->has_raw_data)
+	if (tp->has_raw_data)
 		st = (memcpy(data, tp->raw_data.data, v.nbytes), ERT_OK);
 	else if (v.numel == 0)
 		st = ERT_OK;
