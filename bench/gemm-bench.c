@@ -54,7 +54,7 @@ static double naive_gflops(int64_t m, int64_t n, int64_t k)
 
 struct layer {
 	const char *name;
-	int64_t c, m, hw, k, stride;
+	int64_t c, m, hw, k, stride, group;
 };
 
 static double cpu_now(void)
@@ -71,7 +71,8 @@ static double last_cpu_gflops;
 static double conv_gflops(const struct layer *l, uint32_t threads)
 {
 	struct ert_graph *g = ert_graph_create();
-	int64_t xd[4] = { 1, l->c, l->hw, l->hw }, wd[4] = { l->m, l->c, l->k, l->k };
+	int64_t group = l->group ? l->group : 1;
+	int64_t xd[4] = { 1, l->c, l->hw, l->hw }, wd[4] = { l->m, l->c / group, l->k, l->k };
 	int32_t in[2], out;
 	int64_t pad = l->k / 2, pads[4] = { pad, pad, pad, pad };
 	int64_t st[2] = { l->stride, l->stride };
@@ -84,6 +85,7 @@ static double conv_gflops(const struct layer *l, uint32_t threads)
 
 	ert_node_set_attr_ints(g, node, "pads", pads, 4);
 	ert_node_set_attr_ints(g, node, "strides", st, 2);
+	ert_node_set_attr_int(g, node, "group", group);
 
 	struct ert_value xv = { .dtype = ERT_DTYPE_FLOAT32, .rank = 4 };
 	struct ert_value wv = { .dtype = ERT_DTYPE_FLOAT32, .rank = 4 };
@@ -133,7 +135,7 @@ static double conv_gflops(const struct layer *l, uint32_t threads)
 	}
 	if (k->release)
 		k->release(&x);
-	double flops = 2.0 * (double)(l->m * yv.dims[2] * yv.dims[3] * l->c * l->k * l->k);
+	double flops = 2.0 * (double)(l->m * yv.dims[2] * yv.dims[3] * (l->c / group) * l->k * l->k);
 
 	last_cpu_gflops = flops / best_cpu / 1e9;
 	ert_threadpool_destroy(cpu.pool);
@@ -148,11 +150,16 @@ static double conv_gflops(const struct layer *l, uint32_t threads)
 int main(int argc, char **argv)
 {
 	static const struct layer layers[] = {
-		{ "1x1 256->64 56x56", 256, 64, 56, 1, 1 },
-		{ "1x1 1024->256 14x14", 1024, 256, 14, 1, 1 },
-		{ "3x3 64->64 56x56", 64, 64, 56, 3, 1 },
-		{ "3x3 256->256 14x14", 256, 256, 14, 3, 1 },
-		{ "7x7/2 3->64 224x224", 3, 64, 224, 7, 2 },
+		{ "1x1 256->64 56x56", 256, 64, 56, 1, 1, 1 },
+		{ "1x1 1024->256 14x14", 1024, 256, 14, 1, 1, 1 },
+		{ "3x3 64->64 56x56", 64, 64, 56, 3, 1, 1 },
+		{ "3x3 256->256 14x14", 256, 256, 14, 3, 1, 1 },
+		{ "7x7/2 3->64 224x224", 3, 64, 224, 7, 2, 1 },
+		/* MobileNet-v2 shapes: stem, small pointwise, depthwise */
+		{ "3x3/2 3->32 224x224", 3, 32, 224, 3, 2, 1 },
+		{ "1x1 32->16 112x112", 32, 16, 112, 1, 1, 1 },
+		{ "dw3x3 32 112x112", 32, 32, 112, 3, 1, 32 },
+		{ "dw3x3/2 96 112x112", 96, 96, 112, 3, 2, 96 },
 	};
 	uint32_t threads = argc > 1 ? (uint32_t)atoi(argv[1]) : 2;
 	bench_clock = CLOCK_PROCESS_CPUTIME_ID;
