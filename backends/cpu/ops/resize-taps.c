@@ -59,6 +59,13 @@ size_t ert_resize_axis_bytes(int64_t out, int32_t slots)
 	return n * (sizeof(double) + sizeof(int64_t)) + (((size_t)out * sizeof(int32_t) + 7) & ~(size_t)7);
 }
 
+/*
+ * Follows ONNX's reference, which uses scale * in (not the integer output
+ * length) for align_corners, pytorch_half_pixel and tf_crop_and_resize; the
+ * backend tests depend on it (downsample by 0.6 with align_corners). PyTorch
+ * and onnxruntime use the integer length, so a PyTorch export with a fractional
+ * scale_factor and align_corners=True differs from PyTorch here.
+ */
 static double transform(const struct ert_resize_params *p, int32_t d, int64_t xo, int64_t in)
 {
 	double scale = p->scale[d], x = (double)xo, ow = scale * (double)in;
