@@ -732,6 +732,42 @@ ERT_TEST(broadcast_random_shapes)
 	ert_threadpool_destroy(pool);
 }
 
+/* Empty tensors and rank-0 scalars go through every path without trouble. */
+ERT_TEST(empty_and_scalar)
+{
+	struct one_node t;
+	float a = 2.0f, b = 3.0f, row[3] = { 1, 2, 3 };
+
+	node_init(&t, ERT_OP_Add, 2, 1, 17);
+	set_in(&t, 0, ERT_DTYPE_FLOAT32, 2, (int64_t[]){ 0, 3 }, row);
+	set_in(&t, 1, ERT_DTYPE_FLOAT32, 1, (int64_t[]){ 3 }, row);
+	REQUIRE(eval(&t) == ERT_OK);
+	CHECK_EQ_INT(t.out[0].numel, 0);
+	CHECK_EQ_INT(t.out[0].dims[0], 0);
+	node_fini(&t);
+
+	node_init(&t, ERT_OP_Mul, 2, 1, 17);
+	set_in(&t, 0, ERT_DTYPE_FLOAT32, 0, NULL, &a);
+	set_in(&t, 1, ERT_DTYPE_FLOAT32, 0, NULL, &b);
+	REQUIRE(eval(&t) == ERT_OK);
+	CHECK_EQ_INT(t.out[0].rank, 0);
+	CHECK_NEAR(*(const float *)t.out[0].data, 6.0, 0);
+	node_fini(&t);
+
+	node_init(&t, ERT_OP_Cast, 1, 1, 21);
+	ert_node_set_attr_int(t.g, t.n, "to", ERT_DTYPE_UINT4);
+	set_in(&t, 0, ERT_DTYPE_FLOAT32, 1, (int64_t[]){ 0 }, row);
+	REQUIRE(eval(&t) == ERT_OK);
+	CHECK_EQ_INT(t.out[0].nbytes, 0);
+	node_fini(&t);
+
+	node_init(&t, ERT_OP_Sigmoid, 1, 1, 17);
+	set_in(&t, 0, ERT_DTYPE_FLOAT32, 3, (int64_t[]){ 2, 0, 5 }, row);
+	REQUIRE(eval(&t) == ERT_OK);
+	CHECK_EQ_INT(t.out[0].numel, 0);
+	node_fini(&t);
+}
+
 ERT_TEST_MAIN(ERT_TEST_ENTRY(add_broadcast_and_fused_relu),
 	      ERT_TEST_ENTRY(broadcast_error_names_dims), ERT_TEST_ENTRY(legacy_axis_broadcast),
 	      ERT_TEST_ENTRY(integer_div_mod), ERT_TEST_ENTRY(clip_both_forms),
@@ -741,4 +777,5 @@ ERT_TEST_MAIN(ERT_TEST_ENTRY(add_broadcast_and_fused_relu),
 	      ERT_TEST_ENTRY(variadic_mean_and_max), ERT_TEST_ENTRY(float16_math),
 	      ERT_TEST_ENTRY(fast_math_accuracy), ERT_TEST_ENTRY(pow_shortcuts_match_pow),
 	      ERT_TEST_ENTRY(cast_opset1_string_target), ERT_TEST_ENTRY(cast_threaded_matches_single),
-	      ERT_TEST_ENTRY(integer_shrink), ERT_TEST_ENTRY(broadcast_random_shapes))
+	      ERT_TEST_ENTRY(integer_shrink), ERT_TEST_ENTRY(broadcast_random_shapes),
+	      ERT_TEST_ENTRY(empty_and_scalar))
