@@ -101,12 +101,45 @@ static int64_t kept_offset(const struct red_plan *p, int64_t o)
 		}                                                                       \
 	} while (0)
 
+/* Sum (or sum of squares) of @n contiguous floats with independent partial sums. */
+static double sum_f32_run(const float *x, int64_t n, bool squares)
+{
+	double part[4] = { 0, 0, 0, 0 };
+	int64_t k = 0;
+
+	for (; k + 4 <= n; k += 4)
+		for (int j = 0; j < 4; j++)
+			part[j] += squares ? (double)x[k + j] * x[k + j] : x[k + j];
+	for (; k < n; k++)
+		part[0] += squares ? (double)x[k] * x[k] : x[k];
+	return (part[0] + part[1]) + (part[2] + part[3]);
+}
+
 static double reduce_double(const struct red_args *a, int64_t base)
 {
 	const void *src = a->in->data;
 	ert_dtype dt = a->in->dtype;
 	const struct red_plan *p = &a->p;
 	double acc, m;
+
+	/* The common case: one contiguous float32 run (last axes of a row). */
+	if (dt == ERT_DTYPE_FLOAT32 && p->nr == 1 && p->rstride[0] == 1) {
+		const float *x = (const float *)src + base;
+		int64_t n = p->rdim[0];
+
+		switch (a->op) {
+		case ERT_OP_ReduceSum:
+			return sum_f32_run(x, n, false);
+		case ERT_OP_ReduceMean:
+			return sum_f32_run(x, n, false) / (double)n;
+		case ERT_OP_ReduceSumSquare:
+			return sum_f32_run(x, n, true);
+		case ERT_OP_ReduceL2:
+			return sqrt(sum_f32_run(x, n, true));
+		default:
+			break;
+		}
+	}
 
 	switch (a->op) {
 	case ERT_OP_ReduceMax:
