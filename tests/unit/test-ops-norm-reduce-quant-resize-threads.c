@@ -5,6 +5,9 @@
  * element is computed by exactly one task in a fixed order, so any difference
  * is a race or a split that lost or repeated work. Inputs are large enough for
  * ert_parallel_for to split them.
+ *
+ * The kernels that may run in place (Y written over X: softmax family, the
+ * normalisations except LRN, CumSum) are also checked with Y aliasing X.
  */
 #include <stdlib.h>
 
@@ -85,11 +88,11 @@ static void tc_fini(struct tcase *t)
 	ert_graph_destroy(t->g);
 }
 
-/* Infer, allocate and compute on @be the way a session does. */
+/* Infer, allocate and compute on @be the way a session does; @inplace: Y over X. */
 static ert_status run_on(struct ert_backend *be, struct tcase *t, struct ert_value *out,
-			 struct ert_err *err)
+			 bool inplace, struct ert_err *err)
 {
-	struct ert_value *outp[3], *inp[5];
+	struct ert_value *outp[3], *inp[5], alias;
 	bool in_const[5] = { true, true, true, true, true };
 	struct ert_exec x;
 	ert_status st;
@@ -112,6 +115,13 @@ static ert_status run_on(struct ert_backend *be, struct tcase *t, struct ert_val
 		ert_value_finish(&out[i]);
 		out[i].data = calloc(1, out[i].nbytes + 1);
 	}
+	if (inplace) {
+		/* Y takes over a private copy of X, which the kernel then reads as X. */
+		memcpy(out[0].data, t->in[0].data, out[0].nbytes);
+		alias = t->in[0];
+		alias.data = out[0].data;
+		inp[0] = &alias;
+	}
 	memset(&x, 0, sizeof(x));
 	x.graph = t->g;
 	x.node = t->n;
@@ -132,8 +142,8 @@ static ert_status run_on(struct ert_backend *be, struct tcase *t, struct ert_val
 	return st;
 }
 
-/* Serial and 4-thread results of @t must match byte for byte. */
-static int same_both_ways(struct ert_backend *be, struct tcase *t)
+/* Serial and 4-thread results of @t (in place: Y over X) must match byte for byte. */
+static int same_ways(struct ert_backend *be, struct tcase *t, bool inplace)
 {
 	struct ert_value serial[3], par[3];
 	struct ert_err err;
@@ -143,15 +153,15 @@ static int same_both_ways(struct ert_backend *be, struct tcase *t)
 		fprintf(stderr, "serial %s: %s\n", ert_op_name(t->n->op), err.msg);
 		return 0;
 	}
-	if (run_on(be, t, par, &err) != ERT_OK) {
+	if (run_on(be, t, par, inplace, &err) != ERT_OK) {
 		fprintf(stderr, "threads %s: %s\n", ert_op_name(t->n->op), err.msg);
 		ok = 0;
 	}
 	for (uint32_t i = 0; ok && i < t->n_out; i++)
 		if (serial[i].nbytes != par[i].nbytes ||
 		    memcmp(serial[i].data, par[i].data, serial[i].nbytes) != 0) {
-			fprintf(stderr, "%s: output %u differs between 1 and 4 threads\n",
-				ert_op_name(t->n->op), i);
+			fprintf(stderr, "%s: output %u differs between 1 and 4 threads%s\n",
+				ert_op_name(t->n->op), i, inplace ? " in place" : "");
 			ok = 0;
 		}
 	for (uint32_t i = 0; i < t->n_out; i++) {
@@ -159,6 +169,16 @@ static int same_both_ways(struct ert_backend *be, struct tcase *t)
 		free(par[i].data);
 	}
 	return ok;
+}
+
+static int same_both_ways(struct ert_backend *be, struct tcase *t)
+{
+	return same_ways(be, t, false);
+}
+
+static int same_in_place(struct ert_backend *be, struct tcase *t)
+{
+	return same_ways(be, t, false) && same_ways(be, t, true);
 }
 
 static struct ert_backend *make_backend(void)
@@ -183,14 +203,24 @@ ERT_TEST(norm_family)
 	tc_init(&t, ERT_OP_Softmax, 13, 1, 1);
 	ert_node_set_attr_int(t.g, t.n, "axis", 1);
 	tc_input(&t, 0, ERT_DTYPE_FLOAT32, 3, (int64_t[]){ 8, 300, 40 }, NULL);
-	CHECK(same_both_ways(be, &t));
+	CHECK(same_in_place(be, &t));
+	tc_fini(&t);
+
+	tc_init(&t, ERT_OP_LogSoftmax, 13, 1, 1);
+	tc_input(&t, 0, ERT_DTYPE_FLOAT32, 2, (int64_t[]){ 300, 700 }, NULL);
+	CHECK(same_in_place(be, &t));
+	tc_fini(&t);
+
+	tc_init(&t, ERT_OP_Hardmax, 13, 1, 1);
+	tc_input(&t, 0, ERT_DTYPE_FLOAT32, 2, (int64_t[]){ 300, 70 }, NULL);
+	CHECK(same_in_place(be, &t));
 	tc_fini(&t);
 
 	tc_init(&t, ERT_OP_LayerNormalization, 17, 3, 3);
 	tc_input(&t, 0, ERT_DTYPE_FLOAT32, 2, (int64_t[]){ 512, 384 }, NULL);
 	tc_input(&t, 1, ERT_DTYPE_FLOAT32, 1, (int64_t[]){ 384 }, NULL);
 	tc_input(&t, 2, ERT_DTYPE_FLOAT32, 1, (int64_t[]){ 384 }, NULL);
-	CHECK(same_both_ways(be, &t));
+	CHECK(same_in_place(be, &t));
 	tc_fini(&t);
 
 	tc_init(&t, ERT_OP_BatchNormalization, 15, 5, 1);
@@ -207,7 +237,7 @@ ERT_TEST(norm_family)
 	tc_input(&t, 0, ERT_DTYPE_FLOAT32, 4, (int64_t[]){ 3, 16, 40, 40 }, NULL);
 	tc_input(&t, 1, ERT_DTYPE_FLOAT32, 1, (int64_t[]){ 16 }, NULL);
 	tc_input(&t, 2, ERT_DTYPE_FLOAT32, 1, (int64_t[]){ 16 }, NULL);
-	CHECK(same_both_ways(be, &t));
+	CHECK(same_in_place(be, &t));
 	tc_fini(&t);
 
 	tc_init(&t, ERT_OP_LRN, 13, 1, 1);
@@ -241,6 +271,14 @@ ERT_TEST(reduce_family)
 	ert_node_set_attr_int(t.g, t.n, "axis", 1);
 	tc_input(&t, 0, ERT_DTYPE_FLOAT32, 3, (int64_t[]){ 16, 300, 50 }, NULL);
 	CHECK(same_both_ways(be, &t));
+	tc_fini(&t);
+
+	tc_init(&t, ERT_OP_CumSum, 14, 2, 1);
+	int32_t axis = 1;
+	ert_node_set_attr_int(t.g, t.n, "reverse", 1);
+	tc_input(&t, 0, ERT_DTYPE_FLOAT32, 2, (int64_t[]){ 300, 500 }, NULL);
+	tc_input(&t, 1, ERT_DTYPE_INT32, 0, NULL, &axis);
+	CHECK(same_in_place(be, &t));
 	tc_fini(&t);
 
 	tc_init(&t, ERT_OP_TopK, 11, 2, 2);
