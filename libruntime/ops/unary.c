@@ -72,6 +72,16 @@ static ert_status infer_predicate(struct ert_infer_ctx *ctx)
 	return ERT_OK;
 }
 
+static ert_status infer_gelu(struct ert_infer_ctx *ctx)
+{
+	const char *a = ert_attr_string(ctx->node, "approximate", "none");
+
+	if (strcmp(a, "none") != 0 && strcmp(a, "tanh") != 0)
+		return ert_infer_fail(ctx, ERT_STATUS_INVALID_MODEL,
+				      "approximate '%s', expected none or tanh", a);
+	return infer_float(ctx);
+}
+
 static ert_status check_scalar_bound(struct ert_infer_ctx *ctx, uint32_t i, const char *what)
 {
 	const struct ert_value *b = ctx->n_in > i ? ctx->in[i] : NULL;
@@ -207,7 +217,7 @@ const struct ert_op_def ert_op_defs_unary[] = {
 	{ ERT_OP_Celu, infer_float },
 	{ ERT_OP_HardSigmoid, infer_float },
 	{ ERT_OP_HardSwish, infer_float },
-	{ ERT_OP_Gelu, infer_float },
+	{ ERT_OP_Gelu, infer_gelu },
 	{ ERT_OP_Softplus, infer_float },
 	{ ERT_OP_Softsign, infer_float },
 	{ ERT_OP_Mish, infer_float },
