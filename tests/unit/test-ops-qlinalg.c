@@ -72,6 +72,42 @@ ERT_TEST(qlinearmatmul_rounding_and_saturation)
 	ert_graph_destroy(g);
 }
 
+/*
+ * ONNX's test_qlinearmatmul_2D_int8_float32 inputs. Its expected output
+ * holds 20 where the real result -236 must saturate to -128: ONNX's reference
+ * wrapped it (onnx/onnx#7835, see tests/conformance/node-errata.txt). Every
+ * other element equals ONNX's data.
+ */
+ERT_TEST(qlinearmatmul_onnx_case_saturates)
+{
+	struct ert_node *node;
+	struct ert_graph *g = node_with(ERT_OP_QLinearMatMul, 8, &node);
+	int8_t a[8] = { 81, 109, -127, 111, -124, 87, -128, -98 };
+	int8_t b[12] = { 25, -76, 117, -67, -101, -128, -127, 0, 119, 0, 127, 120 };
+	int8_t azp = -14, bzp = -13, yzp = -9;
+	float as = 0.0066f, bs = 0.00705f, ys = 0.0107f;
+	int64_t da[2] = { 2, 4 }, db[2] = { 4, 3 }, one[1] = { 1 };
+	struct ert_value v[8] = {
+		val(ERT_DTYPE_INT8, 2, da, a), val(ERT_DTYPE_FLOAT32, 1, one, &as),
+		val(ERT_DTYPE_INT8, 1, one, &azp), val(ERT_DTYPE_INT8, 2, db, b),
+		val(ERT_DTYPE_FLOAT32, 1, one, &bs), val(ERT_DTYPE_INT8, 1, one, &bzp),
+		val(ERT_DTYPE_FLOAT32, 1, one, &ys), val(ERT_DTYPE_INT8, 1, one, &yzp),
+	};
+	const int8_t want[6] = { 41, -12, -9, 1, -75, -128 };
+	const struct ert_value *in[8];
+	struct ert_value y;
+	struct ert_err err;
+
+	for (int i = 0; i < 8; i++)
+		in[i] = &v[i];
+	REQUIRE(ert_cpu_eval_node(g, node, in, 8, &y, 1, &err) == ERT_OK);
+	CHECK_EQ_INT(y.numel, 6);
+	for (int i = 0; i < 6; i++)
+		CHECK_EQ_INT(((const int8_t *)y.data)[i], want[i]);
+	free(y.data);
+	ert_graph_destroy(g);
+}
+
 ERT_TEST(matmulinteger_zero_points)
 {
 	struct ert_node *node;
@@ -234,6 +270,7 @@ ERT_TEST(bad_zero_point_shape)
 }
 
 ERT_TEST_MAIN(ERT_TEST_ENTRY(qlinearmatmul_rounding_and_saturation),
+	      ERT_TEST_ENTRY(qlinearmatmul_onnx_case_saturates),
 	      ERT_TEST_ENTRY(matmulinteger_zero_points), ERT_TEST_ENTRY(qlinearconv_per_channel),
 	      ERT_TEST_ENTRY(convinteger_strided_grouped),
 	      ERT_TEST_ENTRY(bad_zero_point_shape))
