@@ -30,7 +30,9 @@ else
 fi
 
 echo "install-deps: installing:$missing"
-export DEBIAN_FRONTEND=noninteractive
-$SUDO apt-get update -qq
+# INITRD=No: the kernel package's hooks build no initramfs (the test VM boots
+# its own); env passes both variables through sudo.
+$SUDO env DEBIAN_FRONTEND=noninteractive apt-get update -qq
 # shellcheck disable=SC2086
-$SUDO apt-get install -y -qq --no-install-recommends $missing >/dev/null
+$SUDO env DEBIAN_FRONTEND=noninteractive INITRD=No \
+	apt-get install -y -qq --no-install-recommends $missing >/dev/null
