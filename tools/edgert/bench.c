@@ -78,12 +78,7 @@ static int parse_args(int argc, char **argv, struct bench_opts *o)
 		default: return cli_getopt_error("bench", argv, c);
 		}
 	}
-	if (optind >= argc)
-		return cli_error("bench", "missing model (see 'edgert bench --help')");
-	if (optind + 1 < argc)
-		return cli_error("bench", "unexpected argument '%s'", argv[optind + 1]);
-	o->model = argv[optind];
-	return 0;
+	return cli_model_operand("bench", argc, argv, &o->model);
 }
 
 static int cmp_double(const void *a, const void *b)

@@ -99,6 +99,16 @@ int cli_getopt_error(const char *cmd, char **argv, int c)
 	return cli_error(cmd, "unknown option '%.*s' (see 'edgert %s --help')", len, arg, cmd);
 }
 
+int cli_model_operand(const char *cmd, int argc, char **argv, const char **model)
+{
+	if (optind >= argc)
+		return cli_error(cmd, "missing model (see 'edgert %s --help')", cmd);
+	if (optind + 1 < argc)
+		return cli_error(cmd, "unexpected argument '%s'", argv[optind + 1]);
+	*model = argv[optind];
+	return 0;
+}
+
 bool cli_parse_backends(const char *cmd, const char *list, ert_config *cfg)
 {
 	static const struct {

@@ -37,6 +37,12 @@ bool cli_parse_u64(const char *cmd, const char *opt, const char *arg, uint64_t *
  */
 int cli_getopt_error(const char *cmd, char **argv, int c);
 
+/*
+ * After getopt: exactly one operand, the model, must remain. Sets @model and
+ * returns 0, or prints "missing model" / "unexpected argument" and returns 1.
+ */
+int cli_model_operand(const char *cmd, int argc, char **argv, const char **model);
+
 /* Parse "cpu,opencl,..." into @cfg->backends. Prints an error and returns false. */
 bool cli_parse_backends(const char *cmd, const char *list, ert_config *cfg);
 

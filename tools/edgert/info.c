@@ -47,12 +47,7 @@ static int parse_args(int argc, char **argv, struct info_opts *o)
 		default: return cli_getopt_error("info", argv, c);
 		}
 	}
-	if (optind >= argc)
-		return cli_error("info", "missing model (see 'edgert info --help')");
-	if (optind + 1 < argc)
-		return cli_error("info", "unexpected argument '%s'", argv[optind + 1]);
-	o->model = argv[optind];
-	return 0;
+	return cli_model_operand("info", argc, argv, &o->model);
 }
 
 /* Declared shape, or the walked one when the model declares none. */

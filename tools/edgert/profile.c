@@ -91,12 +91,7 @@ static int parse_args(int argc, char **argv, struct profile_opts *o)
 		default: return cli_getopt_error("profile", argv, c);
 		}
 	}
-	if (optind >= argc)
-		return cli_error("profile", "missing model (see 'edgert profile --help')");
-	if (optind + 1 < argc)
-		return cli_error("profile", "unexpected argument '%s'", argv[optind + 1]);
-	o->model = argv[optind];
-	return 0;
+	return cli_model_operand("profile", argc, argv, &o->model);
 }
 
 static int before_op(const ert_op_info *op, void *user)

@@ -101,12 +101,7 @@ static int parse_args(int argc, char **argv, struct run_opts *o)
 		default: return cli_getopt_error("run", argv, c);
 		}
 	}
-	if (optind >= argc)
-		return cli_error("run", "missing model (see 'edgert run --help')");
-	if (optind + 1 < argc)
-		return cli_error("run", "unexpected argument '%s'", argv[optind + 1]);
-	o->model = argv[optind];
-	return 0;
+	return cli_model_operand("run", argc, argv, &o->model);
 }
 
 /* Resolve which model input an -i names; -1 after printing an error. */
