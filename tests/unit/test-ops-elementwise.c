@@ -3,79 +3,21 @@
 #include <float.h>
 #include <stdlib.h>
 
-#include "cpu/cpu-impl.h"
 #include "cpu/ops/elementwise.h"
+#include "ert-op-test.h"
 #include "ert-test.h"
-
-struct one_node {
-	struct ert_graph *g;
-	struct ert_node *n;
-	struct ert_value in[4];
-	const struct ert_value *inp[4];
-	struct ert_value out[2];
-	uint32_t n_in, n_out;
-	struct ert_err err;
-};
-
-/* A node of @op with @n_in inputs and @n_out outputs; shapes come with the values. */
-static void node_init(struct one_node *t, enum ert_op op, uint32_t n_in, uint32_t n_out,
-		      uint16_t opset)
-{
-	int32_t ins[4], outs[2];
-	char name[16];
-
-	memset(t, 0, sizeof(*t));
-	t->g = ert_graph_create();
-	for (uint32_t i = 0; i < n_in; i++) {
-		snprintf(name, sizeof(name), "in%u", i);
-		ins[i] = ert_graph_add_tensor(t->g, name, ERT_DTYPE_FLOAT32, -1, NULL);
-	}
-	for (uint32_t i = 0; i < n_out; i++) {
-		snprintf(name, sizeof(name), "out%u", i);
-		outs[i] = ert_graph_add_tensor(t->g, name, ERT_DTYPE_FLOAT32, -1, NULL);
-	}
-	int32_t ni = ert_graph_add_node(t->g, op, "n", n_in, ins, n_out, outs);
-
-	t->n = &t->g->nodes[ni];
-	t->n->opset = opset;
-	t->n_in = n_in;
-	t->n_out = n_out;
-}
-
-static void set_in(struct one_node *t, uint32_t i, ert_dtype dt, int32_t rank,
-		   const int64_t *dims, const void *data)
-{
-	struct ert_value *v = &t->in[i];
-
-	ert_value_set_shape(v, dt, rank, dims);
-	ert_value_finish(v);
-	v->data = (void *)data;
-	t->inp[i] = v;
-}
-
-static ert_status eval(struct one_node *t)
-{
-	return ert_cpu_eval_node(t->g, t->n, t->inp, t->n_in, t->out, t->n_out, &t->err);
-}
-
-static void node_fini(struct one_node *t)
-{
-	for (uint32_t i = 0; i < t->n_out; i++)
-		free(t->out[i].data);
-	ert_graph_destroy(t->g);
-}
 
 ERT_TEST(add_broadcast_and_fused_relu)
 {
-	struct one_node t;
+	struct one t;
 	float a[2 * 3 * 4], b[3] = { -100.0f, 0.0f, 100.0f };
 
 	for (int i = 0; i < 24; i++)
 		a[i] = (float)i;
-	node_init(&t, ERT_OP_Add, 2, 1, 17);
+	one_init(&t, ERT_OP_Add, 17, 2, 1);
 	set_in(&t, 0, ERT_DTYPE_FLOAT32, 3, (int64_t[]){ 2, 3, 4 }, a);
 	set_in(&t, 1, ERT_DTYPE_FLOAT32, 2, (int64_t[]){ 3, 1 }, b);
-	REQUIRE(eval(&t) == ERT_OK);
+	REQUIRE(one_run(&t) == ERT_OK);
 	CHECK_EQ_INT(t.out[0].rank, 3);
 	CHECK_EQ_INT(t.out[0].dims[2], 4);
 	const float *y = t.out[0].data;
@@ -87,67 +29,67 @@ ERT_TEST(add_broadcast_and_fused_relu)
 
 	/* an activation the fusion pass attached */
 	ert_node_set_attr_int(t.g, t.n, "ert.act", ERT_ACT_RELU);
-	REQUIRE(eval(&t) == ERT_OK);
+	REQUIRE(one_run(&t) == ERT_OK);
 	y = t.out[0].data;
 	for (int i = 0; i < 24; i++) {
 		float r = a[i] + b[(i / 4) % 3];
 
 		CHECK_NEAR(y[i], r > 0 ? r : 0, 0);
 	}
-	node_fini(&t);
+	one_fini(&t);
 }
 
 ERT_TEST(broadcast_error_names_dims)
 {
-	struct one_node t;
+	struct one t;
 	float a[6] = { 0 }, b[4] = { 0 };
 
-	node_init(&t, ERT_OP_Mul, 2, 1, 17);
+	one_init(&t, ERT_OP_Mul, 17, 2, 1);
 	set_in(&t, 0, ERT_DTYPE_FLOAT32, 2, (int64_t[]){ 2, 3 }, a);
 	set_in(&t, 1, ERT_DTYPE_FLOAT32, 1, (int64_t[]){ 4 }, b);
-	CHECK_EQ_INT(eval(&t), ERT_STATUS_SHAPE);
+	CHECK_EQ_INT(one_run(&t), ERT_STATUS_SHAPE);
 	CHECK(strstr(t.err.msg, "broadcast") != NULL);
-	node_fini(&t);
+	one_fini(&t);
 
 	/* mixed dtypes are a dtype error, not a crash */
 	int32_t ib[3] = { 1, 2, 3 };
 
-	node_init(&t, ERT_OP_Sub, 2, 1, 17);
+	one_init(&t, ERT_OP_Sub, 17, 2, 1);
 	set_in(&t, 0, ERT_DTYPE_FLOAT32, 2, (int64_t[]){ 2, 3 }, a);
 	set_in(&t, 1, ERT_DTYPE_INT32, 1, (int64_t[]){ 3 }, ib);
-	CHECK_EQ_INT(eval(&t), ERT_STATUS_DTYPE);
-	node_fini(&t);
+	CHECK_EQ_INT(one_run(&t), ERT_STATUS_DTYPE);
+	one_fini(&t);
 }
 
 ERT_TEST(legacy_axis_broadcast)
 {
-	struct one_node t;
+	struct one t;
 	float a[2 * 3 * 2], b[3] = { 10, 20, 30 };
 
 	for (int i = 0; i < 12; i++)
 		a[i] = (float)i;
-	node_init(&t, ERT_OP_Add, 2, 1, 6);
+	one_init(&t, ERT_OP_Add, 6, 2, 1);
 	ert_node_set_attr_int(t.g, t.n, "broadcast", 1);
 	ert_node_set_attr_int(t.g, t.n, "axis", 1);
 	set_in(&t, 0, ERT_DTYPE_FLOAT32, 3, (int64_t[]){ 2, 3, 2 }, a);
 	set_in(&t, 1, ERT_DTYPE_FLOAT32, 1, (int64_t[]){ 3 }, b);
-	REQUIRE(eval(&t) == ERT_OK);
+	REQUIRE(one_run(&t) == ERT_OK);
 	const float *y = t.out[0].data;
 
 	for (int i = 0; i < 12; i++)
 		CHECK_NEAR(y[i], a[i] + b[(i / 2) % 3], 0);
-	node_fini(&t);
+	one_fini(&t);
 }
 
 ERT_TEST(integer_div_mod)
 {
-	struct one_node t;
+	struct one t;
 	int32_t a[6] = { -7, 7, -7, 7, 5, INT32_MIN }, b[6] = { 2, -2, -2, 0, 0, -1 };
 
-	node_init(&t, ERT_OP_Mod, 2, 1, 13);
+	one_init(&t, ERT_OP_Mod, 13, 2, 1);
 	set_in(&t, 0, ERT_DTYPE_INT32, 1, (int64_t[]){ 6 }, a);
 	set_in(&t, 1, ERT_DTYPE_INT32, 1, (int64_t[]){ 6 }, b);
-	REQUIRE(eval(&t) == ERT_OK);
+	REQUIRE(one_run(&t) == ERT_OK);
 	const int32_t *y = t.out[0].data;
 
 	/* sign follows the divisor; by zero gives 0 rather than a trap */
@@ -156,73 +98,73 @@ ERT_TEST(integer_div_mod)
 	CHECK_EQ_INT(y[2], -1);
 	CHECK_EQ_INT(y[3], 0);
 	CHECK_EQ_INT(y[5], 0);
-	node_fini(&t);
+	one_fini(&t);
 
-	node_init(&t, ERT_OP_Div, 2, 1, 13);
+	one_init(&t, ERT_OP_Div, 13, 2, 1);
 	set_in(&t, 0, ERT_DTYPE_INT32, 1, (int64_t[]){ 6 }, a);
 	set_in(&t, 1, ERT_DTYPE_INT32, 1, (int64_t[]){ 6 }, b);
-	REQUIRE(eval(&t) == ERT_OK);
+	REQUIRE(one_run(&t) == ERT_OK);
 	y = t.out[0].data;
 	CHECK_EQ_INT(y[0], -3);
 	CHECK_EQ_INT(y[3], 0);
 	CHECK_EQ_INT(y[5], INT32_MIN); /* wraps like numpy */
-	node_fini(&t);
+	one_fini(&t);
 }
 
 ERT_TEST(clip_both_forms)
 {
-	struct one_node t;
+	struct one t;
 	float x[5] = { -3, -1, 0, 1, 3 }, lo = -1.5f;
 	int8_t xi[4] = { -128, -5, 5, 127 }, hi = 4;
 
 	/* opset 6: attributes */
-	node_init(&t, ERT_OP_Clip, 1, 1, 6);
+	one_init(&t, ERT_OP_Clip, 6, 1, 1);
 	ert_node_set_attr_float(t.g, t.n, "min", -2.0f);
 	ert_node_set_attr_float(t.g, t.n, "max", 0.5f);
 	set_in(&t, 0, ERT_DTYPE_FLOAT32, 1, (int64_t[]){ 5 }, x);
-	REQUIRE(eval(&t) == ERT_OK);
+	REQUIRE(one_run(&t) == ERT_OK);
 	const float *y = t.out[0].data;
 
 	CHECK_NEAR(y[0], -2, 0);
 	CHECK_NEAR(y[3], 0.5, 0);
-	node_fini(&t);
+	one_fini(&t);
 
 	/* opset 13: min as input, max omitted */
-	node_init(&t, ERT_OP_Clip, 3, 1, 13);
+	one_init(&t, ERT_OP_Clip, 13, 3, 1);
 	set_in(&t, 0, ERT_DTYPE_FLOAT32, 1, (int64_t[]){ 5 }, x);
 	set_in(&t, 1, ERT_DTYPE_FLOAT32, 0, NULL, &lo);
 	t.inp[2] = NULL;
-	REQUIRE(eval(&t) == ERT_OK);
+	REQUIRE(one_run(&t) == ERT_OK);
 	y = t.out[0].data;
 	CHECK_NEAR(y[0], -1.5, 0);
 	CHECK_NEAR(y[4], 3, 0);
-	node_fini(&t);
+	one_fini(&t);
 
 	/* int8, max only */
-	node_init(&t, ERT_OP_Clip, 3, 1, 13);
+	one_init(&t, ERT_OP_Clip, 13, 3, 1);
 	set_in(&t, 0, ERT_DTYPE_INT8, 1, (int64_t[]){ 4 }, xi);
 	t.inp[1] = NULL;
 	set_in(&t, 2, ERT_DTYPE_INT8, 0, NULL, &hi);
-	REQUIRE(eval(&t) == ERT_OK);
+	REQUIRE(one_run(&t) == ERT_OK);
 	const int8_t *yi = t.out[0].data;
 
 	CHECK_EQ_INT(yi[0], -128);
 	CHECK_EQ_INT(yi[2], 4);
 	CHECK_EQ_INT(yi[3], 4);
-	node_fini(&t);
+	one_fini(&t);
 
 	/* min > max: everything becomes max */
 	float lo2 = 2.0f, hi2 = -1.0f;
 
-	node_init(&t, ERT_OP_Clip, 3, 1, 13);
+	one_init(&t, ERT_OP_Clip, 13, 3, 1);
 	set_in(&t, 0, ERT_DTYPE_FLOAT32, 1, (int64_t[]){ 5 }, x);
 	set_in(&t, 1, ERT_DTYPE_FLOAT32, 0, NULL, &lo2);
 	set_in(&t, 2, ERT_DTYPE_FLOAT32, 0, NULL, &hi2);
-	REQUIRE(eval(&t) == ERT_OK);
+	REQUIRE(one_run(&t) == ERT_OK);
 	y = t.out[0].data;
 	for (int i = 0; i < 5; i++)
 		CHECK_NEAR(y[i], -1.0, 0);
-	node_fini(&t);
+	one_fini(&t);
 }
 
 ERT_TEST(unary_in_place_and_threaded)
@@ -231,7 +173,7 @@ ERT_TEST(unary_in_place_and_threaded)
 	float *buf = malloc(N * sizeof(float));
 	struct ert_threadpool *pool = ert_threadpool_create(4);
 	struct ert_cpu cpu = { .pool = pool, .num_threads = 4 };
-	struct one_node t;
+	struct one t;
 	struct ert_value v;
 	struct ert_value *vp = &v;
 	bool konst = false;
@@ -240,7 +182,7 @@ ERT_TEST(unary_in_place_and_threaded)
 	REQUIRE(buf && pool);
 	for (int i = 0; i < N; i++)
 		buf[i] = (float)(i % 200) / 10.0f - 10.0f;
-	node_init(&t, ERT_OP_HardSwish, 1, 1, 17);
+	one_init(&t, ERT_OP_HardSwish, 17, 1, 1);
 	ert_value_set_shape(&v, ERT_DTYPE_FLOAT32, 1, (int64_t[]){ N });
 	ert_value_finish(&v);
 	v.data = buf;
@@ -264,7 +206,7 @@ ERT_TEST(unary_in_place_and_threaded)
 			break;
 		}
 	}
-	node_fini(&t);
+	one_fini(&t);
 	ert_threadpool_destroy(pool);
 	free(buf);
 }
@@ -276,7 +218,7 @@ ERT_TEST(threaded_broadcast_matches_scalar)
 	float *y = malloc(R * C * sizeof(float));
 	struct ert_threadpool *pool = ert_threadpool_create(3);
 	struct ert_cpu cpu = { .pool = pool, .num_threads = 3 };
-	struct one_node t;
+	struct one t;
 	struct ert_value va, vb, vy;
 	struct ert_value *ins[2] = { &va, &vb }, *outs[1] = { &vy };
 	bool konst[2] = { false, false };
@@ -287,7 +229,7 @@ ERT_TEST(threaded_broadcast_matches_scalar)
 		a[i] = (float)(i % 97);
 	for (int i = 0; i < C; i++)
 		b[i] = (float)(i % 13) + 1.0f;
-	node_init(&t, ERT_OP_Div, 2, 1, 17);
+	one_init(&t, ERT_OP_Div, 17, 2, 1);
 	ert_value_set_shape(&va, ERT_DTYPE_FLOAT32, 2, (int64_t[]){ R, C });
 	ert_value_set_shape(&vb, ERT_DTYPE_FLOAT32, 1, (int64_t[]){ C });
 	ert_value_set_shape(&vy, ERT_DTYPE_FLOAT32, 2, (int64_t[]){ R, C });
@@ -311,7 +253,7 @@ ERT_TEST(threaded_broadcast_matches_scalar)
 	for (int i = 0; i < R * C && !bad; i++)
 		bad = y[i] != a[i] / b[i % C];
 	CHECK(!bad);
-	node_fini(&t);
+	one_fini(&t);
 	ert_threadpool_destroy(pool);
 	free(a);
 	free(b);
@@ -320,126 +262,126 @@ ERT_TEST(threaded_broadcast_matches_scalar)
 
 ERT_TEST(cast_reduced_precision)
 {
-	struct one_node t;
+	struct one t;
 	float x[6] = { 1.0f, -0.3f, 500.0f, -1e9f, 3.0e-3f, NAN };
 
-	node_init(&t, ERT_OP_Cast, 1, 1, 19);
+	one_init(&t, ERT_OP_Cast, 19, 1, 1);
 	ert_node_set_attr_int(t.g, t.n, "to", ERT_DTYPE_FLOAT8E4M3FN);
 	set_in(&t, 0, ERT_DTYPE_FLOAT32, 1, (int64_t[]){ 6 }, x);
-	REQUIRE(eval(&t) == ERT_OK);
+	REQUIRE(one_run(&t) == ERT_OK);
 	const uint8_t *y = t.out[0].data;
 
 	CHECK_EQ_INT(y[0], 0x38);          /* 1.0: exponent 7, mantissa 0 */
 	CHECK_EQ_INT(y[2], 0x7e);          /* saturates to 448 */
 	CHECK_EQ_INT(y[3], 0xfe);          /* -448 */
 	CHECK_EQ_INT(y[5] & 0x7f, 0x7f);   /* NaN */
-	node_fini(&t);
+	one_fini(&t);
 
 	/* float → int4 rounds half to even and saturates, packed low nibble first */
 	float xi[5] = { 2.5f, -9.0f, 7.6f, -1.0f, 3.5f };
 
-	node_init(&t, ERT_OP_Cast, 1, 1, 21);
+	one_init(&t, ERT_OP_Cast, 21, 1, 1);
 	ert_node_set_attr_int(t.g, t.n, "to", ERT_DTYPE_INT4);
 	set_in(&t, 0, ERT_DTYPE_FLOAT32, 1, (int64_t[]){ 5 }, xi);
-	REQUIRE(eval(&t) == ERT_OK);
+	REQUIRE(one_run(&t) == ERT_OK);
 	CHECK_EQ_INT(t.out[0].nbytes, 3);
 	y = t.out[0].data;
 	CHECK_EQ_INT(y[0], 0x82);          /* 2, -8 */
 	CHECK_EQ_INT(y[1], 0xf7);          /* 7, -1 */
 	CHECK_EQ_INT(y[2] & 0xf, 4);
-	node_fini(&t);
+	one_fini(&t);
 
 	/* casts to string are refused with a message */
-	node_init(&t, ERT_OP_Cast, 1, 1, 21);
+	one_init(&t, ERT_OP_Cast, 21, 1, 1);
 	ert_node_set_attr_int(t.g, t.n, "to", ERT_DTYPE_STRING);
 	set_in(&t, 0, ERT_DTYPE_FLOAT32, 1, (int64_t[]){ 5 }, xi);
-	CHECK_EQ_INT(eval(&t), ERT_STATUS_UNSUPPORTED);
+	CHECK_EQ_INT(one_run(&t), ERT_STATUS_UNSUPPORTED);
 	CHECK(strstr(t.err.msg, "string") != NULL);
-	node_fini(&t);
+	one_fini(&t);
 }
 
 ERT_TEST(where_and_compare)
 {
-	struct one_node t;
+	struct one t;
 	uint8_t c[2] = { 1, 0 };
 	int64_t a[2 * 2] = { 1, 2, 3, 4 }, b = -9;
 
-	node_init(&t, ERT_OP_Where, 3, 1, 16);
+	one_init(&t, ERT_OP_Where, 16, 3, 1);
 	set_in(&t, 0, ERT_DTYPE_BOOL, 1, (int64_t[]){ 2 }, c);
 	set_in(&t, 1, ERT_DTYPE_INT64, 2, (int64_t[]){ 2, 2 }, a);
 	set_in(&t, 2, ERT_DTYPE_INT64, 0, NULL, &b);
-	REQUIRE(eval(&t) == ERT_OK);
+	REQUIRE(one_run(&t) == ERT_OK);
 	const int64_t *y = t.out[0].data;
 
 	CHECK_EQ_INT(y[0], 1);
 	CHECK_EQ_INT(y[1], -9);
 	CHECK_EQ_INT(y[2], 3);
 	CHECK_EQ_INT(y[3], -9);
-	node_fini(&t);
+	one_fini(&t);
 
 	float f[3] = { 1, NAN, 3 }, g = 2;
 
-	node_init(&t, ERT_OP_GreaterOrEqual, 2, 1, 16);
+	one_init(&t, ERT_OP_GreaterOrEqual, 16, 2, 1);
 	set_in(&t, 0, ERT_DTYPE_FLOAT32, 1, (int64_t[]){ 3 }, f);
 	set_in(&t, 1, ERT_DTYPE_FLOAT32, 0, NULL, &g);
-	REQUIRE(eval(&t) == ERT_OK);
+	REQUIRE(one_run(&t) == ERT_OK);
 	CHECK_EQ_INT(t.out[0].dtype, ERT_DTYPE_BOOL);
 	const uint8_t *yb = t.out[0].data;
 
 	CHECK(yb[0] == 0 && yb[1] == 0 && yb[2] == 1);
-	node_fini(&t);
+	one_fini(&t);
 }
 
 ERT_TEST(variadic_mean_and_max)
 {
-	struct one_node t;
+	struct one t;
 	float a[2] = { 1, 5 }, b[3 * 1] = { 2, 4, 6 }, c = 9;
 
-	node_init(&t, ERT_OP_Mean, 3, 1, 13);
+	one_init(&t, ERT_OP_Mean, 13, 3, 1);
 	set_in(&t, 0, ERT_DTYPE_FLOAT32, 1, (int64_t[]){ 2 }, a);
 	set_in(&t, 1, ERT_DTYPE_FLOAT32, 2, (int64_t[]){ 3, 1 }, b);
 	set_in(&t, 2, ERT_DTYPE_FLOAT32, 0, NULL, &c);
-	REQUIRE(eval(&t) == ERT_OK);
+	REQUIRE(one_run(&t) == ERT_OK);
 	CHECK_EQ_INT(t.out[0].numel, 6);
 	const float *y = t.out[0].data;
 
 	CHECK_NEAR(y[0], (1 + 2 + 9) / 3.0, 1e-6);
 	CHECK_NEAR(y[5], (5 + 6 + 9) / 3.0, 1e-6);
-	node_fini(&t);
+	one_fini(&t);
 
-	node_init(&t, ERT_OP_Max, 2, 1, 13);
+	one_init(&t, ERT_OP_Max, 13, 2, 1);
 	set_in(&t, 0, ERT_DTYPE_FLOAT32, 1, (int64_t[]){ 2 }, a);
 	set_in(&t, 1, ERT_DTYPE_FLOAT32, 2, (int64_t[]){ 3, 1 }, b);
-	REQUIRE(eval(&t) == ERT_OK);
+	REQUIRE(one_run(&t) == ERT_OK);
 	y = t.out[0].data;
 	CHECK_NEAR(y[0], 2, 0);
 	CHECK_NEAR(y[1], 5, 0);
 	CHECK_NEAR(y[4], 6, 0);
-	node_fini(&t);
+	one_fini(&t);
 }
 
 ERT_TEST(float16_math)
 {
-	struct one_node t;
+	struct one t;
 	uint16_t x[3] = { ert_fp32_to_fp16(-2.0f), ert_fp32_to_fp16(0.5f),
 			  ert_fp32_to_fp16(4.0f) };
 
-	node_init(&t, ERT_OP_Sqrt, 1, 1, 13);
+	one_init(&t, ERT_OP_Sqrt, 13, 1, 1);
 	set_in(&t, 0, ERT_DTYPE_FLOAT16, 1, (int64_t[]){ 3 }, x);
-	REQUIRE(eval(&t) == ERT_OK);
+	REQUIRE(one_run(&t) == ERT_OK);
 	const uint16_t *y = t.out[0].data;
 
 	CHECK(isnan(ert_fp16_to_fp32(y[0])));
 	CHECK_NEAR(ert_fp16_to_fp32(y[2]), 2.0, 0);
-	node_fini(&t);
+	one_fini(&t);
 
 	/* Sqrt of an integer is a dtype error */
 	int32_t xi[1] = { 4 };
 
-	node_init(&t, ERT_OP_Sqrt, 1, 1, 13);
+	one_init(&t, ERT_OP_Sqrt, 13, 1, 1);
 	set_in(&t, 0, ERT_DTYPE_INT32, 1, (int64_t[]){ 1 }, xi);
-	CHECK_EQ_INT(eval(&t), ERT_STATUS_DTYPE);
-	node_fini(&t);
+	CHECK_EQ_INT(one_run(&t), ERT_STATUS_DTYPE);
+	one_fini(&t);
 }
 
 static double ref_sigmoid(double x)
@@ -508,13 +450,13 @@ ERT_TEST(pow_shortcuts_match_pow)
 {
 	static const float ex[] = { 2.0f, 1.0f, -1.0f, 0.5f, 3.0f };
 	float x[7] = { -0.0f, -INFINITY, 4.0f, -4.0f, 3.0f, 0.0f, INFINITY };
-	struct one_node t;
+	struct one t;
 
 	for (size_t e = 0; e < sizeof(ex) / sizeof(ex[0]); e++) {
-		node_init(&t, ERT_OP_Pow, 2, 1, 15);
+		one_init(&t, ERT_OP_Pow, 15, 2, 1);
 		set_in(&t, 0, ERT_DTYPE_FLOAT32, 1, (int64_t[]){ 7 }, x);
 		set_in(&t, 1, ERT_DTYPE_FLOAT32, 0, NULL, &ex[e]);
-		REQUIRE(eval(&t) == ERT_OK);
+		REQUIRE(one_run(&t) == ERT_OK);
 		const float *y = t.out[0].data;
 
 		for (int i = 0; i < 7; i++) {
@@ -525,36 +467,36 @@ ERT_TEST(pow_shortcuts_match_pow)
 			else
 				CHECK(y[i] == want && signbit(y[i]) == signbit(want));
 		}
-		node_fini(&t);
+		one_fini(&t);
 	}
 }
 
 /* Cast-1 names its target with a string. */
 ERT_TEST(cast_opset1_string_target)
 {
-	struct one_node t;
+	struct one t;
 	int32_t x[3] = { -1, 0, 70000 };
 	struct ert_attr *a;
 
-	node_init(&t, ERT_OP_Cast, 1, 1, 1);
+	one_init(&t, ERT_OP_Cast, 1, 1, 1);
 	a = ert_node_add_attr(t.g, t.n, "to", ERT_ATTR_STRING);
 	REQUIRE(a);
 	a->s = "DOUBLE";
 	a->len = 6;
 	set_in(&t, 0, ERT_DTYPE_INT32, 1, (int64_t[]){ 3 }, x);
-	REQUIRE(eval(&t) == ERT_OK);
+	REQUIRE(one_run(&t) == ERT_OK);
 	CHECK_EQ_INT(t.out[0].dtype, ERT_DTYPE_FLOAT64);
 	CHECK_NEAR(((const double *)t.out[0].data)[2], 70000.0, 0);
-	node_fini(&t);
+	one_fini(&t);
 
-	node_init(&t, ERT_OP_Cast, 1, 1, 1);
+	one_init(&t, ERT_OP_Cast, 1, 1, 1);
 	a = ert_node_add_attr(t.g, t.n, "to", ERT_ATTR_STRING);
 	REQUIRE(a);
 	a->s = "NOPE";
 	a->len = 4;
 	set_in(&t, 0, ERT_DTYPE_INT32, 1, (int64_t[]){ 3 }, x);
-	CHECK_EQ_INT(eval(&t), ERT_STATUS_UNSUPPORTED);
-	node_fini(&t);
+	CHECK_EQ_INT(one_run(&t), ERT_STATUS_UNSUPPORTED);
+	one_fini(&t);
 }
 
 /* Casts split over threads: 4-bit bytes at block edges, saturation, odd sizes. */
@@ -617,14 +559,14 @@ ERT_TEST(cast_threaded_matches_single)
 
 ERT_TEST(integer_shrink)
 {
-	struct one_node t;
+	struct one t;
 	int8_t x[5] = { -10, -2, 0, 2, 10 };
 
-	node_init(&t, ERT_OP_Shrink, 1, 1, 9);
+	one_init(&t, ERT_OP_Shrink, 9, 1, 1);
 	ert_node_set_attr_float(t.g, t.n, "lambd", 1.5f);
 	ert_node_set_attr_float(t.g, t.n, "bias", 1.5f);
 	set_in(&t, 0, ERT_DTYPE_INT8, 1, (int64_t[]){ 5 }, x);
-	REQUIRE(eval(&t) == ERT_OK);
+	REQUIRE(one_run(&t) == ERT_OK);
 	const int8_t *y = t.out[0].data;
 
 	/* -10 + 1.5 = -8.5 truncates to -8; 0 stays 0 */
@@ -632,7 +574,7 @@ ERT_TEST(integer_shrink)
 	CHECK_EQ_INT(y[1], 0);
 	CHECK_EQ_INT(y[2], 0);
 	CHECK_EQ_INT(y[4], 8);
-	node_fini(&t);
+	one_fini(&t);
 }
 
 /* Element of @v at output coordinate @c (numpy broadcasting), the naive way. */
@@ -735,37 +677,37 @@ ERT_TEST(broadcast_random_shapes)
 /* Empty tensors and rank-0 scalars go through every path without trouble. */
 ERT_TEST(empty_and_scalar)
 {
-	struct one_node t;
+	struct one t;
 	float a = 2.0f, b = 3.0f, row[3] = { 1, 2, 3 };
 
-	node_init(&t, ERT_OP_Add, 2, 1, 17);
+	one_init(&t, ERT_OP_Add, 17, 2, 1);
 	set_in(&t, 0, ERT_DTYPE_FLOAT32, 2, (int64_t[]){ 0, 3 }, row);
 	set_in(&t, 1, ERT_DTYPE_FLOAT32, 1, (int64_t[]){ 3 }, row);
-	REQUIRE(eval(&t) == ERT_OK);
+	REQUIRE(one_run(&t) == ERT_OK);
 	CHECK_EQ_INT(t.out[0].numel, 0);
 	CHECK_EQ_INT(t.out[0].dims[0], 0);
-	node_fini(&t);
+	one_fini(&t);
 
-	node_init(&t, ERT_OP_Mul, 2, 1, 17);
+	one_init(&t, ERT_OP_Mul, 17, 2, 1);
 	set_in(&t, 0, ERT_DTYPE_FLOAT32, 0, NULL, &a);
 	set_in(&t, 1, ERT_DTYPE_FLOAT32, 0, NULL, &b);
-	REQUIRE(eval(&t) == ERT_OK);
+	REQUIRE(one_run(&t) == ERT_OK);
 	CHECK_EQ_INT(t.out[0].rank, 0);
 	CHECK_NEAR(*(const float *)t.out[0].data, 6.0, 0);
-	node_fini(&t);
+	one_fini(&t);
 
-	node_init(&t, ERT_OP_Cast, 1, 1, 21);
+	one_init(&t, ERT_OP_Cast, 21, 1, 1);
 	ert_node_set_attr_int(t.g, t.n, "to", ERT_DTYPE_UINT4);
 	set_in(&t, 0, ERT_DTYPE_FLOAT32, 1, (int64_t[]){ 0 }, row);
-	REQUIRE(eval(&t) == ERT_OK);
+	REQUIRE(one_run(&t) == ERT_OK);
 	CHECK_EQ_INT(t.out[0].nbytes, 0);
-	node_fini(&t);
+	one_fini(&t);
 
-	node_init(&t, ERT_OP_Sigmoid, 1, 1, 17);
+	one_init(&t, ERT_OP_Sigmoid, 17, 1, 1);
 	set_in(&t, 0, ERT_DTYPE_FLOAT32, 3, (int64_t[]){ 2, 0, 5 }, row);
-	REQUIRE(eval(&t) == ERT_OK);
+	REQUIRE(one_run(&t) == ERT_OK);
 	CHECK_EQ_INT(t.out[0].numel, 0);
-	node_fini(&t);
+	one_fini(&t);
 }
 
 ERT_TEST_MAIN(ERT_TEST_ENTRY(add_broadcast_and_fused_relu),

@@ -6,55 +6,19 @@
  */
 #include <stdlib.h>
 
-#include "cpu/cpu-impl.h"
 #include "cpu/gemm/sgemm.h"
+#include "ert-op-test.h"
 #include "ert-test.h"
 
 static uint32_t rng = 12345;
-
-static float frand(void)
-{
-	rng = rng * 1664525u + 1013904223u;
-	return (float)((rng >> 8) & 0xffff) / 32768.0f - 1.0f;
-}
-
-static struct ert_value mkval(int32_t rank, const int64_t *dims, float *data)
-{
-	struct ert_value v;
-
-	memset(&v, 0, sizeof(v));
-	ert_value_set_shape(&v, ERT_DTYPE_FLOAT32, rank, dims);
-	ert_value_finish(&v);
-	v.data = data;
-	return v;
-}
 
 static float *rand_buf(int64_t n)
 {
 	float *p = malloc((size_t)(n ? n : 1) * sizeof(float));
 
 	for (int64_t i = 0; i < n; i++)
-		p[i] = frand();
+		p[i] = frand_r(&rng);
 	return p;
-}
-
-/* Build a one-node graph with @n_in float inputs of the given shapes. */
-static struct ert_graph *one_node(enum ert_op op, uint32_t n_in, struct ert_node **node)
-{
-	struct ert_graph *g = ert_graph_create();
-	int32_t in[8], out;
-
-	for (uint32_t i = 0; i < n_in; i++) {
-		char name[16];
-
-		snprintf(name, sizeof(name), "i%u", i);
-		in[i] = ert_graph_add_tensor(g, name, ERT_DTYPE_FLOAT32, -1, NULL);
-	}
-	out = ert_graph_add_tensor(g, "y", ERT_DTYPE_FLOAT32, -1, NULL);
-	int32_t ni = ert_graph_add_node(g, op, "n", n_in, in, 1, &out);
-
-	*node = &g->nodes[ni];
-	return g;
 }
 
 static double max_diff(const float *a, const float *b, int64_t n)
@@ -132,7 +96,7 @@ static float *ref_conv(const struct conv_case *cc, const float *x, const float *
 static void run_conv_case(int *ert_test_failed_, const struct conv_case *cc)
 {
 	struct ert_node *node;
-	struct ert_graph *g = one_node(ERT_OP_Conv, cc->bias ? 3 : 2, &node);
+	struct ert_graph *g = one_graph(ERT_OP_Conv, 0, cc->bias ? 3 : 2, 1, &node);
 	int64_t xd[5] = { cc->n, cc->c }, wd[5] = { cc->m, cc->c / cc->group }, od[3];
 	int64_t pads[6];
 	struct ert_value out;
@@ -150,9 +114,9 @@ static void run_conv_case(int *ert_test_failed_, const struct conv_case *cc)
 	ert_node_set_attr_int(g, node, "group", cc->group);
 	if (cc->act)
 		ert_node_set_attr_int(g, node, "ert.act", cc->act);
-	struct ert_value xv = mkval(cc->nsp + 2, xd, rand_buf(ert_shape_numel(cc->nsp + 2, xd)));
-	struct ert_value wv = mkval(cc->nsp + 2, wd, rand_buf(ert_shape_numel(cc->nsp + 2, wd)));
-	struct ert_value bv = mkval(1, &cc->m, rand_buf(cc->m));
+	struct ert_value xv = mkf32(cc->nsp + 2, xd, rand_buf(ert_shape_numel(cc->nsp + 2, xd)));
+	struct ert_value wv = mkf32(cc->nsp + 2, wd, rand_buf(ert_shape_numel(cc->nsp + 2, wd)));
+	struct ert_value bv = mkf32(1, &cc->m, rand_buf(cc->m));
 	const struct ert_value *in[3] = { &xv, &wv, &bv };
 	float *ref = ref_conv(cc, xv.data, wv.data, cc->bias ? bv.data : NULL, od);
 
@@ -213,10 +177,10 @@ ERT_TEST(gemm_variants)
 		int64_t ad[2] = { ta ? k : m, ta ? m : k }, bd[2] = { tb ? n : k, tb ? k : n };
 		int64_t cd[2] = { crank == 2 ? m : n, n };
 		struct ert_node *node;
-		struct ert_graph *g = one_node(ERT_OP_Gemm, 3, &node);
-		struct ert_value av = mkval(2, ad, rand_buf(m * k));
-		struct ert_value bv = mkval(2, bd, rand_buf(k * n));
-		struct ert_value cv = mkval(crank, cd, rand_buf(crank == 2 ? m * n : n));
+		struct ert_graph *g = one_graph(ERT_OP_Gemm, 0, 3, 1, &node);
+		struct ert_value av = mkf32(2, ad, rand_buf(m * k));
+		struct ert_value bv = mkf32(2, bd, rand_buf(k * n));
+		struct ert_value cv = mkf32(crank, cd, rand_buf(crank == 2 ? m * n : n));
 		const struct ert_value *in[3] = { &av, &bv, &cv };
 		struct ert_value out;
 		struct ert_err err;
@@ -257,11 +221,11 @@ ERT_TEST(matmul_broadcast)
 
 	for (size_t t = 0; t < sizeof(cases) / sizeof(cases[0]); t++) {
 		struct ert_node *node;
-		struct ert_graph *g = one_node(ERT_OP_MatMul, 2, &node);
+		struct ert_graph *g = one_graph(ERT_OP_MatMul, 0, 2, 1, &node);
 		int64_t na = ert_shape_numel(cases[t].ra, cases[t].a);
 		int64_t nb = ert_shape_numel(cases[t].rb, cases[t].b);
-		struct ert_value av = mkval(cases[t].ra, cases[t].a, rand_buf(na));
-		struct ert_value bv = mkval(cases[t].rb, cases[t].b, rand_buf(nb));
+		struct ert_value av = mkf32(cases[t].ra, cases[t].a, rand_buf(na));
+		struct ert_value bv = mkf32(cases[t].rb, cases[t].b, rand_buf(nb));
 		const struct ert_value *in[2] = { &av, &bv };
 		struct ert_value out;
 		struct ert_err err;
@@ -348,7 +312,7 @@ ERT_TEST(einsum_forms)
 
 	for (size_t t = 0; t < sizeof(cases) / sizeof(cases[0]); t++) {
 		struct ert_node *node;
-		struct ert_graph *g = one_node(ERT_OP_Einsum, cases[t].n, &node);
+		struct ert_graph *g = one_graph(ERT_OP_Einsum, 0, cases[t].n, 1, &node);
 		struct ert_value v[2];
 		const struct ert_value *in[2];
 		struct ert_value out;
@@ -358,7 +322,7 @@ ERT_TEST(einsum_forms)
 		at->s = cases[t].eq;
 		at->len = (uint32_t)strlen(cases[t].eq);
 		for (uint32_t i = 0; i < cases[t].n; i++) {
-			v[i] = mkval(cases[t].r[i], cases[t].d[i],
+			v[i] = mkf32(cases[t].r[i], cases[t].d[i],
 				     rand_buf(ert_shape_numel(cases[t].r[i], cases[t].d[i])));
 			in[i] = &v[i];
 		}
@@ -406,7 +370,7 @@ ERT_TEST(einsum_gemm_matches_general)
 
 	for (size_t t = 0; t < sizeof(cases) / sizeof(cases[0]); t++) {
 		struct ert_node *node;
-		struct ert_graph *g = one_node(ERT_OP_Einsum, 2, &node);
+		struct ert_graph *g = one_graph(ERT_OP_Einsum, 0, 2, 1, &node);
 		struct ert_attr *at = ert_node_add_attr(g, node, "equation", ERT_ATTR_STRING);
 		struct ert_value v[2], vd[2], out, outd;
 		const struct ert_value *in[2] = { &v[0], &v[1] }, *ind[2] = { &vd[0], &vd[1] };
@@ -418,7 +382,7 @@ ERT_TEST(einsum_gemm_matches_general)
 			int64_t n = ert_shape_numel(cases[t].r[i], cases[t].d[i]);
 			double *dd = malloc(sizeof(double) * (size_t)n);
 
-			v[i] = mkval(cases[t].r[i], cases[t].d[i], rand_buf(n));
+			v[i] = mkf32(cases[t].r[i], cases[t].d[i], rand_buf(n));
 			for (int64_t j = 0; j < n; j++)
 				dd[j] = ((float *)v[i].data)[j];
 			vd[i] = v[i];
@@ -486,11 +450,11 @@ ERT_TEST(runtime_weights_match_packed)
 {
 	/* Conv 3x3 grouped */
 	struct ert_node *node;
-	struct ert_graph *g = one_node(ERT_OP_Conv, 3, &node);
+	struct ert_graph *g = one_graph(ERT_OP_Conv, 0, 3, 1, &node);
 	int64_t xd[4] = { 2, 6, 9, 10 }, wd[4] = { 9, 2, 3, 3 }, bd[1] = { 9 };
 	int64_t pads[4] = { 1, 0, 1, 2 };
-	struct ert_value xv = mkval(4, xd, rand_buf(2 * 6 * 90)), wv = mkval(4, wd, rand_buf(162));
-	struct ert_value bv = mkval(1, bd, rand_buf(9)), out;
+	struct ert_value xv = mkf32(4, xd, rand_buf(2 * 6 * 90)), wv = mkf32(4, wd, rand_buf(162));
+	struct ert_value bv = mkf32(1, bd, rand_buf(9)), out;
 	const struct ert_value *in[3] = { &xv, &wv, &bv };
 	struct ert_err err;
 
@@ -502,9 +466,9 @@ ERT_TEST(runtime_weights_match_packed)
 	ert_graph_destroy(g);
 
 	/* MatMul (3, 50, 33) x (33, 70) folds the batch into M (150 rows: B is prepacked) */
-	g = one_node(ERT_OP_MatMul, 2, &node);
+	g = one_graph(ERT_OP_MatMul, 0, 2, 1, &node);
 	int64_t ad[3] = { 3, 50, 33 }, bd2[2] = { 33, 70 };
-	struct ert_value av = mkval(3, ad, rand_buf(3 * 50 * 33)), b2 = mkval(2, bd2, rand_buf(33 * 70));
+	struct ert_value av = mkf32(3, ad, rand_buf(3 * 50 * 33)), b2 = mkf32(2, bd2, rand_buf(33 * 70));
 	const struct ert_value *in2[2] = { &av, &b2 };
 
 	REQUIRE(ert_cpu_eval_node(g, node, in2, 2, &out, 1, &err) == ERT_OK);
@@ -513,10 +477,10 @@ ERT_TEST(runtime_weights_match_packed)
 	ert_graph_destroy(g);
 
 	/* Gemm transB with a vector C; 140 rows, so B is prepacked */
-	g = one_node(ERT_OP_Gemm, 3, &node);
+	g = one_graph(ERT_OP_Gemm, 0, 3, 1, &node);
 	int64_t gd[2] = { 140, 300 }, hd[2] = { 20, 300 }, cd[1] = { 20 };
-	struct ert_value gv = mkval(2, gd, rand_buf(140 * 300)), hv = mkval(2, hd, rand_buf(6000));
-	struct ert_value cv = mkval(1, cd, rand_buf(20));
+	struct ert_value gv = mkf32(2, gd, rand_buf(140 * 300)), hv = mkf32(2, hd, rand_buf(6000));
+	struct ert_value cv = mkf32(1, cd, rand_buf(20));
 	const struct ert_value *in3[3] = { &gv, &hv, &cv };
 
 	ert_node_set_attr_int(g, node, "transB", 1);
@@ -540,10 +504,10 @@ ERT_TEST(runtime_weights_match_packed)
 ERT_TEST(bad_shapes_fail_cleanly)
 {
 	struct ert_node *node;
-	struct ert_graph *g = one_node(ERT_OP_Conv, 2, &node);
+	struct ert_graph *g = one_graph(ERT_OP_Conv, 0, 2, 1, &node);
 	int64_t xd[4] = { 1, 3, 5, 5 }, wd[4] = { 4, 2, 3, 3 };
 	float buf[128] = { 0 };
-	struct ert_value xv = mkval(4, xd, buf), wv = mkval(4, wd, buf);
+	struct ert_value xv = mkf32(4, xd, buf), wv = mkf32(4, wd, buf);
 	const struct ert_value *in[2] = { &xv, &wv };
 	struct ert_value out;
 	struct ert_err err;
@@ -552,9 +516,9 @@ ERT_TEST(bad_shapes_fail_cleanly)
 	CHECK(strstr(err.msg, "channels") != NULL);
 	ert_graph_destroy(g);
 
-	g = one_node(ERT_OP_MatMul, 2, &node);
+	g = one_graph(ERT_OP_MatMul, 0, 2, 1, &node);
 	int64_t ad[2] = { 2, 3 }, bd[2] = { 4, 2 };
-	struct ert_value a2 = mkval(2, ad, buf), b2 = mkval(2, bd, buf);
+	struct ert_value a2 = mkf32(2, ad, buf), b2 = mkf32(2, bd, buf);
 	const struct ert_value *in2[2] = { &a2, &b2 };
 
 	CHECK_EQ_INT(ert_cpu_eval_node(g, node, in2, 2, &out, 1, &err), ERT_STATUS_SHAPE);

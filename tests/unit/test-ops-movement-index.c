@@ -2,117 +2,13 @@
 /*
  * Movement family, indexed and generated values: Slice, Gather*, Scatter*, Pad,
  * CenterCropPad, Shape, Size, Constant, ConstantOfShape, Range, Trilu, EyeLike,
- * OneHot — through ert_cpu_eval_node() on one-node graphs. The helpers repeat
- * those of test-ops-movement.c (each test file is its own program).
+ * OneHot — through ert_cpu_eval_node() on one-node graphs (helpers from
+ * ert-op-test.h).
  */
 #include <stdlib.h>
 
-#include "cpu/cpu-impl.h"
+#include "ert-op-test.h"
 #include "ert-test.h"
-
-#define MAX_IO 8
-
-struct one {
-	struct ert_graph *g;
-	struct ert_node *n;
-	struct ert_value in[MAX_IO];
-	const struct ert_value *inp[MAX_IO];
-	struct ert_value out[MAX_IO];
-	uint32_t n_in, n_out;
-	struct ert_err err;
-};
-
-static void one_init(struct one *o, enum ert_op op, int opset, uint32_t n_in, uint32_t n_out)
-{
-	int32_t ins[MAX_IO], outs[MAX_IO];
-
-	memset(o, 0, sizeof(*o));
-	o->g = ert_graph_create();
-	for (uint32_t i = 0; i < n_in; i++) {
-		char name[16];
-
-		snprintf(name, sizeof(name), "in%u", i);
-		ins[i] = ert_graph_add_tensor(o->g, name, ERT_DTYPE_FLOAT32, -1, NULL);
-		o->inp[i] = &o->in[i];
-	}
-	for (uint32_t i = 0; i < n_out; i++) {
-		char name[16];
-
-		snprintf(name, sizeof(name), "out%u", i);
-		outs[i] = ert_graph_add_tensor(o->g, name, ERT_DTYPE_FLOAT32, -1, NULL);
-	}
-	int32_t ni = ert_graph_add_node(o->g, op, NULL, n_in, ins, n_out, outs);
-
-	o->n = &o->g->nodes[ni];
-	o->n->opset = (uint16_t)opset;
-	o->n_in = n_in;
-	o->n_out = n_out;
-}
-
-static void set_val(struct ert_value *v, ert_dtype dt, int32_t rank, const int64_t *dims,
-		    void *data)
-{
-	memset(v, 0, sizeof(*v));
-	ert_value_set_shape(v, dt, rank, dims);
-	ert_value_finish(v);
-	v->data = data;
-}
-
-static ert_status one_run(struct one *o)
-{
-	/* a second run on the same struct replaces the outputs */
-	for (uint32_t i = 0; i < o->n_out; i++) {
-		free(o->out[i].data);
-		o->out[i].data = NULL;
-	}
-	return ert_cpu_eval_node(o->g, o->n, o->inp, o->n_in, o->out, o->n_out, &o->err);
-}
-
-static void one_fini(struct one *o)
-{
-	for (uint32_t i = 0; i < o->n_out; i++)
-		free(o->out[i].data);
-	ert_graph_destroy(o->g);
-}
-
-/* Run through the kernel table with @pool; outputs are malloc'd like one_run(). */
-static ert_status one_run_pool(struct one *o, struct ert_threadpool *pool)
-{
-	struct ert_value *outp[MAX_IO];
-	struct ert_value *inp[MAX_IO];
-	bool in_const[MAX_IO];
-	struct ert_cpu cpu = { .pool = pool, .num_threads = ert_threadpool_size(pool) };
-	const struct ert_cpu_op *k = ert_cpu_op_find(o->n->op);
-	ert_status st;
-
-	for (uint32_t i = 0; i < o->n_out; i++)
-		outp[i] = &o->out[i];
-	for (uint32_t i = 0; i < o->n_in; i++) {
-		inp[i] = &o->in[i];
-		in_const[i] = false;
-	}
-	struct ert_infer_ctx ic = { .graph = o->g, .node = o->n, .in = o->inp, .out = outp,
-				    .n_in = o->n_in, .n_out = o->n_out, .err = &o->err };
-
-	st = ert_op_infer(o->n->op)(&ic);
-	if (st != ERT_OK)
-		return st;
-	for (uint32_t i = 0; i < o->n_out; i++) {
-		ert_value_finish(&o->out[i]);
-		o->out[i].data = malloc(o->out[i].nbytes + 1);
-	}
-	struct ert_exec x = { .graph = o->g, .node = o->n, .in = inp, .out = outp,
-			      .n_in = o->n_in, .n_out = o->n_out, .in_const = in_const };
-
-	return k->compute(&cpu, &x, &o->err);
-}
-
-static void fill_f32(float *p, int64_t n)
-{
-	for (int64_t i = 0; i < n; i++)
-		p[i] = (float)i;
-}
-
 
 static const float *outf(const struct one *o, uint32_t i)
 {

@@ -11,66 +11,26 @@
  */
 #include <stdlib.h>
 
-#include "cpu/cpu-impl.h"
+#include "ert-op-test.h"
 #include "ert-test.h"
 
 ert_status ert_cpu_backend_create(const ert_config *cfg, struct ert_backend **out,
 				  struct ert_err *err);
 
-struct tcase {
-	struct ert_graph *g;
-	struct ert_node *n;
-	struct ert_value in[5];
-	const struct ert_value *inp[5];
-	uint32_t n_in, n_out;
-	void *bufs[5];
-};
-
 static uint32_t rng = 12345;
 
+/* Uniform in [-4, 4). */
 static float frand(void)
 {
-	rng = rng * 1664525u + 1013904223u;
-	return (float)(rng >> 8) / 16777216.0f * 8.0f - 4.0f;
-}
-
-static void tc_init(struct tcase *t, enum ert_op op, int opset, uint32_t n_in, uint32_t n_out)
-{
-	int32_t ins[5], outs[3];
-
-	memset(t, 0, sizeof(*t));
-	t->g = ert_graph_create();
-	for (uint32_t i = 0; i < n_in; i++) {
-		char name[16];
-
-		snprintf(name, sizeof(name), "in%u", i);
-		ins[i] = ert_graph_add_tensor(t->g, name, ERT_DTYPE_FLOAT32, -1, NULL);
-		t->inp[i] = &t->in[i];
-	}
-	for (uint32_t i = 0; i < n_out; i++) {
-		char name[16];
-
-		snprintf(name, sizeof(name), "out%u", i);
-		outs[i] = ert_graph_add_tensor(t->g, name, ERT_DTYPE_FLOAT32, -1, NULL);
-	}
-	int32_t ni = ert_graph_add_node(t->g, op, NULL, n_in, ins, n_out, outs);
-
-	t->n = &t->g->nodes[ni];
-	t->n->opset = (uint16_t)opset;
-	t->n_in = n_in;
-	t->n_out = n_out;
+	return (float)(lcg_next(&rng) >> 8) / 16777216.0f * 8.0f - 4.0f;
 }
 
 /* Input @i: random values of @dims, or a copy of @data when given. */
-static void tc_input(struct tcase *t, uint32_t i, ert_dtype dt, int32_t rank, const int64_t *dims,
+static void tc_input(struct one *t, uint32_t i, ert_dtype dt, int32_t rank, const int64_t *dims,
 		     const void *data)
 {
-	struct ert_value *v = &t->in[i];
+	struct ert_value *v = one_in_alloc(t, i, dt, rank, dims);
 
-	ert_value_set_shape(v, dt, rank, dims);
-	ert_value_finish(v);
-	t->bufs[i] = malloc(v->nbytes ? v->nbytes : 1);
-	v->data = t->bufs[i];
 	if (data)
 		memcpy(v->data, data, v->nbytes);
 	else if (dt == ERT_DTYPE_FLOAT32)
@@ -81,19 +41,12 @@ static void tc_input(struct tcase *t, uint32_t i, ert_dtype dt, int32_t rank, co
 			((uint8_t *)v->data)[k] = (uint8_t)(frand() * 64.0f);
 }
 
-static void tc_fini(struct tcase *t)
-{
-	for (uint32_t i = 0; i < 5; i++)
-		free(t->bufs[i]);
-	ert_graph_destroy(t->g);
-}
-
 /* Infer, allocate and compute on @be the way a session does; @inplace: Y over X. */
-static ert_status run_on(struct ert_backend *be, struct tcase *t, struct ert_value *out,
+static ert_status run_on(struct ert_backend *be, struct one *t, struct ert_value *out,
 			 bool inplace, struct ert_err *err)
 {
-	struct ert_value *outp[3], *inp[5], alias;
-	bool in_const[5] = { true, true, true, true, true };
+	struct ert_value *outp[ONE_MAX_IO], *inp[ONE_MAX_IO], alias;
+	bool in_const[ONE_MAX_IO];
 	struct ert_exec x;
 	ert_status st;
 
@@ -101,8 +54,10 @@ static ert_status run_on(struct ert_backend *be, struct tcase *t, struct ert_val
 		memset(&out[i], 0, sizeof(out[i]));
 		outp[i] = &out[i];
 	}
-	for (uint32_t i = 0; i < t->n_in; i++)
+	for (uint32_t i = 0; i < t->n_in; i++) {
 		inp[i] = (struct ert_value *)t->inp[i];
+		in_const[i] = true;
+	}
 	struct ert_infer_ctx ic = {
 		.graph = t->g, .node = t->n, .in = t->inp, .out = outp,
 		.n_in = t->n_in, .n_out = t->n_out, .err = err,
@@ -143,7 +98,7 @@ static ert_status run_on(struct ert_backend *be, struct tcase *t, struct ert_val
 }
 
 /* Serial and 4-thread results of @t (in place: Y over X) must match byte for byte. */
-static int same_ways(struct ert_backend *be, struct tcase *t, bool inplace)
+static int same_ways(struct ert_backend *be, struct one *t, bool inplace)
 {
 	struct ert_value serial[3], par[3];
 	struct ert_err err;
@@ -171,12 +126,12 @@ static int same_ways(struct ert_backend *be, struct tcase *t, bool inplace)
 	return ok;
 }
 
-static int same_both_ways(struct ert_backend *be, struct tcase *t)
+static int same_both_ways(struct ert_backend *be, struct one *t)
 {
 	return same_ways(be, t, false);
 }
 
-static int same_in_place(struct ert_backend *be, struct tcase *t)
+static int same_in_place(struct ert_backend *be, struct one *t)
 {
 	return same_ways(be, t, false) && same_ways(be, t, true);
 }
@@ -197,132 +152,132 @@ static struct ert_backend *make_backend(void)
 ERT_TEST(norm_family)
 {
 	struct ert_backend *be = make_backend();
-	struct tcase t;
+	struct one t;
 
 	REQUIRE(be);
-	tc_init(&t, ERT_OP_Softmax, 13, 1, 1);
+	one_init(&t, ERT_OP_Softmax, 13, 1, 1);
 	ert_node_set_attr_int(t.g, t.n, "axis", 1);
 	tc_input(&t, 0, ERT_DTYPE_FLOAT32, 3, (int64_t[]){ 8, 300, 40 }, NULL);
 	CHECK(same_in_place(be, &t));
-	tc_fini(&t);
+	one_fini(&t);
 
-	tc_init(&t, ERT_OP_LogSoftmax, 13, 1, 1);
+	one_init(&t, ERT_OP_LogSoftmax, 13, 1, 1);
 	tc_input(&t, 0, ERT_DTYPE_FLOAT32, 2, (int64_t[]){ 300, 700 }, NULL);
 	CHECK(same_in_place(be, &t));
-	tc_fini(&t);
+	one_fini(&t);
 
-	tc_init(&t, ERT_OP_Hardmax, 13, 1, 1);
+	one_init(&t, ERT_OP_Hardmax, 13, 1, 1);
 	tc_input(&t, 0, ERT_DTYPE_FLOAT32, 2, (int64_t[]){ 300, 70 }, NULL);
 	CHECK(same_in_place(be, &t));
-	tc_fini(&t);
+	one_fini(&t);
 
-	tc_init(&t, ERT_OP_LayerNormalization, 17, 3, 3);
+	one_init(&t, ERT_OP_LayerNormalization, 17, 3, 3);
 	tc_input(&t, 0, ERT_DTYPE_FLOAT32, 2, (int64_t[]){ 512, 384 }, NULL);
 	tc_input(&t, 1, ERT_DTYPE_FLOAT32, 1, (int64_t[]){ 384 }, NULL);
 	tc_input(&t, 2, ERT_DTYPE_FLOAT32, 1, (int64_t[]){ 384 }, NULL);
 	CHECK(same_in_place(be, &t));
-	tc_fini(&t);
+	one_fini(&t);
 
-	tc_init(&t, ERT_OP_BatchNormalization, 15, 5, 1);
+	one_init(&t, ERT_OP_BatchNormalization, 15, 5, 1);
 	tc_input(&t, 0, ERT_DTYPE_FLOAT32, 4, (int64_t[]){ 4, 16, 64, 64 }, NULL);
 	for (uint32_t i = 1; i < 5; i++)
 		tc_input(&t, i, ERT_DTYPE_FLOAT32, 1, (int64_t[]){ 16 }, NULL);
 	for (int k = 0; k < 16; k++)
 		((float *)t.in[4].data)[k] = 1.0f + (float)k; /* variance > 0 */
 	CHECK(same_both_ways(be, &t));
-	tc_fini(&t);
+	one_fini(&t);
 
-	tc_init(&t, ERT_OP_GroupNormalization, 21, 3, 1);
+	one_init(&t, ERT_OP_GroupNormalization, 21, 3, 1);
 	ert_node_set_attr_int(t.g, t.n, "num_groups", 4);
 	tc_input(&t, 0, ERT_DTYPE_FLOAT32, 4, (int64_t[]){ 3, 16, 40, 40 }, NULL);
 	tc_input(&t, 1, ERT_DTYPE_FLOAT32, 1, (int64_t[]){ 16 }, NULL);
 	tc_input(&t, 2, ERT_DTYPE_FLOAT32, 1, (int64_t[]){ 16 }, NULL);
 	CHECK(same_in_place(be, &t));
-	tc_fini(&t);
+	one_fini(&t);
 
-	tc_init(&t, ERT_OP_LRN, 13, 1, 1);
+	one_init(&t, ERT_OP_LRN, 13, 1, 1);
 	ert_node_set_attr_int(t.g, t.n, "size", 5);
 	tc_input(&t, 0, ERT_DTYPE_FLOAT32, 4, (int64_t[]){ 2, 12, 50, 50 }, NULL);
 	CHECK(same_both_ways(be, &t));
-	tc_fini(&t);
+	one_fini(&t);
 	ert_backend_destroy(be);
 }
 
 ERT_TEST(reduce_family)
 {
 	struct ert_backend *be = make_backend();
-	struct tcase t;
+	struct one t;
 	int64_t k = 7;
 
 	REQUIRE(be);
-	tc_init(&t, ERT_OP_ReduceMean, 13, 1, 1);
+	one_init(&t, ERT_OP_ReduceMean, 13, 1, 1);
 	ert_node_set_attr_ints(t.g, t.n, "axes", (int64_t[]){ 1 }, 1);
 	tc_input(&t, 0, ERT_DTYPE_FLOAT32, 3, (int64_t[]){ 16, 300, 50 }, NULL);
 	CHECK(same_both_ways(be, &t));
-	tc_fini(&t);
+	one_fini(&t);
 
-	tc_init(&t, ERT_OP_ReduceLogSumExp, 13, 1, 1);
+	one_init(&t, ERT_OP_ReduceLogSumExp, 13, 1, 1);
 	ert_node_set_attr_ints(t.g, t.n, "axes", (int64_t[]){ 0, 2 }, 2);
 	tc_input(&t, 0, ERT_DTYPE_FLOAT32, 3, (int64_t[]){ 16, 300, 50 }, NULL);
 	CHECK(same_both_ways(be, &t));
-	tc_fini(&t);
+	one_fini(&t);
 
-	tc_init(&t, ERT_OP_ArgMax, 13, 1, 1);
+	one_init(&t, ERT_OP_ArgMax, 13, 1, 1);
 	ert_node_set_attr_int(t.g, t.n, "axis", 1);
 	tc_input(&t, 0, ERT_DTYPE_FLOAT32, 3, (int64_t[]){ 16, 300, 50 }, NULL);
 	CHECK(same_both_ways(be, &t));
-	tc_fini(&t);
+	one_fini(&t);
 
-	tc_init(&t, ERT_OP_CumSum, 14, 2, 1);
+	one_init(&t, ERT_OP_CumSum, 14, 2, 1);
 	int32_t axis = 1;
 	ert_node_set_attr_int(t.g, t.n, "reverse", 1);
 	tc_input(&t, 0, ERT_DTYPE_FLOAT32, 2, (int64_t[]){ 300, 500 }, NULL);
 	tc_input(&t, 1, ERT_DTYPE_INT32, 0, NULL, &axis);
 	CHECK(same_in_place(be, &t));
-	tc_fini(&t);
+	one_fini(&t);
 
-	tc_init(&t, ERT_OP_TopK, 11, 2, 2);
+	one_init(&t, ERT_OP_TopK, 11, 2, 2);
 	tc_input(&t, 0, ERT_DTYPE_FLOAT32, 2, (int64_t[]){ 300, 500 }, NULL);
 	tc_input(&t, 1, ERT_DTYPE_INT64, 1, (int64_t[]){ 1 }, &k);
 	CHECK(same_both_ways(be, &t));
-	tc_fini(&t);
+	one_fini(&t);
 	ert_backend_destroy(be);
 }
 
 ERT_TEST(quant_family)
 {
 	struct ert_backend *be = make_backend();
-	struct tcase t;
+	struct one t;
 	float s = 0.37f;
 	uint8_t zp = 3;
 
 	REQUIRE(be);
 	/* odd element count: the last int4 byte is half used */
-	tc_init(&t, ERT_OP_QuantizeLinear, 21, 3, 1);
+	one_init(&t, ERT_OP_QuantizeLinear, 21, 3, 1);
 	tc_input(&t, 0, ERT_DTYPE_FLOAT32, 1, (int64_t[]){ 100001 }, NULL);
 	tc_input(&t, 1, ERT_DTYPE_FLOAT32, 0, NULL, &s);
 	tc_input(&t, 2, ERT_DTYPE_INT4, 0, NULL, &zp);
 	CHECK(same_both_ways(be, &t));
-	tc_fini(&t);
+	one_fini(&t);
 
-	tc_init(&t, ERT_OP_DequantizeLinear, 21, 3, 1);
+	one_init(&t, ERT_OP_DequantizeLinear, 21, 3, 1);
 	tc_input(&t, 0, ERT_DTYPE_UINT8, 1, (int64_t[]){ 300000 }, NULL);
 	tc_input(&t, 1, ERT_DTYPE_FLOAT32, 0, NULL, &s);
 	tc_input(&t, 2, ERT_DTYPE_UINT8, 0, NULL, &zp);
 	CHECK(same_both_ways(be, &t));
-	tc_fini(&t);
+	one_fini(&t);
 	ert_backend_destroy(be);
 }
 
 ERT_TEST(resize_family)
 {
 	struct ert_backend *be = make_backend();
-	struct tcase t;
+	struct one t;
 	float up[4] = { 1, 1, 2, 2 }, down[4] = { 1, 1, 0.3f, 0.45f };
 	struct ert_attr *a;
 
 	REQUIRE(be);
-	tc_init(&t, ERT_OP_Resize, 13, 3, 1);
+	one_init(&t, ERT_OP_Resize, 13, 3, 1);
 	t.inp[1] = NULL;
 	a = ert_node_add_attr(t.g, t.n, "mode", ERT_ATTR_STRING);
 	REQUIRE(a);
@@ -331,9 +286,9 @@ ERT_TEST(resize_family)
 	tc_input(&t, 0, ERT_DTYPE_FLOAT32, 4, (int64_t[]){ 1, 8, 100, 100 }, NULL);
 	tc_input(&t, 2, ERT_DTYPE_FLOAT32, 1, (int64_t[]){ 4 }, up);
 	CHECK(same_both_ways(be, &t));
-	tc_fini(&t);
+	one_fini(&t);
 
-	tc_init(&t, ERT_OP_Resize, 18, 3, 1);
+	one_init(&t, ERT_OP_Resize, 18, 3, 1);
 	t.inp[1] = NULL;
 	a = ert_node_add_attr(t.g, t.n, "mode", ERT_ATTR_STRING);
 	REQUIRE(a);
@@ -343,7 +298,7 @@ ERT_TEST(resize_family)
 	tc_input(&t, 0, ERT_DTYPE_FLOAT32, 4, (int64_t[]){ 1, 4, 120, 90 }, NULL);
 	tc_input(&t, 2, ERT_DTYPE_FLOAT32, 1, (int64_t[]){ 4 }, down);
 	CHECK(same_both_ways(be, &t));
-	tc_fini(&t);
+	one_fini(&t);
 	ert_backend_destroy(be);
 }
 

@@ -2,16 +2,10 @@
 /* Pooling on the CPU backend against naive window loops written here. */
 #include <stdlib.h>
 
-#include "cpu/cpu-impl.h"
+#include "ert-op-test.h"
 #include "ert-test.h"
 
 static uint32_t rng = 777;
-
-static float frand(void)
-{
-	rng = rng * 1664525u + 1013904223u;
-	return (float)((rng >> 8) & 0xffff) / 32768.0f - 1.0f;
-}
 
 struct pool_case {
 	enum ert_op op;
@@ -76,57 +70,40 @@ static float *ref_pool(const struct pool_case *c, const float *x, int64_t *oh, i
 
 static void run_pool(int *ert_test_failed_, const struct pool_case *c)
 {
-	struct ert_graph *g = ert_graph_create();
 	int64_t xd[4] = { 1, 2, c->h, c->w }, pads[4] = { c->pb[0], c->pb[1], c->pe[0], c->pe[1] };
-	int32_t in, out[2];
 	bool is_max = c->op == ERT_OP_MaxPool;
+	struct one o;
 
-	in = ert_graph_add_tensor(g, "x", ERT_DTYPE_FLOAT32, 4, xd);
-	out[0] = ert_graph_add_tensor(g, "y", ERT_DTYPE_FLOAT32, -1, NULL);
-	out[1] = ert_graph_add_tensor(g, "i", ERT_DTYPE_INT64, -1, NULL);
-	int32_t ni = ert_graph_add_node(g, c->op, "p", 1, &in, is_max ? 2 : 1, out);
-	struct ert_node *node = &g->nodes[ni];
-
-	ert_node_set_attr_ints(g, node, "kernel_shape", c->k, 2);
-	ert_node_set_attr_ints(g, node, "strides", c->s, 2);
-	ert_node_set_attr_ints(g, node, "dilations", c->d, 2);
-	ert_node_set_attr_ints(g, node, "pads", pads, 4);
-	ert_node_set_attr_int(g, node, "ceil_mode", c->ceil);
-	ert_node_set_attr_int(g, node, "count_include_pad", c->include_pad);
+	one_init(&o, c->op, 0, 1, is_max ? 2 : 1);
+	ert_node_set_attr_ints(o.g, o.n, "kernel_shape", c->k, 2);
+	ert_node_set_attr_ints(o.g, o.n, "strides", c->s, 2);
+	ert_node_set_attr_ints(o.g, o.n, "dilations", c->d, 2);
+	ert_node_set_attr_ints(o.g, o.n, "pads", pads, 4);
+	ert_node_set_attr_int(o.g, o.n, "ceil_mode", c->ceil);
+	ert_node_set_attr_int(o.g, o.n, "count_include_pad", c->include_pad);
 
 	float *x = malloc(sizeof(float) * (size_t)(2 * c->h * c->w));
 
 	for (int64_t i = 0; i < 2 * c->h * c->w; i++)
-		x[i] = frand();
-	struct ert_value xv;
-
-	memset(&xv, 0, sizeof(xv));
-	ert_value_set_shape(&xv, ERT_DTYPE_FLOAT32, 4, xd);
-	ert_value_finish(&xv);
-	xv.data = x;
-	const struct ert_value *inv[1] = { &xv };
-	struct ert_value yv[2];
-	struct ert_err err;
+		x[i] = frand_r(&rng);
+	set_f32(&o.in[0], 4, xd, x);
 	int64_t oh, ow, *idx;
 	float *ref = ref_pool(c, x, &oh, &ow, &idx);
 
-	CHECK_EQ_INT(ert_cpu_eval_node(g, node, inv, 1, yv, is_max ? 2 : 1, &err), ERT_OK);
-	if (yv[0].data) {
-		CHECK_EQ_INT(yv[0].dims[2], oh);
-		CHECK_EQ_INT(yv[0].dims[3], ow);
-		for (int64_t i = 0; i < yv[0].numel && i < 2 * oh * ow; i++) {
-			CHECK_NEAR(((float *)yv[0].data)[i], ref[i], 1e-5);
+	CHECK_EQ_INT(one_run(&o), ERT_OK);
+	if (o.out[0].data) {
+		CHECK_EQ_INT(o.out[0].dims[2], oh);
+		CHECK_EQ_INT(o.out[0].dims[3], ow);
+		for (int64_t i = 0; i < o.out[0].numel && i < 2 * oh * ow; i++) {
+			CHECK_NEAR(((float *)o.out[0].data)[i], ref[i], 1e-5);
 			if (is_max)
-				CHECK_EQ_INT(((int64_t *)yv[1].data)[i], idx[i]);
+				CHECK_EQ_INT(((int64_t *)o.out[1].data)[i], idx[i]);
 		}
 	}
-	free(yv[0].data);
-	if (is_max)
-		free(yv[1].data);
+	one_fini(&o);
 	free(ref);
 	free(idx);
 	free(x);
-	ert_graph_destroy(g);
 }
 
 ERT_TEST(windowed)
@@ -158,10 +135,7 @@ ERT_TEST(global_and_uint8)
 
 	for (int i = 0; i < 120; i++)
 		x[i] = (float)((i * 37) % 23) - 11.0f;
-	memset(&xv, 0, sizeof(xv));
-	ert_value_set_shape(&xv, ERT_DTYPE_FLOAT32, 4, xd);
-	ert_value_finish(&xv);
-	xv.data = x;
+	set_f32(&xv, 4, xd, x);
 	const struct ert_value *inv[1] = { &xv };
 
 	REQUIRE(ert_cpu_eval_node(g, &g->nodes[na], inv, 1, &yv, 1, &err) == ERT_OK);
@@ -193,10 +167,7 @@ ERT_TEST(global_and_uint8)
 
 	ert_node_set_attr_ints(g, &g->nodes[nu], "kernel_shape", k, 2);
 	ert_node_set_attr_ints(g, &g->nodes[nu], "strides", st, 2);
-	memset(&xv, 0, sizeof(xv));
-	ert_value_set_shape(&xv, ERT_DTYPE_UINT8, 4, ud);
-	ert_value_finish(&xv);
-	xv.data = u;
+	set_val(&xv, ERT_DTYPE_UINT8, 4, ud, u);
 	REQUIRE(ert_cpu_eval_node(g, &g->nodes[nu], inv, 1, &yv, 1, &err) == ERT_OK);
 	CHECK_EQ_INT(yv.dtype, ERT_DTYPE_UINT8);
 	uint8_t want = 0;
@@ -210,26 +181,16 @@ ERT_TEST(global_and_uint8)
 
 ERT_TEST(bad_kernel_shape)
 {
-	struct ert_graph *g = ert_graph_create();
 	int64_t xd[4] = { 1, 1, 4, 4 }, k[1] = { 2 };
-	int32_t in = ert_graph_add_tensor(g, "x", ERT_DTYPE_FLOAT32, 4, xd);
-	int32_t out = ert_graph_add_tensor(g, "y", ERT_DTYPE_FLOAT32, -1, NULL);
-	int32_t n = ert_graph_add_node(g, ERT_OP_MaxPool, "m", 1, &in, 1, &out);
 	float x[16] = { 0 };
-	struct ert_value xv, yv;
-	struct ert_err err;
+	struct one o;
 
-	ert_node_set_attr_ints(g, &g->nodes[n], "kernel_shape", k, 1);
-	memset(&xv, 0, sizeof(xv));
-	ert_value_set_shape(&xv, ERT_DTYPE_FLOAT32, 4, xd);
-	ert_value_finish(&xv);
-	xv.data = x;
-	const struct ert_value *inv[1] = { &xv };
-
-	CHECK_EQ_INT(ert_cpu_eval_node(g, &g->nodes[n], inv, 1, &yv, 1, &err),
-		     ERT_STATUS_INVALID_MODEL);
-	CHECK(strstr(err.msg, "kernel_shape") != NULL);
-	ert_graph_destroy(g);
+	one_init(&o, ERT_OP_MaxPool, 0, 1, 1);
+	ert_node_set_attr_ints(o.g, o.n, "kernel_shape", k, 1);
+	set_f32(&o.in[0], 4, xd, x);
+	CHECK_EQ_INT(one_run(&o), ERT_STATUS_INVALID_MODEL);
+	CHECK(strstr(o.err.msg, "kernel_shape") != NULL);
+	one_fini(&o);
 }
 
 ERT_TEST_MAIN(ERT_TEST_ENTRY(windowed), ERT_TEST_ENTRY(global_and_uint8),

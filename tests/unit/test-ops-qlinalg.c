@@ -6,52 +6,23 @@
  */
 #include <stdlib.h>
 
-#include "cpu/cpu-impl.h"
+#include "ert-op-test.h"
 #include "ert-test.h"
-
-static struct ert_value val(ert_dtype dt, int32_t rank, const int64_t *dims, void *data)
-{
-	struct ert_value v;
-
-	memset(&v, 0, sizeof(v));
-	ert_value_set_shape(&v, dt, rank, dims);
-	ert_value_finish(&v);
-	v.data = data;
-	return v;
-}
-
-static struct ert_graph *node_with(enum ert_op op, uint32_t n_in, struct ert_node **node)
-{
-	struct ert_graph *g = ert_graph_create();
-	int32_t in[9], out;
-
-	for (uint32_t i = 0; i < n_in; i++) {
-		char name[16];
-
-		snprintf(name, sizeof(name), "i%u", i);
-		in[i] = ert_graph_add_tensor(g, name, ERT_DTYPE_UINT8, -1, NULL);
-	}
-	out = ert_graph_add_tensor(g, "y", ERT_DTYPE_UINT8, -1, NULL);
-	int32_t ni = ert_graph_add_node(g, op, "q", n_in, in, 1, &out);
-
-	*node = &g->nodes[ni];
-	return g;
-}
 
 ERT_TEST(qlinearmatmul_rounding_and_saturation)
 {
 	struct ert_node *node;
-	struct ert_graph *g = node_with(ERT_OP_QLinearMatMul, 8, &node);
+	struct ert_graph *g = one_graph(ERT_OP_QLinearMatMul, 0, 8, 1, &node);
 	/* a: 2x2 int8, b: 2x2 int8; acc(0,0) = 5 -> 5 * 0.5 = 2.5 -> 2 (even) + zp 1 = 3 */
 	int8_t a[4] = { 1, 2, 100, 100 }, b[4] = { 1, 0, 2, 127 };
 	int8_t azp = 0, bzp = 0, yzp = 1;
 	float as = 1.0f, bs = 0.5f, ys = 1.0f;
 	int64_t d2[2] = { 2, 2 }, one[1] = { 1 };
 	struct ert_value v[8] = {
-		val(ERT_DTYPE_INT8, 2, d2, a), val(ERT_DTYPE_FLOAT32, 0, NULL, &as),
-		val(ERT_DTYPE_INT8, 1, one, &azp), val(ERT_DTYPE_INT8, 2, d2, b),
-		val(ERT_DTYPE_FLOAT32, 0, NULL, &bs), val(ERT_DTYPE_INT8, 0, NULL, &bzp),
-		val(ERT_DTYPE_FLOAT32, 0, NULL, &ys), val(ERT_DTYPE_INT8, 0, NULL, &yzp),
+		mkval(ERT_DTYPE_INT8, 2, d2, a), mkval(ERT_DTYPE_FLOAT32, 0, NULL, &as),
+		mkval(ERT_DTYPE_INT8, 1, one, &azp), mkval(ERT_DTYPE_INT8, 2, d2, b),
+		mkval(ERT_DTYPE_FLOAT32, 0, NULL, &bs), mkval(ERT_DTYPE_INT8, 0, NULL, &bzp),
+		mkval(ERT_DTYPE_FLOAT32, 0, NULL, &ys), mkval(ERT_DTYPE_INT8, 0, NULL, &yzp),
 	};
 	const struct ert_value *in[8];
 	struct ert_value y;
@@ -81,17 +52,17 @@ ERT_TEST(qlinearmatmul_rounding_and_saturation)
 ERT_TEST(qlinearmatmul_onnx_case_saturates)
 {
 	struct ert_node *node;
-	struct ert_graph *g = node_with(ERT_OP_QLinearMatMul, 8, &node);
+	struct ert_graph *g = one_graph(ERT_OP_QLinearMatMul, 0, 8, 1, &node);
 	int8_t a[8] = { 81, 109, -127, 111, -124, 87, -128, -98 };
 	int8_t b[12] = { 25, -76, 117, -67, -101, -128, -127, 0, 119, 0, 127, 120 };
 	int8_t azp = -14, bzp = -13, yzp = -9;
 	float as = 0.0066f, bs = 0.00705f, ys = 0.0107f;
 	int64_t da[2] = { 2, 4 }, db[2] = { 4, 3 }, one[1] = { 1 };
 	struct ert_value v[8] = {
-		val(ERT_DTYPE_INT8, 2, da, a), val(ERT_DTYPE_FLOAT32, 1, one, &as),
-		val(ERT_DTYPE_INT8, 1, one, &azp), val(ERT_DTYPE_INT8, 2, db, b),
-		val(ERT_DTYPE_FLOAT32, 1, one, &bs), val(ERT_DTYPE_INT8, 1, one, &bzp),
-		val(ERT_DTYPE_FLOAT32, 1, one, &ys), val(ERT_DTYPE_INT8, 1, one, &yzp),
+		mkval(ERT_DTYPE_INT8, 2, da, a), mkval(ERT_DTYPE_FLOAT32, 1, one, &as),
+		mkval(ERT_DTYPE_INT8, 1, one, &azp), mkval(ERT_DTYPE_INT8, 2, db, b),
+		mkval(ERT_DTYPE_FLOAT32, 1, one, &bs), mkval(ERT_DTYPE_INT8, 1, one, &bzp),
+		mkval(ERT_DTYPE_FLOAT32, 1, one, &ys), mkval(ERT_DTYPE_INT8, 1, one, &yzp),
 	};
 	const int8_t want[6] = { 41, -12, -9, 1, -75, -128 };
 	const struct ert_value *in[8];
@@ -111,13 +82,13 @@ ERT_TEST(qlinearmatmul_onnx_case_saturates)
 ERT_TEST(matmulinteger_zero_points)
 {
 	struct ert_node *node;
-	struct ert_graph *g = node_with(ERT_OP_MatMulInteger, 4, &node);
+	struct ert_graph *g = one_graph(ERT_OP_MatMulInteger, 0, 4, 1, &node);
 	uint8_t a[6] = { 11, 7, 3, 10, 6, 2 }, b[6] = { 1, 4, 2, 5, 3, 6 };
 	uint8_t azp[2] = { 12, 1 }, bzp = 2;
 	int64_t da[2] = { 2, 3 }, db[2] = { 3, 2 }, dz[1] = { 2 };
 	struct ert_value v[4] = {
-		val(ERT_DTYPE_UINT8, 2, da, a), val(ERT_DTYPE_UINT8, 2, db, b),
-		val(ERT_DTYPE_UINT8, 1, dz, azp), val(ERT_DTYPE_UINT8, 0, NULL, &bzp),
+		mkval(ERT_DTYPE_UINT8, 2, da, a), mkval(ERT_DTYPE_UINT8, 2, db, b),
+		mkval(ERT_DTYPE_UINT8, 1, dz, azp), mkval(ERT_DTYPE_UINT8, 0, NULL, &bzp),
 	};
 	const struct ert_value *in[4] = { &v[0], &v[1], &v[2], &v[3] };
 	struct ert_value y;
@@ -140,7 +111,7 @@ ERT_TEST(matmulinteger_zero_points)
 ERT_TEST(qlinearconv_per_channel)
 {
 	struct ert_node *node;
-	struct ert_graph *g = node_with(ERT_OP_QLinearConv, 9, &node);
+	struct ert_graph *g = one_graph(ERT_OP_QLinearConv, 0, 9, 1, &node);
 	enum { C = 2, M = 3, H = 5, W = 4 };
 	uint8_t x[C * H * W];
 	int8_t w[M * C * 9];
@@ -156,11 +127,11 @@ ERT_TEST(qlinearconv_per_channel)
 		w[i] = (int8_t)((i * 53) % 255 - 127);
 	ert_node_set_attr_ints(g, node, "pads", pads, 4);
 	struct ert_value v[9] = {
-		val(ERT_DTYPE_UINT8, 4, dx, x), val(ERT_DTYPE_FLOAT32, 0, NULL, &xs),
-		val(ERT_DTYPE_UINT8, 0, NULL, &xzp), val(ERT_DTYPE_INT8, 4, dw, w),
-		val(ERT_DTYPE_FLOAT32, 1, dm, wsc), val(ERT_DTYPE_INT8, 1, dm, wzp),
-		val(ERT_DTYPE_FLOAT32, 0, NULL, &ys), val(ERT_DTYPE_UINT8, 0, NULL, &yzp),
-		val(ERT_DTYPE_INT32, 1, dm, bias),
+		mkval(ERT_DTYPE_UINT8, 4, dx, x), mkval(ERT_DTYPE_FLOAT32, 0, NULL, &xs),
+		mkval(ERT_DTYPE_UINT8, 0, NULL, &xzp), mkval(ERT_DTYPE_INT8, 4, dw, w),
+		mkval(ERT_DTYPE_FLOAT32, 1, dm, wsc), mkval(ERT_DTYPE_INT8, 1, dm, wzp),
+		mkval(ERT_DTYPE_FLOAT32, 0, NULL, &ys), mkval(ERT_DTYPE_UINT8, 0, NULL, &yzp),
+		mkval(ERT_DTYPE_INT32, 1, dm, bias),
 	};
 	const struct ert_value *in[9];
 	struct ert_value y;
@@ -199,7 +170,7 @@ ERT_TEST(qlinearconv_per_channel)
 ERT_TEST(convinteger_strided_grouped)
 {
 	struct ert_node *node;
-	struct ert_graph *g = node_with(ERT_OP_ConvInteger, 4, &node);
+	struct ert_graph *g = one_graph(ERT_OP_ConvInteger, 0, 4, 1, &node);
 	enum { C = 4, M = 6, H = 11, W = 9, G = 2, CG = C / G, MG = M / G };
 	int8_t x[C * H * W];
 	uint8_t w[M * CG * 9], wzp[M] = { 3, 0, 200, 7, 128, 1 };
@@ -216,8 +187,8 @@ ERT_TEST(convinteger_strided_grouped)
 	ert_node_set_attr_ints(g, node, "dilations", dl, 2);
 	ert_node_set_attr_int(g, node, "group", G);
 	struct ert_value v[4] = {
-		val(ERT_DTYPE_INT8, 4, dx, x), val(ERT_DTYPE_UINT8, 4, dw, w),
-		val(ERT_DTYPE_INT8, 0, NULL, &xzp), val(ERT_DTYPE_UINT8, 1, dm, wzp),
+		mkval(ERT_DTYPE_INT8, 4, dx, x), mkval(ERT_DTYPE_UINT8, 4, dw, w),
+		mkval(ERT_DTYPE_INT8, 0, NULL, &xzp), mkval(ERT_DTYPE_UINT8, 1, dm, wzp),
 	};
 	const struct ert_value *in[4] = { &v[0], &v[1], &v[2], &v[3] };
 	struct ert_value y;
@@ -253,12 +224,12 @@ ERT_TEST(convinteger_strided_grouped)
 ERT_TEST(bad_zero_point_shape)
 {
 	struct ert_node *node;
-	struct ert_graph *g = node_with(ERT_OP_MatMulInteger, 3, &node);
+	struct ert_graph *g = one_graph(ERT_OP_MatMulInteger, 0, 3, 1, &node);
 	uint8_t a[4] = { 0 }, zp[3] = { 0 };
 	int64_t d2[2] = { 2, 2 }, d3[1] = { 3 };
 	struct ert_value v[3] = {
-		val(ERT_DTYPE_UINT8, 2, d2, a), val(ERT_DTYPE_UINT8, 2, d2, a),
-		val(ERT_DTYPE_UINT8, 1, d3, zp),
+		mkval(ERT_DTYPE_UINT8, 2, d2, a), mkval(ERT_DTYPE_UINT8, 2, d2, a),
+		mkval(ERT_DTYPE_UINT8, 1, d3, zp),
 	};
 	const struct ert_value *in[3] = { &v[0], &v[1], &v[2] };
 	struct ert_value y;

@@ -6,98 +6,15 @@
 #include <stdlib.h>
 
 #include "cpu/ops/resize-kernels.h"
+#include "ert-op-test.h"
 #include "ert-test.h"
 #include "ops/resize-grid.h"
 
-struct one {
-	struct ert_graph *g;
-	struct ert_node *n;
-	struct ert_value in[6];
-	const struct ert_value *inp[6];
-	struct ert_value out[3];
-	uint32_t n_in, n_out;
-	struct ert_err err;
-};
-
-static void one_init(struct one *o, enum ert_op op, int opset, uint32_t n_in, uint32_t n_out)
-{
-	int32_t ins[6], outs[3];
-
-	memset(o, 0, sizeof(*o));
-	o->g = ert_graph_create();
-	for (uint32_t i = 0; i < n_in; i++) {
-		char name[16];
-
-		snprintf(name, sizeof(name), "in%u", i);
-		ins[i] = ert_graph_add_tensor(o->g, name, ERT_DTYPE_FLOAT32, -1, NULL);
-		o->inp[i] = &o->in[i];
-	}
-	for (uint32_t i = 0; i < n_out; i++) {
-		char name[16];
-
-		snprintf(name, sizeof(name), "out%u", i);
-		outs[i] = ert_graph_add_tensor(o->g, name, ERT_DTYPE_FLOAT32, -1, NULL);
-	}
-	int32_t ni = ert_graph_add_node(o->g, op, NULL, n_in, ins, n_out, outs);
-
-	o->n = &o->g->nodes[ni];
-	o->n->opset = (uint16_t)opset;
-	o->n_in = n_in;
-	o->n_out = n_out;
-}
-
-static void set_val(struct ert_value *v, ert_dtype dt, int32_t rank, const int64_t *dims,
-		    void *data)
-{
-	memset(v, 0, sizeof(*v));
-	ert_value_set_shape(v, dt, rank, dims);
-	ert_value_finish(v);
-	v->data = data;
-}
-
-static void set_f32(struct ert_value *v, int32_t rank, const int64_t *dims, float *data)
-{
-	set_val(v, ERT_DTYPE_FLOAT32, rank, dims, data);
-}
-
-static void one_fini(struct one *o)
-{
-	for (uint32_t i = 0; i < o->n_out; i++)
-		free(o->out[i].data);
-	ert_graph_destroy(o->g);
-}
-
 static ert_status run_grid_op(struct one *o, bool affine)
 {
-	struct ert_value *outp[3], *inp[6];
-	struct ert_exec x;
-	ert_status st;
-
-	for (uint32_t i = 0; i < o->n_out; i++)
-		outp[i] = &o->out[i];
-	for (uint32_t i = 0; i < o->n_in; i++)
-		inp[i] = (struct ert_value *)o->inp[i];
-	struct ert_infer_ctx ic = {
-		.graph = o->g, .node = o->n, .in = o->inp, .out = outp,
-		.n_in = o->n_in, .n_out = o->n_out, .err = &o->err,
-	};
-
-	st = affine ? ert_infer_affine_grid(&ic) : ert_infer_grid_sample(&ic);
-	if (st != ERT_OK)
-		return st;
-	for (uint32_t i = 0; i < o->n_out; i++) {
-		ert_value_finish(&o->out[i]);
-		o->out[i].data = calloc(1, o->out[i].nbytes + 1);
-	}
-	memset(&x, 0, sizeof(x));
-	x.graph = o->g;
-	x.node = o->n;
-	x.in = inp;
-	x.out = outp;
-	x.n_in = o->n_in;
-	x.n_out = o->n_out;
-	return affine ? ert_cpu_affine_grid(NULL, &x, &o->err)
-		      : ert_cpu_grid_sample(NULL, &x, &o->err);
+	if (affine)
+		return one_run_kernel(o, ert_infer_affine_grid, ert_cpu_affine_grid, NULL);
+	return one_run_kernel(o, ert_infer_grid_sample, ert_cpu_grid_sample, NULL);
 }
 
 static ert_status run_grid(struct one *o)

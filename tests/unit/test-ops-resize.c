@@ -2,73 +2,8 @@
 /* Resize family kernels through ert_cpu_eval_node() on one-node graphs. */
 #include <stdlib.h>
 
-#include "cpu/cpu-impl.h"
+#include "ert-op-test.h"
 #include "ert-test.h"
-
-struct one {
-	struct ert_graph *g;
-	struct ert_node *n;
-	struct ert_value in[6];
-	const struct ert_value *inp[6];
-	struct ert_value out[3];
-	uint32_t n_in, n_out;
-	struct ert_err err;
-};
-
-static void one_init(struct one *o, enum ert_op op, int opset, uint32_t n_in, uint32_t n_out)
-{
-	int32_t ins[6], outs[3];
-
-	memset(o, 0, sizeof(*o));
-	o->g = ert_graph_create();
-	for (uint32_t i = 0; i < n_in; i++) {
-		char name[16];
-
-		snprintf(name, sizeof(name), "in%u", i);
-		ins[i] = ert_graph_add_tensor(o->g, name, ERT_DTYPE_FLOAT32, -1, NULL);
-		o->inp[i] = &o->in[i];
-	}
-	for (uint32_t i = 0; i < n_out; i++) {
-		char name[16];
-
-		snprintf(name, sizeof(name), "out%u", i);
-		outs[i] = ert_graph_add_tensor(o->g, name, ERT_DTYPE_FLOAT32, -1, NULL);
-	}
-	int32_t ni = ert_graph_add_node(o->g, op, NULL, n_in, ins, n_out, outs);
-
-	o->n = &o->g->nodes[ni];
-	o->n->opset = (uint16_t)opset;
-	o->n_in = n_in;
-	o->n_out = n_out;
-}
-
-static void set_val(struct ert_value *v, ert_dtype dt, int32_t rank, const int64_t *dims,
-		    void *data)
-{
-	memset(v, 0, sizeof(*v));
-	ert_value_set_shape(v, dt, rank, dims);
-	ert_value_finish(v);
-	v->data = data;
-}
-
-static void set_f32(struct ert_value *v, int32_t rank, const int64_t *dims, float *data)
-{
-	set_val(v, ERT_DTYPE_FLOAT32, rank, dims, data);
-}
-
-static ert_status one_run(struct one *o)
-{
-	return ert_cpu_eval_node(o->g, o->n, o->inp, o->n_in, o->out, o->n_out, &o->err);
-}
-
-static void one_fini(struct one *o)
-{
-	for (uint32_t i = 0; i < o->n_out; i++)
-		free(o->out[i].data);
-	ert_graph_destroy(o->g);
-}
-
-
 
 ERT_TEST(nearest_upsample_scales)
 {
