@@ -5,8 +5,9 @@
 # unload the module, and judge the serial console.
 #
 # Cases: one per TAP test case, plus "module builds W=1 clean", "selftests
-# build", "checkpatch --strict clean", "sparse clean", "VM reached end
-# marker", "rmmod enpu succeeded", "no kernel warnings".
+# build", "checkpatch --strict clean", "sparse clean", at least 40 driver
+# cases run, every selftest program exited 0, the benchmark ran, "VM reached
+# end marker", "rmmod enpu succeeded", "no kernel warnings".
 set -u
 
 : "${ERT_BUILD:=build}"
@@ -101,6 +102,28 @@ f=$(grep -cE '^not ok [0-9]+ ' "$log.txt")
 pass=$((pass + p - s)); skip=$((skip + s)); fail=$((fail + f))
 grep -E '^ok [0-9]+ .*# SKIP' "$log.txt" | sed 's/^/# /'
 [ "$p" -gt 0 ] || bad "selftests produced TAP results"
+# the driver's own cases (every program but the userspace command-stream test)
+# must all have run: issue 3 asks for at least 40
+n_drv=$(awk '/^ENPU-VM: running /{prog=$3} /^ok [0-9]+ / && !/# SKIP/ && prog != "enpu_cs_test" {n++} END{print n+0}' "$log.txt")
+if [ "$n_drv" -ge 40 ]; then
+	ok "at least 40 driver test cases ran and passed ($n_drv)"
+else
+	bad "at least 40 driver test cases ran and passed (only $n_drv)"
+fi
+# every test program ran to its end and exited 0 (a crash loses TAP lines)
+n_prog=$(ls "$out/vm/tests/" | grep -c '_test$')
+n_exit0=$(grep -cE '^ENPU-VM: [a-z_]+_test exit=0$' "$log.txt")
+if [ "$n_prog" -gt 0 ] && [ "$n_exit0" -eq "$n_prog" ]; then
+	ok "all $n_prog selftest programs exited 0"
+else
+	grep -E '^ENPU-VM: [a-z_]+_test exit=' "$log.txt" | sed 's/^/# /'
+	bad "all $n_prog selftest programs exited 0 ($n_exit0 did)"
+fi
+if grep -q '^ENPU-VM: bench end exit=0$' "$log.txt"; then
+	ok "latency benchmark ran"
+else
+	bad "latency benchmark ran"
+fi
 
 if grep -q '^ENPU-VM-END' "$log.txt"; then ok "VM reached end marker"; else bad "VM reached end marker"; fi
 if grep -q '^ENPU-VM: rmmod enpu ok' "$log.txt"; then ok "rmmod enpu succeeded"; else bad "rmmod enpu succeeded"; fi
