@@ -50,7 +50,7 @@ TOOL_OBJS := $(call obj,$(TOOL_SRCS))
 TEST_BINS := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(TEST_SRCS))
 TEST_COMMON_OBJS := $(call obj,$(TEST_COMMON))
 
-.PHONY: all lib tools tests deps demo check install clean modules
+.PHONY: all lib tools tests deps demo check install clean modules FORCE
 all: lib tools tests $(BUILD)/edgert.pc
 
 lib: $(BUILD)/libedgert.a $(BUILD)/libedgert.so
@@ -93,7 +93,14 @@ $(BUILD)/tests/%: tests/unit/%.c $(TEST_COMMON_OBJS) $(BUILD)/libedgert.a
 	$(CC) $(CPPFLAGS) -Itests/unit $(ALL_CFLAGS) -o $@ $< $(TEST_COMMON_OBJS) \
 		$(BUILD)/libedgert.a $(ALL_LDFLAGS) $(LDLIBS)
 
-$(BUILD)/edgert.pc: libruntime/edgert.pc.in Makefile
+# The install directories baked into edgert.pc: rewritten (and edgert.pc
+# regenerated) whenever PREFIX, LIBDIR or INCDIR differ from the last build.
+PC_DIRS := $(PREFIX)|$(LIBDIR)|$(INCDIR)|$(VERSION)
+$(BUILD)/pc-dirs: FORCE
+	@mkdir -p $(BUILD)
+	@[ "$$(cat $@ 2>/dev/null)" = '$(PC_DIRS)' ] || echo '$(PC_DIRS)' > $@
+
+$(BUILD)/edgert.pc: libruntime/edgert.pc.in Makefile $(BUILD)/pc-dirs
 	@mkdir -p $(BUILD)
 	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(LIBDIR)|' -e 's|@INCDIR@|$(INCDIR)|' \
 	    -e 's|@VERSION@|$(VERSION)|' $< > $@
@@ -124,3 +131,5 @@ clean:
 # hook in here.
 -include $(sort $(wildcard mk/*.mk))
 -include $(LIB_OBJS:.o=.d) $(TOOL_OBJS:.o=.d) $(TEST_COMMON_OBJS:.o=.d)
+
+FORCE:
