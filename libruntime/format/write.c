@@ -3,6 +3,8 @@
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "ert-op-impl.h"
@@ -511,6 +513,31 @@ out:
 	return st;
 }
 
+/*
+ * The mode a new file would get from open(path, O_CREAT, 0666): mkstemp()
+ * makes 0600, which would leave models unreadable to others. Replacing a file
+ * keeps its mode. The umask is read from /proc, since umask() would change it
+ * for every thread of the process while it is read.
+ */
+static mode_t new_file_mode(const char *path)
+{
+	struct stat st;
+	unsigned int mask = 022;
+	char line[128];
+	FILE *f;
+
+	if (stat(path, &st) == 0)
+		return st.st_mode & 07777;
+	f = fopen("/proc/self/status", "r");
+	if (f) {
+		while (fgets(line, sizeof(line), f))
+			if (sscanf(line, "Umask: %o", &mask) == 1)
+				break;
+		fclose(f);
+	}
+	return 0666 & ~(mode_t)mask;
+}
+
 ert_status ert_format_write_file(const struct ert_graph *g, const struct ert_write_options *opt,
 				 const char *path, struct ert_err *err)
 {
@@ -541,7 +568,11 @@ ert_status ert_format_write_file(const struct ert_graph *g, const struct ert_wri
 		st = ERT_STATUS_IO;
 		goto out;
 	}
-	for (size_t done = 0; done < size;) {
+	if (fchmod(fd, new_file_mode(path)) != 0) {
+		ert_err_set(err, "failed to set the mode of %s: %s", tmp, strerror(errno));
+		st = ERT_STATUS_IO;
+	}
+	for (size_t done = 0; st == ERT_OK && done < size;) {
 		ssize_t n = write(fd, (const uint8_t *)data + done, size - done);
 
 		if (n < 0 && errno == EINTR)

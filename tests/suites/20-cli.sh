@@ -125,6 +125,10 @@ for a in mobilenet_v2 resnet18 resnet50 vit_s16; do expect_out "zoo --list" "$a"
 expect_ok "zoo mobilenet_v2" "$E" zoo mobilenet_v2 -o "$T/mnv2.ert"
 have_mnv2=0
 [ -s "$T/mnv2.ert" ] && have_mnv2=1
+# a written model gets 0666 less the umask, like any new file (not mkstemp's 0600)
+mode=$(umask 022; rm -f "$T/mode.ert"; "$E" zoo mobilenet_v2 -o "$T/mode.ert" >/dev/null 2>&1 &&
+	stat -c %a "$T/mode.ert")
+if [ "$mode" = 644 ]; then ok; else bad "zoo output mode with umask 022: '$mode', want 644"; fi
 if [ $have_mnv2 -eq 1 ]; then
 	expect_ok "info mnv2" "$E" info "$T/mnv2.ert"
 	expect_out "info mnv2 input" "input .*float32 .*\[1,3,224,224\] *NCHW"
