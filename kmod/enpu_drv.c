@@ -163,6 +163,9 @@ static int enpu_probe(struct platform_device *pdev)
 	ret = dma_coerce_mask_and_coherent(&pdev->dev, DMA_BIT_MASK(64));
 	if (ret)
 		return ret;
+	ret = enpu_job_init(edev);
+	if (ret)
+		return ret;
 	ret = enpu_engine_init(edev, clamp_t(u32, enpu_cores, 1, ENPU_MAX_CORES));
 	if (ret)
 		return ret;

@@ -9,6 +9,7 @@
 #include <linux/mutex.h>
 #include <linux/sizes.h>
 #include <linux/wait.h>
+#include <linux/workqueue.h>
 #include <drm/drm_device.h>
 #include <drm/drm_file.h>
 #include <drm/gpu_scheduler.h>
@@ -40,6 +41,7 @@ extern unsigned int enpu_test_delay_us;
  * @job_seqno: source of job ids for tracing
  * @bos_alive: buffer objects created or imported and not yet freed
  * @resets: jobs the engine had to abandon (no progress within the timeout)
+ * @free_wq: drops finished jobs' references, off the schedulers' workqueues
  */
 struct enpu_device {
 	struct drm_device drm;
@@ -52,6 +54,7 @@ struct enpu_device {
 	atomic64_t job_seqno;
 	atomic_t bos_alive;
 	atomic_t resets;
+	struct workqueue_struct *free_wq;
 };
 
 /**

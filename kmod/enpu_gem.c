@@ -5,8 +5,11 @@
  * Buffer objects: shmem-backed BOs from the GEM shmem helpers, and userptr
  * BOs that wrap long-term pinned user pages.
  */
+#include <linux/capability.h>
 #include <linux/dma-resv.h>
 #include <linux/mm.h>
+#include <linux/sched/mm.h>
+#include <linux/sched/signal.h>
 #include <linux/slab.h>
 #include <linux/vmalloc.h>
 #include <drm/drm_gem_shmem_helper.h>
@@ -25,6 +28,8 @@
  * @readonly: pinned without FOLL_WRITE; the NPU may only read it
  * @vaddr: kernel mapping, created on first vmap under the BO's dma_resv
  *	lock (which drm_gem_vmap holds) and kept until the BO is freed
+ * @mm: the address space whose pinned_vm carries @npages, held by mmgrab()
+ *	so that the charge can be dropped when the BO is freed
  */
 struct enpu_userptr {
 	struct drm_gem_object base;
@@ -32,15 +37,42 @@ struct enpu_userptr {
 	unsigned long npages;
 	bool readonly;
 	void *vaddr;
+	struct mm_struct *mm;
+};
+
+/**
+ * struct enpu_shmem - a shmem BO (created, or imported from a dma-buf)
+ * @base: the shmem helpers' object; must come first, the helpers kfree() it
+ * @kmap: the engine's kernel mapping, made by the first job that uses the
+ *	BO (under its dma_resv lock) and kept until the BO is freed, so that
+ *	finishing a job never needs the BO's lock
+ */
+struct enpu_shmem {
+	struct drm_gem_shmem_object base;
+	struct iosys_map kmap;
 };
 
 static const struct drm_gem_object_funcs enpu_userptr_funcs;
 
-/* shmem BOs: the helpers' own functions, plus a count of live objects */
+static struct enpu_shmem *to_enpu_shmem(struct drm_gem_object *obj)
+{
+	return container_of(to_drm_gem_shmem_obj(obj), struct enpu_shmem, base);
+}
+
+/*
+ * shmem BOs: the helpers' own functions, plus the engine's long-lived kernel
+ * mapping and a count of live objects
+ */
 static void enpu_shmem_free(struct drm_gem_object *obj)
 {
 	struct enpu_device *edev = to_enpu_device(obj->dev);
+	struct enpu_shmem *bo = to_enpu_shmem(obj);
 
+	if (!iosys_map_is_null(&bo->kmap)) {
+		dma_resv_lock(obj->resv, NULL);
+		drm_gem_shmem_vunmap(&bo->base, &bo->kmap);
+		dma_resv_unlock(obj->resv);
+	}
 	drm_gem_shmem_object_free(obj);
 	atomic_dec(&edev->bos_alive);
 }
@@ -60,14 +92,16 @@ static const struct drm_gem_object_funcs enpu_shmem_funcs = {
 /* drm_driver.gem_create_object: every shmem BO, created or imported */
 struct drm_gem_object *enpu_gem_create_object(struct drm_device *dev, size_t size)
 {
-	struct drm_gem_shmem_object *shmem;
+	struct enpu_shmem *bo;
 
-	shmem = kzalloc(sizeof(*shmem), GFP_KERNEL);
-	if (!shmem)
+	/* drm_gem_shmem_free() frees the object by its shmem pointer */
+	BUILD_BUG_ON(offsetof(struct enpu_shmem, base) != 0);
+	bo = kzalloc(sizeof(*bo), GFP_KERNEL);
+	if (!bo)
 		return ERR_PTR(-ENOMEM);
-	shmem->base.funcs = &enpu_shmem_funcs;
+	bo->base.base.funcs = &enpu_shmem_funcs;
 	atomic_inc(&to_enpu_device(dev)->bos_alive);
-	return &shmem->base;
+	return &bo->base.base;
 }
 
 static struct enpu_userptr *to_enpu_userptr(struct drm_gem_object *obj)
@@ -83,6 +117,34 @@ bool enpu_gem_is_readonly(struct drm_gem_object *obj)
 	return up && up->readonly;
 }
 
+/*
+ * Long-term pins count against RLIMIT_MEMLOCK through mm->pinned_vm (shown
+ * as VmPin in /proc/PID/status), as RDMA's umem does; CAP_IPC_LOCK lifts
+ * the limit. The charge goes with the BO, so it is dropped at free from
+ * whatever context frees it: hence the mm reference.
+ */
+static int enpu_userptr_charge(struct enpu_userptr *up, unsigned long npages)
+{
+	struct mm_struct *mm = current->mm;
+	unsigned long limit = rlimit(RLIMIT_MEMLOCK) >> PAGE_SHIFT;
+	unsigned long pinned;
+
+	pinned = atomic64_add_return(npages, &mm->pinned_vm);
+	if (pinned > limit && !capable(CAP_IPC_LOCK)) {
+		atomic64_sub(npages, &mm->pinned_vm);
+		return -ENOMEM;
+	}
+	mmgrab(mm);
+	up->mm = mm;
+	return 0;
+}
+
+static void enpu_userptr_uncharge(struct enpu_userptr *up, unsigned long npages)
+{
+	atomic64_sub(npages, &up->mm->pinned_vm);
+	mmdrop(up->mm);
+}
+
 static void enpu_userptr_free(struct drm_gem_object *obj)
 {
 	struct enpu_userptr *up = to_enpu_userptr(obj);
@@ -90,6 +152,7 @@ static void enpu_userptr_free(struct drm_gem_object *obj)
 	if (up->vaddr)
 		vunmap(up->vaddr);
 	unpin_user_pages_dirty_lock(up->pages, up->npages, !up->readonly);
+	enpu_userptr_uncharge(up, up->npages);
 	kvfree(up->pages);
 	drm_gem_object_release(obj);
 	atomic_dec(&to_enpu_device(obj->dev)->bos_alive);
@@ -127,6 +190,45 @@ static const struct drm_gem_object_funcs enpu_userptr_funcs = {
 	.vunmap = enpu_userptr_vunmap,
 	.export = enpu_userptr_export,
 };
+
+/**
+ * enpu_gem_kmap() - the engine's kernel mapping of a BO
+ * @obj: an enpu BO (shmem, imported or userptr); its dma_resv must be held
+ * @vaddr: set to the start of the mapping
+ *
+ * The first call maps the BO; the mapping then lives as long as the BO, so
+ * the completion and cleanup of a job never need the BO's dma_resv lock.
+ *
+ * Return: 0, -ENOMEM, -EIO for an imported dma-buf in I/O memory (the
+ * engine is a CPU), or -EINVAL for a BO that is not enpu's.
+ */
+int enpu_gem_kmap(struct drm_gem_object *obj, void **vaddr)
+{
+	struct iosys_map map;
+	struct enpu_shmem *bo;
+	int ret;
+
+	dma_resv_assert_held(obj->resv);
+	if (to_enpu_userptr(obj)) {
+		ret = enpu_userptr_vmap(obj, &map);
+		if (ret)
+			return ret;
+		*vaddr = map.vaddr;
+		return 0;
+	}
+	if (obj->funcs != &enpu_shmem_funcs)
+		return -EINVAL;
+	bo = to_enpu_shmem(obj);
+	if (iosys_map_is_null(&bo->kmap)) {
+		/* an imported dma-buf in I/O memory is refused with -EIO */
+		ret = drm_gem_shmem_vmap(&bo->base, &map);
+		if (ret)
+			return ret;
+		bo->kmap = map;
+	}
+	*vaddr = bo->kmap.vaddr;
+	return 0;
+}
 
 int enpu_bo_create_ioctl(struct drm_device *dev, void *data, struct drm_file *file)
 {
@@ -225,10 +327,13 @@ int enpu_bo_userptr_ioctl(struct drm_device *dev, void *data, struct drm_file *f
 	}
 	if (!up->readonly)
 		gup_flags |= FOLL_WRITE;
+	ret = enpu_userptr_charge(up, npages);
+	if (ret)
+		goto err_free_pages;
 	pinned = pin_user_pages_fast(args->user_ptr, npages, gup_flags, up->pages);
 	if (pinned < 0) {
 		ret = pinned;
-		goto err_free_pages;
+		goto err_uncharge;
 	}
 	up->npages = pinned;
 	if (pinned != npages) {
@@ -246,6 +351,8 @@ int enpu_bo_userptr_ioctl(struct drm_device *dev, void *data, struct drm_file *f
 
 err_unpin:
 	unpin_user_pages(up->pages, up->npages);
+err_uncharge:
+	enpu_userptr_uncharge(up, npages);
 err_free_pages:
 	kvfree(up->pages);
 err_free_up:

@@ -11,6 +11,7 @@ struct drm_device;
 struct drm_file;
 
 bool enpu_gem_is_readonly(struct drm_gem_object *obj);
+int enpu_gem_kmap(struct drm_gem_object *obj, void **vaddr);
 struct drm_gem_object *enpu_gem_create_object(struct drm_device *dev, size_t size);
 
 int enpu_bo_create_ioctl(struct drm_device *dev, void *data, struct drm_file *file);

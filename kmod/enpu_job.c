@@ -7,9 +7,14 @@
  * backend that hands jobs to the engine and handles timeouts.
  */
 #include <linux/dma-resv.h>
+#include <linux/module.h>
 #include <linux/slab.h>
+#include <linux/sort.h>
 #include <linux/uaccess.h>
+#include <linux/workqueue.h>
+#include <drm/drm_exec.h>
 #include <drm/drm_gem.h>
+#include <drm/drm_managed.h>
 #include <drm/drm_syncobj.h>
 #include <drm/enpu_accel.h>
 
@@ -19,6 +24,11 @@
 #include "enpu_job.h"
 #include "enpu_trace.h"
 
+static unsigned int enpu_test_fail_submit;
+module_param_named(test_fail_submit, enpu_test_fail_submit, uint, 0644);
+MODULE_PARM_DESC(test_fail_submit,
+		 "Test hook: SUBMIT fails with ENOMEM after job N is fully prepared (0: off; needs test_hooks)");
+
 static void enpu_job_free(struct enpu_job *job)
 {
 	struct enpu_device *edev = job->edev;
@@ -27,8 +37,6 @@ static void enpu_job_free(struct enpu_job *job)
 	for (i = 0; i < job->bo_count; i++) {
 		if (!job->bos[i])
 			break;
-		if (job->vaddr[i])
-			drm_gem_vunmap_unlocked(job->bos[i], &job->maps[i]);
 		drm_gem_object_put(job->bos[i]);
 	}
 	if (job->out_syncobj)
@@ -38,7 +46,6 @@ static void enpu_job_free(struct enpu_job *job)
 	else
 		kfree(job->hw_fence);
 	kfree(job->bos);
-	kfree(job->maps);
 	kfree(job->vaddr);
 	kvfree(job->cs);
 	kfree(job);
@@ -81,25 +88,6 @@ static int enpu_job_lookup_bos(struct drm_file *file, struct enpu_job *job,
 	return 0;
 }
 
-static int enpu_job_map_bos(struct enpu_job *job)
-{
-	u32 i;
-	int ret;
-
-	for (i = 0; i < job->bo_count; i++) {
-		ret = drm_gem_vmap_unlocked(job->bos[i], &job->maps[i]);
-		if (ret)
-			return ret;
-		if (job->maps[i].is_iomem) {
-			/* the engine is a CPU: it cannot use I/O memory */
-			drm_gem_vunmap_unlocked(job->bos[i], &job->maps[i]);
-			return -EINVAL;
-		}
-		job->vaddr[i] = job->maps[i].vaddr;
-	}
-	return 0;
-}
-
 static int enpu_job_add_in_syncobjs(struct drm_file *file, struct enpu_job *job,
 				    const struct drm_enpu_job *uj)
 {
@@ -117,7 +105,11 @@ static int enpu_job_add_in_syncobjs(struct drm_file *file, struct enpu_job *job,
 	return 0;
 }
 
-/* Everything that can fail on bad input happens here, before any job is queued. */
+/*
+ * The first stage of a SUBMIT, one job at a time and with no lock held:
+ * check the job, copy and validate its stream, look up its BOs and syncobjs
+ * and collect its explicit dependencies. Nothing is visible to anyone else.
+ */
 static int enpu_job_create(struct drm_file *file, const struct drm_enpu_job *uj,
 			   struct enpu_job **job_out)
 {
@@ -149,12 +141,11 @@ static int enpu_job_create(struct drm_file *file, const struct drm_enpu_job *uj,
 	job->bo_count = uj->bo_count;
 	job->cs = kvmalloc(uj->cs_size, GFP_KERNEL);
 	job->bos = kcalloc(uj->bo_count, sizeof(*job->bos), GFP_KERNEL);
-	job->maps = kcalloc(uj->bo_count, sizeof(*job->maps), GFP_KERNEL);
 	job->vaddr = kcalloc(uj->bo_count, sizeof(*job->vaddr), GFP_KERNEL);
 	sizes = kcalloc(uj->bo_count, sizeof(*sizes), GFP_KERNEL);
 	job->hw_fence = enpu_engine_fence_alloc();
 	if (!job->cs || !job->hw_fence ||
-	    (uj->bo_count && (!job->bos || !job->maps || !job->vaddr || !sizes))) {
+	    (uj->bo_count && (!job->bos || !job->vaddr || !sizes))) {
 		ret = -ENOMEM;
 		goto err_free;
 	}
@@ -172,10 +163,6 @@ static int enpu_job_create(struct drm_file *file, const struct drm_enpu_job *uj,
 		ret = -EACCES;
 		goto err_free;
 	}
-	ret = enpu_job_map_bos(job);
-	if (ret)
-		goto err_free;
-
 	ret = drm_sched_job_init(&job->base, &fpriv->entity, 1, fpriv, file->client_id);
 	if (ret)
 		goto err_free;
@@ -202,42 +189,93 @@ err_free:
 	return ret;
 }
 
-/* Called with the file's submit_lock held, so jobs are armed in queue order. */
-static int enpu_job_push(struct enpu_job *job)
+static int enpu_obj_cmp(const void *a, const void *b)
 {
-	struct ww_acquire_ctx ctx;
+	uintptr_t x = (uintptr_t)*(struct drm_gem_object * const *)a;
+	uintptr_t y = (uintptr_t)*(struct drm_gem_object * const *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/*
+ * The second stage: lock the BOs of every job of the SUBMIT in one drm_exec
+ * context, with one fence slot per job that uses the BO, map them for the
+ * engine and add the implicit dependencies. Any failure here (a signal
+ * while waiting for a lock, no memory) leaves nothing queued, so a
+ * restarted ioctl runs no job twice.
+ */
+static int enpu_submit_prepare(struct drm_exec *exec, struct enpu_job **jobs, u32 count)
+{
+	struct drm_gem_object **objs;
+	u32 total = 0, i, j, k;
+	int ret = 0;
+
+	for (i = 0; i < count; i++)
+		total += jobs[i]->bo_count;
+	objs = kvmalloc_array(total, sizeof(*objs), GFP_KERNEL);
+	if (total && !objs)
+		return -ENOMEM;
+	for (i = 0, k = 0; i < count; i++)
+		for (j = 0; j < jobs[i]->bo_count; j++)
+			objs[k++] = jobs[i]->bos[j];
+	/* a BO used by n jobs appears n times: it needs n fence slots */
+	sort(objs, total, sizeof(*objs), enpu_obj_cmp, NULL);
+
+	drm_exec_until_all_locked(exec) {
+		for (i = 0; i < total; i = j) {
+			j = i + 1;
+			while (j < total && objs[j] == objs[i])
+				j++;
+			ret = drm_exec_prepare_obj(exec, objs[i], j - i);
+			drm_exec_retry_on_contention(exec);
+			if (ret)
+				goto out_free;
+		}
+	}
+
+	for (i = 0; i < count; i++) {
+		struct enpu_job *job = jobs[i];
+
+		for (j = 0; j < job->bo_count; j++) {
+			ret = enpu_gem_kmap(job->bos[j], &job->vaddr[j]);
+			if (ret)
+				goto out_free;
+			ret = drm_sched_job_add_implicit_dependencies(&job->base, job->bos[j],
+								      job->writes & BIT_ULL(j));
+			if (ret)
+				goto out_free;
+		}
+		if (enpu_test_hooks && READ_ONCE(enpu_test_fail_submit) == i + 1) {
+			ret = -ENOMEM;
+			goto out_free;
+		}
+	}
+out_free:
+	kvfree(objs);
+	return ret;
+}
+
+/*
+ * The last stage, which cannot fail: called with every BO of the SUBMIT
+ * locked and the file's submit_lock held, so jobs are armed in queue order.
+ * The job may run and be freed as soon as it is pushed.
+ */
+static void enpu_job_commit(struct enpu_job *job)
+{
 	struct dma_fence *done;
 	u32 i;
-	int ret;
-
-	ret = drm_gem_lock_reservations(job->bos, job->bo_count, &ctx);
-	if (ret)
-		return ret;
-	for (i = 0; i < job->bo_count; i++) {
-		bool write = job->writes & (1ull << i);
-
-		ret = dma_resv_reserve_fences(job->bos[i]->resv, 1);
-		if (ret)
-			goto out_unlock;
-		ret = drm_sched_job_add_implicit_dependencies(&job->base, job->bos[i], write);
-		if (ret)
-			goto out_unlock;
-	}
 
 	job->id = atomic64_inc_return(&job->edev->job_seqno);
 	drm_sched_job_arm(&job->base);
 	done = &job->base.s_fence->finished;
 	for (i = 0; i < job->bo_count; i++)
 		dma_resv_add_fence(job->bos[i]->resv, done,
-				   job->writes & (1ull << i) ?
+				   job->writes & BIT_ULL(i) ?
 				   DMA_RESV_USAGE_WRITE : DMA_RESV_USAGE_READ);
 	if (job->out_syncobj)
 		drm_syncobj_replace_fence(job->out_syncobj, done);
 	trace_enpu_job_submit(job);
 	drm_sched_entity_push_job(&job->base);
-out_unlock:
-	drm_gem_unlock_reservations(job->bos, job->bo_count, &ctx);
-	return ret;
 }
 
 int enpu_submit_ioctl(struct drm_device *dev, void *data, struct drm_file *file)
@@ -245,6 +283,7 @@ int enpu_submit_ioctl(struct drm_device *dev, void *data, struct drm_file *file)
 	struct enpu_file *fpriv = file->driver_priv;
 	struct drm_enpu_submit *args = data;
 	struct enpu_job **jobs;
+	struct drm_exec exec;
 	u32 i, created = 0;
 	int ret = 0;
 
@@ -271,16 +310,18 @@ int enpu_submit_ioctl(struct drm_device *dev, void *data, struct drm_file *file)
 		created++;
 	}
 
-	mutex_lock(&fpriv->submit_lock);
-	for (i = 0; i < created; i++) {
-		ret = enpu_job_push(jobs[i]);
-		if (ret)
-			break;
+	drm_exec_init(&exec, DRM_EXEC_INTERRUPTIBLE_WAIT, 0);
+	ret = enpu_submit_prepare(&exec, jobs, created);
+	if (!ret) {
+		mutex_lock(&fpriv->submit_lock);
+		for (i = 0; i < created; i++)
+			enpu_job_commit(jobs[i]);
+		mutex_unlock(&fpriv->submit_lock);
+		/* the jobs belong to the scheduler now */
+		created = 0;
 	}
-	mutex_unlock(&fpriv->submit_lock);
-	/* jobs[0..i) belong to the scheduler now; free the rest */
-	created -= i;
-	memmove(jobs, jobs + i, created * sizeof(*jobs));
+	/* drm_exec holds its own references on the BOs it unlocks */
+	drm_exec_fini(&exec);
 
 out_put:
 	for (i = 0; i < created; i++) {
@@ -358,12 +399,45 @@ static enum drm_gpu_sched_stat enpu_sched_timedout_job(struct drm_sched_job *sch
 	return DRM_GPU_SCHED_STAT_NOMINAL;
 }
 
+static void enpu_job_free_work(struct work_struct *work)
+{
+	enpu_job_free(container_of(work, struct enpu_job, free_work));
+}
+
+/*
+ * free_job runs on the scheduler's ordered workqueue, which also runs
+ * run_job. Dropping the last reference on a BO takes its dma_resv lock
+ * (and an imported BO's is its exporter's), and whoever holds that lock
+ * may be waiting for our next job: so the references are dropped on a
+ * workqueue of their own.
+ */
 static void enpu_sched_free_job(struct drm_sched_job *sched_job)
 {
 	struct enpu_job *job = to_enpu_job(sched_job);
 
 	drm_sched_job_cleanup(sched_job);
-	enpu_job_free(job);
+	INIT_WORK(&job->free_work, enpu_job_free_work);
+	queue_work(job->edev->free_wq, &job->free_work);
+}
+
+static void enpu_job_fini(struct drm_device *drm, void *wq)
+{
+	/* every job is freed by now (enpu_engine_fini() waits); flush anyway */
+	destroy_workqueue(wq);
+}
+
+/**
+ * enpu_job_init() - set up job handling for a device
+ * @edev: the device
+ *
+ * Return: 0 or -ENOMEM. The workqueue goes with the DRM device.
+ */
+int enpu_job_init(struct enpu_device *edev)
+{
+	edev->free_wq = alloc_workqueue("enpu-free", WQ_UNBOUND, 0);
+	if (!edev->free_wq)
+		return -ENOMEM;
+	return drmm_add_action_or_reset(&edev->drm, enpu_job_fini, edev->free_wq);
 }
 
 const struct drm_sched_backend_ops enpu_sched_ops = {

@@ -5,7 +5,7 @@
 #ifndef _ENPU_JOB_H_
 #define _ENPU_JOB_H_
 
-#include <linux/iosys-map.h>
+#include <linux/workqueue.h>
 #include <drm/gpu_scheduler.h>
 #include "enpu_cs.h"
 
@@ -25,14 +25,15 @@ struct drm_gem_object;
  * @info: what validation learnt (opcode counts, written regions)
  * @bo_count: number of buffer objects
  * @bos: referenced buffer objects; the references are dropped at free
- * @maps: kernel mappings of @bos while the job lives
- * @vaddr: @maps as plain pointers for the executor
+ * @vaddr: the BOs' kernel mappings (they live as long as the BOs) for the
+ *	executor
  * @writes: bit i set when the job writes @bos[i]
  * @hw_fence: signalled by the engine when the job completes
  * @hw_fence_init: @hw_fence was initialised (it is then freed by its refcount)
  * @out_syncobj: receives the finished fence, or NULL
  * @last_progress: engine progress seen at the previous timeout
  * @start_ns: when the engine started the job
+ * @free_work: drops the job's references off the scheduler's workqueue
  */
 struct enpu_job {
 	struct drm_sched_job base;
@@ -44,7 +45,6 @@ struct enpu_job {
 	struct enpu_cs_info info;
 	u32 bo_count;
 	struct drm_gem_object **bos;
-	struct iosys_map *maps;
 	void **vaddr;
 	u64 writes;
 	struct dma_fence *hw_fence;
@@ -52,6 +52,7 @@ struct enpu_job {
 	struct drm_syncobj *out_syncobj;
 	u64 last_progress;
 	u64 start_ns;
+	struct work_struct free_work;
 };
 
 static inline struct enpu_job *to_enpu_job(struct drm_sched_job *sched_job)
@@ -61,6 +62,7 @@ static inline struct enpu_job *to_enpu_job(struct drm_sched_job *sched_job)
 
 extern const struct drm_sched_backend_ops enpu_sched_ops;
 
+int enpu_job_init(struct enpu_device *edev);
 int enpu_submit_ioctl(struct drm_device *dev, void *data, struct drm_file *file);
 
 #endif /* _ENPU_JOB_H_ */

@@ -6,10 +6,15 @@
  * with otherwise valid input; mmap coherency, userptr, PRIME.
  */
 #include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <linux/capability.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
 
 #include "kselftest_harness.h"
 #include "enpu_lib.h"
@@ -299,6 +304,106 @@ TEST_F(enpu, userptr_readonly_memory)
 }
 
 /* ---- BO_WAIT -------------------------------------------------------------- */
+
+/* VmPin of this process in pages, from /proc/self/status; -1 if absent */
+static long vm_pin_pages(void)
+{
+	char line[128];
+	long kb = -1;
+	FILE *f = fopen("/proc/self/status", "r");
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "VmPin: %ld kB", &kb) == 1)
+			break;
+	fclose(f);
+	return kb < 0 ? -1 : kb / (PAGE / 1024);
+}
+
+static int userptr_pages(int fd, uint8_t *mem, long pages, uint32_t *handle)
+{
+	struct drm_enpu_bo_userptr u = {
+		.user_ptr = (uintptr_t)mem, .size = pages * PAGE,
+	};
+	int ret = enpu_bo_userptr_raw(fd, &u);
+
+	if (!ret)
+		*handle = u.handle;
+	return ret;
+}
+
+/*
+ * In a child without CAP_IPC_LOCK and with RLIMIT_MEMLOCK at 16 pages:
+ * userptr pins count against the limit (VmPin), one over it is refused
+ * with ENOMEM, and freeing a BO gives its pages back. Exit status: 0, or
+ * the number of the step that went wrong.
+ */
+static int memlock_child(void)
+{
+	struct __user_cap_header_struct hdr = { .version = _LINUX_CAPABILITY_VERSION_3 };
+	struct __user_cap_data_struct cap[_LINUX_CAPABILITY_U32S_3];
+	struct rlimit rl = { .rlim_cur = 16 * PAGE, .rlim_max = 16 * PAGE };
+	uint32_t h1, h2, h3, h4;
+	uint8_t *mem;
+	int fd;
+
+	if (syscall(SYS_capget, &hdr, cap))
+		return 1;
+	cap[CAP_TO_INDEX(CAP_IPC_LOCK)].effective &= ~CAP_TO_MASK(CAP_IPC_LOCK);
+	cap[CAP_TO_INDEX(CAP_IPC_LOCK)].permitted &= ~CAP_TO_MASK(CAP_IPC_LOCK);
+	if (syscall(SYS_capset, &hdr, cap) || setrlimit(RLIMIT_MEMLOCK, &rl))
+		return 2;
+	mem = mmap(NULL, 64 * PAGE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	fd = enpu_open();
+	if (mem == MAP_FAILED || fd < 0)
+		return 3;
+	memset(mem, 1, 64 * PAGE);
+	if (vm_pin_pages() != 0)
+		return 4;
+	if (userptr_pages(fd, mem, 8, &h1))			/* 8 of 16 */
+		return 5;
+	if (vm_pin_pages() != 8)
+		return 6;
+	if (userptr_pages(fd, mem + 16 * PAGE, 9, &h2) != -ENOMEM)	/* 17 > 16 */
+		return 7;
+	if (vm_pin_pages() != 8)		/* the refused pin is not charged */
+		return 8;
+	if (userptr_pages(fd, mem + 16 * PAGE, 8, &h2))		/* 16 of 16 */
+		return 9;
+	if (userptr_pages(fd, mem + 32 * PAGE, 1, &h3) != -ENOMEM)
+		return 10;
+	if (vm_pin_pages() != 16)
+		return 11;
+	/* freeing a BO releases its charge */
+	if (enpu_bo_close(fd, h1) || vm_pin_pages() != 8)
+		return 12;
+	if (userptr_pages(fd, mem + 32 * PAGE, 8, &h3))
+		return 13;
+	if (userptr_pages(fd, mem + 48 * PAGE, 1, &h4) != -ENOMEM)
+		return 14;
+	/* closing the file frees the rest */
+	close(fd);
+	if (vm_pin_pages() != 0)
+		return 15;
+	return 0;
+}
+
+TEST_F(enpu, userptr_rlimit_memlock)
+{
+	int status;
+	pid_t pid;
+
+	if (vm_pin_pages() < 0)
+		SKIP(return, "no VmPin in /proc/self/status");
+	pid = fork();
+	ASSERT_GE(pid, 0);
+	if (!pid)
+		_exit(memlock_child());
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	ASSERT_TRUE(WIFEXITED(status));
+	ASSERT_EQ(0, WEXITSTATUS(status));
+}
 
 TEST_F(enpu, bo_wait_idle_and_bad_args)
 {

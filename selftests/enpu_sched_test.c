@@ -2,7 +2,8 @@
 /*
  * Copyright (C) 2026 The edgert authors
  *
- * Jobs in flight: syncobj chains, implicit sync through shared BOs,
+ * Jobs in flight: syncobj chains, syncobj waits across files, SUBMIT is all
+ * or nothing, implicit sync through shared BOs,
  * BO_WAIT, hang injection and recovery, progress-aware timeouts, closing
  * the fd and killing the process with jobs queued, many processes at once.
  * Tests that slow the engine down use the module's test_delay_us knob and
@@ -25,6 +26,7 @@
 FIXTURE(sched) {
 	int fd;
 	int slowed;
+	int fail_hook;
 };
 
 FIXTURE_SETUP(sched)
@@ -38,6 +40,8 @@ FIXTURE_TEARDOWN(sched)
 {
 	if (self->slowed)
 		enpu_set_param("test_delay_us", "0");
+	if (self->fail_hook)
+		enpu_set_param("test_fail_submit", "0");
 	if (self->fd >= 0)
 		close(self->fd);
 }
@@ -119,6 +123,72 @@ TEST_F(sched, syncobj_orders_unrelated_jobs)
 	(void)md;
 }
 
+/*
+ * A syncobj shared between two files (two drm_sched entities, so drm_sched
+ * does not drop the dependency as it does within one entity), by jobs that
+ * share no BO (so there is no implicit sync): only the syncobj orders them.
+ * Job 1 on file A is slow; job 2 on file B is short and waits for job 1's
+ * out-syncobj. First, without the wait, job 2 finishes while job 1 still
+ * runs (the two files run in parallel); then, with it, job 2 must not
+ * finish before job 1.
+ */
+TEST_F(sched, syncobj_wait_across_files)
+{
+	struct drm_syncobj_handle exp = { .flags = 0, .fd = -1 };
+	struct drm_syncobj_handle imp = { .fd = -1 };
+	uint32_t a, b, c, d, sa, s2;
+	uint8_t *mb, *md;
+	int fd2, i;
+
+	if (!slow_engine(&self->slowed, 20000))
+		SKIP(return, "cannot set test_delay_us");
+	fd2 = enpu_open();
+	ASSERT_GE(fd2, 0);
+	ASSERT_EQ(0, enpu_bo_new(self->fd, PAGE, &a));
+	ASSERT_EQ(0, enpu_bo_new(self->fd, PAGE, &b));
+	ASSERT_EQ(0, enpu_bo_new(fd2, PAGE, &c));
+	ASSERT_EQ(0, enpu_bo_new(fd2, PAGE, &d));
+	memset(enpu_bo_map(self->fd, a, PAGE), 0x4b, PAGE);
+	memset(enpu_bo_map(fd2, c, PAGE), 0x2d, PAGE);
+	mb = enpu_bo_map(self->fd, b, PAGE);
+	md = enpu_bo_map(fd2, d, PAGE);
+	ASSERT_NE(NULL, mb);
+	ASSERT_NE(NULL, md);
+
+	/* the syncobj itself (not a sync_file) goes from file A to file B */
+	ASSERT_EQ(0, enpu_syncobj_new(self->fd, 0, &sa));
+	exp.handle = sa;
+	ASSERT_EQ(0, enpu_ioctl(self->fd, DRM_IOCTL_SYNCOBJ_HANDLE_TO_FD, &exp));
+	imp.fd = exp.fd;
+	ASSERT_EQ(0, enpu_ioctl(fd2, DRM_IOCTL_SYNCOBJ_FD_TO_HANDLE, &imp));
+	close(exp.fd);
+	ASSERT_EQ(0, enpu_syncobj_new(fd2, 0, &s2));
+
+	/* control: no wait, so job 2 (one 16-byte row) overtakes job 1 (64 rows) */
+	ASSERT_EQ(0, copy_job(self->fd, a, b, PAGE, NULL, 0, sa));
+	ASSERT_EQ(0, copy_job(fd2, c, d, 16, NULL, 0, s2));
+	ASSERT_EQ(0, enpu_syncobj_wait(fd2, s2, 20 * SEC));
+	ASSERT_EQ(0, enpu_syncobj_status(self->fd, sa));	/* job 1 still running */
+	ASSERT_EQ(0, enpu_syncobj_wait(self->fd, sa, 30 * SEC));
+	memset(mb, 0, PAGE);
+	memset(md, 0, PAGE);
+
+	/* job 2 on file B waits for job 1 on file A through the shared syncobj */
+	ASSERT_EQ(0, copy_job(self->fd, a, b, PAGE, NULL, 0, sa));
+	ASSERT_EQ(0, copy_job(fd2, c, d, 16, &imp.handle, 1, s2));
+	ASSERT_EQ(0, enpu_syncobj_status(fd2, s2));		/* still waiting */
+	ASSERT_EQ(0, enpu_syncobj_wait(fd2, s2, 30 * SEC));
+	ASSERT_EQ(1, enpu_syncobj_status(fd2, s2));
+	/* job 1 finished before job 2 did: its fence and its whole output */
+	ASSERT_EQ(1, enpu_syncobj_status(self->fd, sa));
+	ASSERT_EQ(1, enpu_syncobj_status(fd2, imp.handle));
+	for (i = 0; i < PAGE; i += 67)
+		ASSERT_EQ(0x4b, mb[i]);
+	ASSERT_EQ(0x4b, mb[PAGE - 1]);
+	ASSERT_EQ(0x2d, md[15]);
+	close(fd2);
+}
+
 TEST_F(sched, implicit_sync_across_files)
 {
 	struct drm_prime_handle exp = { .flags = DRM_CLOEXEC };
@@ -150,6 +220,179 @@ TEST_F(sched, implicit_sync_across_files)
 		ASSERT_EQ(0x3c, mdst[i]);
 	close(exp.fd);
 	close(fd2);
+}
+
+/* Up to three copy jobs in one SUBMIT, for the all-or-nothing tests. */
+struct multi_submit {
+	struct enpu_cs cs[3];
+	struct drm_enpu_job_bo bos[3][2];
+	struct drm_enpu_job jobs[3];
+};
+
+static void multi_copy(struct multi_submit *m, int i, uint32_t src, uint32_t dst,
+		       uint32_t out)
+{
+	struct drm_enpu_job *j = &m->jobs[i];
+
+	memset(j, 0, sizeof(*j));
+	m->bos[i][0].handle = src;
+	m->bos[i][0].flags = ENPU_JOB_BO_READ;
+	m->bos[i][1].handle = dst;
+	m->bos[i][1].flags = ENPU_JOB_BO_WRITE;
+	j->cs_ptr = (uintptr_t)m->cs[i].buf;
+	j->cs_size = enpu_cs_copy_bytes(&m->cs[i], 0, 0, 1, 0, PAGE);
+	j->bos_ptr = (uintptr_t)m->bos[i];
+	j->bo_count = 2;
+	j->bo_stride = sizeof(m->bos[i][0]);
+	j->out_syncobj = out;
+}
+
+static int multi_submit(int fd, struct multi_submit *m, uint32_t count)
+{
+	struct drm_enpu_submit s = {
+		.jobs_ptr = (uintptr_t)m->jobs,
+		.job_count = count,
+		.job_stride = sizeof(m->jobs[0]),
+	};
+
+	return enpu_submit_raw(fd, &s);
+}
+
+static int all_bytes(const uint8_t *p, uint8_t v)
+{
+	int i;
+
+	for (i = 0; i < PAGE; i++)
+		if (p[i] != v)
+			return 0;
+	return 1;
+}
+
+/*
+ * A failed SUBMIT left nothing behind: no job id taken, no fence in the
+ * out-syncobjs or in the output BO's dma_resv, and a job queued after it on
+ * the same file (so after anything queued before it) finds the output
+ * untouched.
+ */
+static int submit_left_nothing(int fd, long submitted0, const uint32_t *outs, int n,
+			       uint32_t out_bo, const uint8_t *out_map)
+{
+	struct drm_enpu_bo_wait w = { .handle = out_bo, .timeout_ns = 0 };
+	uint32_t s;
+	int i;
+
+	if (submitted0 >= 0 && enpu_stat("jobs_submitted") != submitted0)
+		return 1;
+	for (i = 0; i < n; i++)
+		if (enpu_syncobj_status(fd, outs[i]) != -EINVAL)	/* no fence */
+			return 2;
+	if (enpu_bo_wait_raw(fd, &w))
+		return 3;
+	if (enpu_syncobj_new(fd, 0, &s) || enpu_submit_nops(fd, 1, 0, s) ||
+	    enpu_syncobj_wait(fd, s, 30 * SEC) || enpu_syncobj_status(fd, s) != 1)
+		return 4;
+	if (!all_bytes(out_map, 0))
+		return 5;
+	return 0;
+}
+
+/*
+ * SUBMIT of two jobs where job 2 fails at the last step that can fail (its
+ * BOs locked, fence slots reserved, mapped and its dependencies added:
+ * the test_fail_submit hook); job 1 must not run.
+ */
+TEST_F(sched, submit_late_failure_queues_nothing)
+{
+	static struct multi_submit m;
+	uint32_t bo[4], s[2];
+	uint8_t *map[4];
+	long submitted;
+	int i;
+
+	if (enpu_get_param("test_fail_submit") < 0)
+		SKIP(return, "module has no test_fail_submit hook");
+	if (enpu_get_param("test_hooks") != 1 && enpu_set_param("test_hooks", "1"))
+		SKIP(return, "test_hooks is off and cannot be set");
+	for (i = 0; i < 4; i++) {
+		ASSERT_EQ(0, enpu_bo_new(self->fd, PAGE, &bo[i]));
+		map[i] = enpu_bo_map(self->fd, bo[i], PAGE);
+		ASSERT_NE(NULL, map[i]);
+	}
+	memset(map[0], 0x5a, PAGE);
+	memset(map[2], 0xa5, PAGE);
+	ASSERT_EQ(0, enpu_syncobj_new(self->fd, 0, &s[0]));
+	ASSERT_EQ(0, enpu_syncobj_new(self->fd, 0, &s[1]));
+	multi_copy(&m, 0, bo[0], bo[1], s[0]);
+	multi_copy(&m, 1, bo[2], bo[3], s[1]);
+
+	ASSERT_EQ(0, enpu_set_param("test_fail_submit", "2"));
+	self->fail_hook = 1;
+	submitted = enpu_stat("jobs_submitted");
+	ASSERT_EQ(-ENOMEM, multi_submit(self->fd, &m, 2));
+	ASSERT_EQ(0, submit_left_nothing(self->fd, submitted, s, 2, bo[1], map[1]));
+	ASSERT_TRUE(all_bytes(map[3], 0));
+
+	/* the same SUBMIT without the hook runs both jobs */
+	ASSERT_EQ(0, enpu_set_param("test_fail_submit", "0"));
+	ASSERT_EQ(0, multi_submit(self->fd, &m, 2));
+	ASSERT_EQ(0, enpu_syncobj_wait(self->fd, s[1], 30 * SEC));
+	ASSERT_EQ(1, enpu_syncobj_status(self->fd, s[0]));
+	ASSERT_TRUE(all_bytes(map[1], 0x5a));
+	ASSERT_TRUE(all_bytes(map[3], 0xa5));
+}
+
+/* Bad handles in a later job, found without any test hook. */
+TEST_F(sched, submit_bad_later_job_queues_nothing)
+{
+	static struct multi_submit m;
+	uint32_t bo[4], s[3], bad_in = 0x7fff0000;
+	uint8_t *map[4];
+	long submitted;
+	int i;
+
+	for (i = 0; i < 4; i++) {
+		ASSERT_EQ(0, enpu_bo_new(self->fd, PAGE, &bo[i]));
+		map[i] = enpu_bo_map(self->fd, bo[i], PAGE);
+		ASSERT_NE(NULL, map[i]);
+	}
+	memset(map[0], 0x11, PAGE);
+	for (i = 0; i < 3; i++)
+		ASSERT_EQ(0, enpu_syncobj_new(self->fd, 0, &s[i]));
+	multi_copy(&m, 0, bo[0], bo[1], s[0]);
+	multi_copy(&m, 1, bo[0], bo[2], s[1]);
+	multi_copy(&m, 2, bo[0], bo[3], s[2]);
+
+	/* job 3 waits on a syncobj handle that does not exist */
+	m.jobs[2].in_syncobjs_ptr = (uintptr_t)&bad_in;
+	m.jobs[2].in_syncobj_count = 1;
+	submitted = enpu_stat("jobs_submitted");
+	ASSERT_EQ(-ENOENT, multi_submit(self->fd, &m, 3));
+	ASSERT_EQ(0, submit_left_nothing(self->fd, submitted, s, 3, bo[1], map[1]));
+
+	/* job 2's BO list names a handle that does not exist */
+	m.jobs[2].in_syncobj_count = 0;
+	m.bos[1][1].handle = 0x7fff0000;
+	submitted = enpu_stat("jobs_submitted");
+	ASSERT_EQ(-ENOENT, multi_submit(self->fd, &m, 3));
+	ASSERT_EQ(0, submit_left_nothing(self->fd, submitted, s, 3, bo[1], map[1]));
+
+	/* job 2's out-syncobj does not exist */
+	m.bos[1][1].handle = bo[2];
+	m.jobs[1].out_syncobj = 0x7fff0000;
+	submitted = enpu_stat("jobs_submitted");
+	ASSERT_EQ(-ENOENT, multi_submit(self->fd, &m, 3));
+	ASSERT_EQ(0, submit_left_nothing(self->fd, submitted, s, 3, bo[1], map[1]));
+	ASSERT_TRUE(all_bytes(map[2], 0));
+	ASSERT_TRUE(all_bytes(map[3], 0));
+
+	/* fixed, it runs all three jobs (bo[0] is in every job: three fence slots) */
+	m.jobs[1].out_syncobj = s[1];
+	ASSERT_EQ(0, multi_submit(self->fd, &m, 3));
+	ASSERT_EQ(0, enpu_syncobj_wait(self->fd, s[2], 30 * SEC));
+	for (i = 0; i < 3; i++)
+		ASSERT_EQ(1, enpu_syncobj_status(self->fd, s[i]));
+	for (i = 1; i < 4; i++)
+		ASSERT_TRUE(all_bytes(map[i], 0x11));
 }
 
 TEST_F(sched, bo_wait_busy_then_idle)

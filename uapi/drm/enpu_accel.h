@@ -40,7 +40,11 @@ extern "C" {
  * - %EACCES: a command that writes to a buffer object the job only reads, or
  *   to a read-only userptr buffer object.
  * - %EFAULT: a user pointer that cannot be read or written.
- * - %ENOMEM: the kernel ran out of memory.
+ * - %ENOMEM: the kernel ran out of memory, or BO_USERPTR would take the
+ *   calling process's pinned memory past its RLIMIT_MEMLOCK (as for
+ *   mlock(2) and RDMA memory registration; CAP_IPC_LOCK lifts the limit).
+ * - %EINTR: a signal arrived while SUBMIT waited for a buffer object's
+ *   lock; nothing was queued and the call can simply be repeated.
  * - %ETIMEDOUT: BO_WAIT reached its deadline with the buffer still busy.
  * - %EPERM: a test-hook flag while the module parameter test_hooks is off.
  * - %EBUSY: BO_USERPTR over memory that cannot be pinned long-term.
@@ -194,6 +198,12 @@ struct drm_enpu_bo_info {
  * The pages are pinned long-term (FOLL_LONGTERM) until the BO is freed.
  * Without %ENPU_USERPTR_READONLY the pages are pinned writable and jobs may
  * write them.
+ *
+ * Pinned pages are charged to the calling process's pinned memory (VmPin
+ * in /proc/PID/status), which may not exceed RLIMIT_MEMLOCK unless the
+ * caller has CAP_IPC_LOCK: over the limit the call fails with %ENOMEM. The
+ * charge is released when the BO is freed (its last handle, job and
+ * reference gone), even if the process has exited by then.
  */
 struct drm_enpu_bo_userptr {
 	/** @user_ptr: page-aligned start of the user memory. */
@@ -264,7 +274,16 @@ struct drm_enpu_job {
 	__u32 bo_count;
 	/** @bo_stride: bytes between entries, >= 8. */
 	__u32 bo_stride;
-	/** @in_syncobjs_ptr: user pointer to an array of __u32 syncobj handles. */
+	/**
+	 * @in_syncobjs_ptr: user pointer to an array of __u32 syncobj handles.
+	 * The job runs after the fence each syncobj holds when SUBMIT is
+	 * called; a syncobj without a fence is %EINVAL. All in-syncobjs of a
+	 * SUBMIT are read before any of its jobs is queued, so naming the
+	 * @out_syncobj of an earlier job of the same SUBMIT waits for the
+	 * fence that syncobj held before the call, not for that job. No such
+	 * wait is needed: the jobs of one file run one after the other in the
+	 * order they were submitted.
+	 */
 	__u64 in_syncobjs_ptr;
 	/** @in_syncobj_count: number of handles at @in_syncobjs_ptr. */
 	__u32 in_syncobj_count;
@@ -278,10 +297,16 @@ struct drm_enpu_job {
 /**
  * struct drm_enpu_submit - queue jobs (DRM_IOCTL_ENPU_SUBMIT)
  *
- * Jobs are validated completely (command streams decoded and every region
- * checked against its BO) before any of them is queued; on error nothing is
- * queued. Jobs of one SUBMIT are queued in order on the file's queue and run
- * on whichever core is free, respecting their fences.
+ * SUBMIT is all or nothing. Every job is validated completely (command
+ * streams decoded and every region checked against its BO), its BOs and
+ * syncobjs looked up, the BOs of all jobs locked together with room
+ * reserved for the new fences, and every dependency recorded, before any
+ * job is queued; on error (including %EINTR) nothing is queued and no
+ * syncobj or BO fence changes. Jobs of one SUBMIT are queued in order on
+ * the file's queue; the jobs of one file run one at a time in that order,
+ * on whichever core is free, after their in-syncobjs' fences and (implicit
+ * sync) the fences of the BOs they use. In-syncobjs are read at the start
+ * of the call: see &drm_enpu_job.in_syncobjs_ptr.
  */
 struct drm_enpu_submit {
 	/** @jobs_ptr: user pointer to an array of &struct drm_enpu_job. */
