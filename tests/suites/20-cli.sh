@@ -246,7 +246,7 @@ if [ -f "$relu/model.onnx" ]; then
 	expect_out "info .onnx" "ONNX"
 	expect_ok "convert --fp16" "$E" convert "$relu/model.onnx" -o "$T/relu16.ert" --fp16
 else
-	echo "skip: no ONNX conformance data at '$ERT_CONFORMANCE' (set ERT_CONFORMANCE)"
+	echo "skip: no ONNX conformance data at '$ERT_CONFORMANCE' (make check CONFORMANCE=DIR, or ERT_CONFORMANCE=DIR for this script)"
 	skip=$((skip + 8))
 fi
 # a real architecture: the same MACs as torchvision's ResNet-50, and quantised weights run

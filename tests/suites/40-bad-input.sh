@@ -13,7 +13,7 @@ export ASAN_OPTIONS="detect_leaks=1:abort_on_error=0:${ASAN_OPTIONS:-}"
 export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1:${UBSAN_OPTIONS:-}"
 
 if [ ! -d "$ERT_CONFORMANCE" ]; then
-	echo "bad-input: no ONNX conformance data at $ERT_CONFORMANCE (set ERT_CONFORMANCE);" \
+	echo "bad-input: no ONNX conformance data at $ERT_CONFORMANCE (make check CONFORMANCE=DIR, or ERT_CONFORMANCE=DIR for this script);" \
 		"damaged ONNX files are skipped, .ert damage still runs"
 fi
 

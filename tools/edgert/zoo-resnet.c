@@ -85,7 +85,7 @@ const struct zoo_arch zoo_resnet18 = {
 
 const struct zoo_arch zoo_resnet50 = {
 	.name = "resnet50",
-	.description = "ResNet-50 (bottlenecks), 1x3x224x224 -> 1x1000, 25.6M parameters",
+	.description = "ResNet-50 (bottlenecks), 1x3x224x224 -> 1x1000, 25.5M parameters",
 	.opset = 17,
 	.build = build50,
 };

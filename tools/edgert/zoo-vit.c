@@ -113,7 +113,7 @@ static bool build(struct zoo_builder *b)
 
 const struct zoo_arch zoo_vit_s16 = {
 	.name = "vit_s16",
-	.description = "ViT-S/16, 1x3x224x224 -> 1x1000, 22M parameters",
+	.description = "ViT-S/16, 1x3x224x224 -> 1x1000, 22.1M parameters",
 	.opset = 20,
 	.build = build,
 };
