@@ -2,10 +2,8 @@
 /*
  * resize-grid.h — GridSample (opset 16: 4-D, bilinear/nearest/bicubic; opset 20:
  * N-D, linear/nearest/cubic): settings shared by shape inference
- * (resize-grid.c) and the CPU kernel.
- *
- * GridSample is not in ert-ops.def yet; ert_infer_grid_sample() and the CPU
- * kernel are ready for the resize tables once ERT_OP(GridSample, 0x0) is added.
+ * (resize-grid.c) and the CPU kernel. Registered in the resize family's
+ * tables (ops/resize.c, cpu/ops/resize.c) with AffineGrid.
  */
 #ifndef ERT_OPS_RESIZE_GRID_H
 #define ERT_OPS_RESIZE_GRID_H
@@ -31,8 +29,7 @@ ert_status ert_infer_grid_sample(struct ert_infer_ctx *ctx);
 /*
  * AffineGrid (opset 20): theta [N, 2, 3] or [N, 3, 4] and size (N, C, H, W) or
  * (N, C, D, H, W), read for its value, give the sampling grid [N, (D,) H, W, r]
- * that GridSample consumes. Ready for the resize tables once
- * ERT_OP(AffineGrid, 0x2) is in ert-ops.def.
+ * that GridSample consumes.
  */
 ert_status ert_infer_affine_grid(struct ert_infer_ctx *ctx);
 

@@ -1,8 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * resize-roi.h — RoiAlign (opset 10 and 16): shape inference and the settings
- * the CPU kernel shares. Ready for the resize tables once ERT_OP(RoiAlign, 0x0)
- * is in ert-ops.def.
+ * the CPU kernel shares. Registered in the resize family's tables.
  */
 #ifndef ERT_OPS_RESIZE_ROI_H
 #define ERT_OPS_RESIZE_ROI_H

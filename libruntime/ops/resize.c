@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* Shape inference: Resize and Upsample. */
+#include "ops/resize-grid.h"
 #include "ops/resize-params.h"
+#include "ops/resize-roi.h"
 
 static ert_status infer_resize(struct ert_infer_ctx *ctx)
 {
@@ -28,5 +30,8 @@ static ert_status infer_resize(struct ert_infer_ctx *ctx)
 const struct ert_op_def ert_op_defs_resize[] = {
 	{ ERT_OP_Resize, infer_resize },
 	{ ERT_OP_Upsample, infer_resize },
+	{ ERT_OP_GridSample, ert_infer_grid_sample },
+	{ ERT_OP_AffineGrid, ert_infer_affine_grid },
+	{ ERT_OP_RoiAlign, ert_infer_roi_align },
 	{ .infer = NULL },
 };

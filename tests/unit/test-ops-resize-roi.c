@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * RoiAlign, called directly: the op is not in ert-ops.def yet, so the node
- * carries a stand-in op type.
+ * RoiAlign, called directly through its shape inference and kernel entry
+ * points (the node carries a stand-in op type); the ONNX node tests run it
+ * through the op tables.
  */
 #include <stdlib.h>
 

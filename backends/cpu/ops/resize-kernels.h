@@ -5,14 +5,11 @@
 
 #include "cpu/cpu-impl.h"
 
-/*
- * resize-grid.c: GridSample (ready for the table once the op is in ert-ops.def,
- * see ops/resize-grid.h).
- */
+/* resize-grid.c: GridSample (see ops/resize-grid.h). */
 ert_status ert_cpu_grid_sample(struct ert_cpu *cpu, struct ert_exec *x, struct ert_err *err);
-/* resize-grid.c: AffineGrid (likewise waiting for ert-ops.def). */
+/* resize-grid.c: AffineGrid. */
 ert_status ert_cpu_affine_grid(struct ert_cpu *cpu, struct ert_exec *x, struct ert_err *err);
-/* resize-roi.c: RoiAlign (likewise, see ops/resize-roi.h). */
+/* resize-roi.c: RoiAlign (see ops/resize-roi.h). */
 ert_status ert_cpu_roi_align(struct ert_cpu *cpu, struct ert_exec *x, struct ert_err *err);
 
 #endif /* ERT_CPU_RESIZE_KERNELS_H */

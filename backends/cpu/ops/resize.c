@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "cpu/ops/norm-access.h"
+#include "cpu/ops/resize-kernels.h"
 #include "cpu/ops/resize-taps.h"
 
 struct rz_args {
@@ -252,5 +253,8 @@ static ert_status resize_compute(struct ert_cpu *cpu, struct ert_exec *x, struct
 const struct ert_cpu_op ert_cpu_ops_resize[] = {
 	{ .op = ERT_OP_Resize, .workspace = resize_workspace, .compute = resize_compute },
 	{ .op = ERT_OP_Upsample, .workspace = resize_workspace, .compute = resize_compute },
+	{ .op = ERT_OP_GridSample, .compute = ert_cpu_grid_sample },
+	{ .op = ERT_OP_AffineGrid, .compute = ert_cpu_affine_grid },
+	{ .op = ERT_OP_RoiAlign, .compute = ert_cpu_roi_align },
 	{ .compute = NULL },
 };
