@@ -335,9 +335,10 @@ static ert_status place_step(struct ert_session *s, struct ert_step *st, struct 
 }
 
 /*
- * One arena per buffer type that some step uses. Backends naming the same type
- * share it; the first of them in the session's order allocates and frees it. A
- * step's outputs and workspace go to its backend's arena.
+ * One arena per buffer type that some step uses, in the order of the session's
+ * backends. Backends naming the same type share it; the first of them that runs
+ * a step allocates and frees it. A step's outputs and workspace go to its
+ * backend's arena.
  */
 static ert_status assign_arenas(struct ert_session *s, struct ert_plan *p)
 {
@@ -349,31 +350,25 @@ static ert_status assign_arenas(struct ert_session *s, struct ert_plan *p)
 		return ERT_STATUS_OUT_OF_MEMORY;
 	for (uint32_t b = 0; b < s->n_backends; b++)
 		arena_of[b] = -1;
-	for (uint32_t i = 0; i < p->n_steps; i++) {
-		struct ert_step *stp = &p->steps[i];
-		uint32_t b = stp->backend;
+	for (uint32_t i = 0; i < p->n_steps; i++)
+		arena_of[p->steps[i].backend] = 0; /* used */
+	for (uint32_t b = 0; b < s->n_backends; b++) {
+		const char *type = ert_backend_buffer_type(s->backends[b]);
+		uint32_t a = 0;
 
-		if (arena_of[b] < 0) {
-			const char *type = ert_backend_buffer_type(s->backends[b]);
-			uint32_t a = 0;
-
-			while (a < p->n_arenas && strcmp(p->arenas[a].type, type) != 0)
-				a++;
-			if (a == p->n_arenas) {
-				p->arenas[a].type = type;
-				/* the first backend of the type, whether or not it runs a step */
-				p->arenas[a].backend = b;
-				for (uint32_t o = 0; o < b; o++)
-					if (!strcmp(ert_backend_buffer_type(s->backends[o]), type)) {
-						p->arenas[a].backend = o;
-						break;
-					}
-				p->n_arenas++;
-			}
-			arena_of[b] = (int32_t)a;
+		if (arena_of[b] < 0)
+			continue;
+		while (a < p->n_arenas && strcmp(p->arenas[a].type, type) != 0)
+			a++;
+		if (a == p->n_arenas) {
+			p->arenas[a].type = type;
+			p->arenas[a].backend = b;
+			p->n_arenas++;
 		}
-		stp->arena = (uint32_t)arena_of[b];
+		arena_of[b] = (int32_t)a;
 	}
+	for (uint32_t i = 0; i < p->n_steps; i++)
+		p->steps[i].arena = (uint32_t)arena_of[p->steps[i].backend];
 	for (uint32_t t = 0; t < g->n_tensors; t++)
 		if (p->t[t].kind == ERT_PT_ARENA)
 			p->t[t].arena = p->steps[p->t[t].first].arena;
