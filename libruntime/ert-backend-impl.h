@@ -29,6 +29,8 @@ struct ert_backend;
  * memory) or, for constants, in the model. When the backend's memory is not
  * host-visible its tensors' data pointers are NULL: such a backend has no way yet
  * to locate them (that comes with copies between buffer types, not implemented).
+ * For views and the unary elementwise ops plan.c runs in place, out[0] may share
+ * storage with in[0] when both lie in the backend's arena: compute() must allow it.
  */
 struct ert_exec {
 	const struct ert_graph *graph;

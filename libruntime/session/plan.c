@@ -40,7 +40,7 @@ static bool is_view_op(const struct ert_node *n)
 	}
 }
 
-/* Unary ops whose CPU kernels may write their output over their input. */
+/* Unary ops whose output may be written over their input (ert_exec says so to backends). */
 static bool is_inplace_op(enum ert_op op)
 {
 	switch (op) {
