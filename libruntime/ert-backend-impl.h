@@ -6,7 +6,8 @@
  * only ever asks supports_op() to place a node; everything else (buffers, prepare,
  * compute, synchronize) goes through the inline wrappers below, never through
  * be->ops->x directly. A new backend registers a factory in backend.c and needs
- * no change to the planner.
+ * no change to the planner: the planner gives each buffer type (buffer_type()
+ * name) its own arena, allocated with buffer_alloc() of a backend of that type.
  */
 #ifndef ERT_BACKEND_IMPL_H
 #define ERT_BACKEND_IMPL_H
@@ -22,6 +23,14 @@ struct ert_backend;
  * plan. At supports_op() time data pointers are NULL except for constants; at
  * prepare() time every data pointer is set but only constants hold their values;
  * at compute() time all inputs hold their values.
+ *
+ * Outputs and the workspace lie in the arena of the backend's buffer type; inputs
+ * may lie in another host-visible arena, in the session's input buffers (host
+ * memory) or, for constants, in the model. When the backend's memory is not
+ * host-visible its tensors' data pointers are NULL: such a backend has no way yet
+ * to locate them (that comes with copies between buffer types, not implemented).
+ * For views and the unary elementwise ops plan.c runs in place, out[0] may share
+ * storage with in[0] when both lie in the backend's arena: compute() must allow it.
  */
 struct ert_exec {
 	const struct ert_graph *graph;
@@ -35,9 +44,14 @@ struct ert_exec {
 	void *state;               /* backend private, set by prepare(), freed by release() */
 };
 
-/* A contiguous allocation in a backend's memory, mapped for the host. */
+/*
+ * A contiguous allocation in a backend's memory. host is its CPU address when the
+ * memory is host-visible (host memory, mappable GEM buffers), NULL when it is not
+ * (device-only memory). Steps of different buffer types share tensors only when
+ * both types are host-visible: copies between buffer types are not implemented yet.
+ */
 struct ert_buffer {
-	void *host;                /* CPU address of the first byte */
+	void *host;                /* CPU address of the first byte, or NULL */
 	size_t size;
 	void *handle;              /* backend private (GEM handle, cl_mem, ...) */
 };
@@ -77,6 +91,13 @@ typedef ert_status (*ert_backend_create_fn)(const ert_config *cfg, struct ert_ba
 /* Create a backend of @type (not AUTO) from the registry. */
 ert_status ert_backend_create(ert_backend_type type, const ert_config *cfg,
 			      struct ert_backend **out, struct ert_err *err);
+
+/*
+ * Make @create the factory of @type, in place of the built-in one (NULL restores
+ * it). For tests that plug in a backend of their own; not thread-safe, and not
+ * exported from libedgert.so (it is not ERT_API): only the static library has it.
+ */
+void ert_backend_register(ert_backend_type type, ert_backend_create_fn create);
 
 static inline bool ert_backend_supports_op(struct ert_backend *be, const struct ert_exec *x)
 {

@@ -294,7 +294,11 @@ ERT_API ert_status ert_session_set_input(ert_session *sess, uint32_t index, ert_
 /** Run the plan. Re-plans first if an input was resized. */
 ERT_API ert_status ert_session_run(ert_session *sess);
 
-/** Bytes of the largest arena the current plan uses (all buffer types together). */
+/**
+ * Bytes of memory the current plan takes: its arenas (one per buffer type that
+ * its ops use, each as large as the memory plan needs) added up, plus the input
+ * buffers. Model weights, and constants computed while planning, are not counted.
+ */
 ERT_API size_t ert_session_peak_bytes(const ert_session *sess);
 
 /** Tensor accessors. Shapes are those of the current plan. */

@@ -12,23 +12,42 @@ static const struct {
 	{ ERT_BACKEND_CPU, ert_cpu_backend_create },
 };
 
+/* Factories registered at run time (tests); they take precedence over the table above. */
+static ert_backend_create_fn registered[ERT_BACKEND_AUTO];
+
+void ert_backend_register(ert_backend_type type, ert_backend_create_fn create)
+{
+	if ((unsigned)type < ERT_BACKEND_AUTO)
+		registered[type] = create;
+}
+
+static ert_backend_create_fn find_factory(ert_backend_type type)
+{
+	if ((unsigned)type < ERT_BACKEND_AUTO && registered[type])
+		return registered[type];
+	for (size_t i = 0; i < sizeof(registry) / sizeof(registry[0]); i++)
+		if (registry[i].type == type)
+			return registry[i].create;
+	return NULL;
+}
+
 ert_status ert_backend_create(ert_backend_type type, const ert_config *cfg,
 			      struct ert_backend **out, struct ert_err *err)
 {
-	for (size_t i = 0; i < sizeof(registry) / sizeof(registry[0]); i++) {
-		if (registry[i].type != type)
-			continue;
-		ert_status st = registry[i].create(cfg, out, err);
+	ert_backend_create_fn create = find_factory(type);
+	ert_status st;
 
-		if (st == ERT_OK && (*out)->ops->abi_version != ERT_BACKEND_ABI_VERSION) {
-			ert_err_set(err, "backend %s has ABI version %u, expected %u",
-				    (*out)->ops->name, (*out)->ops->abi_version,
-				    ERT_BACKEND_ABI_VERSION);
-			ert_backend_destroy(*out);
-			return ERT_STATUS_BACKEND;
-		}
-		return st;
+	if (!create) {
+		ert_err_set(err, "backend %s is not available in this build",
+			    ert_backend_type_name(type));
+		return ERT_STATUS_UNSUPPORTED;
 	}
-	ert_err_set(err, "backend %s is not available in this build", ert_backend_type_name(type));
-	return ERT_STATUS_UNSUPPORTED;
+	st = create(cfg, out, err);
+	if (st == ERT_OK && (*out)->ops->abi_version != ERT_BACKEND_ABI_VERSION) {
+		ert_err_set(err, "backend %s has ABI version %u, expected %u", (*out)->ops->name,
+			    (*out)->ops->abi_version, ERT_BACKEND_ABI_VERSION);
+		ert_backend_destroy(*out);
+		return ERT_STATUS_BACKEND;
+	}
+	return st;
 }

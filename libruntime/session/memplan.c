@@ -4,7 +4,8 @@
  * and every step's workspace is a block with a lifetime [first, last] in steps.
  * Blocks are placed largest first at the lowest offset that overlaps no placed
  * block alive at the same time ("greedy by size"), which keeps the arena close
- * to the peak of live bytes.
+ * to the peak of live bytes. Each arena (buffer type) is planned on its own:
+ * blocks of different arenas never share bytes, whatever their lifetimes.
  */
 #include <stdlib.h>
 
@@ -17,6 +18,7 @@ struct block {
 	size_t offset;
 	int32_t first, last;
 	int32_t tensor;   /* >= 0: root tensor; -1 - i: workspace of step i */
+	uint32_t arena;
 };
 
 static int by_size_desc(const void *a, const void *b)
@@ -41,14 +43,12 @@ static size_t align_up(size_t v)
 	return (v + ALIGN - 1) & ~(size_t)(ALIGN - 1);
 }
 
-ert_status ert_memplan_run(struct ert_session *s, struct ert_plan *p, size_t *arena_sizes,
-			   uint32_t n_arenas, struct ert_err *err)
+ert_status ert_memplan_run(struct ert_session *s, struct ert_plan *p, struct ert_err *err)
 {
 	const struct ert_graph *g = s->model->graph;
 	uint32_t nb = 0, cap = g->n_tensors + p->n_steps;
 	struct block *blocks = calloc(cap ? cap : 1, sizeof(*blocks));
 	struct block **live = calloc(cap ? cap : 1, sizeof(*live));
-	size_t total = 0;
 
 	if (!blocks || !live) {
 		free(blocks);
@@ -56,13 +56,15 @@ ert_status ert_memplan_run(struct ert_session *s, struct ert_plan *p, size_t *ar
 		ert_err_set(err, "out of memory planning memory");
 		return ERT_STATUS_OUT_OF_MEMORY;
 	}
+	for (uint32_t a = 0; a < p->n_arenas; a++)
+		p->arenas[a].size = 0;
 	for (uint32_t t = 0; t < g->n_tensors; t++) {
 		const struct ert_plan_tensor *pt = &p->t[t];
 
 		if (pt->kind != ERT_PT_ARENA || pt->root != (int32_t)t)
 			continue;
 		blocks[nb++] = (struct block){ align_up(pt->v.nbytes ? pt->v.nbytes : 1), 0,
-					       pt->first, pt->last, (int32_t)t };
+					       pt->first, pt->last, (int32_t)t, pt->arena };
 	}
 	/* A tensor aliased by a later view lives until the view's last reader. */
 	for (uint32_t t = 0; t < g->n_tensors; t++) {
@@ -77,7 +79,8 @@ ert_status ert_memplan_run(struct ert_session *s, struct ert_plan *p, size_t *ar
 	for (uint32_t i = 0; i < p->n_steps; i++)
 		if (p->steps[i].x.workspace_size)
 			blocks[nb++] = (struct block){ align_up(p->steps[i].x.workspace_size), 0,
-						       (int32_t)i, (int32_t)i, -1 - (int32_t)i };
+						       (int32_t)i, (int32_t)i, -1 - (int32_t)i,
+						       p->steps[i].arena };
 
 	qsort(blocks, nb, sizeof(*blocks), by_size_desc);
 	for (uint32_t b = 0; b < nb; b++) {
@@ -85,7 +88,8 @@ ert_status ert_memplan_run(struct ert_session *s, struct ert_plan *p, size_t *ar
 		size_t offset = 0;
 
 		for (uint32_t o = 0; o < b; o++)
-			if (blocks[o].first <= blocks[b].last && blocks[b].first <= blocks[o].last)
+			if (blocks[o].arena == blocks[b].arena && blocks[o].first <= blocks[b].last &&
+			    blocks[b].first <= blocks[o].last)
 				live[n_live++] = &blocks[o];
 		qsort(live, n_live, sizeof(*live), by_offset);
 		for (uint32_t o = 0; o < n_live; o++) {
@@ -95,8 +99,8 @@ ert_status ert_memplan_run(struct ert_session *s, struct ert_plan *p, size_t *ar
 				offset = live[o]->offset + live[o]->size;
 		}
 		blocks[b].offset = offset;
-		if (offset + blocks[b].size > total)
-			total = offset + blocks[b].size;
+		if (offset + blocks[b].size > p->arenas[blocks[b].arena].size)
+			p->arenas[blocks[b].arena].size = offset + blocks[b].size;
 	}
 	for (uint32_t b = 0; b < nb; b++) {
 		if (blocks[b].tensor >= 0)
@@ -104,8 +108,6 @@ ert_status ert_memplan_run(struct ert_session *s, struct ert_plan *p, size_t *ar
 		else
 			p->steps[-1 - blocks[b].tensor].ws_offset = blocks[b].offset;
 	}
-	for (uint32_t a = 0; a < n_arenas; a++)
-		arena_sizes[a] = a == 0 ? total : 0;
 	free(blocks);
 	free(live);
 	return ERT_OK;

@@ -40,7 +40,7 @@ static bool is_view_op(const struct ert_node *n)
 	}
 }
 
-/* Unary ops whose CPU kernels may write their output over their input. */
+/* Unary ops whose output may be written over their input (ert_exec says so to backends). */
 static bool is_inplace_op(enum ert_op op)
 {
 	switch (op) {
@@ -156,7 +156,7 @@ void ert_plan_destroy(struct ert_session *s, struct ert_plan *p)
 			ert_backend_release(s->backends[st->backend], &st->x);
 	}
 	for (uint32_t a = 0; a < p->n_arenas; a++)
-		if (p->arenas[a].buf.host)
+		if (p->arenas[a].allocated)
 			ert_backend_buffer_free(s->backends[p->arenas[a].backend], &p->arenas[a].buf);
 	for (uint32_t f = 0; f < p->n_folded; f++)
 		free(p->folded[f]);
@@ -334,7 +334,51 @@ static ert_status place_step(struct ert_session *s, struct ert_step *st, struct 
 	return fail_node(s, err, n, ERT_STATUS_UNSUPPORTED);
 }
 
-/* Share storage for views and in-place ops whose input dies at this step. */
+/*
+ * One arena per buffer type that some step uses, in the order of the session's
+ * backends. Backends naming the same type share it; the first of them that runs
+ * a step allocates and frees it. A step's outputs and workspace go to its
+ * backend's arena.
+ */
+static ert_status assign_arenas(struct ert_session *s, struct ert_plan *p)
+{
+	int32_t arena_of[ERT_MAX_BACKENDS + 1];
+	const struct ert_graph *g = s->model->graph;
+
+	p->arenas = calloc(s->n_backends, sizeof(*p->arenas));
+	if (!p->arenas)
+		return ERT_STATUS_OUT_OF_MEMORY;
+	for (uint32_t b = 0; b < s->n_backends; b++)
+		arena_of[b] = -1;
+	for (uint32_t i = 0; i < p->n_steps; i++)
+		arena_of[p->steps[i].backend] = 0; /* used */
+	for (uint32_t b = 0; b < s->n_backends; b++) {
+		const char *type = ert_backend_buffer_type(s->backends[b]);
+		uint32_t a = 0;
+
+		if (arena_of[b] < 0)
+			continue;
+		while (a < p->n_arenas && strcmp(p->arenas[a].type, type) != 0)
+			a++;
+		if (a == p->n_arenas) {
+			p->arenas[a].type = type;
+			p->arenas[a].backend = b;
+			p->n_arenas++;
+		}
+		arena_of[b] = (int32_t)a;
+	}
+	for (uint32_t i = 0; i < p->n_steps; i++)
+		p->steps[i].arena = (uint32_t)arena_of[p->steps[i].backend];
+	for (uint32_t t = 0; t < g->n_tensors; t++)
+		if (p->t[t].kind == ERT_PT_ARENA)
+			p->t[t].arena = p->steps[p->t[t].first].arena;
+	return ERT_OK;
+}
+
+/*
+ * Share storage for views and in-place ops whose input dies at this step, within
+ * one arena only: an alias across buffer types would be a copy in disguise.
+ */
 static void plan_aliases(struct ert_plan *p, const struct ert_graph *g)
 {
 	for (uint32_t i = 0; i < p->n_steps; i++) {
@@ -346,7 +390,7 @@ static void plan_aliases(struct ert_plan *p, const struct ert_graph *g)
 			continue;
 		struct ert_plan_tensor *in = &p->t[n->inputs[0]], *out = &p->t[n->outputs[0]];
 
-		if (in->kind != ERT_PT_ARENA || out->kind != ERT_PT_ARENA)
+		if (in->kind != ERT_PT_ARENA || out->kind != ERT_PT_ARENA || in->arena != out->arena)
 			continue;
 		struct ert_plan_tensor *root = &p->t[in->root];
 
@@ -361,37 +405,109 @@ static void plan_aliases(struct ert_plan *p, const struct ert_graph *g)
 	(void)g;
 }
 
+static bool host_visible(const struct ert_plan *p, uint32_t arena)
+{
+	return p->arenas[arena].buf.host != NULL;
+}
+
+static const char *step_backend(const struct ert_session *s, const struct ert_plan *p,
+				int32_t step)
+{
+	return s->backends[p->steps[step].backend]->ops->name;
+}
+
+/*
+ * May each step read its inputs where they lie? A step reads its own arena, and
+ * constants (prepare() gets those, to upload them if it must). Anything else
+ * (another arena, the session's input buffers) is read in place, which needs
+ * both memories host-visible: the NPU's zero-copy case. The application reads
+ * graph outputs on the host, so those must be host-visible too. Copies between
+ * buffer types, which would lift this, are not implemented yet.
+ */
+static ert_status check_access(struct ert_session *s, struct ert_plan *p, struct ert_err *err)
+{
+	const struct ert_graph *g = s->model->graph;
+
+	for (uint32_t i = 0; i < p->n_steps; i++) {
+		const struct ert_step *stp = &p->steps[i];
+		const struct ert_node *n = stp->x.node;
+
+		for (uint32_t k = 0; k < n->n_inputs; k++) {
+			int32_t t = n->inputs[k];
+			const struct ert_plan_tensor *pt = t >= 0 ? &p->t[t] : NULL;
+
+			if (!pt || pt->kind == ERT_PT_CONST || pt->kind == ERT_PT_FOLDED ||
+			    (pt->kind == ERT_PT_ARENA && pt->arena == stp->arena))
+				continue;
+			if (pt->kind == ERT_PT_ARENA && !host_visible(p, pt->arena))
+				ert_err_set(err, "%s '%s' on backend %s reads '%s', which backend %s wrote to buffer type '%s', not host-visible (copies between buffer types are not implemented yet)",
+					    ert_op_name(n->op), n->name, step_backend(s, p, (int32_t)i),
+					    g->tensors[t].name, step_backend(s, p, pt->first),
+					    p->arenas[pt->arena].type);
+			else if (!host_visible(p, stp->arena))
+				ert_err_set(err, "%s '%s' on backend %s (buffer type '%s', not host-visible) reads '%s' from %s%s (copies between buffer types are not implemented yet)",
+					    ert_op_name(n->op), n->name, step_backend(s, p, (int32_t)i),
+					    p->arenas[stp->arena].type, g->tensors[t].name,
+					    pt->kind == ERT_PT_ARENA ? "backend " : "host memory",
+					    pt->kind == ERT_PT_ARENA ? step_backend(s, p, pt->first) : "");
+			else
+				continue;
+			return fail_node(s, err, n, ERT_STATUS_UNSUPPORTED);
+		}
+	}
+	for (uint32_t k = 0; k < g->n_outputs; k++) {
+		const struct ert_plan_tensor *pt = &p->t[g->outputs[k]];
+
+		if (pt->kind != ERT_PT_ARENA || host_visible(p, pt->arena))
+			continue;
+		const struct ert_node *n = p->steps[pt->first].x.node;
+
+		ert_err_set(err, "graph output '%s' is written by backend %s to buffer type '%s', not host-visible (copies between buffer types are not implemented yet)",
+			    g->tensors[g->outputs[k]].name, step_backend(s, p, pt->first),
+			    p->arenas[pt->arena].type);
+		return fail_node(s, err, n, ERT_STATUS_UNSUPPORTED);
+	}
+	return ERT_OK;
+}
+
+/* Data address of arena offset @off: none in memory the host cannot see. */
+static void *arena_addr(const struct ert_plan *p, uint32_t arena, size_t off)
+{
+	uint8_t *base = p->arenas[arena].buf.host;
+
+	return base ? base + off : NULL;
+}
+
 static ert_status plan_memory(struct ert_session *s, struct ert_plan *p, struct ert_err *err)
 {
-	size_t sizes[ERT_MAX_BACKENDS + 1] = { 0 };
-	ert_status st;
+	ert_status st = ert_memplan_run(s, p, err);
 
-	/* One arena per buffer type; with host-only backends that is one arena. */
-	p->arenas = calloc(1, sizeof(*p->arenas));
-	if (!p->arenas)
-		return ERT_STATUS_OUT_OF_MEMORY;
-	p->n_arenas = 1;
-	p->arenas[0].backend = 0;
-	st = ert_memplan_run(s, p, sizes, p->n_arenas, err);
 	if (st != ERT_OK)
 		return st;
-	st = ert_backend_buffer_alloc(s->backends[0], sizes[0], &p->arenas[0].buf, err);
+	p->peak_bytes = 0;
+	for (uint32_t a = 0; a < p->n_arenas; a++) {
+		struct ert_arena_buf *ab = &p->arenas[a];
+
+		st = ert_backend_buffer_alloc(s->backends[ab->backend], ab->size, &ab->buf, err);
+		if (st != ERT_OK)
+			return st;
+		ab->allocated = true;
+		p->peak_bytes += ab->size;
+	}
+	st = check_access(s, p, err);
 	if (st != ERT_OK)
 		return st;
-	p->peak_bytes = sizes[0];
-	uint8_t *base = p->arenas[0].buf.host;
-
 	for (uint32_t t = 0; t < s->model->graph->n_tensors; t++) {
 		struct ert_plan_tensor *pt = &p->t[t];
 
 		if (pt->kind == ERT_PT_ARENA)
-			pt->v.data = base + p->t[pt->root].offset;
+			pt->v.data = arena_addr(p, pt->arena, p->t[pt->root].offset);
 	}
 	for (uint32_t i = 0; i < p->n_steps; i++) {
 		struct ert_step *stp = &p->steps[i];
 
 		if (stp->x.workspace_size)
-			stp->x.workspace = base + stp->ws_offset;
+			stp->x.workspace = arena_addr(p, stp->arena, stp->ws_offset);
 	}
 	return ERT_OK;
 }
@@ -518,6 +634,9 @@ ert_status ert_plan_create(struct ert_session *s, struct ert_plan **out, struct 
 		}
 		pt->last = (int32_t)p->n_steps;
 	}
+	st = assign_arenas(s, p);
+	if (st != ERT_OK)
+		goto error;
 	plan_aliases(p, g);
 	for (uint32_t i = 0; i < p->n_steps; i++) {
 		struct ert_step *stp = &p->steps[i];

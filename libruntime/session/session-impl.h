@@ -22,13 +22,18 @@ struct ert_model {
 	void *copy;           /* malloc'd copy of an in-memory model, or NULL */
 };
 
-/* Where a tensor's bytes live in a plan. */
+/*
+ * Where a tensor's bytes live in a plan. Only ERT_PT_ARENA tensors are in an
+ * arena (that of the buffer type of the backend whose step writes them); the
+ * others are in host memory: graph inputs stay in the session's input buffers,
+ * which the application fills before (and independently of) any plan.
+ */
 enum ert_plan_kind {
 	ERT_PT_UNUSED = 0,
 	ERT_PT_CONST,      /* model constant: data in the model */
-	ERT_PT_INPUT,      /* graph input: the session's input buffer */
-	ERT_PT_FOLDED,     /* computed while planning: plan-owned buffer */
-	ERT_PT_ARENA,      /* written by a step: arena offset */
+	ERT_PT_INPUT,      /* graph input: the session's input buffer (host) */
+	ERT_PT_FOLDED,     /* computed while planning: plan-owned buffer (host) */
+	ERT_PT_ARENA,      /* written by a step: offset in its backend's arena */
 };
 
 struct ert_plan_tensor {
@@ -36,20 +41,25 @@ struct ert_plan_tensor {
 	enum ert_plan_kind kind;
 	int32_t root;        /* arena tensors sharing storage (views, in place): the owner */
 	int32_t first, last; /* step indices of the first write and last read */
-	uint32_t arena;      /* arena index (buffer type) */
-	size_t offset;
+	uint32_t arena;      /* ERT_PT_ARENA: arena index (buffer type of the writer) */
+	size_t offset;       /* in that arena (of the root) */
 };
 
 struct ert_step {
 	uint32_t node;
 	uint32_t backend;    /* index into the session's backends */
+	uint32_t arena;      /* arena of its backend's buffer type: outputs, workspace */
 	struct ert_exec x;
-	size_t ws_offset;    /* workspace offset in arena 0 (host) */
+	size_t ws_offset;    /* workspace offset in that arena */
 	bool prepared;
 };
 
+/* One per buffer type that some step of the plan uses. */
 struct ert_arena_buf {
-	uint32_t backend;    /* backend that allocated it */
+	const char *type;    /* buffer_type() name */
+	uint32_t backend;    /* first backend of that type: allocates and frees it */
+	size_t size;         /* bytes the memory plan needs */
+	bool allocated;
 	struct ert_buffer buf;
 };
 
@@ -65,13 +75,13 @@ struct ert_plan {
 	struct ert_step *steps;
 	uint32_t n_steps;
 	struct ert_arena_buf *arenas;
-	uint32_t n_arenas;
+	uint32_t n_arenas;            /* at most the session's n_backends */
 	void **folded;                /* buffers of ERT_PT_FOLDED tensors */
 	uint32_t n_folded;
 	/* per-step arrays (pointers into these live in steps[i].x) */
 	struct ert_value **io_ptrs;
 	bool *in_const;
-	size_t peak_bytes;
+	size_t peak_bytes;            /* the arenas' sizes added up */
 };
 
 struct ert_session_tensor {
@@ -120,9 +130,11 @@ void ert_plan_destroy(struct ert_session *s, struct ert_plan *p);
 uint8_t *ert_plan_mark_value_needed(const struct ert_graph *g);
 /* Does @p match the session's current inputs? */
 bool ert_plan_matches(const struct ert_session *s, const struct ert_plan *p);
-/* Assign arena offsets for the plan's tensors and workspaces; sets sizes. */
-ert_status ert_memplan_run(struct ert_session *s, struct ert_plan *p, size_t *arena_sizes,
-			   uint32_t n_arenas, struct ert_err *err);
+/*
+ * Assign offsets for the plan's arena tensors and workspaces, each arena on its
+ * own (p->t[].arena, p->steps[].arena); sets p->arenas[].size.
+ */
+ert_status ert_memplan_run(struct ert_session *s, struct ert_plan *p, struct ert_err *err);
 
 /* Internal accessors for tools (edgert info/conform): not part of the ABI. */
 const struct ert_graph *ert_model_graph(const ert_model *model);

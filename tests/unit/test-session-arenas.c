@@ -1,0 +1,329 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * One arena per buffer type. A second backend, "testdev", lives in this file: it
+ * runs Relu and Add on float32 in memory of its own buffer type, from its own
+ * allocator, which records what it hands out. It is registered as the factory of
+ * ERT_BACKEND_OPENCL, a type with no backend in this build, through the internal
+ * ert_backend_register() (the static library has it; libedgert.so does not).
+ * Sessions on {testdev, cpu} must give the CPU-only answers with two arenas, and
+ * a testdev whose memory the host cannot see must fail to plan, saying why.
+ */
+#include <stdlib.h>
+
+#include "edgert.h"
+#include "ert-backend-impl.h"
+#include "ert-graph.h"
+#include "ert-test-model.h"
+#include "ert-test.h"
+#include "session/session-impl.h"
+
+#define DEV_TYPE "testdev-mem"
+
+static struct {
+	bool hidden;          /* buffers have no host address (device-only memory) */
+	int allocs, frees, steps_run;
+	void *last;           /* the most recent allocation */
+	size_t last_size;
+} dev;
+
+static bool dev_supports_op(struct ert_backend *be, const struct ert_exec *x)
+{
+	if (x->node->op != ERT_OP_Relu && x->node->op != ERT_OP_Add)
+		return false;
+	if (x->n_out != 1 || !x->out[0] || x->out[0]->dtype != ERT_DTYPE_FLOAT32)
+		return false;
+	/* no broadcasting: every input has the output's shape */
+	for (uint32_t k = 0; k < x->n_in; k++)
+		if (!x->in[k] || x->in[k]->dtype != ERT_DTYPE_FLOAT32 ||
+		    x->in[k]->numel != x->out[0]->numel)
+			return false;
+	return true;
+}
+
+static const char *dev_buffer_type(struct ert_backend *be)
+{
+	return DEV_TYPE;
+}
+
+static ert_status dev_buffer_alloc(struct ert_backend *be, size_t size, struct ert_buffer *out,
+				   struct ert_err *err)
+{
+	void *p = malloc(size ? size : 1);
+
+	if (!p) {
+		ert_err_set(err, "testdev: out of memory");
+		return ERT_STATUS_OUT_OF_MEMORY;
+	}
+	dev.allocs++;
+	dev.last = p;
+	dev.last_size = size;
+	out->host = dev.hidden ? NULL : p;
+	out->size = size;
+	out->handle = p;
+	return ERT_OK;
+}
+
+static void dev_buffer_free(struct ert_backend *be, struct ert_buffer *buf)
+{
+	dev.frees++;
+	free(buf->handle);
+}
+
+static ert_status dev_compute(struct ert_backend *be, struct ert_exec *x, struct ert_err *err)
+{
+	float *o = x->out[0]->data;
+	const float *a = x->in[0]->data;
+	int64_t n = x->out[0]->numel;
+
+	/* element by element, reading before writing: in place is fine */
+	if (x->node->op == ERT_OP_Relu) {
+		for (int64_t i = 0; i < n; i++)
+			o[i] = a[i] > 0 ? a[i] : 0;
+	} else {
+		const float *b = x->in[1]->data;
+
+		for (int64_t i = 0; i < n; i++)
+			o[i] = a[i] + b[i];
+	}
+	dev.steps_run++;
+	return ERT_OK;
+}
+
+static void dev_destroy(struct ert_backend *be)
+{
+	free(be);
+}
+
+static const struct ert_backend_ops dev_ops = {
+	.abi_version = ERT_BACKEND_ABI_VERSION,
+	.name = "testdev",
+	.supports_op = dev_supports_op,
+	.buffer_type = dev_buffer_type,
+	.buffer_alloc = dev_buffer_alloc,
+	.buffer_free = dev_buffer_free,
+	.compute = dev_compute,
+	.destroy = dev_destroy,
+};
+
+static ert_status dev_create(const ert_config *cfg, struct ert_backend **out,
+			     struct ert_err *err)
+{
+	struct ert_backend *be = calloc(1, sizeof(*be));
+
+	if (!be) {
+		ert_err_set(err, "testdev: out of memory");
+		return ERT_STATUS_OUT_OF_MEMORY;
+	}
+	be->ops = &dev_ops;
+	be->type = ERT_BACKEND_OPENCL;
+	*out = be;
+	return ERT_OK;
+}
+
+/*
+ * Register testdev (with host-visible buffers or not), reset its records and
+ * create a session on {testdev, cpu}.
+ */
+static ert_session *dev_session(ert_model *m, bool hidden, ert_status *st)
+{
+	ert_session *s = NULL;
+	ert_config cfg;
+
+	memset(&dev, 0, sizeof(dev));
+	dev.hidden = hidden;
+	ert_backend_register(ERT_BACKEND_OPENCL, dev_create);
+
+	ert_config_init(&cfg);
+	cfg.backends[0] = ERT_BACKEND_OPENCL;
+	cfg.backends[1] = ERT_BACKEND_CPU;
+	cfg.num_backends = 2;
+	cfg.shape_mutable = true;
+	*st = ert_session_create(m, &cfg, &s);
+	return s;
+}
+
+/*
+ * x[B,8] -> MatMul(w) -> m -> Relu -> r -> Add(r, x) -> a -> Relu -> a2 -> Softmax -> y
+ * MatMul and Softmax run on the CPU, the rest on testdev (with @dev_ops): r reads
+ * the CPU arena, a reads the graph input, a2 may be a in place, y reads testdev's
+ * arena. Without @dev_ops: x -> MatMul -> m -> Softmax -> y, all on the CPU.
+ */
+static ert_model *mixed_model(int64_t batch, bool with_dev_ops)
+{
+	struct ert_graph *g = ert_graph_create();
+	int64_t xd[2] = { batch, 8 }, wd[2] = { 8, 8 };
+	float *w = malloc(64 * sizeof(float));
+	int32_t x, wt, m, r, a, a2, y;
+
+	for (int i = 0; i < 64; i++)
+		w[i] = (float)((i * 7) % 11) * 0.25f - 1.0f;
+	g->opset = 17;
+	x = ert_graph_add_tensor(g, "x", ERT_DTYPE_FLOAT32, 2, xd);
+	if (batch < 0)
+		g->tensors[x].dim_names[0] = ert_graph_strdup(g, "batch");
+	wt = ert_graph_add_tensor(g, "w", ERT_DTYPE_FLOAT32, 2, wd);
+	ert_graph_set_const(g, wt, w, 64 * sizeof(float), true);
+	m = ert_graph_add_tensor(g, "m", ERT_DTYPE_FLOAT32, -1, NULL);
+	y = ert_graph_add_tensor(g, "y", ERT_DTYPE_FLOAT32, -1, NULL);
+	ert_graph_add_input(g, x);
+	ert_graph_add_node(g, ERT_OP_MatMul, "matmul", 2, (int32_t[]){ x, wt }, 1, &m);
+	if (with_dev_ops) {
+		r = ert_graph_add_tensor(g, "r", ERT_DTYPE_FLOAT32, -1, NULL);
+		a = ert_graph_add_tensor(g, "a", ERT_DTYPE_FLOAT32, -1, NULL);
+		a2 = ert_graph_add_tensor(g, "a2", ERT_DTYPE_FLOAT32, -1, NULL);
+		ert_graph_add_node(g, ERT_OP_Relu, "relu1", 1, &m, 1, &r);
+		ert_graph_add_node(g, ERT_OP_Add, "add", 2, (int32_t[]){ r, x }, 1, &a);
+		ert_graph_add_node(g, ERT_OP_Relu, "relu2", 1, &a, 1, &a2);
+		ert_graph_add_node(g, ERT_OP_Softmax, "softmax", 1, &a2, 1, &y);
+	} else {
+		ert_graph_add_node(g, ERT_OP_Softmax, "softmax", 1, &m, 1, &y);
+	}
+	ert_graph_add_output(g, y);
+	return model_from_graph(g);
+}
+
+static void fill_x(ert_session *s, int64_t batch)
+{
+	float *x = ert_tensor_data(ert_session_get_input(s, 0));
+
+	for (int64_t i = 0; i < batch * 8; i++)
+		x[i] = (float)(i % 5) - 2.0f;
+}
+
+static const struct ert_value *plan_value(ert_session *s, const char *name)
+{
+	const struct ert_graph *g = s->model->graph;
+
+	for (uint32_t t = 0; t < g->n_tensors; t++)
+		if (!strcmp(g->tensors[t].name, name))
+			return &s->plan->t[t].v;
+	return NULL;
+}
+
+struct visit {
+	int dev_steps, outside;   /* testdev steps; outputs not where their backend's memory is */
+};
+
+/* Outputs of testdev steps lie in testdev's allocation, those of CPU steps outside it. */
+static void check_step(const struct ert_node *node, const struct ert_value *const *in,
+		       uint32_t n_in, const struct ert_value *const *out, uint32_t n_out,
+		       const char *backend, void *user)
+{
+	struct visit *v = user;
+	bool on_dev = !strcmp(backend, "testdev");
+
+	v->dev_steps += on_dev;
+	for (uint32_t k = 0; k < n_out; k++) {
+		const uint8_t *p = out[k]->data, *lo = dev.last;
+		bool inside = p >= lo && p + out[k]->nbytes <= lo + dev.last_size;
+
+		v->outside += inside != on_dev;
+	}
+}
+
+ERT_TEST(two_arenas_match_cpu)
+{
+	ert_model *m = mixed_model(-1, true);
+	ert_session *s, *ref = NULL;
+	ert_config cfg;
+	ert_status st;
+
+	REQUIRE(m);
+	s = dev_session(m, false, &st);
+	CHECK_EQ_INT(st, ERT_OK);
+	ert_config_init(&cfg);
+	cfg.shape_mutable = true;
+	CHECK_EQ_INT(ert_session_create(m, &cfg, &ref), ERT_OK);
+	REQUIRE(s && ref);
+	for (int64_t batch = 2; batch <= 3; batch++) {
+		int64_t dims[2] = { batch, 8 };
+		struct visit v = { 0, 0 };
+
+		CHECK_EQ_INT(ert_session_resize_input(s, 0, 2, dims), ERT_OK);
+		CHECK_EQ_INT(ert_session_resize_input(ref, 0, 2, dims), ERT_OK);
+		fill_x(s, batch);
+		fill_x(ref, batch);
+		CHECK_EQ_INT(ert_session_run(s), ERT_OK);
+		CHECK_EQ_INT(ert_session_run(ref), ERT_OK);
+		const ert_tensor *y = ert_session_get_output(s, 0);
+
+		REQUIRE(ert_tensor_byte_size(y) == (size_t)batch * 8 * sizeof(float));
+		CHECK(!memcmp(ert_tensor_data(y), ert_tensor_data(ert_session_get_output(ref, 0)),
+			      ert_tensor_byte_size(y)));
+		/* each plan allocates testdev's arena once, with its own allocator */
+		CHECK_EQ_INT(dev.allocs, batch - 1);
+		CHECK(dev.last_size > 0);
+		CHECK_EQ_INT(dev.steps_run, 3 * (batch - 1));
+
+		const struct ert_plan *p = s->plan;
+
+		REQUIRE(p->n_arenas == 2);
+		CHECK(!strcmp(p->arenas[0].type, DEV_TYPE));
+		CHECK(!strcmp(p->arenas[1].type, "host"));
+		CHECK(p->arenas[0].buf.host == dev.last);
+		CHECK_EQ_INT(p->arenas[0].size, dev.last_size);
+		CHECK_EQ_INT(p->peak_bytes, p->arenas[0].size + p->arenas[1].size);
+		CHECK_EQ_INT(ert_session_peak_bytes(s), s->in_caps[0] + p->peak_bytes);
+
+		CHECK_EQ_INT(ert_session_visit_steps(s, check_step, &v), ERT_OK);
+		CHECK_EQ_INT(v.dev_steps, 3);
+		CHECK_EQ_INT(v.outside, 0);
+		/* in place within testdev's arena; never across arenas */
+		CHECK(plan_value(s, "a2")->data == plan_value(s, "a")->data);
+		CHECK(plan_value(s, "r")->data != plan_value(s, "m")->data);
+	}
+	ert_session_destroy(s);
+	CHECK_EQ_INT(dev.frees, dev.allocs);
+	ert_session_destroy(ref);
+	ert_model_unref(m);
+	ert_backend_register(ERT_BACKEND_OPENCL, NULL);
+}
+
+/* A buffer type no step uses gets no arena: testdev's allocator is never called. */
+ERT_TEST(unused_buffer_type_has_no_arena)
+{
+	ert_model *m = mixed_model(2, false);
+	ert_session *s;
+	ert_status st;
+
+	REQUIRE(m);
+	s = dev_session(m, false, &st);
+	CHECK_EQ_INT(st, ERT_OK);
+	REQUIRE(s);
+	fill_x(s, 2);
+	CHECK_EQ_INT(ert_session_run(s), ERT_OK);
+	CHECK_EQ_INT(s->plan->n_arenas, 1);
+	CHECK(!strcmp(s->plan->arenas[0].type, "host"));
+	CHECK_EQ_INT(ert_session_peak_bytes(s), s->in_caps[0] + s->plan->arenas[0].size);
+	CHECK_EQ_INT(dev.allocs, 0);
+	ert_session_destroy(s);
+	ert_model_unref(m);
+	ert_backend_register(ERT_BACKEND_OPENCL, NULL);
+}
+
+/*
+ * testdev's memory is not host-visible, so its Relu cannot read the CPU's m in
+ * place; copying it over is not implemented, and planning says so.
+ */
+ERT_TEST(hidden_buffer_type_fails_to_plan)
+{
+	ert_model *m = mixed_model(2, true);
+	ert_status st;
+
+	REQUIRE(m);
+	CHECK(dev_session(m, true, &st) == NULL);
+	CHECK_EQ_INT(st, ERT_STATUS_UNSUPPORTED);
+	const char *msg = ert_last_error();
+
+	CHECK(strstr(msg, "Relu 'relu1' on backend testdev") != NULL);
+	CHECK(strstr(msg, "'" DEV_TYPE "', not host-visible") != NULL);
+	CHECK(strstr(msg, "reads 'm' from backend cpu") != NULL);
+	CHECK(strstr(msg, "copies between buffer types are not implemented") != NULL);
+	CHECK_EQ_INT(dev.allocs, 1);
+	CHECK_EQ_INT(dev.frees, 1);
+	ert_model_unref(m);
+	ert_backend_register(ERT_BACKEND_OPENCL, NULL);
+}
+
+ERT_TEST_MAIN(ERT_TEST_ENTRY(two_arenas_match_cpu), ERT_TEST_ENTRY(unused_buffer_type_has_no_arena),
+	      ERT_TEST_ENTRY(hidden_buffer_type_fails_to_plan))
