@@ -55,6 +55,7 @@ static int enpu_query_device(struct enpu_device *edev, struct drm_enpu_query *ar
 		.max_bos_per_job = ENPU_MAX_BOS_PER_JOB,
 		.max_in_syncobjs = ENPU_MAX_IN_SYNCOBJS,
 		.job_timeout_ms = enpu_job_timeout_ms,
+		.max_job_work = ENPU_CS_MAX_WORK,
 	};
 	u32 len = min_t(u32, args->size, sizeof(q));
 
@@ -199,7 +200,8 @@ static int __init enpu_init(void)
 	BUILD_BUG_ON(sizeof(struct drm_enpu_job) != ENPU_JOB_V1_SIZE);
 	BUILD_BUG_ON(sizeof(struct drm_enpu_job_bo) != 8);
 	BUILD_BUG_ON(sizeof(struct drm_enpu_query) != 24);
-	BUILD_BUG_ON(sizeof(struct drm_enpu_query_device) != 48);
+	BUILD_BUG_ON(sizeof(struct drm_enpu_query_device) != 56);
+	BUILD_BUG_ON(offsetof(struct drm_enpu_query_device, max_job_work) != 48);
 	BUILD_BUG_ON(sizeof(struct drm_enpu_submit) != 24);
 	BUILD_BUG_ON(sizeof(struct enpu_cs_tensor) != 48);
 	BUILD_BUG_ON(sizeof(struct enpu_cs_conv2d) % 8 || sizeof(struct enpu_cs_pool) % 8 ||

@@ -97,13 +97,12 @@ static void enpu_vhw_exec_work(struct work_struct *work)
 	if (!job)
 		return;
 
-	if (job->flags & ENPU_JOB_TEST_HANG) {
+	ret = enpu_cs_execute(job->cs, job->vaddr, job->bo_count, enpu_vhw_yield, core);
+	if (!ret && (job->flags & ENPU_JOB_TEST_HANG)) {
 		/* test hook: a core that stops making progress until reset */
 		while (!atomic_read(&core->abort))
 			usleep_range(5000, 10000);
 		ret = -ECANCELED;
-	} else {
-		ret = enpu_cs_execute(job->cs, job->vaddr, job->bo_count, enpu_vhw_yield, core);
 	}
 	if (ret == -ECANCELED)
 		ret = -ETIMEDOUT;

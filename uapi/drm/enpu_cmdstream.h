@@ -100,6 +100,31 @@ struct enpu_cs_header {
 #define ENPU_CS_MAX_CMDS	4096
 
 /**
+ * ENPU_CS_MAX_WORK - most work one stream (one job) may ask for
+ *
+ * Strides may be zero, so a tensor's dims say nothing about the size of its
+ * buffer, and a command can ask for far more arithmetic than its buffers
+ * suggest. The validator adds up an estimate of each command's work and
+ * refuses a stream whose total exceeds this limit with %E2BIG, so that every
+ * job finishes in bounded time: tens of milliseconds on a CPU, under half a
+ * second under QEMU TCG. Larger layers must be split over several jobs.
+ * QUERY reports the device's limit as &drm_enpu_query_device.max_job_work.
+ *
+ * The unit is about one multiply-accumulate. With OH, OW the output height
+ * and width and ICg = IC / groups, a command's work is:
+ *
+ * - CONV2D: N * OH * OW * OC * (KH * KW * (ICg + 4) + 16)
+ * - MATMUL: B * M * N * (K + 16)
+ * - ELTWISE: 16 per output element
+ * - POOL: N * OH * OW * C * (kernel_h * kernel_w + 16); for GLOBAL_AVG the
+ *   window is H * W
+ * - LUT and COPY: 4 per output element plus 16 per row of the output
+ *   (dim[0] * dim[1] * dim[2] rows)
+ * - NOP: 0
+ */
+#define ENPU_CS_MAX_WORK	33554432ull	/* 2^25 */
+
+/**
  * struct enpu_cs_cmd - start of every command
  */
 struct enpu_cs_cmd {
