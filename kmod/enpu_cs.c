@@ -141,6 +141,18 @@ static int cs_vector_check(struct cs_vctx *v, const struct enpu_cs_tensor *t,
 	return cs_tensor_check(v, t, elem_size, 0);
 }
 
+/* Per-channel (mult, shift) table: 8-byte entries that must not overlap. */
+static int cs_requant_check(struct cs_vctx *v, const struct enpu_cs_tensor *t, u32 n)
+{
+	int ret = cs_vector_check(v, t, n, 8);
+
+	if (ret)
+		return ret;
+	if (t->region != ENPU_CS_NO_REGION && t->stride[0] < 8)
+		return -EINVAL;
+	return 0;
+}
+
 static int cs_in_range(s32 x, s32 lo, s32 hi)
 {
 	return x >= lo && x <= hi;
@@ -215,7 +227,7 @@ static int cs_check_conv(struct cs_vctx *v, const struct enpu_cs_conv2d *c)
 	ret = cs_vector_check(v, &c->bias, oc, 4);
 	if (ret)
 		return ret;
-	ret = cs_vector_check(v, &c->requant, oc, 8);
+	ret = cs_requant_check(v, &c->requant, oc);
 	if (ret)
 		return ret;
 	/* KH * KW * (ICg + CS_TAP_WORK) < 2^49: cannot overflow */
@@ -251,7 +263,7 @@ static int cs_check_matmul(struct cs_vctx *v, const struct enpu_cs_matmul *m)
 	ret = cs_vector_check(v, &m->bias, w->dim[1], 4);
 	if (ret)
 		return ret;
-	ret = cs_vector_check(v, &m->requant, w->dim[1], 8);
+	ret = cs_requant_check(v, &m->requant, w->dim[1]);
 	if (ret)
 		return ret;
 	cs_add_work(v, cs_mul_sat((u64)out->dim[0] * out->dim[1],
@@ -389,10 +401,38 @@ static int cs_check_lut(struct cs_vctx *v, const struct enpu_cs_lut *l)
 	if (ret)
 		return ret;
 	if (t->dim[0] != 256 || t->dim[1] != 1 || t->dim[2] != 1 || t->dim[3] != 1 ||
-	    !cs_same_dims(&l->in, &l->out))
+	    t->stride[0] != 1 || !cs_same_dims(&l->in, &l->out))
 		return -EINVAL;
 	cs_add_work(v, cs_byte_work(&l->out));
 	return 0;
+}
+
+/* One past the last byte of a checked tensor of 1-byte elements. */
+static u64 cs_end(const struct enpu_cs_tensor *t)
+{
+	u64 end = t->offset + 1;
+	int i;
+
+	for (i = 0; i < 4; i++)
+		end += (u64)(t->dim[i] - 1) * t->stride[i];
+	return end;
+}
+
+/*
+ * COPY in one region: the byte ranges the two tensors span must not
+ * intersect, unless the tensors are identical (a copy onto itself).
+ */
+static int cs_copy_overlaps(const struct enpu_cs_tensor *src, const struct enpu_cs_tensor *dst)
+{
+	int i, same = src->offset == dst->offset;
+
+	if (src->region != dst->region)
+		return 0;
+	for (i = 0; i < 4; i++)
+		same &= src->stride[i] == dst->stride[i];
+	if (same)
+		return 0;
+	return src->offset < cs_end(dst) && dst->offset < cs_end(src);
 }
 
 static int cs_check_copy(struct cs_vctx *v, const struct enpu_cs_copy *c)
@@ -407,7 +447,7 @@ static int cs_check_copy(struct cs_vctx *v, const struct enpu_cs_copy *c)
 	ret = cs_tensor_check(v, &c->dst, 1, 1);
 	if (ret)
 		return ret;
-	if (!cs_same_dims(&c->src, &c->dst))
+	if (!cs_same_dims(&c->src, &c->dst) || cs_copy_overlaps(&c->src, &c->dst))
 		return -EINVAL;
 	cs_add_work(v, cs_byte_work(&c->dst));
 	return 0;

@@ -166,6 +166,87 @@ TEST(validate_region_sizes_are_exact)
 					    NULL));
 }
 
+/* Pointers to the commands of build_all_ops()'s stream, in order. */
+static void *nth_cmd(struct enpu_cs *cs, int n)
+{
+	uint32_t pos = sizeof(struct enpu_cs_header);
+
+	while (n--)
+		pos += ((struct enpu_cs_cmd *)(cs->buf + pos))->size;
+	return cs->buf + pos;
+}
+
+TEST(validate_table_strides)
+{
+	static struct enpu_cs cs;
+	uint32_t len = build_all_ops(&cs);
+	struct enpu_cs_conv2d *c = nth_cmd(&cs, 1);
+	struct enpu_cs_lut *l = nth_cmd(&cs, 5);
+
+	ASSERT_EQ(ENPU_OP_CONV2D, c->hdr.opcode);
+	ASSERT_EQ(ENPU_OP_LUT, l->hdr.opcode);
+	ASSERT_EQ(0, enpu_cs_validate(cs.buf, len, all_ops_sizes, NREG, NULL));
+	/* requant entries are 8 bytes: a smaller stride would overlap them */
+	c->requant.stride[0] = 4;
+	ASSERT_EQ(-EINVAL, enpu_cs_validate(cs.buf, len, all_ops_sizes, NREG, NULL));
+	c->requant.stride[0] = 0;
+	ASSERT_EQ(-EINVAL, enpu_cs_validate(cs.buf, len, all_ops_sizes, NREG, NULL));
+	c->requant.stride[0] = 16;
+	ASSERT_EQ(0, enpu_cs_validate(cs.buf, len, all_ops_sizes, NREG, NULL));
+	c->requant.stride[0] = 8;
+	/* a LUT table is 256 consecutive bytes */
+	l->table.stride[0] = 2;
+	ASSERT_EQ(-EINVAL, enpu_cs_validate(cs.buf, len, all_ops_sizes, NREG, NULL));
+	l->table.stride[0] = 0;
+	ASSERT_EQ(-EINVAL, enpu_cs_validate(cs.buf, len, all_ops_sizes, NREG, NULL));
+	l->table.stride[0] = 1;
+	ASSERT_EQ(0, enpu_cs_validate(cs.buf, len, all_ops_sizes, NREG, NULL));
+}
+
+TEST(validate_copy_overlap)
+{
+	static struct enpu_cs cs;
+	static const u64 size[2] = { 256, 256 };
+	struct enpu_cs_copy *cp;
+	uint32_t len;
+
+	enpu_cs_begin(&cs);
+	cp = enpu_cs_add(&cs, ENPU_OP_COPY, sizeof(*cp));
+	len = enpu_cs_end(&cs);
+	/* 4 x 8 bytes, spanning [0, 32) and [32, 64): adjacent, fine */
+	cp->src = enpu_tensor(0, 0, 1, 1, 4, 8);
+	cp->dst = enpu_tensor(0, 32, 1, 1, 4, 8);
+	ASSERT_EQ(0, enpu_cs_validate(cs.buf, len, size, 2, NULL));
+	/* one byte of overlap either way */
+	cp->dst.offset = 31;
+	ASSERT_EQ(-EINVAL, enpu_cs_validate(cs.buf, len, size, 2, NULL));
+	cp->src.offset = 62;
+	ASSERT_EQ(-EINVAL, enpu_cs_validate(cs.buf, len, size, 2, NULL));
+	cp->src.offset = 63;
+	ASSERT_EQ(0, enpu_cs_validate(cs.buf, len, size, 2, NULL));
+	/* a transpose onto its own bytes overlaps */
+	cp->src = enpu_tensor(0, 0, 1, 1, 8, 8);
+	cp->dst = cp->src;
+	cp->dst.stride[2] = 1;
+	cp->dst.stride[3] = 8;
+	ASSERT_EQ(-EINVAL, enpu_cs_validate(cs.buf, len, size, 2, NULL));
+	/* identical tensors: a copy onto itself, allowed */
+	cp->dst = cp->src;
+	ASSERT_EQ(0, enpu_cs_validate(cs.buf, len, size, 2, NULL));
+	/* the same ranges in different regions do not overlap */
+	cp->dst.region = 1;
+	cp->dst.stride[2] = 1;
+	cp->dst.stride[3] = 8;
+	ASSERT_EQ(0, enpu_cs_validate(cs.buf, len, size, 2, NULL));
+	/* a broadcast source inside the destination's span */
+	cp->src = enpu_tensor(0, 40, 1, 1, 8, 8);
+	cp->src.stride[2] = cp->src.stride[3] = 0;
+	cp->dst = enpu_tensor(0, 0, 1, 1, 8, 8);
+	ASSERT_EQ(-EINVAL, enpu_cs_validate(cs.buf, len, size, 2, NULL));
+	cp->src.offset = 64;
+	ASSERT_EQ(0, enpu_cs_validate(cs.buf, len, size, 2, NULL));
+}
+
 static int abort_after(void *arg)
 {
 	int *left = arg;

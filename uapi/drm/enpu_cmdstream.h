@@ -243,7 +243,11 @@ struct enpu_cs_matmul {
 	struct enpu_cs_tensor w;
 	/** @bias: int32 bias, dim (N,1,1,1), or region ENPU_CS_NO_REGION. */
 	struct enpu_cs_tensor bias;
-	/** @requant: per-column (mult, shift) table like CONV2D's, or none. */
+	/**
+	 * @requant: per-column table of N (__s32 mult, __s32 shift) pairs like
+	 * CONV2D's, dim (N,1,1,1) with stride[0] >= 8, or region
+	 * ENPU_CS_NO_REGION.
+	 */
 	struct enpu_cs_tensor requant;
 	/** @out: int8 output. */
 	struct enpu_cs_tensor out;
@@ -359,8 +363,12 @@ struct enpu_cs_lut {
  * struct enpu_cs_copy - strided 4-D copy of bytes
  *
  * Copies every element of @src to the same index of @dst (same dims); the
- * element size is 1 byte. The two tensors must not overlap in one region
- * unless they are identical.
+ * element size is 1 byte. When both are in the same region, the byte ranges
+ * they span (offset to offset + extent) must not intersect unless the two
+ * tensors are identical (same offset and strides), or the command is
+ * refused with %EINVAL. Distinct buffer objects that alias the same memory
+ * (two userptr BOs over the same pages) cannot be detected: copying between
+ * overlapping parts of them gives an unspecified (but memory-safe) result.
  */
 struct enpu_cs_copy {
 	/** @hdr: opcode ENPU_OP_COPY; flags must be zero. */
