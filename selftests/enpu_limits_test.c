@@ -7,10 +7,14 @@
  * limit (ENPU_CS_MAX_WORK, QUERY's max_job_work), not by its buffers: a
  * stream over it is refused with E2BIG, one at it finishes in bounded time,
  * and a reset stops even a single long command promptly because the engine
- * polls for it inside its inner loops. Tests that slow the engine down use
- * the module's test_delay_us and test_hooks knobs and skip without them.
+ * polls for it inside its inner loops. Also: a job that makes no progress
+ * is reset at its first timeout, module parameters are range-checked, and a
+ * hardware fence that outlives its file holds the module. Tests that slow
+ * the engine down use the module's test_delay_us and test_hooks knobs and
+ * skip without them.
  */
 #include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -227,6 +231,126 @@ TEST_F(limits, reset_stops_a_long_command_promptly)
 	ASSERT_EQ(0, enpu_submit_nops(self->fd, 3, 0, self->syncobj));
 	ASSERT_EQ(0, enpu_syncobj_wait(self->fd, self->syncobj, 10 * SEC));
 	ASSERT_EQ(1, enpu_syncobj_status(self->fd, self->syncobj));
+}
+
+/*
+ * The engine's test delay comes before the unit of work counts as progress,
+ * so with a delay of three timeouts a one-command job shows no progress for
+ * three timeouts: it must be reset at the first one (the core's progress
+ * counter is cumulative, so the job's starting point is its value when the
+ * job started, not 0), and the reset cuts the delay short.
+ */
+TEST_F(limits, no_progress_is_reset_at_the_first_timeout)
+{
+	uint32_t timeout_ms = self->dev.job_timeout_ms;
+	long resets = enpu_stat("resets");
+	int64_t t0, dt;
+	char buf[16];
+
+	if ((uint64_t)timeout_ms * 3000 > 10000000)
+		SKIP(return, "job timeout too long for this test");
+	snprintf(buf, sizeof(buf), "%u", timeout_ms * 3000);
+	if (enpu_set_param("test_delay_us", buf))
+		SKIP(return, "cannot set test_delay_us");
+	self->slowed = 1;
+	/* let the core run something first, so that its counter is not 0 */
+	t0 = enpu_now_ns();
+	ASSERT_EQ(0, enpu_submit_nops(self->fd, 1, 0, self->syncobj));
+	ASSERT_EQ(0, enpu_syncobj_wait(self->fd, self->syncobj, 60 * SEC));
+	dt = enpu_now_ns() - t0;
+	TH_LOG("no-progress job reset after %lld ms (timeout %u ms)",
+	       (long long)dt / 1000000, timeout_ms);
+	ASSERT_EQ(-ETIMEDOUT, enpu_syncobj_status(self->fd, self->syncobj));
+	/* one timeout, not two (the engine's delay would end after three) */
+	ASSERT_LT(dt, (int64_t)timeout_ms * 1000000 * 3 / 2);
+	if (resets >= 0)
+		ASSERT_LT(resets, enpu_stat("resets"));
+	enpu_set_param("test_delay_us", "0");
+	self->slowed = 0;
+	ASSERT_EQ(0, enpu_submit_nops(self->fd, 2, 0, self->syncobj));
+	ASSERT_EQ(0, enpu_syncobj_wait(self->fd, self->syncobj, 10 * SEC));
+	ASSERT_EQ(1, enpu_syncobj_status(self->fd, self->syncobj));
+}
+
+TEST_F(limits, module_params_are_range_checked)
+{
+	if (enpu_get_param("test_delay_us") < 0)
+		SKIP(return, "no /sys/module/enpu/parameters");
+	if (enpu_set_param("test_delay_us", "0"))
+		SKIP(return, "cannot set test_delay_us");
+	ASSERT_EQ(-EINVAL, enpu_set_param("test_delay_us", "10000001"));
+	ASSERT_EQ(-EINVAL, enpu_set_param("test_delay_us", "-1"));
+	ASSERT_EQ(-EINVAL, enpu_set_param("test_delay_us", "fast"));
+	ASSERT_EQ(0, enpu_get_param("test_delay_us"));
+	/* the load-time ones are read-only, and were checked at load */
+	ASSERT_GE(enpu_get_param("job_timeout_ms"), 10);
+	ASSERT_GE(enpu_get_param("cores"), 1);
+	ASSERT_LE(enpu_get_param("cores"), 8);
+	ASSERT_EQ(-EACCES, enpu_set_param("job_timeout_ms", "0"));
+}
+
+static long module_refcnt(void)
+{
+	char buf[32] = { 0 };
+	int fd = open("/sys/module/enpu/refcnt", O_RDONLY);
+	long n;
+
+	if (fd < 0)
+		return -1;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	return n > 0 ? atol(buf) : -1;
+}
+
+/* wait up to 10 s for the module's reference count to settle at want (or any, -1) */
+static long refcnt_settle(long want)
+{
+	long prev = module_refcnt(), cur;
+	int i, same = 0;
+
+	for (i = 0; i < 200; i++) {
+		usleep(50000);
+		cur = module_refcnt();
+		if (want >= 0 && cur == want)
+			return cur;
+		same = cur == prev ? same + 1 : 0;
+		if (want < 0 && same >= 4)
+			return cur;
+		prev = cur;
+	}
+	return module_refcnt();
+}
+
+/*
+ * A sync_file exported from an out-syncobj keeps the job's fences alive
+ * after the syncobj, the job and the file that ran it are gone. The
+ * hardware fence among them holds a module reference until it is released,
+ * so rmmod cannot pull its ops out from under it.
+ */
+TEST_F(limits, live_fence_holds_the_module)
+{
+	struct drm_syncobj_handle h = {
+		.flags = DRM_SYNCOBJ_HANDLE_TO_FD_FLAGS_EXPORT_SYNC_FILE, .fd = -1,
+	};
+	uint32_t s;
+	long r0;
+	int fd2;
+
+	if (module_refcnt() < 0)
+		SKIP(return, "no /sys/module/enpu/refcnt");
+	r0 = refcnt_settle(-1);
+	fd2 = enpu_open();
+	ASSERT_GE(fd2, 0);
+	ASSERT_EQ(0, enpu_syncobj_new(fd2, 0, &s));
+	ASSERT_EQ(0, enpu_submit_nops(fd2, 1, 0, s));
+	ASSERT_EQ(0, enpu_syncobj_wait(fd2, s, 10 * SEC));
+	h.handle = s;
+	ASSERT_EQ(0, enpu_ioctl(fd2, DRM_IOCTL_SYNCOBJ_HANDLE_TO_FD, &h));
+	close(fd2);
+	/* file, syncobj and job are gone; the hardware fence lives in the sync_file */
+	ASSERT_EQ(r0 + 1, refcnt_settle(r0 + 1));
+	close(h.fd);
+	ASSERT_EQ(r0, refcnt_settle(r0));
 }
 
 TEST_HARNESS_MAIN
