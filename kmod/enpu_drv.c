@@ -9,6 +9,7 @@
 #include <linux/module.h>
 #include <linux/platform_device.h>
 #include <linux/slab.h>
+#include <linux/string.h>
 #include <linux/uaccess.h>
 #include <linux/seq_file.h>
 #include <drm/drm_accel.h>
@@ -35,9 +36,10 @@ static int enpu_param_set_range(const char *val, const struct kernel_param *kp,
 {
 	int ret = param_set_uint_minmax(val, kp, min, max);
 
-	if (ret)
-		pr_err("enpu: %s=%s refused: must be an integer in %u..%u\n",
-		       kp->name, val ?: "", min, max);
+	/* a value written through sysfs usually ends with a newline */
+	if (ret && val)
+		pr_err("enpu: %s=%.*s refused: must be an integer in %u..%u\n",
+		       kp->name, (int)strcspn(val, "\n"), val, min, max);
 	return ret;
 }
 
