@@ -68,6 +68,21 @@ static u64 cs_mul_sat(u64 a, u64 b)
 	return a * b;
 }
 
+/*
+ * Work is counted in units of about one multiply-accumulate of the
+ * executor's inner loops (a MATMUL or POOL tap, one input channel of a
+ * CONV2D tap). A CONV2D tap costs CS_TAP_WORK units on top of its channels;
+ * producing one output element costs CS_OUT_WORK units, an ELTWISE element
+ * (up to three requantisations) CS_ELTWISE_WORK, a LUT or COPY element
+ * CS_BYTE_WORK, and each row of a LUT or COPY (a call of the yield hook)
+ * CS_ROW_WORK. The formula is part of the uAPI: see ENPU_CS_MAX_WORK.
+ */
+#define CS_TAP_WORK	4
+#define CS_OUT_WORK	16
+#define CS_ELTWISE_WORK	16
+#define CS_BYTE_WORK	4
+#define CS_ROW_WORK	16
+
 static void cs_add_work(struct cs_vctx *v, u64 work)
 {
 	v->info.work = work > U64_MAX - v->info.work ? U64_MAX : v->info.work + work;
@@ -124,6 +139,18 @@ static int cs_vector_check(struct cs_vctx *v, const struct enpu_cs_tensor *t,
 	if (t->dim[0] != n || t->dim[1] != 1 || t->dim[2] != 1 || t->dim[3] != 1)
 		return -EINVAL;
 	return cs_tensor_check(v, t, elem_size, 0);
+}
+
+/* Per-channel (mult, shift) table: 8-byte entries that must not overlap. */
+static int cs_requant_check(struct cs_vctx *v, const struct enpu_cs_tensor *t, u32 n)
+{
+	int ret = cs_vector_check(v, t, n, 8);
+
+	if (ret)
+		return ret;
+	if (t->region != ENPU_CS_NO_REGION && t->stride[0] < 8)
+		return -EINVAL;
+	return 0;
 }
 
 static int cs_in_range(s32 x, s32 lo, s32 hi)
@@ -200,11 +227,13 @@ static int cs_check_conv(struct cs_vctx *v, const struct enpu_cs_conv2d *c)
 	ret = cs_vector_check(v, &c->bias, oc, 4);
 	if (ret)
 		return ret;
-	ret = cs_vector_check(v, &c->requant, oc, 8);
+	ret = cs_requant_check(v, &c->requant, oc);
 	if (ret)
 		return ret;
+	/* KH * KW * (ICg + CS_TAP_WORK) < 2^49: cannot overflow */
 	cs_add_work(v, cs_mul_sat(cs_mul_sat((u64)out->dim[0] * oh, (u64)ow * oc),
-				  (u64)w->dim[1] * w->dim[2] * w->dim[3]));
+				  (u64)w->dim[1] * w->dim[2] * (w->dim[3] + CS_TAP_WORK) +
+				  CS_OUT_WORK));
 	return 0;
 }
 
@@ -234,11 +263,11 @@ static int cs_check_matmul(struct cs_vctx *v, const struct enpu_cs_matmul *m)
 	ret = cs_vector_check(v, &m->bias, w->dim[1], 4);
 	if (ret)
 		return ret;
-	ret = cs_vector_check(v, &m->requant, w->dim[1], 8);
+	ret = cs_requant_check(v, &m->requant, w->dim[1]);
 	if (ret)
 		return ret;
 	cs_add_work(v, cs_mul_sat((u64)out->dim[0] * out->dim[1],
-				  (u64)out->dim[2] * a->dim[2]));
+				  (u64)out->dim[2] * (a->dim[2] + CS_OUT_WORK)));
 	return 0;
 }
 
@@ -255,6 +284,15 @@ static int cs_broadcasts_to(const struct enpu_cs_tensor *x, const struct enpu_cs
 static u64 cs_elems(const struct enpu_cs_tensor *t)
 {
 	return (u64)t->dim[0] * t->dim[1] * t->dim[2] * t->dim[3];
+}
+
+/* LUT and COPY: CS_BYTE_WORK per element, CS_ROW_WORK per row (dims 0..2) */
+static u64 cs_byte_work(const struct enpu_cs_tensor *t)
+{
+	u64 rows = (u64)t->dim[0] * t->dim[1] * t->dim[2];
+
+	/* < 2^48 * (2^16 * 4 + 16): cannot overflow */
+	return rows * ((u64)t->dim[3] * CS_BYTE_WORK + CS_ROW_WORK);
 }
 
 static int cs_check_eltwise(struct cs_vctx *v, const struct enpu_cs_eltwise *e)
@@ -290,7 +328,7 @@ static int cs_check_eltwise(struct cs_vctx *v, const struct enpu_cs_eltwise *e)
 	default:
 		return -EINVAL;
 	}
-	cs_add_work(v, cs_elems(&e->out));
+	cs_add_work(v, cs_mul_sat(cs_elems(&e->out), CS_ELTWISE_WORK));
 	return 0;
 }
 
@@ -336,7 +374,13 @@ static int cs_check_pool(struct cs_vctx *v, const struct enpu_cs_pool *p)
 	if (!oh || !ow || out->dim[0] != in->dim[0] || out->dim[1] != oh ||
 	    out->dim[2] != ow || out->dim[3] != in->dim[3])
 		return -EINVAL;
-	cs_add_work(v, cs_elems(in));
+	/* every output element visits its whole window, padding included */
+	if (p->mode == ENPU_POOL_GLOBAL_AVG)
+		cs_add_work(v, cs_mul_sat(cs_elems(out),
+					  (u64)in->dim[1] * in->dim[2] + CS_OUT_WORK));
+	else
+		cs_add_work(v, cs_mul_sat(cs_elems(out),
+					  (u64)p->kernel_h * p->kernel_w + CS_OUT_WORK));
 	return 0;
 }
 
@@ -357,10 +401,38 @@ static int cs_check_lut(struct cs_vctx *v, const struct enpu_cs_lut *l)
 	if (ret)
 		return ret;
 	if (t->dim[0] != 256 || t->dim[1] != 1 || t->dim[2] != 1 || t->dim[3] != 1 ||
-	    !cs_same_dims(&l->in, &l->out))
+	    t->stride[0] != 1 || !cs_same_dims(&l->in, &l->out))
 		return -EINVAL;
-	cs_add_work(v, cs_elems(&l->out));
+	cs_add_work(v, cs_byte_work(&l->out));
 	return 0;
+}
+
+/* One past the last byte of a checked tensor of 1-byte elements. */
+static u64 cs_end(const struct enpu_cs_tensor *t)
+{
+	u64 end = t->offset + 1;
+	int i;
+
+	for (i = 0; i < 4; i++)
+		end += (u64)(t->dim[i] - 1) * t->stride[i];
+	return end;
+}
+
+/*
+ * COPY in one region: the byte ranges the two tensors span must not
+ * intersect, unless the tensors are identical (a copy onto itself).
+ */
+static int cs_copy_overlaps(const struct enpu_cs_tensor *src, const struct enpu_cs_tensor *dst)
+{
+	int i, same = src->offset == dst->offset;
+
+	if (src->region != dst->region)
+		return 0;
+	for (i = 0; i < 4; i++)
+		same &= src->stride[i] == dst->stride[i];
+	if (same)
+		return 0;
+	return src->offset < cs_end(dst) && dst->offset < cs_end(src);
 }
 
 static int cs_check_copy(struct cs_vctx *v, const struct enpu_cs_copy *c)
@@ -375,9 +447,9 @@ static int cs_check_copy(struct cs_vctx *v, const struct enpu_cs_copy *c)
 	ret = cs_tensor_check(v, &c->dst, 1, 1);
 	if (ret)
 		return ret;
-	if (!cs_same_dims(&c->src, &c->dst))
+	if (!cs_same_dims(&c->src, &c->dst) || cs_copy_overlaps(&c->src, &c->dst))
 		return -EINVAL;
-	cs_add_work(v, cs_elems(&c->dst));
+	cs_add_work(v, cs_byte_work(&c->dst));
 	return 0;
 }
 
@@ -435,6 +507,8 @@ int enpu_cs_validate(const void *stream, u64 len, const u64 *region_size,
 		ret = cs_check_cmd(&v, &cmd);
 		if (ret)
 			return ret;
+		if (v.info.work > ENPU_CS_MAX_WORK)
+			return -E2BIG;
 		v.info.op_count[cmd.hdr.opcode]++;
 		pos += size;
 	}
@@ -448,15 +522,38 @@ int enpu_cs_validate(const void *stream, u64 len, const u64 *region_size,
 
 /* ---- execution ----------------------------------------------------------- */
 
+/*
+ * The executor calls the yield hook after every command and output row, and
+ * in the inner loops at least once per CS_POLL_WORK units of work (the same
+ * units as the validator's estimate), so that no command, however its
+ * tensors are shaped, runs for long without a chance to stop.
+ */
+#define CS_POLL_WORK	(64 * 1024)
+
 struct cs_xctx {
 	void *const *region;
 	enpu_cs_yield_fn yield;
 	void *arg;
+	u64 pending;	/* work done since the hook was last called */
+	int stop;	/* the hook asked to stop */
 };
 
+/* Call the hook; non-zero when execution must stop. */
 static int cs_yield(struct cs_xctx *x)
 {
-	return x->yield ? x->yield(x->arg) : 0;
+	x->pending = 0;
+	if (!x->stop && x->yield && x->yield(x->arg))
+		x->stop = 1;
+	return x->stop;
+}
+
+/* Account @n units of work, calling the hook when enough has accumulated. */
+static int cs_work(struct cs_xctx *x, u64 n)
+{
+	x->pending += n;
+	if (x->pending >= CS_POLL_WORK)
+		return cs_yield(x);
+	return x->stop;
 }
 
 static u8 *cs_at(struct cs_xctx *x, const struct enpu_cs_tensor *t,
@@ -538,7 +635,10 @@ static void cs_channel_quant(struct cs_xctx *x, const struct enpu_cs_tensor *bia
 	}
 }
 
-/* The accumulator of one CONV2D output element over its receptive field. */
+/*
+ * The accumulator of one CONV2D output element over its receptive field;
+ * meaningless when the yield hook asked to stop (x->stop) on the way.
+ */
 static u32 cs_conv_acc(struct cs_xctx *x, const struct enpu_cs_conv2d *c,
 		       u32 n, u32 oy, u32 ox, u32 o)
 {
@@ -550,11 +650,17 @@ static u32 cs_conv_acc(struct cs_xctx *x, const struct enpu_cs_conv2d *c,
 	for (ky = 0; ky < w->dim[1]; ky++) {
 		s64 iy = (s64)oy * c->stride_h - c->pad_top + (s64)ky * c->dil_h;
 
-		if (iy < 0 || iy >= in->dim[1])
+		if (iy < 0 || iy >= in->dim[1]) {
+			if (cs_work(x, (u64)w->dim[2] * (icg + CS_TAP_WORK)))
+				return 0;
 			continue;
+		}
 		for (kx = 0; kx < w->dim[2]; kx++) {
 			s64 ix = (s64)ox * c->stride_w - c->pad_left + (s64)kx * c->dil_w;
 
+			/* at most ENPU_CS_MAX_DIM multiply-accumulates per poll */
+			if (cs_work(x, icg + CS_TAP_WORK))
+				return 0;
 			if (ix < 0 || ix >= in->dim[2])
 				continue;
 			for (i = 0; i < icg; i++) {
@@ -582,6 +688,8 @@ static int cs_exec_conv(struct cs_xctx *x, const struct enpu_cs_conv2d *c)
 					cs_channel_quant(x, &c->bias, &c->requant, &c->quant, o,
 							 &bias, &mult, &shift);
 					acc = (s32)((u32)bias + cs_conv_acc(x, c, n, oy, ox, o));
+					if (x->stop || cs_work(x, CS_OUT_WORK))
+						return -ECANCELED;
 					acc = cs_requant(acc, mult, shift);
 					acc = cs_out8(acc, &c->quant);
 					*(s8 *)cs_at(x, out, n, oy, ox, o) = (s8)acc;
@@ -606,6 +714,9 @@ static int cs_exec_matmul(struct cs_xctx *x, const struct enpu_cs_matmul *mm)
 				s32 bias, mult, shift;
 				u32 acc;
 
+				/* at most ENPU_CS_MAX_DIM multiply-accumulates per poll */
+				if (cs_work(x, (u64)a->dim[2] + CS_OUT_WORK))
+					return -ECANCELED;
 				cs_channel_quant(x, &mm->bias, &mm->requant, q, n,
 						 &bias, &mult, &shift);
 				acc = (u32)bias;
@@ -650,6 +761,8 @@ static int cs_exec_eltwise(struct cs_xctx *x, const struct enpu_cs_eltwise *e)
 							     cs_bidx(tb, 3, i3));
 					s32 r;
 
+					if (cs_work(x, CS_ELTWISE_WORK))
+						return -ECANCELED;
 					a -= q->in_zp;
 					b -= q->in2_zp;
 					if (e->op == ENPU_ELTWISE_ADD) {
@@ -673,7 +786,10 @@ static int cs_exec_eltwise(struct cs_xctx *x, const struct enpu_cs_eltwise *e)
 	return 0;
 }
 
-/* One POOL output element; the window is clipped to the input. */
+/*
+ * One POOL output element; the window is clipped to the input. Meaningless
+ * when the yield hook asked to stop (x->stop) on the way.
+ */
 static s8 cs_pool_point(struct cs_xctx *x, const struct enpu_cs_pool *p, const u32 *win,
 			u32 n, u32 oy, u32 ox, u32 c)
 {
@@ -687,6 +803,9 @@ static s8 cs_pool_point(struct cs_xctx *x, const struct enpu_cs_pool *p, const u
 	for (ky = 0; ky < win[0]; ky++) {
 		s64 iy = y0 + ky;
 
+		/* at most ENPU_CS_MAX_DIM taps per poll */
+		if (cs_work(x, win[1]))
+			return 0;
 		if (iy < 0 || iy >= in->dim[1])
 			continue;
 		for (kx = 0; kx < win[1]; kx++) {
@@ -732,10 +851,15 @@ static int cs_exec_pool(struct cs_xctx *x, const struct enpu_cs_pool *p)
 	}
 	for (n = 0; n < out->dim[0]; n++) {
 		for (oy = 0; oy < out->dim[1]; oy++) {
-			for (ox = 0; ox < out->dim[2]; ox++)
-				for (c = 0; c < out->dim[3]; c++)
-					*(s8 *)cs_at(x, out, n, oy, ox, c) =
-						cs_pool_point(x, p, win, n, oy, ox, c);
+			for (ox = 0; ox < out->dim[2]; ox++) {
+				for (c = 0; c < out->dim[3]; c++) {
+					s8 r = cs_pool_point(x, p, win, n, oy, ox, c);
+
+					if (x->stop || cs_work(x, CS_OUT_WORK))
+						return -ECANCELED;
+					*(s8 *)cs_at(x, out, n, oy, ox, c) = r;
+				}
+			}
 			if (cs_yield(x))
 				return -ECANCELED;
 		}
@@ -753,8 +877,11 @@ static int cs_exec_bytes(struct cs_xctx *x, const struct enpu_cs_tensor *src,
 		for (i1 = 0; i1 < dst->dim[1]; i1++) {
 			for (i2 = 0; i2 < dst->dim[2]; i2++) {
 				for (i3 = 0; i3 < dst->dim[3]; i3++) {
-					u8 v = *cs_at(x, src, i0, i1, i2, i3);
+					u8 v;
 
+					if (cs_work(x, CS_BYTE_WORK))
+						return -ECANCELED;
+					v = *cs_at(x, src, i0, i1, i2, i3);
 					if (table)
 						v = *cs_at(x, table, v, 0, 0, 0);
 					*cs_at(x, dst, i0, i1, i2, i3) = v;

@@ -29,7 +29,8 @@
  * @op_count: commands per opcode
  * @read_mask: bit r set when region r is read
  * @write_mask: bit r set when region r is written
- * @work: rough amount of work (multiply-accumulates plus element moves)
+ * @work: estimated work, in the units of ENPU_CS_MAX_WORK (about one
+ *	multiply-accumulate each); at most ENPU_CS_MAX_WORK
  */
 struct enpu_cs_info {
 	u32 num_cmds;
@@ -48,7 +49,8 @@ struct enpu_cs_info {
  * @info: filled on success; may be NULL
  *
  * Return: 0, -EINVAL for a malformed stream or parameter, -ERANGE for a
- * region past its buffer or an extent that overflows.
+ * region past its buffer or an extent that overflows, -E2BIG for a stream
+ * whose work exceeds ENPU_CS_MAX_WORK.
  */
 int enpu_cs_validate(const void *stream, u64 len, const u64 *region_size,
 		     u32 num_regions, struct enpu_cs_info *info);
@@ -66,7 +68,10 @@ typedef int (*enpu_cs_yield_fn)(void *arg);
  * @stream: a stream that enpu_cs_validate() accepted
  * @region: base address of each region's buffer, as many as validated
  * @num_regions: entries in @region
- * @yield: called after each command and each output row; may be NULL
+ * @yield: called after each command and each output row, and inside the
+ *	inner loops whenever 64K units of work (see ENPU_CS_MAX_WORK) have
+ *	accumulated since the last call, so never more than about 128K units
+ *	apart whatever the tensors' shapes; may be NULL
  * @arg: passed to @yield
  *
  * Return: 0, or -ECANCELED when @yield asked to stop.

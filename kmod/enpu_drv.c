@@ -9,6 +9,7 @@
 #include <linux/module.h>
 #include <linux/platform_device.h>
 #include <linux/slab.h>
+#include <linux/string.h>
 #include <linux/uaccess.h>
 #include <linux/seq_file.h>
 #include <drm/drm_accel.h>
@@ -24,21 +25,54 @@
 #include "enpu_gem.h"
 #include "enpu_job.h"
 
+/*
+ * Numeric parameters are checked against their range when set, at load
+ * time or through sysfs: a value out of range is refused with -EINVAL and a
+ * message (and a module load with it fails), rather than becoming, say, a
+ * zero-jiffy job timeout.
+ */
+static int enpu_param_set_range(const char *val, const struct kernel_param *kp,
+				unsigned int min, unsigned int max)
+{
+	int ret = param_set_uint_minmax(val, kp, min, max);
+
+	/* a value written through sysfs usually ends with a newline */
+	if (ret && val)
+		pr_err("enpu: %s=%.*s refused: must be an integer in %u..%u\n",
+		       kp->name, (int)strcspn(val, "\n"), val, min, max);
+	return ret;
+}
+
+#define ENPU_PARAM_RANGE(name, min, max)					\
+static int enpu_param_set_##name(const char *val, const struct kernel_param *kp) \
+{									\
+	return enpu_param_set_range(val, kp, min, max);			\
+}									\
+static const struct kernel_param_ops enpu_param_ops_##name = {		\
+	.set = enpu_param_set_##name,					\
+	.get = param_get_uint,						\
+}
+
 static unsigned int enpu_cores = 2;
-module_param_named(cores, enpu_cores, uint, 0444);
+ENPU_PARAM_RANGE(cores, 1, ENPU_MAX_CORES);
+module_param_cb(cores, &enpu_param_ops_cores, &enpu_cores, 0444);
 MODULE_PARM_DESC(cores, "Number of virtual NPU cores (1-8, default 2)");
 
 unsigned int enpu_job_timeout_ms = 2000;
-module_param_named(job_timeout_ms, enpu_job_timeout_ms, uint, 0444);
-MODULE_PARM_DESC(job_timeout_ms, "Time a job may go without progress before reset (ms)");
+ENPU_PARAM_RANGE(job_timeout_ms, ENPU_MIN_TIMEOUT_MS, ENPU_MAX_TIMEOUT_MS);
+module_param_cb(job_timeout_ms, &enpu_param_ops_job_timeout_ms, &enpu_job_timeout_ms, 0444);
+MODULE_PARM_DESC(job_timeout_ms,
+		 "Time a job may go without progress before reset (ms, 10-600000, default 2000)");
 
 bool enpu_test_hooks;
 module_param_named(test_hooks, enpu_test_hooks, bool, 0644);
 MODULE_PARM_DESC(test_hooks, "Allow test hooks such as ENPU_JOB_TEST_HANG (default off)");
 
 unsigned int enpu_test_delay_us;
-module_param_named(test_delay_us, enpu_test_delay_us, uint, 0644);
-MODULE_PARM_DESC(test_delay_us, "Test hook: engine sleeps this long per unit of work");
+ENPU_PARAM_RANGE(test_delay_us, 0, ENPU_MAX_TEST_DELAY_US);
+module_param_cb(test_delay_us, &enpu_param_ops_test_delay_us, &enpu_test_delay_us, 0644);
+MODULE_PARM_DESC(test_delay_us,
+		 "Test hook: engine sleeps this long per unit of work (us, 0-10000000)");
 
 static struct platform_device *enpu_pdev;
 
@@ -55,6 +89,7 @@ static int enpu_query_device(struct enpu_device *edev, struct drm_enpu_query *ar
 		.max_bos_per_job = ENPU_MAX_BOS_PER_JOB,
 		.max_in_syncobjs = ENPU_MAX_IN_SYNCOBJS,
 		.job_timeout_ms = enpu_job_timeout_ms,
+		.max_job_work = ENPU_CS_MAX_WORK,
 	};
 	u32 len = min_t(u32, args->size, sizeof(q));
 
@@ -191,6 +226,12 @@ static struct platform_driver enpu_platform_driver = {
 	.remove = enpu_remove,
 	.driver = {
 		.name = "enpu",
+		/*
+		 * No unbind through sysfs: hardware fences that outlive their
+		 * files hold module references, so the cores they ran on go
+		 * only when the module does.
+		 */
+		.suppress_bind_attrs = true,
 	},
 };
 
@@ -202,7 +243,8 @@ static int __init enpu_init(void)
 	BUILD_BUG_ON(sizeof(struct drm_enpu_job) != ENPU_JOB_V1_SIZE);
 	BUILD_BUG_ON(sizeof(struct drm_enpu_job_bo) != 8);
 	BUILD_BUG_ON(sizeof(struct drm_enpu_query) != 24);
-	BUILD_BUG_ON(sizeof(struct drm_enpu_query_device) != 48);
+	BUILD_BUG_ON(sizeof(struct drm_enpu_query_device) != 56);
+	BUILD_BUG_ON(offsetof(struct drm_enpu_query_device, max_job_work) != 48);
 	BUILD_BUG_ON(sizeof(struct drm_enpu_submit) != 24);
 	BUILD_BUG_ON(sizeof(struct enpu_cs_tensor) != 48);
 	BUILD_BUG_ON(sizeof(struct enpu_cs_conv2d) % 8 || sizeof(struct enpu_cs_pool) % 8 ||

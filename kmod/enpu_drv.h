@@ -20,6 +20,10 @@
 #define ENPU_MAX_IN_SYNCOBJS	32
 #define ENPU_MAX_CS_SIZE	(256 * 1024)
 #define ENPU_MAX_BO_SIZE	SZ_1G
+/* module parameter ranges */
+#define ENPU_MIN_TIMEOUT_MS	10
+#define ENPU_MAX_TIMEOUT_MS	600000
+#define ENPU_MAX_TEST_DELAY_US	10000000
 
 struct enpu_core;
 struct enpu_hw_ops;

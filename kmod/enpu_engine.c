@@ -9,8 +9,10 @@
  * hardware goes through struct enpu_hw_ops.
  */
 #include <linux/delay.h>
+#include <linux/module.h>
 #include <linux/slab.h>
 #include <linux/sched.h>
+#include <linux/string.h>
 #include <drm/drm_print.h>
 #include <drm/enpu_accel.h>
 
@@ -19,6 +21,26 @@
 #include "enpu_job.h"
 #include "enpu_trace.h"
 
+/*
+ * A hardware fence can outlive its job, its core and the module: a sync_file
+ * exported from an out-syncobj holds the job's scheduler fence, which holds
+ * this one as its parent. So the fence carries its own lock and timeline
+ * name instead of pointing into struct enpu_core (freed at unbind), and
+ * holds a reference on the module from dma_fence_init() until its release,
+ * so that enpu_fence_ops and its functions stay: rmmod fails with EBUSY
+ * while such a fence lives.
+ */
+struct enpu_hw_fence {
+	struct dma_fence base;
+	spinlock_t lock; /* the fence's lock, for dma_fence_init() */
+	char timeline[sizeof_field(struct enpu_core, name)];
+};
+
+static struct enpu_hw_fence *to_enpu_hw_fence(struct dma_fence *fence)
+{
+	return container_of(fence, struct enpu_hw_fence, base);
+}
+
 static const char *enpu_fence_driver_name(struct dma_fence *fence)
 {
 	return "enpu";
@@ -26,30 +48,50 @@ static const char *enpu_fence_driver_name(struct dma_fence *fence)
 
 static const char *enpu_fence_timeline_name(struct dma_fence *fence)
 {
-	struct enpu_core *core = container_of(fence->lock, struct enpu_core, fence_lock);
+	return to_enpu_hw_fence(fence)->timeline;
+}
 
-	return core->name;
+static void enpu_fence_release(struct dma_fence *fence)
+{
+	/* what dma_fence_release() does without a release op: kfree_rcu() */
+	dma_fence_free(fence);
+	/*
+	 * Last: the module may go once this returns. (Returning from here is
+	 * the one step a module cannot cover with its own reference.)
+	 */
+	module_put(THIS_MODULE);
 }
 
 static const struct dma_fence_ops enpu_fence_ops = {
 	.get_driver_name = enpu_fence_driver_name,
 	.get_timeline_name = enpu_fence_timeline_name,
+	.release = enpu_fence_release,
 };
 
-/* Allocated at submit: run_job is in the fence signalling path and must not allocate. */
+/*
+ * Allocated at submit: run_job is in the fence signalling path and must not
+ * allocate. A fence that was never initialised is freed with kfree() (as
+ * enpu_job_free() does), so the dma_fence is the first member.
+ */
 struct dma_fence *enpu_engine_fence_alloc(void)
 {
-	return kzalloc(sizeof(struct dma_fence), GFP_KERNEL);
+	struct enpu_hw_fence *hf;
+
+	BUILD_BUG_ON(offsetof(struct enpu_hw_fence, base) != 0);
+	hf = kzalloc(sizeof(*hf), GFP_KERNEL);
+	return hf ? &hf->base : NULL;
 }
 
 void enpu_engine_fence_init(struct enpu_core *core, struct dma_fence *fence)
 {
-	u64 seqno;
+	struct enpu_hw_fence *hf = to_enpu_hw_fence(fence);
 
-	spin_lock(&core->fence_lock);
-	seqno = ++core->fence_seqno;
-	spin_unlock(&core->fence_lock);
-	dma_fence_init(fence, &enpu_fence_ops, &core->fence_lock, core->fence_context, seqno);
+	spin_lock_init(&hf->lock);
+	strscpy(hf->timeline, core->name);
+	/* the caller's device file keeps the module loaded: this cannot fail */
+	__module_get(THIS_MODULE);
+	dma_fence_init(fence, &enpu_fence_ops, &hf->lock, core->fence_context,
+		       atomic64_inc_return(&core->fence_seqno));
 }
 
 /* The completion "interrupt": called by the engine, in its own context. */
@@ -72,16 +114,25 @@ void enpu_engine_complete(struct enpu_core *core, int error)
 
 /* ---- the virtual NPU behind enpu_hw_ops ---------------------------------- */
 
+/*
+ * Called by the executor after every command and output row and at least
+ * every 64K units of work, so a reset is seen within that much work. The
+ * test hook's delay is part of the unit of work that then counts as
+ * progress; it is cut short by a reset.
+ */
 static int enpu_vhw_yield(void *arg)
 {
 	struct enpu_core *core = arg;
 	unsigned int delay = READ_ONCE(enpu_test_delay_us);
 
+	while (delay && !atomic_read(&core->abort)) {
+		unsigned int us = min(delay, 5000u);
+
+		usleep_range(us, us + us / 8 + 1);
+		delay -= us;
+	}
+	cond_resched();
 	atomic64_inc(&core->progress);
-	if (delay)
-		usleep_range(delay, delay + delay / 8 + 1);
-	else
-		cond_resched();
 	return atomic_read(&core->abort);
 }
 
@@ -97,13 +148,12 @@ static void enpu_vhw_exec_work(struct work_struct *work)
 	if (!job)
 		return;
 
-	if (job->flags & ENPU_JOB_TEST_HANG) {
+	ret = enpu_cs_execute(job->cs, job->vaddr, job->bo_count, enpu_vhw_yield, core);
+	if (!ret && (job->flags & ENPU_JOB_TEST_HANG)) {
 		/* test hook: a core that stops making progress until reset */
 		while (!atomic_read(&core->abort))
 			usleep_range(5000, 10000);
 		ret = -ECANCELED;
-	} else {
-		ret = enpu_cs_execute(job->cs, job->vaddr, job->bo_count, enpu_vhw_yield, core);
 	}
 	if (ret == -ECANCELED)
 		ret = -ETIMEDOUT;
@@ -175,7 +225,6 @@ static int enpu_core_init(struct enpu_device *edev, struct enpu_core *core, u32 
 	core->edev = edev;
 	core->index = index;
 	snprintf(core->name, sizeof(core->name), "enpu-core%u", index);
-	spin_lock_init(&core->fence_lock);
 	mutex_init(&core->lock);
 	core->fence_context = dma_fence_context_alloc(1);
 

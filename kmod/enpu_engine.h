@@ -21,8 +21,7 @@ struct enpu_job;
  * @name: timeline and scheduler name
  * @sched: drm_sched scheduler of this core
  * @fence_context: dma_fence context of the hardware fences
- * @fence_seqno: last hardware fence seqno, protected by @fence_lock
- * @fence_lock: the hardware fences' lock; protects @fence_seqno
+ * @fence_seqno: last hardware fence seqno
  * @lock: protects @current_job; completion and the timeout handler take it
  *	so that a job cannot complete while the handler looks at it
  * @current_job: job on the engine, or NULL
@@ -37,8 +36,7 @@ struct enpu_core {
 	char name[16];
 	struct drm_gpu_scheduler sched;
 	u64 fence_context;
-	u64 fence_seqno;
-	spinlock_t fence_lock; /* protects fence_seqno, the hw fences */
+	atomic64_t fence_seqno;
 	struct mutex lock; /* protects current_job vs. timeout handler */
 	struct enpu_job *current_job;
 	atomic64_t progress;

@@ -344,6 +344,8 @@ static struct dma_fence *enpu_sched_run_job(struct drm_sched_job *sched_job)
 		return NULL;
 	enpu_engine_fence_init(core, job->hw_fence);
 	job->hw_fence_init = true;
+	/* the core's counter is cumulative: a hang is no progress since now */
+	job->last_progress = job->edev->hw->progress(core);
 	job->edev->hw->submit(core, job);
 	return dma_fence_get(job->hw_fence);
 }

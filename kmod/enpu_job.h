@@ -31,7 +31,8 @@ struct drm_gem_object;
  * @hw_fence: signalled by the engine when the job completes
  * @hw_fence_init: @hw_fence was initialised (it is then freed by its refcount)
  * @out_syncobj: receives the finished fence, or NULL
- * @last_progress: engine progress seen at the previous timeout
+ * @last_progress: engine progress when the job started, then at the
+ *	previous timeout
  * @start_ns: when the engine started the job
  * @free_work: drops the job's references off the scheduler's workqueue
  */

@@ -55,12 +55,17 @@ TEST_F(enpu, query_device)
 	ASSERT_EQ((1ull << ENPU_OP_COUNT) - 1, dev.opcode_mask);
 	ASSERT_GE(dev.max_bos_per_job, 8);
 	ASSERT_GT(dev.job_timeout_ms, 0);
+	/* uAPI 1.1: the work limit, appended at offset 48 */
+	ASSERT_EQ(56, sizeof(dev));
+	ASSERT_EQ(48, offsetof(struct drm_enpu_query_device, max_job_work));
+	ASSERT_EQ(ENPU_CS_MAX_WORK, dev.max_job_work);
 }
 
 TEST_F(enpu, query_size_negotiation)
 {
 	uint8_t buf[sizeof(struct drm_enpu_query_device) + 16];
 	struct drm_enpu_query q = { .type = DRM_ENPU_QUERY_DEVICE };
+	struct drm_enpu_query_device full;
 
 	/* size 0 asks for the size */
 	enpu_query_ok(self->fd, &q);
@@ -73,6 +78,17 @@ TEST_F(enpu, query_size_negotiation)
 	ASSERT_EQ(sizeof(struct drm_enpu_query_device), q.size);
 	ASSERT_EQ(ENPU_UAPI_VERSION_MAJOR, buf[2] | buf[3] << 8);
 	ASSERT_EQ(0xaa, buf[4]);
+	/* a uAPI 1.0 caller's 48-byte reply: the old fields, nothing past them */
+	q.size = sizeof(full);
+	q.ptr = (uintptr_t)&full;
+	enpu_query_ok(self->fd, &q);
+	memset(buf, 0xaa, sizeof(buf));
+	q.size = offsetof(struct drm_enpu_query_device, max_job_work);
+	q.ptr = (uintptr_t)buf;
+	enpu_query_ok(self->fd, &q);
+	ASSERT_EQ(sizeof(struct drm_enpu_query_device), q.size);
+	ASSERT_EQ(0, memcmp(buf, &full, 48));
+	ASSERT_EQ(0xaa, buf[48]);
 	/* larger buffer than the kernel's reply: the tail is untouched */
 	memset(buf, 0xaa, sizeof(buf));
 	q.size = sizeof(buf);

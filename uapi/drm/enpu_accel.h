@@ -32,8 +32,11 @@ extern "C" {
  *   type, a malformed command stream (bad magic or version, unknown opcode,
  *   a command size or parameter out of range), the same BO twice in one
  *   job, an in-syncobj that has no fence yet.
- * - %E2BIG: a count or size above the device limit reported by QUERY, or a
- *   stride larger than the kernel knows whose extra bytes are not zero.
+ * - %E2BIG: a count or size above the device limit reported by QUERY, a
+ *   command stream whose work estimate exceeds
+ *   &drm_enpu_query_device.max_job_work (see ENPU_CS_MAX_WORK in
+ *   enpu_cmdstream.h; split the work over several jobs), or a stride larger
+ *   than the kernel knows whose extra bytes are not zero.
  * - %ERANGE: a command stream region that reaches past the end of its buffer
  *   object, or whose extent overflows 64-bit arithmetic.
  * - %ENOENT: an unknown GEM handle or syncobj handle.
@@ -57,7 +60,7 @@ extern "C" {
 /** ENPU_UAPI_VERSION_MAJOR - incompatible uAPI changes bump this */
 #define ENPU_UAPI_VERSION_MAJOR 1
 /** ENPU_UAPI_VERSION_MINOR - compatible additions bump this */
-#define ENPU_UAPI_VERSION_MINOR 0
+#define ENPU_UAPI_VERSION_MINOR 1
 
 #define DRM_ENPU_QUERY			0x00
 #define DRM_ENPU_BO_CREATE		0x01
@@ -113,6 +116,11 @@ struct drm_enpu_query {
 
 /**
  * struct drm_enpu_query_device - reply to %DRM_ENPU_QUERY_DEVICE
+ *
+ * The reply only grows at its end, by fields whose offset and size keep
+ * the structure a multiple of 8 bytes with no implicit padding. A field
+ * past the @size the kernel returns was not known to that kernel: treat
+ * it as absent (uAPI 1.0 replies end after @job_timeout_ms, 48 bytes).
  */
 struct drm_enpu_query_device {
 	/** @uapi_version: (major << 16) | minor of this uAPI. */
@@ -135,6 +143,12 @@ struct drm_enpu_query_device {
 	__u32 max_in_syncobjs;
 	/** @job_timeout_ms: time a job may go without progress before reset. */
 	__u32 job_timeout_ms;
+	/**
+	 * @max_job_work: most work one job's command stream may ask for, in the
+	 * units of ENPU_CS_MAX_WORK (about one multiply-accumulate each); a
+	 * stream over it is refused with %E2BIG. Since uAPI 1.1.
+	 */
+	__u64 max_job_work;
 };
 
 /**
@@ -253,7 +267,13 @@ struct drm_enpu_job_bo {
 	__u32 flags;
 };
 
-/** ENPU_JOB_TEST_HANG - test hook: the engine stalls on this job (needs test_hooks=1) */
+/**
+ * ENPU_JOB_TEST_HANG - test hook: the engine stalls on this job (needs test_hooks=1)
+ *
+ * The job's timeout treats it as hung whatever its progress: the engine is
+ * reset at the first timeout, while it still executes the command stream
+ * (polling for the reset as usual) or after, when it stalls waiting for it.
+ */
 #define ENPU_JOB_TEST_HANG	0x80000000u
 /** ENPU_JOB_FLAGS - every flag of &struct drm_enpu_job */
 #define ENPU_JOB_FLAGS		ENPU_JOB_TEST_HANG

@@ -100,6 +100,31 @@ struct enpu_cs_header {
 #define ENPU_CS_MAX_CMDS	4096
 
 /**
+ * ENPU_CS_MAX_WORK - most work one stream (one job) may ask for
+ *
+ * Strides may be zero, so a tensor's dims say nothing about the size of its
+ * buffer, and a command can ask for far more arithmetic than its buffers
+ * suggest. The validator adds up an estimate of each command's work and
+ * refuses a stream whose total exceeds this limit with %E2BIG, so that every
+ * job finishes in bounded time: tens of milliseconds on a CPU, under half a
+ * second under QEMU TCG. Larger layers must be split over several jobs.
+ * QUERY reports the device's limit as &drm_enpu_query_device.max_job_work.
+ *
+ * The unit is about one multiply-accumulate. With OH, OW the output height
+ * and width and ICg = IC / groups, a command's work is:
+ *
+ * - CONV2D: N * OH * OW * OC * (KH * KW * (ICg + 4) + 16)
+ * - MATMUL: B * M * N * (K + 16)
+ * - ELTWISE: 16 per output element
+ * - POOL: N * OH * OW * C * (kernel_h * kernel_w + 16); for GLOBAL_AVG the
+ *   window is H * W
+ * - LUT and COPY: 4 per output element plus 16 per row of the output
+ *   (dim[0] * dim[1] * dim[2] rows)
+ * - NOP: 0
+ */
+#define ENPU_CS_MAX_WORK	33554432ull	/* 2^25 */
+
+/**
  * struct enpu_cs_cmd - start of every command
  */
 struct enpu_cs_cmd {
@@ -218,7 +243,11 @@ struct enpu_cs_matmul {
 	struct enpu_cs_tensor w;
 	/** @bias: int32 bias, dim (N,1,1,1), or region ENPU_CS_NO_REGION. */
 	struct enpu_cs_tensor bias;
-	/** @requant: per-column (mult, shift) table like CONV2D's, or none. */
+	/**
+	 * @requant: per-column table of N (__s32 mult, __s32 shift) pairs like
+	 * CONV2D's, dim (N,1,1,1) with stride[0] >= 8, or region
+	 * ENPU_CS_NO_REGION.
+	 */
 	struct enpu_cs_tensor requant;
 	/** @out: int8 output. */
 	struct enpu_cs_tensor out;
@@ -334,8 +363,12 @@ struct enpu_cs_lut {
  * struct enpu_cs_copy - strided 4-D copy of bytes
  *
  * Copies every element of @src to the same index of @dst (same dims); the
- * element size is 1 byte. The two tensors must not overlap in one region
- * unless they are identical.
+ * element size is 1 byte. When both are in the same region, the byte ranges
+ * they span (offset to offset + extent) must not intersect unless the two
+ * tensors are identical (same offset and strides), or the command is
+ * refused with %EINVAL. Distinct buffer objects that alias the same memory
+ * (two userptr BOs over the same pages) cannot be detected: copying between
+ * overlapping parts of them gives an unspecified (but memory-safe) result.
  */
 struct enpu_cs_copy {
 	/** @hdr: opcode ENPU_OP_COPY; flags must be zero. */
