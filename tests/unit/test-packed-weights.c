@@ -4,6 +4,7 @@
  * plans use a weight, none with memory LOW, and the same outputs either way.
  */
 #include <stdlib.h>
+#include <unistd.h>
 
 #include "cpu/gemm/sgemm.h"
 #include "edgert.h"
@@ -267,12 +268,94 @@ ERT_TEST(sessions_do_not_share)
 	ert_model_unref(m);
 }
 
+/* Anonymous resident memory of this process (heap, not file mappings), in bytes. */
+static long long rss_anon(void)
+{
+	FILE *f = fopen("/proc/self/status", "r");
+	char line[256];
+	long long kb = -1;
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "RssAnon: %lld", &kb) == 1)
+			break;
+	fclose(f);
+	return kb * 1024;
+}
+
+/* x[1,512,4,4] -> Conv 3x3 (512->1024): 18 MiB of weights, little else. */
+static ert_model *big_weights_model(const char *path, size_t *weight_bytes)
+{
+	struct ert_graph *g = ert_graph_create();
+	int64_t xd[4] = { 1, 512, 4, 4 }, wd[4] = { 1024, 512, 3, 3 }, pads[4] = { 1, 1, 1, 1 };
+	struct ert_err err = { "" };
+	ert_model *m = NULL;
+	char msg[256];
+	int32_t x, y, n;
+
+	g->opset = 17;
+	x = ert_graph_add_tensor(g, "x", ERT_DTYPE_FLOAT32, 4, xd);
+	ert_graph_add_input(g, x);
+	y = tmp(g, "y");
+	n = ert_graph_add_node(g, ERT_OP_Conv, "conv", 2, (int32_t[]){ x, weight(g, "w", 4, wd, 6) },
+			       1, &y);
+	ert_node_set_attr_ints(g, &g->nodes[n], "pads", pads, 4);
+	ert_graph_add_output(g, y);
+	*weight_bytes = 1024 * 512 * 9 * sizeof(float);
+	if (ert_graph_toposort(g, &err) != ERT_OK ||
+	    ert_format_write_file(g, NULL, path, &err) != ERT_OK)
+		fprintf(stderr, "cannot write test model: %s\n", err.msg);
+	else if (ert_model_load_file(path, &m, msg, sizeof(msg)) != ERT_OK)
+		fprintf(stderr, "cannot load test model: %s\n", msg);
+	ert_graph_destroy(g);
+	return m;
+}
+
+/*
+ * The point of LOW: a mapped model's weights stay file-backed. A session and a
+ * run add no weight-sized anonymous memory, where NORMAL adds the packed copy.
+ */
+ERT_TEST(memory_low_adds_no_anonymous_copy)
+{
+	char path[] = "/tmp/ert-test-packed-XXXXXX";
+	int fd = mkstemp(path);
+	size_t wbytes = 0;
+	ert_model *m;
+
+	REQUIRE(fd >= 0);
+	close(fd);
+	m = big_weights_model(path, &wbytes);
+	unlink(path);       /* the mapping keeps the file */
+	REQUIRE(m);
+	for (int low = 1; low >= 0; low--) {
+		long long before = rss_anon();
+		ert_session *s = session(m, low ? ERT_LEVEL_LOW : ERT_LEVEL_NORMAL);
+
+		REQUIRE(s);
+		REQUIRE(ert_session_run(s) == ERT_OK);
+		long long grown = rss_anon() - before;
+
+		REQUIRE(before > 0);
+		if (low) {
+			CHECK(grown < (long long)wbytes / 4);
+			CHECK_EQ_INT(resident(s), 0);
+		} else {
+			CHECK(grown >= (long long)wbytes * 9 / 10);
+			CHECK(resident(s) >= wbytes);
+		}
+		ert_session_destroy(s);
+	}
+	ert_model_unref(m);
+}
+
 int main(int argc, char **argv)
 {
 	static const struct ert_test_case cases[] = {
 		ERT_TEST_ENTRY(packed_once_across_plans),
 		ERT_TEST_ENTRY(memory_low_packs_nothing),
 		ERT_TEST_ENTRY(sessions_do_not_share),
+		ERT_TEST_ENTRY(memory_low_adds_no_anonymous_copy),
 	};
 
 	return ert_test_main(cases, sizeof(cases) / sizeof(cases[0]), argc, argv);
