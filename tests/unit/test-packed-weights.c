@@ -9,31 +9,10 @@
 #include "cpu/gemm/sgemm.h"
 #include "edgert.h"
 #include "ert-graph.h"
+#include "ert-model-test.h"
 #include "ert-test.h"
 #include "format/ert-format.h"
 #include "session/session-impl.h"
-
-/* Serialise @g and load it as a model (the image is copied). */
-static ert_model *model_from_graph(struct ert_graph *g)
-{
-	struct ert_err err = { "" };
-	ert_model *m = NULL;
-	void *img = NULL;
-	size_t size = 0;
-	char msg[256];
-
-	if (ert_graph_toposort(g, &err) != ERT_OK ||
-	    ert_format_write_memory(g, NULL, &img, &size, &err) != ERT_OK) {
-		fprintf(stderr, "cannot serialise test graph: %s\n", err.msg);
-		ert_graph_destroy(g);
-		return NULL;
-	}
-	if (ert_model_load_memory(img, size, 1, &m, msg, sizeof(msg)) != ERT_OK)
-		fprintf(stderr, "cannot load test graph: %s\n", msg);
-	free(img);
-	ert_graph_destroy(g);
-	return m;
-}
 
 static int32_t weight(struct ert_graph *g, const char *name, int32_t rank, const int64_t *dims,
 		      uint32_t seed)
@@ -229,43 +208,58 @@ ERT_TEST(packed_once_across_plans)
 	ert_model_unref(m);
 }
 
+/* Two sessions on one model, at memory levels @la and @lb. */
+struct two {
+	ert_model *m;
+	ert_session *a, *b;
+};
+
+static bool two_open(struct two *t, ert_level la, ert_level lb)
+{
+	t->m = packed_model();
+	t->a = t->m ? session(t->m, la) : NULL;
+	t->b = t->m ? session(t->m, lb) : NULL;
+	return t->a && t->b;
+}
+
+static void two_close(struct two *t)
+{
+	ert_session_destroy(t->a);
+	ert_session_destroy(t->b);
+	ert_model_unref(t->m);
+}
+
 ERT_TEST(memory_low_packs_nothing)
 {
-	ert_model *m = packed_model();
-	ert_session *normal = m ? session(m, ERT_LEVEL_NORMAL) : NULL;
-	ert_session *low = m ? session(m, ERT_LEVEL_LOW) : NULL;
+	struct two t;
 
-	REQUIRE(normal && low);
+	REQUIRE(two_open(&t, ERT_LEVEL_NORMAL, ERT_LEVEL_LOW));
 	for (int64_t b = 1; b <= 3; b++) {
-		const float *yn = run_batch(normal, b), *yl = run_batch(low, b);
+		const float *yn = run_batch(t.a, b), *yl = run_batch(t.b, b);
 
 		REQUIRE(yn && yl);
-		CHECK(resident(normal) > 0);
-		CHECK_EQ_INT(resident(low), 0);
+		CHECK(resident(t.a) > 0);
+		CHECK_EQ_INT(resident(t.b), 0);
 		for (int64_t i = 0; i < b * OUT_PER_SAMPLE; i++)
 			CHECK_NEAR(yl[i], yn[i], 1e-5 * (1.0 + fabs(yn[i])));
 	}
-	ert_session_destroy(normal);
-	ert_session_destroy(low);
-	ert_model_unref(m);
+	two_close(&t);
 }
 
 ERT_TEST(sessions_do_not_share)
 {
-	ert_model *m = packed_model();
-	ert_session *a = m ? session(m, ERT_LEVEL_NORMAL) : NULL;
-	ert_session *b = m ? session(m, ERT_LEVEL_NORMAL) : NULL;
+	struct two t;
 
-	REQUIRE(a && b);
-	REQUIRE(run_batch(a, 2) && run_batch(b, 1));
-	CHECK_EQ_INT(resident(a), expected_resident_bytes());
-	CHECK_EQ_INT(resident(b), expected_resident_bytes());
+	REQUIRE(two_open(&t, ERT_LEVEL_NORMAL, ERT_LEVEL_NORMAL));
+	REQUIRE(run_batch(t.a, 2) && run_batch(t.b, 1));
+	CHECK_EQ_INT(resident(t.a), expected_resident_bytes());
+	CHECK_EQ_INT(resident(t.b), expected_resident_bytes());
 	/* No backend, nothing held. */
 	CHECK_EQ_INT(ert_cpu_backend_resident_bytes(NULL), 0);
-	ert_session_destroy(a);
-	CHECK_EQ_INT(resident(b), expected_resident_bytes());
-	ert_session_destroy(b);
-	ert_model_unref(m);
+	ert_session_destroy(t.a);
+	t.a = NULL;
+	CHECK_EQ_INT(resident(t.b), expected_resident_bytes());
+	two_close(&t);
 }
 
 /* Anonymous resident memory of this process (heap, not file mappings), in bytes. */
