@@ -15,9 +15,10 @@ struct ert_threadpool;
 struct ert_cpu_packed;
 
 /*
- * The CPU backend's context, passed to every kernel. One per session, used by
- * one thread at a time (edgert.h's rule for sessions), so nothing here is
- * locked; kernels only touch the packed-weight cache from prepare()/release().
+ * The CPU backend's context, passed to every kernel. One per session (or per
+ * one-off ert_cpu_eval_node()), used by one thread at a time (edgert.h's rule
+ * for sessions), so nothing here is locked; kernels touch the packed-weight
+ * cache only from prepare() and release(), never from pool threads.
  */
 struct ert_cpu {
 	struct ert_threadpool *pool;
@@ -102,8 +103,8 @@ static inline const float *ert_cpu_packed_data(const void *state)
 }
 
 /*
- * Bytes the CPU backend @be holds in packed weights right now (0 for another
- * backend). Not part of the arenas that ert_session_peak_bytes() reports.
+ * Bytes the CPU backend @be holds in packed weights right now, on top of the
+ * plans' arenas (0 for NULL or another backend): for the session's memory report.
  */
 size_t ert_cpu_backend_resident_bytes(struct ert_backend *be);
 
