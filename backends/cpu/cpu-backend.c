@@ -84,6 +84,14 @@ static void cpu_destroy(struct ert_backend *be)
 {
 	struct ert_cpu *cpu = cpu_of(be);
 
+	/* Sessions release their plans first, so this finds nothing unless a step leaked. */
+	while (cpu->packed) {
+		struct ert_cpu_packed *pk = cpu->packed;
+
+		cpu->packed = pk->next;
+		free(pk->data);
+		free(pk);
+	}
 	ert_threadpool_destroy(cpu->pool);
 	free(cpu);
 	free(be);
@@ -125,6 +133,7 @@ ert_status ert_cpu_backend_create(const ert_config *cfg, struct ert_backend **ou
 	}
 	cpu->num_threads = threads;
 	cpu->precision = cfg ? cfg->precision : ERT_LEVEL_NORMAL;
+	cpu->memory = cfg ? cfg->memory : ERT_LEVEL_NORMAL;
 	cpu->pool = ert_threadpool_create(threads);
 	if (!cpu->pool)
 		goto oom;
@@ -138,6 +147,11 @@ oom:
 	free(be);
 	ert_err_set(err, "failed to create cpu backend: out of memory");
 	return ERT_STATUS_OUT_OF_MEMORY;
+}
+
+size_t ert_cpu_backend_resident_bytes(struct ert_backend *be)
+{
+	return be && be->ops == &cpu_ops ? cpu_of(be)->packed_bytes : 0;
 }
 
 ert_status ert_cpu_eval_node(const struct ert_graph *g, const struct ert_node *n,

@@ -12,12 +12,27 @@
 #include "ert-backend-impl.h"
 
 struct ert_threadpool;
+struct ert_cpu_packed;
 
-/* The CPU backend's context, passed to every kernel. */
+/*
+ * The CPU backend's context, passed to every kernel. One per session (or per
+ * one-off ert_cpu_eval_node()), used by one thread at a time (edgert.h's rule
+ * for sessions), so nothing here is locked; kernels touch the packed-weight
+ * cache only from prepare() and release(), never from pool threads.
+ */
 struct ert_cpu {
 	struct ert_threadpool *pool;
 	uint32_t num_threads;
 	ert_level precision;
+	/*
+	 * The session's memory level. LOW: constant weights are never packed into
+	 * copies; kernels pack panels from the mapped weights into their workspace
+	 * at every run, as they do for weights computed at run time.
+	 */
+	ert_level memory;
+	/* Packed weights shared by every plan of the session, and their bytes. */
+	struct ert_cpu_packed *packed;
+	size_t packed_bytes;
 };
 
 struct ert_cpu_op {
@@ -32,6 +47,66 @@ struct ert_cpu_op {
 	/* Frees x->state; required when prepare() sets it. */
 	void (*release)(struct ert_exec *x);
 };
+
+/*
+ * Packed copies of constant GEMM operands (weights), made at plan time.
+ *
+ * Every cached plan of a session prepares its own steps, but a weight packs
+ * the same way whatever the input shapes, so copies are shared: the cache in
+ * struct ert_cpu holds one per (source data, packed layout), refcounted by
+ * the steps using it and freed with the last of them. The source pointer is a
+ * safe key because a constant's data (mapped model, or a plan's folded
+ * buffer) outlives every step that reads it, and so every entry keyed by it.
+ */
+enum ert_cpu_pack_kind {
+	ERT_CPU_PACK_A,          /* ert_sgemm_pack_a(): rows = m, cols = k */
+	ERT_CPU_PACK_B,          /* ert_sgemm_pack_b(): rows = k, cols = n */
+};
+
+/*
+ * @count matrices of @rows x @cols, matrix i at src + i * src_stride floats,
+ * element (r, c) at r * rs + c * cs from there. Packed matrix i lies at
+ * data + i * stride of the entry.
+ */
+struct ert_cpu_pack_key {
+	const float *src;
+	enum ert_cpu_pack_kind kind;
+	int64_t rows, cols, rs, cs;
+	int64_t count, src_stride;
+};
+
+struct ert_cpu_packed {
+	struct ert_cpu_packed *next;
+	struct ert_cpu *cpu;     /* the cache it belongs to */
+	struct ert_cpu_pack_key key;
+	uint32_t refs;
+	size_t stride;           /* floats per packed matrix */
+	size_t bytes;            /* allocated for data */
+	float *data;
+};
+
+/*
+ * A reference to the packed form of @key, packing it on the first request.
+ * Sets *@out to NULL (and returns ERT_OK) when the session's memory level is
+ * LOW: the kernel then packs from the source at run time.
+ */
+ert_status ert_cpu_pack_get(struct ert_cpu *cpu, const struct ert_cpu_pack_key *key,
+			    struct ert_cpu_packed **out);
+/* Drop a reference from ert_cpu_pack_get(); accepts NULL. */
+void ert_cpu_pack_put(struct ert_cpu_packed *pk);
+/* A kernel's release(): x->state is the step's struct ert_cpu_packed, or NULL. */
+void ert_cpu_release_packed(struct ert_exec *x);
+
+static inline const float *ert_cpu_packed_data(const void *state)
+{
+	return state ? ((const struct ert_cpu_packed *)state)->data : NULL;
+}
+
+/*
+ * Bytes the CPU backend @be holds in packed weights right now, on top of the
+ * plans' arenas (0 for NULL or another backend): for the session's memory report.
+ */
+size_t ert_cpu_backend_resident_bytes(struct ert_backend *be);
 
 /* Kernel table entry for @op, or NULL. */
 const struct ert_cpu_op *ert_cpu_op_find(enum ert_op op);

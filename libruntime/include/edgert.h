@@ -7,9 +7,10 @@
  *
  * Lifecycle (create → reshape → setup → run):
  *
- *   ert_model_load_file()      map the model; weights are never copied on the CPU
+ *   ert_model_load_file()      map the model; its weights are used in place
  *   ert_session_create()       shape inference, placement on backends, memory plan,
- *                              kernels prepared (weights packed once)
+ *                              kernels prepared (weights packed once per session,
+ *                              shared by every cached plan; see ert_config.memory)
  *   ert_session_get_input()    find an input; write its data through
  *                              ert_tensor_data() or ert_session_set_input()
  *   ert_session_resize_input() optional: new input shape → re-plan (plans are
@@ -197,7 +198,11 @@ typedef struct ert_config {
 	/*
 	 * Ops whose inputs are all constant for a plan are computed once while
 	 * planning if their outputs fit a budget: 1 MiB for LOW, 64 MiB for
-	 * NORMAL, 256 MiB for HIGH. LOW trades run time for memory.
+	 * NORMAL, 256 MiB for HIGH. With NORMAL and HIGH the CPU backend also
+	 * keeps one packed copy of Conv, Gemm and MatMul weights per session
+	 * (about the size of those weights, shared by every cached plan); with
+	 * LOW it keeps none and packs from the model's weights at every run.
+	 * LOW trades run time for memory.
 	 */
 	ert_level memory;
 	/* With num_threads 0: LOW uses half the online CPUs, NORMAL/HIGH all. */
@@ -223,8 +228,8 @@ typedef struct ert_session ert_session;
 typedef struct ert_session_tensor ert_tensor;
 
 /**
- * Load a model from a file: an .ert file is mapped (its weights are used in place),
- * an .onnx file is imported and optimised in memory. On failure returns a status,
+ * Load a model from a file: an .ert file is mapped (its weights are used in place,
+ * never copied by loading), an .onnx file is imported and optimised in memory. On failure returns a status,
  * writes a message naming the problem into @err (if non-NULL), and leaves
  * *@model_out untouched. The caller owns the returned reference.
  */

@@ -268,16 +268,14 @@ static void dw_planes(void *arg, int64_t begin, int64_t end)
 	}
 }
 
-/* Constant weights are packed into GEMM panels once, at plan time. */
-struct conv_state {
-	float *packed;
-	size_t group_stride;     /* floats per group */
-};
-
+/*
+ * Constant weights are packed into GEMM panels once per session, at plan time
+ * (shared by every plan: see ert_cpu_pack_get()); x->state is that copy.
+ */
 ert_status ert_cpu_conv_prepare(struct ert_cpu *cpu, struct ert_exec *x, struct ert_err *err)
 {
+	struct ert_cpu_packed *pk;
 	struct conv_plan p;
-	struct conv_state *cs;
 	ert_status st;
 
 	if (!x->in_const[1])
@@ -285,33 +283,18 @@ ert_status ert_cpu_conv_prepare(struct ert_cpu *cpu, struct ert_exec *x, struct 
 	st = conv_plan_of(x, &p, err);
 	if (st != ERT_OK || p.depthwise)
 		return st;
-	cs = calloc(1, sizeof(*cs));
-	if (!cs)
-		goto oom;
-	cs->group_stride = ert_sgemm_packed_a_floats(p.m_g, p.k);
-	cs->packed = aligned_alloc(64, ((cs->group_stride * (size_t)p.group * sizeof(float)) | 63) + 1);
-	if (!cs->packed) {
-		free(cs);
-		goto oom;
-	}
-	for (int64_t gi = 0; gi < p.group; gi++)
-		ert_sgemm_pack_a((const float *)x->in[1]->data + gi * p.m_g * p.k, p.k, 1, p.m_g, p.k,
-				 cs->packed + (size_t)gi * cs->group_stride);
-	x->state = cs;
-	return ERT_OK;
-oom:
-	ert_err_set(err, "Conv '%s': out of memory packing weights", x->node->name);
-	return ERT_STATUS_OUT_OF_MEMORY;
-}
 
-void ert_cpu_conv_release(struct ert_exec *x)
-{
-	struct conv_state *cs = x->state;
+	struct ert_cpu_pack_key key = {
+		.src = x->in[1]->data, .kind = ERT_CPU_PACK_A,
+		.rows = p.m_g, .cols = p.k, .rs = p.k, .cs = 1,
+		.count = p.group, .src_stride = p.m_g * p.k,
+	};
 
-	if (cs)
-		free(cs->packed);
-	free(cs);
-	x->state = NULL;
+	st = ert_cpu_pack_get(cpu, &key, &pk);
+	if (st != ERT_OK)
+		ert_err_set(err, "Conv '%s': out of memory packing weights", x->node->name);
+	x->state = pk;
+	return st;
 }
 
 ert_status ert_cpu_conv_compute(struct ert_cpu *cpu, struct ert_exec *x, struct ert_err *err)
@@ -341,12 +324,12 @@ ert_status ert_cpu_conv_compute(struct ert_cpu *cpu, struct ert_exec *x, struct 
 	int64_t *a_off = (int64_t *)((char *)x->workspace + gws);
 	int64_t *b_off = a_off + batch, *c_off = b_off + batch, *bias_off = c_off + batch;
 	struct im2col_ctx ictx = { .x = x->in[0]->data, .p = &p };
-	const struct conv_state *cs = x->state;
+	const struct ert_cpu_packed *pk = x->state;
 
 	for (int64_t bi = 0; bi < batch; bi++) {
 		int64_t n = bi / p.group, gi = bi % p.group;
 
-		a_off[bi] = cs ? gi * (int64_t)cs->group_stride : gi * p.m_g * p.k;
+		a_off[bi] = pk ? gi * (int64_t)pk->stride : gi * p.m_g * p.k;
 		b_off[bi] = (n * p.c_in + gi * p.cin_g) * p.in_sp;
 		c_off[bi] = (n * p.m + gi * p.m_g) * p.n;
 		bias_off[bi] = gi * p.m_g;
@@ -354,7 +337,7 @@ ert_status ert_cpu_conv_compute(struct ert_cpu *cpu, struct ert_exec *x, struct 
 	struct ert_sgemm_desc d = {
 		.m = p.m_g, .n = p.n, .k = p.k, .batch = batch,
 		.a = x->in[1]->data, .a_rs = p.k, .a_cs = 1,
-		.a_packed = cs ? cs->packed : NULL,
+		.a_packed = ert_cpu_packed_data(pk),
 		.b = x->in[0]->data, .b_rs = p.in_sp, .b_cs = 1,
 		.pack_b = p.pointwise ? NULL : pack_im2col, .pack_ctx = &ictx,
 		.c = x->out[0]->data, .ldc = p.n,

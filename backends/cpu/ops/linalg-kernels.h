@@ -8,7 +8,6 @@
 size_t ert_cpu_conv_workspace(const struct ert_exec *x);
 ert_status ert_cpu_conv_prepare(struct ert_cpu *cpu, struct ert_exec *x, struct ert_err *err);
 ert_status ert_cpu_conv_compute(struct ert_cpu *cpu, struct ert_exec *x, struct ert_err *err);
-void ert_cpu_conv_release(struct ert_exec *x);
 
 size_t ert_cpu_convt_workspace(const struct ert_exec *x);
 ert_status ert_cpu_convt_compute(struct ert_cpu *cpu, struct ert_exec *x, struct ert_err *err);

@@ -21,32 +21,28 @@ static struct gemm_dims gemm_dims_of(const struct ert_exec *x)
 }
 
 /*
- * A constant B (weights) packed into GEMM panels once, at plan time. Only
- * worth its memory (a second copy of the weights) when M spans several row
- * tiles, each of which would otherwise re-pack B: with one row tile (batch-1
- * classifier heads, VGG's 400 MB fc6) B is packed once per run anyway, at a
- * cost of 1/(2M) of the arithmetic.
+ * A constant B (weights) packed into GEMM panels once per session, at plan
+ * time (shared by every plan: see ert_cpu_pack_get()). Only worth its memory
+ * (a second copy of the weights) when M spans several row tiles, each of which
+ * would otherwise re-pack B: with one row tile (batch-1 classifier heads,
+ * VGG's 400 MB fc6) B is packed once per run anyway, at a cost of 1/(2M) of
+ * the arithmetic.
  */
-static ert_status pack_b_state(struct ert_exec *x, int64_t rs, int64_t cs, int64_t k, int64_t n,
-			       struct ert_err *err)
+static ert_status pack_b_state(struct ert_cpu *cpu, struct ert_exec *x, int64_t rs, int64_t cs,
+			       int64_t k, int64_t n, struct ert_err *err)
 {
-	size_t bytes = ert_sgemm_packed_b_floats(k, n) * sizeof(float);
-	float *packed = aligned_alloc(64, (bytes | 63) + 1);
+	struct ert_cpu_pack_key key = {
+		.src = x->in[1]->data, .kind = ERT_CPU_PACK_B,
+		.rows = k, .cols = n, .rs = rs, .cs = cs, .count = 1,
+	};
+	struct ert_cpu_packed *pk;
+	ert_status st = ert_cpu_pack_get(cpu, &key, &pk);
 
-	if (!packed) {
+	if (st != ERT_OK)
 		ert_err_set(err, "%s '%s': out of memory packing weights", ert_op_name(x->node->op),
 			    x->node->name);
-		return ERT_STATUS_OUT_OF_MEMORY;
-	}
-	ert_sgemm_pack_b(x->in[1]->data, rs, cs, k, n, packed);
-	x->state = packed;
-	return ERT_OK;
-}
-
-static void release_packed(struct ert_exec *x)
-{
-	free(x->state);
-	x->state = NULL;
+	x->state = pk;
+	return st;
 }
 
 static ert_status gemm_prepare(struct ert_cpu *cpu, struct ert_exec *x, struct ert_err *err)
@@ -56,7 +52,7 @@ static ert_status gemm_prepare(struct ert_cpu *cpu, struct ert_exec *x, struct e
 
 	if (!x->in_const[1] || dm.k == 0 || dm.m <= ERT_SGEMM_MC)
 		return ERT_OK;
-	return pack_b_state(x, tb ? 1 : dm.n, tb ? dm.k : 1, dm.k, dm.n, err);
+	return pack_b_state(cpu, x, tb ? 1 : dm.n, tb ? dm.k : 1, dm.k, dm.n, err);
 }
 
 static size_t gemm_workspace(const struct ert_exec *x)
@@ -85,7 +81,7 @@ static ert_status gemm_compute(struct ert_cpu *cpu, struct ert_exec *x, struct e
 		.m = dm.m, .n = dm.n, .k = dm.k, .batch = 1,
 		.a = a->data, .a_rs = ta ? 1 : a->dims[1], .a_cs = ta ? a->dims[1] : 1,
 		.b = b->data, .b_rs = tb ? 1 : b->dims[1], .b_cs = tb ? b->dims[1] : 1,
-		.b_packed = x->state,
+		.b_packed = ert_cpu_packed_data(x->state),
 		.c = yd, .ldc = dm.n, .alpha = alpha,
 		.act = ert_node_act(x->node),
 	};
@@ -144,7 +140,7 @@ static ert_status matmul_prepare(struct ert_cpu *cpu, struct ert_exec *x, struct
 	/* Batched B keeps its per-problem offsets: only a single matrix is packed. */
 	if (!x->in_const[1] || x->in[1]->rank > 2 || p.k == 0 || p.m <= ERT_SGEMM_MC)
 		return ERT_OK;
-	return pack_b_state(x, p.n, 1, p.k, p.n, err);
+	return pack_b_state(cpu, x, p.n, 1, p.k, p.n, err);
 }
 
 static size_t matmul_workspace(const struct ert_exec *x)
@@ -197,7 +193,7 @@ static ert_status matmul_compute(struct ert_cpu *cpu, struct ert_exec *x, struct
 		.m = p.m, .n = p.n, .k = p.k, .batch = p.batch,
 		.a = a->data, .a_rs = p.k, .a_cs = 1,
 		.b = b->data, .b_rs = p.n, .b_cs = 1,
-		.b_packed = x->state,
+		.b_packed = ert_cpu_packed_data(x->state),
 		.c = y->data, .ldc = p.n, .alpha = 1.0f,
 		.a_off = p.fold ? NULL : a_off,
 		.c_off = p.fold ? NULL : c_off,
@@ -217,13 +213,13 @@ static ert_status matmul_compute(struct ert_cpu *cpu, struct ert_exec *x, struct
 const struct ert_cpu_op ert_cpu_ops_linalg[] = {
 	{ .op = ERT_OP_Conv, .workspace = ert_cpu_conv_workspace,
 	  .prepare = ert_cpu_conv_prepare, .compute = ert_cpu_conv_compute,
-	  .release = ert_cpu_conv_release },
+	  .release = ert_cpu_release_packed },
 	{ .op = ERT_OP_ConvTranspose, .workspace = ert_cpu_convt_workspace,
 	  .compute = ert_cpu_convt_compute },
 	{ .op = ERT_OP_Gemm, .workspace = gemm_workspace, .prepare = gemm_prepare,
-	  .compute = gemm_compute, .release = release_packed },
+	  .compute = gemm_compute, .release = ert_cpu_release_packed },
 	{ .op = ERT_OP_MatMul, .workspace = matmul_workspace, .prepare = matmul_prepare,
-	  .compute = matmul_compute, .release = release_packed },
+	  .compute = matmul_compute, .release = ert_cpu_release_packed },
 	{ .op = ERT_OP_Einsum, .workspace = ert_cpu_einsum_workspace,
 	  .compute = ert_cpu_einsum_compute },
 	{ .compute = NULL },

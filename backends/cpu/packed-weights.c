@@ -1,0 +1,95 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The CPU backend's cache of packed constant weights: one copy per session and
+ * (source, layout), however many cached plans prepare steps that use it.
+ */
+#include <stdlib.h>
+
+#include "cpu/gemm/sgemm.h"
+
+static bool key_equal(const struct ert_cpu_pack_key *a, const struct ert_cpu_pack_key *b)
+{
+	return a->src == b->src && a->kind == b->kind && a->rows == b->rows &&
+	       a->cols == b->cols && a->rs == b->rs && a->cs == b->cs && a->count == b->count &&
+	       a->src_stride == b->src_stride;
+}
+
+static size_t packed_floats(const struct ert_cpu_pack_key *key)
+{
+	return key->kind == ERT_CPU_PACK_A ? ert_sgemm_packed_a_floats(key->rows, key->cols)
+					   : ert_sgemm_packed_b_floats(key->rows, key->cols);
+}
+
+static struct ert_cpu_packed *pack_new(struct ert_cpu *cpu, const struct ert_cpu_pack_key *key)
+{
+	struct ert_cpu_packed *pk = calloc(1, sizeof(*pk));
+
+	if (!pk)
+		return NULL;
+	pk->cpu = cpu;
+	pk->key = *key;
+	pk->stride = packed_floats(key);
+	/* aligned_alloc wants a multiple of the alignment; the panels want 64 bytes. */
+	pk->bytes = ((pk->stride * (size_t)key->count * sizeof(float)) | 63) + 1;
+	pk->data = aligned_alloc(64, pk->bytes);
+	if (!pk->data) {
+		free(pk);
+		return NULL;
+	}
+	for (int64_t i = 0; i < key->count; i++) {
+		const float *src = key->src + i * key->src_stride;
+		float *dst = pk->data + (size_t)i * pk->stride;
+
+		if (key->kind == ERT_CPU_PACK_A)
+			ert_sgemm_pack_a(src, key->rs, key->cs, key->rows, key->cols, dst);
+		else
+			ert_sgemm_pack_b(src, key->rs, key->cs, key->rows, key->cols, dst);
+	}
+	return pk;
+}
+
+ert_status ert_cpu_pack_get(struct ert_cpu *cpu, const struct ert_cpu_pack_key *key,
+			    struct ert_cpu_packed **out)
+{
+	struct ert_cpu_packed *pk;
+
+	*out = NULL;
+	if (cpu->memory == ERT_LEVEL_LOW)
+		return ERT_OK;
+	for (pk = cpu->packed; pk; pk = pk->next)
+		if (key_equal(&pk->key, key))
+			break;
+	if (!pk) {
+		pk = pack_new(cpu, key);
+		if (!pk)
+			return ERT_STATUS_OUT_OF_MEMORY;
+		pk->next = cpu->packed;
+		cpu->packed = pk;
+		cpu->packed_bytes += pk->bytes;
+	}
+	pk->refs++;
+	*out = pk;
+	return ERT_OK;
+}
+
+void ert_cpu_pack_put(struct ert_cpu_packed *pk)
+{
+	struct ert_cpu_packed **pp;
+	struct ert_cpu *cpu;
+
+	if (!pk || --pk->refs)
+		return;
+	cpu = pk->cpu;
+	for (pp = &cpu->packed; *pp != pk; pp = &(*pp)->next)
+		;
+	*pp = pk->next;
+	cpu->packed_bytes -= pk->bytes;
+	free(pk->data);
+	free(pk);
+}
+
+void ert_cpu_release_packed(struct ert_exec *x)
+{
+	ert_cpu_pack_put(x->state);
+	x->state = NULL;
+}
