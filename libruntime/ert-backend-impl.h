@@ -76,6 +76,12 @@ struct ert_backend_ops {
 	/* Wait for queued work (optional for synchronous backends). */
 	ert_status (*synchronize)(struct ert_backend *be, struct ert_err *err);
 	void (*destroy)(struct ert_backend *be);
+	/*
+	 * Bytes the backend holds for the session outside the arenas: weights it
+	 * repacked or uploaded in prepare(), shared by every cached plan
+	 * (optional: NULL means none). Counted in ert_session_peak_bytes().
+	 */
+	size_t (*resident_bytes)(struct ert_backend *be);
 };
 
 struct ert_backend {
@@ -146,6 +152,11 @@ static inline void ert_backend_release(struct ert_backend *be, struct ert_exec *
 static inline ert_status ert_backend_synchronize(struct ert_backend *be, struct ert_err *err)
 {
 	return be->ops->synchronize ? be->ops->synchronize(be, err) : ERT_OK;
+}
+
+static inline size_t ert_backend_resident_bytes(struct ert_backend *be)
+{
+	return be->ops->resident_bytes ? be->ops->resident_bytes(be) : 0;
 }
 
 static inline void ert_backend_destroy(struct ert_backend *be)

@@ -109,6 +109,7 @@ static const struct ert_backend_ops cpu_ops = {
 	.compute = cpu_compute,
 	.release = cpu_release,
 	.destroy = cpu_destroy,
+	.resident_bytes = ert_cpu_backend_resident_bytes,
 };
 
 ert_status ert_cpu_backend_create(const ert_config *cfg, struct ert_backend **out,

@@ -300,9 +300,12 @@ ERT_API ert_status ert_session_set_input(ert_session *sess, uint32_t index, ert_
 ERT_API ert_status ert_session_run(ert_session *sess);
 
 /**
- * Bytes of memory the current plan takes: its arenas (one per buffer type that
- * its ops use, each as large as the memory plan needs) added up, plus the input
- * buffers. Model weights, and constants computed while planning, are not counted.
+ * Bytes of memory the session holds to run the current plan: its arenas (one
+ * per buffer type that its ops use, each as large as the memory plan needs)
+ * added up, the input buffers, and what backends hold outside the arenas, such
+ * as the CPU's once-per-session packed copies of Conv/Gemm/MatMul weights (none
+ * with memory ERT_LEVEL_LOW). Model weights used in place from the mapped file, and
+ * constants computed while planning, are not counted.
  */
 ERT_API size_t ert_session_peak_bytes(const ert_session *sess);
 

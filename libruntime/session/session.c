@@ -482,6 +482,8 @@ ERT_API size_t ert_session_peak_bytes(const ert_session *s)
 		return 0;
 	for (uint32_t k = 0; k < s->model->graph->n_inputs; k++)
 		in += s->in_caps[k];
+	for (uint32_t b = 0; b < s->n_backends; b++)
+		in += ert_backend_resident_bytes(s->backends[b]);
 	return in + (s->plan ? s->plan->peak_bytes : 0);
 }
 
