@@ -177,7 +177,11 @@ typedef struct ert_op_info {
  * whatever they held). @user is ert_config.callback_user.
  */
 typedef int (*ert_before_op_fn)(const ert_op_info *op, void *user);
-/** Called after each op. Return non-zero to stop the run (ERT_STATUS_STOPPED). */
+/**
+ * Called after each op. Return non-zero to stop the run: ert_session_run()
+ * returns ERT_STATUS_STOPPED, and the outputs of ops that did not run hold
+ * undefined values (the memory plan reuses their storage for other tensors).
+ */
 typedef int (*ert_after_op_fn)(const ert_op_info *op, void *user);
 
 /**
