@@ -274,26 +274,6 @@ TEST(execute_stops_when_asked)
 
 /* ---- the work limit and polling inside commands -------------------------- */
 
-/* every stride 0: any dims fit in a 1-byte region */
-static struct enpu_cs_tensor bcast(uint32_t d0, uint32_t d1, uint32_t d2, uint32_t d3)
-{
-	struct enpu_cs_tensor t = { .dim = { d0, d1, d2, d3 } };
-
-	return t;
-}
-
-static void add_matmul(struct enpu_cs *cs, uint32_t m, uint32_t n, uint32_t k)
-{
-	struct enpu_cs_matmul *mm = enpu_cs_add(cs, ENPU_OP_MATMUL, sizeof(*mm));
-
-	mm->a = bcast(1, m, k, 1);
-	mm->w = bcast(1, n, k, 1);
-	mm->out = bcast(1, m, n, 1);
-	mm->bias = enpu_tensor_none();
-	mm->requant = enpu_tensor_none();
-	mm->quant = enpu_quant_identity();
-}
-
 static const u64 one_byte[1] = { 1 };
 
 TEST(validate_refuses_work_over_the_limit)
@@ -306,9 +286,9 @@ TEST(validate_refuses_work_over_the_limit)
 	/* the audit's CONV2D: ~2.8e14 MACs in a 1-byte region */
 	enpu_cs_begin(&cs);
 	c = enpu_cs_add(&cs, ENPU_OP_CONV2D, sizeof(*c));
-	c->in = bcast(1, 1, 65535, 65535);
-	c->weights = bcast(65535, 1, 65535, 65535);
-	c->out = bcast(1, 1, 1, 65535);
+	c->in = enpu_tensor_bcast(1, 1, 65535, 65535);
+	c->weights = enpu_tensor_bcast(65535, 1, 65535, 65535);
+	c->out = enpu_tensor_bcast(1, 1, 1, 65535);
 	c->bias = enpu_tensor_none();
 	c->requant = enpu_tensor_none();
 	c->quant = enpu_quant_identity();
@@ -319,30 +299,30 @@ TEST(validate_refuses_work_over_the_limit)
 
 	/* MATMUL N = K = 65535: 4.3e9 MACs per output row */
 	enpu_cs_begin(&cs);
-	add_matmul(&cs, 1, 65535, 65535);
+	enpu_cs_add_bcast_matmul(&cs, 1, 65535, 65535);
 	len = enpu_cs_end(&cs);
 	ASSERT_EQ(-E2BIG, enpu_cs_validate(cs.buf, len, one_byte, 1, NULL));
 
 	/* B * M * N * (K + 16) exactly at the limit is accepted, one unit more is not */
 	enpu_cs_begin(&cs);
-	add_matmul(&cs, 1, ENPU_CS_MAX_WORK / 65536, 65536 - 16);
+	enpu_cs_add_bcast_matmul(&cs, 1, ENPU_CS_MAX_WORK / 65536, 65536 - 16);
 	len = enpu_cs_end(&cs);
 	ASSERT_EQ(0, enpu_cs_validate(cs.buf, len, one_byte, 1, &info));
 	ASSERT_EQ(ENPU_CS_MAX_WORK, info.work);
 	enpu_cs_begin(&cs);
-	add_matmul(&cs, 1, ENPU_CS_MAX_WORK / 65536, 65536 - 16);
+	enpu_cs_add_bcast_matmul(&cs, 1, ENPU_CS_MAX_WORK / 65536, 65536 - 16);
 	enpu_cs_add(&cs, ENPU_OP_NOP, sizeof(struct enpu_cs_cmd));
-	add_matmul(&cs, 1, 1, 1);
+	enpu_cs_add_bcast_matmul(&cs, 1, 1, 1);
 	len = enpu_cs_end(&cs);
 	ASSERT_EQ(-E2BIG, enpu_cs_validate(cs.buf, len, one_byte, 1, NULL));
 
 	/* the limit is per stream: two halves are fine, three are not */
 	enpu_cs_begin(&cs);
-	add_matmul(&cs, 1, ENPU_CS_MAX_WORK / 65536 / 2, 65536 - 16);
-	add_matmul(&cs, 1, ENPU_CS_MAX_WORK / 65536 / 2, 65536 - 16);
+	enpu_cs_add_bcast_matmul(&cs, 1, ENPU_CS_MAX_WORK / 65536 / 2, 65536 - 16);
+	enpu_cs_add_bcast_matmul(&cs, 1, ENPU_CS_MAX_WORK / 65536 / 2, 65536 - 16);
 	len = enpu_cs_end(&cs);
 	ASSERT_EQ(0, enpu_cs_validate(cs.buf, len, one_byte, 1, NULL));
-	add_matmul(&cs, 1, ENPU_CS_MAX_WORK / 65536 / 2, 65536 - 16);
+	enpu_cs_add_bcast_matmul(&cs, 1, ENPU_CS_MAX_WORK / 65536 / 2, 65536 - 16);
 	len = enpu_cs_end(&cs);
 	ASSERT_EQ(-E2BIG, enpu_cs_validate(cs.buf, len, one_byte, 1, NULL));
 }
@@ -380,9 +360,9 @@ static uint32_t one_row_stream(struct enpu_cs *cs, int which)
 	switch (which) {
 	case 0:	/* one CONV2D output over 65535-channel taps */
 		c = enpu_cs_add(cs, ENPU_OP_CONV2D, sizeof(*c));
-		c->in = bcast(1, 1, L / 2 / 65536, 65535);
-		c->weights = bcast(1, 1, L / 2 / 65536, 65535);
-		c->out = bcast(1, 1, 1, 1);
+		c->in = enpu_tensor_bcast(1, 1, L / 2 / 65536, 65535);
+		c->weights = enpu_tensor_bcast(1, 1, L / 2 / 65536, 65535);
+		c->out = enpu_tensor_bcast(1, 1, 1, 1);
 		c->bias = enpu_tensor_none();
 		c->requant = enpu_tensor_none();
 		c->quant = enpu_quant_identity();
@@ -391,9 +371,9 @@ static uint32_t one_row_stream(struct enpu_cs *cs, int which)
 		break;
 	case 1:	/* depthwise-like: a 1 x 60000 kernel over one channel */
 		c = enpu_cs_add(cs, ENPU_OP_CONV2D, sizeof(*c));
-		c->in = bcast(1, 1, 60000, 1);
-		c->weights = bcast(L / 2 / 300000, 1, 60000, 1);
-		c->out = bcast(1, 1, 1, L / 2 / 300000);
+		c->in = enpu_tensor_bcast(1, 1, 60000, 1);
+		c->weights = enpu_tensor_bcast(L / 2 / 300000, 1, 60000, 1);
+		c->out = enpu_tensor_bcast(1, 1, 1, L / 2 / 300000);
 		c->bias = enpu_tensor_none();
 		c->requant = enpu_tensor_none();
 		c->quant = enpu_quant_identity();
@@ -401,31 +381,31 @@ static uint32_t one_row_stream(struct enpu_cs *cs, int which)
 		c->groups = 1;
 		break;
 	case 2:	/* MATMUL: one output row, K = 65535 */
-		add_matmul(cs, 1, L / 2 / 65536, 65535);
+		enpu_cs_add_bcast_matmul(cs, 1, L / 2 / 65536, 65535);
 		break;
 	case 3:	/* ELTWISE: one row of 65535 x n elements */
 		e = enpu_cs_add(cs, ENPU_OP_ELTWISE, sizeof(*e));
-		e->a = bcast(1, 1, 65535, L / 2 / 16 / 65536);
-		e->b = bcast(1, 1, 1, L / 2 / 16 / 65536);
-		e->out = bcast(1, 1, 65535, L / 2 / 16 / 65536);
+		e->a = enpu_tensor_bcast(1, 1, 65535, L / 2 / 16 / 65536);
+		e->b = enpu_tensor_bcast(1, 1, 1, L / 2 / 16 / 65536);
+		e->out = enpu_tensor_bcast(1, 1, 65535, L / 2 / 16 / 65536);
 		e->quant = enpu_quant_identity();
 		e->op = ENPU_ELTWISE_MUL;
 		break;
 	case 4:	/* POOL: one global average over 65535 x n */
 		p = enpu_cs_add(cs, ENPU_OP_POOL, sizeof(*p));
-		p->in = bcast(1, 65535, L / 2 / 65536, 1);
-		p->out = bcast(1, 1, 1, 1);
+		p->in = enpu_tensor_bcast(1, 65535, L / 2 / 65536, 1);
+		p->out = enpu_tensor_bcast(1, 1, 1, 1);
 		p->quant.act_min = -128;
 		p->quant.act_max = 127;
 		p->mode = ENPU_POOL_GLOBAL_AVG;
 		break;
 	case 5:	/* COPY and LUT, rows of 65535 */
 		cp = enpu_cs_add(cs, ENPU_OP_COPY, sizeof(*cp));
-		cp->src = bcast(1, 1, L / 4 / 262144, 65535);
+		cp->src = enpu_tensor_bcast(1, 1, L / 4 / 262144, 65535);
 		cp->dst = cp->src;
 		l = enpu_cs_add(cs, ENPU_OP_LUT, sizeof(*l));
 		l->in = cp->src;
-		l->table = bcast(256, 1, 1, 1);
+		l->table = enpu_tensor_bcast(256, 1, 1, 1);
 		l->table.stride[0] = 1;
 		l->out = cp->src;
 		break;

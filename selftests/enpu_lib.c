@@ -239,6 +239,25 @@ struct enpu_cs_quant enpu_quant_identity(void)
 	return q;
 }
 
+struct enpu_cs_tensor enpu_tensor_bcast(uint32_t d0, uint32_t d1, uint32_t d2, uint32_t d3)
+{
+	struct enpu_cs_tensor t = { .dim = { d0, d1, d2, d3 } };
+
+	return t;
+}
+
+void enpu_cs_add_bcast_matmul(struct enpu_cs *cs, uint32_t m, uint32_t n, uint32_t k)
+{
+	struct enpu_cs_matmul *mm = enpu_cs_add(cs, ENPU_OP_MATMUL, sizeof(*mm));
+
+	mm->a = enpu_tensor_bcast(1, m, k, 1);
+	mm->w = enpu_tensor_bcast(1, n, k, 1);
+	mm->out = enpu_tensor_bcast(1, m, n, 1);
+	mm->bias = enpu_tensor_none();
+	mm->requant = enpu_tensor_none();
+	mm->quant = enpu_quant_identity();
+}
+
 int enpu_submit_one(int fd, const struct enpu_job_desc *d)
 {
 	struct drm_enpu_job_bo bos[64];

@@ -91,6 +91,10 @@ struct enpu_cs_tensor enpu_tensor(uint32_t region, uint64_t offset,
 				  uint32_t d0, uint32_t d1, uint32_t d2, uint32_t d3);
 struct enpu_cs_tensor enpu_tensor_none(void);
 struct enpu_cs_quant enpu_quant_identity(void);
+/* every stride 0: any dims fit in one byte of region 0 (for the work limit) */
+struct enpu_cs_tensor enpu_tensor_bcast(uint32_t d0, uint32_t d1, uint32_t d2, uint32_t d3);
+/* a MATMUL of (m, k) x (k, n) over broadcast tensors, identity requantisation */
+void enpu_cs_add_bcast_matmul(struct enpu_cs *cs, uint32_t m, uint32_t n, uint32_t k);
 
 /* one-job submit */
 struct enpu_job_desc {

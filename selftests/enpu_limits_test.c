@@ -59,34 +59,14 @@ FIXTURE_TEARDOWN(limits)
 		close(self->fd);
 }
 
-/* every stride 0: any dims fit in one byte of region 0 */
-static struct enpu_cs_tensor bcast(uint32_t d0, uint32_t d1, uint32_t d2, uint32_t d3)
-{
-	struct enpu_cs_tensor t = { .dim = { d0, d1, d2, d3 } };
-
-	return t;
-}
-
-static void add_matmul(struct enpu_cs *cs, uint32_t m, uint32_t n, uint32_t k)
-{
-	struct enpu_cs_matmul *mm = enpu_cs_add(cs, ENPU_OP_MATMUL, sizeof(*mm));
-
-	mm->a = bcast(1, m, k, 1);
-	mm->w = bcast(1, n, k, 1);
-	mm->out = bcast(1, m, n, 1);
-	mm->bias = enpu_tensor_none();
-	mm->requant = enpu_tensor_none();
-	mm->quant = enpu_quant_identity();
-}
-
 /* one CONV2D output element over a (1, 1, kw, ic) receptive field */
 static void add_conv_one_output(struct enpu_cs *cs, uint32_t kw, uint32_t ic, uint32_t oc)
 {
 	struct enpu_cs_conv2d *c = enpu_cs_add(cs, ENPU_OP_CONV2D, sizeof(*c));
 
-	c->in = bcast(1, 1, kw, ic);
-	c->weights = bcast(oc, 1, kw, ic);
-	c->out = bcast(1, 1, 1, oc);
+	c->in = enpu_tensor_bcast(1, 1, kw, ic);
+	c->weights = enpu_tensor_bcast(oc, 1, kw, ic);
+	c->out = enpu_tensor_bcast(1, 1, 1, oc);
 	c->bias = enpu_tensor_none();
 	c->requant = enpu_tensor_none();
 	c->quant = enpu_quant_identity();
@@ -120,17 +100,17 @@ TEST_F(limits, over_the_limit_is_refused_with_e2big)
 	ASSERT_EQ(-E2BIG, submit_cs(self, enpu_cs_end(cs), 0));
 	/* MATMUL N = K = 65535: 4.3e9 MACs in one output row */
 	enpu_cs_begin(cs);
-	add_matmul(cs, 1, 65535, 65535);
+	enpu_cs_add_bcast_matmul(cs, 1, 65535, 65535);
 	ASSERT_EQ(-E2BIG, submit_cs(self, enpu_cs_end(cs), 0));
 	/* B * M * N * (K + 16): one unit over the limit */
 	enpu_cs_begin(cs);
-	add_matmul(cs, 1, self->dev.max_job_work / 65536, 65536 - 16);
-	add_matmul(cs, 1, 1, 1);
+	enpu_cs_add_bcast_matmul(cs, 1, self->dev.max_job_work / 65536, 65536 - 16);
+	enpu_cs_add_bcast_matmul(cs, 1, 1, 1);
 	ASSERT_EQ(-E2BIG, submit_cs(self, enpu_cs_end(cs), 0));
 	/* many commands, each small enough, together too much */
 	enpu_cs_begin(cs);
 	while (cs->num_cmds < 9)
-		add_matmul(cs, 1, self->dev.max_job_work / 65536 / 8, 65536 - 16);
+		enpu_cs_add_bcast_matmul(cs, 1, self->dev.max_job_work / 65536 / 8, 65536 - 16);
 	ASSERT_EQ(-E2BIG, submit_cs(self, enpu_cs_end(cs), 0));
 	/* nothing was queued: the out-syncobj never got a fence */
 	ASSERT_EQ(-EINVAL, enpu_syncobj_status(self->fd, self->syncobj));
@@ -159,14 +139,14 @@ TEST_F(limits, jobs_at_the_limit_finish)
 			add_conv_one_output(cs, (lim - 16) / (65535 + 4), 65535, 1);
 			break;
 		case 1:	/* a MATMUL exactly at the limit, in one output row */
-			add_matmul(cs, 1, lim / 65536, 65536 - 16);
+			enpu_cs_add_bcast_matmul(cs, 1, lim / 65536, 65536 - 16);
 			break;
 		case 2:	/* a depthwise-like kernel: one channel per tap */
 			add_conv_one_output(cs, 65535, 1, (lim - 16) / (65535 * 5 + 16));
 			break;
 		case 3:	/* a COPY of 1-byte rows: 4 + 16 units per row */
 			cp = enpu_cs_add(cs, ENPU_OP_COPY, sizeof(*cp));
-			cp->src = bcast(1, lim / 20 / 65535, 65535, 1);
+			cp->src = enpu_tensor_bcast(1, lim / 20 / 65535, 65535, 1);
 			cp->dst = cp->src;
 			break;
 		}
