@@ -169,7 +169,8 @@ static const struct drm_ioctl_desc enpu_ioctls[] = {
 DEFINE_DRM_ACCEL_FOPS(enpu_fops);
 
 static const struct drm_driver enpu_drm_driver = {
-	.driver_features = DRIVER_GEM | DRIVER_COMPUTE_ACCEL | DRIVER_SYNCOBJ,
+	.driver_features = DRIVER_GEM | DRIVER_COMPUTE_ACCEL | DRIVER_SYNCOBJ |
+			   DRIVER_SYNCOBJ_TIMELINE,
 	.open = enpu_open,
 	.postclose = enpu_postclose,
 	.ioctls = enpu_ioctls,
@@ -240,7 +241,9 @@ static int __init enpu_init(void)
 	int ret;
 
 	/* uAPI structs: sizes are ABI, and multiples of 8 so arrays of them align */
-	BUILD_BUG_ON(sizeof(struct drm_enpu_job) != ENPU_JOB_V1_SIZE);
+	BUILD_BUG_ON(sizeof(struct drm_enpu_job) != ENPU_JOB_V2_SIZE);
+	BUILD_BUG_ON(offsetof(struct drm_enpu_job, out_syncobj_point) != 56);
+	BUILD_BUG_ON(sizeof(struct drm_enpu_syncobj) != ENPU_SYNCOBJ_V1_SIZE);
 	BUILD_BUG_ON(sizeof(struct drm_enpu_job_bo) != 8);
 	BUILD_BUG_ON(sizeof(struct drm_enpu_query) != 24);
 	BUILD_BUG_ON(sizeof(struct drm_enpu_query_device) != 56);

@@ -6,6 +6,7 @@
  * BOs, wire fences (syncobjs and implicit dma_resv sync), and the drm_sched
  * backend that hands jobs to the engine and handles timeouts.
  */
+#include <linux/dma-fence-chain.h>
 #include <linux/dma-resv.h>
 #include <linux/module.h>
 #include <linux/slab.h>
@@ -41,6 +42,7 @@ static void enpu_job_free(struct enpu_job *job)
 	}
 	if (job->out_syncobj)
 		drm_syncobj_put(job->out_syncobj);
+	dma_fence_chain_free(job->out_chain);
 	if (job->hw_fence_init)
 		dma_fence_put(job->hw_fence);
 	else
@@ -88,17 +90,34 @@ static int enpu_job_lookup_bos(struct drm_file *file, struct enpu_job *job,
 	return 0;
 }
 
+/*
+ * Each entry names a binary syncobj (point 0) or a timeline point. The
+ * scheduler helper drm_sched_job_add_syncobj_dependency() takes a u32
+ * point, so the fence is looked up here with the full 64-bit point.
+ */
 static int enpu_job_add_in_syncobjs(struct drm_file *file, struct enpu_job *job,
 				    const struct drm_enpu_job *uj)
 {
-	u32 __user *handles = u64_to_user_ptr(uj->in_syncobjs_ptr);
-	u32 i, handle;
+	u8 __user *uptr = u64_to_user_ptr(uj->in_syncobjs_ptr);
+	struct dma_fence *fence;
+	u32 i;
 	int ret;
 
 	for (i = 0; i < uj->in_syncobj_count; i++) {
-		if (get_user(handle, handles + i))
-			return -EFAULT;
-		ret = drm_sched_job_add_syncobj_dependency(&job->base, file, handle, 0);
+		struct drm_enpu_syncobj us;
+
+		ret = copy_struct_from_user(&us, sizeof(us),
+					    uptr + (u64)i * uj->in_syncobj_stride,
+					    uj->in_syncobj_stride);
+		if (ret)
+			return ret;
+		if (us.flags & ~ENPU_SYNCOBJ_FLAGS)
+			return -EINVAL;
+		ret = drm_syncobj_find_fence(file, us.handle, us.point, 0, &fence);
+		if (ret)
+			return ret;
+		/* consumes the reference, also on error */
+		ret = drm_sched_job_add_dependency(&job->base, fence);
 		if (ret)
 			return ret;
 	}
@@ -125,7 +144,10 @@ static int enpu_job_create(struct drm_file *file, const struct drm_enpu_job *uj,
 	if ((uj->flags & ENPU_JOB_TEST_HANG) && !enpu_test_hooks)
 		return -EPERM;
 	if (uj->cs_size < sizeof(struct enpu_cs_header) ||
-	    uj->bo_stride < sizeof(struct drm_enpu_job_bo))
+	    uj->bo_stride < sizeof(struct drm_enpu_job_bo) ||
+	    (uj->in_syncobj_count &&
+	     uj->in_syncobj_stride < sizeof(struct drm_enpu_syncobj)) ||
+	    uj->pad || (uj->out_syncobj_point && !uj->out_syncobj))
 		return -EINVAL;
 	if (uj->cs_size > ENPU_MAX_CS_SIZE || uj->bo_count > ENPU_MAX_BOS_PER_JOB ||
 	    uj->in_syncobj_count > ENPU_MAX_IN_SYNCOBJS)
@@ -174,6 +196,14 @@ static int enpu_job_create(struct drm_file *file, const struct drm_enpu_job *uj,
 		job->out_syncobj = drm_syncobj_find(file, uj->out_syncobj);
 		if (!job->out_syncobj) {
 			ret = -ENOENT;
+			goto err_free;
+		}
+	}
+	if (uj->out_syncobj_point) {
+		job->out_point = uj->out_syncobj_point;
+		job->out_chain = dma_fence_chain_alloc();
+		if (!job->out_chain) {
+			ret = -ENOMEM;
 			goto err_free;
 		}
 	}
@@ -272,8 +302,12 @@ static void enpu_job_commit(struct enpu_job *job)
 		dma_resv_add_fence(job->bos[i]->resv, done,
 				   job->writes & BIT_ULL(i) ?
 				   DMA_RESV_USAGE_WRITE : DMA_RESV_USAGE_READ);
-	if (job->out_syncobj)
+	if (job->out_chain) {
+		drm_syncobj_add_point(job->out_syncobj, job->out_chain, done, job->out_point);
+		job->out_chain = NULL;	/* the syncobj's now */
+	} else if (job->out_syncobj) {
 		drm_syncobj_replace_fence(job->out_syncobj, done);
+	}
 	trace_enpu_job_submit(job);
 	drm_sched_entity_push_job(&job->base);
 }
@@ -287,7 +321,7 @@ int enpu_submit_ioctl(struct drm_device *dev, void *data, struct drm_file *file)
 	u32 i, created = 0;
 	int ret = 0;
 
-	if (args->flags || args->pad || !args->job_count || args->job_stride < ENPU_JOB_V1_SIZE)
+	if (args->flags || args->pad || !args->job_count || args->job_stride < ENPU_JOB_V2_SIZE)
 		return -EINVAL;
 	if (args->job_count > ENPU_MAX_JOBS_PER_SUBMIT)
 		return -E2BIG;

@@ -31,6 +31,10 @@ struct drm_gem_object;
  * @hw_fence: signalled by the engine when the job completes
  * @hw_fence_init: @hw_fence was initialised (it is then freed by its refcount)
  * @out_syncobj: receives the finished fence, or NULL
+ * @out_point: timeline point of @out_syncobj, 0 when it is binary
+ * @out_chain: preallocated chain node for @out_point, so that publishing the
+ *	fence cannot fail; owned by the syncobj once added, else freed with
+ *	the job
  * @last_progress: engine progress when the job started, then at the
  *	previous timeout
  * @start_ns: when the engine started the job
@@ -51,6 +55,8 @@ struct enpu_job {
 	struct dma_fence *hw_fence;
 	bool hw_fence_init;
 	struct drm_syncobj *out_syncobj;
+	u64 out_point;
+	struct dma_fence_chain *out_chain;
 	u64 last_progress;
 	u64 start_ns;
 	struct work_struct free_work;

@@ -155,6 +155,33 @@ int enpu_syncobj_wait(int fd, uint32_t handle, int64_t timeout_ns)
 	return enpu_ioctl(fd, DRM_IOCTL_SYNCOBJ_WAIT, &w);
 }
 
+int enpu_timeline_wait(int fd, uint32_t handle, uint64_t point, int64_t timeout_ns,
+		       uint32_t flags)
+{
+	struct drm_syncobj_timeline_wait w = {
+		.handles = (uintptr_t)&handle,
+		.points = (uintptr_t)&point,
+		.count_handles = 1,
+		.timeout_nsec = enpu_now_ns() + timeout_ns,
+		.flags = flags,
+	};
+
+	return enpu_ioctl(fd, DRM_IOCTL_SYNCOBJ_TIMELINE_WAIT, &w);
+}
+
+int enpu_timeline_query(int fd, uint32_t handle, uint32_t flags, uint64_t *point)
+{
+	struct drm_syncobj_timeline_array a = {
+		.handles = (uintptr_t)&handle,
+		.points = (uintptr_t)point,
+		.count_handles = 1,
+		.flags = flags,
+	};
+
+	*point = ~0ull;
+	return enpu_ioctl(fd, DRM_IOCTL_SYNCOBJ_QUERY, &a);
+}
+
 int enpu_syncobj_destroy(int fd, uint32_t handle)
 {
 	struct drm_syncobj_destroy d = { .handle = handle };
@@ -270,7 +297,9 @@ int enpu_submit_one(int fd, const struct enpu_job_desc *d)
 		.bo_stride = sizeof(bos[0]),
 		.in_syncobjs_ptr = (uintptr_t)d->in_syncobjs,
 		.in_syncobj_count = d->in_count,
+		.in_syncobj_stride = d->in_stride ? d->in_stride : sizeof(struct drm_enpu_syncobj),
 		.out_syncobj = d->out_syncobj,
+		.out_syncobj_point = d->out_point,
 	};
 	struct drm_enpu_submit s = {
 		.jobs_ptr = (uintptr_t)&job,

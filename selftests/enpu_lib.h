@@ -76,6 +76,11 @@ int enpu_syncobj_destroy(int fd, uint32_t handle);
 /* status of the fence in a syncobj: 1 signalled ok, 0 pending, <0 its error */
 int enpu_syncobj_status(int fd, uint32_t handle);
 int64_t enpu_now_ns(void);
+/* timeline syncobjs: wait for a point (relative timeout; flags DRM_SYNCOBJ_WAIT_FLAGS_*) */
+int enpu_timeline_wait(int fd, uint32_t handle, uint64_t point, int64_t timeout_ns,
+		       uint32_t flags);
+/* the last signalled point (or with DRM_SYNCOBJ_QUERY_FLAGS_LAST_SUBMITTED, submitted) */
+int enpu_timeline_query(int fd, uint32_t handle, uint32_t flags, uint64_t *point);
 
 /* command stream builder */
 struct enpu_cs {
@@ -104,12 +109,21 @@ struct enpu_job_desc {
 	const uint32_t *handles;
 	const uint32_t *bo_flags;	/* NULL: every BO read+write */
 	uint32_t bo_count;
-	const uint32_t *in_syncobjs;
+	const struct drm_enpu_syncobj *in_syncobjs;
 	uint32_t in_count;
+	uint32_t in_stride;	/* 0: sizeof(struct drm_enpu_syncobj) */
 	uint32_t out_syncobj;
+	uint64_t out_point;	/* 0: out_syncobj is binary */
 };
 
 int enpu_submit_one(int fd, const struct enpu_job_desc *d);
+/* an in-syncobj entry: binary syncobj (point 0) or timeline point */
+static inline struct drm_enpu_syncobj enpu_in(uint32_t handle, uint64_t point)
+{
+	struct drm_enpu_syncobj s = { .handle = handle, .point = point };
+
+	return s;
+}
 /* submit a stream of n NOP commands */
 int enpu_submit_nops(int fd, uint32_t n, uint32_t flags, uint32_t out_syncobj);
 

@@ -58,19 +58,34 @@ static int slow_engine(int *slowed, unsigned int us)
 	return 1;
 }
 
-static int copy_job(int fd, uint32_t src, uint32_t dst, uint32_t n, const uint32_t *in,
-		    uint32_t in_count, uint32_t out)
+/* a job copying n bytes from src to dst, after in[] (timeline points or binary) */
+static int copy_job_pt(int fd, uint32_t src, uint32_t dst, uint32_t n,
+		       const struct drm_enpu_syncobj *in, uint32_t in_count,
+		       uint32_t out, uint64_t out_point)
 {
 	static struct enpu_cs cs;
 	uint32_t handles[2] = { src, dst };
 	uint32_t flags[2] = { ENPU_JOB_BO_READ, ENPU_JOB_BO_WRITE };
 	struct enpu_job_desc d = {
 		.cs = cs.buf, .handles = handles, .bo_flags = flags, .bo_count = 2,
-		.in_syncobjs = in, .in_count = in_count, .out_syncobj = out,
+		.in_syncobjs = in, .in_count = in_count,
+		.out_syncobj = out, .out_point = out_point,
 	};
 
 	d.cs_size = enpu_cs_copy_bytes(&cs, 0, 0, 1, 0, n);
 	return enpu_submit_one(fd, &d);
+}
+
+/* the same with binary syncobjs only */
+static int copy_job(int fd, uint32_t src, uint32_t dst, uint32_t n, const uint32_t *in,
+		    uint32_t in_count, uint32_t out)
+{
+	struct drm_enpu_syncobj e[4];
+	uint32_t i;
+
+	for (i = 0; i < in_count && i < 4; i++)
+		e[i] = enpu_in(in[i], 0);
+	return copy_job_pt(fd, src, dst, n, e, in_count, out, 0);
 }
 
 TEST_F(sched, syncobj_chain)
@@ -186,6 +201,82 @@ TEST_F(sched, syncobj_wait_across_files)
 		ASSERT_EQ(0x4b, mb[i]);
 	ASSERT_EQ(0x4b, mb[PAGE - 1]);
 	ASSERT_EQ(0x2d, md[15]);
+	close(fd2);
+}
+
+/*
+ * The same across two files with timeline syncobjs: job 1 on file A
+ * signals point 1 of a timeline shared with file B; job 2 on file B (no
+ * shared BO) waits for that point and signals point 1 of a timeline of its
+ * own. First, without the wait, job 2 finishes while job 1 still runs;
+ * then, with it, job 2 must not finish before job 1.
+ */
+TEST_F(sched, timeline_wait_across_files)
+{
+	struct drm_syncobj_handle exp = { .flags = 0, .fd = -1 };
+	struct drm_syncobj_handle imp = { .fd = -1 };
+	struct drm_enpu_bo_wait w = { 0 };
+	struct drm_enpu_syncobj in;
+	uint32_t a, b, c, d, ta, t2;
+	uint64_t pt;
+	uint8_t *mb, *md;
+	int fd2, i;
+
+	if (!slow_engine(&self->slowed, 20000))
+		SKIP(return, "cannot set test_delay_us");
+	fd2 = enpu_open();
+	ASSERT_GE(fd2, 0);
+	ASSERT_EQ(0, enpu_bo_new(self->fd, PAGE, &a));
+	ASSERT_EQ(0, enpu_bo_new(self->fd, PAGE, &b));
+	ASSERT_EQ(0, enpu_bo_new(fd2, PAGE, &c));
+	ASSERT_EQ(0, enpu_bo_new(fd2, PAGE, &d));
+	memset(enpu_bo_map(self->fd, a, PAGE), 0x5e, PAGE);
+	memset(enpu_bo_map(fd2, c, PAGE), 0x3f, PAGE);
+	mb = enpu_bo_map(self->fd, b, PAGE);
+	md = enpu_bo_map(fd2, d, PAGE);
+	ASSERT_NE(NULL, mb);
+	ASSERT_NE(NULL, md);
+
+	ASSERT_EQ(0, enpu_syncobj_new(self->fd, 0, &ta));
+	exp.handle = ta;
+	ASSERT_EQ(0, enpu_ioctl(self->fd, DRM_IOCTL_SYNCOBJ_HANDLE_TO_FD, &exp));
+	imp.fd = exp.fd;
+	ASSERT_EQ(0, enpu_ioctl(fd2, DRM_IOCTL_SYNCOBJ_FD_TO_HANDLE, &imp));
+	close(exp.fd);
+	ASSERT_EQ(0, enpu_syncobj_new(fd2, 0, &t2));
+
+	/* control: no wait, so job 2 (one 16-byte row) overtakes job 1 (64 rows) */
+	ASSERT_EQ(0, copy_job_pt(self->fd, a, b, PAGE, NULL, 0, 0, 0));
+	ASSERT_EQ(0, copy_job_pt(fd2, c, d, 16, NULL, 0, 0, 0));
+	w.handle = d;
+	w.timeout_ns = enpu_now_ns() + 20 * SEC;
+	enpu_bo_wait_ok(fd2, &w);
+	w.handle = b;
+	w.timeout_ns = 0;
+	enpu_bo_wait_err(self->fd, &w, ETIMEDOUT);	/* job 1 still running */
+	w.timeout_ns = enpu_now_ns() + 30 * SEC;
+	enpu_bo_wait_ok(self->fd, &w);
+	memset(mb, 0, PAGE);
+	memset(md, 0, PAGE);
+
+	/* job 2 on file B waits for point 1, which job 1 on file A signals */
+	ASSERT_EQ(0, copy_job_pt(self->fd, a, b, PAGE, NULL, 0, ta, 1));
+	in = enpu_in(imp.handle, 1);
+	ASSERT_EQ(0, copy_job_pt(fd2, c, d, 16, &in, 1, t2, 1));
+	ASSERT_EQ(0, enpu_timeline_query(fd2, t2, DRM_SYNCOBJ_QUERY_FLAGS_LAST_SUBMITTED, &pt));
+	ASSERT_EQ(1, pt);
+	ASSERT_EQ(0, enpu_timeline_query(fd2, t2, 0, &pt));
+	ASSERT_EQ(0, pt);					/* still waiting */
+	ASSERT_EQ(0, enpu_timeline_wait(fd2, t2, 1, 30 * SEC, 0));
+	/* job 1 finished before job 2 did: its point and its whole output */
+	ASSERT_EQ(0, enpu_timeline_query(self->fd, ta, 0, &pt));
+	ASSERT_EQ(1, pt);
+	ASSERT_EQ(0, enpu_timeline_query(fd2, imp.handle, 0, &pt));
+	ASSERT_EQ(1, pt);
+	for (i = 0; i < PAGE; i += 67)
+		ASSERT_EQ(0x5e, mb[i]);
+	ASSERT_EQ(0x5e, mb[PAGE - 1]);
+	ASSERT_EQ(0x3f, md[15]);
 	close(fd2);
 }
 
@@ -345,7 +436,8 @@ TEST_F(sched, submit_late_failure_queues_nothing)
 TEST_F(sched, submit_bad_later_job_queues_nothing)
 {
 	static struct multi_submit m;
-	uint32_t bo[4], s[3], bad_in = 0x7fff0000;
+	struct drm_enpu_syncobj bad_in = { .handle = 0x7fff0000 };
+	uint32_t bo[4], s[3];
 	uint8_t *map[4];
 	long submitted;
 	int i;
@@ -365,6 +457,7 @@ TEST_F(sched, submit_bad_later_job_queues_nothing)
 	/* job 3 waits on a syncobj handle that does not exist */
 	m.jobs[2].in_syncobjs_ptr = (uintptr_t)&bad_in;
 	m.jobs[2].in_syncobj_count = 1;
+	m.jobs[2].in_syncobj_stride = sizeof(bad_in);
 	submitted = enpu_stat("jobs_submitted");
 	ASSERT_EQ(-ENOENT, multi_submit(self->fd, &m, 3));
 	ASSERT_EQ(0, submit_left_nothing(self->fd, submitted, s, 3, bo[1], map[1]));

@@ -51,6 +51,7 @@ FIXTURE_SETUP(submit)
 	self->job.bos_ptr = (uintptr_t)self->bos;
 	self->job.bo_count = 2;
 	self->job.bo_stride = sizeof(self->bos[0]);
+	self->job.in_syncobj_stride = sizeof(struct drm_enpu_syncobj);
 	self->job.out_syncobj = self->syncobj;
 	self->sub.jobs_ptr = (uintptr_t)&self->job;
 	self->sub.job_count = 1;
@@ -119,7 +120,9 @@ TEST_F(submit, bad_submit_args)
 	self->sub.job_count = 1000;
 	enpu_submit_err(self->fd, &self->sub, E2BIG);
 	self->sub.job_count = 1;
-	self->sub.job_stride = ENPU_JOB_V1_SIZE - 8;	/* short struct */
+	self->sub.job_stride = ENPU_JOB_V2_SIZE - 8;	/* short struct */
+	enpu_submit_err(self->fd, &self->sub, EINVAL);
+	self->sub.job_stride = 48;	/* the uAPI 1.x job: refused, never misread */
 	enpu_submit_err(self->fd, &self->sub, EINVAL);
 	self->sub.job_stride = sizeof(self->job);
 	self->sub.jobs_ptr = 16;
@@ -192,9 +195,9 @@ TEST_F(submit, write_to_readonly_userptr)
 
 TEST_F(submit, bad_syncobjs)
 {
-	uint32_t in[2] = { 0, 7777 };
+	struct drm_enpu_syncobj in[2] = { { 0 }, { .handle = 7777 } };
 
-	ASSERT_EQ(0, enpu_syncobj_new(self->fd, DRM_SYNCOBJ_CREATE_SIGNALED, &in[0]));
+	ASSERT_EQ(0, enpu_syncobj_new(self->fd, DRM_SYNCOBJ_CREATE_SIGNALED, &in[0].handle));
 	self->job.out_syncobj = 8888;
 	enpu_submit_err(self->fd, &self->sub, ENOENT);
 	self->job.out_syncobj = self->syncobj;
@@ -204,13 +207,164 @@ TEST_F(submit, bad_syncobjs)
 	self->job.in_syncobj_count = 1;
 	enpu_submit_ok(self->fd, &self->sub);
 	/* a syncobj that never got a fence cannot be waited for */
-	in[0] = self->syncobj;
 	ASSERT_EQ(0, enpu_syncobj_destroy(self->fd, self->syncobj));
-	ASSERT_EQ(0, enpu_syncobj_new(self->fd, 0, &in[0]));
+	ASSERT_EQ(0, enpu_syncobj_new(self->fd, 0, &in[0].handle));
 	self->job.out_syncobj = 0;
 	enpu_submit_err(self->fd, &self->sub, EINVAL);
 	self->job.in_syncobjs_ptr = 32;
 	enpu_submit_err(self->fd, &self->sub, EFAULT);
+}
+
+/*
+ * A rejected SUBMIT queued nothing: no job was counted, the out-syncobj
+ * (fresh, so without fence) got none, and the output BO is untouched.
+ */
+static int queued_nothing(int fd, long submitted0, uint32_t out, uint32_t bo,
+			  const uint8_t *map)
+{
+	struct drm_enpu_bo_wait w = { .handle = bo, .timeout_ns = 0 };
+
+	if (submitted0 >= 0 && enpu_stat("jobs_submitted") != submitted0)
+		return 1;
+	if (enpu_syncobj_status(fd, out) != -EINVAL)
+		return 2;
+	if (enpu_bo_wait_raw(fd, &w))
+		return 3;
+	if (map[0] || map[254])
+		return 4;
+	return 0;
+}
+
+/* Every malformed in-syncobj entry is refused with its errno, and queues nothing. */
+TEST_F(submit, bad_syncobj_entries)
+{
+	struct {
+		struct drm_enpu_syncobj s;
+		uint8_t tail[8];
+	} in[2];
+	struct drm_enpu_syncobj many[33];
+	long submitted = enpu_stat("jobs_submitted");
+	uint32_t sig;
+	int i;
+
+	memset(in, 0, sizeof(in));
+	memset(many, 0, sizeof(many));
+	ASSERT_EQ(0, enpu_syncobj_new(self->fd, DRM_SYNCOBJ_CREATE_SIGNALED, &sig));
+	in[0].s.handle = sig;
+	in[1].s.handle = sig;
+	self->job.in_syncobjs_ptr = (uintptr_t)in;
+	self->job.in_syncobj_count = 2;
+
+	/* a flag outside ENPU_SYNCOBJ_FLAGS (none is defined) */
+	self->job.in_syncobj_stride = sizeof(in[0]);
+	in[1].s.flags = 1;
+	enpu_submit_err(self->fd, &self->sub, EINVAL);
+	in[1].s.flags = 0x80000000u;
+	enpu_submit_err(self->fd, &self->sub, EINVAL);
+	in[1].s.flags = 0;
+	/* a grown entry whose unknown tail is not zero */
+	in[1].tail[5] = 1;
+	enpu_submit_err(self->fd, &self->sub, E2BIG);
+	in[1].tail[5] = 0;
+	/* strides below the first version of the entry */
+	self->job.in_syncobj_stride = ENPU_SYNCOBJ_V1_SIZE - 8;
+	enpu_submit_err(self->fd, &self->sub, EINVAL);
+	self->job.in_syncobj_stride = 0;
+	enpu_submit_err(self->fd, &self->sub, EINVAL);
+	/* more entries than max_in_syncobjs */
+	for (i = 0; i < 33; i++)
+		many[i].handle = sig;
+	self->job.in_syncobjs_ptr = (uintptr_t)many;
+	self->job.in_syncobj_count = 33;
+	self->job.in_syncobj_stride = sizeof(many[0]);
+	enpu_submit_err(self->fd, &self->sub, E2BIG);
+	/* a point on a binary syncobj */
+	self->job.in_syncobj_count = 1;
+	many[0].point = 1;
+	enpu_submit_err(self->fd, &self->sub, EINVAL);
+	many[0].point = 0;
+	/* a timeline point without out-syncobj, and non-zero job padding */
+	self->job.out_syncobj_point = 1;
+	self->job.out_syncobj = 0;
+	enpu_submit_err(self->fd, &self->sub, EINVAL);
+	self->job.out_syncobj_point = 0;
+	self->job.out_syncobj = self->syncobj;
+	self->job.pad = 1;
+	enpu_submit_err(self->fd, &self->sub, EINVAL);
+	self->job.pad = 0;
+	ASSERT_EQ(0, queued_nothing(self->fd, submitted, self->syncobj, self->bo[1],
+				    self->map[1]));
+
+	/* the same entries, well formed: 32 of them, then grown with zero tails */
+	self->job.in_syncobj_count = 32;
+	enpu_submit_ok(self->fd, &self->sub);
+	ASSERT_EQ(0, enpu_syncobj_wait(self->fd, self->syncobj, WAIT_NS));
+	self->job.in_syncobjs_ptr = (uintptr_t)in;
+	self->job.in_syncobj_count = 2;
+	self->job.in_syncobj_stride = sizeof(in[0]);
+	enpu_submit_ok(self->fd, &self->sub);
+	ASSERT_EQ(0, enpu_syncobj_wait(self->fd, self->syncobj, WAIT_NS));
+	ASSERT_EQ(1, enpu_syncobj_status(self->fd, self->syncobj));
+	ASSERT_EQ(0x42, self->map[1][254]);
+}
+
+/*
+ * The out-syncobj as a timeline: the job's fence is added as the given
+ * point, visible through DRM_IOCTL_SYNCOBJ_QUERY and TIMELINE_WAIT, and a
+ * later job can wait for it by point; a point not yet on the timeline is
+ * EINVAL and queues nothing.
+ */
+TEST_F(submit, timeline_out_point)
+{
+	struct drm_get_cap cap = { .capability = DRM_CAP_SYNCOBJ_TIMELINE };
+	struct drm_enpu_syncobj in;
+	uint32_t tl;
+	uint64_t pt;
+	long submitted;
+
+	ASSERT_EQ(0, enpu_ioctl(self->fd, DRM_IOCTL_GET_CAP, &cap));
+	ASSERT_EQ(1, cap.value);
+	ASSERT_EQ(0, enpu_syncobj_new(self->fd, 0, &tl));
+	ASSERT_EQ(0, enpu_timeline_query(self->fd, tl, 0, &pt));
+	ASSERT_EQ(0, pt);
+	self->job.out_syncobj = tl;
+	self->job.out_syncobj_point = 5;
+	enpu_submit_ok(self->fd, &self->sub);
+	ASSERT_EQ(0, enpu_timeline_query(self->fd, tl, DRM_SYNCOBJ_QUERY_FLAGS_LAST_SUBMITTED,
+					 &pt));
+	ASSERT_EQ(5, pt);
+	ASSERT_EQ(0, enpu_timeline_wait(self->fd, tl, 5, WAIT_NS, 0));
+	ASSERT_EQ(0, enpu_timeline_query(self->fd, tl, 0, &pt));
+	ASSERT_EQ(5, pt);
+	ASSERT_EQ(0x42, self->map[1][254]);
+	/* points up to 5 are signalled; 6 does not exist */
+	ASSERT_EQ(0, enpu_timeline_wait(self->fd, tl, 3, WAIT_NS, 0));
+	ASSERT_EQ(-EINVAL, enpu_timeline_wait(self->fd, tl, 6, 0, 0));
+
+	/* job 2 waits for point 5 and signals point 7 */
+	memset(self->map[1], 0, PAGE);
+	in = enpu_in(tl, 5);
+	self->job.in_syncobjs_ptr = (uintptr_t)&in;
+	self->job.in_syncobj_count = 1;
+	self->job.out_syncobj_point = 7;
+	enpu_submit_ok(self->fd, &self->sub);
+	ASSERT_EQ(0, enpu_timeline_wait(self->fd, tl, 7, WAIT_NS, 0));
+	ASSERT_EQ(0, enpu_timeline_query(self->fd, tl, 0, &pt));
+	ASSERT_EQ(7, pt);
+	ASSERT_EQ(0x42, self->map[1][254]);
+
+	/* waiting for a point nobody submitted yet: EINVAL, nothing queued */
+	memset(self->map[1], 0, PAGE);
+	in = enpu_in(tl, 8);
+	self->job.out_syncobj = self->syncobj;	/* fresh: no fence yet */
+	self->job.out_syncobj_point = 0;
+	submitted = enpu_stat("jobs_submitted");
+	enpu_submit_err(self->fd, &self->sub, EINVAL);
+	ASSERT_EQ(0, queued_nothing(self->fd, submitted, self->syncobj, self->bo[1],
+				    self->map[1]));
+	ASSERT_EQ(0, enpu_timeline_query(self->fd, tl, DRM_SYNCOBJ_QUERY_FLAGS_LAST_SUBMITTED,
+					 &pt));
+	ASSERT_EQ(7, pt);
 }
 
 TEST_F(submit, test_hang_needs_hooks)

@@ -25,13 +25,29 @@ extern "C" {
  * it does not know are zero. Timeouts are absolute CLOCK_MONOTONIC times in
  * nanoseconds (__s64).
  *
+ * Versions: &drm_enpu_query_device.uapi_version (and the DRM driver version)
+ * is (major << 16) | minor. Minor versions only add: new flags, new fields
+ * at the end of a structure, new QUERY types. A major version may change
+ * layouts, and a caller must check it before anything else. uAPI 2.0
+ * replaced the 1.x &struct drm_enpu_job (48 bytes, in-syncobjs a bare
+ * __u32 array without element size, binary syncobjs only) by the 64-byte
+ * layout with an array of &struct drm_enpu_syncobj (pointer + count +
+ * stride, timeline points) and a timeline point for the out-syncobj.
+ * Mainline's rule is that released uAPI never breaks; the 1.x layout had
+ * no user outside this repository and no release, so it was replaced
+ * rather than kept as a second, legacy parse path. It cannot be misread:
+ * its 48-byte @job_stride is below %ENPU_JOB_V2_SIZE and is %EINVAL. From
+ * 2.0 on, structures only grow, through their strides or sizes.
+ *
  * Errors returned by the enpu ioctls:
  *
  * - %EINVAL: a flag outside the mask, non-zero padding or reserved field,
  *   zero or misaligned size, a stride below the minimum, an unknown QUERY
  *   type, a malformed command stream (bad magic or version, unknown opcode,
  *   a command size or parameter out of range), the same BO twice in one
- *   job, an in-syncobj that has no fence yet.
+ *   job, an in-syncobj that has no fence yet (or a timeline that has no
+ *   such point yet, or a point on a binary syncobj), a timeline point for
+ *   a job without out-syncobj.
  * - %E2BIG: a count or size above the device limit reported by QUERY, a
  *   command stream whose work estimate exceeds
  *   &drm_enpu_query_device.max_job_work (see ENPU_CS_MAX_WORK in
@@ -58,9 +74,9 @@ extern "C" {
  */
 
 /** ENPU_UAPI_VERSION_MAJOR - incompatible uAPI changes bump this */
-#define ENPU_UAPI_VERSION_MAJOR 1
+#define ENPU_UAPI_VERSION_MAJOR 2
 /** ENPU_UAPI_VERSION_MINOR - compatible additions bump this */
-#define ENPU_UAPI_VERSION_MINOR 1
+#define ENPU_UAPI_VERSION_MINOR 0
 
 #define DRM_ENPU_QUERY			0x00
 #define DRM_ENPU_BO_CREATE		0x01
@@ -278,8 +294,41 @@ struct drm_enpu_job_bo {
 /** ENPU_JOB_FLAGS - every flag of &struct drm_enpu_job */
 #define ENPU_JOB_FLAGS		ENPU_JOB_TEST_HANG
 
+/** ENPU_SYNCOBJ_FLAGS - every flag of &struct drm_enpu_syncobj (none yet) */
+#define ENPU_SYNCOBJ_FLAGS	0x0u
+
+/**
+ * struct drm_enpu_syncobj - one in-syncobj of a job
+ *
+ * Names a binary syncobj (@point 0) or a point on a timeline syncobj. The
+ * job runs after the fence found there when SUBMIT is called: the fence a
+ * binary syncobj holds, or the fence of timeline point @point (the first
+ * point at or after it). A syncobj without a fence, or a timeline that has
+ * no such point yet, is %EINVAL: SUBMIT does not wait for a point to be
+ * submitted. A non-zero @point on a binary syncobj is %EINVAL too.
+ */
+struct drm_enpu_syncobj {
+	/** @handle: DRM syncobj handle. */
+	__u32 handle;
+	/** @flags: ENPU_SYNCOBJ_*; none is defined yet, so must be zero. */
+	__u32 flags;
+	/** @point: 0 for a binary syncobj, else the timeline point to wait for. */
+	__u64 point;
+};
+
+/** ENPU_SYNCOBJ_V1_SIZE - size of the first version of &struct drm_enpu_syncobj */
+#define ENPU_SYNCOBJ_V1_SIZE	16
+
 /**
  * struct drm_enpu_job - one job of a SUBMIT
+ *
+ * This is the uAPI 2.0 layout. uAPI 1.x had a 48-byte job whose
+ * in-syncobjs were a bare array of __u32 handles with no element size and
+ * no timeline points; it was never used outside this repository and is
+ * gone, not kept beside this one: the QUERY and DRM version major is 2,
+ * and a SUBMIT with a @job_stride below %ENPU_JOB_V2_SIZE (such as a 1.x
+ * caller's 48) is %EINVAL, so an old caller fails cleanly instead of being
+ * misread.
  */
 struct drm_enpu_job {
 	/** @cs_ptr: user pointer to the command stream (see enpu_cmdstream.h). */
@@ -295,24 +344,42 @@ struct drm_enpu_job {
 	/** @bo_stride: bytes between entries, >= 8. */
 	__u32 bo_stride;
 	/**
-	 * @in_syncobjs_ptr: user pointer to an array of __u32 syncobj handles.
-	 * The job runs after the fence each syncobj holds when SUBMIT is
-	 * called; a syncobj without a fence is %EINVAL. All in-syncobjs of a
-	 * SUBMIT are read before any of its jobs is queued, so naming the
-	 * @out_syncobj of an earlier job of the same SUBMIT waits for the
-	 * fence that syncobj held before the call, not for that job. No such
-	 * wait is needed: the jobs of one file run one after the other in the
-	 * order they were submitted.
+	 * @in_syncobjs_ptr: user pointer to an array of &struct
+	 * drm_enpu_syncobj. The job runs after the fence each entry names
+	 * when SUBMIT is called. All in-syncobjs of a SUBMIT are read before
+	 * any of its jobs is queued, so naming the out-syncobj (or point) of
+	 * an earlier job of the same SUBMIT waits for the fence that syncobj
+	 * held before the call (or fails with %EINVAL if the point did not
+	 * exist yet), not for that job. No such wait is needed: the jobs of
+	 * one file run one after the other in the order they were submitted.
 	 */
 	__u64 in_syncobjs_ptr;
-	/** @in_syncobj_count: number of handles at @in_syncobjs_ptr. */
+	/**
+	 * @in_syncobj_count: number of entries at @in_syncobjs_ptr, at most
+	 * &drm_enpu_query_device.max_in_syncobjs (else %E2BIG).
+	 */
 	__u32 in_syncobj_count;
+	/**
+	 * @in_syncobj_stride: bytes between entries at @in_syncobjs_ptr, >=
+	 * %ENPU_SYNCOBJ_V1_SIZE; bytes past the kernel's &struct
+	 * drm_enpu_syncobj must be zero (else %E2BIG). Ignored when
+	 * @in_syncobj_count is 0.
+	 */
+	__u32 in_syncobj_stride;
 	/** @out_syncobj: syncobj to receive the job's fence, 0 for none. */
 	__u32 out_syncobj;
+	/** @pad: must be zero. */
+	__u32 pad;
+	/**
+	 * @out_syncobj_point: 0: @out_syncobj is binary and its fence is
+	 * replaced by the job's; else @out_syncobj is a timeline and the job's
+	 * fence is added to it as this point. Must be 0 when @out_syncobj is 0.
+	 */
+	__u64 out_syncobj_point;
 };
 
-/** ENPU_JOB_V1_SIZE - size of the first version of &struct drm_enpu_job */
-#define ENPU_JOB_V1_SIZE	48
+/** ENPU_JOB_V2_SIZE - size of &struct drm_enpu_job in uAPI 2.0, the least @job_stride */
+#define ENPU_JOB_V2_SIZE	64
 
 /**
  * struct drm_enpu_submit - queue jobs (DRM_IOCTL_ENPU_SUBMIT)
@@ -326,14 +393,19 @@ struct drm_enpu_job {
  * the file's queue; the jobs of one file run one at a time in that order,
  * on whichever core is free, after their in-syncobjs' fences and (implicit
  * sync) the fences of the BOs they use. In-syncobjs are read at the start
- * of the call: see &drm_enpu_job.in_syncobjs_ptr.
+ * of the call: see &drm_enpu_job.in_syncobjs_ptr. Out-syncobjs (binary
+ * fences replaced, timeline points added) change only once every job of
+ * the call is sure to be queued.
  */
 struct drm_enpu_submit {
 	/** @jobs_ptr: user pointer to an array of &struct drm_enpu_job. */
 	__u64 jobs_ptr;
 	/** @job_count: number of jobs, 1..max_jobs_per_submit. */
 	__u32 job_count;
-	/** @job_stride: bytes between jobs, >= ENPU_JOB_V1_SIZE. */
+	/**
+	 * @job_stride: bytes between jobs, >= %ENPU_JOB_V2_SIZE; bytes past the
+	 * kernel's &struct drm_enpu_job must be zero (else %E2BIG).
+	 */
 	__u32 job_stride;
 	/** @flags: must be zero. */
 	__u32 flags;
