@@ -1,7 +1,9 @@
 # Fuzzers and the damaged-file corpus (issue 2).
 #
 #   make fuzz                 build every fuzz/fuzz-*.c with libFuzzer (clang) into build-fuzz/
-#   make fuzz-run             run each for FUZZ_SECONDS (default 20) on fuzz/corpus-<name>/
+#   make fuzz-run             run each for FUZZ_SECONDS (default 20) on fuzz/corpus-<name>/;
+#                             FUZZ_SEED=N fixes libFuzzer's seed (make check uses 1, so a
+#                             CI run explores the same inputs each time; unset: random)
 #   make SAN=1 bad-input      build the damaged-file program into build-san/bad-input
 #
 # The fuzz build compiles every library source again with coverage
@@ -10,6 +12,7 @@
 FUZZ_CC      ?= clang
 FUZZ_BUILD   := build-fuzz
 FUZZ_SECONDS ?= 20
+FUZZ_SEED    ?=
 FUZZ_SAN     := -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer
 FUZZ_CPPFLAGS := -D_GNU_SOURCE -Ilibruntime/include -Ilibruntime -Ibackends -I. -I$(FUZZ_BUILD)/gen
 FUZZ_CFLAGS  := -std=c11 $(WARN) -g -O1 -pthread $(FUZZ_SAN) -fsanitize=fuzzer-no-link
@@ -47,6 +50,7 @@ fuzz-run: fuzz
 		name=$${f#$(FUZZ_BUILD)/fuzz-}; work=$(FUZZ_BUILD)/corpus-$$name; \
 		mkdir -p $$work; seeds=fuzz/corpus-$$name; [ -d $$seeds ] || seeds=; \
 		if $$f -max_total_time=$(FUZZ_SECONDS) -timeout=10 -rss_limit_mb=2048 \
+			$(if $(FUZZ_SEED),-seed=$(FUZZ_SEED)) \
 			-artifact_prefix=$(FUZZ_BUILD)/crash-$$name- -print_final_stats=0 \
 			$$work $$seeds >$(FUZZ_BUILD)/fuzz-$$name.log 2>&1; then \
 			echo "fuzz-$$name: ok ($(FUZZ_SECONDS)s, $$(ls $$work | wc -l) corpus files)"; \

@@ -40,10 +40,22 @@ static void build_index(void)
 			by_op[d->op] = d->infer;
 }
 
+/*
+ * Every op in ert-ops.def writes its output 0 (ONNX makes output 0 optional
+ * only for ops we do not have, such as LSTM), so a node without one is refused
+ * here, once, before any family's inference reads ctx->out[0].
+ */
+static ert_status infer_checked(struct ert_infer_ctx *ctx)
+{
+	if (ctx->n_out < 1 || !ctx->out[0])
+		return ert_infer_fail(ctx, ERT_STATUS_INVALID_MODEL, "output 0 is missing");
+	return by_op[ctx->node->op](ctx);
+}
+
 ert_infer_fn ert_op_infer(enum ert_op op)
 {
 	if ((unsigned)op >= ERT_OP_COUNT)
 		return NULL;
 	pthread_once(&by_op_once, build_index);
-	return by_op[op];
+	return by_op[op] ? infer_checked : NULL;
 }

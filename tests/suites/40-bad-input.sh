@@ -40,7 +40,8 @@ fi
 
 nfuzz=$(ls fuzz/fuzz-*.c 2>/dev/null | wc -l)
 if make --no-print-directory -j2 fuzz >build-fuzz/fuzz-build.log 2>&1; then
-	out=$(make -s --no-print-directory fuzz-run FUZZ_SECONDS="$FUZZ_SECONDS" 2>&1)
+	out=$(make -s --no-print-directory fuzz-run FUZZ_SECONDS="$FUZZ_SECONDS" \
+		FUZZ_SEED="${FUZZ_SEED-1}" 2>&1)
 	printf '%s\n' "$out"
 	ok=$(printf '%s\n' "$out" | grep -c '^fuzz-[a-z0-9_-]*: ok')
 	p=$((p + ok)); f=$((f + nfuzz - ok))
