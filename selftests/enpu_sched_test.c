@@ -139,6 +139,60 @@ TEST_F(sched, syncobj_orders_unrelated_jobs)
 }
 
 /*
+ * Two files with two BOs each (a and b on file A, c and d on file B; no BO
+ * shared, so no implicit sync), a syncobj of file A imported into file B
+ * (the syncobj itself, not a sync_file), and a syncobj of file B's own.
+ */
+struct two_files {
+	int fd2;
+	uint32_t a, b, c, d;
+	uint8_t *mb, *md;
+	uint32_t sa, sa_in_b, s2;
+};
+
+static int two_files_open(int fd, uint8_t fill_a, uint8_t fill_c, struct two_files *t)
+{
+	struct drm_syncobj_handle exp = { .flags = 0, .fd = -1 };
+	struct drm_syncobj_handle imp = { .fd = -1 };
+	uint8_t *ma, *mc;
+	int ret;
+
+	t->fd2 = enpu_open();
+	if (t->fd2 < 0 || enpu_bo_new(fd, PAGE, &t->a) || enpu_bo_new(fd, PAGE, &t->b) ||
+	    enpu_bo_new(t->fd2, PAGE, &t->c) || enpu_bo_new(t->fd2, PAGE, &t->d))
+		return -1;
+	ma = enpu_bo_map(fd, t->a, PAGE);
+	mc = enpu_bo_map(t->fd2, t->c, PAGE);
+	t->mb = enpu_bo_map(fd, t->b, PAGE);
+	t->md = enpu_bo_map(t->fd2, t->d, PAGE);
+	if (!ma || !mc || !t->mb || !t->md)
+		return -1;
+	memset(ma, fill_a, PAGE);
+	memset(mc, fill_c, PAGE);
+	if (enpu_syncobj_new(fd, 0, &t->sa))
+		return -1;
+	exp.handle = t->sa;
+	if (enpu_ioctl(fd, DRM_IOCTL_SYNCOBJ_HANDLE_TO_FD, &exp))
+		return -1;
+	imp.fd = exp.fd;
+	ret = enpu_ioctl(t->fd2, DRM_IOCTL_SYNCOBJ_FD_TO_HANDLE, &imp);
+	close(exp.fd);
+	if (ret)
+		return -1;
+	t->sa_in_b = imp.handle;
+	return enpu_syncobj_new(t->fd2, 0, &t->s2);
+}
+
+/* Job 1 copied all of a into b, job 2 the first 16 bytes of c into d. */
+static int two_files_copied(const struct two_files *t, uint8_t fill_a, uint8_t fill_c)
+{
+	for (int i = 0; i < PAGE; i += 67)
+		if (t->mb[i] != fill_a)
+			return 0;
+	return t->mb[PAGE - 1] == fill_a && t->md[15] == fill_c;
+}
+
+/*
  * A syncobj shared between two files (two drm_sched entities, so drm_sched
  * does not drop the dependency as it does within one entity), by jobs that
  * share no BO (so there is no implicit sync): only the syncobj orders them.
@@ -149,59 +203,32 @@ TEST_F(sched, syncobj_orders_unrelated_jobs)
  */
 TEST_F(sched, syncobj_wait_across_files)
 {
-	struct drm_syncobj_handle exp = { .flags = 0, .fd = -1 };
-	struct drm_syncobj_handle imp = { .fd = -1 };
-	uint32_t a, b, c, d, sa, s2;
-	uint8_t *mb, *md;
-	int fd2, i;
+	struct two_files t;
 
 	if (!slow_engine(&self->slowed, 20000))
 		SKIP(return, "cannot set test_delay_us");
-	fd2 = enpu_open();
-	ASSERT_GE(fd2, 0);
-	ASSERT_EQ(0, enpu_bo_new(self->fd, PAGE, &a));
-	ASSERT_EQ(0, enpu_bo_new(self->fd, PAGE, &b));
-	ASSERT_EQ(0, enpu_bo_new(fd2, PAGE, &c));
-	ASSERT_EQ(0, enpu_bo_new(fd2, PAGE, &d));
-	memset(enpu_bo_map(self->fd, a, PAGE), 0x4b, PAGE);
-	memset(enpu_bo_map(fd2, c, PAGE), 0x2d, PAGE);
-	mb = enpu_bo_map(self->fd, b, PAGE);
-	md = enpu_bo_map(fd2, d, PAGE);
-	ASSERT_NE(NULL, mb);
-	ASSERT_NE(NULL, md);
-
-	/* the syncobj itself (not a sync_file) goes from file A to file B */
-	ASSERT_EQ(0, enpu_syncobj_new(self->fd, 0, &sa));
-	exp.handle = sa;
-	ASSERT_EQ(0, enpu_ioctl(self->fd, DRM_IOCTL_SYNCOBJ_HANDLE_TO_FD, &exp));
-	imp.fd = exp.fd;
-	ASSERT_EQ(0, enpu_ioctl(fd2, DRM_IOCTL_SYNCOBJ_FD_TO_HANDLE, &imp));
-	close(exp.fd);
-	ASSERT_EQ(0, enpu_syncobj_new(fd2, 0, &s2));
+	ASSERT_EQ(0, two_files_open(self->fd, 0x4b, 0x2d, &t));
 
 	/* control: no wait, so job 2 (one 16-byte row) overtakes job 1 (64 rows) */
-	ASSERT_EQ(0, copy_job(self->fd, a, b, PAGE, NULL, 0, sa));
-	ASSERT_EQ(0, copy_job(fd2, c, d, 16, NULL, 0, s2));
-	ASSERT_EQ(0, enpu_syncobj_wait(fd2, s2, 20 * SEC));
-	ASSERT_EQ(0, enpu_syncobj_status(self->fd, sa));	/* job 1 still running */
-	ASSERT_EQ(0, enpu_syncobj_wait(self->fd, sa, 30 * SEC));
-	memset(mb, 0, PAGE);
-	memset(md, 0, PAGE);
+	ASSERT_EQ(0, copy_job(self->fd, t.a, t.b, PAGE, NULL, 0, t.sa));
+	ASSERT_EQ(0, copy_job(t.fd2, t.c, t.d, 16, NULL, 0, t.s2));
+	ASSERT_EQ(0, enpu_syncobj_wait(t.fd2, t.s2, 20 * SEC));
+	ASSERT_EQ(0, enpu_syncobj_status(self->fd, t.sa));	/* job 1 still running */
+	ASSERT_EQ(0, enpu_syncobj_wait(self->fd, t.sa, 30 * SEC));
+	memset(t.mb, 0, PAGE);
+	memset(t.md, 0, PAGE);
 
 	/* job 2 on file B waits for job 1 on file A through the shared syncobj */
-	ASSERT_EQ(0, copy_job(self->fd, a, b, PAGE, NULL, 0, sa));
-	ASSERT_EQ(0, copy_job(fd2, c, d, 16, &imp.handle, 1, s2));
-	ASSERT_EQ(0, enpu_syncobj_status(fd2, s2));		/* still waiting */
-	ASSERT_EQ(0, enpu_syncobj_wait(fd2, s2, 30 * SEC));
-	ASSERT_EQ(1, enpu_syncobj_status(fd2, s2));
+	ASSERT_EQ(0, copy_job(self->fd, t.a, t.b, PAGE, NULL, 0, t.sa));
+	ASSERT_EQ(0, copy_job(t.fd2, t.c, t.d, 16, &t.sa_in_b, 1, t.s2));
+	ASSERT_EQ(0, enpu_syncobj_status(t.fd2, t.s2));		/* still waiting */
+	ASSERT_EQ(0, enpu_syncobj_wait(t.fd2, t.s2, 30 * SEC));
+	ASSERT_EQ(1, enpu_syncobj_status(t.fd2, t.s2));
 	/* job 1 finished before job 2 did: its fence and its whole output */
-	ASSERT_EQ(1, enpu_syncobj_status(self->fd, sa));
-	ASSERT_EQ(1, enpu_syncobj_status(fd2, imp.handle));
-	for (i = 0; i < PAGE; i += 67)
-		ASSERT_EQ(0x4b, mb[i]);
-	ASSERT_EQ(0x4b, mb[PAGE - 1]);
-	ASSERT_EQ(0x2d, md[15]);
-	close(fd2);
+	ASSERT_EQ(1, enpu_syncobj_status(self->fd, t.sa));
+	ASSERT_EQ(1, enpu_syncobj_status(t.fd2, t.sa_in_b));
+	ASSERT_TRUE(two_files_copied(&t, 0x4b, 0x2d));
+	close(t.fd2);
 }
 
 /*
@@ -213,71 +240,46 @@ TEST_F(sched, syncobj_wait_across_files)
  */
 TEST_F(sched, timeline_wait_across_files)
 {
-	struct drm_syncobj_handle exp = { .flags = 0, .fd = -1 };
-	struct drm_syncobj_handle imp = { .fd = -1 };
 	struct drm_enpu_bo_wait w = { 0 };
 	struct drm_enpu_syncobj in;
-	uint32_t a, b, c, d, ta, t2;
+	struct two_files t;
 	uint64_t pt;
-	uint8_t *mb, *md;
-	int fd2, i;
 
 	if (!slow_engine(&self->slowed, 20000))
 		SKIP(return, "cannot set test_delay_us");
-	fd2 = enpu_open();
-	ASSERT_GE(fd2, 0);
-	ASSERT_EQ(0, enpu_bo_new(self->fd, PAGE, &a));
-	ASSERT_EQ(0, enpu_bo_new(self->fd, PAGE, &b));
-	ASSERT_EQ(0, enpu_bo_new(fd2, PAGE, &c));
-	ASSERT_EQ(0, enpu_bo_new(fd2, PAGE, &d));
-	memset(enpu_bo_map(self->fd, a, PAGE), 0x5e, PAGE);
-	memset(enpu_bo_map(fd2, c, PAGE), 0x3f, PAGE);
-	mb = enpu_bo_map(self->fd, b, PAGE);
-	md = enpu_bo_map(fd2, d, PAGE);
-	ASSERT_NE(NULL, mb);
-	ASSERT_NE(NULL, md);
-
-	ASSERT_EQ(0, enpu_syncobj_new(self->fd, 0, &ta));
-	exp.handle = ta;
-	ASSERT_EQ(0, enpu_ioctl(self->fd, DRM_IOCTL_SYNCOBJ_HANDLE_TO_FD, &exp));
-	imp.fd = exp.fd;
-	ASSERT_EQ(0, enpu_ioctl(fd2, DRM_IOCTL_SYNCOBJ_FD_TO_HANDLE, &imp));
-	close(exp.fd);
-	ASSERT_EQ(0, enpu_syncobj_new(fd2, 0, &t2));
+	ASSERT_EQ(0, two_files_open(self->fd, 0x5e, 0x3f, &t));
 
 	/* control: no wait, so job 2 (one 16-byte row) overtakes job 1 (64 rows) */
-	ASSERT_EQ(0, copy_job_pt(self->fd, a, b, PAGE, NULL, 0, 0, 0));
-	ASSERT_EQ(0, copy_job_pt(fd2, c, d, 16, NULL, 0, 0, 0));
-	w.handle = d;
+	ASSERT_EQ(0, copy_job_pt(self->fd, t.a, t.b, PAGE, NULL, 0, 0, 0));
+	ASSERT_EQ(0, copy_job_pt(t.fd2, t.c, t.d, 16, NULL, 0, 0, 0));
+	w.handle = t.d;
 	w.timeout_ns = enpu_now_ns() + 20 * SEC;
-	enpu_bo_wait_ok(fd2, &w);
-	w.handle = b;
+	enpu_bo_wait_ok(t.fd2, &w);
+	w.handle = t.b;
 	w.timeout_ns = 0;
 	enpu_bo_wait_err(self->fd, &w, ETIMEDOUT);	/* job 1 still running */
 	w.timeout_ns = enpu_now_ns() + 30 * SEC;
 	enpu_bo_wait_ok(self->fd, &w);
-	memset(mb, 0, PAGE);
-	memset(md, 0, PAGE);
+	memset(t.mb, 0, PAGE);
+	memset(t.md, 0, PAGE);
 
 	/* job 2 on file B waits for point 1, which job 1 on file A signals */
-	ASSERT_EQ(0, copy_job_pt(self->fd, a, b, PAGE, NULL, 0, ta, 1));
-	in = enpu_in(imp.handle, 1);
-	ASSERT_EQ(0, copy_job_pt(fd2, c, d, 16, &in, 1, t2, 1));
-	ASSERT_EQ(0, enpu_timeline_query(fd2, t2, DRM_SYNCOBJ_QUERY_FLAGS_LAST_SUBMITTED, &pt));
+	ASSERT_EQ(0, copy_job_pt(self->fd, t.a, t.b, PAGE, NULL, 0, t.sa, 1));
+	in = enpu_in(t.sa_in_b, 1);
+	ASSERT_EQ(0, copy_job_pt(t.fd2, t.c, t.d, 16, &in, 1, t.s2, 1));
+	ASSERT_EQ(0, enpu_timeline_query(t.fd2, t.s2, DRM_SYNCOBJ_QUERY_FLAGS_LAST_SUBMITTED,
+					 &pt));
 	ASSERT_EQ(1, pt);
-	ASSERT_EQ(0, enpu_timeline_query(fd2, t2, 0, &pt));
+	ASSERT_EQ(0, enpu_timeline_query(t.fd2, t.s2, 0, &pt));
 	ASSERT_EQ(0, pt);					/* still waiting */
-	ASSERT_EQ(0, enpu_timeline_wait(fd2, t2, 1, 30 * SEC, 0));
+	ASSERT_EQ(0, enpu_timeline_wait(t.fd2, t.s2, 1, 30 * SEC, 0));
 	/* job 1 finished before job 2 did: its point and its whole output */
-	ASSERT_EQ(0, enpu_timeline_query(self->fd, ta, 0, &pt));
+	ASSERT_EQ(0, enpu_timeline_query(self->fd, t.sa, 0, &pt));
 	ASSERT_EQ(1, pt);
-	ASSERT_EQ(0, enpu_timeline_query(fd2, imp.handle, 0, &pt));
+	ASSERT_EQ(0, enpu_timeline_query(t.fd2, t.sa_in_b, 0, &pt));
 	ASSERT_EQ(1, pt);
-	for (i = 0; i < PAGE; i += 67)
-		ASSERT_EQ(0x5e, mb[i]);
-	ASSERT_EQ(0x5e, mb[PAGE - 1]);
-	ASSERT_EQ(0x3f, md[15]);
-	close(fd2);
+	ASSERT_TRUE(two_files_copied(&t, 0x5e, 0x3f));
+	close(t.fd2);
 }
 
 TEST_F(sched, implicit_sync_across_files)
