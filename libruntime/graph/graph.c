@@ -446,8 +446,17 @@ int64_t ert_attr_int(const struct ert_node *n, const char *name, int64_t def)
 		return def;
 	if (a->type == ERT_ATTR_INT)
 		return a->i;
-	if (a->type == ERT_ATTR_FLOAT)
+	if (a->type == ERT_ATTR_FLOAT) {
+		/* an int stored as a float: out-of-range values saturate (the
+		 * conversion itself would be undefined), NaN reads as absent */
+		if (a->f != a->f)
+			return def;
+		if (a->f >= 0x1p63f)
+			return INT64_MAX;
+		if (a->f < -0x1p63f)
+			return INT64_MIN;
 		return (int64_t)a->f;
+	}
 	return def;
 }
 
