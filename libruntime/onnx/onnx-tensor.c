@@ -392,8 +392,10 @@ ert_status ert_onnx_tensor_decode(const Onnx__TensorProto *tp, const char *dir,
 		ert_err_set(err, "%s: out of memory for %zu bytes", what, v.nbytes);
 		return ERT_STATUS_OUT_OF_MEMORY;
 	}
-	if (tp->has_raw_data)
+	if (tp->has_raw_data && v.nbytes) /* raw_data.data is NULL when empty */
 		st = (memcpy(data, tp->raw_data.data, v.nbytes), ERT_OK);
+	else if (tp->has_raw_data)
+		st = ERT_OK;
 	else if (v.numel == 0)
 		st = ERT_OK;
 	else
