@@ -43,13 +43,25 @@ static void build_index(void)
 /*
  * Every op in ert-ops.def writes its output 0 (ONNX makes output 0 optional
  * only for ops we do not have, such as LSTM), so a node without one is refused
- * here, once, before any family's inference reads ctx->out[0].
+ * here, once, before any family's inference reads ctx->out[0]; and a node
+ * naming more outputs than its op makes is refused after it.
  */
 static ert_status infer_checked(struct ert_infer_ctx *ctx)
 {
+	ert_status st;
+
 	if (ctx->n_out < 1 || !ctx->out[0])
 		return ert_infer_fail(ctx, ERT_STATUS_INVALID_MODEL, "output 0 is missing");
-	return by_op[ctx->node->op](ctx);
+	st = by_op[ctx->node->op](ctx);
+	if (st != ERT_OK)
+		return st;
+	/* an output the op does not make would be left without a type */
+	for (uint32_t k = 1; k < ctx->n_out; k++)
+		if (ctx->out[k] && ctx->out[k]->dtype == ERT_DTYPE_UNDEFINED)
+			return ert_infer_fail(ctx, ERT_STATUS_INVALID_MODEL,
+					      "has %u outputs; output %u is not one %s makes",
+					      ctx->n_out, k, ert_op_name(ctx->node->op));
+	return ERT_OK;
 }
 
 ert_infer_fn ert_op_infer(enum ert_op op)

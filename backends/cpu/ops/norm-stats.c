@@ -173,7 +173,7 @@ ert_status ert_cpu_layer_norm(struct ert_cpu *cpu, struct ert_exec *x, struct er
 	memcpy(a.nd_dims, in->dims + axis, sizeof(int64_t) * (size_t)a.nd_rank);
 	bcast_strides(&a, a.scale, a.s_stride);
 	bcast_strides(&a, a.bias, a.b_stride);
-	if (outer > 0)
+	if (in->numel > 0)
 		ert_parallel_for(cpu->pool, outer, grain_for(a.n * 3), ln_range, &a);
 	return ERT_OK;
 }
@@ -290,7 +290,7 @@ ert_status ert_cpu_batch_norm(struct ert_cpu *cpu, struct ert_exec *x, struct er
 			ert_parallel_for(cpu->pool, a.c, 1, bn_train_range, &a);
 		return ERT_OK;
 	}
-	if (a.n * a.c > 0)
+	if (x->in[0]->numel > 0)
 		ert_parallel_for(cpu->pool, a.n * a.c, grain_for(a.spatial), bn_range, &a);
 	return ERT_OK;
 }
@@ -312,7 +312,7 @@ ert_status ert_cpu_instance_norm(struct ert_cpu *cpu, struct ert_exec *x, struct
 	struct chan_args a;
 
 	chan_init(&a, x);
-	if (a.n * a.c > 0)
+	if (x->in[0]->numel > 0)
 		ert_parallel_for(cpu->pool, a.n * a.c, grain_for(a.spatial * 3), in_range, &a);
 	return ERT_OK;
 }
@@ -345,7 +345,7 @@ ert_status ert_cpu_group_norm(struct ert_cpu *cpu, struct ert_exec *x, struct er
 		ert_err_set(err, "GroupNormalization '%s': bad num_groups", x->node->name);
 		return ERT_STATUS_SHAPE;
 	}
-	if (a.n * a.groups > 0)
+	if (x->in[0]->numel > 0)
 		ert_parallel_for(cpu->pool, a.n * a.groups, 1, gn_range, &a);
 	return ERT_OK;
 }

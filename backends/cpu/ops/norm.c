@@ -207,7 +207,8 @@ static ert_status lp_norm_compute(struct ert_cpu *cpu, struct ert_exec *x, struc
 		return ERT_STATUS_SHAPE;
 	}
 	lane_view(in, a, false, &outer, &args.n, &args.inner);
-	if (outer * args.inner > 0)
+	/* numel, not outer * inner: a 0 on the axis leaves billions of empty lanes */
+	if (in->numel > 0)
 		ert_parallel_for(cpu->pool, outer * args.inner, grain_for(args.n * 4), lp_range,
 				 &args);
 	return ERT_OK;
