@@ -58,12 +58,16 @@ kernel-vm-test:
 
 ENPU_FUZZ_CC ?= clang
 ENPU_FUZZ_SECONDS ?= $(or $(FUZZ_SECONDS),20)
+# Seeds are valid streams (selftests/enpu_cs_seed.c): random bytes would
+# almost never get past the stream header.
 enpu-cs-fuzz:
-	@mkdir -p $(KBUILD_OUT)/fuzz/corpus
+	@mkdir -p $(KBUILD_OUT)/fuzz/corpus $(KBUILD_OUT)/fuzz/seeds
+	$(MAKE) -s -C selftests OUTPUT=$(KBUILD_OUT)/selftests $(KBUILD_OUT)/selftests/enpu_cs_seed
+	$(KBUILD_OUT)/selftests/enpu_cs_seed $(KBUILD_OUT)/fuzz/seeds
 	$(ENPU_FUZZ_CC) -g -O1 -fsanitize=fuzzer,address,undefined -Ikmod -Iuapi \
 		-o $(KBUILD_OUT)/fuzz/enpu_cs_fuzz selftests/enpu_cs_fuzz.c kmod/enpu_cs.c
 	$(KBUILD_OUT)/fuzz/enpu_cs_fuzz -max_total_time=$(ENPU_FUZZ_SECONDS) -max_len=4096 \
-		$(KBUILD_OUT)/fuzz/corpus
+		$(KBUILD_OUT)/fuzz/corpus $(KBUILD_OUT)/fuzz/seeds
 
 kernel-clean:
 	$(MAKE) -C $(KDIR) M=$(CURDIR) clean

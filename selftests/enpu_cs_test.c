@@ -57,71 +57,14 @@ static void guarded_free(struct guarded *g)
 		munmap(g->map[r], g->maplen[r]);
 }
 
-/* One command of every opcode, tensors in regions 0 (in), 1 (weights), 2 (out). */
-static uint32_t build_all_ops(struct enpu_cs *cs)
-{
-	struct enpu_cs_conv2d *c;
-	struct enpu_cs_matmul *m;
-	struct enpu_cs_eltwise *e;
-	struct enpu_cs_pool *p;
-	struct enpu_cs_lut *l;
-	struct enpu_cs_copy *cp;
 
-	enpu_cs_begin(cs);
-	enpu_cs_add(cs, ENPU_OP_NOP, sizeof(struct enpu_cs_cmd));
-	c = enpu_cs_add(cs, ENPU_OP_CONV2D, sizeof(*c));
-	c->in = enpu_tensor(0, 0, 1, 6, 6, 4);
-	c->weights = enpu_tensor(1, 0, 4, 3, 3, 4);
-	c->bias = enpu_tensor(1, 512, 4, 1, 1, 1);
-	c->bias.stride[0] = 4;
-	c->requant = enpu_tensor(1, 768, 4, 1, 1, 1);
-	c->requant.stride[0] = 8;
-	c->out = enpu_tensor(2, 0, 1, 6, 6, 4);
-	c->quant = enpu_quant_identity();
-	c->stride_h = c->stride_w = c->dil_h = c->dil_w = 1;
-	c->pad_top = c->pad_left = c->pad_bottom = c->pad_right = 1;
-	c->groups = 1;
-	m = enpu_cs_add(cs, ENPU_OP_MATMUL, sizeof(*m));
-	m->a = enpu_tensor(0, 0, 1, 4, 16, 1);
-	m->w = enpu_tensor(1, 0, 1, 8, 16, 1);
-	m->bias = enpu_tensor_none();
-	m->requant = enpu_tensor_none();
-	m->out = enpu_tensor(2, 256, 1, 4, 8, 1);
-	m->quant = enpu_quant_identity();
-	e = enpu_cs_add(cs, ENPU_OP_ELTWISE, sizeof(*e));
-	e->a = enpu_tensor(0, 0, 1, 2, 4, 8);
-	e->b = enpu_tensor(1, 0, 1, 1, 1, 8);
-	e->out = enpu_tensor(2, 512, 1, 2, 4, 8);
-	e->quant = enpu_quant_identity();
-	e->op = ENPU_ELTWISE_ADD;
-	e->a_mult = e->b_mult = 1 << 30;
-	p = enpu_cs_add(cs, ENPU_OP_POOL, sizeof(*p));
-	p->in = enpu_tensor(0, 0, 1, 6, 6, 4);
-	p->out = enpu_tensor(2, 600, 1, 3, 3, 4);
-	p->quant.act_min = -128;
-	p->quant.act_max = 127;
-	p->mode = ENPU_POOL_AVG;
-	p->kernel_h = p->kernel_w = 3;
-	p->stride_h = p->stride_w = 2;
-	p->pad_top = p->pad_left = p->pad_bottom = p->pad_right = 1;
-	l = enpu_cs_add(cs, ENPU_OP_LUT, sizeof(*l));
-	l->in = enpu_tensor(0, 0, 1, 1, 8, 8);
-	l->table = enpu_tensor(1, 0, 256, 1, 1, 1);
-	l->table.stride[0] = 1;
-	l->out = enpu_tensor(2, 700, 1, 1, 8, 8);
-	cp = enpu_cs_add(cs, ENPU_OP_COPY, sizeof(*cp));
-	cp->src = enpu_tensor(0, 0, 1, 2, 3, 4);
-	cp->dst = enpu_tensor(2, 800, 1, 2, 3, 4);
-	return enpu_cs_end(cs);
-}
-
-static const u64 all_ops_sizes[NREG] = { 144, 1024, 1024 };
+static const u64 *const all_ops_sizes = enpu_all_ops_sizes;
 
 TEST(validate_accepts_every_opcode)
 {
 	static struct enpu_cs cs;
 	struct enpu_cs_info info;
-	uint32_t len = build_all_ops(&cs);
+	uint32_t len = enpu_cs_build_all_ops(&cs);
 	int op;
 
 	ASSERT_EQ(0, enpu_cs_validate(cs.buf, len, all_ops_sizes, NREG, &info));
@@ -136,7 +79,7 @@ TEST(validate_accepts_every_opcode)
 TEST(validate_rejects_every_truncation)
 {
 	static struct enpu_cs cs;
-	uint32_t len = build_all_ops(&cs), cut;
+	uint32_t len = enpu_cs_build_all_ops(&cs), cut;
 	struct enpu_cs_header *h = (void *)cs.buf;
 
 	for (cut = 0; cut < len; cut++) {
@@ -148,7 +91,7 @@ TEST(validate_rejects_every_truncation)
 TEST(validate_region_sizes_are_exact)
 {
 	static struct enpu_cs cs;
-	uint32_t len = build_all_ops(&cs);
+	uint32_t len = enpu_cs_build_all_ops(&cs);
 	u64 sizes[NREG];
 	int r;
 
@@ -166,7 +109,7 @@ TEST(validate_region_sizes_are_exact)
 					    NULL));
 }
 
-/* Pointers to the commands of build_all_ops()'s stream, in order. */
+/* Pointers to the commands of enpu_cs_build_all_ops()'s stream, in order. */
 static void *nth_cmd(struct enpu_cs *cs, int n)
 {
 	uint32_t pos = sizeof(struct enpu_cs_header);
@@ -179,7 +122,7 @@ static void *nth_cmd(struct enpu_cs *cs, int n)
 TEST(validate_table_strides)
 {
 	static struct enpu_cs cs;
-	uint32_t len = build_all_ops(&cs);
+	uint32_t len = enpu_cs_build_all_ops(&cs);
 	struct enpu_cs_conv2d *c = nth_cmd(&cs, 1);
 	struct enpu_cs_lut *l = nth_cmd(&cs, 5);
 
@@ -261,7 +204,7 @@ TEST(execute_stops_when_asked)
 	void *regions[NREG];
 	int left, r;
 
-	build_all_ops(&cs);
+	enpu_cs_build_all_ops(&cs);
 	ASSERT_EQ(0, guarded_alloc(&g, all_ops_sizes));
 	for (r = 0; r < NREG; r++)
 		regions[r] = g.base[r];
@@ -451,7 +394,7 @@ TEST(execute_polls_inside_long_commands)
 TEST(fuzz_accepted_streams_stay_in_bounds)
 {
 	static struct enpu_cs cs, mut;
-	uint32_t len = build_all_ops(&cs), seed = 1, i, accepted = 0, rejected = 0;
+	uint32_t len = enpu_cs_build_all_ops(&cs), seed = 1, i, accepted = 0, rejected = 0;
 	struct guarded g;
 	void *regions[NREG];
 	int r;

@@ -96,6 +96,10 @@ struct enpu_cs_tensor enpu_tensor(uint32_t region, uint64_t offset,
 				  uint32_t d0, uint32_t d1, uint32_t d2, uint32_t d3);
 struct enpu_cs_tensor enpu_tensor_none(void);
 struct enpu_cs_quant enpu_quant_identity(void);
+/* one command of every opcode over 3 regions of enpu_all_ops_sizes[] bytes */
+#define ENPU_ALL_OPS_REGIONS 3
+extern const __u64 enpu_all_ops_sizes[ENPU_ALL_OPS_REGIONS];
+uint32_t enpu_cs_build_all_ops(struct enpu_cs *cs);
 /* every stride 0: any dims fit in one byte of region 0 (for the work limit) */
 struct enpu_cs_tensor enpu_tensor_bcast(uint32_t d0, uint32_t d1, uint32_t d2, uint32_t d3);
 /* a MATMUL of (m, k) x (k, n) over broadcast tensors, identity requantisation */
