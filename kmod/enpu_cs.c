@@ -191,6 +191,19 @@ static u32 cs_out_extent(u32 in, u32 pad_a, u32 pad_b, u32 k, u32 dil, u32 strid
 	return (u32)((padded - eff) / stride + 1);
 }
 
+/* The int8 tensors a command reads (@b may be NULL) and the one it writes. */
+static int cs_io_check(struct cs_vctx *v, const struct enpu_cs_tensor *a,
+		       const struct enpu_cs_tensor *b, const struct enpu_cs_tensor *out)
+{
+	int ret = cs_tensor_check(v, a, 1, 0);
+
+	if (!ret && b)
+		ret = cs_tensor_check(v, b, 1, 0);
+	if (!ret)
+		ret = cs_tensor_check(v, out, 1, 1);
+	return ret;
+}
+
 static int cs_check_conv(struct cs_vctx *v, const struct enpu_cs_conv2d *c)
 {
 	const struct enpu_cs_tensor *in = &c->in, *w = &c->weights, *out = &c->out;
@@ -202,13 +215,7 @@ static int cs_check_conv(struct cs_vctx *v, const struct enpu_cs_conv2d *c)
 	ret = cs_quant_check(&c->quant);
 	if (ret)
 		return ret;
-	ret = cs_tensor_check(v, in, 1, 0);
-	if (ret)
-		return ret;
-	ret = cs_tensor_check(v, w, 1, 0);
-	if (ret)
-		return ret;
-	ret = cs_tensor_check(v, out, 1, 1);
+	ret = cs_io_check(v, in, w, out);
 	if (ret)
 		return ret;
 	if (!cs_in_range(c->stride_h, 1, 255) || !cs_in_range(c->stride_w, 1, 255) ||
@@ -247,13 +254,7 @@ static int cs_check_matmul(struct cs_vctx *v, const struct enpu_cs_matmul *m)
 	ret = cs_quant_check(&m->quant);
 	if (ret)
 		return ret;
-	ret = cs_tensor_check(v, a, 1, 0);
-	if (ret)
-		return ret;
-	ret = cs_tensor_check(v, w, 1, 0);
-	if (ret)
-		return ret;
-	ret = cs_tensor_check(v, out, 1, 1);
+	ret = cs_io_check(v, a, w, out);
 	if (ret)
 		return ret;
 	if (a->dim[3] != 1 || w->dim[3] != 1 || out->dim[3] != 1 ||
@@ -304,13 +305,7 @@ static int cs_check_eltwise(struct cs_vctx *v, const struct enpu_cs_eltwise *e)
 	ret = cs_quant_check(&e->quant);
 	if (ret)
 		return ret;
-	ret = cs_tensor_check(v, &e->a, 1, 0);
-	if (ret)
-		return ret;
-	ret = cs_tensor_check(v, &e->b, 1, 0);
-	if (ret)
-		return ret;
-	ret = cs_tensor_check(v, &e->out, 1, 1);
+	ret = cs_io_check(v, &e->a, &e->b, &e->out);
 	if (ret)
 		return ret;
 	if (!cs_broadcasts_to(&e->a, &e->out) || !cs_broadcasts_to(&e->b, &e->out))
@@ -346,10 +341,7 @@ static int cs_check_pool(struct cs_vctx *v, const struct enpu_cs_pool *p)
 		return ret;
 	if (q->in_zp || q->in2_zp || q->out_zp || q->out_mult || q->out_shift)
 		return -EINVAL;
-	ret = cs_tensor_check(v, in, 1, 0);
-	if (ret)
-		return ret;
-	ret = cs_tensor_check(v, out, 1, 1);
+	ret = cs_io_check(v, in, NULL, out);
 	if (ret)
 		return ret;
 	if (p->mode == ENPU_POOL_GLOBAL_AVG) {
@@ -391,13 +383,7 @@ static int cs_check_lut(struct cs_vctx *v, const struct enpu_cs_lut *l)
 
 	if (l->hdr.flags)
 		return -EINVAL;
-	ret = cs_tensor_check(v, &l->in, 1, 0);
-	if (ret)
-		return ret;
-	ret = cs_tensor_check(v, t, 1, 0);
-	if (ret)
-		return ret;
-	ret = cs_tensor_check(v, &l->out, 1, 1);
+	ret = cs_io_check(v, &l->in, t, &l->out);
 	if (ret)
 		return ret;
 	if (t->dim[0] != 256 || t->dim[1] != 1 || t->dim[2] != 1 || t->dim[3] != 1 ||
@@ -441,10 +427,7 @@ static int cs_check_copy(struct cs_vctx *v, const struct enpu_cs_copy *c)
 
 	if (c->hdr.flags)
 		return -EINVAL;
-	ret = cs_tensor_check(v, &c->src, 1, 0);
-	if (ret)
-		return ret;
-	ret = cs_tensor_check(v, &c->dst, 1, 1);
+	ret = cs_io_check(v, &c->src, NULL, &c->dst);
 	if (ret)
 		return ret;
 	if (!cs_same_dims(&c->src, &c->dst) || cs_copy_overlaps(&c->src, &c->dst))

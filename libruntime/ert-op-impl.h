@@ -67,6 +67,10 @@ int64_t ert_value_get_int(const struct ert_value *v, int64_t i);
 double ert_value_get_float(const struct ert_value *v, int64_t i);
 /* Copy dims from @src into @dst, set dtype. */
 void ert_value_set_shape(struct ert_value *dst, ert_dtype dt, int32_t rank, const int64_t *dims);
+/* Give graph tensor @x the dtype and static shape of @v (dim names dropped). */
+void ert_tensor_take_shape(struct ert_tensor *x, const struct ert_value *v);
+/* Make graph tensor @t a constant holding @v's shape and data; takes v->data. */
+void ert_tensor_make_const(struct ert_graph *g, int32_t t, struct ert_value *v);
 /* Shorthand: error on ctx with "OpName: ..." prefix; returns @st. */
 ert_status ert_infer_fail(struct ert_infer_ctx *ctx, ert_status st, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));

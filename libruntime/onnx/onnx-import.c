@@ -42,21 +42,6 @@ static int32_t tensor_ref(struct importer *im, const char *name)
 	return t;
 }
 
-/* Make tensor @t a constant holding @v (takes v->data). */
-static void set_const_value(struct ert_graph *g, int32_t t, struct ert_value *v)
-{
-	struct ert_tensor *x = &g->tensors[t];
-
-	x->dtype = v->dtype;
-	x->rank = v->rank;
-	for (int32_t i = 0; i < ERT_MAX_RANK; i++) {
-		x->dims[i] = i < v->rank ? v->dims[i] : 0;
-		x->dim_names[i] = NULL;
-	}
-	ert_graph_set_const(g, t, v->data, v->nbytes, true);
-	v->data = NULL;
-}
-
 /*
  * Copy what a TypeProto says into tensor @t where the tensor does not know it
  * yet. @strict (graph inputs/outputs): non-tensor types and strings are errors;
@@ -174,7 +159,7 @@ static ert_status import_initializers(struct importer *im, const Onnx__GraphProt
 			free(v.data);
 			return oom(im, what);
 		}
-		set_const_value(im->g, t, &v);
+		ert_tensor_make_const(im->g, t, &v);
 	}
 	return ERT_OK;
 }
@@ -342,7 +327,7 @@ static ert_status import_attr(struct importer *im, int32_t ni, const Onnx__Attri
 			free(v.data);
 			return oom(im, "attributes");
 		}
-		set_const_value(g, t, &v);
+		ert_tensor_make_const(g, t, &v);
 		at->tensor = t;
 		break;
 	}
@@ -459,7 +444,7 @@ static ert_status import_constant(struct importer *im, const Onnx__NodeProto *np
 			    np->output[0]);
 		return ERT_STATUS_INVALID_MODEL;
 	}
-	set_const_value(im->g, t, &v);
+	ert_tensor_make_const(im->g, t, &v);
 	return ERT_OK;
 }
 

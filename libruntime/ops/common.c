@@ -17,6 +17,23 @@ bool ert_value_finish(struct ert_value *v)
 	return true;
 }
 
+void ert_tensor_take_shape(struct ert_tensor *x, const struct ert_value *v)
+{
+	x->dtype = v->dtype;
+	x->rank = v->rank;
+	for (int32_t i = 0; i < ERT_MAX_RANK; i++) {
+		x->dims[i] = i < v->rank ? v->dims[i] : 0;
+		x->dim_names[i] = NULL;
+	}
+}
+
+void ert_tensor_make_const(struct ert_graph *g, int32_t t, struct ert_value *v)
+{
+	ert_tensor_take_shape(&g->tensors[t], v);
+	ert_graph_set_const(g, t, v->data, v->nbytes, true);
+	v->data = NULL;
+}
+
 void ert_value_set_shape(struct ert_value *dst, ert_dtype dt, int32_t rank, const int64_t *dims)
 {
 	dst->dtype = dt;

@@ -25,20 +25,6 @@ static bool writes_graph_output(const struct ert_graph *g, const struct ert_node
 	return false;
 }
 
-static void make_const(struct ert_graph *g, int32_t t, struct ert_value *v)
-{
-	struct ert_tensor *x = &g->tensors[t];
-
-	x->dtype = v->dtype;
-	x->rank = v->rank;
-	for (int32_t i = 0; i < ERT_MAX_RANK; i++) {
-		x->dims[i] = i < v->rank ? v->dims[i] : 0;
-		x->dim_names[i] = NULL;
-	}
-	ert_graph_set_const(g, t, v->data, v->nbytes, true);
-	v->data = NULL;
-}
-
 /* Shape (start/end since opset 15) and Size of a statically shaped tensor. */
 static ert_status fold_shape(struct ert_graph *g, struct ert_node *n, bool *changed,
 			     struct ert_err *err)
@@ -86,7 +72,7 @@ static ert_status fold_shape(struct ert_graph *g, struct ert_node *n, bool *chan
 			data[i] = x->dims[start + i];
 	}
 	v.data = data;
-	make_const(g, n->outputs[0], &v);
+	ert_tensor_make_const(g, n->outputs[0], &v);
 	n->dead = true;
 	*changed = true;
 	return ERT_OK;
@@ -197,7 +183,7 @@ static ert_status fold_node(struct ert_graph *g, struct ert_node *n, bool *chang
 		       ert_dtype_valid(out[k].dtype);
 	for (uint32_t k = 0; k < n->n_outputs; k++) {
 		if (sane && n->outputs[k] >= 0)
-			make_const(g, n->outputs[k], &out[k]);
+			ert_tensor_make_const(g, n->outputs[k], &out[k]);
 		free(out[k].data);
 	}
 	if (sane) {

@@ -90,12 +90,7 @@ static bool record(struct ert_tensor *x, const struct ert_value *v)
 		same = x->dims[i] == v->dims[i];
 	if (same)
 		return false;
-	x->dtype = v->dtype;
-	x->rank = v->rank;
-	for (int32_t i = 0; i < ERT_MAX_RANK; i++) {
-		x->dims[i] = i < v->rank ? v->dims[i] : 0;
-		x->dim_names[i] = NULL;
-	}
+	ert_tensor_take_shape(x, v);
 	return true;
 }
 

@@ -245,9 +245,14 @@ if [ -f "$relu/model.onnx" ]; then
 	expect_ok "info test_relu.onnx" "$E" info "$relu/model.onnx"
 	expect_out "info .onnx" "ONNX"
 	expect_ok "convert --fp16" "$E" convert "$relu/model.onnx" -o "$T/relu16.ert" --fp16
+	# an erratum for a case that passes is stale: the run fails and says so
+	echo "test_relu  pretend its data were wrong" >"$T/errata.txt"
+	"$E" conform --errata "$T/errata.txt" "$relu" >"$T/out" 2>"$T/err"
+	[ $? -eq 1 ] && ok || bad "conform with a stale erratum did not exit 1"
+	expect_out "conform stale erratum" "FAIL test_relu: passes, but is listed as having bad reference data"
 else
 	echo "skip: no ONNX conformance data at '$ERT_CONFORMANCE' (make check CONFORMANCE=DIR, or ERT_CONFORMANCE=DIR for this script)"
-	skip=$((skip + 8))
+	skip=$((skip + 10))
 fi
 # a real architecture: the same MACs as torchvision's ResNet-50, and quantised weights run
 r50="$ERT_CONFORMANCE/light/test_resnet50"
