@@ -668,14 +668,16 @@ static ert_status npu_hw_bo_userptr(struct npu_dev *dev, void *ptr, uint64_t siz
 	return ERT_OK;
 }
 
-/* The kernel knows its BOs; for error messages, the caller's struct is enough. */
+/* What the kernel knows of @bo (BO_INFO), for error messages only. */
 static bool npu_hw_lookup(struct npu_dev *dev, const struct npu_bo *bo, struct npu_bo_view *view)
 {
-	if (!bo->handle)	/* destroyed (zeroed) */
+	struct drm_enpu_bo_info i = { .handle = bo->handle };
+
+	if (!bo->handle || drmIoctl(dev->fd, DRM_IOCTL_ENPU_BO_INFO, &i))
 		return false;
 	view->map = bo->map;
-	view->size = bo->size;
-	view->read_only = bo->read_only;
+	view->size = i.size;
+	view->read_only = i.bo_flags & ENPU_BO_READONLY;
 	return true;
 }
 
