@@ -50,7 +50,7 @@ struct npu_sim_bo {
 	bool userptr, read_only;
 };
 
-/* What a job's region sees of a BO: the simulator's own record, or the caller's struct. */
+/* What a job's region sees of a BO: the simulator's record, or the kernel's BO_INFO. */
 struct npu_bo_view {
 	void *map;
 	uint64_t size;
@@ -67,9 +67,12 @@ struct npu_dev_ops {
 	void (*bo_destroy)(struct npu_dev *dev, struct npu_bo *bo);
 	ert_status (*bo_export)(struct npu_dev *dev, const struct npu_bo *bo, int *fd,
 				struct ert_err *err);
-	/* queue the jobs as submission dev->seqno + 1; -errno of the device's refusal */
+	/*
+	 * Queue the jobs as submission dev->seqno + 1, or return the -errno the
+	 * device refuses them with (and the job, when known).
+	 */
 	int (*submit)(struct npu_dev *dev, const struct npu_job *jobs, uint32_t n,
-		      uint32_t *failed_job, struct ert_err *err);
+		      uint32_t *failed_job);
 	/* wait until submission @seqno is done (absolute CLOCK_MONOTONIC @deadline) */
 	ert_status (*wait)(struct npu_dev *dev, uint64_t seqno, int64_t deadline,
 			   struct ert_err *err);
@@ -219,8 +222,9 @@ static const char *npu_job_error_meaning(int e)
 /*
  * The checks SUBMIT makes of one job, in the driver's order
  * (enpu_job_create(), enpu_job_lookup_bos()): 0 or the -errno it gives,
- * with the reason in @why. @cs is the stream to validate (the simulator's
- * private copy); NULL stops before the BOs, as the driver's copy would fail.
+ * with the reason in @why (NULL, 0: not wanted). @cs is the stream to
+ * validate (the simulator's private copy); NULL stops before the BOs, as
+ * the driver's copy would fail.
  */
 static int npu_job_check(struct npu_dev *dev, const struct npu_job *job, const void *cs,
 			 struct npu_bo_view *views, char *why, size_t len)
@@ -494,12 +498,11 @@ static ert_status npu_sim_bo_export(struct npu_dev *dev, const struct npu_bo *bo
  * A job with ENPU_JOB_TEST_HANG runs, then fails as the driver's reset does.
  */
 static int npu_sim_submit(struct npu_dev *dev, const struct npu_job *jobs, uint32_t n,
-			  uint32_t *failed_job, struct ert_err *err)
+			  uint32_t *failed_job)
 {
 	struct npu_bo_view views[ENPU_CS_MAX_REGIONS];
 	size_t off[NPU_SIM_MAX_JOBS_PER_SUBMIT], total = 0;
 	uint32_t hangs = 0;
-	char why[8];	/* npu_fail_submit() says why */
 	int ret;
 
 	for (uint32_t j = 0; j < n; j++) {
@@ -508,7 +511,7 @@ static int npu_sim_submit(struct npu_dev *dev, const struct npu_job *jobs, uint3
 
 		off[j] = total;
 		/* the checks before the stream is read, so a huge cs_size is E2BIG, not ENOMEM */
-		ret = npu_job_check(dev, job, NULL, views, why, sizeof(why));
+		ret = npu_job_check(dev, job, NULL, views, NULL, 0);
 		if (ret != -EFAULT) {
 			*failed_job = j;
 			return ret;
@@ -527,7 +530,7 @@ static int npu_sim_submit(struct npu_dev *dev, const struct npu_job *jobs, uint3
 			dev->cap_sim_cs = need;
 		}
 		memcpy(dev->sim_cs + off[j], job->cs, job->cs_size);
-		ret = npu_job_check(dev, job, dev->sim_cs + off[j], views, why, sizeof(why));
+		ret = npu_job_check(dev, job, dev->sim_cs + off[j], views, NULL, 0);
 		if (ret) {
 			*failed_job = j;
 			return ret;
@@ -760,7 +763,7 @@ static int npu_hw_reserve_args(struct npu_dev *dev, uint32_t n, uint32_t n_bos)
  * the newest.
  */
 static int npu_hw_submit(struct npu_dev *dev, const struct npu_job *jobs, uint32_t n,
-			 uint32_t *failed_job, struct ert_err *err)
+			 uint32_t *failed_job)
 {
 	uint64_t point = dev->seqno + 1;
 	struct drm_enpu_submit s = { 0 };
@@ -785,7 +788,7 @@ static int npu_hw_submit(struct npu_dev *dev, const struct npu_job *jobs, uint32
 			.cs_ptr = (uintptr_t)job->cs,
 			.cs_size = job->cs_size,
 			.flags = job->flags,
-			.bos_ptr = (uintptr_t)&dev->kbos[k],
+			.bos_ptr = job->n_bos ? (uintptr_t)&dev->kbos[k] : 0,
 			.bo_count = job->n_bos,
 			.bo_stride = sizeof(struct drm_enpu_job_bo),
 		};
@@ -1250,7 +1253,7 @@ ert_status npu_submit(struct npu_dev *dev, const struct npu_job *jobs, uint32_t 
 			}
 		}
 	}
-	ret = dev->ops->submit(dev, jobs, n, &failed, err);
+	ret = dev->ops->submit(dev, jobs, n, &failed);
 	if (ret)
 		return npu_fail_submit(dev, err, jobs, n, -ret, failed);
 	*seqno = dev->seqno;

@@ -40,9 +40,10 @@
  * and meaning, e.g. "NPU SUBMIT: ERANGE: a command stream region reaches past
  * the end of its buffer object (job 1)". ENOMEM gives
  * ERT_STATUS_OUT_OF_MEMORY; a bad argument caught before the device is asked
- * gives ERT_STATUS_INVALID_ARGUMENT; no usable device, a wrong driver or uAPI
- * version, and export on the simulator give ERT_STATUS_UNSUPPORTED; every
- * other errno (the device refused a job, a job failed, a wait timed out, the
+ * gives ERT_STATUS_INVALID_ARGUMENT; no enpu device found, a node driven by
+ * another driver, a uAPI major version mismatch, and export on the simulator
+ * give ERT_STATUS_UNSUPPORTED; every other errno (a node that cannot be
+ * opened, the device refused a job, a job failed, a wait timed out, the
  * module was unloaded: ENODEV) gives ERT_STATUS_BACKEND. The simulator
  * refuses what the driver refuses with the same errno and so the same
  * message. Output parameters are written only on success.
