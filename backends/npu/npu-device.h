@@ -16,7 +16,8 @@
  * Choosing the device (npu_dev_open()):
  *   NPU_DEV_SIM  always the simulator.
  *   NPU_DEV_HW   a kernel device or ERT_STATUS_UNSUPPORTED.
- *   NPU_DEV_ANY  a kernel device, else the simulator.
+ *   NPU_DEV_ANY  a kernel device, else the simulator (an enpu device that
+ *                fails QUERY or speaks another uAPI major is an error).
  * ERT_NPU_DEVICE=/dev/accel/accelN names the node (it must be driven by
  * enpu); ERT_NPU_DEVICE=sim forces the simulator (NPU_DEV_HW then fails).
  * Otherwise the first /dev/accel/accel* whose DRM driver is "enpu" is used.
@@ -30,7 +31,9 @@
  * its error. npu_wait(s) waits for submission s and fails if a job of a
  * submission up to s failed (hung and reset, cancelled) that no earlier
  * npu_wait() reported: each job failure is reported once, by the first wait
- * that covers it, so a later submission that succeeds waits cleanly.
+ * that covers it, so a later submission that succeeds waits cleanly. The
+ * CPU touches a BO's memory only while no unfinished job uses it (the
+ * simulator finishes jobs inside npu_submit(), a kernel device does not).
  *
  * Threading: a device and its BOs are used by one thread at a time (callers
  * serialise); different devices are independent.
