@@ -7,6 +7,7 @@
 #include "cli.h"
 #include "commands.h"
 #include "graph-stats.h"
+#include "inputs.h"
 #include "placement.h"
 
 static const char usage[] =
