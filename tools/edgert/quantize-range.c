@@ -44,7 +44,12 @@ void q_stats_hist_update(struct q_stats *s, const float *x, size_t n)
 	for (size_t i = 0; i < n; i++) {
 		double b;
 
-		if (!isfinite(x[i]))
+		/*
+		 * Zero is exact at any threshold (it is the zero point); counted, the
+		 * Relu zeros would sit in bin 0 and every candidate would be charged
+		 * for spreading them over a whole quantisation step.
+		 */
+		if (!isfinite(x[i]) || x[i] == 0.0f)
 			continue;
 		b = fabs((double)x[i]) * per_bin;
 		s->hist[b >= Q_HIST_BINS - 1 ? Q_HIST_BINS - 1 : (uint32_t)b]++;

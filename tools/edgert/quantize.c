@@ -329,11 +329,13 @@ static int report(const struct quantize_opts *o, ert_model *fmodel, const struct
 	if (!cli_load_model("quantize", o->output, &qmodel))
 		return 1;
 	if (o->verify) {
-		snprintf(over, sizeof(over), "%u verification inputs", o->verify);
+		snprintf(over, sizeof(over), "%u verification input%s", o->verify,
+			 o->verify == 1 ? "" : "s");
 		if (!q_compare(fmodel, qmodel, &o->cfg, r, NULL, o->verify, vseed, "verifying", &lc))
 			goto out;
 	} else {
-		snprintf(over, sizeof(over), "%u calibration inputs", calib->count);
+		snprintf(over, sizeof(over), "%u calibration input%s", calib->count,
+			 calib->count == 1 ? "" : "s");
 		if (!q_compare(fmodel, qmodel, &o->cfg, r, calib, calib->count, 0, "comparing",
 			       &lc))
 			goto out;
@@ -341,8 +343,9 @@ static int report(const struct quantize_opts *o, ert_model *fmodel, const struct
 	print_table(fg, r, &lc, over);
 	ret = 0;
 	if (o->verify) {
-		printf("verify: %u inputs (seeds %llu+k), output cosine min %.6f mean %.6f\n",
-		       lc.inputs, (unsigned long long)vseed, lc.worst, mean_output(&lc));
+		printf("verify: %u input%s (seeds %llu+k), output cosine min %.6f mean %.6f\n",
+		       lc.inputs, lc.inputs == 1 ? "" : "s", (unsigned long long)vseed, lc.worst,
+		       mean_output(&lc));
 		if (o->has_min_cosine && !(lc.worst >= o->min_cosine)) {
 			fflush(stdout);
 			ret = cli_error("quantize",
