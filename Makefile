@@ -98,10 +98,15 @@ $(BUILD)/libedgert.so: $(LIB_OBJS) libruntime/edgert.map
 $(BUILD)/edgert: $(TOOL_OBJS) $(BUILD)/libedgert.a
 	$(CC) $(ALL_LDFLAGS) -o $@ $(TOOL_OBJS) $(BUILD)/libedgert.a $(LDLIBS)
 
-$(BUILD)/tests/%: tests/unit/%.c $(TEST_COMMON_OBJS) $(BUILD)/libedgert.a
+# The CLI's code without main(), for unit tests of tool code (edgert quantize).
+$(BUILD)/libedgert-cli.a: $(filter-out $(BUILD)/obj/tools/edgert/main.o,$(TOOL_OBJS))
+	@rm -f $@
+	$(AR) rcs $@ $^
+
+$(BUILD)/tests/%: tests/unit/%.c $(TEST_COMMON_OBJS) $(BUILD)/libedgert-cli.a $(BUILD)/libedgert.a
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) -Itests/unit $(ALL_CFLAGS) -o $@ $< $(TEST_COMMON_OBJS) \
-		$(BUILD)/libedgert.a $(ALL_LDFLAGS) $(LDLIBS)
+		$(BUILD)/libedgert-cli.a $(BUILD)/libedgert.a $(ALL_LDFLAGS) $(LDLIBS)
 
 # The install directories baked into edgert.pc: rewritten (and edgert.pc
 # regenerated) whenever PREFIX, LIBDIR or INCDIR differ from the last build.

@@ -77,7 +77,7 @@ expect_ok "edgert --version" "$E" --version
 expect_out "edgert --version" "edgert [0-9]"
 expect_fail "edgert (no command)" "missing command" "$E"
 expect_fail "unknown command" "unknown command 'frobnicate'" "$E" frobnicate
-for cmd in convert info run bench profile zoo conform; do
+for cmd in convert info run bench profile zoo conform quantize; do
 	expect_ok "$cmd --help" "$E" "$cmd" --help
 	if grep -qi "usage" "$T/out" && grep -qi "examples" "$T/out"; then ok; else
 		bad "$cmd --help lacks USAGE or EXAMPLES"; fi
@@ -105,6 +105,23 @@ expect_fail "convert without -o" "missing -o" "$E" convert in.onnx
 expect_fail "convert --weight-bits 3" "--weight-bits must be 8 or 4, got '3'" \
 	"$E" convert in.onnx -o out.ert --weight-bits 3
 expect_fail "info without model" "missing model" "$E" info
+expect_fail "quantize without -o" "missing -o" "$E" quantize x.ert --calib-random 2
+expect_fail "quantize without calibration" "missing calibration data: give --calib DIR or --calib-random N" \
+	"$E" quantize x.ert -o y.ert
+expect_fail "quantize two calibrations" "exclude each other" \
+	"$E" quantize x.ert -o y.ert --calib d --calib-random 2
+expect_fail "quantize --method" "--method must be minmax, kl or ema, got 'max'" \
+	"$E" quantize x.ert -o y.ert --calib-random 2 --method max
+expect_fail "quantize --calib-random 0" "--calib-random must be 1..100000, got '0'" \
+	"$E" quantize x.ert -o y.ert --calib-random 0
+expect_fail "quantize --min-cosine 2" "--min-cosine must be a number in -1..1, got '2'" \
+	"$E" quantize x.ert -o y.ert --calib-random 2 --verify 1 --min-cosine 2
+expect_fail "quantize --min-cosine nan" "got 'nan'" \
+	"$E" quantize x.ert -o y.ert --calib-random 2 --verify 1 --min-cosine nan
+expect_fail "quantize --min-cosine alone" "--min-cosine needs --verify N" \
+	"$E" quantize x.ert -o y.ert --calib-random 2 --min-cosine 0.9
+expect_fail "quantize missing model" "cannot open '$T/none.ert'" \
+	"$E" quantize "$T/none.ert" -o "$T/q.ert" --calib-random 1
 
 # --- missing files ----------------------------------------------------------
 for cmd in info run bench profile; do
@@ -206,6 +223,58 @@ if [ $have_mnv2 -eq 1 ]; then
 	printf '\223NUMPY\011\000\010\000{}      ' >"$T/h.npy"
 	expect_fail ".npy version 9" "unsupported .npy version 9" "$E" run "$T/mnv2.ert" -i "$T/h.npy"
 
+	# quantize: errors that need a model, then real runs
+	expect_fail "quantize --keep-float unknown" "no node named 'nope'" \
+		"$E" quantize "$T/mnv2.ert" -o "$T/q.ert" --calib-random 1 --keep-float conv_0,nope
+	expect_fail "quantize onto its input" "is the input file" \
+		"$E" quantize "$T/mnv2.ert" -o "$T/mnv2.ert" --calib-random 1
+	expect_fail "quantize --calib missing dir" "cannot open calibration directory '$T/nodir'" \
+		"$E" quantize "$T/mnv2.ert" -o "$T/q.ert" --calib "$T/nodir"
+	mkdir -p "$T/cal-empty" "$T/cal-int" "$T/cal-shape" "$T/cal-short" "$T/cal"
+	expect_fail "quantize --calib empty dir" "no calibration samples in '$T/cal-empty'" \
+		"$E" quantize "$T/mnv2.ert" -o "$T/q.ert" --calib "$T/cal-empty"
+	cp "$T/int.npy" "$T/cal-int/a.npy"
+	expect_fail "quantize --calib wrong dtype" "calibration file '$T/cal-int/a.npy' holds int64, input 'input' is float32" \
+		"$E" quantize "$T/mnv2.ert" -o "$T/q.ert" --calib "$T/cal-int"
+	mknpy "$T/cal-shape/a.npy" '<f4' '(1, 3, 8, 8)' 768
+	expect_fail "quantize --calib wrong shape" "has shape \[1,3,8,8\], input 'input' is \[1,3,224,224\]" \
+		"$E" quantize "$T/mnv2.ert" -o "$T/q.ert" --calib "$T/cal-shape"
+	cp "$T/short.npy" "$T/cal-short/a.npy"
+	expect_fail "quantize --calib truncated .npy" "data is 1000 bytes" \
+		"$E" quantize "$T/mnv2.ert" -o "$T/q.ert" --calib "$T/cal-short"
+	[ -e "$T/q.ert" ] && bad "a failed quantize left '$T/q.ert'" || ok
+
+	expect_ok "quantize mnv2" "$E" quantize "$T/mnv2.ert" -o "$T/q.ert" --calib-random 2 --threads 2
+	expect_out "quantize summary" "mnv2.ert -> .*q.ert: [0-9]* of 65 nodes quantised (minmax, 2 random samples)"
+	expect_out "quantize table header" "per-layer cosine, float vs int8, mean over 2 calibration inputs"
+	expect_out "quantize table columns" "node  *op  *tensor  *scale  *zp  *cosine"
+	expect_out "quantize table input row" "^  -  *input  *input  *0.00392"
+	expect_out "quantize table Conv row" "conv_0  *Conv  .* -128  *0\.99"
+	expect_out "quantize table Gemm row" " Gemm  *logits "
+	expect_out "quantize output cosine" "^  logits  *mean 0\.99[0-9]*  min 0\.99"
+	expect_ok "run quantized mnv2" "$E" run "$T/q.ert" --threads 2
+	expect_out "run quantized output" "output 'logits': float32 \[1,1000\]"
+	expect_ok "info quantized mnv2" "$E" info "$T/q.ert"
+	expect_out "info quantized: QuantizeLinear" "QuantizeLinear"
+	expect_out "info quantized: DequantizeLinear" "DequantizeLinear"
+	cp "$T/zeros.npy" "$T/cal/a.npy"
+	cp "$T/zeros.npy" "$T/cal/b.npy"
+	: >"$T/cal/notes.txt"
+	expect_ok "quantize --calib DIR" "$E" quantize "$T/mnv2.ert" -o "$T/q2.ert" --calib "$T/cal" \
+		--method ema --threads 2
+	expect_out "quantize --calib DIR count" "(ema, 2 calibration samples)"
+	expect_ok "quantize kl + keep + verify" "$E" quantize "$T/mnv2.ert" -o "$T/q3.ert" \
+		--calib-random 2 --method kl --keep-float conv_2 --keep-first --keep-last \
+		--verify 2 --min-cosine 0.9 --threads 2
+	expect_out "quantize kept in float" "3 kept in float (kl, 2 random samples)"
+	expect_out "quantize --verify table" "mean over 2 verification inputs"
+	expect_out "quantize --verify line" "^verify: 2 inputs (seeds 4294967296+k), output cosine min 0\.9[0-9]* mean 0\.9"
+	# no quantised model matches its float model exactly
+	expect_fail "quantize --min-cosine 1" "below --min-cosine 1" \
+		"$E" quantize "$T/mnv2.ert" -o "$T/q4.ert" --calib-random 1 --verify 1 --min-cosine 1 --threads 2
+	expect_out "quantize --min-cosine 1 still reports" "^verify: 1 input "
+	rm -rf "$T/q.ert" "$T/q2.ert" "$T/q3.ert" "$T/q4.ert" "$T"/cal*
+
 	# damaged model files
 	head -c 3000 "$T/mnv2.ert" >"$T/trunc.ert"
 	for cmd in info run bench; do
@@ -245,6 +314,15 @@ if [ -f "$relu/model.onnx" ]; then
 	expect_ok "info test_relu.onnx" "$E" info "$relu/model.onnx"
 	expect_out "info .onnx" "ONNX"
 	expect_ok "convert --fp16" "$E" convert "$relu/model.onnx" -o "$T/relu16.ert" --fp16
+	# quantize a two-input ONNX model: DIR/<sample>/<input>.npy
+	add="$ERT_CONFORMANCE/node/test_add"
+	mkdir -p "$T/cal2/s0" "$T/cal2/s1"
+	for s in s0 s1; do for i in x y; do mknpy "$T/cal2/$s/$i.npy" '<f4' '(3, 4, 5)' 240; done; done
+	expect_ok "quantize two inputs" "$E" quantize "$add/model.onnx" -o "$T/add8.ert" --calib "$T/cal2"
+	expect_out "quantize two inputs: Add" "  *Add  *sum "
+	rm "$T/cal2/s1/y.npy"
+	expect_fail "quantize two inputs, file missing" "sample '$T/cal2/s1' has no file for input 'y'" \
+		"$E" quantize "$add/model.onnx" -o "$T/add8.ert" --calib "$T/cal2"
 	# an erratum for a case that passes is stale: the run fails and says so
 	echo "test_relu  pretend its data were wrong" >"$T/errata.txt"
 	"$E" conform --errata "$T/errata.txt" "$relu" >"$T/out" 2>"$T/err"
@@ -252,7 +330,7 @@ if [ -f "$relu/model.onnx" ]; then
 	expect_out "conform stale erratum" "FAIL test_relu: passes, but is listed as having bad reference data"
 else
 	echo "skip: no ONNX conformance data at '$ERT_CONFORMANCE' (make check CONFORMANCE=DIR, or ERT_CONFORMANCE=DIR for this script)"
-	skip=$((skip + 10))
+	skip=$((skip + 13))
 fi
 # a real architecture: the same MACs as torchvision's ResNet-50, and quantised weights run
 r50="$ERT_CONFORMANCE/light/test_resnet50"

@@ -14,5 +14,6 @@ int ert_cmd_bench(int argc, char **argv);
 int ert_cmd_profile(int argc, char **argv);
 int ert_cmd_zoo(int argc, char **argv);
 int ert_cmd_conform(int argc, char **argv); /* conform.c */
+int ert_cmd_quantize(int argc, char **argv); /* quantize*.c */
 
 #endif /* ERT_COMMANDS_H */
