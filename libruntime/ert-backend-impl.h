@@ -88,6 +88,13 @@ struct ert_backend_ops {
 	 * copied_bytes is the growth of the sum over the session's backends.
 	 */
 	uint64_t (*copied_bytes)(struct ert_backend *be);
+	/*
+	 * Multiply-accumulates below which a run of consecutive steps on this
+	 * backend (an island) is not worth its dispatch, a job submission and a
+	 * wait on an NPU: the planner gives such an island back to the CPU when
+	 * the CPU backend runs all of it. 0: no such rule.
+	 */
+	uint64_t min_island_macs;
 };
 
 struct ert_backend {

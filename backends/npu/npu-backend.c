@@ -464,6 +464,8 @@ static const struct ert_backend_ops npu_ops = {
 	.destroy = npu_destroy,
 	.resident_bytes = npu_resident_bytes,
 	.copied_bytes = npu_copied_bytes,
+	/* a job costs a submission and a wait: tens of microseconds on a board */
+	.min_island_macs = 200000,
 };
 
 /* Say once per process that the NPU is simulated. */

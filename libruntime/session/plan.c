@@ -398,12 +398,10 @@ static ert_status assign_arenas(struct ert_session *s, struct ert_plan *p)
 
 /*
  * Tiny islands stay on the CPU: a run of consecutive steps on another backend
- * whose multiply-accumulates are too few to pay for a job submission and a
- * wait (or that only move bytes) goes back to the CPU backend, when it
- * supports every step of it.
+ * whose multiply-accumulates are too few to pay for that backend's dispatch
+ * (min_island_macs: a job submission and a wait on the NPU), such as one that
+ * only moves bytes, goes back to the CPU backend when it supports every step.
  */
-#define ERT_MIN_ISLAND_MACS 200000
-
 /* Multiply-accumulates of a convolution or matrix product step; 0 for others. */
 static uint64_t step_macs(const struct ert_exec *x)
 {
@@ -455,7 +453,7 @@ static void sink_tiny_islands(struct ert_session *s, struct ert_plan *p)
 			macs += step_macs(&p->steps[j].x);
 			movable = movable && ert_backend_supports_op(s->backends[cpu], &p->steps[j].x);
 		}
-		if (movable && macs < ERT_MIN_ISLAND_MACS)
+		if (movable && macs < s->backends[b]->ops->min_island_macs)
 			for (uint32_t k = i; k < j; k++)
 				p->steps[k].backend = cpu;
 		i = j;
@@ -541,11 +539,7 @@ static ert_status check_access(struct ert_session *s, struct ert_plan *p, struct
 				continue;
 			return fail_node(s, err, n, ERT_STATUS_UNSUPPORTED);
 		}
-	}
-	for (uint32_t i = 0; i < p->n_steps; i++) {
-		const struct ert_step *stp = &p->steps[i];
-		const struct ert_node *n = stp->x.node;
-
+		/* outputs placed in another backend's arena are written through its mapping */
 		for (uint32_t k = 0; k < n->n_outputs; k++) {
 			int32_t t = n->outputs[k];
 
