@@ -19,7 +19,12 @@
 #include "npu/npu-impl.h"
 
 #define NPU_SLAB_SIZE ((size_t)4 << 20)
-#define NPU_WAIT_NS (10ll * 1000 * 1000 * 1000)
+/*
+ * Waits have no deadline of their own: the driver resets a job that stops
+ * making progress (its job timeout) and the wait then fails with its error,
+ * while a long island may legitimately take seconds (minutes under emulation).
+ */
+#define NPU_WAIT_NS (-1ll)
 
 static struct ert_npu *npu_of(struct ert_backend *be)
 {
