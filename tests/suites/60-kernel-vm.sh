@@ -76,7 +76,7 @@ fi
 
 # 4. the VM
 mkdir -p "$out/vm/tests"
-rm -f "$out/vm/tests/"*
+find "$out/vm/tests" -maxdepth 1 -type f -exec rm -f {} +
 for f in "$out"/selftests/*; do
 	[ -f "$f" ] && [ -x "$f" ] && cp "$f" "$out/vm/tests/"
 done
