@@ -108,6 +108,13 @@ $(BUILD)/tests/%: tests/unit/%.c $(TEST_COMMON_OBJS) $(BUILD)/libedgert-cli.a $(
 	$(CC) $(CPPFLAGS) -Itests/unit $(ALL_CFLAGS) -o $@ $< $(TEST_COMMON_OBJS) \
 		$(BUILD)/libedgert-cli.a $(BUILD)/libedgert.a $(ALL_LDFLAGS) $(LDLIBS)
 
+# The CPU == NPU int8 check also links the enpu command stream executor.
+$(BUILD)/tests/test-ops-qfixed-npu: tests/unit/test-ops-qfixed-npu.c $(BUILD)/obj/kmod/enpu_cs.o \
+		$(TEST_COMMON_OBJS) $(BUILD)/libedgert.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) -Itests/unit $(ALL_CFLAGS) -o $@ $< $(BUILD)/obj/kmod/enpu_cs.o \
+		$(TEST_COMMON_OBJS) $(BUILD)/libedgert.a $(ALL_LDFLAGS) $(LDLIBS)
+
 # The install directories baked into edgert.pc: rewritten (and edgert.pc
 # regenerated) whenever PREFIX, LIBDIR or INCDIR differ from the last build.
 PC_DIRS := $(PREFIX)|$(LIBDIR)|$(INCDIR)|$(VERSION)
@@ -145,6 +152,6 @@ clean:
 # Parts of the tree with a build of their own (kernel module, selftests, fuzzers)
 # hook in here.
 -include $(sort $(wildcard mk/*.mk))
--include $(LIB_OBJS:.o=.d) $(TOOL_OBJS:.o=.d) $(TEST_COMMON_OBJS:.o=.d)
+-include $(LIB_OBJS:.o=.d) $(TOOL_OBJS:.o=.d) $(TEST_COMMON_OBJS:.o=.d) $(BUILD)/obj/kmod/enpu_cs.d
 
 FORCE:

@@ -457,8 +457,8 @@ struct match {
 
 static const char *const conv_attrs[] = { "auto_pad", "dilations", "group", "kernel_shape",
 					  "pads", "strides", NULL };
-static const char *const avgpool_attrs[] = { "auto_pad", "ceil_mode", "count_include_pad",
-					     "kernel_shape", "pads", "strides", NULL };
+static const char *const avgpool_attrs[] = { "auto_pad", "ceil_mode", "kernel_shape", "pads",
+					     "strides", NULL };
 static const char *const gemm_attrs[] = { "transA", "transB", NULL };
 static const char *const no_attrs[] = { NULL };
 
@@ -557,6 +557,23 @@ static ert_status fuse_binary(struct qdq *c, const struct match *mt, bool *done)
 	return apply(c, mt->host, mt->q, mt->act, &r);
 }
 
+/* A pool whose windows never reach past the input: no pads, no auto_pad, no ceil_mode. */
+static bool unpadded(const struct ert_node *n)
+{
+	const char *ap = ert_attr_string(n, "auto_pad", "NOTSET");
+	const int64_t *pads;
+	uint32_t np;
+
+	if ((strcmp(ap, "NOTSET") != 0 && strcmp(ap, "VALID") != 0) ||
+	    ert_attr_int(n, "ceil_mode", 0) != 0)
+		return false;
+	pads = ert_attr_ints(n, "pads", &np);
+	for (uint32_t i = 0; pads && i < np; i++)
+		if (pads[i] != 0)
+			return false;
+	return true;
+}
+
 static ert_status fuse_avgpool(struct qdq *c, const struct match *mt, bool *done)
 {
 	struct ert_node *n = &c->g->nodes[mt->host];
@@ -571,8 +588,11 @@ static ert_status fuse_avgpool(struct qdq *c, const struct match *mt, bool *done
 	if (n->n_inputs != 1 || !dq_input(c, n->inputs[0], &x, &xt) || !same_qp(&x, &mt->y) ||
 	    !scale_f32(c, &x) || !scale_f32(c, &mt->y))
 		return ERT_OK;
-	/* the fixed rule averages raw values: no padding in the count, no dilations */
-	if (!global && ert_attr_int(n, "count_include_pad", 0) != 0)
+	/*
+	 * The fixed rule averages raw values: no padding in the count (nor
+	 * count_include_pad, unless nothing is padded), no dilations.
+	 */
+	if (!global && ert_attr_int(n, "count_include_pad", 0) != 0 && !unpadded(n))
 		return ERT_OK;
 	dil = ert_attr_ints(n, "dilations", &nd);
 	for (uint32_t i = 0; dil && i < nd; i++)

@@ -2,7 +2,8 @@
 # Real PyTorch exports (Debian's python3-torch / torchvision, random weights,
 # opsets 13-17): each model is exported, converted to .ert, run on the exported
 # input, and must match PyTorch: top-1 equal, max abs error <= 1e-3 of the
-# largest output magnitude.
+# largest output magnitude. Then an int8 QDQ model (tests/pytorch/qdq.py), see
+# below.
 : "${ERT_BUILD:=build}"
 here=$(cd "$(dirname "$0")/../pytorch" && pwd)
 out="$ERT_BUILD/pytorch"
@@ -47,5 +48,39 @@ for m in $models; do
 		f=$((f + 1))
 	fi
 done
+
+# A QDQ model (PyTorch fake quantisation, tests/pytorch/qdq.py): convert must
+# fuse it into int8 ops, leaving QuantizeLinear / DequantizeLinear only at the
+# float input and output, and the int8 result must follow PyTorch's
+# fake-quant output (cosine >= 0.99, top-1 equal; fixed-point rounding is not
+# PyTorch's float rounding, so not bit for bit).
+m=qdq_cnn
+d="$out/$m"
+if { [ -f "$d/expected.npy" ] && [ ! "$here/qdq.py" -nt "$d/expected.npy" ]; } ||
+	"$py" "$here/qdq.py" export "$d" >"$out/$m.export.log" 2>&1; then
+	rm -rf "$d/result"
+	if ! "$edgert" convert "$d/model.onnx" -o "$d/model.ert" >"$d/convert.log" 2>&1; then
+		echo "FAIL $m: convert: $(tail -n 1 "$d/convert.log")"
+		f=$((f + 1))
+	elif ! "$edgert" info "$d/model.ert" --json >"$d/info.json" 2>&1 ||
+		! ops=$("$py" "$here/qdq.py" info "$d/info.json"); then
+		echo "FAIL $m: not fused: $ops"
+		f=$((f + 1))
+	elif ! "$edgert" run "$d/model.ert" -i input="$d/input.npy" -o "$d/result" --threads 2 \
+		>"$d/run.log" 2>&1; then
+		echo "FAIL $m: run: $(tail -n 1 "$d/run.log")"
+		f=$((f + 1))
+	elif res=$("$py" "$here/qdq.py" compare "$d/result/logits.npy" "$d/expected.npy"); then
+		echo "ok   $m: $res"
+		p=$((p + 1))
+	else
+		echo "FAIL $m: $res"
+		f=$((f + 1))
+	fi
+else
+	tail -n 5 "$out/$m.export.log"
+	echo "FAIL $m: export"
+	f=$((f + 1))
+fi
 echo "pytorch: $p passed, $f failed"
 [ "$f" -eq 0 ]

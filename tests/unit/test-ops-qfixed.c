@@ -57,6 +57,30 @@ ERT_TEST(multiplier_values)
 	CHECK_EQ_INT(s, -1);
 }
 
+/* For any representable r: m in [2^30, 2^31) and m * 2^(s - 31) within half a step of r. */
+ERT_TEST(multiplier_property)
+{
+	uint32_t st = 77;
+
+	for (int i = 0; i < 100000; i++) {
+		double r = ldexp(0.5 + (double)(lcg_next(&st) >> 1) / 4294967296.0,
+				 (int)(lcg_next(&st) % 60) - 30);
+		int32_t m, s;
+
+		REQUIRE(ert_quant_multiplier(r, &m, &s));
+		if (m == 0) {
+			CHECK(r < ldexp(1.0, -32));
+			continue;
+		}
+		if (m < (1 << 30) || s > 30 || s < -31 ||
+		    fabs(ldexp((double)m, s - 31) - r) > ldexp(1.0, s - 32)) {
+			fprintf(stderr, "r %.17g: m %d s %d\n", r, m, s);
+			CHECK(0);
+			break;
+		}
+	}
+}
+
 ERT_TEST(requant_ties)
 {
 	/* srdhm rounds ties up: 0.5 -> 1, -0.5 -> 0, -1.5 -> -1 */
@@ -806,7 +830,8 @@ ERT_TEST(bad_inputs)
 	one_fini(&o);
 }
 
-ERT_TEST_MAIN(ERT_TEST_ENTRY(multiplier_values), ERT_TEST_ENTRY(requant_ties),
+ERT_TEST_MAIN(ERT_TEST_ENTRY(multiplier_values), ERT_TEST_ENTRY(multiplier_property),
+	      ERT_TEST_ENTRY(requant_ties),
 	      ERT_TEST_ENTRY(add_params), ERT_TEST_ENTRY(qlinearconv_rules),
 	      ERT_TEST_ENTRY(qlinearconv_fixed_uint8_padded),
 	      ERT_TEST_ENTRY(qlinearmatmul_per_column), ERT_TEST_ENTRY(qgemm_rules),

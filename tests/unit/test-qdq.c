@@ -599,6 +599,31 @@ ERT_TEST(movement_exact)
 	CHECK_EQ_INT(ert_attr_int(avg, "ert.requant", 0), 1);
 	CHECK_EQ_INT(ert_attr_ints(avg, "strides", &(uint32_t){ 0 })[1], 2);
 	check_close(ert_test_failed_, before, g, 4, (int64_t[]){ 1, 2, 4, 4 }, 0.1001);
+
+	/* count_include_pad = 1 is the same average when nothing is padded ... */
+	before = movement_graph(true);
+	g = movement_graph(true);
+	for (uint32_t i = 0; i < g->n_nodes; i++)
+		if (g->nodes[i].op == ERT_OP_AveragePool) {
+			ert_node_set_attr_int(g, &g->nodes[i], "count_include_pad", 1);
+			ert_node_set_attr_int(before, &before->nodes[i], "count_include_pad", 1);
+		}
+	REQUIRE(optimize(g) == ERT_OK);
+	avg = find_op(g, ERT_OP_QLinearAveragePool);
+	REQUIRE(avg);
+	CHECK(ert_node_attr(avg, "count_include_pad") == NULL);
+	check_close(ert_test_failed_, before, g, 4, (int64_t[]){ 1, 2, 4, 4 }, 0.1001);
+	/* ... but not with padding, which the fixed rule would leave out of the count */
+	g = movement_graph(true);
+	for (uint32_t i = 0; i < g->n_nodes; i++)
+		if (g->nodes[i].op == ERT_OP_AveragePool) {
+			ert_node_set_attr_int(g, &g->nodes[i], "count_include_pad", 1);
+			ert_node_set_attr_ints(g, &g->nodes[i], "pads", (int64_t[]){ 1, 1, 0, 0 }, 4);
+		}
+	REQUIRE(optimize(g) == ERT_OK);
+	CHECK_EQ_INT(count_op(g, ERT_OP_QLinearAveragePool), 0);
+	CHECK_EQ_INT(count_op(g, ERT_OP_AveragePool), 1);
+	ert_graph_destroy(g);
 }
 
 /* ---- what stays as it is ---- */
