@@ -6,6 +6,7 @@
 # - a model with ops the NPU lacks (a Resize in the middle, a float Softmax
 #   head) runs split between NPU and CPU, bit-identical to the CPU backend,
 #   with copied_bytes 0 at every crossing;
+# - a QDQ-form ONNX model exported by PyTorch converts and runs on the NPU;
 # - the hang test hook fails a run and the next run of the session succeeds;
 # - placement is printed (info --placement, run --explain).
 : "${ERT_BUILD:=build}"
@@ -81,6 +82,28 @@ if /usr/bin/python3 tests/npu/split_model.py "$s/model.onnx" >"$s/export.log" 2>
 else
 	tail -n 5 "$s/export.log" "$s/quantize.log" 2>/dev/null
 	bad "split model exported and quantized"
+fi
+
+# a QDQ-form ONNX model (PyTorch fake quantisation, tests/pytorch/qdq.py):
+# edgert convert fuses it into int8 ops, which run on the NPU
+q=$out/qdq
+mkdir -p "$q"
+if /usr/bin/python3 tests/pytorch/qdq.py export "$q" >"$q/export.log" 2>&1 &&
+   "$edgert" convert "$q/model.onnx" -o "$q/model.ert" >"$q/convert.log" 2>&1; then
+	rm -rf "$q/cpu" "$q/npu"
+	"$edgert" run "$q/model.ert" --backend cpu -i "$q/input.npy" -o "$q/cpu" >/dev/null 2>&1
+	"$edgert" run "$q/model.ert" --backend npu -i "$q/input.npy" -o "$q/npu" --explain \
+		>"$q/run.log" 2>&1
+	n=$(grep -cE '^  [0-9]+ +(QLinearConv|QGemm|QLinearAdd)' "$q/run.log")
+	if grep -q '^split [0-9]*: npu' "$q/run.log" && [ "$n" -ge 4 ] && same_outputs "$q/cpu" "$q/npu"; then
+		ok "QDQ ONNX model converts and runs on the NPU ($n int8 ops), bit-identical to the CPU"
+	else
+		tail -n 20 "$q/run.log" | sed 's/^/# /'
+		bad "QDQ ONNX model converts and runs on the NPU, bit-identical to the CPU"
+	fi
+else
+	tail -n 5 "$q/export.log" "$q/convert.log" 2>/dev/null
+	bad "QDQ ONNX model exported and converted"
 fi
 
 # the hang hook on the simulator
