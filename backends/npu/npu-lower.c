@@ -92,8 +92,12 @@ static ert_status locate(struct lower *l, const struct ert_value *v, int32_t k, 
 			return st;
 	} else {
 		bo = ert_npu_find(npu, v->data, v->nbytes, offset);
-		if (!bo && k >= 0) {
-			/* a graph input in the session's (page-aligned) buffer */
+		/*
+		 * A graph input in the session's (page-aligned) buffer, even when
+		 * another node already wrapped it: every ref to it must be
+		 * re-resolved at run time, when the buffer has moved.
+		 */
+		if ((!bo || bo->userptr) && k >= 0) {
 			st = ert_npu_wrap(npu, v->data, v->nbytes, &bo, l->err);
 			if (st != ERT_OK)
 				return st;
