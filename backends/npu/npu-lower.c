@@ -727,22 +727,54 @@ static bool elt_supported(const struct ert_exec *x)
 	return elt_params(x, &e);
 }
 
-/* Split a 4-D walk over dim 0 and dim 1 so that each piece's work fits. */
+/*
+ * A 4-D walk cut into pieces along dims 0, 1 and 2 so that each piece's work
+ * fits: whole rows of dim 3 (at most 65535 elements, always within a job's
+ * work), as few pieces as halving finds.
+ */
 struct rows4 {
-	int64_t d0, d1;       /* chunk sizes along dims 0 and 1 */
+	int64_t dims[4];      /* the whole walk */
+	int64_t chunk[3];     /* piece sizes along dims 0, 1 and 2 */
+	int64_t n[3];         /* pieces along dims 0, 1 and 2 */
 };
 
 static struct rows4 split_rows(const int64_t *od, uint64_t per_elem, uint64_t per_row,
 			       uint64_t limit)
 {
-	struct rows4 r = { od[0], od[1] };
-	uint64_t row = (uint64_t)od[2] * od[3] * per_elem + (uint64_t)od[2] * per_row;
+	struct rows4 r;
+	uint64_t row = (uint64_t)od[3] * per_elem + per_row;
 
-	while (r.d0 > 1 && (uint64_t)r.d0 * od[1] * row > limit)
-		r.d0 = (r.d0 + 1) / 2;
-	while (r.d1 > 1 && (uint64_t)r.d0 * r.d1 * row > limit)
-		r.d1 = (r.d1 + 1) / 2;
+	memcpy(r.dims, od, sizeof(r.dims));
+	memcpy(r.chunk, od, sizeof(r.chunk));
+	for (int i = 0; i < 3; i++) {
+		while (r.chunk[i] > 1 &&
+		       (uint64_t)r.chunk[0] * r.chunk[1] * r.chunk[2] * row > limit)
+			r.chunk[i] = (r.chunk[i] + 1) / 2;
+		r.n[i] = (od[i] + r.chunk[i] - 1) / r.chunk[i];
+	}
 	return r;
+}
+
+static int64_t pieces(const struct rows4 *r)
+{
+	return r->n[0] * r->n[1] * r->n[2];
+}
+
+/* Piece @i (dim 0 slowest): its start @at along dims 0..2 and its dims @d. */
+static void piece_at(const struct rows4 *r, int64_t i, int64_t *at, int64_t *d)
+{
+	for (int k = 2; k >= 0; k--) {
+		at[k] = i % r->n[k] * r->chunk[k];
+		d[k] = r->dims[k] - at[k] < r->chunk[k] ? r->dims[k] - at[k] : r->chunk[k];
+		i /= r->n[k];
+	}
+	d[3] = r->dims[3];
+}
+
+/* Byte offset of a piece starting at @at in a tensor of strides @st. */
+static uint64_t piece_offset(const int64_t *at, const int64_t *st)
+{
+	return (uint64_t)(at[0] * st[0] + at[1] * st[1] + at[2] * st[2]);
 }
 
 static ert_status lower_elt(struct lower *l)
@@ -767,33 +799,33 @@ static ert_status lower_elt(struct lower *l)
 		return st;
 	struct rows4 r = split_rows(od, 16, 0, l->limit);
 
-	if ((uint64_t)r.d0 * r.d1 * od[2] * od[3] * 16 > l->limit)
-		return lower_fail(l, ERT_STATUS_UNSUPPORTED, "a row exceeds the work limit");
-	for (int64_t i0 = 0; i0 < od[0]; i0 += r.d0) {
-		for (int64_t i1 = 0; i1 < od[1]; i1 += r.d1) {
-			int64_t n0 = od[0] - i0 < r.d0 ? od[0] - i0 : r.d0;
-			int64_t n1 = od[1] - i1 < r.d1 ? od[1] - i1 : r.d1;
-			int64_t cd[4] = { n0, n1, od[2], od[3] };
-			int64_t ca[4] = { ad[0] == 1 ? 1 : n0, ad[1] == 1 ? 1 : n1, ad[2], ad[3] };
-			int64_t cb[4] = { bd[0] == 1 ? 1 : n0, bd[1] == 1 ? 1 : n1, bd[2], bd[3] };
-			struct npu_cmd_entry *c = add_cmd(l, ENPU_OP_ELTWISE,
-							  sizeof(struct enpu_cs_eltwise),
-							  (uint64_t)n0 * n1 * od[2] * od[3] * 16);
+	for (int64_t i = 0; i < pieces(&r); i++) {
+		int64_t at[3], cd[4], ca[4], cb[4];
+		struct npu_cmd_entry *c;
 
-			if (!c)
-				return ERT_STATUS_OUT_OF_MEMORY;
-			struct enpu_cs_eltwise *el = &c->c.elt;
-
-			el->a = tensor4(r_a, o_a + (uint64_t)(i0 * as[0] + i1 * as[1]), ca, as);
-			el->b = tensor4(r_b, o_b + (uint64_t)(i0 * bs[0] + i1 * bs[1]), cb, bs);
-			el->out = tensor4(r_o, o_o + (uint64_t)(i0 * os[0] + i1 * os[1]), cd, os);
-			el->quant = e.q;
-			el->op = x->node->op == ERT_OP_QLinearMul ? ENPU_ELTWISE_MUL : ENPU_ELTWISE_ADD;
-			el->a_mult = e.a_mult;
-			el->a_shift = e.a_shift;
-			el->b_mult = e.b_mult;
-			el->b_shift = e.b_shift;
+		piece_at(&r, i, at, cd);
+		for (int k = 0; k < 4; k++) {
+			ca[k] = ad[k] == 1 ? 1 : cd[k];
+			cb[k] = bd[k] == 1 ? 1 : cd[k];
 		}
+		c = add_cmd(l, ENPU_OP_ELTWISE, sizeof(struct enpu_cs_eltwise),
+			    (uint64_t)cd[0] * cd[1] * cd[2] * cd[3] * 16);
+		if (!c)
+			return ERT_STATUS_OUT_OF_MEMORY;
+		if (c->work > l->limit)
+			return lower_fail(l, ERT_STATUS_UNSUPPORTED,
+					  "a row exceeds the work limit");
+		struct enpu_cs_eltwise *el = &c->c.elt;
+
+		el->a = tensor4(r_a, o_a + piece_offset(at, as), ca, as);
+		el->b = tensor4(r_b, o_b + piece_offset(at, bs), cb, bs);
+		el->out = tensor4(r_o, o_o + piece_offset(at, os), cd, os);
+		el->quant = e.q;
+		el->op = x->node->op == ERT_OP_QLinearMul ? ENPU_ELTWISE_MUL : ENPU_ELTWISE_ADD;
+		el->a_mult = e.a_mult;
+		el->a_shift = e.a_shift;
+		el->b_mult = e.b_mult;
+		el->b_shift = e.b_shift;
 	}
 	return ERT_OK;
 }
@@ -941,35 +973,33 @@ static ert_status emit_bytes(struct lower *l, uint32_t rs, uint64_t os, const in
 
 	if (!fits4(d, ss) || !fits4(d, ds))
 		return lower_fail(l, ERT_STATUS_UNSUPPORTED, "tensor too large for one command");
-	for (int64_t i0 = 0; i0 < d[0]; i0 += r.d0) {
-		for (int64_t i1 = 0; i1 < d[1]; i1 += r.d1) {
-			int64_t n0 = d[0] - i0 < r.d0 ? d[0] - i0 : r.d0;
-			int64_t n1 = d[1] - i1 < r.d1 ? d[1] - i1 : r.d1;
-			int64_t cd[4] = { n0, n1, d[2], d[3] };
-			uint64_t work = (uint64_t)n0 * n1 * d[2] * (d[3] * 4 + 16);
-			uint64_t so = os + (uint64_t)(i0 * ss[0] + i1 * ss[1]);
-			uint64_t doff = od + (uint64_t)(i0 * ds[0] + i1 * ds[1]);
-			struct npu_cmd_entry *e;
+	for (int64_t i = 0; i < pieces(&r); i++) {
+		int64_t at[3], cd[4];
+		uint64_t work, so, doff;
+		struct npu_cmd_entry *e;
 
-			if (work > l->limit)
-				return lower_fail(l, ERT_STATUS_UNSUPPORTED,
-						  "a row exceeds the work limit");
-			if (table_ref >= 0) {
-				int64_t td[4] = { 256, 1, 1, 1 }, ts[4] = { 1, 0, 0, 0 };
+		piece_at(&r, i, at, cd);
+		work = (uint64_t)cd[0] * cd[1] * cd[2] * (cd[3] * 4 + 16);
+		so = os + piece_offset(at, ss);
+		doff = od + piece_offset(at, ds);
+		if (work > l->limit)
+			return lower_fail(l, ERT_STATUS_UNSUPPORTED,
+					  "a row exceeds the work limit");
+		if (table_ref >= 0) {
+			int64_t td[4] = { 256, 1, 1, 1 }, ts[4] = { 1, 0, 0, 0 };
 
-				e = add_cmd(l, ENPU_OP_LUT, sizeof(struct enpu_cs_lut), work);
-				if (!e)
-					return ERT_STATUS_OUT_OF_MEMORY;
-				e->c.lut.in = tensor4(rs, so, cd, ss);
-				e->c.lut.table = tensor4((uint32_t)table_ref, table_off, td, ts);
-				e->c.lut.out = tensor4(rd, doff, cd, ds);
-			} else {
-				e = add_cmd(l, ENPU_OP_COPY, sizeof(struct enpu_cs_copy), work);
-				if (!e)
-					return ERT_STATUS_OUT_OF_MEMORY;
-				e->c.copy.src = tensor4(rs, so, cd, ss);
-				e->c.copy.dst = tensor4(rd, doff, cd, ds);
-			}
+			e = add_cmd(l, ENPU_OP_LUT, sizeof(struct enpu_cs_lut), work);
+			if (!e)
+				return ERT_STATUS_OUT_OF_MEMORY;
+			e->c.lut.in = tensor4(rs, so, cd, ss);
+			e->c.lut.table = tensor4((uint32_t)table_ref, table_off, td, ts);
+			e->c.lut.out = tensor4(rd, doff, cd, ds);
+		} else {
+			e = add_cmd(l, ENPU_OP_COPY, sizeof(struct enpu_cs_copy), work);
+			if (!e)
+				return ERT_STATUS_OUT_OF_MEMORY;
+			e->c.copy.src = tensor4(rs, so, cd, ss);
+			e->c.copy.dst = tensor4(rd, doff, cd, ds);
 		}
 	}
 	return ERT_OK;
