@@ -348,7 +348,13 @@ static bool conv_geometry(const struct ert_exec *x, struct conv_plan *c)
 	       c->icg * c->kh * c->kw <= UINT32_MAX;
 }
 
-static bool conv_supported(const struct ert_exec *x)
+/* Output channels a command may be cut down to: one, or one group's when grouped. */
+static int64_t conv_unit(const struct conv_plan *c)
+{
+	return c->groups == 1 ? 1 : c->oc / c->groups;
+}
+
+static bool conv_supported(const struct ert_exec *x, uint64_t limit)
 {
 	struct conv_plan c;
 	double xs, ys;
@@ -368,8 +374,8 @@ static bool conv_supported(const struct ert_exec *x)
 	bool ok = tab && requant_table(x, xs, 4, ys, c.oc, tab);
 
 	free(tab);
-	/* every single output row of one channel must fit a command */
-	return ok;
+	/* the smallest piece lowering cuts, one output row of one unit, must fit a command */
+	return ok && conv_work(&c, conv_unit(&c), 1) <= limit;
 }
 
 static ert_status lower_conv(struct lower *l)
@@ -418,7 +424,7 @@ static ert_status lower_conv(struct lower *l)
 	 * rows, each within the work limit.
 	 */
 	int64_t opg = c.oc / c.groups;       /* output channels per group */
-	int64_t unit = c.groups == 1 ? 1 : opg;
+	int64_t unit = conv_unit(&c);
 	int64_t chunk = c.oc, rows = c.oh;
 
 	while (chunk > unit && conv_work(&c, chunk, c.oh) > l->limit)
@@ -1279,12 +1285,11 @@ bool ert_npu_supports(struct ert_npu *npu, const struct ert_exec *x)
 {
 	const struct ert_node *n = x->node;
 
-	(void)npu;
 	if (!x->n_out || !x->out[0])
 		return false;
 	switch (n->op) {
 	case ERT_OP_QLinearConv:
-		return fixed_rule(n) && conv_supported(x);
+		return fixed_rule(n) && conv_supported(x, npu->info->max_job_work);
 	case ERT_OP_QLinearMatMul:
 	case ERT_OP_QGemm:
 		return fixed_rule(n) && mm_supported(x);
