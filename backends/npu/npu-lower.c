@@ -436,6 +436,10 @@ static ert_status lower_conv(struct lower *l)
 				  "one output row exceeds the device's work limit");
 
 	int64_t eff_h = c.dh * (c.kh - 1) + 1;
+	const int64_t zero_st[4] = { 0, 0, 0, 0 };
+	uint32_t r_zp = 0;
+	uint64_t o_zp = 0;
+	bool have_zp = false;
 
 	for (int64_t o0 = 0; o0 < c.oc; o0 += chunk) {
 		int64_t oc = c.oc - o0 < chunk ? c.oc - o0 : chunk;
@@ -451,9 +455,34 @@ static ert_status lower_conv(struct lower *l)
 			int64_t span = (ny - 1) * c.sh + eff_h;   /* padded rows read */
 			int64_t hn = c.h - r0 < span - pt ? c.h - r0 : span - pt;
 			int64_t pb = span - pt - hn;
+			uint32_t rin = r_in;
+			uint64_t oin = o_in + (uint64_t)(r0 * in_st[1] + ic0 * in_st[3]);
+			const int64_t *ist = in_st;
 			struct npu_cmd_entry *e;
 
-			if (hn < 1 || pb > 255)
+			if (hn < 1) {
+				/*
+				 * Every row of the chunk reads only padding (pads
+				 * larger than the kernel), which a command cannot say
+				 * with an input of at least one row: read the input
+				 * zero point everywhere instead, through zero strides,
+				 * so that each tap adds nothing, as padding does.
+				 */
+				if (!have_zp) {
+					int8_t zp = (int8_t)q.in_zp;
+
+					st = locate_bytes(l, &zp, 1, &r_zp, &o_zp);
+					if (st != ERT_OK)
+						return st;
+					have_zp = true;
+				}
+				rin = r_zp;
+				oin = o_zp;
+				ist = zero_st;
+				hn = span;
+				pt = pb = 0;
+			}
+			if (pb > 255)
 				return lower_fail(l, ERT_STATUS_INTERNAL, "bad row split");
 			e = add_cmd(l, ENPU_OP_CONV2D, sizeof(struct enpu_cs_conv2d),
 				    conv_work(&c, oc, ny));
@@ -466,8 +495,7 @@ static ert_status lower_conv(struct lower *l)
 			int64_t v_d[4] = { oc, 1, 1, 1 }, b_st[4] = { 4, 0, 0, 0 };
 			int64_t rq_st[4] = { 8, 0, 0, 0 };
 
-			cv->in = tensor4(r_in, o_in + (uint64_t)(r0 * in_st[1] + ic0 * in_st[3]),
-					 in_d, in_st);
+			cv->in = tensor4(rin, oin, in_d, ist);
 			cv->weights = tensor4(r_w, o_w + (uint64_t)(o0 * w_st[0]), w_d, w_st);
 			cv->bias = b ? tensor4(r_b, o_b + (uint64_t)o0 * 4, v_d, b_st) : tensor_none();
 			cv->requant = tensor4(r_rq, o_rq + (uint64_t)o0 * 8, v_d, rq_st);
