@@ -941,6 +941,15 @@ static bool pool_plan(const struct ert_exec *x, struct pool_plan *p)
 	return p->c * p->h * p->w <= UINT32_MAX;
 }
 
+/* Work of one output row of one channel, the smallest piece lowering cuts. */
+static uint64_t pool_row_work(const struct pool_plan *p)
+{
+	uint64_t win = p->mode == ENPU_POOL_GLOBAL_AVG ? (uint64_t)p->h * p->w
+						       : (uint64_t)p->kh * p->kw;
+
+	return (uint64_t)p->n * p->ow * (win + 16);
+}
+
 static ert_status lower_pool(struct lower *l)
 {
 	struct ert_exec *x = l->x;
@@ -955,42 +964,66 @@ static ert_status lower_pool(struct lower *l)
 		st = locate(l, x->out[0], -1, false, &r_out, &o_out);
 	if (st != ERT_OK)
 		return st;
-	uint64_t win = p.mode == ENPU_POOL_GLOBAL_AVG ? (uint64_t)p.h * p.w
-						      : (uint64_t)p.kh * p.kw;
-	uint64_t per_ch = (uint64_t)p.n * p.oh * p.ow * (win + 16);
-	int64_t cc = p.c;
+	uint64_t row = pool_row_work(&p);
+	int64_t cc = p.c, rows = p.oh;
 
-	while (cc > 1 && per_ch * cc > l->limit)
+	/* chunks of channels, then of output rows (GLOBAL_AVG has one) */
+	while (cc > 1 && row * p.oh * cc > l->limit)
 		cc = (cc + 1) / 2;
-	if (per_ch * cc > l->limit)
-		return lower_fail(l, ERT_STATUS_UNSUPPORTED, "one channel exceeds the work limit");
+	while (rows > 1 && row * rows * cc > l->limit)
+		rows = (rows + 1) / 2;
+	if (row * rows * cc > l->limit)
+		return lower_fail(l, ERT_STATUS_UNSUPPORTED,
+				  "one output row exceeds the work limit");
 	int64_t in_st[4] = { p.c * p.h * p.w, p.w, 1, p.h * p.w };
 	int64_t out_st[4] = { p.c * p.oh * p.ow, p.ow, 1, p.oh * p.ow };
 
 	for (int64_t c0 = 0; c0 < p.c; c0 += cc) {
 		int64_t nc = p.c - c0 < cc ? p.c - c0 : cc;
-		int64_t in_d[4] = { p.n, p.h, p.w, nc }, out_d[4] = { p.n, p.oh, p.ow, nc };
-		struct npu_cmd_entry *e = add_cmd(l, ENPU_OP_POOL, sizeof(struct enpu_cs_pool),
-						  per_ch * nc);
 
-		if (!e)
-			return ERT_STATUS_OUT_OF_MEMORY;
-		struct enpu_cs_pool *pc = &e->c.pool;
+		for (int64_t y0 = 0; y0 < p.oh; y0 += rows) {
+			int64_t ny = p.oh - y0 < rows ? p.oh - y0 : rows;
+			/*
+			 * The input rows the chunk's windows cover, and the padding
+			 * left of p.pt / p.pb at its ends; pads are smaller than
+			 * the kernel, so every window has a row of input.
+			 */
+			int64_t top = y0 * p.sh - p.pt, span = (ny - 1) * p.sh + p.kh;
+			int64_t r0 = top < 0 ? 0 : top, pt = r0 - top;
+			int64_t hn = p.h - r0 < span - pt ? p.h - r0 : span - pt;
+			int64_t pb = span - pt - hn;
 
-		pc->in = tensor4(r_in, o_in + (uint64_t)(c0 * in_st[3]), in_d, in_st);
-		pc->out = tensor4(r_out, o_out + (uint64_t)(c0 * out_st[3]), out_d, out_st);
-		pc->quant.act_min = p.lo;
-		pc->quant.act_max = p.hi;
-		pc->mode = p.mode;
-		if (p.mode != ENPU_POOL_GLOBAL_AVG) {
-			pc->kernel_h = (uint16_t)p.kh;
-			pc->kernel_w = (uint16_t)p.kw;
-			pc->stride_h = (uint16_t)p.sh;
-			pc->stride_w = (uint16_t)p.sw;
-			pc->pad_top = (uint16_t)p.pt;
-			pc->pad_left = (uint16_t)p.pl;
-			pc->pad_bottom = (uint16_t)p.pb;
-			pc->pad_right = (uint16_t)p.pr;
+			if (p.mode == ENPU_POOL_GLOBAL_AVG) {
+				r0 = pt = pb = 0;
+				hn = p.h;
+			}
+			int64_t in_d[4] = { p.n, hn, p.w, nc }, out_d[4] = { p.n, ny, p.ow, nc };
+			struct npu_cmd_entry *e = add_cmd(l, ENPU_OP_POOL,
+							  sizeof(struct enpu_cs_pool),
+							  row * ny * nc);
+
+			if (!e)
+				return ERT_STATUS_OUT_OF_MEMORY;
+			struct enpu_cs_pool *pc = &e->c.pool;
+
+			pc->in = tensor4(r_in, o_in + (uint64_t)(r0 * in_st[1] + c0 * in_st[3]),
+					 in_d, in_st);
+			pc->out = tensor4(r_out,
+					  o_out + (uint64_t)(y0 * out_st[1] + c0 * out_st[3]),
+					  out_d, out_st);
+			pc->quant.act_min = p.lo;
+			pc->quant.act_max = p.hi;
+			pc->mode = p.mode;
+			if (p.mode != ENPU_POOL_GLOBAL_AVG) {
+				pc->kernel_h = (uint16_t)p.kh;
+				pc->kernel_w = (uint16_t)p.kw;
+				pc->stride_h = (uint16_t)p.sh;
+				pc->stride_w = (uint16_t)p.sw;
+				pc->pad_top = (uint16_t)pt;
+				pc->pad_left = (uint16_t)p.pl;
+				pc->pad_bottom = (uint16_t)pb;
+				pc->pad_right = (uint16_t)p.pr;
+			}
 		}
 	}
 	return ERT_OK;
@@ -1328,12 +1361,13 @@ bool ert_npu_supports(struct ert_npu *npu, const struct ert_exec *x)
 	case ERT_OP_QLinearGlobalAveragePool: {
 		struct pool_plan p;
 
-		return fixed_rule(n) && pool_plan(x, &p);
+		return fixed_rule(n) && pool_plan(x, &p) &&
+		       pool_row_work(&p) <= npu->info->max_job_work;
 	}
 	case ERT_OP_MaxPool: {
 		struct pool_plan p;
 
-		return pool_plan(x, &p);
+		return pool_plan(x, &p) && pool_row_work(&p) <= npu->info->max_job_work;
 	}
 	case ERT_OP_DequantizeLinear:
 		return dq_supported(x);
