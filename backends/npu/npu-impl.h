@@ -20,8 +20,12 @@
 
 /* Most regions (BOs) one job may name: ENPU_CS_MAX_REGIONS of the driver. */
 #define NPU_MAX_REGIONS 64
-/* Most BOs one lowered node refers to. */
-#define NPU_MAX_REFS 8
+/*
+ * Most BOs one lowered node refers to: each input of a Concat may be a graph
+ * input, a userptr BO of its own. At most NPU_MAX_REGIONS, so that a job
+ * always has room for one node.
+ */
+#define NPU_MAX_REFS 32
 
 union npu_cmd {
 	struct enpu_cs_cmd hdr;

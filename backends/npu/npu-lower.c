@@ -1328,6 +1328,9 @@ static bool movement_supported(const struct ert_exec *x)
 		return transpose_perm(x, perm);
 	}
 	case ERT_OP_Concat:
+		/* a BO for each input (graph inputs have their own) and the output */
+		if (x->n_in >= NPU_MAX_REFS)
+			return false;
 		for (uint32_t k = 0; k < x->n_in; k++)
 			if (!x->in[k] || !is_int8(x->in[k]) || x->in[k]->rank != x->out[0]->rank)
 				return false;
