@@ -265,15 +265,23 @@ static struct npu_job_buf *job_open(struct ert_npu *npu)
 	return j;
 }
 
-static int32_t job_region(struct npu_job_buf *j, const struct npu_bo *bo, bool add)
+/* Region of @bo in job @j (added when missing), which reads it, and writes it if @write. */
+static int32_t job_region(struct npu_job_buf *j, const struct npu_bo *bo, bool write)
 {
-	for (uint32_t r = 0; r < j->n_regions; r++)
-		if (j->regions[r] == bo)
-			return (int32_t)r;
-	if (!add || j->n_regions == NPU_MAX_REGIONS)
-		return -1;
-	j->regions[j->n_regions] = bo;
-	return (int32_t)j->n_regions++;
+	uint32_t r = 0;
+
+	while (r < j->n_regions && j->regions[r] != bo)
+		r++;
+	if (r == j->n_regions) {
+		if (j->n_regions == NPU_MAX_REGIONS)
+			return -1;
+		j->regions[r] = bo;
+		j->region_flags[r] = ENPU_JOB_BO_READ;
+		j->n_regions++;
+	}
+	if (write)
+		j->region_flags[r] |= ENPU_JOB_BO_WRITE;
+	return (int32_t)r;
 }
 
 /* Regions @op needs that job @j does not have yet. */
@@ -368,7 +376,7 @@ static ert_status npu_compute(struct ert_backend *be, struct ert_exec *x, struct
 				continue;
 			const struct npu_ref *r = &op->refs[t[k]->region];
 
-			t[k]->region = (uint32_t)job_region(j, r->bo, true);
+			t[k]->region = (uint32_t)job_region(j, r->bo, k == nt - 1);
 			t[k]->offset += r->offset;
 		}
 		j->len += c->c.hdr.size;
@@ -405,6 +413,7 @@ static ert_status npu_synchronize(struct ert_backend *be, struct ert_err *err)
 				.cs_size = (uint32_t)j->len,
 				.bos = j->regions,
 				.n_bos = j->n_regions,
+				.bo_flags = j->region_flags,
 				.flags = npu->submitted == npu->hang_job ? ENPU_JOB_TEST_HANG : 0,
 			};
 			n++;

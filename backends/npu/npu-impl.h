@@ -20,8 +20,12 @@
 
 /* Most regions (BOs) one job may name: ENPU_CS_MAX_REGIONS of the driver. */
 #define NPU_MAX_REGIONS 64
-/* Most BOs one lowered node refers to. */
-#define NPU_MAX_REFS 8
+/*
+ * Most BOs one lowered node refers to: each input of a Concat may be a graph
+ * input, a userptr BO of its own. At most NPU_MAX_REGIONS, so that a job
+ * always has room for one node.
+ */
+#define NPU_MAX_REFS 32
 
 union npu_cmd {
 	struct enpu_cs_cmd hdr;
@@ -77,6 +81,8 @@ struct npu_job_buf {
 	uint32_t n_cmds;
 	uint64_t work;
 	const struct npu_bo *regions[NPU_MAX_REGIONS];
+	/* ENPU_JOB_BO_READ, plus _WRITE for regions a command writes (inputs are read-only userptrs) */
+	uint32_t region_flags[NPU_MAX_REGIONS];
 	uint32_t n_regions;
 };
 
@@ -119,7 +125,7 @@ bool ert_npu_supports(struct ert_npu *npu, const struct ert_exec *x);
 /* Lower @x into x->state (struct npu_op). */
 ert_status ert_npu_lower(struct ert_npu *npu, struct ert_exec *x, struct ert_err *err);
 void ert_npu_op_free(struct npu_op *op);
-/* Tensor fields of command @c (up to 5), NULL-terminated count in *n. */
+/* Tensor fields of command @c (up to 5) into @t, the one it writes last; returns the count. */
 uint32_t ert_npu_cmd_tensors(union npu_cmd *c, struct enpu_cs_tensor **t);
 
 #endif /* ERT_NPU_IMPL_H */

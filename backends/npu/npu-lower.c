@@ -92,8 +92,12 @@ static ert_status locate(struct lower *l, const struct ert_value *v, int32_t k, 
 			return st;
 	} else {
 		bo = ert_npu_find(npu, v->data, v->nbytes, offset);
-		if (!bo && k >= 0) {
-			/* a graph input in the session's (page-aligned) buffer */
+		/*
+		 * A graph input in the session's (page-aligned) buffer, even when
+		 * another node already wrapped it: every ref to it must be
+		 * re-resolved at run time, when the buffer has moved.
+		 */
+		if ((!bo || bo->userptr) && k >= 0) {
 			st = ert_npu_wrap(npu, v->data, v->nbytes, &bo, l->err);
 			if (st != ERT_OK)
 				return st;
@@ -344,7 +348,13 @@ static bool conv_geometry(const struct ert_exec *x, struct conv_plan *c)
 	       c->icg * c->kh * c->kw <= UINT32_MAX;
 }
 
-static bool conv_supported(const struct ert_exec *x)
+/* Output channels a command may be cut down to: one, or one group's when grouped. */
+static int64_t conv_unit(const struct conv_plan *c)
+{
+	return c->groups == 1 ? 1 : c->oc / c->groups;
+}
+
+static bool conv_supported(const struct ert_exec *x, uint64_t limit)
 {
 	struct conv_plan c;
 	double xs, ys;
@@ -364,8 +374,8 @@ static bool conv_supported(const struct ert_exec *x)
 	bool ok = tab && requant_table(x, xs, 4, ys, c.oc, tab);
 
 	free(tab);
-	/* every single output row of one channel must fit a command */
-	return ok;
+	/* the smallest piece lowering cuts, one output row of one unit, must fit a command */
+	return ok && conv_work(&c, conv_unit(&c), 1) <= limit;
 }
 
 static ert_status lower_conv(struct lower *l)
@@ -414,7 +424,7 @@ static ert_status lower_conv(struct lower *l)
 	 * rows, each within the work limit.
 	 */
 	int64_t opg = c.oc / c.groups;       /* output channels per group */
-	int64_t unit = c.groups == 1 ? 1 : opg;
+	int64_t unit = conv_unit(&c);
 	int64_t chunk = c.oc, rows = c.oh;
 
 	while (chunk > unit && conv_work(&c, chunk, c.oh) > l->limit)
@@ -426,6 +436,10 @@ static ert_status lower_conv(struct lower *l)
 				  "one output row exceeds the device's work limit");
 
 	int64_t eff_h = c.dh * (c.kh - 1) + 1;
+	const int64_t zero_st[4] = { 0, 0, 0, 0 };
+	uint32_t r_zp = 0;
+	uint64_t o_zp = 0;
+	bool have_zp = false;
 
 	for (int64_t o0 = 0; o0 < c.oc; o0 += chunk) {
 		int64_t oc = c.oc - o0 < chunk ? c.oc - o0 : chunk;
@@ -441,9 +455,34 @@ static ert_status lower_conv(struct lower *l)
 			int64_t span = (ny - 1) * c.sh + eff_h;   /* padded rows read */
 			int64_t hn = c.h - r0 < span - pt ? c.h - r0 : span - pt;
 			int64_t pb = span - pt - hn;
+			uint32_t rin = r_in;
+			uint64_t oin = o_in + (uint64_t)(r0 * in_st[1] + ic0 * in_st[3]);
+			const int64_t *ist = in_st;
 			struct npu_cmd_entry *e;
 
-			if (hn < 1 || pb > 255)
+			if (hn < 1) {
+				/*
+				 * Every row of the chunk reads only padding (pads
+				 * larger than the kernel), which a command cannot say
+				 * with an input of at least one row: read the input
+				 * zero point everywhere instead, through zero strides,
+				 * so that each tap adds nothing, as padding does.
+				 */
+				if (!have_zp) {
+					int8_t zp = (int8_t)q.in_zp;
+
+					st = locate_bytes(l, &zp, 1, &r_zp, &o_zp);
+					if (st != ERT_OK)
+						return st;
+					have_zp = true;
+				}
+				rin = r_zp;
+				oin = o_zp;
+				ist = zero_st;
+				hn = span;
+				pt = pb = 0;
+			}
+			if (pb > 255)
 				return lower_fail(l, ERT_STATUS_INTERNAL, "bad row split");
 			e = add_cmd(l, ENPU_OP_CONV2D, sizeof(struct enpu_cs_conv2d),
 				    conv_work(&c, oc, ny));
@@ -456,8 +495,7 @@ static ert_status lower_conv(struct lower *l)
 			int64_t v_d[4] = { oc, 1, 1, 1 }, b_st[4] = { 4, 0, 0, 0 };
 			int64_t rq_st[4] = { 8, 0, 0, 0 };
 
-			cv->in = tensor4(r_in, o_in + (uint64_t)(r0 * in_st[1] + ic0 * in_st[3]),
-					 in_d, in_st);
+			cv->in = tensor4(rin, oin, in_d, ist);
 			cv->weights = tensor4(r_w, o_w + (uint64_t)(o0 * w_st[0]), w_d, w_st);
 			cv->bias = b ? tensor4(r_b, o_b + (uint64_t)o0 * 4, v_d, b_st) : tensor_none();
 			cv->requant = tensor4(r_rq, o_rq + (uint64_t)o0 * 8, v_d, rq_st);
@@ -723,22 +761,54 @@ static bool elt_supported(const struct ert_exec *x)
 	return elt_params(x, &e);
 }
 
-/* Split a 4-D walk over dim 0 and dim 1 so that each piece's work fits. */
+/*
+ * A 4-D walk cut into pieces along dims 0, 1 and 2 so that each piece's work
+ * fits: whole rows of dim 3 (at most 65535 elements, always within a job's
+ * work), as few pieces as halving finds.
+ */
 struct rows4 {
-	int64_t d0, d1;       /* chunk sizes along dims 0 and 1 */
+	int64_t dims[4];      /* the whole walk */
+	int64_t chunk[3];     /* piece sizes along dims 0, 1 and 2 */
+	int64_t n[3];         /* pieces along dims 0, 1 and 2 */
 };
 
 static struct rows4 split_rows(const int64_t *od, uint64_t per_elem, uint64_t per_row,
 			       uint64_t limit)
 {
-	struct rows4 r = { od[0], od[1] };
-	uint64_t row = (uint64_t)od[2] * od[3] * per_elem + (uint64_t)od[2] * per_row;
+	struct rows4 r;
+	uint64_t row = (uint64_t)od[3] * per_elem + per_row;
 
-	while (r.d0 > 1 && (uint64_t)r.d0 * od[1] * row > limit)
-		r.d0 = (r.d0 + 1) / 2;
-	while (r.d1 > 1 && (uint64_t)r.d0 * r.d1 * row > limit)
-		r.d1 = (r.d1 + 1) / 2;
+	memcpy(r.dims, od, sizeof(r.dims));
+	memcpy(r.chunk, od, sizeof(r.chunk));
+	for (int i = 0; i < 3; i++) {
+		while (r.chunk[i] > 1 &&
+		       (uint64_t)r.chunk[0] * r.chunk[1] * r.chunk[2] * row > limit)
+			r.chunk[i] = (r.chunk[i] + 1) / 2;
+		r.n[i] = (od[i] + r.chunk[i] - 1) / r.chunk[i];
+	}
 	return r;
+}
+
+static int64_t pieces(const struct rows4 *r)
+{
+	return r->n[0] * r->n[1] * r->n[2];
+}
+
+/* Piece @i (dim 0 slowest): its start @at along dims 0..2 and its dims @d. */
+static void piece_at(const struct rows4 *r, int64_t i, int64_t *at, int64_t *d)
+{
+	for (int k = 2; k >= 0; k--) {
+		at[k] = i % r->n[k] * r->chunk[k];
+		d[k] = r->dims[k] - at[k] < r->chunk[k] ? r->dims[k] - at[k] : r->chunk[k];
+		i /= r->n[k];
+	}
+	d[3] = r->dims[3];
+}
+
+/* Byte offset of a piece starting at @at in a tensor of strides @st. */
+static uint64_t piece_offset(const int64_t *at, const int64_t *st)
+{
+	return (uint64_t)(at[0] * st[0] + at[1] * st[1] + at[2] * st[2]);
 }
 
 static ert_status lower_elt(struct lower *l)
@@ -763,33 +833,33 @@ static ert_status lower_elt(struct lower *l)
 		return st;
 	struct rows4 r = split_rows(od, 16, 0, l->limit);
 
-	if ((uint64_t)r.d0 * r.d1 * od[2] * od[3] * 16 > l->limit)
-		return lower_fail(l, ERT_STATUS_UNSUPPORTED, "a row exceeds the work limit");
-	for (int64_t i0 = 0; i0 < od[0]; i0 += r.d0) {
-		for (int64_t i1 = 0; i1 < od[1]; i1 += r.d1) {
-			int64_t n0 = od[0] - i0 < r.d0 ? od[0] - i0 : r.d0;
-			int64_t n1 = od[1] - i1 < r.d1 ? od[1] - i1 : r.d1;
-			int64_t cd[4] = { n0, n1, od[2], od[3] };
-			int64_t ca[4] = { ad[0] == 1 ? 1 : n0, ad[1] == 1 ? 1 : n1, ad[2], ad[3] };
-			int64_t cb[4] = { bd[0] == 1 ? 1 : n0, bd[1] == 1 ? 1 : n1, bd[2], bd[3] };
-			struct npu_cmd_entry *c = add_cmd(l, ENPU_OP_ELTWISE,
-							  sizeof(struct enpu_cs_eltwise),
-							  (uint64_t)n0 * n1 * od[2] * od[3] * 16);
+	for (int64_t i = 0; i < pieces(&r); i++) {
+		int64_t at[3], cd[4], ca[4], cb[4];
+		struct npu_cmd_entry *c;
 
-			if (!c)
-				return ERT_STATUS_OUT_OF_MEMORY;
-			struct enpu_cs_eltwise *el = &c->c.elt;
-
-			el->a = tensor4(r_a, o_a + (uint64_t)(i0 * as[0] + i1 * as[1]), ca, as);
-			el->b = tensor4(r_b, o_b + (uint64_t)(i0 * bs[0] + i1 * bs[1]), cb, bs);
-			el->out = tensor4(r_o, o_o + (uint64_t)(i0 * os[0] + i1 * os[1]), cd, os);
-			el->quant = e.q;
-			el->op = x->node->op == ERT_OP_QLinearMul ? ENPU_ELTWISE_MUL : ENPU_ELTWISE_ADD;
-			el->a_mult = e.a_mult;
-			el->a_shift = e.a_shift;
-			el->b_mult = e.b_mult;
-			el->b_shift = e.b_shift;
+		piece_at(&r, i, at, cd);
+		for (int k = 0; k < 4; k++) {
+			ca[k] = ad[k] == 1 ? 1 : cd[k];
+			cb[k] = bd[k] == 1 ? 1 : cd[k];
 		}
+		c = add_cmd(l, ENPU_OP_ELTWISE, sizeof(struct enpu_cs_eltwise),
+			    (uint64_t)cd[0] * cd[1] * cd[2] * cd[3] * 16);
+		if (!c)
+			return ERT_STATUS_OUT_OF_MEMORY;
+		if (c->work > l->limit)
+			return lower_fail(l, ERT_STATUS_UNSUPPORTED,
+					  "a row exceeds the work limit");
+		struct enpu_cs_eltwise *el = &c->c.elt;
+
+		el->a = tensor4(r_a, o_a + piece_offset(at, as), ca, as);
+		el->b = tensor4(r_b, o_b + piece_offset(at, bs), cb, bs);
+		el->out = tensor4(r_o, o_o + piece_offset(at, os), cd, os);
+		el->quant = e.q;
+		el->op = x->node->op == ERT_OP_QLinearMul ? ENPU_ELTWISE_MUL : ENPU_ELTWISE_ADD;
+		el->a_mult = e.a_mult;
+		el->a_shift = e.a_shift;
+		el->b_mult = e.b_mult;
+		el->b_shift = e.b_shift;
 	}
 	return ERT_OK;
 }
@@ -871,6 +941,15 @@ static bool pool_plan(const struct ert_exec *x, struct pool_plan *p)
 	return p->c * p->h * p->w <= UINT32_MAX;
 }
 
+/* Work of one output row of one channel, the smallest piece lowering cuts. */
+static uint64_t pool_row_work(const struct pool_plan *p)
+{
+	uint64_t win = p->mode == ENPU_POOL_GLOBAL_AVG ? (uint64_t)p->h * p->w
+						       : (uint64_t)p->kh * p->kw;
+
+	return (uint64_t)p->n * p->ow * (win + 16);
+}
+
 static ert_status lower_pool(struct lower *l)
 {
 	struct ert_exec *x = l->x;
@@ -885,42 +964,66 @@ static ert_status lower_pool(struct lower *l)
 		st = locate(l, x->out[0], -1, false, &r_out, &o_out);
 	if (st != ERT_OK)
 		return st;
-	uint64_t win = p.mode == ENPU_POOL_GLOBAL_AVG ? (uint64_t)p.h * p.w
-						      : (uint64_t)p.kh * p.kw;
-	uint64_t per_ch = (uint64_t)p.n * p.oh * p.ow * (win + 16);
-	int64_t cc = p.c;
+	uint64_t row = pool_row_work(&p);
+	int64_t cc = p.c, rows = p.oh;
 
-	while (cc > 1 && per_ch * cc > l->limit)
+	/* chunks of channels, then of output rows (GLOBAL_AVG has one) */
+	while (cc > 1 && row * p.oh * cc > l->limit)
 		cc = (cc + 1) / 2;
-	if (per_ch * cc > l->limit)
-		return lower_fail(l, ERT_STATUS_UNSUPPORTED, "one channel exceeds the work limit");
+	while (rows > 1 && row * rows * cc > l->limit)
+		rows = (rows + 1) / 2;
+	if (row * rows * cc > l->limit)
+		return lower_fail(l, ERT_STATUS_UNSUPPORTED,
+				  "one output row exceeds the work limit");
 	int64_t in_st[4] = { p.c * p.h * p.w, p.w, 1, p.h * p.w };
 	int64_t out_st[4] = { p.c * p.oh * p.ow, p.ow, 1, p.oh * p.ow };
 
 	for (int64_t c0 = 0; c0 < p.c; c0 += cc) {
 		int64_t nc = p.c - c0 < cc ? p.c - c0 : cc;
-		int64_t in_d[4] = { p.n, p.h, p.w, nc }, out_d[4] = { p.n, p.oh, p.ow, nc };
-		struct npu_cmd_entry *e = add_cmd(l, ENPU_OP_POOL, sizeof(struct enpu_cs_pool),
-						  per_ch * nc);
 
-		if (!e)
-			return ERT_STATUS_OUT_OF_MEMORY;
-		struct enpu_cs_pool *pc = &e->c.pool;
+		for (int64_t y0 = 0; y0 < p.oh; y0 += rows) {
+			int64_t ny = p.oh - y0 < rows ? p.oh - y0 : rows;
+			/*
+			 * The input rows the chunk's windows cover, and the padding
+			 * left of p.pt / p.pb at its ends; pads are smaller than
+			 * the kernel, so every window has a row of input.
+			 */
+			int64_t top = y0 * p.sh - p.pt, span = (ny - 1) * p.sh + p.kh;
+			int64_t r0 = top < 0 ? 0 : top, pt = r0 - top;
+			int64_t hn = p.h - r0 < span - pt ? p.h - r0 : span - pt;
+			int64_t pb = span - pt - hn;
 
-		pc->in = tensor4(r_in, o_in + (uint64_t)(c0 * in_st[3]), in_d, in_st);
-		pc->out = tensor4(r_out, o_out + (uint64_t)(c0 * out_st[3]), out_d, out_st);
-		pc->quant.act_min = p.lo;
-		pc->quant.act_max = p.hi;
-		pc->mode = p.mode;
-		if (p.mode != ENPU_POOL_GLOBAL_AVG) {
-			pc->kernel_h = (uint16_t)p.kh;
-			pc->kernel_w = (uint16_t)p.kw;
-			pc->stride_h = (uint16_t)p.sh;
-			pc->stride_w = (uint16_t)p.sw;
-			pc->pad_top = (uint16_t)p.pt;
-			pc->pad_left = (uint16_t)p.pl;
-			pc->pad_bottom = (uint16_t)p.pb;
-			pc->pad_right = (uint16_t)p.pr;
+			if (p.mode == ENPU_POOL_GLOBAL_AVG) {
+				r0 = pt = pb = 0;
+				hn = p.h;
+			}
+			int64_t in_d[4] = { p.n, hn, p.w, nc }, out_d[4] = { p.n, ny, p.ow, nc };
+			struct npu_cmd_entry *e = add_cmd(l, ENPU_OP_POOL,
+							  sizeof(struct enpu_cs_pool),
+							  row * ny * nc);
+
+			if (!e)
+				return ERT_STATUS_OUT_OF_MEMORY;
+			struct enpu_cs_pool *pc = &e->c.pool;
+
+			pc->in = tensor4(r_in, o_in + (uint64_t)(r0 * in_st[1] + c0 * in_st[3]),
+					 in_d, in_st);
+			pc->out = tensor4(r_out,
+					  o_out + (uint64_t)(y0 * out_st[1] + c0 * out_st[3]),
+					  out_d, out_st);
+			pc->quant.act_min = p.lo;
+			pc->quant.act_max = p.hi;
+			pc->mode = p.mode;
+			if (p.mode != ENPU_POOL_GLOBAL_AVG) {
+				pc->kernel_h = (uint16_t)p.kh;
+				pc->kernel_w = (uint16_t)p.kw;
+				pc->stride_h = (uint16_t)p.sh;
+				pc->stride_w = (uint16_t)p.sw;
+				pc->pad_top = (uint16_t)pt;
+				pc->pad_left = (uint16_t)p.pl;
+				pc->pad_bottom = (uint16_t)pb;
+				pc->pad_right = (uint16_t)p.pr;
+			}
 		}
 	}
 	return ERT_OK;
@@ -937,35 +1040,33 @@ static ert_status emit_bytes(struct lower *l, uint32_t rs, uint64_t os, const in
 
 	if (!fits4(d, ss) || !fits4(d, ds))
 		return lower_fail(l, ERT_STATUS_UNSUPPORTED, "tensor too large for one command");
-	for (int64_t i0 = 0; i0 < d[0]; i0 += r.d0) {
-		for (int64_t i1 = 0; i1 < d[1]; i1 += r.d1) {
-			int64_t n0 = d[0] - i0 < r.d0 ? d[0] - i0 : r.d0;
-			int64_t n1 = d[1] - i1 < r.d1 ? d[1] - i1 : r.d1;
-			int64_t cd[4] = { n0, n1, d[2], d[3] };
-			uint64_t work = (uint64_t)n0 * n1 * d[2] * (d[3] * 4 + 16);
-			uint64_t so = os + (uint64_t)(i0 * ss[0] + i1 * ss[1]);
-			uint64_t doff = od + (uint64_t)(i0 * ds[0] + i1 * ds[1]);
-			struct npu_cmd_entry *e;
+	for (int64_t i = 0; i < pieces(&r); i++) {
+		int64_t at[3], cd[4];
+		uint64_t work, so, doff;
+		struct npu_cmd_entry *e;
 
-			if (work > l->limit)
-				return lower_fail(l, ERT_STATUS_UNSUPPORTED,
-						  "a row exceeds the work limit");
-			if (table_ref >= 0) {
-				int64_t td[4] = { 256, 1, 1, 1 }, ts[4] = { 1, 0, 0, 0 };
+		piece_at(&r, i, at, cd);
+		work = (uint64_t)cd[0] * cd[1] * cd[2] * (cd[3] * 4 + 16);
+		so = os + piece_offset(at, ss);
+		doff = od + piece_offset(at, ds);
+		if (work > l->limit)
+			return lower_fail(l, ERT_STATUS_UNSUPPORTED,
+					  "a row exceeds the work limit");
+		if (table_ref >= 0) {
+			int64_t td[4] = { 256, 1, 1, 1 }, ts[4] = { 1, 0, 0, 0 };
 
-				e = add_cmd(l, ENPU_OP_LUT, sizeof(struct enpu_cs_lut), work);
-				if (!e)
-					return ERT_STATUS_OUT_OF_MEMORY;
-				e->c.lut.in = tensor4(rs, so, cd, ss);
-				e->c.lut.table = tensor4((uint32_t)table_ref, table_off, td, ts);
-				e->c.lut.out = tensor4(rd, doff, cd, ds);
-			} else {
-				e = add_cmd(l, ENPU_OP_COPY, sizeof(struct enpu_cs_copy), work);
-				if (!e)
-					return ERT_STATUS_OUT_OF_MEMORY;
-				e->c.copy.src = tensor4(rs, so, cd, ss);
-				e->c.copy.dst = tensor4(rd, doff, cd, ds);
-			}
+			e = add_cmd(l, ENPU_OP_LUT, sizeof(struct enpu_cs_lut), work);
+			if (!e)
+				return ERT_STATUS_OUT_OF_MEMORY;
+			e->c.lut.in = tensor4(rs, so, cd, ss);
+			e->c.lut.table = tensor4((uint32_t)table_ref, table_off, td, ts);
+			e->c.lut.out = tensor4(rd, doff, cd, ds);
+		} else {
+			e = add_cmd(l, ENPU_OP_COPY, sizeof(struct enpu_cs_copy), work);
+			if (!e)
+				return ERT_STATUS_OUT_OF_MEMORY;
+			e->c.copy.src = tensor4(rs, so, cd, ss);
+			e->c.copy.dst = tensor4(rd, doff, cd, ds);
 		}
 	}
 	return ERT_OK;
@@ -1227,6 +1328,9 @@ static bool movement_supported(const struct ert_exec *x)
 		return transpose_perm(x, perm);
 	}
 	case ERT_OP_Concat:
+		/* a BO for each input (graph inputs have their own) and the output */
+		if (x->n_in >= NPU_MAX_REFS)
+			return false;
 		for (uint32_t k = 0; k < x->n_in; k++)
 			if (!x->in[k] || !is_int8(x->in[k]) || x->in[k]->rank != x->out[0]->rank)
 				return false;
@@ -1245,12 +1349,11 @@ bool ert_npu_supports(struct ert_npu *npu, const struct ert_exec *x)
 {
 	const struct ert_node *n = x->node;
 
-	(void)npu;
 	if (!x->n_out || !x->out[0])
 		return false;
 	switch (n->op) {
 	case ERT_OP_QLinearConv:
-		return fixed_rule(n) && conv_supported(x);
+		return fixed_rule(n) && conv_supported(x, npu->info->max_job_work);
 	case ERT_OP_QLinearMatMul:
 	case ERT_OP_QGemm:
 		return fixed_rule(n) && mm_supported(x);
@@ -1261,12 +1364,13 @@ bool ert_npu_supports(struct ert_npu *npu, const struct ert_exec *x)
 	case ERT_OP_QLinearGlobalAveragePool: {
 		struct pool_plan p;
 
-		return fixed_rule(n) && pool_plan(x, &p);
+		return fixed_rule(n) && pool_plan(x, &p) &&
+		       pool_row_work(&p) <= npu->info->max_job_work;
 	}
 	case ERT_OP_MaxPool: {
 		struct pool_plan p;
 
-		return pool_plan(x, &p);
+		return pool_plan(x, &p) && pool_row_work(&p) <= npu->info->max_job_work;
 	}
 	case ERT_OP_DequantizeLinear:
 		return dq_supported(x);
