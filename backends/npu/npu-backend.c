@@ -128,7 +128,12 @@ ert_status ert_npu_upload(struct ert_npu *npu, const void *src, size_t nbytes,
 	for (uint32_t i = 0; i < npu->n_consts; i++) {
 		const struct npu_const *c = &npu->consts[i];
 
-		if (c->src == src && c->nbytes == nbytes) {
+		/*
+		 * Same address, size and bytes: constants computed while planning
+		 * die with their plan, and a later one may reuse the address.
+		 */
+		if (c->src == src && c->nbytes == nbytes &&
+		    !memcmp((const uint8_t *)c->bo->map + c->offset, src, nbytes)) {
 			*bo = c->bo;
 			*offset = c->offset;
 			return ERT_OK;
@@ -150,33 +155,17 @@ ert_status ert_npu_upload(struct ert_npu *npu, const void *src, size_t nbytes,
 	return ERT_OK;
 }
 
-ert_status ert_npu_wrap(struct ert_npu *npu, void *p, size_t nbytes, const struct npu_bo **bo,
+ert_status ert_npu_wrap(struct ert_npu *npu, void *p, size_t nbytes, struct npu_bo *bo,
 			struct ert_err *err)
 {
 	size_t pg = page_size();
 	size_t size = (nbytes + pg - 1) & ~(pg - 1);
-	struct npu_bo_entry *e;
-	uint64_t off;
-	ert_status st;
 
-	*bo = ert_npu_find(npu, p, nbytes, &off);
-	if (*bo && off == 0)
-		return ERT_OK;
 	if ((uintptr_t)p % pg) {
 		ert_err_set(err, "npu: input buffer %p is not page-aligned", p);
 		return ERT_STATUS_INTERNAL;
 	}
-	e = bo_new(npu, NPU_BO_USERPTR);
-	if (!e)
-		return ERT_STATUS_OUT_OF_MEMORY;
-	st = npu_bo_userptr(npu->dev, p, size ? size : pg, true, &e->bo, err);
-	if (st != ERT_OK) {
-		free(e);
-		return st;
-	}
-	bo_link(npu, e);
-	*bo = &e->bo;
-	return ERT_OK;
+	return npu_bo_userptr(npu->dev, p, size ? size : pg, true, bo, err);
 }
 
 static const char *npu_buffer_type(struct ert_backend *be)
@@ -228,7 +217,7 @@ static ert_status npu_prepare(struct ert_backend *be, struct ert_exec *x, struct
 
 static void npu_release(struct ert_backend *be, struct ert_exec *x)
 {
-	ert_npu_op_free(x->state);
+	ert_npu_op_free(npu_of(be), x->state);
 	x->state = NULL;
 }
 
@@ -323,7 +312,10 @@ static ert_status refresh_inputs(struct ert_npu *npu, struct ert_exec *x, struct
 		v = x->in[r->input];
 		if (v->data == r->base)
 			continue;
-		ert_status st = ert_npu_wrap(npu, v->data, v->nbytes, &r->bo, err);
+		/* the old buffer is gone: drop its wrapper before wrapping the new one */
+		npu_bo_destroy(npu->dev, &r->own);
+		r->base = NULL;
+		ert_status st = ert_npu_wrap(npu, v->data, v->nbytes, &r->own, err);
 
 		if (st != ERT_OK)
 			return st;

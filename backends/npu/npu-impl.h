@@ -43,12 +43,19 @@ struct npu_cmd_entry {
 	uint64_t work;
 };
 
-/* Where a node's tensor lives: the input index it was resolved from, or -1. */
+/*
+ * Where a node's tensor lives. A graph input (input >= 0) is wrapped by a
+ * userptr BO the node owns (@own), made again when the session's buffer for
+ * it moves and destroyed with the node's lowering: a wrapper never outlives
+ * the buffer it pins, and no stale one can match a new buffer at the same
+ * address.
+ */
 struct npu_ref {
 	const struct npu_bo *bo;
-	int32_t input;       /* graph-input tensor: re-resolved when its buffer moves */
-	const void *base;    /* host address the ref was resolved for (input refs) */
-	uint64_t offset;     /* offset of @base in @bo */
+	int32_t input;       /* node input index of a graph input, or -1 */
+	const void *base;    /* host address @own wraps (input refs) */
+	uint64_t offset;     /* offset of the tensor in @bo */
+	struct npu_bo own;   /* input refs: the wrapper */
 };
 
 struct npu_op {
@@ -58,10 +65,10 @@ struct npu_op {
 	uint32_t n_refs;
 };
 
-/* A BO the backend owns: an arena, a weight slab or a userptr wrapper. */
+/* A BO the backend owns: an arena or a weight slab. */
 struct npu_bo_entry {
 	struct npu_bo bo;
-	enum { NPU_BO_ARENA, NPU_BO_SLAB, NPU_BO_USERPTR } kind;
+	enum { NPU_BO_ARENA, NPU_BO_SLAB } kind;
 	size_t used;         /* slabs: bytes handed out */
 	struct npu_bo_entry *next;
 };
@@ -114,8 +121,8 @@ ert_status ert_npu_upload(struct ert_npu *npu, const void *src, size_t nbytes,
 /* A BO copy of bytes made at prepare time (tables): not cached. */
 ert_status ert_npu_upload_bytes(struct ert_npu *npu, const void *src, size_t nbytes,
 				const struct npu_bo **bo, uint64_t *offset, struct ert_err *err);
-/* A userptr BO over page-aligned @p (made once, kept); NULL bo when not aligned. */
-ert_status ert_npu_wrap(struct ert_npu *npu, void *p, size_t nbytes, const struct npu_bo **bo,
+/* A read-only userptr BO over page-aligned @p, owned by the caller. */
+ert_status ert_npu_wrap(struct ert_npu *npu, void *p, size_t nbytes, struct npu_bo *bo,
 			struct ert_err *err);
 
 /* ---- npu-lower.c ---- */
@@ -124,7 +131,7 @@ ert_status ert_npu_wrap(struct ert_npu *npu, void *p, size_t nbytes, const struc
 bool ert_npu_supports(struct ert_npu *npu, const struct ert_exec *x);
 /* Lower @x into x->state (struct npu_op). */
 ert_status ert_npu_lower(struct ert_npu *npu, struct ert_exec *x, struct ert_err *err);
-void ert_npu_op_free(struct npu_op *op);
+void ert_npu_op_free(struct ert_npu *npu, struct npu_op *op);
 /* Tensor fields of command @c (up to 5) into @t, the one it writes last; returns the count. */
 uint32_t ert_npu_cmd_tensors(union npu_cmd *c, struct enpu_cs_tensor **t);
 

@@ -69,11 +69,13 @@ static int32_t add_ref(struct lower *l, const struct npu_bo *bo, int32_t input, 
 	struct npu_op *op = l->op;
 
 	for (uint32_t i = 0; i < op->n_refs; i++)
-		if (op->refs[i].bo == bo && op->refs[i].input == input)
+		if (input >= 0 ? op->refs[i].input == input
+			       : op->refs[i].bo == bo && op->refs[i].input < 0)
 			return (int32_t)i;
 	if (op->n_refs == NPU_MAX_REFS)
 		return -1;
-	op->refs[op->n_refs] = (struct npu_ref){ bo, input, base, offset };
+	op->refs[op->n_refs] = (struct npu_ref){ .bo = bo, .input = input, .base = base,
+						 .offset = offset };
 	return (int32_t)op->n_refs++;
 }
 
@@ -83,7 +85,6 @@ static ert_status locate(struct lower *l, const struct ert_value *v, int32_t k, 
 {
 	struct ert_npu *npu = l->npu;
 	const struct npu_bo *bo = NULL;
-	int32_t input = -1;
 	ert_status st;
 
 	if (is_const) {
@@ -92,23 +93,29 @@ static ert_status locate(struct lower *l, const struct ert_value *v, int32_t k, 
 			return st;
 	} else {
 		bo = ert_npu_find(npu, v->data, v->nbytes, offset);
-		/*
-		 * A graph input in the session's (page-aligned) buffer, even when
-		 * another node already wrapped it: every ref to it must be
-		 * re-resolved at run time, when the buffer has moved.
-		 */
-		if ((!bo || bo->userptr) && k >= 0) {
-			st = ert_npu_wrap(npu, v->data, v->nbytes, &bo, l->err);
-			if (st != ERT_OK)
-				return st;
+		/* a graph input, in the session's page-aligned buffer: wrapped by the node */
+		if (!bo && k >= 0) {
+			int32_t r = add_ref(l, NULL, k, v->data, 0);
+			struct npu_ref *ir = r >= 0 ? &l->op->refs[r] : NULL;
+
+			if (!ir)
+				return lower_fail(l, ERT_STATUS_INTERNAL,
+						  "too many buffers for one node");
+			if (!ir->bo) {
+				st = ert_npu_wrap(npu, v->data, v->nbytes, &ir->own, l->err);
+				if (st != ERT_OK)
+					return st;
+				ir->bo = &ir->own;
+			}
 			*offset = 0;
-			input = k;
+			*ref = (uint32_t)r;
+			return ERT_OK;
 		}
 		if (!bo)
 			return lower_fail(l, ERT_STATUS_INTERNAL,
 					  "a tensor is not in NPU-visible memory");
 	}
-	int32_t r = add_ref(l, bo, input, input >= 0 ? v->data : NULL, 0);
+	int32_t r = add_ref(l, bo, -1, NULL, 0);
 
 	if (r < 0)
 		return lower_fail(l, ERT_STATUS_INTERNAL, "too many buffers for one node");
@@ -1423,17 +1430,20 @@ ert_status ert_npu_lower(struct ert_npu *npu, struct ert_exec *x, struct ert_err
 		break;
 	}
 	if (st != ERT_OK) {
-		ert_npu_op_free(op);
+		ert_npu_op_free(npu, op);
 		return st;
 	}
 	x->state = op;
 	return ERT_OK;
 }
 
-void ert_npu_op_free(struct npu_op *op)
+void ert_npu_op_free(struct ert_npu *npu, struct npu_op *op)
 {
 	if (!op)
 		return;
+	for (uint32_t i = 0; i < op->n_refs; i++)
+		if (op->refs[i].input >= 0)
+			npu_bo_destroy(npu->dev, &op->refs[i].own);
 	free(op->cmds);
 	free(op);
 }
