@@ -103,20 +103,31 @@ ERT_TEST(weights_per_channel)
 	int8_t q[6];
 	float s[2];
 
-	q_weights_per_channel(w, 1, 2, 3, 1.0f, q, s);
+	q_weights_per_channel(w, 1, 2, 3, 1.0f, NULL, q, s);
 	CHECK_NEAR(s[0], 2.0 / 127.0, 1e-7);
 	CHECK_NEAR(s[1], 1.0, 0);
 	CHECK_EQ_INT(q[0], 64); /* 63.5 rounds to even */
 	CHECK_EQ_INT(q[1], -127);
 	CHECK_EQ_INT(q[2], 32);
 	CHECK_EQ_INT(q[3], 0);
-	q_weights_per_channel(wt, 3, 2, 1, 2.0f, q, s);
+	q_weights_per_channel(wt, 3, 2, 1, 2.0f, NULL, q, s);
 	CHECK_NEAR(s[0], 4.0 / 127.0, 1e-7);
 	/* alpha 2: 2, -4, 1 */
 	CHECK_EQ_INT(q[0], 64);
 	CHECK_EQ_INT(q[2], -127);
 	CHECK_EQ_INT(q[4], 32);
 	CHECK_EQ_INT(q[1], 0);
+	/* a tiny channel under a large bias: the weight scale grows so the bias fits int32 */
+	const float tiny[2] = { 1e-6f, -2e-6f };
+	float ms = q_bias_min_weight_scale(1e6f, 1e-3f);
+
+	q_weights_per_channel(tiny, 1, 1, 2, 1.0f, &ms, q, s);
+	CHECK(s[0] == ms && ms > 2e-6f / 127.0f);
+	double bq = round(1e6 / ((double)1e-3f * s[0]));
+
+	CHECK(bq < 2147483647.0 && bq > 2.1e9);
+	CHECK_NEAR(bq * (double)(1e-3f * s[0]), 1e6, 1.0);
+	CHECK_NEAR(q_bias_min_weight_scale(0.0f, 1.0f), 0.0, 0);
 	CHECK_EQ_INT(q_saturate_i32(3e10), INT32_MAX);
 	CHECK_EQ_INT(q_saturate_i32(-2.5), -3);
 }

@@ -314,7 +314,8 @@ static int32_t add_dq(struct ert_graph *g, const char *base, int32_t x, int32_t 
 
 /* Symmetric per-channel int8 weight through a DequantizeLinear; w_scale_out: malloc'd. */
 static int32_t quantize_weight(struct ert_graph *g, const struct ert_node *n, int32_t w,
-			       float alpha, float **w_scale_out, int64_t *channels_out)
+			       float alpha, const float *min_scale, float **w_scale_out,
+			       int64_t *channels_out)
 {
 	const struct ert_tensor *wt = &g->tensors[w];
 	const char *name = wt->name;
@@ -345,7 +346,7 @@ static int32_t quantize_weight(struct ert_graph *g, const struct ert_node *n, in
 		free(zp);
 		return -1;
 	}
-	q_weights_per_channel(wt->data, outer, ch, inner, alpha, q, scale);
+	q_weights_per_channel(wt->data, outer, ch, inner, alpha, min_scale, q, scale);
 	memcpy(s_copy, scale, (size_t)ch * sizeof(float));
 	*w_scale_out = s_copy;
 	*channels_out = ch;
@@ -433,7 +434,7 @@ static bool rewrite_node(struct qg *q, uint32_t i)
 	struct ert_graph *g = q->g;
 	struct ert_node *n = &g->nodes[i];
 	enum ert_op op = n->op;
-	float alpha = 1.0f, beta = 1.0f, *w_scale = NULL;
+	float alpha = 1.0f, beta = 1.0f, x_scale, *w_scale = NULL, *min_scale = NULL;
 	int32_t w, b, t;
 	int64_t ch = 0;
 
@@ -456,13 +457,24 @@ static bool rewrite_node(struct qg *q, uint32_t i)
 	}
 	w = in_at(n, 1);
 	b = in_at(n, 2);
-	t = quantize_weight(g, n, w, alpha, &w_scale, &ch);
+	x_scale = q->params[find(q->parent, n->inputs[0])].scale;
+	if (b >= 0) {
+		const struct ert_tensor *bt = &g->tensors[b];
+		bool scalar = ert_shape_numel(bt->rank, bt->dims) == 1;
+
+		ch = weight_channels(n, &g->tensors[w]);
+		min_scale = malloc((size_t)ch * sizeof(*min_scale));
+		if (!min_scale)
+			goto oom;
+		for (int64_t c = 0; c < ch; c++)
+			min_scale[c] = q_bias_min_weight_scale(
+				((const float *)bt->data)[scalar ? 0 : c] * beta, x_scale);
+	}
+	t = quantize_weight(g, n, w, alpha, min_scale, &w_scale, &ch);
 	if (t < 0)
 		goto oom;
 	g->nodes[i].inputs[1] = t;
 	if (b >= 0) {
-		float x_scale = q->params[find(q->parent, g->nodes[i].inputs[0])].scale;
-
 		t = quantize_bias(g, b, beta, x_scale, w_scale, ch);
 		if (t < 0)
 			goto oom;
@@ -474,9 +486,11 @@ static bool rewrite_node(struct qg *q, uint32_t i)
 	     !ert_node_set_attr_float(g, &g->nodes[i], "beta", 1.0f)))
 		goto oom;
 	free(w_scale);
+	free(min_scale);
 	return true;
 oom:
 	free(w_scale);
+	free(min_scale);
 	return false;
 }
 

@@ -2,7 +2,6 @@
 /* edgert quantize: post-training int8 quantisation (calibrate, rewrite to QDQ, verify). */
 #include <errno.h>
 #include <getopt.h>
-#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>

@@ -73,11 +73,16 @@ void q_range_of(const struct q_stats *s, enum q_method method, float *lo, float 
 /*
  * Symmetric per-channel int8 weights of a float tensor seen as [outer, n, inner]
  * with channel axis of size @n: scale[c] = max|w_c| / 127 (1 for an all-zero
- * channel), q = round(w / scale[c]) in [-127, 127]. @alpha multiplies every
- * weight first (Gemm's alpha folded in).
+ * channel), raised to @min_scale[c] when given, q = round(w / scale[c]) in
+ * [-127, 127]. @alpha multiplies every weight first (Gemm's alpha folded in).
  */
 void q_weights_per_channel(const float *w, int64_t outer, int64_t n, int64_t inner, float alpha,
-			   int8_t *q, float *scale);
+			   const float *min_scale, int8_t *q, float *scale);
+/*
+ * The smallest weight scale of a channel whose bias @b must fit int32 at
+ * scale x_scale * w_scale: |b| / (x_scale * (2^31 - 1)), with some margin.
+ */
+float q_bias_min_weight_scale(float b, float x_scale);
 
 /* round(x), saturated to int32; NaN gives 0. */
 int32_t q_saturate_i32(double x);
