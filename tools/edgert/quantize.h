@@ -8,8 +8,8 @@
  *                      scales and zero points, per-channel weights, cosines
  *   quantize-calib.c   calibration samples (.npy directory or seeded random)
  *                      and the float runs that collect tensor statistics
- *   quantize-graph.c   which nodes and tensors are quantised, and the QDQ
- *                      rewrite of the graph
+ *   quantize-select.c  which nodes and activations are quantised
+ *   quantize-graph.c   the QDQ rewrite of the graph
  *   quantize-verify.c  float against int8: per-layer and output cosines
  *
  * Activations are asymmetric per-tensor int8, weights symmetric per-channel
@@ -187,6 +187,48 @@ bool q_check_keep_float(const struct ert_graph *g, const struct q_choice *c);
 bool q_quantize_graph(const struct ert_graph *g, const struct q_stats *stats,
 		      const struct q_choice *c, struct q_result *out);
 void q_result_free(struct q_result *r);
+
+/* ---- quantize-select.c ------------------------------------------------ */
+
+enum q_kind {
+	QK_NONE,
+	QK_WEIGHTED,  /* Conv, Gemm, MatMul: constant weight (and bias) */
+	QK_BINARY,    /* Add, Mul */
+	QK_POOL,      /* AveragePool, GlobalAveragePool, MaxPool: output shares input's params */
+	QK_SHAPE,     /* Reshape, Flatten: quantised only when their input is */
+};
+
+/* The rewrite's state, shared by quantize-select.c and quantize-graph.c. */
+struct qg {
+	struct ert_graph *g;        /* the working copy of the float graph */
+	const struct q_stats *stats; /* per tensor of the float graph */
+	const int32_t *fidx;        /* working tensor -> float graph tensor, or -1 */
+	uint32_t n_tensors, n_nodes; /* before the rewrite added any */
+	uint8_t *node_q;            /* node is quantised */
+	uint8_t *in_qt;             /* tensor gets a QuantizeLinear/DequantizeLinear pair */
+	int32_t *parent;            /* union-find: tensors sharing scale and zero point */
+	struct q_params *params;    /* per tensor in in_qt */
+};
+
+enum q_kind q_kind_of(enum ert_op op);
+
+static inline int32_t q_in_at(const struct ert_node *n, uint32_t k)
+{
+	return k < n->n_inputs ? n->inputs[k] : -1;
+}
+
+/* A constant float32 tensor with data. */
+bool q_const_f32(const struct ert_graph *g, int32_t t);
+/* Output features of a Conv (axis 0), Gemm or MatMul weight. */
+int64_t q_weight_channels(const struct ert_node *n, const struct ert_tensor *w);
+/* Union-find root: the tensor whose statistics the group's parameters come from. */
+int32_t q_find(int32_t *parent, int32_t t);
+/*
+ * Mark the nodes to quantise (q->node_q) and the activations that get a
+ * QuantizeLinear/DequantizeLinear pair (q->in_qt, grouped in q->parent);
+ * counts into r->n_quantized and r->n_float.
+ */
+void q_choose(struct qg *q, const struct q_choice *c, struct q_result *r);
 
 /* ---- quantize-verify.c ------------------------------------------------ */
 
