@@ -136,7 +136,8 @@ void q_step_map_free(struct q_step_map *m);
 /*
  * Run the float model on every sample and fill @stats (one per tensor of the
  * model's graph): min/max and EMA; with @method KL a second pass fills the
- * histograms. @threads 0: the config's default.
+ * histograms. @cfg is the session configuration (threads); its callbacks are
+ * replaced.
  */
 bool q_calibrate(ert_model *model, const ert_config *cfg, const struct q_samples *s,
 		 enum q_method method, struct q_stats *stats);
@@ -244,9 +245,10 @@ struct q_layer_cos {
 };
 
 /*
- * Run float and int8 models on @n inputs (from @s, or seeded random inputs
- * from @seed when @s is NULL) and compare every quantised activation and
- * every output. Prints an error and returns false on failure.
+ * Run float and int8 models on @n inputs (samples of @s, or when @s is NULL
+ * random inputs, input i with seed @seed + i) and compare every quantised
+ * activation and every output. @what names the work on the progress bar.
+ * Prints an error and returns false on failure.
  */
 bool q_compare(ert_model *fmodel, ert_model *qmodel, const ert_config *cfg,
 	       const struct q_result *r, const struct q_samples *s, uint32_t n, uint64_t seed,
