@@ -7,8 +7,8 @@
 #   make SAN=1 ...        build with ASan+UBSan into build-san/
 #   make modules          kernel module (see mk/kernel.mk and Kbuild)
 #
-# Sources are picked up by wildcard: a new file in libruntime/ or backends/cpu/
-# is part of the library without touching this file.
+# Sources are picked up by wildcard: a new file in libruntime/, backends/cpu/ or
+# backends/npu/ is part of the library without touching this file.
 
 CC       ?= cc
 PREFIX   ?= /usr/local
@@ -32,13 +32,22 @@ CONFORMANCE ?= $(abspath ../shared/conformance/onnx-backend)
 
 WARN     := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
             -Wno-unused-parameter
-CPPFLAGS += -D_GNU_SOURCE -Ilibruntime/include -Ilibruntime -Ibackends -I. -I$(BUILD)/gen
+# libdrm: the NPU backend's device layer (backends/npu/npu-device.c)
+DRM_CFLAGS := $(shell pkg-config --cflags libdrm 2>/dev/null || echo -I/usr/include/libdrm)
+DRM_LIBS   := $(shell pkg-config --libs libdrm 2>/dev/null || echo -ldrm)
+CPPFLAGS += -D_GNU_SOURCE -Ilibruntime/include -Ilibruntime -Ibackends -I. -I$(BUILD)/gen $(DRM_CFLAGS)
 CFLAGS   ?= $(OPT) -g
 ALL_CFLAGS := -std=c11 $(WARN) -fPIC -fvisibility=hidden -pthread $(SANFLAGS) $(CFLAGS)
-LDLIBS   += -lprotobuf-c -lz -lm -lpthread
+LDLIBS   += -lprotobuf-c -lz -lm -lpthread $(DRM_LIBS)
 ALL_LDFLAGS := -pthread $(SANFLAGS) $(LDFLAGS)
 
-LIB_SRCS  := $(sort $(wildcard libruntime/*.c libruntime/*/*.c backends/cpu/*.c backends/cpu/*/*.c))
+LIB_SRCS  := $(sort $(wildcard libruntime/*.c libruntime/*/*.c backends/cpu/*.c backends/cpu/*/*.c \
+		backends/npu/*.c))
+# The enpu command stream validator/executor, shared with the kernel module
+# (GPL-2.0-only, freestanding): the simulator in backends/npu runs it. It
+# stays one object of its own, built from kmod/ unchanged.
+ENPU_CS_SRC := kmod/enpu_cs.c
+LIB_SRCS  += $(ENPU_CS_SRC)
 GEN_SRCS  := $(BUILD)/gen/onnx.pb-c.c
 TOOL_SRCS := $(sort $(wildcard tools/edgert/*.c))
 TEST_SRCS := $(sort $(wildcard tests/unit/test-*.c))
@@ -71,6 +80,7 @@ $(BUILD)/obj/gen/onnx.pb-c.o: $(BUILD)/gen/onnx.pb-c.c
 
 # CPU kernels get -O3 (loop vectorisation); IEEE semantics stay (no -ffast-math).
 $(BUILD)/obj/backends/cpu/%.o: KERNEL_CFLAGS := $(if $(SAN),,-O3)
+$(BUILD)/obj/kmod/enpu_cs.o: KERNEL_CFLAGS := -ffreestanding
 
 $(BUILD)/obj/%.o: %.c | $(BUILD)/gen/onnx.pb-c.h
 	@mkdir -p $(dir $@)

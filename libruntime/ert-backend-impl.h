@@ -82,6 +82,19 @@ struct ert_backend_ops {
 	 * (optional: NULL means none). Counted in ert_session_peak_bytes().
 	 */
 	size_t (*resident_bytes)(struct ert_backend *be);
+	/*
+	 * Bytes the backend has copied between host memory and its own since it
+	 * was created (optional: NULL means it never copies). A run's
+	 * copied_bytes is the growth of the sum over the session's backends.
+	 */
+	uint64_t (*copied_bytes)(struct ert_backend *be);
+	/*
+	 * Multiply-accumulates below which a run of consecutive steps on this
+	 * backend (an island) is not worth its dispatch, a job submission and a
+	 * wait on an NPU: the planner gives such an island back to the CPU when
+	 * the CPU backend runs all of it. 0: no such rule.
+	 */
+	uint64_t min_island_macs;
 };
 
 struct ert_backend {
@@ -97,6 +110,12 @@ typedef ert_status (*ert_backend_create_fn)(const ert_config *cfg, struct ert_ba
 /* Create a backend of @type (not AUTO) from the registry. */
 ert_status ert_backend_create(ert_backend_type type, const ert_config *cfg,
 			      struct ert_backend **out, struct ert_err *err);
+/*
+ * The same, for AUTO: only when the backend's hardware is present (the NPU
+ * backend's simulator does not count). UNSUPPORTED otherwise.
+ */
+ert_status ert_backend_probe(ert_backend_type type, const ert_config *cfg,
+			     struct ert_backend **out, struct ert_err *err);
 
 /*
  * Make @create the factory of @type, in place of the built-in one (NULL restores
@@ -157,6 +176,11 @@ static inline ert_status ert_backend_synchronize(struct ert_backend *be, struct 
 static inline size_t ert_backend_resident_bytes(struct ert_backend *be)
 {
 	return be->ops->resident_bytes ? be->ops->resident_bytes(be) : 0;
+}
+
+static inline uint64_t ert_backend_copied_bytes(struct ert_backend *be)
+{
+	return be->ops->copied_bytes ? be->ops->copied_bytes(be) : 0;
 }
 
 static inline void ert_backend_destroy(struct ert_backend *be)

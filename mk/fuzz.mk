@@ -14,7 +14,8 @@ FUZZ_BUILD   := build-fuzz
 FUZZ_SECONDS ?= 20
 FUZZ_SEED    ?=
 FUZZ_SAN     := -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer
-FUZZ_CPPFLAGS := -D_GNU_SOURCE -Ilibruntime/include -Ilibruntime -Ibackends -I. -I$(FUZZ_BUILD)/gen
+FUZZ_CPPFLAGS := -D_GNU_SOURCE -Ilibruntime/include -Ilibruntime -Ibackends -I. -I$(FUZZ_BUILD)/gen \
+		 $(DRM_CFLAGS)
 FUZZ_CFLAGS  := -std=c11 $(WARN) -g -O1 -pthread $(FUZZ_SAN) -fsanitize=fuzzer-no-link
 FUZZ_SRCS    := $(sort $(wildcard fuzz/fuzz-*.c))
 FUZZ_BINS    := $(patsubst fuzz/%.c,$(FUZZ_BUILD)/%,$(FUZZ_SRCS))

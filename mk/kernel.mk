@@ -72,3 +72,7 @@ enpu-cs-fuzz:
 kernel-clean:
 	$(MAKE) -C $(KDIR) M=$(CURDIR) clean
 	rm -rf $(KBUILD_OUT)
+
+# The edgert CLI linked statically, for the test VM's initramfs (no libc there).
+$(BUILD)/edgert-static: $(TOOL_OBJS) $(BUILD)/libedgert.a
+	$(CC) $(ALL_LDFLAGS) -static -o $@ $(TOOL_OBJS) $(BUILD)/libedgert.a $(LDLIBS)

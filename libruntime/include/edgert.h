@@ -313,6 +313,14 @@ ERT_API ert_status ert_session_run(ert_session *sess);
  */
 ERT_API size_t ert_session_peak_bytes(const ert_session *sess);
 
+/**
+ * Bytes the last successful run copied between backends' memories (host
+ * memory and NPU buffers, say). Tensors that cross between the CPU and the
+ * NPU live in buffers both can address, so this is 0 unless a backend had to
+ * stage data it could not use in place (an input buffer it cannot wrap).
+ */
+ERT_API uint64_t ert_session_copied_bytes(const ert_session *sess);
+
 /** Tensor accessors. Shapes are those of the current plan. */
 ERT_API const char *ert_tensor_name(const ert_tensor *t);
 ERT_API ert_dtype ert_tensor_dtype(const ert_tensor *t);

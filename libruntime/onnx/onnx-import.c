@@ -26,6 +26,23 @@ static bool is_default_domain(const char *d)
 	return !d || !*d || strcmp(d, "ai.onnx") == 0;
 }
 
+/*
+ * onnxruntime's contrib ops edgert implements; they are taken from the
+ * com.microsoft domain only (the default domain has no such ops).
+ */
+static bool is_contrib_op(const char *type)
+{
+	static const char *const ops[] = {
+		"QGemm", "QLinearAdd", "QLinearMul", "QLinearAveragePool",
+		"QLinearGlobalAveragePool",
+	};
+
+	for (size_t i = 0; i < sizeof(ops) / sizeof(ops[0]); i++)
+		if (strcmp(type, ops[i]) == 0)
+			return true;
+	return false;
+}
+
 static ert_status oom(struct importer *im, const char *what)
 {
 	ert_err_set(im->err, "failed to import %s: out of memory", what);
@@ -455,8 +472,14 @@ static ert_status import_node(struct importer *im, const Onnx__NodeProto *np, in
 	enum ert_op op;
 	int32_t ni;
 
-	if (!is_default_domain(np->domain)) {
+	if (!is_default_domain(np->domain) &&
+	    (strcmp(np->domain, "com.microsoft") != 0 || !is_contrib_op(type))) {
 		ert_err_set(im->err, "unsupported op '%s:%s' (node '%s')", np->domain, type, name);
+		return ERT_STATUS_UNSUPPORTED;
+	}
+	if (is_default_domain(np->domain) && is_contrib_op(type)) {
+		ert_err_set(im->err, "unsupported op '%s' (node '%s'): onnxruntime's %s is in the "
+			    "com.microsoft domain", type, name, type);
 		return ERT_STATUS_UNSUPPORTED;
 	}
 	if (strcmp(type, "Constant") == 0)

@@ -1,6 +1,14 @@
 /* SPDX-License-Identifier: MIT */
-/* Shape inference: QLinearConv, QLinearMatMul, ConvInteger, MatMulInteger. */
+/*
+ * Shape inference: QLinearConv, QLinearMatMul, QGemm (com.microsoft),
+ * ConvInteger, MatMulInteger. The QLinear ops take "ert.requant" and
+ * "ert.clamp" (ops/qlinear.h); the fixed-point rule's multipliers must be
+ * representable, which needs the scales at plan time.
+ */
+#include <math.h>
+
 #include "ops/linalg-geom.h"
+#include "ops/qlinear.h"
 
 static bool is_q8(const struct ert_value *v)
 {
@@ -9,7 +17,7 @@ static bool is_q8(const struct ert_value *v)
 
 static const struct ert_value *in_at(struct ert_infer_ctx *ctx, uint32_t i)
 {
-	return i < ctx->n_in ? ctx->in[i] : NULL;
+	return ert_qin(ctx, i);
 }
 
 /*
@@ -43,6 +51,8 @@ static ert_status infer_qlinearconv(struct ert_infer_ctx *ctx)
 {
 	const struct ert_value *x = in_at(ctx, 0), *w = in_at(ctx, 3), *yzp = in_at(ctx, 7);
 	const struct ert_value *b = in_at(ctx, 8);
+	static const uint32_t scales[] = { 1, 4, 6 };
+	struct ert_qrule rule;
 	ert_status st;
 
 	if (!is_q8(x) || !is_q8(w) || ctx->n_out < 1 || !ctx->out[0])
@@ -57,7 +67,13 @@ static ert_status infer_qlinearconv(struct ert_infer_ctx *ctx)
 	if (b && (b->dtype != ERT_DTYPE_INT32 || b->rank != 1 || b->dims[0] != w->dims[0]))
 		return ert_infer_fail(ctx, ERT_STATUS_SHAPE, "B must be %lld int32 values",
 				      (long long)w->dims[0]);
-	return ert_conv_shape(ctx, x, w, yzp ? yzp->dtype : ERT_DTYPE_UINT8);
+	st = ert_conv_shape(ctx, x, w, yzp ? yzp->dtype : ERT_DTYPE_UINT8);
+	if (st != ERT_OK || (st = ert_qinfer_rule(ctx, ctx->out[0]->dtype, &rule)) != ERT_OK ||
+	    !rule.fixed)
+		return st;
+	if ((st = ert_qinfer_scales_known(ctx, scales, 3)) != ERT_OK)
+		return st;
+	return ert_qinfer_product_mults(ctx, 1, 4, 6, w->dims[0]);
 }
 
 static ert_status infer_convinteger(struct ert_infer_ctx *ctx)
@@ -78,6 +94,8 @@ static ert_status infer_convinteger(struct ert_infer_ctx *ctx)
 static ert_status infer_qlinearmatmul(struct ert_infer_ctx *ctx)
 {
 	const struct ert_value *a = in_at(ctx, 0), *b = in_at(ctx, 3), *yzp = in_at(ctx, 7);
+	static const uint32_t scales[] = { 1, 4, 6 };
+	struct ert_qrule rule;
 	ert_status st;
 
 	if (!is_q8(a) || !is_q8(b) || ctx->n_out < 1 || !ctx->out[0])
@@ -89,7 +107,81 @@ static ert_status infer_qlinearmatmul(struct ert_infer_ctx *ctx)
 	    (st = check_param(ctx, 4, true, n, false)) || (st = check_param(ctx, 5, false, n, true)) ||
 	    (st = check_param(ctx, 6, true, 0, false)) || (st = check_param(ctx, 7, false, 0, true)))
 		return st;
-	return ert_matmul_shape(ctx, a, b, yzp ? yzp->dtype : ERT_DTYPE_UINT8);
+	st = ert_matmul_shape(ctx, a, b, yzp ? yzp->dtype : ERT_DTYPE_UINT8);
+	if (st != ERT_OK || (st = ert_qinfer_rule(ctx, ctx->out[0]->dtype, &rule)) != ERT_OK ||
+	    !rule.fixed)
+		return st;
+	if (in_at(ctx, 1)->numel > 1 || (in_at(ctx, 2) && in_at(ctx, 2)->numel > 1))
+		return ert_infer_fail(ctx, ERT_STATUS_UNSUPPORTED,
+				      "ert.requant = 1 needs a per-tensor a_scale and a_zero_point");
+	if ((st = ert_qinfer_scales_known(ctx, scales, 3)) != ERT_OK)
+		return st;
+	return ert_qinfer_product_mults(ctx, 1, 4, 6, n);
+}
+
+/*
+ * com.microsoft QGemm: Y = alpha * (A' - a_zp)(B' - b_zp) with int32 C added
+ * before scaling; quantised when y_zero_point is given, float32 otherwise.
+ */
+static ert_status infer_qgemm(struct ert_infer_ctx *ctx)
+{
+	const struct ert_value *a = in_at(ctx, 0), *b = in_at(ctx, 3), *c = in_at(ctx, 6);
+	const struct ert_value *ys = in_at(ctx, 7), *yzp = in_at(ctx, 8);
+	static const uint32_t scales[] = { 1, 4, 7 };
+	bool ta = ert_attr_int(ctx->node, "transA", 0) != 0;
+	bool tb = ert_attr_int(ctx->node, "transB", 0) != 0;
+	float alpha = ert_attr_float(ctx->node, "alpha", 1.0f);
+	struct ert_qrule rule;
+	int64_t dims[2];
+	ert_status st;
+
+	if (!is_q8(a) || !is_q8(b))
+		return ert_infer_fail(ctx, ERT_STATUS_DTYPE, "A and B must be uint8 or int8");
+	if (a->rank != 2 || b->rank != 2)
+		return ert_infer_fail(ctx, ERT_STATUS_SHAPE, "A and B must be matrices (rank %d, %d)",
+				      (int)a->rank, (int)b->rank);
+	int64_t m = a->dims[ta ? 1 : 0], k = a->dims[ta ? 0 : 1];
+	int64_t kb = b->dims[tb ? 1 : 0], n = b->dims[tb ? 0 : 1];
+
+	if (k != kb)
+		return ert_infer_fail(ctx, ERT_STATUS_SHAPE, "A' is %lldx%lld but B' is %lldx%lld",
+				      (long long)m, (long long)k, (long long)kb, (long long)n);
+	if ((st = check_param(ctx, 1, true, 0, false)) || (st = check_param(ctx, 2, false, 0, true)) ||
+	    (st = check_param(ctx, 4, true, n, false)) || (st = check_param(ctx, 5, false, n, true)) ||
+	    (st = check_param(ctx, 7, true, 0, true)) || (st = check_param(ctx, 8, false, 0, true)))
+		return st;
+	if (in_at(ctx, 1)->dtype != ERT_DTYPE_FLOAT32 || in_at(ctx, 4)->dtype != ERT_DTYPE_FLOAT32 ||
+	    (ys && ys->dtype != ERT_DTYPE_FLOAT32))
+		return ert_infer_fail(ctx, ERT_STATUS_DTYPE, "scales must be float32");
+	if (c && (c->dtype != ERT_DTYPE_INT32 || c->rank > 2 ||
+		  (c->rank == 2 && ((c->dims[0] != 1 && c->dims[0] != m) ||
+				    (c->dims[1] != 1 && c->dims[1] != n))) ||
+		  (c->rank == 1 && c->dims[0] != 1 && c->dims[0] != n)))
+		return ert_infer_fail(ctx, ERT_STATUS_SHAPE,
+				      "C must be int32 and broadcast to (%lld, %lld)",
+				      (long long)m, (long long)n);
+	if (!!ys != !!yzp)
+		return ert_infer_fail(ctx, ERT_STATUS_INVALID_MODEL,
+				      "y_scale and y_zero_point must be given together");
+	if (!isfinite(alpha))
+		return ert_infer_fail(ctx, ERT_STATUS_INVALID_MODEL, "alpha is not finite");
+	dims[0] = m;
+	dims[1] = n;
+	ert_value_set_shape(ctx->out[0], yzp ? yzp->dtype : ERT_DTYPE_FLOAT32, 2, dims);
+	if (!yzp) {
+		if (ert_node_attr(ctx->node, "ert.requant") || ert_node_attr(ctx->node, "ert.clamp"))
+			return ert_infer_fail(ctx, ERT_STATUS_INVALID_MODEL,
+					      "ert.requant and ert.clamp need a quantised output");
+		return ERT_OK;
+	}
+	if ((st = ert_qinfer_rule(ctx, yzp->dtype, &rule)) != ERT_OK || !rule.fixed)
+		return st;
+	if (alpha != 1.0f)
+		return ert_infer_fail(ctx, ERT_STATUS_UNSUPPORTED,
+				      "ert.requant = 1 needs alpha = 1 (alpha is %g)", (double)alpha);
+	if ((st = ert_qinfer_scales_known(ctx, scales, 3)) != ERT_OK)
+		return st;
+	return ert_qinfer_product_mults(ctx, 1, 4, 7, n);
 }
 
 static ert_status infer_matmulinteger(struct ert_infer_ctx *ctx)
@@ -111,6 +203,7 @@ const struct ert_op_def ert_op_defs_qlinalg[] = {
 	{ ERT_OP_QLinearConv, infer_qlinearconv },
 	{ ERT_OP_ConvInteger, infer_convinteger },
 	{ ERT_OP_QLinearMatMul, infer_qlinearmatmul },
+	{ ERT_OP_QGemm, infer_qgemm },
 	{ ERT_OP_MatMulInteger, infer_matmulinteger },
 	{ .infer = NULL },
 };

@@ -9,6 +9,7 @@ extern const struct ert_op_def ert_op_defs_binary[];
 extern const struct ert_op_def ert_op_defs_linalg[];
 extern const struct ert_op_def ert_op_defs_pool[];
 extern const struct ert_op_def ert_op_defs_qlinalg[];
+extern const struct ert_op_def ert_op_defs_qlinear[];
 extern const struct ert_op_def ert_op_defs_norm[];
 extern const struct ert_op_def ert_op_defs_reduce[];
 extern const struct ert_op_def ert_op_defs_quant[];
@@ -22,6 +23,7 @@ static const struct ert_op_def *const families[] = {
 	ert_op_defs_linalg,
 	ert_op_defs_pool,
 	ert_op_defs_qlinalg,
+	ert_op_defs_qlinear,
 	ert_op_defs_norm,
 	ert_op_defs_reduce,
 	ert_op_defs_quant,

@@ -7,7 +7,8 @@ typedef ert_status (*pass_fn)(struct ert_graph *g, bool *changed, struct ert_err
 /*
  * Order matters within a round: shapes first (Shape folding and fusion read
  * them), folding before Conv+BN (BN parameters may be folded constants), BN
- * folding before fusion (Conv→BN→Relu fuses only once BN is gone).
+ * folding before fusion (Conv→BN→Relu fuses only once BN is gone), activation
+ * fusion before QDQ fusion (a fused Relu/Clip becomes the int8 op's clamp).
  */
 static const pass_fn passes[] = {
 	ert_opt_infer_shapes,
@@ -15,6 +16,7 @@ static const pass_fn passes[] = {
 	ert_opt_remove_identity,
 	ert_opt_fold_conv_bn,
 	ert_opt_fuse_activations,
+	ert_opt_fuse_qdq,
 	ert_opt_remove_dead,
 };
 

@@ -2,7 +2,8 @@
 /*
  * passes.h — graph clean-up after import: constant folding (including the
  * Shape→Gather→Unsqueeze→Concat→Reshape chains PyTorch exports), Conv+BatchNorm
- * folding, activation fusion, Identity/Dropout removal, dead-node removal.
+ * folding, activation fusion, QDQ fusion into int8 ops (docs/int8.md),
+ * Identity/Dropout removal, dead-node removal.
  */
 #ifndef ERT_PASSES_H
 #define ERT_PASSES_H

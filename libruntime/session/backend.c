@@ -4,12 +4,22 @@
 
 ert_status ert_cpu_backend_create(const ert_config *cfg, struct ert_backend **out,
 				  struct ert_err *err);
+ert_status ert_npu_backend_create(const ert_config *cfg, struct ert_backend **out,
+				  struct ert_err *err);
+ert_status ert_npu_backend_probe(const ert_config *cfg, struct ert_backend **out,
+				 struct ert_err *err);
 
+/*
+ * create: the backend when named in the config (the NPU falls back to its
+ * simulator); probe: the backend only on real hardware, for AUTO.
+ */
 static const struct {
 	ert_backend_type type;
 	ert_backend_create_fn create;
+	ert_backend_create_fn probe;
 } registry[] = {
-	{ ERT_BACKEND_CPU, ert_cpu_backend_create },
+	{ ERT_BACKEND_CPU, ert_cpu_backend_create, NULL },
+	{ ERT_BACKEND_NPU, ert_npu_backend_create, ert_npu_backend_probe },
 };
 
 /* Factories registered at run time (tests); they take precedence over the table above. */
@@ -21,20 +31,20 @@ void ert_backend_register(ert_backend_type type, ert_backend_create_fn create)
 		registered[type] = create;
 }
 
-static ert_backend_create_fn find_factory(ert_backend_type type)
+static ert_backend_create_fn find_factory(ert_backend_type type, bool probe)
 {
 	if ((unsigned)type < ERT_BACKEND_AUTO && registered[type])
-		return registered[type];
+		return probe ? NULL : registered[type];
 	for (size_t i = 0; i < sizeof(registry) / sizeof(registry[0]); i++)
 		if (registry[i].type == type)
-			return registry[i].create;
+			return probe ? registry[i].probe : registry[i].create;
 	return NULL;
 }
 
-ert_status ert_backend_create(ert_backend_type type, const ert_config *cfg,
-			      struct ert_backend **out, struct ert_err *err)
+static ert_status make_backend(ert_backend_type type, const ert_config *cfg, bool probe,
+			       struct ert_backend **out, struct ert_err *err)
 {
-	ert_backend_create_fn create = find_factory(type);
+	ert_backend_create_fn create = find_factory(type, probe);
 	ert_status st;
 
 	if (!create) {
@@ -50,4 +60,16 @@ ert_status ert_backend_create(ert_backend_type type, const ert_config *cfg,
 		return ERT_STATUS_BACKEND;
 	}
 	return st;
+}
+
+ert_status ert_backend_create(ert_backend_type type, const ert_config *cfg,
+			      struct ert_backend **out, struct ert_err *err)
+{
+	return make_backend(type, cfg, false, out, err);
+}
+
+ert_status ert_backend_probe(ert_backend_type type, const ert_config *cfg,
+			     struct ert_backend **out, struct ert_err *err)
+{
+	return make_backend(type, cfg, true, out, err);
 }

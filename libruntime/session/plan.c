@@ -372,7 +372,92 @@ static ert_status assign_arenas(struct ert_session *s, struct ert_plan *p)
 	for (uint32_t t = 0; t < g->n_tensors; t++)
 		if (p->t[t].kind == ERT_PT_ARENA)
 			p->t[t].arena = p->steps[p->t[t].first].arena;
+	/*
+	 * A tensor that a host ("host" buffer type) step writes and a step of a
+	 * backend with memory of its own reads lives in that backend's arena:
+	 * the host step writes it through the mapping (checked host-visible in
+	 * check_access) and the device reads it in place, with no copy.
+	 */
+	for (uint32_t i = 0; i < p->n_steps; i++) {
+		const struct ert_node *n = p->steps[i].x.node;
+		uint32_t a = p->steps[i].arena;
+
+		if (!strcmp(p->arenas[a].type, "host"))
+			continue;
+		for (uint32_t k = 0; k < n->n_inputs; k++) {
+			int32_t t = n->inputs[k];
+			struct ert_plan_tensor *pt = t >= 0 ? &p->t[t] : NULL;
+
+			if (pt && pt->kind == ERT_PT_ARENA &&
+			    !strcmp(p->arenas[pt->arena].type, "host"))
+				pt->arena = a;
+		}
+	}
 	return ERT_OK;
+}
+
+/*
+ * Tiny islands stay on the CPU: a run of consecutive steps on another backend
+ * whose multiply-accumulates are too few to pay for that backend's dispatch
+ * (min_island_macs: a job submission and a wait on the NPU), such as one that
+ * only moves bytes, goes back to the CPU backend when it supports every step.
+ */
+/* Multiply-accumulates of a convolution or matrix product step; 0 for others. */
+static uint64_t step_macs(const struct ert_exec *x)
+{
+	const struct ert_value *out = x->n_out ? x->out[0] : NULL;
+	const struct ert_value *w = NULL;
+
+	switch (x->node->op) {
+	case ERT_OP_Conv: case ERT_OP_ConvInteger:
+		w = x->n_in > 1 ? x->in[1] : NULL;
+		break;
+	case ERT_OP_QLinearConv:
+		w = x->n_in > 3 ? x->in[3] : NULL;
+		break;
+	case ERT_OP_MatMul: case ERT_OP_Gemm: case ERT_OP_MatMulInteger:
+	case ERT_OP_QLinearMatMul: case ERT_OP_QGemm: {
+		const struct ert_value *a = x->n_in ? x->in[0] : NULL;
+
+		if (!out || !a || a->rank < 1)
+			return 0;
+		/* K is the last dim of A (Gemm's transA aside: an estimate) */
+		return (uint64_t)out->numel * (uint64_t)a->dims[a->rank - 1];
+	}
+	default:
+		return 0;
+	}
+	if (!out || !w || w->rank < 1 || !w->dims[0])
+		return 0;
+	return (uint64_t)out->numel * (uint64_t)(w->numel / w->dims[0]);
+}
+
+static void sink_tiny_islands(struct ert_session *s, struct ert_plan *p)
+{
+	uint32_t cpu = 0;
+
+	while (cpu < s->n_backends && s->backends[cpu]->type != ERT_BACKEND_CPU)
+		cpu++;
+	if (cpu == s->n_backends)
+		return;
+	for (uint32_t i = 0; i < p->n_steps;) {
+		uint32_t b = p->steps[i].backend, j = i;
+		uint64_t macs = 0;
+		bool movable = true;
+
+		if (b == cpu) {
+			i++;
+			continue;
+		}
+		for (; j < p->n_steps && p->steps[j].backend == b; j++) {
+			macs += step_macs(&p->steps[j].x);
+			movable = movable && ert_backend_supports_op(s->backends[cpu], &p->steps[j].x);
+		}
+		if (movable && macs < s->backends[b]->ops->min_island_macs)
+			for (uint32_t k = i; k < j; k++)
+				p->steps[k].backend = cpu;
+		i = j;
+	}
 }
 
 /*
@@ -452,6 +537,18 @@ static ert_status check_access(struct ert_session *s, struct ert_plan *p, struct
 					    pt->kind == ERT_PT_ARENA ? step_backend(s, p, pt->first) : "");
 			else
 				continue;
+			return fail_node(s, err, n, ERT_STATUS_UNSUPPORTED);
+		}
+		/* outputs placed in another backend's arena are written through its mapping */
+		for (uint32_t k = 0; k < n->n_outputs; k++) {
+			int32_t t = n->outputs[k];
+
+			if (t < 0 || p->t[t].kind != ERT_PT_ARENA || p->t[t].arena == stp->arena ||
+			    host_visible(p, p->t[t].arena))
+				continue;
+			ert_err_set(err, "%s '%s' on backend %s writes '%s' for buffer type '%s', not host-visible (copies between buffer types are not implemented yet)",
+				    ert_op_name(n->op), n->name, step_backend(s, p, (int32_t)i),
+				    g->tensors[t].name, p->arenas[p->t[t].arena].type);
 			return fail_node(s, err, n, ERT_STATUS_UNSUPPORTED);
 		}
 	}
@@ -634,6 +731,7 @@ ert_status ert_plan_create(struct ert_session *s, struct ert_plan **out, struct 
 		}
 		pt->last = (int32_t)p->n_steps;
 	}
+	sink_tiny_islands(s, p);
 	st = assign_arenas(s, p);
 	if (st != ERT_OK)
 		goto error;

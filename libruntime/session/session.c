@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <time.h>
 
 #include "session/session-impl.h"
@@ -22,16 +23,22 @@ ert_status ert_session_fail(struct ert_session *s, ert_status st, const char *fm
 /* (Re)size input @k's buffer for its current shape; keeps the old one if big enough. */
 static ert_status input_realloc(struct ert_session *s, uint32_t k)
 {
+	/*
+	 * Page-aligned whole pages: a backend with its own memory (the NPU) wraps
+	 * the buffer as a user-pointer buffer object instead of copying it.
+	 */
+	long pg = sysconf(_SC_PAGESIZE);
+	size_t page = pg > 0 ? (size_t)pg : 4096;
 	size_t need = s->in_vals[k].nbytes;
-	size_t rounded = (need + 63) & ~(size_t)63;
+	size_t rounded = need ? (need + page - 1) & ~(page - 1) : page;
 
 	if (rounded <= s->in_caps[k] && s->in_bufs[k])
 		return ERT_OK;
-	void *p = aligned_alloc(64, rounded ? rounded : 64);
+	void *p = aligned_alloc(page, rounded);
 
 	if (!p)
 		return ERT_STATUS_OUT_OF_MEMORY;
-	memset(p, 0, rounded ? rounded : 64);
+	memset(p, 0, rounded);
 	free(s->in_bufs[k]);
 	s->in_bufs[k] = p;
 	s->in_caps[k] = rounded;
@@ -51,6 +58,14 @@ static bool mark_value_inputs(struct ert_session *s)
 	return true;
 }
 
+static bool have_backend(const struct ert_session *s, ert_backend_type type)
+{
+	for (uint32_t b = 0; b < s->n_backends; b++)
+		if (s->backends[b]->type == type)
+			return true;
+	return false;
+}
+
 static ert_status create_backends(struct ert_session *s, struct ert_err *err)
 {
 	const ert_config *cfg = &s->cfg;
@@ -61,10 +76,18 @@ static ert_status create_backends(struct ert_session *s, struct ert_err *err)
 		struct ert_backend *be = NULL;
 		ert_status st;
 
-		if (type == ERT_BACKEND_AUTO)
-			continue; /* the best available: only the CPU exists in this build */
-		if (type == ERT_BACKEND_CPU && have_cpu)
+		if (have_backend(s, type == ERT_BACKEND_AUTO ? ERT_BACKEND_NPU : type))
 			continue;
+		if (type == ERT_BACKEND_AUTO) {
+			/* the best available: the NPU when its device exists */
+			st = ert_backend_probe(ERT_BACKEND_NPU, cfg, &be, err);
+			if (st != ERT_OK) {
+				err->msg[0] = '\0';
+				continue;
+			}
+			s->backends[s->n_backends++] = be;
+			continue;
+		}
 		st = ert_backend_create(type, cfg, &be, err);
 		if (st == ERT_STATUS_UNSUPPORTED) {
 			/* not on this system or in this build: the list is a preference */
@@ -423,6 +446,27 @@ ERT_API ert_status ert_session_set_input(ert_session *s, uint32_t index, ert_dty
 	return ERT_OK;
 }
 
+static uint64_t copied_bytes(const struct ert_session *s)
+{
+	uint64_t n = 0;
+
+	for (uint32_t b = 0; b < s->n_backends; b++)
+		n += ert_backend_copied_bytes(s->backends[b]);
+	return n;
+}
+
+/*
+ * A run failed part-way: let every backend finish or drop what it queued, so
+ * that the next run starts clean (the error reported is the first one).
+ */
+static void finish_failed_run(struct ert_session *s)
+{
+	struct ert_err ignored;
+
+	for (uint32_t b = 0; b < s->n_backends; b++)
+		ert_backend_synchronize(s->backends[b], &ignored);
+}
+
 ERT_API ert_status ert_session_run(ert_session *s)
 {
 	struct ert_err err = { "" };
@@ -437,6 +481,8 @@ ERT_API ert_status ert_session_run(ert_session *s)
 	}
 	struct ert_plan *p = s->plan;
 	const ert_config *cfg = &s->cfg;
+	uint64_t copied = copied_bytes(s);
+	int32_t prev = -1;
 
 	for (uint32_t i = 0; i < p->n_steps; i++) {
 		struct ert_step *stp = &p->steps[i];
@@ -450,15 +496,30 @@ ERT_API ert_status ert_session_run(ert_session *s)
 
 		if (cfg->before_op && cfg->before_op(&info, cfg->callback_user))
 			continue;
+		/* a split ends: what the previous backend queued must be done */
+		if (prev >= 0 && (uint32_t)prev != stp->backend) {
+			st = ert_backend_synchronize(s->backends[prev], &err);
+			if (st != ERT_OK) {
+				finish_failed_run(s);
+				return ert_session_fail(s, st, "failed to run the ops before %s '%s' on %s: %s",
+							info.type, info.name,
+							s->backends[prev]->ops->name, err.msg);
+			}
+		}
+		prev = (int32_t)stp->backend;
 		st = ert_backend_compute(be, &stp->x, &err);
-		if (st != ERT_OK)
+		if (st != ERT_OK) {
+			finish_failed_run(s);
 			return ert_session_fail(s, st, "failed to run %s '%s': %s", info.type,
 						info.name, err.msg);
+		}
 		if (cfg->after_op) {
 			st = ert_backend_synchronize(be, &err);
-			if (st != ERT_OK)
+			if (st != ERT_OK) {
+				finish_failed_run(s);
 				return ert_session_fail(s, st, "failed to run %s '%s': %s",
 							info.type, info.name, err.msg);
+			}
 			if (cfg->after_op(&info, cfg->callback_user))
 				return ert_session_fail(s, ERT_STATUS_STOPPED,
 							"run stopped after %s '%s'", info.type,
@@ -467,11 +528,19 @@ ERT_API ert_status ert_session_run(ert_session *s)
 	}
 	for (uint32_t b = 0; b < s->n_backends; b++) {
 		st = ert_backend_synchronize(s->backends[b], &err);
-		if (st != ERT_OK)
+		if (st != ERT_OK) {
+			finish_failed_run(s);
 			return ert_session_fail(s, st, "failed to finish run: %s", err.msg);
+		}
 	}
+	s->copied_bytes = copied_bytes(s) - copied;
 	s->error[0] = '\0';
 	return ERT_OK;
+}
+
+ERT_API uint64_t ert_session_copied_bytes(const ert_session *s)
+{
+	return s ? s->copied_bytes : 0;
 }
 
 ERT_API size_t ert_session_peak_bytes(const ert_session *s)

@@ -37,6 +37,11 @@ for t in /tests/*_test; do
 	"$t"
 	echo "ENPU-VM: $(basename $t) exit=$?"
 done
+if [ -x /tests/models.sh ]; then
+	echo "ENPU-VM: models begin"
+	/tests/models.sh
+	echo "ENPU-VM: models end exit=$?"
+fi
 if [ -x /tests/enpu_bench ]; then
 	echo "ENPU-VM: bench begin"
 	/tests/enpu_bench
@@ -54,6 +59,7 @@ sync
 if rmmod enpu; then
 	sleep 1
 	echo "ENPU-VM: rmmod enpu ok"
+	[ -x /tests/models.sh ] && /tests/models.sh gone
 else
 	echo "ENPU-VM: rmmod enpu failed"
 fi

@@ -43,7 +43,7 @@ for name in $order; do
 done
 cp "$ko" "$root/mods/enpu.ko"
 echo "$params" >"$root/mods/enpu.params"
-cp "$tests"/* "$root/tests/" 2>/dev/null || true
+cp -r "$tests"/* "$root/tests/" 2>/dev/null || true
 cp "$here/init.sh" "$root/init"
 chmod +x "$root/init"
 

@@ -105,6 +105,10 @@ expect_fail "convert without -o" "missing -o" "$E" convert in.onnx
 expect_fail "convert --weight-bits 3" "--weight-bits must be 8 or 4, got '3'" \
 	"$E" convert in.onnx -o out.ert --weight-bits 3
 expect_fail "info without model" "missing model" "$E" info
+expect_fail "info --backend without --placement" "--backend goes with --placement" "$E" info x.ert --backend npu
+expect_fail "info --json --placement" "do not go together" "$E" info x.ert --json --placement
+expect_fail "run --repeat 0" "--repeat must be 1..100000, got '0'" "$E" run x.ert --repeat 0
+expect_fail "info --placement bad backend" "unknown backend 'tpu'" "$E" info x.ert --placement --backend tpu
 expect_fail "quantize without -o" "missing -o" "$E" quantize x.ert --calib-random 2
 expect_fail "quantize without calibration" "missing calibration data: give --calib DIR or --calib-random N" \
 	"$E" quantize x.ert -o y.ert
@@ -166,8 +170,20 @@ if [ $have_mnv2 -eq 1 ]; then
 	expect_ok "run mnv2 seeded again" "$E" run "$T/mnv2.ert" -o "$T/o2" --threads 2
 	cmp -s "$T/o1/logits.npy" "$T/o2/logits.npy" && ok || bad "same seed, different outputs"
 
+	# placement: a float model stays on the CPU even with the NPU listed first
+	expect_ok "info --placement" env ERT_NPU_DEVICE=sim ERT_QUIET=1 "$E" info "$T/mnv2.ert" --placement
+	expect_out "info --placement split" "^split 1: cpu"
+	expect_out "info --placement summary" "ops in 1 split; 0 crossings"
+	expect_fail "npu device missing" "ERT_NPU_DEVICE=/nonexistent/accel9: cannot open" \
+		env ERT_NPU_DEVICE=/nonexistent/accel9 "$E" info "$T/mnv2.ert" --placement
+	expect_ok "run --explain --repeat 2" env ERT_NPU_DEVICE=sim ERT_QUIET=1 "$E" run "$T/mnv2.ert" \
+		--backend npu --explain --repeat 2 --threads 2
+	expect_out "run --explain placement" "^placement"
+	[ "$(grep -c '^ran .*0 bytes copied between backends' "$T/out")" -eq 2 ] && ok ||
+		bad "run --repeat 2 did not report two runs"
+
 	expect_ok "bench --json" "$E" bench "$T/mnv2.ert" --json --loops 3 --warmup 1
-	for f in min_ms median_ms max_ms peak_bytes; do
+	for f in min_ms median_ms max_ms peak_bytes copied_bytes; do
 		expect_out "bench --json $f" "\"$f\": [0-9]"
 	done
 	if command -v python3 >/dev/null 2>&1; then

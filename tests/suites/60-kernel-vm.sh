@@ -76,10 +76,48 @@ fi
 
 # 4. the VM
 mkdir -p "$out/vm/tests"
-rm -f "$out/vm/tests/"*
+find "$out/vm/tests" -maxdepth 1 -type f -exec rm -f {} +
 for f in "$out"/selftests/*; do
 	[ -f "$f" ] && [ -x "$f" ] && cp "$f" "$out/vm/tests/"
 done
+
+# 4a. int8 models for the NPU run in the VM: the zoo's mobilenet_v2 and
+# resnet18 quantized by edgert quantize, with the CPU backend's outputs for
+# the same seeded inputs as the reference (compared by SHA-256 below)
+models=$out/vm/tests/models
+mkdir -p "$models"
+edgert=$ERT_BUILD/edgert
+model_list="mobilenet_v2 resnet18"
+models_ok=true
+if make -s --no-print-directory "$ERT_BUILD/edgert-static" >"$out/edgert-static.log" 2>&1; then
+	cp "$ERT_BUILD/edgert-static" "$out/vm/tests/edgert"
+	cp tests/vm/models.sh "$out/vm/tests/models.sh"
+	ok "static edgert for the VM builds"
+else
+	sed 's/^/# /' "$out/edgert-static.log" | tail -n 20
+	bad "static edgert for the VM builds"
+	models_ok=false
+fi
+for m in $model_list; do
+	$models_ok || break
+	if [ ! -f "$models/$m-int8.ert" ] || [ "$edgert" -nt "$models/$m-int8.ert" ]; then
+		ERT_NO_PROGRESS=1 "$edgert" zoo "$m" -o "$out/$m.ert" >/dev/null &&
+		ERT_NO_PROGRESS=1 "$edgert" quantize "$out/$m.ert" -o "$models/$m-int8.ert" \
+			--calib-random 4 >"$out/$m-quantize.log" 2>&1 || {
+			tail -n 5 "$out/$m-quantize.log" | sed 's/^/# /'
+			bad "$m quantized for the VM"; models_ok=false; break; }
+	fi
+	rm -rf "$out/ref-$m"
+	if ERT_NO_PROGRESS=1 "$edgert" run "$models/$m-int8.ert" --backend cpu --seed 1 \
+		-o "$out/ref-$m" >"$out/ref-$m.log" 2>&1; then
+		sha256sum "$out/ref-$m/logits.npy" | cut -d' ' -f1 >"$out/ref-$m.sha256"
+	else
+		tail -n 5 "$out/ref-$m.log" | sed 's/^/# /'
+		bad "$m CPU reference run"; models_ok=false
+	fi
+done
+echo "$model_list" >"$models/list"
+
 if ! sh scripts/vm/mkinitramfs.sh "$kver" "$src/kmod/enpu.ko" "$out/vm/tests" \
 	"$out/vm/initramfs.cpio.gz" "cores=2 job_timeout_ms=500 test_hooks=1" >"$out/vm/mkinitramfs.log" 2>&1; then
 	sed 's/^/# /' "$out/vm/mkinitramfs.log"
@@ -123,6 +161,36 @@ if grep -q '^ENPU-VM: bench end exit=0$' "$log.txt"; then
 	ok "latency benchmark ran"
 else
 	bad "latency benchmark ran"
+fi
+
+# int8 models on /dev/accel/accel0: bit-identical to the CPU backend
+for m in $model_list; do
+	want=$(cat "$out/ref-$m.sha256" 2>/dev/null)
+	got=$(sed -n "s/^ENPU-VM-MODEL: $m \([0-9a-f]\{64\}\) \([0-9]*s\)$/\1 \2/p" "$log.txt")
+	if [ -n "$want" ] && [ "${got%% *}" = "$want" ] &&
+	   ! grep -q "^ENPU-VM-MODEL: $m ran on the simulator" "$log.txt"; then
+		ok "$m int8 on /dev/accel/accel0 bit-identical to the CPU backend (${got#* })"
+	else
+		grep "^ENPU-VM-MODEL.*$m\|^ENPU-VM-MODEL-LOG" "$log.txt" | head -n 20 | sed 's/^/# /'
+		bad "$m int8 on /dev/accel/accel0 bit-identical to the CPU backend (CPU ${want:-none}, NPU ${got:-none})"
+	fi
+done
+# the hang hook: run 1 fails with a clear error, run 2 of the same session succeeds
+if grep -q '^ENPU-VM-HANG: exit=1$' "$log.txt" &&
+   grep -q '^ENPU-VM-HANG: .*failed to run .*(this run):.*' "$log.txt" &&
+   grep -q '^ENPU-VM-HANG: .*1 of 2 runs failed' "$log.txt" &&
+   grep -q '^ENPU-VM-HANG: ran ' "$log.txt"; then
+	ok "a job killed by the hang hook fails its run; the next run succeeds"
+else
+	grep '^ENPU-VM-HANG' "$log.txt" | sed 's/^/# /'
+	bad "a job killed by the hang hook fails its run; the next run succeeds"
+fi
+# after rmmod the NPU is reported missing, with a message, not a crash
+if grep -q '^ENPU-VM-GONE: exit=1$' "$log.txt" && grep -q '^ENPU-VM-GONE: edgert run: ' "$log.txt"; then
+	ok "edgert reports the unloaded NPU and exits 1"
+else
+	grep '^ENPU-VM-GONE' "$log.txt" | sed 's/^/# /'
+	bad "edgert reports the unloaded NPU and exits 1"
 fi
 
 if grep -q '^ENPU-VM-END' "$log.txt"; then ok "VM reached end marker"; else bad "VM reached end marker"; fi

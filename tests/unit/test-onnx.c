@@ -440,6 +440,43 @@ ERT_TEST(constants)
 	ert_graph_destroy(g);
 }
 
+/* x (int8) -> com.microsoft QLinearAdd(x, x) -> y, scalar scales and zero points */
+static Onnx__ModelProto *qlinearadd_model(struct mb *b)
+{
+	Onnx__ModelProto *m = mk_model(b, 13);
+	Onnx__NodeProto *n;
+	float s = 0.5f;
+	int8_t zp = 0;
+
+	add_input(b, m, "x", ERT_DTYPE_INT8, 1, (int64_t[]){ 4 });
+	set_raw(b, add_init(b, m, mk_tensor(b, "s", ERT_DTYPE_FLOAT32, 0, NULL)), &s, 4);
+	set_raw(b, add_init(b, m, mk_tensor(b, "z", ERT_DTYPE_INT8, 0, NULL)), &zp, 1);
+	n = add_node(b, m, "QLinearAdd", "qadd",
+		     IO("x", "s", "z", "x", "s", "z", "s", "z", NULL, "y", NULL));
+	n->domain = mb_str(b, "com.microsoft");
+	add_output(b, m, "y", ERT_DTYPE_INT8, 1, (int64_t[]){ 4 });
+	return m;
+}
+
+ERT_TEST(contrib_domain)
+{
+	struct mb b = { .n = 0 };
+	struct ert_graph *g = NULL;
+	struct ert_err err = { "" };
+	Onnx__ModelProto *m = qlinearadd_model(&b);
+
+	CHECK_EQ_INT(import_model(m, NULL, true, &g, &err), ERT_OK);
+	mb_free(&b);
+	if (!g) {
+		fprintf(stderr, "%s\n", err.msg);
+		REQUIRE(g);
+	}
+	REQUIRE(g->n_nodes == 1);
+	CHECK_EQ_INT(g->nodes[0].op, ERT_OP_QLinearAdd);
+	CHECK_EQ_INT(g->tensors[g->nodes[0].outputs[0]].dtype, ERT_DTYPE_INT8);
+	ert_graph_destroy(g);
+}
+
 static void expect_fail(int *ert_test_failed_, Onnx__ModelProto *m, ert_status want,
 			const char *msg_part)
 {
@@ -472,6 +509,15 @@ ERT_TEST(bad_models)
 	m->graph->node[1]->domain = mb_str(&b, "com.microsoft");
 	expect_fail(ert_test_failed_, m, ERT_STATUS_UNSUPPORTED,
 		    "unsupported op 'com.microsoft:Relu'");
+
+	/* contrib ops come from com.microsoft only, and only the ones implemented */
+	m = qlinearadd_model(&b);
+	m->graph->node[0]->domain = mb_str(&b, "");
+	expect_fail(ert_test_failed_, m, ERT_STATUS_UNSUPPORTED, "in the com.microsoft domain");
+	m = qlinearadd_model(&b);
+	m->graph->node[0]->op_type = mb_str(&b, "QLinearSigmoid");
+	expect_fail(ert_test_failed_, m, ERT_STATUS_UNSUPPORTED,
+		    "unsupported op 'com.microsoft:QLinearSigmoid'");
 
 	m = conv_relu_model(&b);
 	m->graph->initializer[1]->raw_data.len = 4; /* shape says 8 bytes */
@@ -750,6 +796,7 @@ ERT_TEST(tensor_file)
 	CHECK(strstr(err.msg, path) != NULL);
 }
 
-ERT_TEST_MAIN(ERT_TEST_ENTRY(conv_relu), ERT_TEST_ENTRY(initializer_dtypes),
+ERT_TEST_MAIN(ERT_TEST_ENTRY(conv_relu), ERT_TEST_ENTRY(contrib_domain),
+	      ERT_TEST_ENTRY(initializer_dtypes),
 	      ERT_TEST_ENTRY(constants), ERT_TEST_ENTRY(bad_models), ERT_TEST_ENTRY(bad_bytes),
 	      ERT_TEST_ENTRY(external_data), ERT_TEST_ENTRY(tensor_file))

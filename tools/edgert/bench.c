@@ -22,7 +22,8 @@ static const char usage[] =
 	"  -n, --loops N       timed runs, 1..100000 (default 20)\n"
 	"  -b, --backend LIST  backends in order (cpu, opencl, vulkan, npu, auto)\n"
 	"  -j, --json          one JSON object: min_ms, median_ms, max_ms, peak_bytes,\n"
-	"                      loops, threads\n"
+	"                      copied_bytes (most bytes one run copied between\n"
+	"                      backends), loops, threads\n"
 	"  -h, --help          show this help\n"
 	"\n"
 	"EXAMPLES:\n"
@@ -94,6 +95,7 @@ int ert_cmd_bench(int argc, char **argv)
 	ert_model *model = NULL;
 	ert_session *sess = NULL;
 	double *times = NULL, median;
+	uint64_t copied = 0;
 	size_t peak;
 	int ret;
 
@@ -120,6 +122,8 @@ int ert_cmd_bench(int argc, char **argv)
 		}
 		if (i >= o.warmup)
 			times[i - o.warmup] = cli_now_ms() - t0;
+		if (ert_session_copied_bytes(sess) > copied)
+			copied = ert_session_copied_bytes(sess);
 		cli_progress("bench", i < o.warmup ? "warm-up" : "run", i + 1, o.warmup + o.loops);
 	}
 	cli_progress_done();
@@ -131,9 +135,10 @@ int ert_cmd_bench(int argc, char **argv)
 		printf("{\"model\": ");
 		cli_json_string(stdout, o.model);
 		printf(", \"threads\": %u, \"loops\": %u, \"warmup\": %u, \"min_ms\": %.4f, "
-		       "\"median_ms\": %.4f, \"max_ms\": %.4f, \"peak_bytes\": %zu}\n",
+		       "\"median_ms\": %.4f, \"max_ms\": %.4f, \"peak_bytes\": %zu, "
+		       "\"copied_bytes\": %llu}\n",
 		       cli_thread_count(&o.cfg), o.loops, o.warmup, times[0], median,
-		       times[o.loops - 1], peak);
+		       times[o.loops - 1], peak, (unsigned long long)copied);
 	} else {
 		printf("model    %s\n", o.model);
 		printf("threads  %u\n", cli_thread_count(&o.cfg));
@@ -141,6 +146,8 @@ int ert_cmd_bench(int argc, char **argv)
 		printf("min      %.3f ms\nmedian   %.3f ms\nmax      %.3f ms\n", times[0], median,
 		       times[o.loops - 1]);
 		printf("peak     %.2f MiB (%zu bytes)\n", (double)peak / (1024.0 * 1024.0), peak);
+		printf("copied   %llu bytes per run between backends (most of any run)\n",
+		       (unsigned long long)copied);
 	}
 	ret = 0;
 cleanup:

@@ -7,9 +7,12 @@
 #include "cli.h"
 #include "commands.h"
 #include "graph-stats.h"
+#include "inputs.h"
+#include "placement.h"
 
 static const char usage[] =
 	"USAGE: edgert info MODEL [--json]\n"
+	"       edgert info MODEL --placement [--backend LIST]\n"
 	"\n"
 	"Describe a model (.ert or .onnx): inputs and outputs with element type,\n"
 	"shape (symbolic dimensions by name) and layout; op histogram; parameter\n"
@@ -17,37 +20,79 @@ static const char usage[] =
 	"ConvTranspose, Gemm, MatMul and Einsum with symbolic dimensions taken as 1;\n"
 	"the .ert format version.\n"
 	"\n"
+	"With --placement, plan the model for its declared input shapes and print\n"
+	"which backend runs each op, the splits (runs of ops on one backend) and\n"
+	"the tensors that cross between backends.\n"
+	"\n"
 	"OPTIONS:\n"
-	"  -j, --json   one JSON object instead of text\n"
-	"  -h, --help   show this help\n"
+	"  -j, --json           one JSON object instead of text\n"
+	"  -p, --placement      print op placement and splits (see above)\n"
+	"  -b, --backend LIST   with --placement: backends in order, from cpu,\n"
+	"                       opencl, vulkan, npu, auto (default npu: the NPU, or\n"
+	"                       its simulator when there is no device, then cpu)\n"
+	"  -h, --help           show this help\n"
 	"\n"
 	"EXAMPLES:\n"
 	"  edgert info mnv2.ert\n"
-	"  edgert info model.onnx --json | jq .macs\n";
+	"  edgert info model.onnx --json | jq .macs\n"
+	"  edgert info mnv2-int8.ert --placement\n";
 
 struct info_opts {
 	const char *model;
 	bool json;
+	bool placement;
+	bool backend_given;
+	ert_config cfg;
 };
 
 static int parse_args(int argc, char **argv, struct info_opts *o)
 {
 	static const struct option longopts[] = {
 		{ "json", no_argument, NULL, 'j' },
+		{ "placement", no_argument, NULL, 'p' },
+		{ "backend", required_argument, NULL, 'b' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	int c;
 
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":jh", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":jpb:h", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'j': o->json = true; break;
+		case 'p': o->placement = true; break;
+		case 'b':
+			if (!cli_parse_backends("info", optarg, &o->cfg))
+				return 1;
+			o->backend_given = true;
+			break;
 		case 'h': fputs(usage, stdout); return -1;
 		default: return cli_getopt_error("info", argv, c);
 		}
 	}
+	if (o->backend_given && !o->placement)
+		return cli_error("info", "--backend goes with --placement");
+	if (o->json && o->placement)
+		return cli_error("info", "--json and --placement do not go together");
 	return cli_model_operand("info", argc, argv, &o->model);
+}
+
+static int info_placement(struct info_opts *o)
+{
+	ert_model *model = NULL;
+	ert_session *sess = NULL;
+	int ret = 1;
+
+	if (!o->backend_given) {
+		o->cfg.backends[0] = ERT_BACKEND_NPU;
+		o->cfg.num_backends = 1;
+	}
+	if (cli_session_open("info", o->model, &o->cfg, &model, &sess) &&
+	    cli_print_placement("info", model, sess, stdout))
+		ret = 0;
+	ert_session_destroy(sess);
+	ert_model_unref(model);
+	return ret;
 }
 
 /* Declared shape, or the walked one when the model declares none. */
@@ -189,9 +234,12 @@ int ert_cmd_info(int argc, char **argv)
 	struct graph_stats s;
 	int ret;
 
+	ert_config_init(&o.cfg);
 	ret = parse_args(argc, argv, &o);
 	if (ret)
 		return ret < 0 ? 0 : ret;
+	if (o.placement)
+		return info_placement(&o);
 	if (!cli_graph_load("info", o.model, true, &cg))
 		return 1;
 	ret = 1;

@@ -10,10 +10,11 @@
 #include "commands.h"
 #include "inputs.h"
 #include "npy.h"
+#include "placement.h"
 
 static const char usage[] =
 	"USAGE: edgert run MODEL [-i NAME=FILE ...] [-o DIR] [--threads N]\n"
-	"                  [--backend LIST] [--seed N]\n"
+	"                  [--backend LIST] [--seed N] [--explain] [--repeat N]\n"
 	"\n"
 	"Run a model (.ert or .onnx) once. Inputs come from .npy files or ONNX\n"
 	"TensorProto .pb files; inputs not given get seeded random values (floats in\n"
@@ -30,12 +31,18 @@ static const char usage[] =
 	"  -b, --backend LIST      backends in order, from cpu, opencl, vulkan, npu,\n"
 	"                          auto (default cpu; CPU is always the fallback)\n"
 	"  -s, --seed N            seed of the random inputs (default 0)\n"
+	"  -e, --explain           print which backend runs each op and the splits\n"
+	"                          (runs of ops on one backend) before running\n"
+	"  -r, --repeat N          run N times in the same session, 1..100000\n"
+	"                          (default 1); a failed run is reported and the\n"
+	"                          next one still runs; exit 1 if any failed\n"
 	"  -h, --help              show this help\n"
 	"\n"
 	"EXAMPLES:\n"
 	"  edgert run mnv2.ert                         # random input, prints top-5\n"
 	"  edgert run mnv2.ert -i input=cat.npy -o out # out/logits.npy\n"
-	"  edgert run model.onnx -i test_data_set_0/input_0.pb --threads 1\n";
+	"  edgert run model.onnx -i test_data_set_0/input_0.pb --threads 1\n"
+	"  edgert run mnv2-int8.ert --backend npu --explain\n";
 
 struct run_input {
 	const char *name; /* NULL: the only input, or the .pb's own name */
@@ -48,6 +55,8 @@ struct run_opts {
 	uint32_t n_inputs;
 	const char *outdir;
 	uint64_t seed;
+	uint32_t repeat;
+	bool explain;
 	ert_config cfg;
 };
 
@@ -59,6 +68,8 @@ static int parse_args(int argc, char **argv, struct run_opts *o)
 		{ "threads", required_argument, NULL, 't' },
 		{ "backend", required_argument, NULL, 'b' },
 		{ "seed", required_argument, NULL, 's' },
+		{ "explain", no_argument, NULL, 'e' },
+		{ "repeat", required_argument, NULL, 'r' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -66,7 +77,7 @@ static int parse_args(int argc, char **argv, struct run_opts *o)
 	int c;
 
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":i:o:t:b:s:h", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":i:o:t:b:s:er:h", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'i': {
 			struct run_input *in = &o->inputs[o->n_inputs++];
@@ -96,6 +107,12 @@ static int parse_args(int argc, char **argv, struct run_opts *o)
 		case 's':
 			if (!cli_parse_u64("run", "--seed", optarg, &o->seed))
 				return 1;
+			break;
+		case 'e': o->explain = true; break;
+		case 'r':
+			if (!cli_parse_int("run", "--repeat", optarg, 1, 100000, &v))
+				return 1;
+			o->repeat = (uint32_t)v;
 			break;
 		case 'h': fputs(usage, stdout); return -1;
 		default: return cli_getopt_error("run", argv, c);
@@ -276,12 +293,23 @@ int ert_cmd_run(int argc, char **argv)
 		goto cleanup;
 	if (!feed_inputs(&o, sess))
 		goto cleanup;
-	t0 = cli_now_ms();
-	if (ert_session_run(sess) != ERT_OK) {
-		cli_error("run", "failed to run '%s': %s", o.model, ert_session_error(sess));
+	if (o.explain && !cli_print_placement("run", model, sess, stdout))
 		goto cleanup;
+	uint32_t failed = 0, runs = o.repeat ? o.repeat : 1;
+
+	for (uint32_t r = 0; r < runs; r++) {
+		t0 = cli_now_ms();
+		if (ert_session_run(sess) != ERT_OK) {
+			cli_error("run", "failed to run '%s'%s: %s", o.model,
+				  runs > 1 ? " (this run)" : "", ert_session_error(sess));
+			failed++;
+			continue;
+		}
+		printf("ran %s in %.2f ms (%llu bytes copied between backends)\n", o.model,
+		       cli_now_ms() - t0, (unsigned long long)ert_session_copied_bytes(sess));
 	}
-	printf("ran %s in %.2f ms\n", o.model, cli_now_ms() - t0);
+	if (failed == runs)
+		goto cleanup;
 	for (uint32_t i = 0; i < ert_session_output_count(sess); i++) {
 		const ert_tensor *t = ert_session_get_output(sess, i);
 		char shape[128];
@@ -293,7 +321,9 @@ int ert_cmd_run(int argc, char **argv)
 	if (o.outdir && !write_outputs(o.outdir, sess))
 		goto cleanup;
 	print_top5(sess);
-	ret = 0;
+	if (failed)
+		cli_error("run", "%u of %u runs failed", failed, runs);
+	ret = failed ? 1 : 0;
 cleanup:
 	ert_session_destroy(sess);
 	ert_model_unref(model);

@@ -3,16 +3,18 @@
  * CPU integer linear algebra with ONNX's exact rules: products of
  * (x - x_zero_point) and (w - w_zero_point) summed in int32; QLinear ops then
  * requantise with the real multiplier x_scale * w_scale / y_scale, rounding
- * half to even and saturating to the output type. This is the oracle the NPU
- * is checked against bit for bit: the loops below are direct (no im2col),
- * vectorisable over output rows and columns.
+ * half to even and saturating to the output type (the float rule), or with
+ * the fixed-point rule of docs/int8.md under "ert.requant = 1", then clamp to
+ * "ert.clamp". This is the oracle the NPU is checked against bit for bit: the
+ * loops below are direct (no im2col), vectorisable over output rows and
+ * columns. QGemm (com.microsoft) shares the matrix kernel.
  */
 #include <math.h>
 #include <stdatomic.h>
 #include <string.h>
 #include <unistd.h>
 
-#include "cpu/cpu-impl.h"
+#include "cpu/ops/qlinear-kernels.h"
 #include "ops/linalg-geom.h"
 
 static int32_t q8_at(const struct ert_value *v, int64_t i)
@@ -46,20 +48,64 @@ static double q_mult(const struct ert_value *as, int64_t ia, const struct ert_va
 
 	if (as->dtype == ERT_DTYPE_FLOAT16 && bs->dtype == ERT_DTYPE_FLOAT16)
 		m = ert_fp16_to_fp32(ert_fp32_to_fp16(m));
+	if (!ys)
+		return (double)m; /* QGemm's float output */
 	m /= scale_at(ys, 0);
 	if (ys->dtype == ERT_DTYPE_FLOAT16 && as->dtype == ERT_DTYPE_FLOAT16)
 		m = ert_fp16_to_fp32(ert_fp32_to_fp16(m));
 	return (double)m;
 }
 
-static void store_q(const struct ert_value *y, int64_t i, double r, int32_t zp)
-{
-	double q = rint(r) + zp;
+/*
+ * The requantisation of one output channel (column), computed once per run
+ * in front of the lanes' scratch: the float rule's multiplier @f, or the
+ * fixed rule's (@m, @s).
+ */
+struct q_chan {
+	double f;
+	int32_t m, s;
+};
 
-	if (y->dtype == ERT_DTYPE_UINT8)
-		((uint8_t *)y->data)[i] = (uint8_t)(q < 0 ? 0 : q > 255 ? 255 : q);
-	else
-		((int8_t *)y->data)[i] = (int8_t)(q < -128 ? -128 : q > 127 ? 127 : q);
+/*
+ * Fill @ch[c] for c < @count with the multiplier a_s * b_s[c] / y_s (times
+ * @alpha for QGemm's float rule). UNSUPPORTED when the fixed rule cannot
+ * represent one (shape inference refuses those; this guards the kernel).
+ */
+static ert_status q_chans(const struct ert_exec *x, const struct ert_qout *qo,
+			  const struct ert_value *as, const struct ert_value *bs,
+			  const struct ert_value *ys, float alpha, int64_t count, struct q_chan *ch,
+			  struct ert_err *err)
+{
+	for (int64_t c = 0; c < count; c++) {
+		ch[c].m = ch[c].s = 0;
+		ch[c].f = 0.0;
+		if (!qo->fixed) {
+			float f = (float)q_mult(as, 0, bs, c, ys);
+
+			ch[c].f = alpha == 1.0f ? (double)f : (double)(f * alpha);
+			continue;
+		}
+		if (!ert_quant_product_multiplier(ert_qparam_float(as, 0), ert_qparam_float(bs, c),
+						  ert_qparam_float(ys, 0), &ch[c].m, &ch[c].s)) {
+			ert_err_set(err, "%s '%s': multiplier of channel %lld cannot be represented",
+				    ert_op_name(x->node->op), x->node->name, (long long)c);
+			return ERT_STATUS_UNSUPPORTED;
+		}
+	}
+	return ERT_OK;
+}
+
+static inline int32_t q_finish(const struct ert_qout *qo, const struct q_chan *ch, int32_t acc)
+{
+	if (qo->fixed)
+		return ert_qout_fixed(qo, acc, ch->m, ch->s);
+	return ert_qout_float(qo, (double)acc * ch->f);
+}
+
+/* Bytes of the per-channel table in front of the lanes' scratch (kept 16-byte aligned). */
+static size_t q_chans_bytes(int64_t count)
+{
+	return (size_t)(count > 0 ? count : 1) * sizeof(struct q_chan);
 }
 
 static const struct ert_value *in_at(const struct ert_exec *x, uint32_t i)
@@ -103,13 +149,15 @@ static void lane_main(void *arg, int64_t begin, int64_t end)
 		}
 }
 
-static ert_status run_lanes(struct ert_cpu *cpu, struct ert_exec *x, int64_t items,
+/* Lanes' scratch: the workspace past its first @skip bytes. */
+static ert_status run_lanes(struct ert_cpu *cpu, struct ert_exec *x, size_t skip, int64_t items,
 			    int64_t slot, void (*item)(const void *, int64_t, uint32_t *),
 			    const void *job, struct ert_err *err)
 {
-	struct lanes l = { .scratch = x->workspace, .slot = slot, .items = items,
-			   .item = item, .job = job };
-	int64_t n = slot > 0 ? (int64_t)(x->workspace_size / ((size_t)slot * sizeof(uint32_t))) : 0;
+	size_t room = x->workspace_size > skip ? x->workspace_size - skip : 0;
+	struct lanes l = { .scratch = x->workspace ? (uint32_t *)((char *)x->workspace + skip) : NULL,
+			   .slot = slot, .items = items, .item = item, .job = job };
+	int64_t n = slot > 0 ? (int64_t)(room / ((size_t)slot * sizeof(uint32_t))) : 0;
 
 	if (items <= 0 || slot <= 0)
 		return ERT_OK;
@@ -133,6 +181,8 @@ struct iconv_job {
 	struct ert_conv_geom g;
 	const struct ert_value *x, *w, *xzp, *wzp, *bias, *xs, *ws, *ys, *yzp, *y;
 	bool qlinear;
+	struct ert_qout qo;
+	const struct q_chan *chans;  /* QLinearConv: one per output channel */
 	int64_t c_in, m, group, cin_g, m_g, kk, in_sp, out_sp;
 };
 
@@ -218,11 +268,10 @@ static void iconv_plane(const void *arg, int64_t pl, uint32_t *acc)
 			((int32_t *)j->y->data)[y0 + o] = (int32_t)acc[o];
 		return;
 	}
-	double mult = q_mult(j->xs, 0, j->ws, m, j->ys);
-	int32_t yz = zp_at(j->yzp, 0);
+	const struct q_chan *ch = &j->chans[m];
 
 	for (int64_t o = 0; o < j->out_sp; o++)
-		store_q(j->y, y0 + o, (double)(int32_t)acc[o] * mult, yz);
+		ert_q8_store(j->y->data, j->qo.dtype, y0 + o, q_finish(&j->qo, ch, (int32_t)acc[o]));
 }
 
 static bool iconv_setup(const struct ert_exec *x, struct iconv_job *j, struct ert_err *err)
@@ -264,29 +313,124 @@ static size_t iconv_workspace(const struct ert_exec *x)
 
 	if (!iconv_setup(x, &j, &err))
 		return 0;
-	return (size_t)j.out_sp * sizeof(uint32_t) * machine_lanes();
+	return q_chans_bytes(j.m) + (size_t)j.out_sp * sizeof(uint32_t) * machine_lanes();
 }
 
 static ert_status iconv_compute(struct ert_cpu *cpu, struct ert_exec *x, struct ert_err *err)
 {
 	struct iconv_job j;
+	size_t skip;
+	ert_status st;
 
+	err->msg[0] = '\0';
 	if (!iconv_setup(x, &j, err)) {
 		if (!err->msg[0])
 			ert_err_set(err, "%s '%s': bad group", ert_op_name(x->node->op), x->node->name);
 		return ERT_STATUS_INVALID_MODEL;
 	}
-	return run_lanes(cpu, x, j.x->dims[0] * j.m, j.out_sp, iconv_plane, &j, err);
+	skip = q_chans_bytes(j.m);
+	if (j.qlinear && j.x->dims[0] * j.out_sp > 0) {
+		if (!x->workspace || x->workspace_size < skip) {
+			ert_err_set(err, "%s '%s': workspace too small", ert_op_name(x->node->op),
+				    x->node->name);
+			return ERT_STATUS_INTERNAL;
+		}
+		j.chans = x->workspace;
+		if ((st = ert_qout_init(&j.qo, x, j.y, j.yzp, err)) != ERT_OK ||
+		    (st = q_chans(x, &j.qo, j.xs, j.ws, j.ys, 1.0f, j.m, x->workspace, err)) != ERT_OK)
+			return st;
+	}
+	return run_lanes(cpu, x, skip, j.x->dims[0] * j.m, j.out_sp, iconv_plane, &j, err);
 }
 
 /* ---- matrix multiplication ---- */
 
+enum imm_kind { IMM_INTEGER, IMM_QLINEAR, IMM_QGEMM };
+
 struct imm_job {
-	const struct ert_value *a, *b, *azp, *bzp, *as, *bs, *ys, *yzp, *y;
-	bool qlinear;
+	enum imm_kind kind;
+	const struct ert_value *a, *b, *azp, *bzp, *as, *bs, *ys, *yzp, *y, *c;
+	bool quantised;           /* int8/uint8 output (QLinearMatMul, QGemm with y_zero_point) */
+	struct ert_qout qo;
+	const struct q_chan *chans; /* per column, or NULL: per-row a_scale (float rule) */
+	float alpha;              /* QGemm */
 	int64_t m, n, k, nb;      /* nb: number of batch dims of y */
 	int32_t ba, bb;           /* batch dims of a and b */
+	int64_t a_rs, a_cs;       /* element (i, p) of A at i * a_rs + p * a_cs */
+	bool b_trans;             /* B stored (n, k): QGemm transB */
 };
+
+/* QGemm's int32 C at (i, c), unidirectionally broadcast to (M, N). */
+static int32_t gemm_bias(const struct ert_value *cv, int64_t i, int64_t c)
+{
+	const int32_t *d = cv->data;
+
+	if (cv->rank == 2)
+		return d[(cv->dims[0] == 1 ? 0 : i) * cv->dims[1] + (cv->dims[1] == 1 ? 0 : c)];
+	if (cv->rank == 1)
+		return d[cv->dims[0] == 1 ? 0 : c];
+	return d[0];
+}
+
+/* Row-major B: acc[c] += av * b[p][c], row by row of B. */
+static uint32_t imm_acc_rows(const struct imm_job *j, int64_t oa, int64_t ob, int64_t i, int32_t az,
+			     uint32_t *acc)
+{
+	const struct ert_value *a = j->a, *b = j->b;
+	uint32_t sum_a = 0;
+
+	for (int64_t c = 0; c < j->n; c++)
+		acc[c] = 0;
+	for (int64_t p = 0; p < j->k; p++) {
+		int32_t av = q8_at(a, oa + i * j->a_rs + p * j->a_cs) - az;
+		int64_t bi = ob + p * j->n;
+
+		sum_a += (uint32_t)av;
+		if (av == 0)
+			continue;
+		if (b->dtype == ERT_DTYPE_UINT8) {
+			const uint8_t *br = (const uint8_t *)b->data + bi;
+
+			for (int64_t c = 0; c < j->n; c++)
+				acc[c] += (uint32_t)(av * br[c]);
+		} else {
+			const int8_t *br = (const int8_t *)b->data + bi;
+
+			for (int64_t c = 0; c < j->n; c++)
+				acc[c] += (uint32_t)(av * br[c]);
+		}
+	}
+	return sum_a;
+}
+
+/* Transposed B (n, k): the row of A once into @arow, then one dot product per column. */
+static uint32_t imm_acc_dots(const struct imm_job *j, int64_t i, int32_t az, uint32_t *acc,
+			     int32_t *restrict arow)
+{
+	uint32_t sum_a = 0;
+
+	for (int64_t p = 0; p < j->k; p++) {
+		arow[p] = q8_at(j->a, i * j->a_rs + p * j->a_cs) - az;
+		sum_a += (uint32_t)arow[p];
+	}
+	for (int64_t c = 0; c < j->n; c++) {
+		uint32_t s = 0;
+
+		if (j->b->dtype == ERT_DTYPE_UINT8) {
+			const uint8_t *restrict bc = (const uint8_t *)j->b->data + c * j->k;
+
+			for (int64_t p = 0; p < j->k; p++)
+				s += (uint32_t)(arow[p] * bc[p]);
+		} else {
+			const int8_t *restrict bc = (const int8_t *)j->b->data + c * j->k;
+
+			for (int64_t p = 0; p < j->k; p++)
+				s += (uint32_t)(arow[p] * bc[p]);
+		}
+		acc[c] = s;
+	}
+	return sum_a;
+}
 
 /*
  * One output row: acc[c] = sum_p (a[p] - az) * b[p][c], then minus
@@ -314,63 +458,78 @@ static void imm_row(const void *arg, int64_t r, uint32_t *acc)
 		}
 	}
 	int32_t az = zp_at(j->azp, i);
-	uint32_t sum_a = 0;
+	uint32_t sum_a = j->b_trans ? imm_acc_dots(j, i, az, acc, (int32_t *)(acc + j->n))
+				    : imm_acc_rows(j, oa, ob, i, az, acc);
 
-	for (int64_t c = 0; c < j->n; c++)
-		acc[c] = 0;
-	for (int64_t p = 0; p < j->k; p++) {
-		int32_t av = q8_at(a, oa + i * j->k + p) - az;
-		int64_t bi = ob + p * j->n;
-
-		sum_a += (uint32_t)av;
-		if (av == 0)
-			continue;
-		if (b->dtype == ERT_DTYPE_UINT8) {
-			const uint8_t *br = (const uint8_t *)b->data + bi;
-
-			for (int64_t c = 0; c < j->n; c++)
-				acc[c] += (uint32_t)(av * br[c]);
-		} else {
-			const int8_t *br = (const int8_t *)b->data + bi;
-
-			for (int64_t c = 0; c < j->n; c++)
-				acc[c] += (uint32_t)(av * br[c]);
-		}
-	}
 	for (int64_t c = 0; c < j->n; c++) {
 		int32_t v = (int32_t)(acc[c] - sum_a * (uint32_t)zp_at(j->bzp, c));
 
-		if (j->qlinear)
-			store_q(y, r * j->n + c, (double)v * q_mult(j->as, i, j->bs, c, j->ys),
-				zp_at(j->yzp, 0));
-		else
+		if (j->c)
+			v = (int32_t)((uint32_t)v + (uint32_t)gemm_bias(j->c, i, c));
+		if (j->kind == IMM_INTEGER) {
 			((int32_t *)y->data)[r * j->n + c] = v;
+		} else if (!j->quantised) {
+			/* QGemm without y_zero_point: float32 output */
+			((float *)y->data)[r * j->n + c] = (float)((double)v * j->chans[c].f);
+		} else if (j->chans) {
+			ert_q8_store(y->data, y->dtype, r * j->n + c, q_finish(&j->qo, &j->chans[c], v));
+		} else {
+			double f = q_mult(j->as, i, j->bs, c, j->ys);
+
+			ert_q8_store(y->data, y->dtype, r * j->n + c, ert_qout_float(&j->qo, (double)v * f));
+		}
 	}
 }
 
 static void imm_setup(const struct ert_exec *x, struct imm_job *j)
 {
-	bool ql = x->node->op == ERT_OP_QLinearMatMul;
+	enum imm_kind kind = x->node->op == ERT_OP_QLinearMatMul ? IMM_QLINEAR
+			     : x->node->op == ERT_OP_QGemm     ? IMM_QGEMM
+							       : IMM_INTEGER;
+	bool ql = kind != IMM_INTEGER;
 
 	memset(j, 0, sizeof(*j));
-	j->qlinear = ql;
+	j->kind = kind;
 	j->a = x->in[0];
 	j->b = in_at(x, ql ? 3 : 1);
 	j->azp = in_at(x, 2);
 	j->bzp = in_at(x, ql ? 5 : 3);
+	j->alpha = 1.0f;
 	if (ql) {
 		j->as = x->in[1];
 		j->bs = x->in[4];
-		j->ys = x->in[6];
-		j->yzp = in_at(x, 7);
+		j->ys = in_at(x, kind == IMM_QGEMM ? 7 : 6);
+		j->yzp = in_at(x, kind == IMM_QGEMM ? 8 : 7);
+		j->quantised = kind == IMM_QLINEAR || j->yzp;
 	}
 	j->y = x->out[0];
+	if (kind == IMM_QGEMM) {
+		bool ta = ert_attr_int(x->node, "transA", 0) != 0;
+
+		j->c = in_at(x, 6);
+		j->alpha = ert_attr_float(x->node, "alpha", 1.0f);
+		j->b_trans = ert_attr_int(x->node, "transB", 0) != 0;
+		j->m = j->a->dims[ta ? 1 : 0];
+		j->k = j->a->dims[ta ? 0 : 1];
+		j->n = j->b->dims[j->b_trans ? 0 : 1];
+		j->a_rs = ta ? 1 : j->k;
+		j->a_cs = ta ? j->m : 1;
+		return;
+	}
 	j->k = j->a->dims[j->a->rank - 1];
 	j->m = j->a->rank > 1 ? j->a->dims[j->a->rank - 2] : 1;
 	j->n = j->b->rank > 1 ? j->b->dims[j->b->rank - 1] : 1;
 	j->nb = j->y->rank - (j->a->rank > 1) - (j->b->rank > 1);
 	j->ba = j->a->rank > 2 ? j->a->rank - 2 : 0;
 	j->bb = j->b->rank > 2 ? j->b->rank - 2 : 0;
+	j->a_rs = j->k;
+	j->a_cs = 1;
+}
+
+/* uint32_t per lane: a row of accumulators, plus the row of A for transposed B. */
+static int64_t imm_slot(const struct imm_job *j)
+{
+	return j->n + (j->b_trans ? j->k : 0);
 }
 
 static size_t imm_workspace(const struct ert_exec *x)
@@ -378,19 +537,38 @@ static size_t imm_workspace(const struct ert_exec *x)
 	struct imm_job j;
 
 	imm_setup(x, &j);
-	return (size_t)j.n * sizeof(uint32_t) * machine_lanes();
+	return q_chans_bytes(j.n) + (size_t)imm_slot(&j) * sizeof(uint32_t) * machine_lanes();
 }
 
 static ert_status imm_compute(struct ert_cpu *cpu, struct ert_exec *x, struct ert_err *err)
 {
+	size_t skip;
 	struct imm_job j;
 	int64_t rows;
+	ert_status st;
 
 	imm_setup(x, &j);
 	rows = j.m;
 	for (int64_t d = 0; d < j.nb; d++)
 		rows *= j.y->dims[d];
-	return run_lanes(cpu, x, rows, j.n, imm_row, &j, err);
+	skip = q_chans_bytes(j.n);
+	if (j.kind != IMM_INTEGER && rows * j.n > 0) {
+		if (!x->workspace || x->workspace_size < skip) {
+			ert_err_set(err, "%s '%s': workspace too small", ert_op_name(x->node->op),
+				    x->node->name);
+			return ERT_STATUS_INTERNAL;
+		}
+		if (j.quantised && (st = ert_qout_init(&j.qo, x, j.y, j.yzp, err)) != ERT_OK)
+			return st;
+		/* a per-row a_scale (QLinearMatMul, float rule) leaves no per-column table */
+		if (j.as->numel == 1) {
+			st = q_chans(x, &j.qo, j.as, j.bs, j.ys, j.alpha, j.n, x->workspace, err);
+			if (st != ERT_OK)
+				return st;
+			j.chans = x->workspace;
+		}
+	}
+	return run_lanes(cpu, x, skip, rows, imm_slot(&j), imm_row, &j, err);
 }
 
 const struct ert_cpu_op ert_cpu_ops_qlinalg[] = {
@@ -398,5 +576,6 @@ const struct ert_cpu_op ert_cpu_ops_qlinalg[] = {
 	{ .op = ERT_OP_ConvInteger, .workspace = iconv_workspace, .compute = iconv_compute },
 	{ .op = ERT_OP_QLinearMatMul, .workspace = imm_workspace, .compute = imm_compute },
 	{ .op = ERT_OP_MatMulInteger, .workspace = imm_workspace, .compute = imm_compute },
+	{ .op = ERT_OP_QGemm, .workspace = imm_workspace, .compute = imm_compute },
 	{ .compute = NULL },
 };

@@ -9,6 +9,8 @@ extern const struct ert_cpu_op ert_cpu_ops_binary[];
 extern const struct ert_cpu_op ert_cpu_ops_linalg[];
 extern const struct ert_cpu_op ert_cpu_ops_pool[];
 extern const struct ert_cpu_op ert_cpu_ops_qlinalg[];
+extern const struct ert_cpu_op ert_cpu_ops_qlinear_ew[];
+extern const struct ert_cpu_op ert_cpu_ops_qlinear_pool[];
 extern const struct ert_cpu_op ert_cpu_ops_norm[];
 extern const struct ert_cpu_op ert_cpu_ops_reduce[];
 extern const struct ert_cpu_op ert_cpu_ops_quant[];
@@ -22,6 +24,8 @@ static const struct ert_cpu_op *const families[] = {
 	ert_cpu_ops_linalg,
 	ert_cpu_ops_pool,
 	ert_cpu_ops_qlinalg,
+	ert_cpu_ops_qlinear_ew,
+	ert_cpu_ops_qlinear_pool,
 	ert_cpu_ops_norm,
 	ert_cpu_ops_reduce,
 	ert_cpu_ops_quant,

@@ -1,0 +1,142 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * CPU QLinearAdd and QLinearMul (com.microsoft), numpy broadcast, both
+ * requantisation rules (docs/int8.md):
+ *
+ *   float rule (onnxruntime): the multipliers A_s / C_s, B_s / C_s (Add) or
+ *   A_s * B_s / C_s (Mul) are computed in float32, applied in double, and the
+ *   result rounded half to even;
+ *   fixed rule: TFLite's ADD (inputs shifted left 20 bits, each scaled, the
+ *   sum scaled) and MUL, exactly as the enpu ELTWISE command.
+ *
+ * An input byte has only 256 values, so Add looks each input's scaled
+ * contribution up in a table built once per run.
+ */
+#include <string.h>
+
+#include "cpu/ops/elementwise.h"
+#include "cpu/ops/qlinear-kernels.h"
+
+struct qbin_job {
+	bool mul;
+	struct ert_qout qo;
+	ert_dtype dt;
+	const uint8_t *a, *b;
+	void *y;
+	int32_t azp, bzp;
+	/* Mul: one multiplier */
+	int32_t m, s;
+	double f;
+	/* Add, indexed by the input byte: fixed rule's a', b', float rule's reals */
+	int32_t out_m, out_s;
+	int32_t ta[256], tb[256];
+	double fa[256], fb[256];
+};
+
+/* The value of input byte @byte in type @dt. */
+static int32_t byte_value(ert_dtype dt, int byte)
+{
+	return dt == ERT_DTYPE_UINT8 ? byte : (int32_t)(int8_t)(uint8_t)byte;
+}
+
+static void qbin_run(void *ctx, const int64_t *off, const int64_t *step, int64_t out_off, int64_t n)
+{
+	const struct qbin_job *j = ctx;
+	const uint8_t *a = j->a + off[0], *b = j->b + off[1];
+	int64_t sa = step[0], sb = step[1];
+
+	for (int64_t k = 0; k < n; k++) {
+		uint8_t va = a[k * sa], vb = b[k * sb];
+		int32_t q;
+
+		if (j->mul) {
+			int32_t p = (byte_value(j->dt, va) - j->azp) * (byte_value(j->dt, vb) - j->bzp);
+
+			q = j->qo.fixed ? ert_qout_fixed(&j->qo, p, j->m, j->s)
+					: ert_qout_float(&j->qo, (double)p * j->f);
+		} else if (j->qo.fixed) {
+			int32_t sum = (int32_t)((uint32_t)j->ta[va] + (uint32_t)j->tb[vb]);
+
+			q = ert_qout_fixed(&j->qo, sum, j->out_m, j->out_s);
+		} else {
+			q = ert_qout_float(&j->qo, j->fa[va] + j->fb[vb]);
+		}
+		ert_q8_store(j->y, j->dt, out_off + k, q);
+	}
+}
+
+static ert_status qbin_params(const struct ert_exec *x, struct qbin_job *j, struct ert_err *err)
+{
+	double as = ert_qparam_float(x->in[1], 0), bs = ert_qparam_float(x->in[4], 0);
+	double cs = ert_qparam_float(x->in[6], 0);
+
+	if (j->mul) {
+		if (j->qo.fixed)
+			return ert_quant_product_multiplier(as, bs, cs, &j->m, &j->s)
+				       ? ERT_OK : ERT_STATUS_UNSUPPORTED;
+		j->f = (double)((float)as * (float)bs / (float)cs);
+		return ERT_OK;
+	}
+	if (j->qo.fixed) {
+		struct ert_quant_add p;
+
+		if (!ert_quant_add_params(as, bs, cs, &p))
+			return ERT_STATUS_UNSUPPORTED;
+		j->out_m = p.out_mult;
+		j->out_s = p.out_shift;
+		for (int v = 0; v < 256; v++) {
+			int32_t da = byte_value(j->dt, v) - j->azp, db = byte_value(j->dt, v) - j->bzp;
+
+			j->ta[v] = ert_requant_fixed(da * (1 << ERT_QUANT_ADD_LEFT_SHIFT), p.a_mult,
+						     p.a_shift);
+			j->tb[v] = ert_requant_fixed(db * (1 << ERT_QUANT_ADD_LEFT_SHIFT), p.b_mult,
+						     p.b_shift);
+		}
+		return ERT_OK;
+	}
+	float ra = (float)as / (float)cs, rb = (float)bs / (float)cs;
+
+	for (int v = 0; v < 256; v++) {
+		j->fa[v] = (double)(byte_value(j->dt, v) - j->azp) * ra;
+		j->fb[v] = (double)(byte_value(j->dt, v) - j->bzp) * rb;
+	}
+	(void)err;
+	return ERT_OK;
+}
+
+static ert_status qbin_compute(struct ert_cpu *cpu, struct ert_exec *x, struct ert_err *err)
+{
+	const struct ert_value *in[2] = { x->in[0], x->in[3] };
+	struct ert_value *y = x->out[0];
+	struct ert_bcast bc;
+	struct qbin_job j;
+	ert_status st;
+
+	memset(&j, 0, sizeof(j));
+	j.mul = x->node->op == ERT_OP_QLinearMul;
+	j.dt = y->dtype;
+	j.a = in[0]->data;
+	j.b = in[1]->data;
+	j.y = y->data;
+	j.azp = ert_qparam_int(x->n_in > 2 ? x->in[2] : NULL, 0);
+	j.bzp = ert_qparam_int(x->n_in > 5 ? x->in[5] : NULL, 0);
+	if ((st = ert_qout_init(&j.qo, x, y, x->n_in > 7 ? x->in[7] : NULL, err)) != ERT_OK)
+		return st;
+	if ((st = qbin_params(x, &j, err)) != ERT_OK) {
+		ert_err_set(err, "%s '%s': multipliers cannot be represented",
+			    ert_op_name(x->node->op), x->node->name);
+		return st;
+	}
+	if (y->numel == 0)
+		return ERT_OK;
+	if (ert_bcast_init(&bc, y, in, 2, err) != ERT_OK)
+		return ERT_STATUS_INTERNAL;
+	ert_bcast_run(cpu, &bc, qbin_run, &j);
+	return ERT_OK;
+}
+
+const struct ert_cpu_op ert_cpu_ops_qlinear_ew[] = {
+	{ .op = ERT_OP_QLinearAdd, .compute = qbin_compute },
+	{ .op = ERT_OP_QLinearMul, .compute = qbin_compute },
+	{ .compute = NULL },
+};

@@ -1,0 +1,125 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * npu-impl.h — private to backends/npu: the backend context, where tensors
+ * live (BO + offset), and the lowering of int8 nodes to command streams.
+ *
+ * Lowering happens in prepare(): each node becomes a few enpu commands whose
+ * tensors name node-local "refs" (a BO each). compute() appends the node's
+ * commands to the job being built, turning refs into the job's regions;
+ * synchronize() submits the jobs built so far (one SUBMIT) and waits. The
+ * session synchronizes a backend whenever the next step runs elsewhere, so
+ * a maximal run of NPU steps (an island) becomes one job, or several when
+ * the device's limits (regions, commands, work) split it.
+ */
+#ifndef ERT_NPU_IMPL_H
+#define ERT_NPU_IMPL_H
+
+#include "ert-backend-impl.h"
+#include "npu/npu-device.h"
+#include "uapi/drm/enpu_cmdstream.h"
+
+/* Most regions (BOs) one job may name: ENPU_CS_MAX_REGIONS of the driver. */
+#define NPU_MAX_REGIONS 64
+/* Most BOs one lowered node refers to. */
+#define NPU_MAX_REFS 8
+
+union npu_cmd {
+	struct enpu_cs_cmd hdr;
+	struct enpu_cs_conv2d conv;
+	struct enpu_cs_matmul mm;
+	struct enpu_cs_eltwise elt;
+	struct enpu_cs_pool pool;
+	struct enpu_cs_lut lut;
+	struct enpu_cs_copy copy;
+};
+
+/* One command of a lowered node; its tensors' regions are node ref indices. */
+struct npu_cmd_entry {
+	union npu_cmd c;
+	uint64_t work;
+};
+
+/* Where a node's tensor lives: the input index it was resolved from, or -1. */
+struct npu_ref {
+	const struct npu_bo *bo;
+	int32_t input;       /* graph-input tensor: re-resolved when its buffer moves */
+	const void *base;    /* host address the ref was resolved for (input refs) */
+	uint64_t offset;     /* offset of @base in @bo */
+};
+
+struct npu_op {
+	struct npu_cmd_entry *cmds;
+	uint32_t n_cmds;
+	struct npu_ref refs[NPU_MAX_REFS];
+	uint32_t n_refs;
+};
+
+/* A BO the backend owns: an arena, a weight slab or a userptr wrapper. */
+struct npu_bo_entry {
+	struct npu_bo bo;
+	enum { NPU_BO_ARENA, NPU_BO_SLAB, NPU_BO_USERPTR } kind;
+	size_t used;         /* slabs: bytes handed out */
+	struct npu_bo_entry *next;
+};
+
+/* A constant uploaded to a slab (keyed by its host address and size). */
+struct npu_const {
+	const void *src;
+	size_t nbytes;
+	const struct npu_bo *bo;
+	uint64_t offset;
+};
+
+/* One job being built. */
+struct npu_job_buf {
+	uint8_t *cs;
+	size_t len, cap;
+	uint32_t n_cmds;
+	uint64_t work;
+	const struct npu_bo *regions[NPU_MAX_REGIONS];
+	uint32_t n_regions;
+};
+
+struct ert_npu {
+	struct npu_dev *dev;
+	const struct npu_dev_info *info;
+	struct npu_bo_entry *bos;
+	struct npu_const *consts;
+	uint32_t n_consts, cap_consts;
+	size_t resident;             /* bytes of slabs */
+
+	struct npu_job_buf *jobs;    /* jobs built since the last synchronize */
+	uint32_t n_jobs, cap_jobs;
+	uint64_t last_seqno;
+	bool in_flight;
+	uint64_t submitted;          /* jobs submitted, for the hang test hook */
+	uint64_t hang_job;           /* ERT_NPU_TEST_HANG: 1-based job to hang, 0 none */
+	size_t copied_bytes;         /* bytes copied between host memory and BOs */
+};
+
+/* ---- npu-backend.c: memory ---- */
+
+/* Locate @nbytes at host address @p in a BO the backend knows; NULL if none. */
+const struct npu_bo *ert_npu_find(struct ert_npu *npu, const void *p, size_t nbytes,
+				  uint64_t *offset);
+/* A BO copy of constant @src (uploaded once per session, shared by plans). */
+ert_status ert_npu_upload(struct ert_npu *npu, const void *src, size_t nbytes,
+			  const struct npu_bo **bo, uint64_t *offset, struct ert_err *err);
+/* A BO copy of bytes made at prepare time (tables): not cached. */
+ert_status ert_npu_upload_bytes(struct ert_npu *npu, const void *src, size_t nbytes,
+				const struct npu_bo **bo, uint64_t *offset, struct ert_err *err);
+/* A userptr BO over page-aligned @p (made once, kept); NULL bo when not aligned. */
+ert_status ert_npu_wrap(struct ert_npu *npu, void *p, size_t nbytes, const struct npu_bo **bo,
+			struct ert_err *err);
+
+/* ---- npu-lower.c ---- */
+
+/* May the NPU run @x? int8 ops with ert.requant = 1 and plain int8 movement. */
+bool ert_npu_supports(struct ert_npu *npu, const struct ert_exec *x);
+/* Lower @x into x->state (struct npu_op). */
+ert_status ert_npu_lower(struct ert_npu *npu, struct ert_exec *x, struct ert_err *err);
+void ert_npu_op_free(struct npu_op *op);
+/* Tensor fields of command @c (up to 5), NULL-terminated count in *n. */
+uint32_t ert_npu_cmd_tensors(union npu_cmd *c, struct enpu_cs_tensor **t);
+
+#endif /* ERT_NPU_IMPL_H */

@@ -1,0 +1,37 @@
+#!/bin/sh
+# Runs inside the enpu test VM (tests/suites/60-kernel-vm.sh packs it with a
+# static edgert and int8 models quantized on the host): the models run on
+# /dev/accel/accel0 and their outputs' SHA-256 go to the console, where the
+# host compares them with the CPU backend's. "models.sh gone" runs after the
+# module is unloaded: the NPU must be reported missing, not crashed on.
+m=/tests/models
+edgert=/tests/edgert
+export ERT_NO_PROGRESS=1
+
+if [ "${1:-}" = gone ]; then
+	ERT_NPU_DEVICE=/dev/accel/accel0 $edgert run $m/mobilenet_v2-int8.ert --backend npu \
+		>/tmp/gone.log 2>&1
+	echo "ENPU-VM-GONE: exit=$?"
+	sed 's/^/ENPU-VM-GONE: /' /tmp/gone.log
+	exit 0
+fi
+
+export ERT_NPU_DEVICE=/dev/accel/accel0
+for name in $(cat $m/list); do
+	start=$(date +%s)
+	if $edgert run $m/$name-int8.ert --backend npu --seed 1 -o /tmp/$name \
+		>/tmp/$name.log 2>&1; then
+		echo "ENPU-VM-MODEL: $name $(sha256sum /tmp/$name/logits.npy | cut -d' ' -f1) $(( $(date +%s) - start ))s"
+	else
+		sed 's/^/ENPU-VM-MODEL-LOG: /' /tmp/$name.log
+		echo "ENPU-VM-MODEL: $name failed"
+	fi
+	grep -q simulator /tmp/$name.log && echo "ENPU-VM-MODEL: $name ran on the simulator"
+done
+
+# the driver's hang hook kills the first job of the first run; the second
+# run of the same session must succeed
+ERT_NPU_TEST_HANG=1 $edgert run $m/mobilenet_v2-int8.ert --backend npu --repeat 2 \
+	>/tmp/hang.log 2>&1
+echo "ENPU-VM-HANG: exit=$?"
+sed 's/^/ENPU-VM-HANG: /' /tmp/hang.log
