@@ -417,8 +417,8 @@ static bool copy_graph(const struct ert_graph *fg, struct q_result *r, struct er
 	return st == ERT_OK;
 }
 
-bool q_quantize_graph(const struct ert_graph *fg, const struct q_stats *stats,
-		      const struct q_choice *c, struct q_result *r)
+bool q_rewrite_graph(const struct ert_graph *fg, const struct q_stats *stats,
+		     const struct q_choice *c, struct q_result *r)
 {
 	struct ert_err err = { "" };
 	struct qg q = { .stats = stats };
@@ -451,10 +451,8 @@ bool q_quantize_graph(const struct ert_graph *fg, const struct q_stats *stats,
 	if (!rewrite(&q, r))
 		goto oom;
 	st = ert_graph_toposort(q.g, &err);
-	if (st == ERT_OK)
-		st = ert_graph_optimize(q.g, &err);
 	if (st != ERT_OK) {
-		cli_error("quantize", "failed to optimise the quantised graph: %s", err.msg);
+		cli_error("quantize", "failed to sort the quantised graph: %s", err.msg);
 		goto out;
 	}
 	ok = true;
@@ -470,6 +468,21 @@ out:
 	if (!ok)
 		q_result_free(r);
 	return ok;
+}
+
+bool q_quantize_graph(const struct ert_graph *fg, const struct q_stats *stats,
+		      const struct q_choice *c, struct q_result *r)
+{
+	struct ert_err err = { "" };
+
+	if (!q_rewrite_graph(fg, stats, c, r))
+		return false;
+	if (ert_graph_optimize(r->graph, &err) != ERT_OK) {
+		cli_error("quantize", "failed to optimise the quantised graph: %s", err.msg);
+		q_result_free(r);
+		return false;
+	}
+	return true;
 }
 
 void q_result_free(struct q_result *r)

@@ -165,7 +165,7 @@ struct q_choice {
 };
 
 struct q_result {
-	struct ert_graph *graph;        /* the QDQ graph, optimised */
+	struct ert_graph *graph;        /* the QDQ graph (optimised by q_quantize_graph) */
 	void *image;                    /* the .ert image the graph's float constants point into */
 	size_t image_size;
 	enum q_method method;
@@ -182,8 +182,14 @@ struct q_result {
 bool q_check_keep_float(const struct ert_graph *g, const struct q_choice *c);
 
 /*
- * Build the QDQ graph of @g (the float model's graph) from @stats, then run
- * the graph optimiser on it. @g is only read. On failure prints an error.
+ * Build the QDQ graph of @g (the float model's graph) from @stats, sorted but
+ * not optimised. @g is only read. On failure prints an error.
+ */
+bool q_rewrite_graph(const struct ert_graph *g, const struct q_stats *stats,
+		     const struct q_choice *c, struct q_result *out);
+/*
+ * The same, then the graph optimiser, whose QDQ fusion turns the QDQ
+ * patterns into int8 ops.
  */
 bool q_quantize_graph(const struct ert_graph *g, const struct q_stats *stats,
 		      const struct q_choice *c, struct q_result *out);
