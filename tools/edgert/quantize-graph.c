@@ -8,9 +8,9 @@
  *   weight W:      W_quantized (int8, per channel) -> DequantizeLinear -> op
  *   bias B:        B_quantized (int32, scale x_s * w_s[c]) -> DequantizeLinear -> op
  *
- * The QDQ fusion pass of the optimiser turns "DQ -> float op -> Q" into int8
- * ops whose output keeps the QuantizeLinear's output name; until it does, the
- * graph runs as float ops on fake-quantised values, which is the same model.
+ * The QDQ fusion pass of the optimiser (opt/qdq.c) turns "DQ -> float op -> Q"
+ * into int8 ops whose output keeps the QuantizeLinear's output name; what it
+ * leaves runs as float ops on fake-quantised values, which is the same model.
  */
 #include <math.h>
 #include <stdlib.h>
