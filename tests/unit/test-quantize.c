@@ -103,20 +103,31 @@ ERT_TEST(weights_per_channel)
 	int8_t q[6];
 	float s[2];
 
-	q_weights_per_channel(w, 1, 2, 3, 1.0f, q, s);
+	q_weights_per_channel(w, 1, 2, 3, 1.0f, NULL, q, s);
 	CHECK_NEAR(s[0], 2.0 / 127.0, 1e-7);
 	CHECK_NEAR(s[1], 1.0, 0);
 	CHECK_EQ_INT(q[0], 64); /* 63.5 rounds to even */
 	CHECK_EQ_INT(q[1], -127);
 	CHECK_EQ_INT(q[2], 32);
 	CHECK_EQ_INT(q[3], 0);
-	q_weights_per_channel(wt, 3, 2, 1, 2.0f, q, s);
+	q_weights_per_channel(wt, 3, 2, 1, 2.0f, NULL, q, s);
 	CHECK_NEAR(s[0], 4.0 / 127.0, 1e-7);
 	/* alpha 2: 2, -4, 1 */
 	CHECK_EQ_INT(q[0], 64);
 	CHECK_EQ_INT(q[2], -127);
 	CHECK_EQ_INT(q[4], 32);
 	CHECK_EQ_INT(q[1], 0);
+	/* a tiny channel under a large bias: the weight scale grows so the bias fits int32 */
+	const float tiny[2] = { 1e-6f, -2e-6f };
+	float ms = q_bias_min_weight_scale(1e6f, 1e-3f);
+
+	q_weights_per_channel(tiny, 1, 1, 2, 1.0f, &ms, q, s);
+	CHECK(s[0] == ms && ms > 2e-6f / 127.0f);
+	double bq = round(1e6 / ((double)1e-3f * s[0]));
+
+	CHECK(bq < 2147483647.0 && bq > 2.1e9);
+	CHECK_NEAR(bq * (double)(1e-3f * s[0]), 1e6, 1.0);
+	CHECK_NEAR(q_bias_min_weight_scale(0.0f, 1.0f), 0.0, 0);
 	CHECK_EQ_INT(q_saturate_i32(3e10), INT32_MAX);
 	CHECK_EQ_INT(q_saturate_i32(-2.5), -3);
 }
@@ -248,8 +259,11 @@ static uint32_t count_op(const struct ert_graph *g, enum ert_op op)
 	return n;
 }
 
-/* Calibrate @m on 4 random samples and quantise with @c. */
-static bool quantize_small(ert_model *m, const struct q_choice *c, struct q_result *r)
+/*
+ * Calibrate @m on 4 random samples and quantise with @c: the QDQ form, or
+ * with @fuse after the optimiser's QDQ fusion.
+ */
+static bool quantize_small(ert_model *m, const struct q_choice *c, bool fuse, struct q_result *r)
 {
 	const struct ert_graph *fg = ert_model_graph(m);
 	struct q_stats *stats = calloc(fg->n_tensors, sizeof(*stats));
@@ -261,7 +275,10 @@ static bool quantize_small(ert_model *m, const struct q_choice *c, struct q_resu
 	cfg.num_threads = 1;
 	ok = stats && q_samples_open(&s, "test", NULL, 4, 7, m);
 	ok = ok && q_calibrate(m, &cfg, &s, c->method, stats);
-	ok = ok && q_quantize_graph(fg, stats, c, r);
+	if (fuse)
+		ok = ok && q_quantize_graph(fg, stats, c, r);
+	else
+		ok = ok && q_rewrite_graph(fg, stats, c, r);
 	q_stats_free(stats, fg->n_tensors);
 	return ok;
 }
@@ -277,7 +294,7 @@ ERT_TEST(qdq_rewrite)
 
 	REQUIRE(m);
 	fg = ert_model_graph(m);
-	REQUIRE(quantize_small(m, &c, &r));
+	REQUIRE(quantize_small(m, &c, false, &r));
 	qg = r.graph;
 	CHECK_EQ_INT(r.n_quantized, 4); /* conv, pool, flatten, fc; not the Sigmoid */
 	CHECK_EQ_INT(r.n_acts, 5);      /* x, y, p, f, g */
@@ -344,6 +361,52 @@ ERT_TEST(qdq_rewrite)
 	ert_model_unref(m);
 }
 
+/* What the QDQ fusion makes of the rewrite: int8 ops end to end, one Q in, one DQ out. */
+ERT_TEST(qdq_fuses_to_int8)
+{
+	ert_model *m = small_net();
+	struct q_choice c = { .method = Q_METHOD_MINMAX };
+	struct q_result r;
+	const struct ert_graph *fg, *qg;
+	const struct ert_node *n;
+
+	REQUIRE(m);
+	fg = ert_model_graph(m);
+	REQUIRE(quantize_small(m, &c, true, &r));
+	qg = r.graph;
+	CHECK_EQ_INT(count_op(qg, ERT_OP_QuantizeLinear), 1);   /* at the input */
+	CHECK_EQ_INT(count_op(qg, ERT_OP_DequantizeLinear), 1); /* before the float Sigmoid */
+	CHECK_EQ_INT(count_op(qg, ERT_OP_QLinearConv), 1);
+	CHECK_EQ_INT(count_op(qg, ERT_OP_QGemm), 1);
+	CHECK_EQ_INT(count_op(qg, ERT_OP_MaxPool), 1);
+	CHECK_EQ_INT(count_op(qg, ERT_OP_Flatten), 1);
+	CHECK_EQ_INT(count_op(qg, ERT_OP_Conv), 0);
+	CHECK_EQ_INT(count_op(qg, ERT_OP_Gemm), 0);
+	/* every int8 tensor the cosine table reads survives under its name */
+	for (uint32_t k = 0; k < r.n_acts; k++) {
+		int32_t t = ert_graph_find_tensor(qg, r.acts[k].qname);
+
+		CHECK(t >= 0 && qg->tensors[t].dtype == ERT_DTYPE_INT8);
+	}
+	for (uint32_t i = 0; i < qg->n_nodes; i++) {
+		n = &qg->nodes[i];
+		if (n->op == ERT_OP_QLinearConv || n->op == ERT_OP_QGemm)
+			CHECK_EQ_INT(ert_attr_int(n, "ert.requant", 0), 1);
+		/*
+		 * The Relu output was calibrated after the Relu: its range starts at
+		 * 0, so zp is -128 and the clamp [zp, 127] is all of int8 (none).
+		 */
+		if (n->op == ERT_OP_QLinearConv) {
+			uint32_t cnt = 0;
+
+			CHECK_EQ_INT(act_of(&r, fg, "y")->p.zp, -128);
+			CHECK(!ert_attr_ints(n, "ert.clamp", &cnt));
+		}
+	}
+	q_result_free(&r);
+	ert_model_unref(m);
+}
+
 ERT_TEST(qdq_model_matches_float)
 {
 	ert_model *m = small_net(), *qm = NULL;
@@ -357,7 +420,7 @@ ERT_TEST(qdq_model_matches_float)
 	char msg[256];
 
 	REQUIRE(m);
-	REQUIRE(quantize_small(m, &c, &r));
+	REQUIRE(quantize_small(m, &c, true, &r));
 	REQUIRE(ert_format_write_memory(r.graph, NULL, &img, &size, &err) == ERT_OK);
 	REQUIRE(ert_model_load_memory(img, size, 1, &qm, msg, sizeof(msg)) == ERT_OK);
 	ert_config_init(&cfg);
@@ -394,7 +457,7 @@ ERT_TEST(keep_float)
 	fprintf(stderr, "(an error about 'nope' is expected:)\n");
 	CHECK(!q_check_keep_float(fg, &c));
 	c.keep_float = keep;
-	REQUIRE(quantize_small(m, &c, &r));
+	REQUIRE(quantize_small(m, &c, false, &r));
 	CHECK_EQ_INT(r.n_quantized, 3);
 	CHECK_EQ_INT(r.n_float, 1);
 	CHECK(!act_of(&r, fg, "x")); /* only the float Conv reads it */
@@ -407,12 +470,12 @@ ERT_TEST(keep_float)
 
 	/* --keep-first is the Conv too; --keep-last the Gemm (Flatten still follows its input) */
 	c = (struct q_choice){ .method = Q_METHOD_EMA, .keep_first = true };
-	REQUIRE(quantize_small(m, &c, &r));
+	REQUIRE(quantize_small(m, &c, false, &r));
 	CHECK_EQ_INT(r.n_quantized, 3);
 	CHECK(!act_of(&r, fg, "x"));
 	q_result_free(&r);
 	c = (struct q_choice){ .method = Q_METHOD_MINMAX, .keep_last = true };
-	REQUIRE(quantize_small(m, &c, &r));
+	REQUIRE(quantize_small(m, &c, false, &r));
 	CHECK_EQ_INT(r.n_quantized, 3);
 	CHECK(act_of(&r, fg, "f") && !act_of(&r, fg, "g"));
 	n = node_named(r.graph, "fc");
@@ -431,6 +494,7 @@ int main(int argc, char **argv)
 		ERT_TEST_ENTRY(weights_per_channel),
 		ERT_TEST_ENTRY(cosine),
 		ERT_TEST_ENTRY(qdq_rewrite),
+		ERT_TEST_ENTRY(qdq_fuses_to_int8),
 		ERT_TEST_ENTRY(qdq_model_matches_float),
 		ERT_TEST_ENTRY(keep_float),
 	};

@@ -1,16 +1,16 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * edgert quantize: choose what to quantise and rewrite the float graph into
- * QDQ form, as onnxruntime's quantiser writes it:
+ * edgert quantize: rewrite the float graph into QDQ form (what is quantised
+ * comes from quantize-select.c), as onnxruntime's quantiser writes it:
  *
  *   activation t:  producer -> t -> QuantizeLinear -> t_quantized (int8)
  *                  -> DequantizeLinear -> t_dequantized -> every consumer
  *   weight W:      W_quantized (int8, per channel) -> DequantizeLinear -> op
  *   bias B:        B_quantized (int32, scale x_s * w_s[c]) -> DequantizeLinear -> op
  *
- * The QDQ fusion pass of the optimiser turns "DQ -> float op -> Q" into int8
- * ops whose output keeps the QuantizeLinear's output name; until it does, the
- * graph runs as float ops on fake-quantised values, which is the same model.
+ * The QDQ fusion pass of the optimiser (opt/qdq.c) turns "DQ -> float op -> Q"
+ * into int8 ops whose output keeps the QuantizeLinear's output name; what it
+ * leaves runs as float ops on fake-quantised values, which is the same model.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -20,223 +20,9 @@
 #include "opt/passes.h"
 #include "quantize.h"
 
-enum q_kind {
-	QK_NONE,
-	QK_WEIGHTED,  /* Conv, Gemm, MatMul: constant weight (and bias) */
-	QK_BINARY,    /* Add, Mul */
-	QK_POOL,      /* AveragePool, GlobalAveragePool, MaxPool: output shares input's params */
-	QK_SHAPE,     /* Reshape, Flatten: quantised only when their input is */
-};
-
-struct qg {
-	struct ert_graph *g;        /* the working copy of the float graph */
-	const struct q_stats *stats; /* per tensor of the float graph */
-	const int32_t *fidx;        /* working tensor -> float graph tensor, or -1 */
-	uint32_t n_tensors, n_nodes; /* before the rewrite added any */
-	uint8_t *node_q;            /* node is quantised */
-	uint8_t *in_qt;             /* tensor gets a QuantizeLinear/DequantizeLinear pair */
-	int32_t *parent;            /* union-find: tensors sharing scale and zero point */
-	struct q_params *params;    /* per tensor in in_qt */
-};
-
-static enum q_kind kind_of(enum ert_op op)
-{
-	switch (op) {
-	case ERT_OP_Conv:
-	case ERT_OP_Gemm:
-	case ERT_OP_MatMul:
-		return QK_WEIGHTED;
-	case ERT_OP_Add:
-	case ERT_OP_Mul:
-		return QK_BINARY;
-	case ERT_OP_AveragePool:
-	case ERT_OP_GlobalAveragePool:
-	case ERT_OP_MaxPool:
-		return QK_POOL;
-	case ERT_OP_Reshape:
-	case ERT_OP_Flatten:
-		return QK_SHAPE;
-	default:
-		return QK_NONE;
-	}
-}
-
-static int32_t in_at(const struct ert_node *n, uint32_t k)
-{
-	return k < n->n_inputs ? n->inputs[k] : -1;
-}
-
 static bool is_graph_io(const struct ert_graph *g, int32_t t, uint32_t flag)
 {
 	return (g->tensors[t].flags & flag) != 0;
-}
-
-/* A float activation the calibration saw, and that can be rewired. */
-static bool act_ok(const struct qg *q, int32_t t)
-{
-	const struct ert_tensor *tt;
-
-	if (t < 0 || (uint32_t)t >= q->n_tensors || q->fidx[t] < 0)
-		return false;
-	tt = &q->g->tensors[t];
-	if (tt->flags & ERT_TENSOR_CONST)
-		return false;
-	if ((tt->flags & ERT_TENSOR_INPUT) && (tt->flags & ERT_TENSOR_OUTPUT))
-		return false;
-	return q->stats[q->fidx[t]].samples > 0;
-}
-
-static bool const_f32(const struct ert_graph *g, int32_t t)
-{
-	const struct ert_tensor *tt;
-	int64_t n;
-
-	if (t < 0)
-		return false;
-	tt = &g->tensors[t];
-	n = ert_shape_numel(tt->rank, tt->dims);
-	return (tt->flags & ERT_TENSOR_CONST) && tt->dtype == ERT_DTYPE_FLOAT32 && n > 0 &&
-	       tt->data && tt->nbytes == (size_t)n * sizeof(float);
-}
-
-/* Output features of a Gemm or MatMul weight, or of a Conv (axis 0). */
-static int64_t weight_channels(const struct ert_node *n, const struct ert_tensor *w)
-{
-	if (n->op == ERT_OP_Conv)
-		return w->dims[0];
-	if (n->op == ERT_OP_Gemm)
-		return ert_attr_int(n, "transB", 0) ? w->dims[0] : w->dims[1];
-	return w->dims[w->rank - 1];
-}
-
-/* A bias the int32 form can hold: absent, or constant with one value per channel (or one). */
-static bool bias_ok(const struct ert_graph *g, int32_t b, int64_t channels)
-{
-	int64_t n;
-
-	if (b < 0)
-		return true;
-	if (!const_f32(g, b))
-		return false;
-	n = ert_shape_numel(g->tensors[b].rank, g->tensors[b].dims);
-	return n == 1 || (n == channels && g->tensors[b].rank >= 1 &&
-			  g->tensors[b].dims[g->tensors[b].rank - 1] == channels);
-}
-
-/* Could @n be quantised (leaving --keep-float aside)? */
-static bool eligible(const struct qg *q, const struct ert_node *n)
-{
-	const struct ert_graph *g = q->g;
-	enum ert_act act = ert_node_act(n).type;
-
-	if (n->n_outputs < 1 || !act_ok(q, n->outputs[0]))
-		return false;
-	for (uint32_t k = 1; k < n->n_outputs; k++)
-		if (n->outputs[k] >= 0)
-			return false; /* MaxPool's Indices */
-	/* int8 ops clamp; other fused activations have no int8 form */
-	if (act != ERT_ACT_NONE && act != ERT_ACT_RELU && act != ERT_ACT_CLIP)
-		return false;
-	switch (kind_of(n->op)) {
-	case QK_WEIGHTED: {
-		int32_t w = in_at(n, 1);
-		const struct ert_tensor *wt;
-
-		if (!act_ok(q, in_at(n, 0)) || !const_f32(g, w))
-			return false;
-		wt = &g->tensors[w];
-		if (n->op == ERT_OP_Conv) {
-			if (wt->rank < 3)
-				return false;
-			return bias_ok(g, in_at(n, 2), wt->dims[0]) &&
-			       (in_at(n, 2) < 0 || g->tensors[in_at(n, 2)].rank == 1);
-		}
-		if (n->op == ERT_OP_Gemm)
-			return wt->rank == 2 && bias_ok(g, in_at(n, 2), weight_channels(n, wt));
-		return wt->rank >= 2 && n->n_inputs == 2;
-	}
-	case QK_BINARY: {
-		int32_t a = in_at(n, 0), b = in_at(n, 1);
-
-		if (n->n_inputs != 2 || (!act_ok(q, a) && !act_ok(q, b)))
-			return false;
-		return (act_ok(q, a) || const_f32(g, a)) && (act_ok(q, b) || const_f32(g, b));
-	}
-	case QK_POOL:
-		return act_ok(q, in_at(n, 0));
-	default:
-		return false;
-	}
-}
-
-static int32_t find(int32_t *parent, int32_t t)
-{
-	while (parent[t] != t) {
-		parent[t] = parent[parent[t]];
-		t = parent[t];
-	}
-	return t;
-}
-
-/* @out takes @in's scale and zero point. */
-static void share(struct qg *q, int32_t out, int32_t in)
-{
-	q->parent[find(q->parent, out)] = find(q->parent, in);
-}
-
-static bool kept(const struct q_choice *c, const struct ert_node *n, uint32_t i, int64_t first,
-		 int64_t last)
-{
-	if ((c->keep_first && (int64_t)i == first) || (c->keep_last && (int64_t)i == last))
-		return true;
-	for (uint32_t k = 0; k < c->n_keep_float; k++)
-		if (strcmp(c->keep_float[k], n->name) == 0)
-			return true;
-	return false;
-}
-
-static void choose(struct qg *q, const struct q_choice *c, struct q_result *r)
-{
-	const struct ert_graph *g = q->g;
-	int64_t first = -1, last = -1;
-
-	for (uint32_t i = 0; i < q->n_nodes; i++) {
-		if (kind_of(g->nodes[i].op) != QK_SHAPE && eligible(q, &g->nodes[i])) {
-			if (first < 0)
-				first = i;
-			last = i;
-		}
-	}
-	for (uint32_t i = 0; i < q->n_nodes; i++) {
-		const struct ert_node *n = &g->nodes[i];
-
-		if (kind_of(n->op) == QK_SHAPE || !eligible(q, n))
-			continue;
-		if (kept(c, n, i, first, last)) {
-			r->n_float++;
-			continue;
-		}
-		q->node_q[i] = 1;
-		for (uint32_t k = 0; k < n->n_inputs; k++)
-			if (act_ok(q, n->inputs[k]) && (k == 0 || kind_of(n->op) == QK_BINARY))
-				q->in_qt[n->inputs[k]] = 1;
-		q->in_qt[n->outputs[0]] = 1;
-		if (kind_of(n->op) == QK_POOL)
-			share(q, n->outputs[0], n->inputs[0]);
-	}
-	/* in graph order, so that a chain of reshapes follows its quantised input */
-	for (uint32_t i = 0; i < q->n_nodes; i++) {
-		const struct ert_node *n = &g->nodes[i];
-
-		if (kind_of(n->op) != QK_SHAPE || n->n_outputs != 1 || !act_ok(q, n->outputs[0]) ||
-		    !act_ok(q, in_at(n, 0)) || !q->in_qt[n->inputs[0]] || kept(c, n, i, -1, -1))
-			continue;
-		q->node_q[i] = 1;
-		q->in_qt[n->outputs[0]] = 1;
-		share(q, n->outputs[0], n->inputs[0]);
-	}
-	for (uint32_t i = 0; i < q->n_nodes; i++)
-		r->n_quantized += q->node_q[i];
 }
 
 /* ---- constants and nodes ------------------------------------------------- */
@@ -314,12 +100,13 @@ static int32_t add_dq(struct ert_graph *g, const char *base, int32_t x, int32_t 
 
 /* Symmetric per-channel int8 weight through a DequantizeLinear; w_scale_out: malloc'd. */
 static int32_t quantize_weight(struct ert_graph *g, const struct ert_node *n, int32_t w,
-			       float alpha, float **w_scale_out, int64_t *channels_out)
+			       float alpha, const float *min_scale, float **w_scale_out,
+			       int64_t *channels_out)
 {
 	const struct ert_tensor *wt = &g->tensors[w];
 	const char *name = wt->name;
 	int64_t numel = ert_shape_numel(wt->rank, wt->dims);
-	int64_t ch = weight_channels(n, wt), outer = 1, inner = 1, axis;
+	int64_t ch = q_weight_channels(n, wt), outer = 1, inner = 1, axis;
 	int32_t rank = wt->rank;
 	int64_t dims[ERT_MAX_RANK];
 	int8_t *q = malloc((size_t)numel);
@@ -345,7 +132,7 @@ static int32_t quantize_weight(struct ert_graph *g, const struct ert_node *n, in
 		free(zp);
 		return -1;
 	}
-	q_weights_per_channel(wt->data, outer, ch, inner, alpha, q, scale);
+	q_weights_per_channel(wt->data, outer, ch, inner, alpha, min_scale, q, scale);
 	memcpy(s_copy, scale, (size_t)ch * sizeof(float));
 	*w_scale_out = s_copy;
 	*channels_out = ch;
@@ -433,13 +220,13 @@ static bool rewrite_node(struct qg *q, uint32_t i)
 	struct ert_graph *g = q->g;
 	struct ert_node *n = &g->nodes[i];
 	enum ert_op op = n->op;
-	float alpha = 1.0f, beta = 1.0f, *w_scale = NULL;
+	float alpha = 1.0f, beta = 1.0f, x_scale, *w_scale = NULL, *min_scale = NULL;
 	int32_t w, b, t;
 	int64_t ch = 0;
 
-	if (kind_of(op) == QK_BINARY) {
+	if (q_kind_of(op) == QK_BINARY) {
 		for (uint32_t k = 0; k < 2; k++) {
-			if (!const_f32(g, g->nodes[i].inputs[k]))
+			if (!q_const_f32(g, g->nodes[i].inputs[k]))
 				continue;
 			t = quantize_operand(g, g->nodes[i].inputs[k]);
 			if (t < 0)
@@ -448,21 +235,32 @@ static bool rewrite_node(struct qg *q, uint32_t i)
 		}
 		return true;
 	}
-	if (kind_of(op) != QK_WEIGHTED)
+	if (q_kind_of(op) != QK_WEIGHTED)
 		return true;
 	if (op == ERT_OP_Gemm) {
 		alpha = ert_attr_float(n, "alpha", 1.0f);
 		beta = ert_attr_float(n, "beta", 1.0f);
 	}
-	w = in_at(n, 1);
-	b = in_at(n, 2);
-	t = quantize_weight(g, n, w, alpha, &w_scale, &ch);
+	w = q_in_at(n, 1);
+	b = q_in_at(n, 2);
+	x_scale = q->params[q_find(q->parent, n->inputs[0])].scale;
+	if (b >= 0) {
+		const struct ert_tensor *bt = &g->tensors[b];
+		bool scalar = ert_shape_numel(bt->rank, bt->dims) == 1;
+
+		ch = q_weight_channels(n, &g->tensors[w]);
+		min_scale = malloc((size_t)ch * sizeof(*min_scale));
+		if (!min_scale)
+			goto oom;
+		for (int64_t c = 0; c < ch; c++)
+			min_scale[c] = q_bias_min_weight_scale(
+				((const float *)bt->data)[scalar ? 0 : c] * beta, x_scale);
+	}
+	t = quantize_weight(g, n, w, alpha, min_scale, &w_scale, &ch);
 	if (t < 0)
 		goto oom;
 	g->nodes[i].inputs[1] = t;
 	if (b >= 0) {
-		float x_scale = q->params[find(q->parent, g->nodes[i].inputs[0])].scale;
-
 		t = quantize_bias(g, b, beta, x_scale, w_scale, ch);
 		if (t < 0)
 			goto oom;
@@ -474,9 +272,11 @@ static bool rewrite_node(struct qg *q, uint32_t i)
 	     !ert_node_set_attr_float(g, &g->nodes[i], "beta", 1.0f)))
 		goto oom;
 	free(w_scale);
+	free(min_scale);
 	return true;
 oom:
 	free(w_scale);
+	free(min_scale);
 	return false;
 }
 
@@ -484,7 +284,7 @@ oom:
 static bool insert_qdq(struct qg *q, int32_t t, struct q_act *row)
 {
 	struct ert_graph *g = q->g;
-	struct q_params p = q->params[find(q->parent, t)];
+	struct q_params p = q->params[q_find(q->parent, t)];
 	int32_t rank = g->tensors[t].rank, src = t, tq, ts, tz, out = -1, qn;
 	int64_t dims[ERT_MAX_RANK];
 	char hint[256], base[256];
@@ -541,22 +341,6 @@ static bool insert_qdq(struct qg *q, int32_t t, struct q_act *row)
 
 /* ---- driver ----------------------------------------------------------------- */
 
-bool q_check_keep_float(const struct ert_graph *g, const struct q_choice *c)
-{
-	for (uint32_t k = 0; k < c->n_keep_float; k++) {
-		uint32_t i;
-
-		for (i = 0; i < g->n_nodes; i++)
-			if (strcmp(g->nodes[i].name, c->keep_float[k]) == 0)
-				break;
-		if (i == g->n_nodes)
-			return cli_error("quantize", "--keep-float: the model has no node named '%s'",
-					 c->keep_float[k]),
-			       false;
-	}
-	return true;
-}
-
 /* The rows of the cosine table: quantised activations in graph order. */
 static bool collect_rows(struct qg *q, struct q_result *r, int32_t **order_out)
 {
@@ -599,7 +383,7 @@ static bool rewrite(struct qg *q, struct q_result *r)
 	bool ok = false;
 
 	for (uint32_t t = 0; t < q->n_tensors; t++) {
-		int32_t root = find(q->parent, (int32_t)t);
+		int32_t root = q_find(q->parent, (int32_t)t);
 		float lo, hi;
 
 		/* once per group (a computed scale is never 0) */
@@ -633,8 +417,8 @@ static bool copy_graph(const struct ert_graph *fg, struct q_result *r, struct er
 	return st == ERT_OK;
 }
 
-bool q_quantize_graph(const struct ert_graph *fg, const struct q_stats *stats,
-		      const struct q_choice *c, struct q_result *r)
+bool q_rewrite_graph(const struct ert_graph *fg, const struct q_stats *stats,
+		     const struct q_choice *c, struct q_result *r)
 {
 	struct ert_err err = { "" };
 	struct qg q = { .stats = stats };
@@ -663,14 +447,12 @@ bool q_quantize_graph(const struct ert_graph *fg, const struct q_stats *stats,
 		q.parent[t] = (int32_t)t;
 	}
 	q.fidx = fidx;
-	choose(&q, c, r);
+	q_choose(&q, c, r);
 	if (!rewrite(&q, r))
 		goto oom;
 	st = ert_graph_toposort(q.g, &err);
-	if (st == ERT_OK)
-		st = ert_graph_optimize(q.g, &err);
 	if (st != ERT_OK) {
-		cli_error("quantize", "failed to optimise the quantised graph: %s", err.msg);
+		cli_error("quantize", "failed to sort the quantised graph: %s", err.msg);
 		goto out;
 	}
 	ok = true;
@@ -686,6 +468,21 @@ out:
 	if (!ok)
 		q_result_free(r);
 	return ok;
+}
+
+bool q_quantize_graph(const struct ert_graph *fg, const struct q_stats *stats,
+		      const struct q_choice *c, struct q_result *r)
+{
+	struct ert_err err = { "" };
+
+	if (!q_rewrite_graph(fg, stats, c, r))
+		return false;
+	if (ert_graph_optimize(r->graph, &err) != ERT_OK) {
+		cli_error("quantize", "failed to optimise the quantised graph: %s", err.msg);
+		q_result_free(r);
+		return false;
+	}
+	return true;
 }
 
 void q_result_free(struct q_result *r)

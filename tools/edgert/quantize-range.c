@@ -179,8 +179,16 @@ void q_range_of(const struct q_stats *s, enum q_method method, float *lo, float 
 	}
 }
 
+float q_bias_min_weight_scale(float b, float x_scale)
+{
+	/* 2^31 less a margin, so that float rounding of the scales cannot push it over */
+	double m = fabs((double)b) / ((double)x_scale * 2147418112.0);
+
+	return isfinite(m) && m < FLT_MAX ? (float)m : 0.0f;
+}
+
 void q_weights_per_channel(const float *w, int64_t outer, int64_t n, int64_t inner, float alpha,
-			   int8_t *q, float *scale)
+			   const float *min_scale, int8_t *q, float *scale)
 {
 	for (int64_t c = 0; c < n; c++) {
 		float m = 0.0f;
@@ -195,6 +203,9 @@ void q_weights_per_channel(const float *w, int64_t outer, int64_t n, int64_t inn
 			}
 		}
 		scale[c] = isfinite(m) && m / 127.0f >= FLT_MIN ? m / 127.0f : 1.0f;
+		/* a tiny channel under a large bias: coarser weights, but a bias that fits */
+		if (min_scale && scale[c] < min_scale[c])
+			scale[c] = min_scale[c];
 	}
 	for (int64_t o = 0; o < outer; o++) {
 		for (int64_t c = 0; c < n; c++) {

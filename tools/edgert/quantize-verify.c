@@ -5,7 +5,6 @@
  * quarter of the float size); the float run then compares each of its
  * tensors with that copy as soon as the op that wrote it returns.
  */
-#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 

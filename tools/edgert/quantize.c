@@ -2,7 +2,6 @@
 /* edgert quantize: post-training int8 quantisation (calibrate, rewrite to QDQ, verify). */
 #include <errno.h>
 #include <getopt.h>
-#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -21,14 +20,14 @@ static const char usage[] =
 	"\n"
 	"Post-training int8 quantisation of a float model (.ert, or .onnx converted\n"
 	"on the fly). The float model runs on the calibration inputs to find the\n"
-	"range of every activation; the output is an .ert model in QDQ form with\n"
-	"the same float inputs and outputs: symmetric per-channel int8 weights,\n"
-	"asymmetric per-tensor int8 activations, int32 biases. Conv, Gemm, MatMul\n"
-	"with a constant weight, Add, Mul, AveragePool, GlobalAveragePool and\n"
-	"MaxPool are quantised (pools, Reshape and Flatten keep their input's\n"
-	"scale); other ops stay float. Then the per-layer cosine similarity of\n"
-	"float and int8 activations is printed, averaged over the calibration\n"
-	"inputs (or over the --verify inputs).\n"
+	"range of every activation; the output is an .ert model in QDQ form, fused\n"
+	"into int8 ops by the optimiser, with the same float inputs and outputs:\n"
+	"symmetric per-channel int8 weights, asymmetric per-tensor int8\n"
+	"activations, int32 biases. Conv, Gemm, MatMul with a constant weight,\n"
+	"Add, Mul, AveragePool, GlobalAveragePool and MaxPool are quantised (pools,\n"
+	"Reshape and Flatten keep their input's scale); other ops stay float.\n"
+	"Then the per-layer cosine similarity of float and int8 activations is\n"
+	"printed, averaged over the calibration inputs (or the --verify inputs).\n"
 	"\n"
 	"OPTIONS:\n"
 	"  -o, --output FILE       .ert file to write (required)\n"

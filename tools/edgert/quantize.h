@@ -8,8 +8,8 @@
  *                      scales and zero points, per-channel weights, cosines
  *   quantize-calib.c   calibration samples (.npy directory or seeded random)
  *                      and the float runs that collect tensor statistics
- *   quantize-graph.c   which nodes and tensors are quantised, and the QDQ
- *                      rewrite of the graph
+ *   quantize-select.c  which nodes and activations are quantised
+ *   quantize-graph.c   the QDQ rewrite of the graph
  *   quantize-verify.c  float against int8: per-layer and output cosines
  *
  * Activations are asymmetric per-tensor int8, weights symmetric per-channel
@@ -73,11 +73,16 @@ void q_range_of(const struct q_stats *s, enum q_method method, float *lo, float 
 /*
  * Symmetric per-channel int8 weights of a float tensor seen as [outer, n, inner]
  * with channel axis of size @n: scale[c] = max|w_c| / 127 (1 for an all-zero
- * channel), q = round(w / scale[c]) in [-127, 127]. @alpha multiplies every
- * weight first (Gemm's alpha folded in).
+ * channel), raised to @min_scale[c] when given, q = round(w / scale[c]) in
+ * [-127, 127]. @alpha multiplies every weight first (Gemm's alpha folded in).
  */
 void q_weights_per_channel(const float *w, int64_t outer, int64_t n, int64_t inner, float alpha,
-			   int8_t *q, float *scale);
+			   const float *min_scale, int8_t *q, float *scale);
+/*
+ * The smallest weight scale of a channel whose bias @b must fit int32 at
+ * scale x_scale * w_scale: |b| / (x_scale * (2^31 - 1)), with some margin.
+ */
+float q_bias_min_weight_scale(float b, float x_scale);
 
 /* round(x), saturated to int32; NaN gives 0. */
 int32_t q_saturate_i32(double x);
@@ -131,7 +136,8 @@ void q_step_map_free(struct q_step_map *m);
 /*
  * Run the float model on every sample and fill @stats (one per tensor of the
  * model's graph): min/max and EMA; with @method KL a second pass fills the
- * histograms. @threads 0: the config's default.
+ * histograms. @cfg is the session configuration (threads); its callbacks are
+ * replaced.
  */
 bool q_calibrate(ert_model *model, const ert_config *cfg, const struct q_samples *s,
 		 enum q_method method, struct q_stats *stats);
@@ -159,7 +165,7 @@ struct q_choice {
 };
 
 struct q_result {
-	struct ert_graph *graph;        /* the QDQ graph, optimised */
+	struct ert_graph *graph;        /* the QDQ graph (optimised by q_quantize_graph) */
 	void *image;                    /* the .ert image the graph's float constants point into */
 	size_t image_size;
 	enum q_method method;
@@ -176,12 +182,60 @@ struct q_result {
 bool q_check_keep_float(const struct ert_graph *g, const struct q_choice *c);
 
 /*
- * Build the QDQ graph of @g (the float model's graph) from @stats, then run
- * the graph optimiser on it. @g is only read. On failure prints an error.
+ * Build the QDQ graph of @g (the float model's graph) from @stats, sorted but
+ * not optimised. @g is only read. On failure prints an error.
+ */
+bool q_rewrite_graph(const struct ert_graph *g, const struct q_stats *stats,
+		     const struct q_choice *c, struct q_result *out);
+/*
+ * The same, then the graph optimiser, whose QDQ fusion turns the QDQ
+ * patterns into int8 ops.
  */
 bool q_quantize_graph(const struct ert_graph *g, const struct q_stats *stats,
 		      const struct q_choice *c, struct q_result *out);
 void q_result_free(struct q_result *r);
+
+/* ---- quantize-select.c ------------------------------------------------ */
+
+enum q_kind {
+	QK_NONE,
+	QK_WEIGHTED,  /* Conv, Gemm, MatMul: constant weight (and bias) */
+	QK_BINARY,    /* Add, Mul */
+	QK_POOL,      /* AveragePool, GlobalAveragePool, MaxPool: output shares input's params */
+	QK_SHAPE,     /* Reshape, Flatten: quantised only when their input is */
+};
+
+/* The rewrite's state, shared by quantize-select.c and quantize-graph.c. */
+struct qg {
+	struct ert_graph *g;        /* the working copy of the float graph */
+	const struct q_stats *stats; /* per tensor of the float graph */
+	const int32_t *fidx;        /* working tensor -> float graph tensor, or -1 */
+	uint32_t n_tensors, n_nodes; /* before the rewrite added any */
+	uint8_t *node_q;            /* node is quantised */
+	uint8_t *in_qt;             /* tensor gets a QuantizeLinear/DequantizeLinear pair */
+	int32_t *parent;            /* union-find: tensors sharing scale and zero point */
+	struct q_params *params;    /* per tensor in in_qt */
+};
+
+enum q_kind q_kind_of(enum ert_op op);
+
+static inline int32_t q_in_at(const struct ert_node *n, uint32_t k)
+{
+	return k < n->n_inputs ? n->inputs[k] : -1;
+}
+
+/* A constant float32 tensor with data. */
+bool q_const_f32(const struct ert_graph *g, int32_t t);
+/* Output features of a Conv (axis 0), Gemm or MatMul weight. */
+int64_t q_weight_channels(const struct ert_node *n, const struct ert_tensor *w);
+/* Union-find root: the tensor whose statistics the group's parameters come from. */
+int32_t q_find(int32_t *parent, int32_t t);
+/*
+ * Mark the nodes to quantise (q->node_q) and the activations that get a
+ * QuantizeLinear/DequantizeLinear pair (q->in_qt, grouped in q->parent);
+ * counts into r->n_quantized and r->n_float.
+ */
+void q_choose(struct qg *q, const struct q_choice *c, struct q_result *r);
 
 /* ---- quantize-verify.c ------------------------------------------------ */
 
@@ -197,9 +251,10 @@ struct q_layer_cos {
 };
 
 /*
- * Run float and int8 models on @n inputs (from @s, or seeded random inputs
- * from @seed when @s is NULL) and compare every quantised activation and
- * every output. Prints an error and returns false on failure.
+ * Run float and int8 models on @n inputs (samples of @s, or when @s is NULL
+ * random inputs, input i with seed @seed + i) and compare every quantised
+ * activation and every output. @what names the work on the progress bar.
+ * Prints an error and returns false on failure.
  */
 bool q_compare(ert_model *fmodel, ert_model *qmodel, const ert_config *cfg,
 	       const struct q_result *r, const struct q_samples *s, uint32_t n, uint64_t seed,
