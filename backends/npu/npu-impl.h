@@ -107,7 +107,6 @@ struct ert_npu {
 	bool in_flight;
 	uint64_t submitted;          /* jobs submitted, for the hang test hook */
 	uint64_t hang_job;           /* ERT_NPU_TEST_HANG: 1-based job to hang, 0 none */
-	size_t copied_bytes;         /* bytes copied between host memory and BOs */
 };
 
 /* ---- npu-backend.c: memory ---- */

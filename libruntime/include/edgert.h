@@ -314,10 +314,12 @@ ERT_API ert_status ert_session_run(ert_session *sess);
 ERT_API size_t ert_session_peak_bytes(const ert_session *sess);
 
 /**
- * Bytes the last successful run copied between backends' memories (host
- * memory and NPU buffers, say). Tensors that cross between the CPU and the
- * NPU live in buffers both can address, so this is 0 unless a backend had to
- * stage data it could not use in place (an input buffer it cannot wrap).
+ * Bytes the last successful run copied between backends' memories, as the
+ * backends report them (host memory and device buffers, say). Tensors that
+ * cross between the CPU and the NPU live in buffers both address in place
+ * (the NPU's mapped buffers, the session's page-aligned input buffers), so
+ * with the CPU and NPU backends this is 0; backends whose memory the CPU
+ * cannot map will count their transfers here.
  */
 ERT_API uint64_t ert_session_copied_bytes(const ert_session *sess);
 

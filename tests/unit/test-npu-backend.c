@@ -667,6 +667,73 @@ ERT_TEST(quantize_input)
 	check_model(ert_test_failed_, model_from_graph(b.g), 3, 6, NULL, 0, 0);
 }
 
+/* Does [p, p + n) lie in the plan's arena of buffer type @type? */
+static bool in_arena(const ert_session *s, const char *type, const void *p, size_t n)
+{
+	const struct ert_plan *pl = s->plan;
+
+	for (uint32_t a = 0; a < pl->n_arenas; a++) {
+		const uint8_t *base = pl->arenas[a].buf.host, *q = p;
+
+		if (!strcmp(pl->arenas[a].type, type) && base && q >= base &&
+		    q + n <= base + pl->arenas[a].size)
+			return true;
+	}
+	return false;
+}
+
+struct crossing {
+	const ert_session *s;
+	int checked, copied;
+};
+
+/* Every tensor an NPU step reads from a CPU step lies in the NPU's arena. */
+static void check_crossing(const struct ert_node *node, const struct ert_value *const *in,
+			   uint32_t n_in, const struct ert_value *const *out, uint32_t n_out,
+			   const char *backend, void *user)
+{
+	struct crossing *c = user;
+
+	if (strcmp(backend, "npu") || strcmp(node->name, "npu:conv1"))
+		return;
+	c->checked++;
+	c->copied += !in_arena(c->s, "enpu", in[0]->data, in[0]->nbytes);
+}
+
+/*
+ * Zero copy: the CPU's QuantizeLinear writes its output straight into the
+ * NPU's arena (which the NPU reads in place), and the NPU's DequantizeLinear
+ * writes the graph output there too, which the application reads in place.
+ */
+ERT_TEST(crossings_in_place)
+{
+	struct qb b = qb_begin(77);
+	int64_t xd[4] = { 1, 3, 16, 16 };
+	int32_t xf = ert_graph_add_tensor(b.g, "x", ERT_DTYPE_FLOAT32, 4, xd);
+	const struct conv_spec c1 = { .oc = 64, .kh = 3, .kw = 3, .pads = { 1, 1, 1, 1 },
+				      .bias = true };
+
+	ert_graph_add_input(b.g, xf);
+	struct qt q = quant(&b, "cpu:quantize", xf, 4, xd);
+
+	qb_output(&b, dequant(&b, "npu:dq", q_conv(&b, "npu:conv1", q, &c1)));
+	ert_model *m = model_from_graph(b.g);
+	ert_session *s = m ? new_session(m, true) : NULL;
+	struct crossing c = { s, 0, 0 };
+
+	REQUIRE(s);
+	CHECK_EQ_INT(ert_session_run(s), ERT_OK);
+	CHECK_EQ_INT(ert_session_visit_steps(s, check_crossing, &c), ERT_OK);
+	CHECK_EQ_INT(c.checked, 1);
+	CHECK_EQ_INT(c.copied, 0);
+	const ert_tensor *y = ert_session_get_output(s, 0);
+
+	CHECK(in_arena(s, "enpu", ert_tensor_data(y), ert_tensor_byte_size(y)));
+	CHECK_EQ_INT(ert_session_copied_bytes(s), 0);
+	ert_session_destroy(s);
+	ert_model_unref(m);
+}
+
 /*
  * Input x with a batch dimension feeds three NPU nodes. Runs at batch 1
  * (twice), 4 (a second plan; the input buffer moves), 1 again (the first
@@ -782,7 +849,8 @@ int main(int argc, char **argv)
 		ERT_TEST_ENTRY(pools), ERT_TEST_ENTRY(pool_split_rows), ERT_TEST_ENTRY(movement),
 		ERT_TEST_ENTRY(concat_many_inputs), ERT_TEST_ENTRY(island_many_buffers),
 		ERT_TEST_ENTRY(movement_split),
-		ERT_TEST_ENTRY(quantize_input), ERT_TEST_ENTRY(resize_input),
+		ERT_TEST_ENTRY(quantize_input), ERT_TEST_ENTRY(crossings_in_place),
+		ERT_TEST_ENTRY(resize_input),
 		ERT_TEST_ENTRY(hang_then_recover),
 	};
 
