@@ -1313,6 +1313,66 @@ static ert_status lower_dq(struct lower *l)
 
 /* ---- dispatch ------------------------------------------------------------- */
 
+/* Pad in constant mode with no crops (begin/end >= 0); the fill value as int8. */
+static bool pad_params(const struct ert_exec *x, struct ert_mv_pad *pp, int8_t *value)
+{
+	struct ert_err e;
+	double v;
+
+	if (x->in[0]->rank > 4 ||
+	    ert_mv_pad_params(x->node, &e, (const struct ert_value *const *)x->in, x->n_in,
+			      pp) != ERT_OK || pp->mode != ERT_MV_PAD_CONSTANT)
+		return false;
+	for (int32_t i = 0; i < pp->rank; i++)
+		if (pp->begin[i] < 0 || pp->end[i] < 0)
+			return false;
+	if (pp->has_value_input) {
+		if (!in_is_const(x, 2) || !is_int8(x->in[2]))
+			return false;
+		v = (double)ert_value_get_int(x->in[2], 0);
+	} else {
+		v = pp->value;
+	}
+	if (v != (double)(int8_t)v)
+		return false;
+	*value = (int8_t)v;
+	return true;
+}
+
+/*
+ * Pad: one COPY fills the output with the value from a one-byte table read
+ * with stride 0, a second COPY places the input inside it.
+ */
+static ert_status lower_pad(struct lower *l)
+{
+	struct ert_exec *x = l->x;
+	struct ert_mv_pad pp;
+	int8_t value;
+	int64_t d[4], ds[4], id[4], is[4], ost[ERT_MAX_RANK];
+	int64_t zero[4] = { 0, 0, 0, 0 };
+	uint32_t rs, rd, rv;
+	uint64_t os, od, ov, inner = 0;
+	ert_status st;
+
+	pad_params(x, &pp, &value);
+	as4(x->out[0], d, ds, 1);
+	dense_strides(x->out[0]->dims, x->out[0]->rank, 1, ost);
+	for (int32_t i = 0; i < pp.rank; i++)
+		inner += (uint64_t)(pp.begin[i] * ost[i]);
+	st = locate_bytes(l, &value, 1, &rv, &ov);
+	if (st == ERT_OK)
+		st = locate(l, x->out[0], -1, false, &rd, &od);
+	if (st == ERT_OK)
+		st = emit_bytes(l, rv, ov, zero, rd, od, ds, d, -1, 0);
+	if (st != ERT_OK || !x->in[0]->numel)
+		return st;
+	st = locate(l, x->in[0], 0, x->in_const[0], &rs, &os);
+	if (st != ERT_OK)
+		return st;
+	as4(x->in[0], id, is, 1);
+	return emit_bytes(l, rs, os, is, rd, od + inner, ds, id, -1, 0);
+}
+
 static bool movement_supported(const struct ert_exec *x)
 {
 	const struct ert_node *n = x->node;
@@ -1346,6 +1406,12 @@ static bool movement_supported(const struct ert_exec *x)
 		struct ert_mv_slice sp;
 
 		return slice_params(x, &sp);
+	}
+	case ERT_OP_Pad: {
+		struct ert_mv_pad pp;
+		int8_t value;
+
+		return pad_params(x, &pp, &value);
 	}
 	default:
 		return false;
@@ -1423,6 +1489,9 @@ ert_status ert_npu_lower(struct ert_npu *npu, struct ert_exec *x, struct ert_err
 		break;
 	case ERT_OP_Slice:
 		st = lower_slice(&l);
+		break;
+	case ERT_OP_Pad:
+		st = lower_pad(&l);
 		break;
 	default:
 		st = is_view(x->node->op) ? lower_view(&l)

@@ -419,6 +419,21 @@ static inline struct qt mv_flatten(struct qb *b, const char *name, struct qt x)
 	return qt_of(y, x.scale, x.zp, 2, d);
 }
 
+/* Pad of @x by @pads (begin then end per axis, >= 0) with int8 @value, constant mode. */
+static inline struct qt mv_pad(struct qb *b, const char *name, struct qt x, const int64_t *pads,
+			       int8_t value)
+{
+	int32_t in[3] = { x.t, qb_ints(b, 2 * x.rank, pads), qb_i8(b, value) };
+	int32_t y = qb_value(b, name);
+	struct qt out = x;
+
+	qb_node(b, ERT_OP_Pad, name, 3, in, y);
+	out.t = y;
+	for (int32_t i = 0; i < x.rank; i++)
+		out.dims[i] = x.dims[i] + pads[i] + pads[x.rank + i];
+	return out;
+}
+
 /* DequantizeLinear of @x to float32. */
 static inline int32_t dequant(struct qb *b, const char *name, struct qt x)
 {

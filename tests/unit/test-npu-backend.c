@@ -566,6 +566,11 @@ ERT_TEST(movement)
 			     &c1).t);
 	qb_output(&b, q_gemm(&b, "npu:gemm-f", mv_flatten(&b, "flatten", y2), 24, true, true, 1,
 			     0).t);
+	/* Pad (constant): the zero point, another value, padding on every axis */
+	const int64_t p1[8] = { 0, 0, 1, 2, 0, 0, 3, 1 }, p2[8] = { 1, 2, 0, 0, 0, 1, 2, 0 };
+
+	qb_output(&b, mv_pad(&b, "npu:pad", y, p1, y.zp).t);
+	qb_output(&b, mv_pad(&b, "npu:pad", y2, p2, -77).t);
 	/* DequantizeLinear at the output, through LUTs */
 	qb_output(&b, dequant(&b, "npu:dq", y2));
 	check_model(ert_test_failed_, model_from_graph(b.g), 2, 5, NULL, 0, 0);
