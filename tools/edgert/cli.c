@@ -277,6 +277,22 @@ double cli_now_ms(void)
 	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
 }
 
+void cli_file_name(const char *name, const char *fallback, char *buf, size_t size)
+{
+	size_t i;
+
+	for (i = 0; name[i] && i + 1 < size; i++) {
+		char ch = name[i];
+		bool ok = (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') ||
+			  (ch >= '0' && ch <= '9') || ch == '_' || ch == '-' || ch == '.';
+
+		buf[i] = ok ? ch : '_';
+	}
+	buf[i] = '\0';
+	if (i == 0 || strcmp(buf, ".") == 0 || strcmp(buf, "..") == 0)
+		snprintf(buf, size, "%s", fallback);
+}
+
 bool cli_progress_enabled(void)
 {
 	static int tty = -1;

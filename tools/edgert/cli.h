@@ -74,6 +74,13 @@ uint32_t cli_thread_count(const ert_config *cfg);
 double cli_now_ms(void);
 
 /* Progress on a terminal only: "\redgert cmd: what done/total"; total 0 clears. */
+/*
+ * The file name `edgert run -o` gives tensor @name: characters other than
+ * letters, digits, '_', '-' and '.' become '_'; an empty name, "." or ".."
+ * becomes @fallback.
+ */
+void cli_file_name(const char *name, const char *fallback, char *buf, size_t size);
+
 bool cli_progress_enabled(void);
 void cli_progress(const char *cmd, const char *what, unsigned done, unsigned total);
 void cli_progress_done(void);

@@ -34,23 +34,6 @@ void q_progress(const char *what, uint32_t done, uint32_t total)
 
 /* ---- samples ---------------------------------------------------------- */
 
-/* The file name `edgert run -o` gives a tensor: other characters become '_'. */
-static void file_name_of(const char *name, char *buf, size_t size)
-{
-	size_t i;
-
-	for (i = 0; name[i] && i + 1 < size; i++) {
-		char ch = name[i];
-		bool ok = (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') ||
-			  (ch >= '0' && ch <= '9') || ch == '_' || ch == '-' || ch == '.';
-
-		buf[i] = ok ? ch : '_';
-	}
-	buf[i] = '\0';
-	if (i == 0 || strcmp(buf, ".") == 0 || strcmp(buf, "..") == 0)
-		snprintf(buf, size, "input");
-}
-
 static int cmp_str(const void *a, const void *b)
 {
 	return strcmp(*(char *const *)a, *(char *const *)b);
@@ -73,7 +56,7 @@ static void sample_path(const struct q_samples *s, uint32_t e, const char *input
 		snprintf(buf, size, "%s/%s", s->dir, s->entries[e]);
 		return;
 	}
-	file_name_of(input, fname, sizeof(fname));
+	cli_file_name(input, "input", fname, sizeof(fname));
 	snprintf(buf, size, "%s/%s/%s.npy", s->dir, s->entries[e], fname);
 }
 

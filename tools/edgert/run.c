@@ -188,23 +188,6 @@ out:
 	return ok;
 }
 
-/* Output names may hold '/' or other characters a file name cannot. */
-static void file_name_for(const char *name, char *buf, size_t size)
-{
-	size_t i;
-
-	for (i = 0; name[i] && i + 1 < size; i++) {
-		char ch = name[i];
-		bool ok = (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') ||
-			  (ch >= '0' && ch <= '9') || ch == '_' || ch == '-' || ch == '.';
-
-		buf[i] = ok ? ch : '_';
-	}
-	buf[i] = '\0';
-	if (i == 0 || strcmp(buf, ".") == 0 || strcmp(buf, "..") == 0)
-		snprintf(buf, size, "output");
-}
-
 static bool write_outputs(const char *dir, ert_session *sess)
 {
 	if (mkdir(dir, 0777) != 0 && errno != EEXIST)
@@ -223,7 +206,7 @@ static bool write_outputs(const char *dir, ert_session *sess)
 		}
 		for (uint32_t d = 0; d < rank && d < ERT_MAX_RANK; d++)
 			dims[d] = ert_tensor_dim(t, d);
-		file_name_for(ert_tensor_name(t), fname, sizeof(fname));
+		cli_file_name(ert_tensor_name(t), "output", fname, sizeof(fname));
 		snprintf(path, sizeof(path), "%s/%s.npy", dir, fname);
 		if (!npy_write_file(path, ert_tensor_dtype(t), (int32_t)rank, dims, ert_tensor_data(t),
 				    ert_tensor_byte_size(t), err, sizeof(err)))
