@@ -1311,6 +1311,34 @@ static ert_status lower_dq(struct lower *l)
 	return st;
 }
 
+/* QLinearLookup: one LUT command (split by rows), the table uploaded with the weights. */
+static bool lookup_supported(const struct ert_exec *x)
+{
+	int64_t d[4], st[4];
+
+	return x->n_in == 2 && is_int8(x->in[0]) && is_int8(x->out[0]) && in_is_const(x, 1) &&
+	       is_int8(x->in[1]) && x->in[1]->numel == 256 && as4(x->in[0], d, st, 1);
+}
+
+static ert_status lower_lookup(struct lower *l)
+{
+	struct ert_exec *x = l->x;
+	int64_t d[4], ss[4], ds[4];
+	uint32_t rs, rd, rt;
+	uint64_t os, od, ot;
+	ert_status st = locate(l, x->in[1], 1, true, &rt, &ot);
+
+	if (st == ERT_OK)
+		st = locate(l, x->in[0], 0, x->in_const[0], &rs, &os);
+	if (st == ERT_OK)
+		st = locate(l, x->out[0], -1, false, &rd, &od);
+	if (st != ERT_OK)
+		return st;
+	as4(x->in[0], d, ss, 1);
+	as4(x->out[0], d, ds, 1);
+	return emit_bytes(l, rs, os, ss, rd, od, ds, d, (int32_t)rt, ot);
+}
+
 /* ---- dispatch ------------------------------------------------------------- */
 
 /* Pad in constant mode with no crops (begin/end >= 0); the fill value as int8. */
@@ -1447,6 +1475,8 @@ bool ert_npu_supports(struct ert_npu *npu, const struct ert_exec *x)
 	}
 	case ERT_OP_DequantizeLinear:
 		return dq_supported(x);
+	case ERT_OP_QLinearLookup:
+		return lookup_supported(x);
 	default:
 		return movement_supported(x);
 	}
@@ -1480,6 +1510,9 @@ ert_status ert_npu_lower(struct ert_npu *npu, struct ert_exec *x, struct ert_err
 		break;
 	case ERT_OP_DequantizeLinear:
 		st = lower_dq(&l);
+		break;
+	case ERT_OP_QLinearLookup:
+		st = lower_lookup(&l);
 		break;
 	case ERT_OP_Transpose:
 		st = lower_transpose(&l);

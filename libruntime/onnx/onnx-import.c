@@ -485,6 +485,11 @@ static ert_status import_node(struct importer *im, const Onnx__NodeProto *np, in
 	if (strcmp(type, "Constant") == 0)
 		return import_constant(im, np);
 	op = ert_op_from_name(type);
+	if (op == ERT_OP_QLinearLookup) {
+		ert_err_set(im->err, "unsupported op '%s' (node '%s'): edgert's own op, not an ONNX one",
+			    type, name);
+		return ERT_STATUS_UNSUPPORTED;
+	}
 	if (op == ERT_OP_COUNT) {
 		ert_err_set(im->err, "unsupported op '%s' (node '%s')", type, name);
 		return ERT_STATUS_UNSUPPORTED;

@@ -170,10 +170,27 @@ static ert_status infer_global_avgpool(struct ert_infer_ctx *ctx)
 	return ERT_OK;
 }
 
+static ert_status infer_lookup(struct ert_infer_ctx *ctx)
+{
+	const struct ert_value *x = ert_qin(ctx, 0), *t = ert_qin(ctx, 1);
+
+	if (ctx->n_in != 2 || !x || !t)
+		return ert_infer_fail(ctx, ERT_STATUS_INVALID_MODEL, "takes X and a table");
+	if ((x->dtype != ERT_DTYPE_INT8 && x->dtype != ERT_DTYPE_UINT8) ||
+	    (t->dtype != ERT_DTYPE_INT8 && t->dtype != ERT_DTYPE_UINT8))
+		return ert_infer_fail(ctx, ERT_STATUS_DTYPE, "X and the table must be int8 or uint8, got %s and %s",
+				      ert_dtype_name(x->dtype), ert_dtype_name(t->dtype));
+	if (t->numel != 256 || t->rank != 1)
+		return ert_infer_fail(ctx, ERT_STATUS_SHAPE, "the table must have 256 entries");
+	ert_value_set_shape(ctx->out[0], t->dtype, x->rank, x->dims);
+	return ERT_OK;
+}
+
 const struct ert_op_def ert_op_defs_qlinear[] = {
 	{ ERT_OP_QLinearAdd, infer_binary },
 	{ ERT_OP_QLinearMul, infer_binary },
 	{ ERT_OP_QLinearAveragePool, infer_avgpool },
 	{ ERT_OP_QLinearGlobalAveragePool, infer_global_avgpool },
+	{ ERT_OP_QLinearLookup, infer_lookup },
 	{ .infer = NULL },
 };

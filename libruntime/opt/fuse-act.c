@@ -6,6 +6,7 @@
  * activation node goes away. Float32 only: ert_act_apply() works on floats.
  */
 #include <float.h>
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "opt/opt-private.h"
@@ -135,4 +136,54 @@ out:
 	free(uses);
 	free(producer);
 	return st;
+}
+
+/* The standalone op of a fused activation the int8 path has no clamp for. */
+static enum ert_op unfused_op(enum ert_act a)
+{
+	switch (a) {
+	case ERT_ACT_LEAKY_RELU: return ERT_OP_LeakyRelu;
+	case ERT_ACT_SIGMOID: return ERT_OP_Sigmoid;
+	case ERT_ACT_HARD_SWISH: return ERT_OP_HardSwish;
+	case ERT_ACT_HARD_SIGMOID: return ERT_OP_HardSigmoid;
+	case ERT_ACT_TANH: return ERT_OP_Tanh;
+	default: return ERT_OP_COUNT;
+	}
+}
+
+ert_status ert_opt_unfuse_activations(struct ert_graph *g, struct ert_err *err)
+{
+	uint32_t n_nodes = g->n_nodes;
+
+	for (uint32_t i = 0; i < n_nodes; i++) {
+		struct ert_node *host = &g->nodes[i];
+		struct ert_act_desc a = ert_node_act(host);
+		enum ert_op op = unfused_op(a.type);
+		char name[160];
+		int32_t y, t, ai;
+
+		if (host->dead || op == ERT_OP_COUNT || host->n_outputs != 1 || host->outputs[0] < 0)
+			continue;
+		y = host->outputs[0];
+		snprintf(name, sizeof(name), "%.120s.pre_act", g->tensors[y].name);
+		t = ert_graph_add_tensor_unique(g, name, g->tensors[y].dtype, -1, NULL);
+		snprintf(name, sizeof(name), "%.120s.act", g->nodes[i].name);
+		ai = t < 0 ? -1 : ert_graph_add_node(g, op, name, 1, &t, 1, &y);
+		if (ai < 0)
+			goto oom;
+		host = &g->nodes[i];   /* the node array may have moved */
+		struct ert_node *an = &g->nodes[ai];
+
+		an->opset = host->opset;
+		if ((op == ERT_OP_LeakyRelu && !ert_node_set_attr_float(g, an, "alpha", a.p0)) ||
+		    (op == ERT_OP_HardSigmoid && (!ert_node_set_attr_float(g, an, "alpha", a.p0) ||
+						  !ert_node_set_attr_float(g, an, "beta", a.p1))) ||
+		    !ert_node_set_attr_int(g, host, "ert.act", ERT_ACT_NONE))
+			goto oom;
+		host->outputs[0] = t;
+	}
+	return ert_graph_toposort(g, err);
+oom:
+	ert_err_set(err, "failed to split fused activations: out of memory");
+	return ERT_STATUS_OUT_OF_MEMORY;
 }

@@ -13,4 +13,12 @@
 /* Run every pass to a fixed point. The graph stays valid on failure. */
 ert_status ert_graph_optimize(struct ert_graph *g, struct ert_err *err);
 
+/*
+ * Undo activation fusion for the activations an int8 op cannot clamp to
+ * (LeakyRelu, Sigmoid, HardSwish, HardSigmoid, Tanh): each becomes its own
+ * node again after its host, which writes a new tensor. For the quantizer,
+ * whose int8 form of those is a table lookup of their own.
+ */
+ert_status ert_opt_unfuse_activations(struct ert_graph *g, struct ert_err *err);
+
 #endif

@@ -13,6 +13,9 @@
  *   DQ(x) -> MaxPool | Reshape | Flatten | Transpose | Squeeze | Unsqueeze
  *            | Concat | Pad -> Q, same scale and zero point: the op on x itself
  *   DQ(x) -> Q, same scale and zero point: x itself
+ *   DQ(x) -> Sigmoid | Tanh | HardSwish | ... (elementwise, float) -> Q
+ *            QLinearLookup(x, table): the chain evaluated on the 256 codes by
+ *            the CPU kernels, so the lookup gives exactly what it did
  *
  * Weights are constant int8/uint8 behind their DQ, per tensor or per output
  * channel (a QuantizeLinear of a float constant, as PyTorch exports them,
@@ -702,6 +705,91 @@ static ert_status drop_pair(struct qdq *c, uint32_t qi, const struct ert_node *d
 	return ERT_OK;
 }
 
+/* Elementwise float ops whose value depends on the element alone: a 256-entry table. */
+static bool table_op(enum ert_op op)
+{
+	switch (op) {
+	case ERT_OP_Sigmoid: case ERT_OP_Tanh: case ERT_OP_HardSwish: case ERT_OP_HardSigmoid:
+	case ERT_OP_LeakyRelu: case ERT_OP_Elu: case ERT_OP_Selu: case ERT_OP_Celu:
+	case ERT_OP_Gelu: case ERT_OP_Softplus: case ERT_OP_Softsign: case ERT_OP_Mish:
+	case ERT_OP_Exp: case ERT_OP_Erf: case ERT_OP_Relu: case ERT_OP_Clip: case ERT_OP_Abs:
+	case ERT_OP_Neg: case ERT_OP_ThresholdedRelu: case ERT_OP_Shrink:
+		return true;
+	default:
+		return false;
+	}
+}
+
+/* Evaluate node @n on the CPU with input 0 replaced by @x and the rest its constants. */
+static bool eval_with(struct qdq *c, const struct ert_node *n, const struct ert_value *x,
+		      struct ert_value *out)
+{
+	const struct ert_value *in[8] = { x };
+	struct ert_value cv[8];
+	struct ert_err e;
+
+	if (n->n_inputs > 8 || n->n_outputs != 1)
+		return false;
+	for (uint32_t k = 1; k < n->n_inputs; k++) {
+		in[k] = NULL;
+		if (n->inputs[k] < 0)
+			continue;
+		if (!const_value(c->g, n->inputs[k], &cv[k]))
+			return false;
+		in[k] = &cv[k];
+	}
+	memset(out, 0, sizeof(*out));
+	return ert_cpu_eval_node(c->g, n, in, n->n_inputs, out, 1, &e) == ERT_OK;
+}
+
+/*
+ * DQ(x) -> elementwise op -> Q: QLinearLookup(x, table), the table being
+ * Q(op(DQ(code))) for the 256 codes, computed by the same CPU kernels.
+ */
+static ert_status fuse_table(struct qdq *c, uint32_t hi, uint32_t qi, const struct qp *y,
+			     bool *done)
+{
+	struct ert_graph *g = c->g;
+	const struct ert_node *h = &g->nodes[hi];
+	struct ert_node *dq = producer(c, h->inputs[0], ERT_OP_DequantizeLinear);
+	struct ert_value codes = { .rank = 1, .dims = { 256 } }, f = { 0 }, u = { 0 }, q = { 0 };
+	struct rewrite r = { .op = ERT_OP_QLinearLookup, .n_in = 2, .keep = no_attrs, .lo = 1,
+			     .hi = 0 };
+	uint8_t bytes[256];
+	struct qp x;
+	int32_t xt, tt;
+	char hint[160];
+	bool ok;
+
+	if (!dq || !dq_input(c, h->inputs[0], &x, &xt) || x.dt != y->dt ||
+	    g->tensors[h->outputs[0]].dtype != ERT_DTYPE_FLOAT32)
+		return ERT_OK;
+	for (int i = 0; i < 256; i++)
+		bytes[i] = (uint8_t)i;
+	codes.dtype = x.dt;
+	codes.data = bytes;
+	ert_value_finish(&codes);
+	ok = eval_with(c, dq, &codes, &f) && f.numel == 256 && eval_with(c, h, &f, &u) &&
+	     u.numel == 256 && eval_with(c, &g->nodes[qi], &u, &q) && q.numel == 256 &&
+	     q.dtype == y->dt;
+	free(f.data);
+	free(u.data);
+	if (!ok) {
+		free(q.data);
+		return ERT_OK;
+	}
+	snprintf(hint, sizeof(hint), "%.120s.table", h->name);
+	tt = ert_opt_add_const(g, hint, y->dt, 1, (const int64_t[]){ 256 }, q.data, 256);
+	if (tt < 0) {	/* ert_opt_add_const freed the table */
+		ert_err_set(c->err, "failed to fuse QDQ pattern at '%s': out of memory", h->name);
+		return ERT_STATUS_OUT_OF_MEMORY;
+	}
+	r.in[0] = xt;
+	r.in[1] = tt;
+	*done = true;
+	return apply(c, hi, qi, -1, &r);
+}
+
 static ert_status try_q(struct qdq *c, uint32_t qi, bool *done)
 {
 	struct ert_graph *g = c->g;
@@ -726,6 +814,9 @@ static ert_status try_q(struct qdq *c, uint32_t qi, bool *done)
 	}
 	if (!single_use(c, t) || h->n_outputs < 1 || h->outputs[0] != t)
 		return ERT_OK;
+	if (table_op(h->op) && h->n_inputs >= 1 &&
+	    producer(c, h->inputs[0], ERT_OP_DequantizeLinear))
+		return fuse_table(c, (uint32_t)(h - g->nodes), qi, &mt.y, done);
 	if (act_node(g, h, &act)) {
 		int32_t ht = h->n_inputs > 0 ? h->inputs[0] : -1;
 

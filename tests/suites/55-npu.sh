@@ -7,6 +7,7 @@
 #   head) runs split between NPU and CPU, bit-identical to the CPU backend,
 #   with copied_bytes 0 at every crossing;
 # - a QDQ-form ONNX model exported by PyTorch converts and runs on the NPU;
+# - HardSwish/Sigmoid/Tanh/LeakyRelu become table lookups, run by the NPU;
 # - the hang test hook fails a run and the next run of the session succeeds;
 # - placement is printed (info --placement, run --explain).
 : "${ERT_BUILD:=build}"
@@ -104,6 +105,29 @@ if /usr/bin/python3 tests/pytorch/qdq.py export "$q" >"$q/export.log" 2>&1 &&
 else
 	tail -n 5 "$q/export.log" "$q/convert.log" 2>/dev/null
 	bad "QDQ ONNX model exported and converted"
+fi
+
+# activations int8 ops cannot clamp to (HardSwish, Sigmoid, Tanh, LeakyRelu):
+# table lookups, on the NPU as LUT commands
+a=$out/acts
+mkdir -p "$a"
+if /usr/bin/python3 tests/npu/act_model.py "$a/model.onnx" >"$a/export.log" 2>&1 &&
+   "$edgert" quantize "$a/model.onnx" -o "$a/int8.ert" --calib-random 8 --verify 20 \
+	--min-cosine 0.99 >"$a/quantize.log" 2>&1; then
+	rm -rf "$a/cpu" "$a/npu"
+	"$edgert" run "$a/int8.ert" --backend cpu --seed 3 -o "$a/cpu" >/dev/null 2>&1
+	"$edgert" run "$a/int8.ert" --backend npu --seed 3 -o "$a/npu" --explain >"$a/run.log" 2>&1
+	n=$(grep -cE '^  [0-9]+ +QLinearLookup' "$a/run.log")
+	if [ "$n" -eq 4 ] && [ "$(grep -c '^split ' "$a/run.log")" -eq 2 ] &&
+	   same_outputs "$a/cpu" "$a/npu"; then
+		ok "activations as table lookups: 4 on the NPU, one NPU split, bit-identical to the CPU"
+	else
+		grep -E '^split|Lookup' "$a/run.log" | sed 's/^/# /'
+		bad "activations as table lookups: 4 on the NPU, one NPU split, bit-identical to the CPU"
+	fi
+else
+	tail -n 5 "$a/export.log" "$a/quantize.log" 2>/dev/null
+	bad "activation model exported and quantized (cosine >= 0.99)"
 fi
 
 # the hang hook on the simulator

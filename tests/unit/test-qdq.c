@@ -726,6 +726,51 @@ ERT_TEST(refusals)
 	ert_graph_destroy(g);
 }
 
+/*
+ * x -> Q -> DQ -> HardSwish -> Q -> DQ -> Sigmoid -> Q -> DQ -> y: both
+ * chains become QLinearLookup tables, and the outputs stay exactly the same.
+ */
+static struct ert_graph *table_graph(void)
+{
+	struct ert_graph *g = ert_graph_create();
+	int64_t dx[2] = { 4, 37 };
+	int32_t x, a, h, hq, sg, sq;
+
+	g->opset = 14;
+	x = input(g, "x", 2, dx);
+	a = q8(g, "a", x, 0.03f, -5);
+	h = tensor(g, "hs");
+	node(g, ERT_OP_HardSwish, "hardswish", IN(dq8(g, "a.dq", a, 0.03f, -5)), h);
+	hq = q8(g, "hsq", h, 0.02f, -100);
+	sg = tensor(g, "sig");
+	node(g, ERT_OP_Sigmoid, "sigmoid", IN(dq8(g, "hsq.dq", hq, 0.02f, -100)), sg);
+	sq = q8(g, "sigq", sg, 1.0f / 255.0f, -128);
+	ert_graph_add_output(g, dq8(g, "y", sq, 1.0f / 255.0f, -128));
+	return g;
+}
+
+ERT_TEST(activation_tables)
+{
+	struct ert_graph *before = table_graph(), *g = table_graph();
+	const struct ert_node *n;
+
+	REQUIRE(optimize(g) == ERT_OK);
+	CHECK_EQ_INT(count_op(g, ERT_OP_QLinearLookup), 2);
+	CHECK_EQ_INT(count_op(g, ERT_OP_HardSwish), 0);
+	CHECK_EQ_INT(count_op(g, ERT_OP_Sigmoid), 0);
+	n = find_op(g, ERT_OP_QLinearLookup);
+	REQUIRE(n && n->n_inputs == 2);
+	CHECK(!strcmp(tname(g, n, 0, false), "a"));
+	CHECK(!strcmp(tname(g, n, 0, true), "hsq"));
+	CHECK(g->tensors[n->inputs[1]].flags & ERT_TENSOR_CONST);
+	CHECK_EQ_INT(g->tensors[n->inputs[1]].nbytes, 256);
+	/* the tables hold what the chains computed: the outputs are equal */
+	int64_t dx[2] = { 4, 37 };
+
+	check_close(ert_test_failed_, before, g, 2, dx, 0.0);
+}
+
 ERT_TEST_MAIN(ERT_TEST_ENTRY(conv_relu), ERT_TEST_ENTRY(torch_style_conv),
 	      ERT_TEST_ENTRY(gemm_matmul), ERT_TEST_ENTRY(residual_add_pool_mul),
-	      ERT_TEST_ENTRY(movement_exact), ERT_TEST_ENTRY(refusals))
+	      ERT_TEST_ENTRY(movement_exact), ERT_TEST_ENTRY(refusals),
+	      ERT_TEST_ENTRY(activation_tables))

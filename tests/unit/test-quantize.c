@@ -185,7 +185,7 @@ static int32_t node(struct ert_graph *g, enum ert_op op, const char *name, uint3
 
 /*
  * x[1,2,4,4] -> Conv(+Relu) -> y -> MaxPool 2x2 -> p -> Flatten -> f -> Gemm
- * (transB) -> g -> Sigmoid -> prob
+ * (transB) -> g -> Softmax -> prob (Softmax has no int8 form: it stays float)
  */
 static ert_model *small_net(void)
 {
@@ -217,7 +217,7 @@ static ert_model *small_net(void)
 	t = node(g, ERT_OP_Gemm, "fc", 3, in, "g");
 	if (t < 0 || !ert_node_set_attr_int(g, &g->nodes[g->n_nodes - 1], "transB", 1))
 		goto fail;
-	t = node(g, ERT_OP_Sigmoid, "sig", 1, &t, "prob");
+	t = node(g, ERT_OP_Softmax, "sig", 1, &t, "prob");
 	if (t < 0 || !ert_graph_add_output(g, t))
 		goto fail;
 	return model_from_graph(g);
@@ -296,7 +296,7 @@ ERT_TEST(qdq_rewrite)
 	fg = ert_model_graph(m);
 	REQUIRE(quantize_small(m, &c, false, &r));
 	qg = r.graph;
-	CHECK_EQ_INT(r.n_quantized, 4); /* conv, pool, flatten, fc; not the Sigmoid */
+	CHECK_EQ_INT(r.n_quantized, 4); /* conv, pool, flatten, fc; not the Softmax */
 	CHECK_EQ_INT(r.n_acts, 5);      /* x, y, p, f, g */
 	CHECK_EQ_INT(count_op(qg, ERT_OP_QuantizeLinear), 5);
 	/* activations: 5, weights: 2, biases: 2 */
@@ -375,7 +375,7 @@ ERT_TEST(qdq_fuses_to_int8)
 	REQUIRE(quantize_small(m, &c, true, &r));
 	qg = r.graph;
 	CHECK_EQ_INT(count_op(qg, ERT_OP_QuantizeLinear), 1);   /* at the input */
-	CHECK_EQ_INT(count_op(qg, ERT_OP_DequantizeLinear), 1); /* before the float Sigmoid */
+	CHECK_EQ_INT(count_op(qg, ERT_OP_DequantizeLinear), 1); /* before the float Softmax */
 	CHECK_EQ_INT(count_op(qg, ERT_OP_QLinearConv), 1);
 	CHECK_EQ_INT(count_op(qg, ERT_OP_QGemm), 1);
 	CHECK_EQ_INT(count_op(qg, ERT_OP_MaxPool), 1);

@@ -5,7 +5,9 @@
  * one the int8 path has, its activations were seen by the calibration, its
  * weight is constant and its fused activation (if any) is a clamp; pools,
  * Reshape and Flatten put their output in their input's group so that both
- * share one scale and zero point.
+ * share one scale and zero point. Elementwise activations standing on their
+ * own (Sigmoid, HardSwish, ...) get their input and output quantised: the QDQ
+ * fusion turns them into table lookups.
  */
 #include <string.h>
 
@@ -28,6 +30,11 @@ enum q_kind q_kind_of(enum ert_op op)
 	case ERT_OP_Reshape:
 	case ERT_OP_Flatten:
 		return QK_SHAPE;
+	case ERT_OP_Sigmoid: case ERT_OP_Tanh: case ERT_OP_HardSwish: case ERT_OP_HardSigmoid:
+	case ERT_OP_LeakyRelu: case ERT_OP_Elu: case ERT_OP_Selu: case ERT_OP_Celu:
+	case ERT_OP_Gelu: case ERT_OP_Softplus: case ERT_OP_Softsign: case ERT_OP_Mish:
+	case ERT_OP_Exp: case ERT_OP_Erf:
+		return QK_UNARY;
 	default:
 		return QK_NONE;
 	}
@@ -125,7 +132,8 @@ static bool eligible(const struct qg *q, const struct ert_node *n)
 		return (act_ok(q, a) || q_const_f32(g, a)) && (act_ok(q, b) || q_const_f32(g, b));
 	}
 	case QK_POOL:
-		return act_ok(q, q_in_at(n, 0));
+	case QK_UNARY:
+		return act_ok(q, q_in_at(n, 0)) && n->n_inputs == 1;
 	default:
 		return false;
 	}

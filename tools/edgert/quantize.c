@@ -235,6 +235,9 @@ static bool load_float(const struct quantize_opts *o, void **image, size_t *size
 	if (!cli_graph_load("quantize", o->model, true, &cg))
 		return false;
 	st = ert_graph_optimize(cg.graph, &err);
+	/* activations an int8 op cannot clamp to become table lookups of their own */
+	if (st == ERT_OK)
+		st = ert_opt_unfuse_activations(cg.graph, &err);
 	if (st == ERT_OK)
 		st = ert_format_write_memory(cg.graph, &(struct ert_write_options){ 0 }, image, size,
 					     &err);

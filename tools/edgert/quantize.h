@@ -203,6 +203,7 @@ enum q_kind {
 	QK_BINARY,    /* Add, Mul */
 	QK_POOL,      /* AveragePool, GlobalAveragePool, MaxPool: output shares input's params */
 	QK_SHAPE,     /* Reshape, Flatten: quantised only when their input is */
+	QK_UNARY,     /* Sigmoid, Tanh, HardSwish, ...: a 256-entry lookup in int8 */
 };
 
 /* The rewrite's state, shared by quantize-select.c and quantize-graph.c. */

@@ -135,8 +135,21 @@ static ert_status qbin_compute(struct ert_cpu *cpu, struct ert_exec *x, struct e
 	return ERT_OK;
 }
 
+/* QLinearLookup: y = table[(uint8)x]. */
+static ert_status lookup_compute(struct ert_cpu *cpu, struct ert_exec *x, struct ert_err *err)
+{
+	const uint8_t *in = x->in[0]->data, *table = x->in[1]->data;
+	uint8_t *out = x->out[0]->data;
+	int64_t n = x->out[0]->numel;
+
+	for (int64_t i = 0; i < n; i++)
+		out[i] = table[in[i]];
+	return ERT_OK;
+}
+
 const struct ert_cpu_op ert_cpu_ops_qlinear_ew[] = {
 	{ .op = ERT_OP_QLinearAdd, .compute = qbin_compute },
 	{ .op = ERT_OP_QLinearMul, .compute = qbin_compute },
+	{ .op = ERT_OP_QLinearLookup, .compute = lookup_compute },
 	{ .compute = NULL },
 };
