@@ -123,6 +123,16 @@ static ert_status locate(struct lower *l, const struct ert_value *v, int32_t k, 
 	return ERT_OK;
 }
 
+/* Input 0 and output 0 of the node: where each lives. */
+static ert_status locate_io(struct lower *l, uint32_t *ri, uint64_t *oi, uint32_t *ro,
+			    uint64_t *oo)
+{
+	struct ert_exec *x = l->x;
+	ert_status st = locate(l, x->in[0], 0, x->in_const[0], ri, oi);
+
+	return st == ERT_OK ? locate(l, x->out[0], -1, false, ro, oo) : st;
+}
+
 /* Upload bytes computed at prepare time (requant tables, LUTs): not cached. */
 static ert_status locate_bytes(struct lower *l, const void *data, size_t n, uint32_t *ref,
 			       uint64_t *offset)
@@ -966,9 +976,7 @@ static ert_status lower_pool(struct lower *l)
 	ert_status st;
 
 	pool_plan(x, &p);
-	st = locate(l, in_at(x, 0), 0, x->in_const[0], &r_in, &o_in);
-	if (st == ERT_OK)
-		st = locate(l, x->out[0], -1, false, &r_out, &o_out);
+	st = locate_io(l, &r_in, &o_in, &r_out, &o_out);
 	if (st != ERT_OK)
 		return st;
 	uint64_t row = pool_row_work(&p);
@@ -1126,9 +1134,7 @@ static ert_status lower_view(struct lower *l)
 	/* planned in place: nothing to move */
 	if (x->in[0]->data == x->out[0]->data)
 		return ERT_OK;
-	st = locate(l, x->in[0], 0, x->in_const[0], &rs, &os);
-	if (st == ERT_OK)
-		st = locate(l, x->out[0], -1, false, &rd, &od);
+	st = locate_io(l, &rs, &os, &rd, &od);
 	if (st != ERT_OK)
 		return st;
 	return copy_flat(l, rs, os, rd, od, x->out[0]->nbytes);
@@ -1165,9 +1171,7 @@ static ert_status lower_transpose(struct lower *l)
 
 		ss[i] = j >= 0 ? ist[perm[j]] : 0;
 	}
-	st = locate(l, in, 0, x->in_const[0], &rs, &os);
-	if (st == ERT_OK)
-		st = locate(l, x->out[0], -1, false, &rd, &od);
+	st = locate_io(l, &rs, &os, &rd, &od);
 	if (st != ERT_OK)
 		return st;
 	return emit_bytes(l, rs, os, ss, rd, od, ds, d, -1, 0);
@@ -1240,9 +1244,7 @@ static ert_status lower_slice(struct lower *l)
 
 		ss[i] = j >= 0 ? ist[j] * sp.step[j] : 0;
 	}
-	st = locate(l, in, 0, x->in_const[0], &rs, &os);
-	if (st == ERT_OK)
-		st = locate(l, x->out[0], -1, false, &rd, &od);
+	st = locate_io(l, &rs, &os, &rd, &od);
 	if (st != ERT_OK)
 		return st;
 	return emit_bytes(l, rs, os + off, ss, rd, od, ds, d, -1, 0);
@@ -1298,9 +1300,7 @@ static ert_status lower_dq(struct lower *l)
 	if (st == ERT_OK)
 		st = locate_bytes(l, tables, sizeof(tables), &rt, &ot);
 	if (st == ERT_OK)
-		st = locate(l, x->in[0], 0, x->in_const[0], &rs, &os);
-	if (st == ERT_OK)
-		st = locate(l, x->out[0], -1, false, &rd, &od);
+		st = locate_io(l, &rs, &os, &rd, &od);
 	if (st != ERT_OK)
 		return st;
 	as4(x->in[0], d, ss, 1);
@@ -1329,9 +1329,7 @@ static ert_status lower_lookup(struct lower *l)
 	ert_status st = locate(l, x->in[1], 1, true, &rt, &ot);
 
 	if (st == ERT_OK)
-		st = locate(l, x->in[0], 0, x->in_const[0], &rs, &os);
-	if (st == ERT_OK)
-		st = locate(l, x->out[0], -1, false, &rd, &od);
+		st = locate_io(l, &rs, &os, &rd, &od);
 	if (st != ERT_OK)
 		return st;
 	as4(x->in[0], d, ss, 1);
