@@ -518,6 +518,11 @@ ERT_TEST(bad_models)
 	m->graph->node[0]->op_type = mb_str(&b, "QLinearSigmoid");
 	expect_fail(ert_test_failed_, m, ERT_STATUS_UNSUPPORTED,
 		    "unsupported op 'com.microsoft:QLinearSigmoid'");
+	/* edgert's own QLinearLookup is made by the QDQ fusion, never read from ONNX */
+	m = qlinearadd_model(&b);
+	m->graph->node[0]->domain = mb_str(&b, "");
+	m->graph->node[0]->op_type = mb_str(&b, "QLinearLookup");
+	expect_fail(ert_test_failed_, m, ERT_STATUS_UNSUPPORTED, "edgert's own op, not an ONNX one");
 
 	m = conv_relu_model(&b);
 	m->graph->initializer[1]->raw_data.len = 4; /* shape says 8 bytes */
