@@ -396,12 +396,6 @@ static ert_status assign_arenas(struct ert_session *s, struct ert_plan *p)
 	return ERT_OK;
 }
 
-/*
- * Tiny islands stay on the CPU: a run of consecutive steps on another backend
- * whose multiply-accumulates are too few to pay for that backend's dispatch
- * (min_island_macs: a job submission and a wait on the NPU), such as one that
- * only moves bytes, goes back to the CPU backend when it supports every step.
- */
 /* Multiply-accumulates of a convolution or matrix product step; 0 for others. */
 static uint64_t step_macs(const struct ert_exec *x)
 {
@@ -432,6 +426,12 @@ static uint64_t step_macs(const struct ert_exec *x)
 	return (uint64_t)out->numel * (uint64_t)(w->numel / w->dims[0]);
 }
 
+/*
+ * Tiny islands stay on the CPU: a run of consecutive steps on another backend
+ * whose multiply-accumulates are too few to pay for that backend's dispatch
+ * (min_island_macs: a job submission and a wait on the NPU), such as one that
+ * only moves bytes, goes back to the CPU backend when it supports every step.
+ */
 static void sink_tiny_islands(struct ert_session *s, struct ert_plan *p)
 {
 	uint32_t cpu = 0;
