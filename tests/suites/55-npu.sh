@@ -33,6 +33,14 @@ for m in mobilenet_v2 resnet18; do
 			>"$out/$m-quantize.log" 2>&1 || {
 			tail -n 3 "$out/$m-quantize.log"; bad "$m quantized"; continue; }
 	fi
+	# the int8 model does the float one's multiply-accumulates
+	fm=$("$edgert" info "$out/$m.ert" | sed -n 's/^MACs *\([0-9]*\).*/\1/p')
+	qm=$("$edgert" info "$out/$m-int8.ert" | sed -n 's/^MACs *\([0-9]*\).*/\1/p')
+	if [ -n "$fm" ] && [ "$fm" = "$qm" ]; then
+		ok "$m int8: edgert info counts the float model's MACs ($qm)"
+	else
+		bad "$m int8: edgert info counts the float model's MACs ($fm vs $qm)"
+	fi
 	rm -rf "$out/$m-cpu" "$out/$m-npu"
 	"$edgert" run "$out/$m-int8.ert" --backend cpu --seed 1 -o "$out/$m-cpu" >/dev/null 2>&1
 	if "$edgert" run "$out/$m-int8.ert" --backend npu --seed 1 -o "$out/$m-npu" --explain \

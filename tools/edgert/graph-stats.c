@@ -37,15 +37,21 @@ static uint64_t node_macs(const struct ert_node *n, const struct ert_value *cons
 		return 0;
 	switch (n->op) {
 	case ERT_OP_Conv:
+	case ERT_OP_ConvInteger:
 		return conv_macs(a, b, y, false);
+	case ERT_OP_QLinearConv:
+		return conv_macs(a, n_in > 3 ? in[3] : NULL, y, false);
 	case ERT_OP_ConvTranspose:
 		return conv_macs(a, b, y, true);
 	case ERT_OP_Gemm:
+	case ERT_OP_QGemm:
 		if (a->rank != 2)
 			return 0;
 		return (uint64_t)y->numel *
 		       (uint64_t)(ert_attr_int(n, "transA", 0) ? a->dims[0] : a->dims[1]);
 	case ERT_OP_MatMul:
+	case ERT_OP_MatMulInteger:
+	case ERT_OP_QLinearMatMul:
 		if (a->rank < 1)
 			return 0;
 		return (uint64_t)y->numel * (uint64_t)a->dims[a->rank - 1];
