@@ -419,7 +419,10 @@ static ert_status npu_synchronize(struct ert_backend *be, struct ert_err *err)
 	}
 	npu->n_jobs = 0;
 	if (npu->in_flight) {
-		ert_status ws = npu_wait(npu->dev, npu->last_seqno, NPU_WAIT_NS, err);
+		/* after a refused SUBMIT, drain what went before but report the refusal */
+		struct ert_err drained;
+		ert_status ws = npu_wait(npu->dev, npu->last_seqno, NPU_WAIT_NS,
+					 st == ERT_OK ? err : &drained);
 
 		npu->in_flight = false;
 		if (st == ERT_OK)
