@@ -21,4 +21,11 @@ ert_status ert_graph_optimize(struct ert_graph *g, struct ert_err *err);
  */
 ert_status ert_opt_unfuse_activations(struct ert_graph *g, struct ert_err *err);
 
+/*
+ * Elementwise float ops whose value depends on the element alone (Sigmoid,
+ * Tanh, HardSwish, LeakyRelu, ...): between a DequantizeLinear and a
+ * QuantizeLinear, the QDQ fusion makes them a 256-entry QLinearLookup.
+ */
+bool ert_opt_table_op(enum ert_op op);
+
 #endif

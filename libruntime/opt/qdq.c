@@ -705,8 +705,7 @@ static ert_status drop_pair(struct qdq *c, uint32_t qi, const struct ert_node *d
 	return ERT_OK;
 }
 
-/* Elementwise float ops whose value depends on the element alone: a 256-entry table. */
-static bool table_op(enum ert_op op)
+bool ert_opt_table_op(enum ert_op op)
 {
 	switch (op) {
 	case ERT_OP_Sigmoid: case ERT_OP_Tanh: case ERT_OP_HardSwish: case ERT_OP_HardSigmoid:
@@ -814,7 +813,7 @@ static ert_status try_q(struct qdq *c, uint32_t qi, bool *done)
 	}
 	if (!single_use(c, t) || h->n_outputs < 1 || h->outputs[0] != t)
 		return ERT_OK;
-	if (table_op(h->op) && h->n_inputs >= 1 &&
+	if (ert_opt_table_op(h->op) && h->n_inputs >= 1 &&
 	    producer(c, h->inputs[0], ERT_OP_DequantizeLinear))
 		return fuse_table(c, (uint32_t)(h - g->nodes), qi, &mt.y, done);
 	if (act_node(g, h, &act)) {

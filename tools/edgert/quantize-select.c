@@ -11,6 +11,7 @@
  */
 #include <string.h>
 
+#include "opt/passes.h"
 #include "quantize.h"
 
 enum q_kind q_kind_of(enum ert_op op)
@@ -30,13 +31,9 @@ enum q_kind q_kind_of(enum ert_op op)
 	case ERT_OP_Reshape:
 	case ERT_OP_Flatten:
 		return QK_SHAPE;
-	case ERT_OP_Sigmoid: case ERT_OP_Tanh: case ERT_OP_HardSwish: case ERT_OP_HardSigmoid:
-	case ERT_OP_LeakyRelu: case ERT_OP_Elu: case ERT_OP_Selu: case ERT_OP_Celu:
-	case ERT_OP_Gelu: case ERT_OP_Softplus: case ERT_OP_Softsign: case ERT_OP_Mish:
-	case ERT_OP_Exp: case ERT_OP_Erf:
-		return QK_UNARY;
 	default:
-		return QK_NONE;
+		/* what the QDQ fusion turns into a table lookup */
+		return ert_opt_table_op(op) ? QK_UNARY : QK_NONE;
 	}
 }
 
