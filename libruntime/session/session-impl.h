@@ -109,6 +109,7 @@ struct ert_session {
 
 	struct ert_plan *plan;        /* current plan (also head of the cache), or NULL */
 	bool dirty;                   /* inputs resized since plan was made */
+	bool running;                 /* inside ert_session_run(): callbacks may not re-enter */
 	uint64_t copied_bytes;        /* bytes copied between backends by the last run */
 	char error[512];
 	char failed_op[64];           /* op type of the node planning failed on, if any */
