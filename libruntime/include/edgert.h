@@ -255,6 +255,28 @@ typedef struct ert_session_tensor ert_tensor;
 ERT_API ert_status ert_model_load_file(const char *path, ert_model **model_out,
 				       char *err, size_t err_size);
 
+/*
+ * The file of an .ert model is mapped, and its weights and constants are
+ * read from the mapping while sessions run. Replace a model file that may be
+ * loaded by writing the new file beside it and renaming it over the old one
+ * (what `edgert convert -o` does): the old mapping keeps the old file's
+ * bytes. Overwriting the file in place (as `cp new.ert old.ert` does) or
+ * truncating it changes, or takes away, the pages under running sessions: a
+ * run may then compute garbage or be killed by SIGBUS. When that cannot be
+ * ruled out, load with ERT_MODEL_LOAD_COPY.
+ */
+/* Read the whole file into memory owned by the model instead of mapping it. */
+#define ERT_MODEL_LOAD_COPY 0x1u
+
+/**
+ * ert_model_load_file() with @flags: 0 or ERT_MODEL_LOAD_COPY (the model
+ * holds a private copy of the file, as large as the file, and the file may
+ * then be changed or removed freely). Unknown flags fail with
+ * ERT_STATUS_INVALID_ARGUMENT.
+ */
+ERT_API ert_status ert_model_load_file_flags(const char *path, uint32_t flags,
+					     ert_model **model_out, char *err, size_t err_size);
+
 /**
  * Load a model from memory. @data must stay valid and unchanged for the life of
  * the model (it is used in place, like a mapped file); pass @copy non-zero to have

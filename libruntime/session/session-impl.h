@@ -125,11 +125,6 @@ ert_status ert_set_last_error(ert_status st, const char *fmt, ...)
 /* Build a plan for the session's current input shapes and values. */
 ert_status ert_plan_create(struct ert_session *s, struct ert_plan **out, struct ert_err *err);
 void ert_plan_destroy(struct ert_session *s, struct ert_plan *p);
-/*
- * Tensors whose values shape inference needs, directly or through the nodes
- * computing them (malloc'd array of n_tensors flags; NULL on out-of-memory).
- */
-uint8_t *ert_plan_mark_value_needed(const struct ert_graph *g);
 /* Does @p match the session's current inputs? */
 bool ert_plan_matches(const struct ert_session *s, const struct ert_plan *p);
 /*

@@ -54,7 +54,7 @@ static ert_status input_realloc(struct ert_session *s, uint32_t k, size_t need)
 static bool mark_value_inputs(struct ert_session *s)
 {
 	const struct ert_graph *g = s->model->graph;
-	uint8_t *need = ert_plan_mark_value_needed(g);
+	uint8_t *need = ert_graph_mark_value_needed(g);
 
 	if (!need)
 		return false;

@@ -6,6 +6,7 @@
  */
 #include <stdlib.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -32,7 +33,7 @@ __attribute__((visibility("default"))) const char *__asan_default_options(void)
 #endif
 
 /* x[batch, 4] -> MatMul(w[4, 4]) -> Relu -> y: the MatMul packs x as it runs. */
-static ert_model *matmul_model(void)
+static struct ert_graph *matmul_graph(void)
 {
 	struct ert_graph *g = ert_graph_create();
 	int64_t xd[2] = { -1, 4 }, wd[2] = { 4, 4 };
@@ -52,7 +53,12 @@ static ert_model *matmul_model(void)
 	ert_graph_add_node(g, ERT_OP_MatMul, "matmul", 2, (int32_t[]){ x, wt }, 1, &mm);
 	ert_graph_add_node(g, ERT_OP_Relu, "relu", 1, &mm, 1, &y);
 	ert_graph_add_output(g, y);
-	return model_from_graph(g);
+	return g;
+}
+
+static ert_model *matmul_model(void)
+{
+	return model_from_graph(matmul_graph());
 }
 
 static void fill(ert_session *s, int64_t batch)
@@ -248,6 +254,75 @@ ERT_TEST(callbacks_cannot_reenter_after_op)
 	check_reentry(false, ert_test_failed_);
 }
 
+ERT_TEST(load_refuses_fifo)
+{
+	char dir[] = "/tmp/ert-fifo-XXXXXX", path[64], msg[256] = "";
+	ert_model *m = NULL;
+
+	REQUIRE(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/model.ert", dir);
+	REQUIRE(mkfifo(path, 0600) == 0);
+	alarm(30); /* a blocking open would hang: fail the test instead */
+	CHECK_EQ_INT(ert_model_load_file(path, &m, msg, sizeof(msg)), ERT_STATUS_INVALID_ARGUMENT);
+	alarm(0);
+	CHECK(m == NULL);
+	CHECK(strstr(msg, "it is a FIFO, not a regular file") != NULL);
+	CHECK(strstr(msg, path) != NULL);
+	unlink(path);
+	/* a directory is refused the same way */
+	CHECK_EQ_INT(ert_model_load_file(dir, &m, msg, sizeof(msg)), ERT_STATUS_INVALID_ARGUMENT);
+	CHECK(strstr(msg, "it is a directory") != NULL);
+	rmdir(dir);
+}
+
+/* Overwrite @path in place, as cp does: same inode, truncated, then new bytes. */
+static int overwrite_in_place(const char *path)
+{
+	FILE *f = fopen(path, "r+b");
+	long size;
+	int ok;
+
+	if (!f || fseek(f, 0, SEEK_END) != 0 || (size = ftell(f)) <= 0)
+		return 0;
+	ok = ftruncate(fileno(f), 0) == 0 && fseek(f, 0, SEEK_SET) == 0;
+	for (long i = 0; ok && i < size / 2; i++)
+		ok = fputc(0xa5, f) != EOF;
+	return fclose(f) == 0 && ok;
+}
+
+ERT_TEST(load_copy_survives_overwrite)
+{
+	char dir[] = "/tmp/ert-copy-XXXXXX", path[64], msg[256] = "";
+	struct ert_graph *g = matmul_graph();
+	struct ert_err err = { "" };
+	ert_model *m = NULL;
+	ert_session *s = NULL;
+
+	REQUIRE(g && mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/model.ert", dir);
+	CHECK_EQ_INT(ert_graph_toposort(g, &err), ERT_OK);
+	CHECK_EQ_INT(ert_format_write_file(g, NULL, path, &err), ERT_OK);
+	ert_graph_destroy(g);
+	CHECK_EQ_INT(ert_model_load_file_flags(path, 0x80, &m, msg, sizeof(msg)),
+		     ERT_STATUS_INVALID_ARGUMENT);
+	CHECK(strstr(msg, "unknown flags 0x80") != NULL);
+	CHECK_EQ_INT(ert_model_load_file_flags(path, ERT_MODEL_LOAD_COPY, &m, msg, sizeof(msg)),
+		     ERT_OK);
+	REQUIRE(m);
+	/* the file is truncated and rewritten with half its size of garbage */
+	CHECK(overwrite_in_place(path));
+	CHECK_EQ_INT(ert_session_create(m, NULL, &s), ERT_OK);
+	REQUIRE(s);
+	CHECK_EQ_INT(ert_session_resize_input(s, 0, 2, (int64_t[]){ 3, 4 }), ERT_OK);
+	fill(s, 3);
+	CHECK_EQ_INT(ert_session_run(s), ERT_OK);
+	CHECK(output_ok(s, 3));
+	ert_session_destroy(s);
+	ert_model_unref(m);
+	unlink(path);
+	rmdir(dir);
+}
+
 ERT_TEST(config_init_null)
 {
 	ert_config cfg;
@@ -259,4 +334,6 @@ ERT_TEST(config_init_null)
 
 ERT_TEST_MAIN(ERT_TEST_ENTRY(failed_resize_keeps_shape),
 	      ERT_TEST_ENTRY(callbacks_cannot_reenter_before_op),
-	      ERT_TEST_ENTRY(callbacks_cannot_reenter_after_op), ERT_TEST_ENTRY(config_init_null))
+	      ERT_TEST_ENTRY(callbacks_cannot_reenter_after_op), ERT_TEST_ENTRY(load_refuses_fifo),
+	      ERT_TEST_ENTRY(load_copy_survives_overwrite),
+	      ERT_TEST_ENTRY(config_init_null))
