@@ -202,6 +202,14 @@ ert_status ert_graph_validate(const struct ert_graph *g, struct ert_err *err);
 
 /* Index of the node producing tensor @t, or -1 (input, constant). O(nodes). */
 int32_t ert_graph_producer(const struct ert_graph *g, int32_t t);
+
+/*
+ * Tensors of @g whose values shape inference needs (ert_op_value_inputs()),
+ * and everything they are computed from; Shape and Size need only their
+ * input's shape. @g's nodes must be in topological order. Returns a malloc'd
+ * array of n_tensors flags, or NULL on out-of-memory.
+ */
+uint8_t *ert_graph_mark_value_needed(const struct ert_graph *g);
 /* Number of node inputs (plus graph outputs) reading tensor @t. O(nodes). */
 uint32_t ert_graph_consumers(const struct ert_graph *g, int32_t t);
 

@@ -39,6 +39,7 @@ ERT_API const char *ert_status_string(ert_status st)
 	case ERT_STATUS_STOPPED: return "stopped by callback";
 	case ERT_STATUS_NOT_FOUND: return "not found";
 	case ERT_STATUS_INTERNAL: return "internal error";
+	case ERT_STATUS_BUSY: return "session busy";
 	}
 	return "unknown status";
 }
@@ -57,6 +58,8 @@ ERT_API const char *ert_backend_type_name(ert_backend_type type)
 
 ERT_API void ert_config_init(ert_config *cfg)
 {
+	if (!cfg)
+		return;
 	memset(cfg, 0, sizeof(*cfg));
 	cfg->struct_size = sizeof(*cfg);
 	cfg->backends[0] = ERT_BACKEND_CPU;

@@ -33,6 +33,7 @@
 #define FMT_OFF_NSECTIONS 24
 #define FMT_OFF_CHECKSUM 28
 #define FMT_OFF_HEADER_SIZE 32
+#define FMT_OFF_VALUE_CHECKSUM 36  /* v2; reserved (zero) in v1 */
 
 enum fmt_section {
 	FMT_SEC_STRINGS = 1,
@@ -57,6 +58,12 @@ enum fmt_encoding {
 #define FMT_ATTR_FIXED (3 * 4)
 
 #define FMT_TENSOR_FLAGS (ERT_TENSOR_CONST | ERT_TENSOR_INPUT | ERT_TENSOR_OUTPUT)
+/*
+ * v2 tensor flag, in files only: a constant whose values planning reads
+ * (Reshape's shape, Slice's starts, ...). Its stored bytes are covered by the
+ * header's value checksum, although they lie in the weights section.
+ */
+#define FMT_TENSOR_VALUE 0x8u
 
 static inline uint32_t fmt_get32(const uint8_t *p)
 {
@@ -81,6 +88,9 @@ static inline void fmt_put64(uint8_t *p, uint64_t v)
 	fmt_put32(p, (uint32_t)v);
 	fmt_put32(p + 4, (uint32_t)(v >> 32));
 }
+
+/* CRC-32 (zlib) of @n bytes at @p added to @crc, for lengths beyond zlib's uInt. */
+uint32_t fmt_crc32(uint32_t crc, const uint8_t *p, uint64_t n);
 
 /* CRC-32 (zlib) of the checksummed parts of an image whose header was checked. */
 uint32_t fmt_checksum(const uint8_t *img, uint32_t header_size, uint32_t n_sections);

@@ -25,6 +25,7 @@ struct loader {
 	uint8_t *rec_flags;       /* INPUT/OUTPUT bits as the tensor records state them */
 	struct range *ranges;     /* weight ranges of constants, for the overlap check */
 	uint32_t n_ranges;
+	uint32_t value_crc;       /* v2: CRC-32 of the data of FMT_TENSOR_VALUE constants */
 };
 
 struct range {
@@ -101,6 +102,19 @@ static struct cur section(struct loader *ld, enum fmt_section s, const char *wha
 	return (struct cur){ ld, ld->img + ld->sec_off[s], ld->sec_size[s], 0, what };
 }
 
+uint32_t fmt_crc32(uint32_t crc, const uint8_t *p, uint64_t n)
+{
+	/* zlib takes uInt lengths: feed large ranges in pieces */
+	while (n) {
+		uInt k = n > (1u << 30) ? 1u << 30 : (uInt)n;
+
+		crc = (uint32_t)crc32(crc, p, k);
+		p += k;
+		n -= k;
+	}
+	return crc;
+}
+
 uint32_t fmt_checksum(const uint8_t *img, uint32_t header_size, uint32_t n_sections)
 {
 	uint8_t hdr[FMT_HEADER_V1];
@@ -117,14 +131,7 @@ uint32_t fmt_checksum(const uint8_t *img, uint32_t header_size, uint32_t n_secti
 
 		if (fmt_get32(e) == FMT_SEC_WEIGHTS)
 			continue;
-		/* zlib takes uInt lengths: feed large sections in pieces */
-		while (size) {
-			uInt n = size > (1u << 30) ? 1u << 30 : (uInt)size;
-
-			crc = crc32(crc, img + off, n);
-			off += n;
-			size -= n;
-		}
+		crc = fmt_crc32((uint32_t)crc, img + off, size);
 	}
 	return (uint32_t)crc;
 }
@@ -175,7 +182,8 @@ static bool read_header(struct loader *ld)
 	hs = fmt_get32(h + FMT_OFF_HEADER_SIZE);
 	if (flags)
 		return fail(ld, ERT_STATUS_INVALID_MODEL, "header flags 0x%x are not defined", flags);
-	for (uint32_t i = FMT_OFF_HEADER_SIZE + 4; i < FMT_HEADER_V1; i++)
+	/* v2 uses the first four reserved bytes of v1 for the value checksum */
+	for (uint32_t i = FMT_OFF_HEADER_SIZE + (ld->version >= 2 ? 8 : 4); i < FMT_HEADER_V1; i++)
 		if (h[i])
 			return fail(ld, ERT_STATUS_INVALID_MODEL,
 				    "reserved header byte %u is not zero", i);
@@ -184,10 +192,11 @@ static bool read_header(struct loader *ld)
 			    "model file is %llu bytes but its header says %llu%s",
 			    (unsigned long long)ld->size, (unsigned long long)fsize,
 			    fsize > ld->size ? " (truncated)" : "");
-	/* Version 1 fixes the header size; later versions may only grow it. */
-	if (ld->version == 1 && hs != FMT_HEADER_V1)
+	/* Versions 1 and 2 fix the header size; later versions may only grow it. */
+	if (ld->version <= 2 && hs != FMT_HEADER_V1)
 		return fail(ld, ERT_STATUS_INVALID_MODEL,
-			    "header size %u, format version 1 has %u", hs, FMT_HEADER_V1);
+			    "header size %u, format version %u has %u", hs, ld->version,
+			    FMT_HEADER_V1);
 	if (ns < FMT_SEC_COUNT_V1 || ns > FMT_MAX_SECTIONS)
 		return fail(ld, ERT_STATUS_INVALID_MODEL, "%u sections (expected %u to %u)", ns,
 			    FMT_SEC_COUNT_V1, FMT_MAX_SECTIONS);
@@ -226,6 +235,21 @@ static bool read_header(struct loader *ld)
 		if (secs[s - 1].size > secs[s].off - secs[s - 1].off)
 			return fail(ld, ERT_STATUS_INVALID_MODEL, "%s overlaps %s",
 				    section_names[secs[s - 1].id], section_names[secs[s].id]);
+	/*
+	 * Bytes outside every section (alignment padding, mostly before the
+	 * weights) are covered by no checksum: they must be zero, so that a
+	 * file carries nothing that is not part of the model.
+	 */
+	for (uint32_t s = 0; s <= ns; s++) {
+		uint64_t from = s ? secs[s - 1].off + secs[s - 1].size : table_end;
+		uint64_t to = s < ns ? secs[s].off : ld->size;
+
+		for (uint64_t i = from; i < to; i++)
+			if (h[i])
+				return fail(ld, ERT_STATUS_INVALID_MODEL,
+					    "padding byte at %llu, outside every section, is not zero",
+					    (unsigned long long)i);
+	}
 	uint32_t want = fmt_get32(h + FMT_OFF_CHECKSUM), got = fmt_checksum(h, hs, ns);
 
 	if (want != got)
@@ -295,7 +319,7 @@ static void *alloc_aligned(uint64_t nbytes)
 }
 
 static bool read_const(struct loader *ld, int32_t ti, uint32_t enc, uint32_t block,
-		       uint64_t off, uint64_t size, const char *what)
+		       uint64_t off, uint64_t size, bool value_read, const char *what)
 {
 	struct ert_tensor *t = &ld->g->tensors[ti];
 	int64_t numel = ert_shape_numel(t->rank, t->dims);
@@ -336,6 +360,8 @@ static bool read_const(struct loader *ld, int32_t ti, uint32_t enc, uint32_t blo
 			    (unsigned long long)ws, (unsigned long long)wl);
 	if (size)
 		ld->ranges[ld->n_ranges++] = (struct range){ off, size, (uint32_t)ti };
+	if (value_read)
+		ld->value_crc = fmt_crc32(ld->value_crc, ld->img + off, size);
 
 	const uint8_t *src = ld->img + off;
 
@@ -386,8 +412,10 @@ static bool read_tensor(struct loader *ld, struct cur *c, uint32_t i)
 	if (rank < -1 || rank > ERT_MAX_RANK)
 		return fail(ld, ERT_STATUS_INVALID_MODEL, "%s: rank %d (must be -1..%d)", what, rank,
 			    ERT_MAX_RANK);
-	if (flags & ~FMT_TENSOR_FLAGS)
+	if (flags & ~(FMT_TENSOR_FLAGS | (ld->version >= 2 ? FMT_TENSOR_VALUE : 0)))
 		return fail(ld, ERT_STATUS_INVALID_MODEL, "%s: undefined flags 0x%x", what, flags);
+	if ((flags & FMT_TENSOR_VALUE) && !(flags & ERT_TENSOR_CONST))
+		return fail(ld, ERT_STATUS_INVALID_MODEL, "%s: value flag on a non-constant", what);
 	if (!(flags & ERT_TENSOR_CONST) != (enc == FMT_ENC_NONE))
 		return fail(ld, ERT_STATUS_INVALID_MODEL,
 			    "%s: constant flag and data encoding %u disagree", what, enc);
@@ -452,7 +480,7 @@ static bool read_tensor(struct loader *ld, struct cur *c, uint32_t i)
 	}
 	ld->rec_flags[ti] = (uint8_t)(flags & (ERT_TENSOR_INPUT | ERT_TENSOR_OUTPUT));
 	if (enc != FMT_ENC_NONE)
-		return read_const(ld, ti, enc, block, off, size, what);
+		return read_const(ld, ti, enc, block, off, size, flags & FMT_TENSOR_VALUE, what);
 	return true;
 }
 
@@ -468,6 +496,7 @@ static bool read_tensors(struct loader *ld)
 		return fail(ld, ERT_STATUS_INVALID_MODEL, "tensor table claims %u tensors", n);
 	if (!need_items(&c, n, FMT_TENSOR_FIXED, "tensors"))
 		return false;
+	ld->value_crc = (uint32_t)crc32(0L, Z_NULL, 0);
 	ld->rec_flags = calloc(n ? n : 1, 1);
 	ld->ranges = malloc((n ? n : 1) * sizeof(*ld->ranges));
 	if (!ld->rec_flags || !ld->ranges)
@@ -478,6 +507,14 @@ static bool read_tensors(struct loader *ld)
 	if (c.pos != c.len)
 		return fail(ld, ERT_STATUS_INVALID_MODEL, "tensor table has %llu trailing bytes",
 			    (unsigned long long)(c.len - c.pos));
+	if (ld->version >= 2) {
+		uint32_t want = fmt_get32(ld->img + FMT_OFF_VALUE_CHECKSUM);
+
+		if (want != ld->value_crc)
+			return fail(ld, ERT_STATUS_INVALID_MODEL,
+				    "value checksum mismatch (file says %08x, the constants planning reads give %08x): the file is damaged",
+				    want, ld->value_crc);
+	}
 	qsort(ld->ranges, ld->n_ranges, sizeof(*ld->ranges), cmp_range);
 	for (uint32_t i = 1; i < ld->n_ranges; i++) {
 		const struct range *a = &ld->ranges[i - 1], *b = &ld->ranges[i];
@@ -735,8 +772,12 @@ ert_status ert_format_load(const void *data, size_t size, struct ert_graph **out
 		ert_err_set(err, "out of memory loading model");
 		return ERT_STATUS_OUT_OF_MEMORY;
 	}
-	/* Each file version has its own reading rules; v1 is the only one so far. */
-	if (ld.version == 1 &&
+	/*
+	 * Each file version has its own reading rules. v2 differs from v1 only
+	 * in the value checksum and flag, which read_header() and
+	 * read_tensor() handle; the records are the same.
+	 */
+	if ((ld.version == 1 || ld.version == 2) &&
 	    (!read_tensors(&ld) || !read_nodes(&ld) || !read_graph(&ld)))
 		goto fail;
 	st = ert_graph_validate(ld.g, err);

@@ -1,12 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /* .ert writer: graph → image (docs/model-format.md), and atomic file output. */
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
+#include <sys/uio.h>
+#include <zlib.h>
 
+#include "ert-file.h"
 #include "ert-op-impl.h"
 #include "format/format-priv.h"
 
@@ -167,6 +167,7 @@ struct writer {
 	struct strtab strs;
 	struct buf tensors, nodes, graph, weights;
 	uint8_t *enc;        /* per tensor: chosen enum fmt_encoding */
+	uint8_t *value_read; /* per tensor: planning reads its values (FMT_TENSOR_VALUE) */
 	size_t *data_field;  /* per tensor: position of data_offset in ->tensors */
 	struct ert_err *err;
 };
@@ -180,7 +181,8 @@ static bool choose_encodings(struct writer *w)
 
 	w->enc = calloc(g->n_tensors ? g->n_tensors : 1, 1);
 	w->data_field = calloc(g->n_tensors ? g->n_tensors : 1, sizeof(size_t));
-	if (!weight || !by_value || !w->enc || !w->data_field) {
+	w->value_read = ert_graph_mark_value_needed(g);
+	if (!weight || !by_value || !w->enc || !w->data_field || !w->value_read) {
 		free(weight);
 		free(by_value);
 		return false;
@@ -274,7 +276,8 @@ static ert_status write_tensor(struct writer *w, uint32_t t)
 	put_u32(b, (uint32_t)x->dtype);
 	put_u32(b, enc);
 	put_u32(b, (uint32_t)x->rank);
-	put_u32(b, x->flags & FMT_TENSOR_FLAGS);
+	put_u32(b, (x->flags & FMT_TENSOR_FLAGS) |
+		   (enc != FMT_ENC_NONE && w->value_read[t] ? FMT_TENSOR_VALUE : 0));
 	put_u32(b, block);
 	for (int i = 0; i < ERT_MAX_RANK; i++)
 		put_u64(b, i < x->rank ? (uint64_t)x->dims[i] : 0);
@@ -418,6 +421,16 @@ static ert_status assemble(struct writer *w, void **data_out, size_t *size_out)
 	off[4] = pos;
 	size[4] = w->weights.len;
 
+	/* the stored bytes of the constants planning reads, in tensor order */
+	uint32_t value_crc = (uint32_t)crc32(0L, Z_NULL, 0);
+
+	if (!w->tensors.oom)
+		for (uint32_t t = 0; t < w->g->n_tensors; t++)
+			if (w->enc[t] != FMT_ENC_NONE && w->value_read[t])
+				value_crc = fmt_crc32(value_crc,
+						      w->weights.p + fmt_get64(w->tensors.p +
+									       w->data_field[t]),
+						      fmt_get64(w->tensors.p + w->data_field[t] + 8));
 	/* Data offsets were written relative to the weights; make them absolute. */
 	if (!w->tensors.oom)
 		for (uint32_t t = 0; t < w->g->n_tensors; t++)
@@ -434,6 +447,7 @@ static ert_status assemble(struct writer *w, void **data_out, size_t *size_out)
 		fmt_put64(h + FMT_OFF_FILE_SIZE, off[4] + size[4]);
 		fmt_put32(h + FMT_OFF_NSECTIONS, FMT_SEC_COUNT_V1);
 		fmt_put32(h + FMT_OFF_HEADER_SIZE, FMT_HEADER_V1);
+		fmt_put32(h + FMT_OFF_VALUE_CHECKSUM, value_crc);
 		for (uint32_t s = 0; s < FMT_SEC_COUNT_V1; s++) {
 			uint8_t *e = h + FMT_HEADER_V1 + s * FMT_SECTION_ENTRY;
 
@@ -502,6 +516,7 @@ out:
 	if (st == ERT_STATUS_OUT_OF_MEMORY)
 		ert_err_set(err, "out of memory writing model");
 	free(w.enc);
+	free(w.value_read);
 	free(w.data_field);
 	free(w.strs.index.p);
 	free(w.strs.bytes.p);
@@ -513,38 +528,11 @@ out:
 	return st;
 }
 
-/*
- * The mode a new file would get from open(path, O_CREAT, 0666): mkstemp()
- * makes 0600, which would leave models unreadable to others. Replacing a file
- * keeps its mode. The umask is read from /proc, since umask() would change it
- * for every thread of the process while it is read.
- */
-static mode_t new_file_mode(const char *path)
-{
-	struct stat st;
-	unsigned int mask = 022;
-	char line[128];
-	FILE *f;
-
-	if (stat(path, &st) == 0)
-		return st.st_mode & 07777;
-	f = fopen("/proc/self/status", "r");
-	if (f) {
-		while (fgets(line, sizeof(line), f))
-			if (sscanf(line, "Umask: %o", &mask) == 1)
-				break;
-		fclose(f);
-	}
-	return 0666 & ~(mode_t)mask;
-}
-
 ert_status ert_format_write_file(const struct ert_graph *g, const struct ert_write_options *opt,
 				 const char *path, struct ert_err *err)
 {
 	void *data = NULL;
 	size_t size = 0;
-	char *tmp;
-	int fd;
 	ert_status st;
 
 	if (!path) {
@@ -554,53 +542,8 @@ ert_status ert_format_write_file(const struct ert_graph *g, const struct ert_wri
 	st = ert_format_write_memory(g, opt, &data, &size, err);
 	if (st != ERT_OK)
 		return st;
-	tmp = malloc(strlen(path) + 16);
-	if (!tmp) {
-		free(data);
-		ert_err_set(err, "out of memory writing model");
-		return ERT_STATUS_OUT_OF_MEMORY;
-	}
-	/* Same directory as the target so rename() replaces it atomically. */
-	sprintf(tmp, "%s.tmp.XXXXXX", path);
-	fd = mkstemp(tmp);
-	if (fd < 0) {
-		ert_err_set(err, "failed to create %s: %s", tmp, strerror(errno));
-		st = ERT_STATUS_IO;
-		goto out;
-	}
-	if (fchmod(fd, new_file_mode(path)) != 0) {
-		ert_err_set(err, "failed to set the mode of %s: %s", tmp, strerror(errno));
-		st = ERT_STATUS_IO;
-	}
-	for (size_t done = 0; st == ERT_OK && done < size;) {
-		ssize_t n = write(fd, (const uint8_t *)data + done, size - done);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0) {
-			ert_err_set(err, "failed to write %s: %s", tmp,
-				    n < 0 ? strerror(errno) : "short write");
-			st = ERT_STATUS_IO;
-			break;
-		}
-		done += (size_t)n;
-	}
-	if (st == ERT_OK && fsync(fd) != 0) {
-		ert_err_set(err, "failed to write %s: %s", tmp, strerror(errno));
-		st = ERT_STATUS_IO;
-	}
-	if (close(fd) != 0 && st == ERT_OK) {
-		ert_err_set(err, "failed to write %s: %s", tmp, strerror(errno));
-		st = ERT_STATUS_IO;
-	}
-	if (st == ERT_OK && rename(tmp, path) != 0) {
-		ert_err_set(err, "failed to rename %s to %s: %s", tmp, path, strerror(errno));
-		st = ERT_STATUS_IO;
-	}
-	if (st != ERT_OK)
-		unlink(tmp);
-out:
-	free(tmp);
+	st = ert_file_write_atomic(path, &(struct iovec){ .iov_base = data, .iov_len = size }, 1,
+				   err);
 	free(data);
 	return st;
 }

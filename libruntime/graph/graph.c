@@ -785,3 +785,30 @@ out:
 	free(avail);
 	return st;
 }
+
+uint8_t *ert_graph_mark_value_needed(const struct ert_graph *g)
+{
+	uint8_t *need = calloc(g->n_tensors ? g->n_tensors : 1, 1);
+
+	if (!need)
+		return NULL;
+	for (uint32_t i = g->n_nodes; i-- > 0;) {
+		const struct ert_node *n = &g->nodes[i];
+		uint32_t mask = ert_op_value_inputs(n->op);
+		bool out_needed = false;
+
+		for (uint32_t k = 0; k < n->n_outputs; k++)
+			if (n->outputs[k] >= 0 && need[n->outputs[k]])
+				out_needed = true;
+		for (uint32_t k = 0; k < n->n_inputs; k++) {
+			int32_t t = n->inputs[k];
+
+			if (t < 0)
+				continue;
+			if ((k < 32 && (mask >> k) & 1) ||
+			    (out_needed && n->op != ERT_OP_Shape && n->op != ERT_OP_Size))
+				need[t] = 1;
+		}
+	}
+	return need;
+}

@@ -59,6 +59,17 @@
  *   - ert_last_error() is thread local.
  *   - Callbacks run on the thread that called ert_session_run().
  *
+ * Callbacks (ert_config.before_op / after_op) run in the middle of a run, so
+ * they must not change what the run is using. On the session being run, a
+ * callback may call the accessors: ert_session_error(), _input_count(),
+ * _output_count(), _get_input*(), _get_output*(), _peak_bytes(),
+ * _copied_bytes() and the ert_tensor_*() functions (an output's data is
+ * meaningful only once the op writing it has run). ert_session_run(),
+ * ert_session_resize_input() and ert_session_set_input() on that session
+ * fail with ERT_STATUS_BUSY and change nothing; ert_session_destroy() on it
+ * does nothing and sets ert_last_error(). Other sessions and models may be
+ * used freely.
+ *
  * Ownership: every pointer returned by this API is owned by the object it came
  * from and lives as long as that object, unless the function says otherwise.
  * Tensor data pointers of a session stay valid until the next resize or destroy.
@@ -98,6 +109,7 @@ typedef enum ert_status {
 	ERT_STATUS_STOPPED = -10,         /* an after-op callback stopped the run */
 	ERT_STATUS_NOT_FOUND = -11,       /* no input/output of that name */
 	ERT_STATUS_INTERNAL = -12,
+	ERT_STATUS_BUSY = -13,            /* the session is running (a call from a callback) */
 } ert_status;
 
 /** Human-readable name of a status ("invalid model", ...). Never NULL. */
@@ -224,7 +236,10 @@ typedef struct ert_config {
 	void *callback_user;
 } ert_config;
 
-/** Fill @cfg with defaults (CPU backend, NORMAL levels, all cores, mutable shapes). */
+/**
+ * Fill @cfg with defaults (CPU backend, NORMAL levels, all cores, mutable
+ * shapes). Does nothing when @cfg is NULL.
+ */
 ERT_API void ert_config_init(ert_config *cfg);
 
 typedef struct ert_model ert_model;
@@ -239,6 +254,28 @@ typedef struct ert_session_tensor ert_tensor;
  */
 ERT_API ert_status ert_model_load_file(const char *path, ert_model **model_out,
 				       char *err, size_t err_size);
+
+/*
+ * The file of an .ert model is mapped, and its weights and constants are
+ * read from the mapping while sessions run. Replace a model file that may be
+ * loaded by writing the new file beside it and renaming it over the old one
+ * (what `edgert convert -o` does): the old mapping keeps the old file's
+ * bytes. Overwriting the file in place (as `cp new.ert old.ert` does) or
+ * truncating it changes, or takes away, the pages under running sessions: a
+ * run may then compute garbage or be killed by SIGBUS. When that cannot be
+ * ruled out, load with ERT_MODEL_LOAD_COPY.
+ */
+/* Read the whole file into memory owned by the model instead of mapping it. */
+#define ERT_MODEL_LOAD_COPY 0x1u
+
+/**
+ * ert_model_load_file() with @flags: 0 or ERT_MODEL_LOAD_COPY (the model
+ * holds a private copy of the file, as large as the file, and the file may
+ * then be changed or removed freely). Unknown flags fail with
+ * ERT_STATUS_INVALID_ARGUMENT.
+ */
+ERT_API ert_status ert_model_load_file_flags(const char *path, uint32_t flags,
+					     ert_model **model_out, char *err, size_t err_size);
 
 /**
  * Load a model from memory. @data must stay valid and unchanged for the life of

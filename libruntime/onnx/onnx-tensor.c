@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "ert-file.h"
 #include "onnx/onnx-private.h"
 
 ert_status ert_onnx_read_file(const char *path, uint8_t **data_out, size_t *size_out,
@@ -18,16 +19,10 @@ ert_status ert_onnx_read_file(const char *path, uint8_t **data_out, size_t *size
 	uint8_t *buf = NULL;
 	size_t size, got = 0;
 	ert_status st = ERT_STATUS_IO;
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	int fd = ert_file_open_regular(path, &sb, err);
 
-	if (fd < 0) {
-		ert_err_set(err, "failed to open '%s': %s", path, strerror(errno));
+	if (fd < 0)
 		return ERT_STATUS_IO;
-	}
-	if (fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode)) {
-		ert_err_set(err, "failed to read '%s': not a regular file", path);
-		goto out;
-	}
 	if ((uint64_t)sb.st_size > ERT_ONNX_MAX_FILE) {
 		ert_err_set(err, "failed to read '%s': %lld bytes, at most %zu supported", path,
 			    (long long)sb.st_size, ERT_ONNX_MAX_FILE);
@@ -118,6 +113,7 @@ static ert_status read_external(const Onnx__TensorProto *tp, const char *dir, co
 	ert_status st = ERT_STATUS_INVALID_MODEL;
 	int fd = -1;
 	struct stat sb;
+	struct ert_err why = { "" };
 
 	for (size_t i = 0; i < tp->n_external_data; i++) {
 		const Onnx__StringStringEntryProto *kv = tp->external_data[i];
@@ -175,9 +171,9 @@ static ert_status read_external(const Onnx__TensorProto *tp, const char *dir, co
 			    what, loc);
 		goto out;
 	}
-	fd = open(real_file, O_RDONLY | O_CLOEXEC);
-	if (fd < 0 || fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode)) {
-		ert_err_set(err, "%s: failed to open external data '%s'", what, path);
+	fd = ert_file_open_regular(real_file, &sb, &why);
+	if (fd < 0) {
+		ert_err_set(err, "%s: failed to open external data: %s", what, why.msg);
 		st = ERT_STATUS_IO;
 		goto out;
 	}

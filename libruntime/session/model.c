@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "ert-file.h"
 #include "format/ert-format.h"
 #include "onnx/onnx-import.h"
 #include "session/session-impl.h"
@@ -53,8 +54,48 @@ static ert_status load_image(const void *data, size_t size, const char *dir,
 	return ert_onnx_import_memory(data, size, dir, &opt, g, e);
 }
 
+/*
+ * ERT_MODEL_LOAD_COPY: the file's bytes in anonymous memory of the same
+ * page alignment as a mapping, so nothing later done to the file reaches the
+ * model. The file is read to its size at open; a short read is an error.
+ */
+static void *read_private_copy(int fd, size_t size, const char *path, struct ert_err *e)
+{
+	uint8_t *p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	if (p == MAP_FAILED) {
+		ert_err_set(e, "cannot copy '%s' into memory: %s", path, strerror(errno));
+		return MAP_FAILED;
+	}
+	for (size_t got = 0; got < size;) {
+		ssize_t r = pread(fd, p + got, size - got, (off_t)got);
+
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0) {
+			ert_err_set(e, "cannot read '%s': %s", path,
+				    r < 0 ? strerror(errno) : "the file shrank while being read");
+			munmap(p, size);
+			return MAP_FAILED;
+		}
+		got += (size_t)r;
+	}
+	if (mprotect(p, size, PROT_READ) != 0) {
+		ert_err_set(e, "cannot copy '%s' into memory: %s", path, strerror(errno));
+		munmap(p, size);
+		return MAP_FAILED;
+	}
+	return p;
+}
+
 ERT_API ert_status ert_model_load_file(const char *path, ert_model **model_out, char *err,
 				       size_t err_size)
+{
+	return ert_model_load_file_flags(path, 0, model_out, err, err_size);
+}
+
+ERT_API ert_status ert_model_load_file_flags(const char *path, uint32_t flags,
+					     ert_model **model_out, char *err, size_t err_size)
 {
 	struct ert_err e = { "" };
 	struct ert_graph *g = NULL;
@@ -68,23 +109,39 @@ ERT_API ert_status ert_model_load_file(const char *path, ert_model **model_out, 
 		put_err(err, err_size, "failed to load model: NULL argument");
 		return ERT_STATUS_INVALID_ARGUMENT;
 	}
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0 || fstat(fd, &stbuf) < 0) {
-		ert_err_set(&e, "cannot open '%s': %s", path, strerror(errno));
-		st = ERT_STATUS_IO;
+	if (flags & ~(uint32_t)ERT_MODEL_LOAD_COPY) {
+		char msg[96];
+
+		snprintf(msg, sizeof(msg), "failed to load model: unknown flags 0x%x",
+			 flags & ~(uint32_t)ERT_MODEL_LOAD_COPY);
+		put_err(err, err_size, msg);
+		return ERT_STATUS_INVALID_ARGUMENT;
+	}
+	fd = ert_file_open_regular(path, &stbuf, &e);
+	if (fd < 0) {
+		/* a directory, FIFO or device is the caller's mistake, not an I/O error */
+		st = errno == EINVAL || errno == EISDIR ? ERT_STATUS_INVALID_ARGUMENT
+							: ERT_STATUS_IO;
 		goto error;
 	}
-	if (!S_ISREG(stbuf.st_mode) || stbuf.st_size == 0) {
-		ert_err_set(&e, "'%s' is %s", path,
-			    S_ISREG(stbuf.st_mode) ? "empty" : "not a regular file");
+	if (stbuf.st_size == 0) {
+		ert_err_set(&e, "'%s' is empty", path);
 		st = ERT_STATUS_INVALID_MODEL;
 		goto error;
 	}
-	map = mmap(NULL, (size_t)stbuf.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
-	if (map == MAP_FAILED) {
-		ert_err_set(&e, "cannot map '%s': %s", path, strerror(errno));
-		st = ERT_STATUS_IO;
-		goto error;
+	if (flags & ERT_MODEL_LOAD_COPY) {
+		map = read_private_copy(fd, (size_t)stbuf.st_size, path, &e);
+		if (map == MAP_FAILED) {
+			st = ERT_STATUS_IO;
+			goto error;
+		}
+	} else {
+		map = mmap(NULL, (size_t)stbuf.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+		if (map == MAP_FAILED) {
+			ert_err_set(&e, "cannot map '%s': %s", path, strerror(errno));
+			st = ERT_STATUS_IO;
+			goto error;
+		}
 	}
 	char *dir = strdup(path);
 

@@ -54,37 +54,6 @@ static bool is_inplace_op(enum ert_op op)
 	}
 }
 
-/*
- * Mark tensors whose values shape inference needs, and everything they are
- * computed from (Shape and Size need only their input's shape).
- */
-uint8_t *ert_plan_mark_value_needed(const struct ert_graph *g)
-{
-	uint8_t *need = calloc(g->n_tensors ? g->n_tensors : 1, 1);
-
-	if (!need)
-		return NULL;
-	for (uint32_t i = g->n_nodes; i-- > 0;) {
-		const struct ert_node *n = &g->nodes[i];
-		uint32_t mask = ert_op_value_inputs(n->op);
-		bool out_needed = false;
-
-		for (uint32_t k = 0; k < n->n_outputs; k++)
-			if (n->outputs[k] >= 0 && need[n->outputs[k]])
-				out_needed = true;
-		for (uint32_t k = 0; k < n->n_inputs; k++) {
-			int32_t t = n->inputs[k];
-
-			if (t < 0)
-				continue;
-			if ((k < 32 && (mask >> k) & 1) ||
-			    (out_needed && n->op != ERT_OP_Shape && n->op != ERT_OP_Size))
-				need[t] = 1;
-		}
-	}
-	return need;
-}
-
 static ert_status build_signature(struct ert_session *s, struct ert_plan *p)
 {
 	const struct ert_graph *g = s->model->graph;
@@ -626,7 +595,7 @@ ert_status ert_plan_create(struct ert_session *s, struct ert_plan **out, struct 
 	p->steps = calloc(g->n_nodes ? g->n_nodes : 1, sizeof(*p->steps));
 	p->io_ptrs = calloc(n_io ? n_io : 1, sizeof(*p->io_ptrs));
 	p->in_const = calloc(n_io ? n_io : 1, sizeof(*p->in_const));
-	need = ert_plan_mark_value_needed(g);
+	need = ert_graph_mark_value_needed(g);
 	if (!p->t || !p->steps || !p->io_ptrs || !p->in_const || !need)
 		goto error;
 	st = build_signature(s, p);

@@ -109,6 +109,7 @@ struct ert_session {
 
 	struct ert_plan *plan;        /* current plan (also head of the cache), or NULL */
 	bool dirty;                   /* inputs resized since plan was made */
+	bool running;                 /* inside ert_session_run(): callbacks may not re-enter */
 	uint64_t copied_bytes;        /* bytes copied between backends by the last run */
 	char error[512];
 	char failed_op[64];           /* op type of the node planning failed on, if any */
@@ -124,11 +125,6 @@ ert_status ert_set_last_error(ert_status st, const char *fmt, ...)
 /* Build a plan for the session's current input shapes and values. */
 ert_status ert_plan_create(struct ert_session *s, struct ert_plan **out, struct ert_err *err);
 void ert_plan_destroy(struct ert_session *s, struct ert_plan *p);
-/*
- * Tensors whose values shape inference needs, directly or through the nodes
- * computing them (malloc'd array of n_tensors flags; NULL on out-of-memory).
- */
-uint8_t *ert_plan_mark_value_needed(const struct ert_graph *g);
 /* Does @p match the session's current inputs? */
 bool ert_plan_matches(const struct ert_session *s, const struct ert_plan *p);
 /*

@@ -20,8 +20,12 @@ ert_status ert_session_fail(struct ert_session *s, ert_status st, const char *fm
 	return st;
 }
 
-/* (Re)size input @k's buffer for its current shape; keeps the old one if big enough. */
-static ert_status input_realloc(struct ert_session *s, uint32_t k)
+/*
+ * Make input @k's buffer hold @need bytes. Keeps the old buffer when it is
+ * big enough; otherwise allocates the new one first and frees the old one
+ * only on success, so a failure leaves the input as it was.
+ */
+static ert_status input_realloc(struct ert_session *s, uint32_t k, size_t need)
 {
 	/*
 	 * Page-aligned whole pages: a backend with its own memory (the NPU) wraps
@@ -29,9 +33,11 @@ static ert_status input_realloc(struct ert_session *s, uint32_t k)
 	 */
 	long pg = sysconf(_SC_PAGESIZE);
 	size_t page = pg > 0 ? (size_t)pg : 4096;
-	size_t need = s->in_vals[k].nbytes;
-	size_t rounded = need ? (need + page - 1) & ~(page - 1) : page;
+	size_t rounded;
 
+	if (need > SIZE_MAX - page)
+		return ERT_STATUS_OUT_OF_MEMORY;
+	rounded = need ? (need + page - 1) & ~(page - 1) : page;
 	if (rounded <= s->in_caps[k] && s->in_bufs[k])
 		return ERT_OK;
 	void *p = aligned_alloc(page, rounded);
@@ -48,7 +54,7 @@ static ert_status input_realloc(struct ert_session *s, uint32_t k)
 static bool mark_value_inputs(struct ert_session *s)
 {
 	const struct ert_graph *g = s->model->graph;
-	uint8_t *need = ert_plan_mark_value_needed(g);
+	uint8_t *need = ert_graph_mark_value_needed(g);
 
 	if (!need)
 		return false;
@@ -257,7 +263,7 @@ ERT_API ert_status ert_session_create(ert_model *model, const ert_config *cfg,
 		for (int32_t d = 0; d < t->rank; d++)
 			if (v->dims[d] < 0)
 				v->dims[d] = 1; /* symbolic: 1 until resized */
-		if (!ert_value_finish(v) || input_realloc(s, k) != ERT_OK)
+		if (!ert_value_finish(v) || input_realloc(s, k, v->nbytes) != ERT_OK)
 			goto oom;
 		s->in_handles[k] = (struct ert_session_tensor){ s, g->inputs[k], true, k };
 	}
@@ -297,6 +303,12 @@ ERT_API void ert_session_destroy(ert_session *s)
 {
 	if (!s)
 		return;
+	if (s->running) {
+		/* from a callback: the run in progress still uses everything */
+		ert_set_last_error(ERT_STATUS_BUSY,
+				   "failed to destroy session: it is running (called from a callback)");
+		return;
+	}
 	while (s->plan) {
 		struct ert_plan *next = s->plan->next;
 
@@ -383,6 +395,9 @@ ERT_API ert_status ert_session_resize_input(ert_session *s, uint32_t index, uint
 
 	if (!s)
 		return ert_set_last_error(ERT_STATUS_INVALID_ARGUMENT, "resize: NULL session");
+	if (s->running)
+		return ert_session_fail(s, ERT_STATUS_BUSY,
+					"resize: the session is running (called from a callback)");
 	if (index >= s->model->graph->n_inputs)
 		return ert_session_fail(s, ERT_STATUS_NOT_FOUND, "resize: no input %u (model has %u)",
 					index, s->model->graph->n_inputs);
@@ -414,10 +429,12 @@ ERT_API ert_status ert_session_resize_input(ert_session *s, uint32_t index, uint
 		return ert_session_fail(s, ERT_STATUS_SHAPE,
 					"resize '%s': the session was created without shape_mutable",
 					t->name);
+	/* the buffer first: a failed resize keeps the old shape and buffer */
+	if (input_realloc(s, index, v.nbytes) != ERT_OK)
+		return ert_session_fail(s, ERT_STATUS_OUT_OF_MEMORY,
+					"resize '%s': out of memory for %zu bytes; the input keeps its shape",
+					t->name, v.nbytes);
 	s->in_vals[index] = v;
-	if (input_realloc(s, index) != ERT_OK)
-		return ert_session_fail(s, ERT_STATUS_OUT_OF_MEMORY, "resize '%s': out of memory",
-					t->name);
 	s->dirty = true;
 	return ERT_OK;
 }
@@ -427,6 +444,9 @@ ERT_API ert_status ert_session_set_input(ert_session *s, uint32_t index, ert_dty
 {
 	if (!s || (!data && size))
 		return ert_set_last_error(ERT_STATUS_INVALID_ARGUMENT, "set_input: NULL argument");
+	if (s->running)
+		return ert_session_fail(s, ERT_STATUS_BUSY,
+					"set_input: the session is running (called from a callback)");
 	if (index >= s->model->graph->n_inputs)
 		return ert_session_fail(s, ERT_STATUS_NOT_FOUND,
 					"set_input: no input %u (model has %u)", index,
@@ -467,13 +487,11 @@ static void finish_failed_run(struct ert_session *s)
 		ert_backend_synchronize(s->backends[b], &ignored);
 }
 
-ERT_API ert_status ert_session_run(ert_session *s)
+static ert_status run_plan(struct ert_session *s)
 {
 	struct ert_err err = { "" };
 	ert_status st;
 
-	if (!s)
-		return ert_set_last_error(ERT_STATUS_INVALID_ARGUMENT, "run: NULL session");
 	if (s->dirty || !s->plan || (has_value_inputs(s) && !ert_plan_matches(s, s->plan))) {
 		st = activate_plan(s);
 		if (st != ERT_OK)
@@ -538,6 +556,21 @@ ERT_API ert_status ert_session_run(ert_session *s)
 	return ERT_OK;
 }
 
+ERT_API ert_status ert_session_run(ert_session *s)
+{
+	ert_status st;
+
+	if (!s)
+		return ert_set_last_error(ERT_STATUS_INVALID_ARGUMENT, "run: NULL session");
+	if (s->running)
+		return ert_session_fail(s, ERT_STATUS_BUSY,
+					"run: the session is already running (called from a callback)");
+	s->running = true;
+	st = run_plan(s);
+	s->running = false;
+	return st;
+}
+
 ERT_API uint64_t ert_session_copied_bytes(const ert_session *s)
 {
 	return s ? s->copied_bytes : 0;
@@ -558,6 +591,8 @@ ERT_API size_t ert_session_peak_bytes(const ert_session *s)
 
 ert_status ert_session_visit_steps(ert_session *s, ert_step_visit_fn fn, void *user)
 {
+	if (s->running)
+		return ert_session_fail(s, ERT_STATUS_BUSY, "the session is running");
 	if (s->dirty || !s->plan) {
 		ert_status st = activate_plan(s);
 

@@ -137,9 +137,9 @@ ERT_TEST(versions)
 	struct image im = fresh();
 
 	REQUIRE(im.p);
-	fmt_put32(im.p + FMT_OFF_VERSION, 3);
+	fmt_put32(im.p + FMT_OFF_VERSION, 7);
 	EXPECT(im, im.size, ERT_STATUS_VERSION,
-	       "model format version 3 is newer than this runtime's 1");
+	       "model format version 7 is newer than this runtime's 2");
 	im = fresh();
 	fmt_put32(im.p + FMT_OFF_VERSION, ERT_FORMAT_VERSION + 1);
 	EXPECT(im, 12, ERT_STATUS_VERSION, "newer");
@@ -213,6 +213,112 @@ ERT_TEST(checksum)
 	im = fresh();
 	sec(&im, FMT_SEC_WEIGHTS)[3] ^= 1;
 	EXPECT(im, im.size, ERT_OK, "");
+}
+
+/* Tensor @i's record's stored data: where it lies in the image. */
+static uint8_t *tensor_data(struct image *im, uint32_t i)
+{
+	const uint8_t *rec = tensor_rec(im, i);
+	size_t field = 6 * 4 + ERT_MAX_RANK * 8 + ERT_MAX_RANK * 4;
+
+	return im->p + fmt_get64(rec + field);
+}
+
+/* x[1,4] -> Reshape(shape = {2, 2}) -> y: the shape is read while planning. */
+static struct image fresh_reshape(void)
+{
+	static const int64_t shape[2] = { 2, 2 };
+	struct image im = { NULL, 0 };
+	struct ert_graph *g = ert_graph_create();
+	struct ert_err err;
+	void *p = NULL;
+
+	if (!g)
+		return im;
+	int32_t x = ert_graph_add_tensor(g, "x", ERT_DTYPE_FLOAT32, 2, (int64_t[]){ 1, 4 });
+	int32_t s = ert_graph_add_tensor(g, "shape", ERT_DTYPE_INT64, 1, (int64_t[]){ 2 });
+	int32_t y = ert_graph_add_tensor(g, "y", ERT_DTYPE_FLOAT32, -1, NULL);
+
+	ert_graph_set_const(g, s, shape, sizeof(shape), false);
+	ert_graph_add_input(g, x);
+	ert_graph_add_node(g, ERT_OP_Reshape, "r", 2, (int32_t[]){ x, s }, 1, &y);
+	ert_graph_add_output(g, y);
+	if (ert_format_write_memory(g, NULL, &p, &im.size, &err) == ERT_OK)
+		im.p = p;
+	ert_graph_destroy(g);
+	return im;
+}
+
+ERT_TEST(value_checksum)
+{
+	struct image im = fresh_reshape();
+
+	REQUIRE(im.p);
+	/* tensor 1, the shape: flagged as read by planning */
+	CHECK((fmt_get32(tensor_rec(&im, 1) + 16) & FMT_TENSOR_VALUE) != 0);
+	CHECK((fmt_get32(tensor_rec(&im, 0) + 16) & FMT_TENSOR_VALUE) == 0);
+	EXPECT(im, im.size, ERT_OK, "");
+	/* a damaged shape constant is caught, although it lies among the weights */
+	im = fresh_reshape();
+	tensor_data(&im, 1)[0] ^= 0x04;
+	EXPECT(im, im.size, ERT_STATUS_INVALID_MODEL, "value checksum mismatch");
+	/* dropping the flag changes the tensor table: the main checksum */
+	im = fresh_reshape();
+	fmt_put32(tensor_rec(&im, 1) + 16, fmt_get32(tensor_rec(&im, 1) + 16) & ~FMT_TENSOR_VALUE);
+	EXPECT(im, im.size, ERT_STATUS_INVALID_MODEL, "checksum mismatch");
+	/* the flag is only for constants, and only from version 2 on */
+	im = fresh_reshape();
+	fmt_put32(tensor_rec(&im, 0) + 16, fmt_get32(tensor_rec(&im, 0) + 16) | FMT_TENSOR_VALUE);
+	reseal(&im);
+	EXPECT(im, im.size, ERT_STATUS_INVALID_MODEL, "value flag on a non-constant");
+	im = fresh_reshape();
+	fmt_put32(im.p + FMT_OFF_VERSION, 1);
+	fmt_put32(im.p + FMT_OFF_VALUE_CHECKSUM, 0);
+	reseal(&im);
+	EXPECT(im, im.size, ERT_STATUS_INVALID_MODEL, "undefined flags 0x9");
+	/* in a version 1 file the field is reserved */
+	im = fresh();
+	fmt_put32(im.p + FMT_OFF_VERSION, 1);
+	fmt_put32(im.p + FMT_OFF_VALUE_CHECKSUM, 1);
+	reseal(&im);
+	EXPECT(im, im.size, ERT_STATUS_INVALID_MODEL, "reserved header byte 36");
+	/* a version 1 file with no flag and the field zero loads */
+	im = fresh();
+	fmt_put32(im.p + FMT_OFF_VERSION, 1);
+	reseal(&im);
+	EXPECT(im, im.size, ERT_OK, "");
+}
+
+/* The end of the last section before the weights section. */
+static uint64_t end_before_weights(struct image *im)
+{
+	uint64_t end = 0;
+
+	for (uint32_t t = FMT_SEC_STRINGS; t <= FMT_SEC_GRAPH; t++) {
+		uint64_t e = fmt_get64(sec_entry(im, t) + 8) + fmt_get64(sec_entry(im, t) + 16);
+
+		if (e > end)
+			end = e;
+	}
+	return end;
+}
+
+ERT_TEST(padding_outside_sections)
+{
+	struct image im = fresh();
+	uint64_t gap, weights;
+
+	REQUIRE(im.p);
+	gap = end_before_weights(&im);
+	weights = fmt_get64(sec_entry(&im, FMT_SEC_WEIGHTS) + 8);
+	/* the writer aligns the weights: this graph leaves padding before them */
+	REQUIRE(gap < weights);
+	/* no checksum covers it, so it must be zero */
+	im.p[weights - 1] = 0x5a;
+	EXPECT(im, im.size, ERT_STATUS_INVALID_MODEL, "outside every section, is not zero");
+	im = fresh();
+	im.p[gap] = 1;
+	EXPECT(im, im.size, ERT_STATUS_INVALID_MODEL, "padding byte at");
 }
 
 ERT_TEST(strings)
@@ -393,6 +499,7 @@ ERT_TEST(graph_section)
 
 ERT_TEST_MAIN(ERT_TEST_ENTRY(valid_image_loads), ERT_TEST_ENTRY(truncated), ERT_TEST_ENTRY(versions),
 	      ERT_TEST_ENTRY(header_fields), ERT_TEST_ENTRY(sections), ERT_TEST_ENTRY(checksum),
+	      ERT_TEST_ENTRY(padding_outside_sections), ERT_TEST_ENTRY(value_checksum),
 	      ERT_TEST_ENTRY(strings), ERT_TEST_ENTRY(tensor_records),
 	      ERT_TEST_ENTRY(weight_ranges), ERT_TEST_ENTRY(node_records),
 	      ERT_TEST_ENTRY(unknown_op), ERT_TEST_ENTRY(graph_section))

@@ -759,6 +759,15 @@ ERT_TEST(external_data)
 		     ERT_STATUS_INVALID_MODEL);
 	CHECK(g == NULL);
 	unlink(path);
+	/* a FIFO inside the model directory is refused, not opened (which would block) */
+	snprintf(path, sizeof(path), "%s/fifo.bin", sub);
+	REQUIRE(mkfifo(path, 0600) == 0);
+	alarm(30); /* a blocking open would hang the test: fail it instead */
+	CHECK_EQ_INT(import_external(sub, "fifo.bin", NULL, NULL, &g, &err), ERT_STATUS_IO);
+	alarm(0);
+	CHECK(strstr(err.msg, "it is a FIFO, not a regular file") != NULL);
+	CHECK(g == NULL);
+	unlink(path);
 	snprintf(path, sizeof(path), "%s/weights.bin", sub);
 	unlink(path);
 	unlink(outside);

@@ -122,10 +122,14 @@ bool cli_parse_backends(const char *cmd, const char *list, ert_config *cfg)
 	const char *p = list;
 	uint32_t n = 0;
 
-	while (*p) {
+	for (;;) {
 		size_t len = strcspn(p, ",");
 		size_t i;
 
+		if (len == 0) {
+			cli_error(cmd, "empty backend name in --backend '%s'", list);
+			return false;
+		}
 		for (i = 0; i < sizeof(names) / sizeof(names[0]); i++)
 			if (strlen(names[i].name) == len && strncmp(names[i].name, p, len) == 0)
 				break;
@@ -140,12 +144,9 @@ bool cli_parse_backends(const char *cmd, const char *list, ert_config *cfg)
 		}
 		cfg->backends[n++] = names[i].type;
 		p += len;
-		if (*p == ',' && *++p == '\0')
+		if (*p == '\0')
 			break;
-	}
-	if (!n) {
-		cli_error(cmd, "--backend needs at least one backend, got '%s'", list);
-		return false;
+		p++; /* the comma: another name must follow */
 	}
 	cfg->num_backends = n;
 	return true;
@@ -153,21 +154,14 @@ bool cli_parse_backends(const char *cmd, const char *list, ert_config *cfg)
 
 static bool check_readable(const char *cmd, const char *path)
 {
+	struct ert_err err = { "" };
 	struct stat st;
-	int fd = open(path, O_RDONLY);
-	int rc;
+	int fd = ert_file_open_regular(path, &st, &err);
 
 	if (fd < 0)
-		return cli_error(cmd, "cannot open '%s': %s", path, strerror(errno)), false;
-	rc = fstat(fd, &st);
-	if (rc != 0)
-		cli_error(cmd, "cannot open '%s': %s", path, strerror(errno));
+		return cli_error(cmd, "%s", err.msg), false;
 	close(fd);
-	if (rc != 0)
-		return false;
-	if (S_ISDIR(st.st_mode))
-		return cli_error(cmd, "cannot open '%s': %s", path, strerror(EISDIR)), false;
-	if (S_ISREG(st.st_mode) && st.st_size == 0)
+	if (st.st_size == 0)
 		return cli_error(cmd, "cannot load '%s': the file is empty", path), false;
 	return true;
 }
@@ -210,13 +204,9 @@ bool cli_graph_load(const char *cmd, const char *path, bool optimize, struct cli
 	int fd;
 
 	memset(out, 0, sizeof(*out));
-	fd = open(path, O_RDONLY);
+	fd = ert_file_open_regular(path, &st, &err);
 	if (fd < 0)
-		return cli_error(cmd, "cannot open '%s': %s", path, strerror(errno)), false;
-	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-		close(fd);
-		return cli_error(cmd, "cannot read '%s': not a regular file", path), false;
-	}
+		return cli_error(cmd, "%s", err.msg), false;
 	if (st.st_size == 0) {
 		close(fd);
 		return cli_error(cmd, "cannot load '%s': the file is empty", path), false;

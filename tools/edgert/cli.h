@@ -15,6 +15,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "ert-file.h"
 #include "ert-graph.h"
 
 /* Print "edgert @cmd: <message>" on stderr; returns 1 (the user-error exit code). */

@@ -193,7 +193,8 @@ static void op_from_message(const char *msg, char *op, size_t size)
 /* Does the model use only gate ops, and only tensors (of any dtype but string)? */
 static bool in_gate(const struct tally *t, const char *model_path)
 {
-	FILE *f = fopen(model_path, "rb");
+	struct ert_err oerr = { "" };
+	FILE *f = ert_file_fopen_regular(model_path, NULL, &oerr);
 	Onnx__ModelProto *m = NULL;
 	uint8_t *buf = NULL;
 	long size;
@@ -526,11 +527,12 @@ static void collect(const char *dir, const char *filter, char ***cases, uint32_t
 static int load_list(const char *file, const char *what, char ***names, char ***rest,
 		     uint32_t *n)
 {
-	FILE *f = fopen(file, "r");
+	struct ert_err oerr = { "" };
+	FILE *f = ert_file_fopen_regular(file, NULL, &oerr);
 	char line[512];
 
 	if (!f) {
-		cli_error("conform", "cannot open %s file '%s': %s", what, file, strerror(errno));
+		cli_error("conform", "%s file: %s", what, oerr.msg);
 		return -1;
 	}
 	while (fgets(line, sizeof(line), f)) {
@@ -670,6 +672,13 @@ int ert_cmd_conform(int argc, char **argv)
 			goto out;
 		}
 		collect(argv[i], o.filter, &cases, &n_cases, &cap);
+	}
+	if (n_cases == 0) {
+		/* nothing ran: that is no evidence of conformance */
+		cli_error("conform", "no test cases (directories holding model.onnx)%s%s%s under '%s'%s",
+			  o.filter ? " matching '" : "", o.filter ? o.filter : "",
+			  o.filter ? "'" : "", argv[optind], argc - optind > 1 ? " and the others" : "");
+		goto out;
 	}
 	for (uint32_t i = 0; i < n_cases; i++) {
 		char why[700] = "", skip_op[64] = "";

@@ -4,6 +4,7 @@
 #include <getopt.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 #include <sys/stat.h>
 
 #include "cli.h"
@@ -112,14 +113,14 @@ int ert_cmd_convert(int argc, char **argv)
 	ret = 1;
 	iopt.optimize = o.optimize;
 	cli_progress("convert", "importing", 0, 0);
-	FILE *probe = fopen(o.input, "rb");
+	int probe = ert_file_open_regular(o.input, NULL, &err);
 
-	if (!probe) {
+	if (probe < 0) {
 		cli_progress_done();
-		cli_error("convert", "cannot open '%s': %s", o.input, strerror(errno));
+		cli_error("convert", "%s", err.msg);
 		goto cleanup;
 	}
-	fclose(probe);
+	close(probe);
 	st = ert_onnx_import_file(o.input, &iopt, &g, &err);
 	if (st != ERT_OK) {
 		cli_progress_done();

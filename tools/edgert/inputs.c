@@ -12,12 +12,13 @@ bool cli_tensor_read(const char *cmd, const char *path, struct cli_tensor *out)
 {
 	char head[8] = { 0 };
 	char err[512] = "";
-	FILE *f = fopen(path, "rb");
+	struct ert_err oerr = { "" };
+	FILE *f = ert_file_fopen_regular(path, NULL, &oerr);
 	size_t got;
 
 	memset(out, 0, sizeof(*out));
 	if (!f)
-		return cli_error(cmd, "cannot open '%s': %s", path, strerror(errno)), false;
+		return cli_error(cmd, "%s", oerr.msg), false;
 	got = fread(head, 1, sizeof(head), f);
 	fclose(f);
 	if (npy_probe(head, got)) {

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* edgert: dispatch "edgert <command> [options]" to the subcommands. */
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -43,6 +44,28 @@ static void usage(FILE *f)
 		   "  edgert convert model.onnx -o model.ert\n");
 }
 
+/*
+ * What a command printed must have reached standard output: a full disk, a
+ * closed descriptor or a broken pipe is a failure, not exit 0 with the output
+ * lost. @rc is the command's exit code.
+ */
+static int finish_stdout(const char *cmd, int rc)
+{
+	int err = 0;
+
+	errno = 0;
+	if (fflush(stdout) != 0)
+		err = errno ? errno : EIO;
+	else if (ferror(stdout))
+		err = EIO; /* an earlier write failed; its errno is gone */
+	if (err) {
+		fprintf(stderr, "edgert%s%s: failed to write to standard output: %s\n",
+			cmd ? " " : "", cmd ? cmd : "", strerror(err));
+		return rc ? rc : 1;
+	}
+	return rc;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc < 2) {
@@ -52,16 +75,17 @@ int main(int argc, char **argv)
 	if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 ||
 	    strcmp(argv[1], "help") == 0) {
 		usage(stdout);
-		return 0;
+		return finish_stdout(NULL, 0);
 	}
 	if (strcmp(argv[1], "--version") == 0 || strcmp(argv[1], "-V") == 0) {
 		printf("edgert %d.%d.%d\n", ERT_VERSION_MAJOR, ERT_VERSION_MINOR,
 		       ERT_VERSION_PATCH);
-		return 0;
+		return finish_stdout(NULL, 0);
 	}
 	for (size_t i = 0; i < N_COMMANDS; i++)
 		if (strcmp(argv[1], commands[i].name) == 0)
-			return commands[i].fn(argc - 1, argv + 1);
+			return finish_stdout(commands[i].name,
+					     commands[i].fn(argc - 1, argv + 1));
 	fprintf(stderr, "edgert: unknown command '%s' (see 'edgert --help')\n", argv[1]);
 	return 1;
 }

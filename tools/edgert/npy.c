@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/uio.h>
 
 #include "cli.h"
 #include "npy.h"
@@ -85,7 +86,10 @@ static bool parse_str(struct hdr_parser *hp, char *buf, size_t size)
 		return false;
 	q = *hp->p++;
 	while (hp->p < hp->end && *hp->p != q) {
-		if (*hp->p == '\\' || n + 1 >= size)
+		unsigned char c = (unsigned char)*hp->p;
+
+		/* a NUL would end the C string early: "<f4\0junk" must not read as "<f4" */
+		if (c == '\\' || c < 0x20 || c >= 0x7f || n + 1 >= size)
 			return false;
 		buf[n++] = *hp->p++;
 	}
@@ -189,9 +193,12 @@ static bool parse_header(const char *h, size_t len, struct npy_array *a, char *e
 			return fail(err, err_size, "malformed header");
 		break;
 	}
-	while (hp.p < hp.end && (*hp.p == ' ' || *hp.p == '\n'))
+	/* numpy pads the dict with spaces and ends the header with one newline */
+	while (hp.p < hp.end && *hp.p == ' ')
 		hp.p++;
-	if (hp.p != hp.end)
+	if (hp.p == hp.end)
+		return fail(err, err_size, "header does not end with a newline");
+	if (*hp.p != '\n' || hp.p + 1 != hp.end)
 		return fail(err, err_size, "trailing bytes after the header dict");
 	if (!have_descr || !have_order || !have_shape)
 		return fail(err, err_size, "header lacks '%s'",
@@ -244,13 +251,14 @@ bool npy_parse(const void *image, size_t size, struct npy_array *out, char *err,
 
 bool npy_read_file(const char *path, struct npy_array *out, char *err, size_t err_size)
 {
-	FILE *f = fopen(path, "rb");
+	struct ert_err oerr = { "" };
+	FILE *f = ert_file_fopen_regular(path, NULL, &oerr);
 	void *buf = NULL;
 	long len;
 	bool ok = false;
 
 	if (!f)
-		return fail(err, err_size, "cannot open '%s': %s", path, strerror(errno));
+		return fail(err, err_size, "%s", oerr.msg);
 	if (fseek(f, 0, SEEK_END) != 0 || (len = ftell(f)) < 0 || fseek(f, 0, SEEK_SET) != 0) {
 		fail(err, err_size, "cannot read '%s': %s", path, strerror(errno));
 		goto out;
@@ -284,8 +292,6 @@ bool npy_write_file(const char *path, ert_dtype dtype, int32_t rank, const int64
 	const char *descr = npy_descr(dtype);
 	char dict[512];
 	size_t n, total;
-	FILE *f;
-	bool ok;
 
 	if (!descr)
 		return fail(err, err_size, ".npy has no element type for %s", ert_dtype_name(dtype));
@@ -305,16 +311,16 @@ bool npy_write_file(const char *path, ert_dtype dtype, int32_t rank, const int64
 		dict[n++] = ' ';
 	dict[n++] = '\n';
 
-	f = fopen(path, "wb");
-	if (!f)
-		return fail(err, err_size, "cannot create '%s': %s", path, strerror(errno));
 	uint8_t pre[10] = { 0x93, 'N', 'U', 'M', 'P', 'Y', 1, 0, (uint8_t)(n & 0xff),
 			    (uint8_t)(n >> 8) };
-	ok = fwrite(pre, 1, 10, f) == 10 && fwrite(dict, 1, n, f) == n &&
-	     fwrite(data, 1, nbytes, f) == nbytes;
-	if (fclose(f) != 0)
-		ok = false;
-	if (!ok)
-		return fail(err, err_size, "cannot write '%s': %s", path, strerror(errno));
+	struct iovec iov[3] = {
+		{ .iov_base = pre, .iov_len = sizeof(pre) },
+		{ .iov_base = dict, .iov_len = n },
+		{ .iov_base = (void *)data, .iov_len = nbytes },
+	};
+	struct ert_err werr = { "" };
+
+	if (ert_file_write_atomic(path, iov, 3, &werr) != ERT_OK)
+		return fail(err, err_size, "%s", werr.msg);
 	return true;
 }
