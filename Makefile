@@ -82,9 +82,19 @@ $(BUILD)/obj/gen/onnx.pb-c.o: $(BUILD)/gen/onnx.pb-c.c
 $(BUILD)/obj/backends/cpu/%.o: KERNEL_CFLAGS := $(if $(SAN),,-O3)
 $(BUILD)/obj/kmod/enpu_cs.o: KERNEL_CFLAGS := -ffreestanding
 
+# Kernels of one CPU level live in files named *-<level>.c and are built for
+# that level alone; nothing calls them before backends/cpu/isa.c has found the
+# level on the CPU, so the library still runs on any x86-64.
+ISA_FLAGS_avx2       := -mavx2 -mfma -mf16c
+ISA_FLAGS_avx512     := $(ISA_FLAGS_avx2) -mavx512f -mavx512bw -mavx512vl -mavx512dq
+ISA_FLAGS_avx512vnni := $(ISA_FLAGS_avx512) -mavx512vnni
+ISA_FLAGS_amx        := $(ISA_FLAGS_avx512vnni) -mamx-tile -mamx-int8 -mamx-bf16
+isa_flags = $(foreach l,avx2 avx512 avx512vnni amx,\
+	$(if $(filter %-$(l),$(basename $(notdir $(1)))),$(ISA_FLAGS_$(l))))
+
 $(BUILD)/obj/%.o: %.c | $(BUILD)/gen/onnx.pb-c.h
 	@mkdir -p $(dir $@)
-	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) $(KERNEL_CFLAGS) -MMD -MP -c $< -o $@
+	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) $(KERNEL_CFLAGS) $(call isa_flags,$<) -MMD -MP -c $< -o $@
 
 $(BUILD)/libedgert.a: $(LIB_OBJS)
 	@rm -f $@

@@ -34,7 +34,7 @@ $(FUZZ_BUILD)/obj/gen/onnx.pb-c.o: $(FUZZ_BUILD)/gen/onnx.pb-c.c
 
 $(FUZZ_BUILD)/obj/%.o: %.c | $(FUZZ_BUILD)/gen/onnx.pb-c.h
 	@mkdir -p $(dir $@)
-	$(FUZZ_CC) $(FUZZ_CPPFLAGS) $(FUZZ_CFLAGS) -MMD -MP -c $< -o $@
+	$(FUZZ_CC) $(FUZZ_CPPFLAGS) $(FUZZ_CFLAGS) $(call isa_flags,$<) -MMD -MP -c $< -o $@
 
 $(FUZZ_BUILD)/libedgert-fuzz.a: $(FUZZ_LIB_OBJS)
 	@rm -f $@

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include "cpu/cpu-impl.h"
+#include "cpu/gemm/sgemm.h"
 
 static struct ert_cpu *cpu_of(struct ert_backend *be)
 {
@@ -131,12 +132,20 @@ ert_status ert_cpu_backend_create(const ert_config *cfg, struct ert_backend **ou
 ert_status ert_cpu_backend_create(const ert_config *cfg, struct ert_backend **out,
 				  struct ert_err *err)
 {
-	struct ert_backend *be = calloc(1, sizeof(*be));
-	struct ert_cpu *cpu = calloc(1, sizeof(*cpu));
+	struct ert_backend *be;
+	struct ert_cpu *cpu;
 	uint32_t threads = cfg ? cfg->num_threads : 1;
+	enum ert_cpu_isa isa;
+	ert_status st = ert_cpu_isa_choose(cfg ? (int)cfg->cpu_level : 0, &isa, err);
 
+	if (st != ERT_OK)
+		return st;
+	be = calloc(1, sizeof(*be));
+	cpu = calloc(1, sizeof(*cpu));
 	if (!be || !cpu)
 		goto oom;
+	cpu->isa = isa;
+	cpu->gemm = ert_sgemm_kernel_for(isa);
 	if (threads == 0) {
 		long n = sysconf(_SC_NPROCESSORS_ONLN);
 
@@ -181,6 +190,11 @@ ert_status ert_cpu_eval_node(const struct ert_graph *g, const struct ert_node *n
 	struct ert_exec x;
 	ert_status st;
 
+	/* the level sessions get by default (ERT_CPU_ISA applies); scalar if that fails */
+	if (ert_cpu_isa_choose(0, &cpu.isa, err) != ERT_OK)
+		cpu.isa = ERT_ISA_SCALAR;
+	err->msg[0] = '\0';
+	cpu.gemm = ert_sgemm_kernel_for(cpu.isa);
 	if (!k || !infer) {
 		ert_err_set(err, "%s: not supported on the cpu backend", ert_op_name(n->op));
 		return ERT_STATUS_UNSUPPORTED;

@@ -10,9 +10,11 @@
 #define ERT_CPU_IMPL_H
 
 #include "ert-backend-impl.h"
+#include "cpu/isa.h"
 
 struct ert_threadpool;
 struct ert_cpu_packed;
+struct ert_sgemm_kernel;
 
 /*
  * The CPU backend's context, passed to every kernel. One per session (or per
@@ -23,6 +25,9 @@ struct ert_cpu_packed;
 struct ert_cpu {
 	struct ert_threadpool *pool;
 	uint32_t num_threads;
+	/* The kernel level (cpu/isa.h), chosen when the backend is created. */
+	enum ert_cpu_isa isa;
+	const struct ert_sgemm_kernel *gemm;   /* its GEMM micro-kernel */
 	ert_level precision;
 	/*
 	 * The session's memory level. LOW: constant weights are never packed into
@@ -71,6 +76,7 @@ enum ert_cpu_pack_kind {
 struct ert_cpu_pack_key {
 	const float *src;
 	enum ert_cpu_pack_kind kind;
+	int panel;               /* MR (A) or NR (B) of the kernel; set by ert_cpu_pack_get() */
 	int64_t rows, cols, rs, cs;
 	int64_t count, src_stride;
 };

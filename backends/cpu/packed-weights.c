@@ -9,15 +9,16 @@
 
 static bool key_equal(const struct ert_cpu_pack_key *a, const struct ert_cpu_pack_key *b)
 {
-	return a->src == b->src && a->kind == b->kind && a->rows == b->rows &&
+	return a->src == b->src && a->kind == b->kind && a->panel == b->panel && a->rows == b->rows &&
 	       a->cols == b->cols && a->rs == b->rs && a->cs == b->cs && a->count == b->count &&
 	       a->src_stride == b->src_stride;
 }
 
 static size_t packed_floats(const struct ert_cpu_pack_key *key)
 {
-	return key->kind == ERT_CPU_PACK_A ? ert_sgemm_packed_a_floats(key->rows, key->cols)
-					   : ert_sgemm_packed_b_floats(key->rows, key->cols);
+	return key->kind == ERT_CPU_PACK_A
+		       ? ert_sgemm_packed_a_floats(key->rows, key->cols, key->panel)
+		       : ert_sgemm_packed_b_floats(key->rows, key->cols, key->panel);
 }
 
 static struct ert_cpu_packed *pack_new(struct ert_cpu *cpu, const struct ert_cpu_pack_key *key)
@@ -41,21 +42,26 @@ static struct ert_cpu_packed *pack_new(struct ert_cpu *cpu, const struct ert_cpu
 		float *dst = pk->data + (size_t)i * pk->stride;
 
 		if (key->kind == ERT_CPU_PACK_A)
-			ert_sgemm_pack_a(src, key->rs, key->cs, key->rows, key->cols, dst);
+			ert_sgemm_pack_a(src, key->rs, key->cs, key->rows, key->cols, key->panel,
+					 dst);
 		else
-			ert_sgemm_pack_b(src, key->rs, key->cs, key->rows, key->cols, dst);
+			ert_sgemm_pack_b(src, key->rs, key->cs, key->rows, key->cols, key->panel,
+					 dst);
 	}
 	return pk;
 }
 
-ert_status ert_cpu_pack_get(struct ert_cpu *cpu, const struct ert_cpu_pack_key *key,
+ert_status ert_cpu_pack_get(struct ert_cpu *cpu, const struct ert_cpu_pack_key *key_in,
 			    struct ert_cpu_packed **out)
 {
+	const struct ert_sgemm_kernel *kern = cpu->gemm ? cpu->gemm : ert_sgemm_kernel_for(ERT_ISA_SCALAR);
+	struct ert_cpu_pack_key k = *key_in, *key = &k;
 	struct ert_cpu_packed *pk;
 
 	*out = NULL;
 	if (cpu->memory == ERT_LEVEL_LOW)
 		return ERT_OK;
+	k.panel = k.kind == ERT_CPU_PACK_A ? kern->mr : kern->nr;
 	for (pk = cpu->packed; pk; pk = pk->next)
 		if (key_equal(&pk->key, key))
 			break;

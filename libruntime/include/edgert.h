@@ -166,6 +166,16 @@ typedef enum ert_backend_type {
 ERT_API const char *ert_backend_type_name(ert_backend_type type);
 
 /** Hints: NORMAL is the default; HIGH/LOW trade one resource for another. */
+/* CPU kernel levels (x86-64), lowest first; see ert_config.cpu_level. */
+typedef enum ert_cpu_level {
+	ERT_CPU_LEVEL_AUTO = 0,       /* the best the CPU and OS support */
+	ERT_CPU_LEVEL_SCALAR = 1,     /* portable C: the reference kernels */
+	ERT_CPU_LEVEL_AVX2 = 2,       /* AVX2 + FMA */
+	ERT_CPU_LEVEL_AVX512 = 3,     /* AVX-512 F/BW/VL/DQ */
+	ERT_CPU_LEVEL_AVX512VNNI = 4, /* ... + VNNI (int8 dot products) */
+	ERT_CPU_LEVEL_AMX = 5,        /* ... + AMX tiles (int8/bf16) */
+} ert_cpu_level;
+
 typedef enum ert_level {
 	ERT_LEVEL_NORMAL = 0,
 	ERT_LEVEL_HIGH = 1,
@@ -234,6 +244,18 @@ typedef struct ert_config {
 	ert_before_op_fn before_op; /* optional */
 	ert_after_op_fn after_op;   /* optional */
 	void *callback_user;
+	/*
+	 * Fields below were added after 0.1; a config whose struct_size ends
+	 * before one of them gets that field's default. ert_config_init() sets
+	 * struct_size to the size this header was compiled with.
+	 */
+	/*
+	 * Highest CPU kernel level the CPU backend may use (AUTO: the best this
+	 * CPU has). The environment variable ERT_CPU_ISA (scalar, avx2, avx512,
+	 * avx512vnni, amx) lowers it further. Asking for a level the CPU lacks
+	 * fails session creation with ERT_STATUS_UNSUPPORTED.
+	 */
+	ert_cpu_level cpu_level;
 } ert_config;
 
 /**

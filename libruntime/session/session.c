@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* Sessions: inputs, the plan cache, running, tensor accessors. */
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -116,13 +117,36 @@ static ert_status create_backends(struct ert_session *s, struct ert_err *err)
 	return ERT_OK;
 }
 
+/*
+ * The struct_size of every ert_config layout a released header had, oldest
+ * first: fields are only ever appended, so a program built against an older
+ * header passes a prefix, and the fields it lacks take their defaults.
+ */
+static const size_t config_sizes[] = {
+	offsetof(ert_config, cpu_level),    /* 0.1 */
+	sizeof(ert_config),
+};
+
+/* @in as the current layout in @out (defaults for fields @in predates). */
+static ert_status read_config(const ert_config *in, ert_config *out, struct ert_err *err)
+{
+	size_t n = sizeof(config_sizes) / sizeof(config_sizes[0]);
+
+	for (size_t i = 0; i < n; i++) {
+		if (in->struct_size == config_sizes[i]) {
+			ert_config_init(out);
+			memcpy(out, in, config_sizes[i]);
+			out->struct_size = sizeof(*out);
+			return ERT_OK;
+		}
+	}
+	ert_err_set(err, "config struct_size %u is not one this library knows (%zu..%zu): "
+		    "call ert_config_init()", in->struct_size, config_sizes[0], sizeof(*in));
+	return ERT_STATUS_INVALID_ARGUMENT;
+}
+
 static ert_status check_config(const ert_config *cfg, struct ert_err *err)
 {
-	if (cfg->struct_size != sizeof(*cfg)) {
-		ert_err_set(err, "config struct_size %u, expected %zu: call ert_config_init()",
-			    cfg->struct_size, sizeof(*cfg));
-		return ERT_STATUS_INVALID_ARGUMENT;
-	}
 	if (cfg->num_threads > ERT_MAX_THREADS) {
 		ert_err_set(err, "num_threads %u is out of range 0..%d", cfg->num_threads,
 			    ERT_MAX_THREADS);
@@ -142,6 +166,10 @@ static ert_status check_config(const ert_config *cfg, struct ert_err *err)
 	if (cfg->precision > ERT_LEVEL_LOW || cfg->memory > ERT_LEVEL_LOW ||
 	    cfg->power > ERT_LEVEL_LOW) {
 		ert_err_set(err, "precision, memory and power must be NORMAL, HIGH or LOW");
+		return ERT_STATUS_INVALID_ARGUMENT;
+	}
+	if ((unsigned)cfg->cpu_level > ERT_CPU_LEVEL_AMX) {
+		ert_err_set(err, "cpu_level %d is not an ert_cpu_level", cfg->cpu_level);
 		return ERT_STATUS_INVALID_ARGUMENT;
 	}
 	return ERT_OK;
@@ -211,7 +239,7 @@ ERT_API ert_status ert_session_create(ert_model *model, const ert_config *cfg,
 {
 	struct ert_err err = { "" };
 	struct ert_session *s;
-	ert_config defaults;
+	ert_config defaults, given;
 	ert_status st;
 
 	if (!model || !sess_out)
@@ -221,6 +249,10 @@ ERT_API ert_status ert_session_create(ert_model *model, const ert_config *cfg,
 		ert_config_init(&defaults);
 		cfg = &defaults;
 	}
+	st = read_config(cfg, &given, &err);
+	if (st != ERT_OK)
+		return ert_set_last_error(st, "failed to create session: %s", err.msg);
+	cfg = &given;
 	st = check_config(cfg, &err);
 	if (st != ERT_OK)
 		return ert_set_last_error(st, "failed to create session: %s", err.msg);

@@ -428,6 +428,10 @@ static double recompute_unpacked(const struct ert_graph *g, const struct ert_nod
 	struct ert_err err;
 	double diff = 1e30;
 
+	/* the kernel level ert_cpu_eval_node() runs */
+	if (ert_cpu_isa_choose(0, &cpu.isa, &err) != ERT_OK)
+		cpu.isa = ERT_ISA_SCALAR;
+	cpu.gemm = ert_sgemm_kernel_for(cpu.isa);
 	for (uint32_t i = 0; i < n_in; i++)
 		inp[i] = (struct ert_value *)in[i];
 	y.data = malloc(ref->nbytes);

@@ -102,14 +102,24 @@ static ert_model *packed_model(void)
 	return model_from_graph(g);
 }
 
-/* What the cache should hold: each weight once, in the layout its kernel packs. */
+/*
+ * What the cache should hold: each weight once, in the layout the GEMM kernel
+ * of the session's level packs (sessions here take the default level).
+ */
 static size_t expected_resident_bytes(void)
 {
+	struct ert_err err;
+	enum ert_cpu_isa isa = ERT_ISA_SCALAR;
+	const struct ert_sgemm_kernel *kern;
+
+	if (ert_cpu_isa_choose(0, &isa, &err) != ERT_OK)
+		isa = ERT_ISA_SCALAR;
+	kern = ert_sgemm_kernel_for(isa);
 	size_t floats[4] = {
-		ert_sgemm_packed_a_floats(16, 8 * 9),          /* conv1 */
-		4 * ert_sgemm_packed_a_floats(4, 4 * 9),       /* conv2, per group */
-		ert_sgemm_packed_b_floats(16, 32),             /* w3, shared by both MatMuls */
-		ert_sgemm_packed_b_floats(32, 8),              /* gemm */
+		ert_sgemm_packed_a_floats(16, 8 * 9, kern->mr),          /* conv1 */
+		4 * ert_sgemm_packed_a_floats(4, 4 * 9, kern->mr),       /* conv2, per group */
+		ert_sgemm_packed_b_floats(16, 32, kern->nr),             /* w3, both MatMuls */
+		ert_sgemm_packed_b_floats(32, 8, kern->nr),              /* gemm */
 	};
 	size_t bytes = 0;
 

@@ -1,19 +1,31 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The portable fp32 GEMM micro-kernel. Written so that GCC -O3 keeps the 4x8
+ * The portable fp32 GEMM micro-kernel (level "scalar": the reference the SIMD
+ * kernels are tested against). Written so that GCC -O3 keeps the 4x8
  * accumulators in eight SSE registers and vectorises across the NR columns
  * (baseline x86-64; measured against 6x8, 3x16 and 4x12 shapes, 4x8 was the
- * fastest GCC output). The SIMD variants come as separate kernels.
+ * fastest GCC output).
  */
 #include "cpu/gemm/sgemm.h"
 
-#define MR ERT_SGEMM_MR
-#define NR ERT_SGEMM_NR
+#define MR 4
+#define NR 8
+
+static float epi_act(float v, const struct ert_sgemm_epi *e)
+{
+	switch (e->act) {
+	case ERT_EPI_RELU:
+		return v > 0.0f ? v : 0.0f;
+	case ERT_EPI_CLIP:
+		return v < e->lo ? e->lo : v > e->hi ? e->hi : v;
+	default:
+		return v;
+	}
+}
 
 void ert_f32_gemm_ukernel_4x8__scalar(int64_t kc, const float *restrict a,
 				      const float *restrict b, float *restrict c, int64_t ldc,
-				      int64_t mr, int64_t nr, float alpha, bool load_c,
-				      const float *restrict bias)
+				      int64_t mr, int64_t nr, const struct ert_sgemm_epi *e)
 {
 	float acc[MR * NR] = { 0 };
 
@@ -31,25 +43,14 @@ void ert_f32_gemm_ukernel_4x8__scalar(int64_t kc, const float *restrict a,
 		a += MR;
 		b += NR;
 	}
-	if (mr == MR && nr == NR) {
-		for (int i = 0; i < MR; i++) {
-			float *ci = c + i * ldc;
-			const float base = bias ? bias[i] : 0.0f;
-
-			if (load_c)
-				for (int j = 0; j < NR; j++)
-					ci[j] += alpha * acc[i * NR + j];
-			else
-				for (int j = 0; j < NR; j++)
-					ci[j] = base + alpha * acc[i * NR + j];
-		}
-		return;
-	}
 	for (int64_t i = 0; i < mr; i++) {
 		float *ci = c + i * ldc;
-		const float base = bias ? bias[i] : 0.0f;
+		const float base = e->bias ? e->bias[i] : 0.0f;
 
-		for (int64_t j = 0; j < nr; j++)
-			ci[j] = (load_c ? ci[j] : base) + alpha * acc[i * NR + j];
+		for (int64_t j = 0; j < nr; j++) {
+			float v = (e->load_c ? ci[j] : base) + e->alpha * acc[i * NR + j];
+
+			ci[j] = epi_act(v, e);
+		}
 	}
 }

@@ -15,8 +15,17 @@
 
 #include "cpu/gemm/sgemm.h"
 
-#define MR ERT_SGEMM_MR
-#define NR ERT_SGEMM_NR
+static const struct ert_sgemm_kernel kernels[] = {
+	{ "f32-gemm-4x8-scalar", 4, 8, ERT_SGEMM_KC, ert_f32_gemm_ukernel_4x8__scalar },
+	{ "f32-gemm-6x16-avx2", 6, 16, ERT_SGEMM_KC, ert_f32_gemm_ukernel_6x16__avx2 },
+	/* K block 128: a 128 x 48 B panel (24 KiB) stays in a 32 KiB L1. */
+	{ "f32-gemm-8x48-avx512", 8, 48, 128, ert_f32_gemm_ukernel_8x48__avx512 },
+};
+
+const struct ert_sgemm_kernel *ert_sgemm_kernel_for(enum ert_cpu_isa isa)
+{
+	return isa >= ERT_ISA_AVX512 ? &kernels[2] : isa >= ERT_ISA_AVX2 ? &kernels[1] : &kernels[0];
+}
 
 static int64_t min64(int64_t a, int64_t b)
 {
@@ -35,17 +44,20 @@ static uint32_t machine_lanes(void)
 	return n < 1 ? 1 : n > ERT_MAX_THREADS ? ERT_MAX_THREADS : (uint32_t)n;
 }
 
-/* Floats of one lane's slot: an MC x KC panel of A and a KC x NC panel of B. */
+/*
+ * Floats of one lane's slot: an MC x KC panel of A and a KC x NC panel of B,
+ * rounded up for the largest register block of any level.
+ */
 static size_t slot_floats(int64_t m, int64_t n, int64_t k)
 {
-	int64_t mc = round_up(min64(m, ERT_SGEMM_MC), MR);
-	int64_t nc = round_up(min64(n, ERT_SGEMM_NC), NR);
+	int64_t mc = round_up(min64(m, ERT_SGEMM_MC), ERT_SGEMM_MR_MAX);
+	int64_t nc = round_up(min64(n, ERT_SGEMM_NC), ERT_SGEMM_NR_MAX);
 	int64_t kc = min64(k, ERT_SGEMM_KC);
 
 	if (kc < 1)
 		kc = 1;
-	/* Keep every slot 64-byte aligned. */
-	return (size_t)round_up(mc * kc + nc * kc, 16);
+	/* Keep every slot, and the B panel in it, 64-byte aligned. */
+	return (size_t)(round_up(mc * kc, 16) + round_up(nc * kc, 16));
 }
 
 size_t ert_sgemm_workspace(int64_t m, int64_t n, int64_t k)
@@ -54,7 +66,7 @@ size_t ert_sgemm_workspace(int64_t m, int64_t n, int64_t k)
 }
 
 void ert_sgemm_pack_a_strided(const float *a, int64_t rs, int64_t cs, int64_t m0, int64_t mc,
-			      int64_t k0, int64_t kc, float *dst)
+			      int64_t k0, int64_t kc, int MR, float *dst)
 {
 	for (int64_t i0 = 0; i0 < mc; i0 += MR) {
 		int64_t mr = min64(MR, mc - i0);
@@ -74,7 +86,7 @@ void ert_sgemm_pack_a_strided(const float *a, int64_t rs, int64_t cs, int64_t m0
 }
 
 void ert_sgemm_pack_b_strided(const float *b, int64_t rs, int64_t cs, int64_t k0, int64_t kc,
-			      int64_t n0, int64_t nc, float *dst)
+			      int64_t n0, int64_t nc, int NR, float *dst)
 {
 	for (int64_t j0 = 0; j0 < nc; j0 += NR) {
 		int64_t nr = min64(NR, nc - j0);
@@ -82,7 +94,12 @@ void ert_sgemm_pack_b_strided(const float *b, int64_t rs, int64_t cs, int64_t k0
 
 		if (cs == 1 && nr == NR) {
 			for (int64_t p = 0; p < kc; p++)
-				memcpy(dst + p * NR, src + p * rs, NR * sizeof(float));
+				memcpy(dst + p * NR, src + p * rs, (size_t)NR * sizeof(float));
+		} else if (cs == 1) {
+			for (int64_t p = 0; p < kc; p++) {
+				memcpy(dst + p * NR, src + p * rs, (size_t)nr * sizeof(float));
+				memset(dst + p * NR + nr, 0, (size_t)(NR - nr) * sizeof(float));
+			}
 		} else {
 			for (int64_t p = 0; p < kc; p++)
 				for (int64_t j = 0; j < NR; j++)
@@ -92,38 +109,44 @@ void ert_sgemm_pack_b_strided(const float *b, int64_t rs, int64_t cs, int64_t k0
 	}
 }
 
-size_t ert_sgemm_packed_a_floats(int64_t m, int64_t k)
+size_t ert_sgemm_packed_a_floats(int64_t m, int64_t k, int mr)
 {
-	return (size_t)(round_up(m, MR) * k);
+	return (size_t)(round_up(m, mr) * k);
 }
 
-void ert_sgemm_pack_a(const float *a, int64_t rs, int64_t cs, int64_t m, int64_t k, float *dst)
+void ert_sgemm_pack_a(const float *a, int64_t rs, int64_t cs, int64_t m, int64_t k, int mr,
+		      float *dst)
 {
-	ert_sgemm_pack_a_strided(a, rs, cs, 0, m, 0, k, dst);
+	ert_sgemm_pack_a_strided(a, rs, cs, 0, m, 0, k, mr, dst);
 }
 
-size_t ert_sgemm_packed_b_floats(int64_t k, int64_t n)
+size_t ert_sgemm_packed_b_floats(int64_t k, int64_t n, int nr)
 {
-	return (size_t)(round_up(n, NR) * k);
+	return (size_t)(round_up(n, nr) * k);
 }
 
-void ert_sgemm_pack_b(const float *b, int64_t rs, int64_t cs, int64_t k, int64_t n, float *dst)
+void ert_sgemm_pack_b(const float *b, int64_t rs, int64_t cs, int64_t k, int64_t n, int nr,
+		      float *dst)
 {
-	ert_sgemm_pack_b_strided(b, rs, cs, 0, k, 0, n, dst);
+	ert_sgemm_pack_b_strided(b, rs, cs, 0, k, 0, n, nr, dst);
 }
 
 struct sgemm_job {
 	const struct ert_sgemm_desc *d;
+	const struct ert_sgemm_kernel *kern;
 	float *ws;
 	size_t slot;                /* floats per lane */
-	int64_t mc, nc, mt, nt;     /* tile sizes and counts */
+	int64_t mc, nc, kc, mt, nt; /* tile sizes and counts */
 	int64_t tiles;
+	struct ert_sgemm_epi epi;   /* of the last K block (clamp for ReLU / Clip) */
+	bool post_act;              /* an activation the kernel cannot apply */
 	atomic_int_fast64_t next;
 };
 
 static void run_tile(const struct sgemm_job *job, int64_t t, float *pa, float *pb)
 {
 	const struct ert_sgemm_desc *d = job->d;
+	const int MR = job->kern->mr, NR = job->kern->nr;
 	int64_t per_batch = job->mt * job->nt;
 	int64_t bi = t / per_batch, r = t % per_batch;
 	int64_t m0 = (r / job->nt) * job->mc, n0 = (r % job->nt) * job->nc;
@@ -134,39 +157,41 @@ static void run_tile(const struct sgemm_job *job, int64_t t, float *pa, float *p
 	int64_t k0 = 0;
 
 	do {
-		int64_t kc = min64(ERT_SGEMM_KC, d->k - k0);
-		bool load_c = d->accumulate || k0 > 0;
+		int64_t kc = min64(job->kc, d->k - k0);
+		struct ert_sgemm_epi e = job->epi;
 		const float *ap = pa, *bpk = pb;
 		int64_t a_ps = MR * kc, b_ps = NR * kc; /* panel strides */
 
+		e.load_c = d->accumulate || k0 > 0;
+		if (k0 + kc < d->k)
+			e.act = ERT_EPI_NONE;
 		/* Prepacked panels hold all of K: step into them instead of packing. */
 		if (d->a_packed) {
 			ap = d->a_packed + ao + m0 * d->k + k0 * MR;
 			a_ps = MR * d->k;
 		} else {
-			ert_sgemm_pack_a_strided(d->a + ao, d->a_rs, d->a_cs, m0, mc, k0, kc, pa);
+			ert_sgemm_pack_a_strided(d->a + ao, d->a_rs, d->a_cs, m0, mc, k0, kc, MR, pa);
 		}
 		if (d->b_packed) {
 			bpk = d->b_packed + bo + n0 * d->k + k0 * NR;
 			b_ps = NR * d->k;
 		} else if (d->pack_b) {
-			d->pack_b(d->pack_ctx, bi, k0, kc, n0, nc, pb);
+			d->pack_b(d->pack_ctx, bi, k0, kc, n0, nc, NR, pb);
 		} else {
-			ert_sgemm_pack_b_strided(d->b + bo, d->b_rs, d->b_cs, k0, kc, n0, nc, pb);
+			ert_sgemm_pack_b_strided(d->b + bo, d->b_rs, d->b_cs, k0, kc, n0, nc, NR, pb);
 		}
 		for (int64_t j = 0; j < nc; j += NR) {
 			const float *bp = bpk + (j / NR) * b_ps;
 
-			for (int64_t i = 0; i < mc; i += MR)
-				ert_f32_gemm_ukernel_4x8__scalar(kc, ap + (i / MR) * a_ps, bp,
-								 c + i * d->ldc + j, d->ldc,
-								 min64(MR, mc - i), min64(NR, nc - j),
-								 d->alpha, load_c,
-								 load_c || !bias ? NULL : bias + i);
+			for (int64_t i = 0; i < mc; i += MR) {
+				e.bias = e.load_c || !bias ? NULL : bias + i;
+				job->kern->fn(kc, ap + (i / MR) * a_ps, bp, c + i * d->ldc + j, d->ldc,
+					      min64(MR, mc - i), min64(NR, nc - j), &e);
+			}
 		}
 		k0 += kc;
 	} while (k0 < d->k);
-	if (d->act.type != ERT_ACT_NONE)
+	if (job->post_act)
 		for (int64_t i = 0; i < mc; i++)
 			ert_act_apply(&d->act, c + i * d->ldc, nc);
 }
@@ -177,7 +202,8 @@ static void lane_main(void *arg, int64_t begin, int64_t end)
 
 	for (int64_t lane = begin; lane < end; lane++) {
 		float *pa = job->ws + (size_t)lane * job->slot;
-		float *pb = pa + round_up(job->mc, MR) * min64(job->d->k, ERT_SGEMM_KC);
+		float *pb = pa + round_up(round_up(job->mc, job->kern->mr) *
+					  min64(job->d->k, job->kc), 16);
 
 		for (;;) {
 			int64_t t = atomic_fetch_add(&job->next, 1);
@@ -189,29 +215,51 @@ static void lane_main(void *arg, int64_t begin, int64_t end)
 	}
 }
 
+/* ReLU and Clip become a clamp in the kernel's epilogue. */
+static void epilogue_of(const struct ert_sgemm_desc *d, struct sgemm_job *job)
+{
+	job->epi.alpha = d->alpha;
+	if (d->act.type == ERT_ACT_RELU) {
+		job->epi.act = ERT_EPI_RELU;
+	} else if (d->act.type == ERT_ACT_CLIP && d->act.p0 <= d->act.p1) {
+		job->epi.act = ERT_EPI_CLIP;
+		job->epi.lo = d->act.p0;
+		job->epi.hi = d->act.p1;
+	} else {
+		job->epi.act = ERT_EPI_NONE;
+		job->post_act = d->act.type != ERT_ACT_NONE;
+	}
+}
+
 void ert_sgemm_run(struct ert_threadpool *pool, uint32_t threads, const struct ert_sgemm_desc *d,
 		   void *ws, size_t ws_size)
 {
 	struct sgemm_job job;
 	uint32_t want = threads ? threads : 1;
-	int64_t lanes;
+	int64_t lanes, MR, NR;
 
 	if (d->m <= 0 || d->n <= 0 || d->batch <= 0)
 		return;
 	memset(&job, 0, sizeof(job));
 	job.d = d;
+	job.kern = d->kern ? d->kern : &kernels[0];
+	MR = job.kern->mr;
+	NR = job.kern->nr;
+	epilogue_of(d, &job);
 	job.ws = (float *)(((uintptr_t)ws + 63) & ~(uintptr_t)63);
 	job.slot = slot_floats(d->m, d->n, d->k);
-	job.mc = min64(d->m, ERT_SGEMM_MC);
-	job.nc = min64(d->n, ERT_SGEMM_NC);
+	/* Tiles are whole register blocks: prepacked panels are stepped into by m0, n0. */
+	job.kc = min64(job.kern->kc, ERT_SGEMM_KC);
+	job.mc = min64(d->m, ERT_SGEMM_MC / MR * MR);
+	job.nc = min64(d->n, ERT_SGEMM_NC / NR * NR);
 	job.mt = (d->m + job.mc - 1) / job.mc;
 	job.nt = (d->n + job.nc - 1) / job.nc;
 	/* Too few tiles to keep every thread busy: cut N finer (A is re-packed per tile). */
-	while (want > 1 && d->batch * job.mt * job.nt < 3 * (int64_t)want && job.nc > 4 * NR) {
+	while (want > 1 && d->batch * job.mt * job.nt < 3 * (int64_t)want && job.nc > 2 * NR) {
 		job.nc = round_up(job.nc / 2, NR);
 		job.nt = (d->n + job.nc - 1) / job.nc;
 	}
-	while (want > 1 && d->batch * job.mt * job.nt < 2 * (int64_t)want && job.mc > 4 * MR) {
+	while (want > 1 && d->batch * job.mt * job.nt < 2 * (int64_t)want && job.mc > 2 * MR) {
 		job.mc = round_up(job.mc / 2, MR);
 		job.mt = (d->m + job.mc - 1) / job.mc;
 	}

@@ -13,22 +13,58 @@
 #define ERT_CPU_SGEMM_H
 
 #include "cpu/cpu-impl.h"
+#include "cpu/isa.h"
 
-#define ERT_SGEMM_MR 4
-#define ERT_SGEMM_NR 8
+/*
+ * Register-block sizes differ by kernel level (struct ert_sgemm_kernel); these
+ * bound them, for scratch sized before the level is known.
+ */
+#define ERT_SGEMM_MR_MAX 8
+#define ERT_SGEMM_NR_MAX 48
 #define ERT_SGEMM_KC 256
 #define ERT_SGEMM_MC 128
 #define ERT_SGEMM_NC 256
 
+/* What the micro-kernel does with its block of C once the K loop is done. */
+struct ert_sgemm_epi {
+	float alpha;
+	bool load_c;             /* C += alpha * AB; else C = bias + alpha * AB */
+	const float *bias;       /* per row, or NULL (ignored with load_c) */
+	/*
+	 * Then an activation, as ert_act_apply() computes it: RELU C > 0 ? C : 0,
+	 * CLIP C < lo ? lo : C > hi ? hi : C (lo <= hi; a NaN stays NaN).
+	 */
+	enum { ERT_EPI_NONE, ERT_EPI_RELU, ERT_EPI_CLIP } act;
+	float lo, hi;
+};
+
+/*
+ * C[mr x nr] (mr <= MR, nr <= NR; ldc floats between rows) from kc steps of a
+ * packed A panel (kc x MR) and a packed B panel (kc x NR).
+ */
+typedef void (*ert_sgemm_ukernel_fn)(int64_t kc, const float *a, const float *b, float *c,
+				     int64_t ldc, int64_t mr, int64_t nr,
+				     const struct ert_sgemm_epi *e);
+
+struct ert_sgemm_kernel {
+	const char *name;        /* "f32-gemm-8x48-avx512" */
+	int mr, nr, kc;          /* register block and K block */
+	ert_sgemm_ukernel_fn fn;
+};
+
+/* The GEMM kernel of level @isa (the best one at or below it). */
+const struct ert_sgemm_kernel *ert_sgemm_kernel_for(enum ert_cpu_isa isa);
+
 /*
  * Fill @dst with rows [k0, k0 + kc) and columns [n0, n0 + nc) of problem
- * @batch's B, as ceil(nc / NR) panels of kc rows of NR floats (columns past
- * nc zero).
+ * @batch's B, as ceil(nc / nr) panels of kc rows of nr floats (columns past
+ * nc zero); @nr is the kernel's NR.
  */
 typedef void (*ert_sgemm_pack_b_fn)(const void *ctx, int64_t batch, int64_t k0, int64_t kc,
-				    int64_t n0, int64_t nc, float *dst);
+				    int64_t n0, int64_t nc, int nr, float *dst);
 
 struct ert_sgemm_desc {
+	const struct ert_sgemm_kernel *kern; /* NULL: the scalar kernel */
 	int64_t m, n, k, batch;
 	const float *a;                 /* A(i, p) = a[a_off[b] + i * a_rs + p * a_cs] */
 	int64_t a_rs, a_cs;
@@ -58,26 +94,35 @@ size_t ert_sgemm_workspace(int64_t m, int64_t n, int64_t k);
 void ert_sgemm_run(struct ert_threadpool *pool, uint32_t threads, const struct ert_sgemm_desc *d,
 		   void *ws, size_t ws_size);
 
-/* The micro-kernel: an mr x nr (<= MR x NR) block of C from packed panels. */
+/* The kernels of each level (gemm/sgemm-ukernel*.c). */
 void ert_f32_gemm_ukernel_4x8__scalar(int64_t kc, const float *a, const float *b, float *c,
-				      int64_t ldc, int64_t mr, int64_t nr, float alpha,
-				      bool load_c, const float *bias);
+				      int64_t ldc, int64_t mr, int64_t nr,
+				      const struct ert_sgemm_epi *e);
+void ert_f32_gemm_ukernel_6x16__avx2(int64_t kc, const float *a, const float *b, float *c,
+				     int64_t ldc, int64_t mr, int64_t nr,
+				     const struct ert_sgemm_epi *e);
+void ert_f32_gemm_ukernel_8x48__avx512(int64_t kc, const float *a, const float *b, float *c,
+				       int64_t ldc, int64_t mr, int64_t nr,
+				       const struct ert_sgemm_epi *e);
 
 /*
  * Whole-matrix packing of constant operands at plan time: A (m x k) into
- * ceil(m / MR) panels of k x MR, B (k x n) into ceil(n / NR) panels of k x NR.
- * The *_floats functions give the size of the result.
+ * ceil(m / mr) panels of k x mr, B (k x n) into ceil(n / nr) panels of k x nr
+ * (mr, nr: the kernel's MR and NR). The *_floats functions give the size of
+ * the result.
  */
-size_t ert_sgemm_packed_a_floats(int64_t m, int64_t k);
-void ert_sgemm_pack_a(const float *a, int64_t rs, int64_t cs, int64_t m, int64_t k, float *dst);
-size_t ert_sgemm_packed_b_floats(int64_t k, int64_t n);
-void ert_sgemm_pack_b(const float *b, int64_t rs, int64_t cs, int64_t k, int64_t n, float *dst);
+size_t ert_sgemm_packed_a_floats(int64_t m, int64_t k, int mr);
+void ert_sgemm_pack_a(const float *a, int64_t rs, int64_t cs, int64_t m, int64_t k, int mr,
+		      float *dst);
+size_t ert_sgemm_packed_b_floats(int64_t k, int64_t n, int nr);
+void ert_sgemm_pack_b(const float *b, int64_t rs, int64_t cs, int64_t k, int64_t n, int nr,
+		      float *dst);
 
-/* Pack rows [m0, m0+mc) x cols [k0, k0+kc) of a strided A into MR-row panels. */
+/* Pack rows [m0, m0+mc) x cols [k0, k0+kc) of a strided A into mr-row panels. */
 void ert_sgemm_pack_a_strided(const float *a, int64_t rs, int64_t cs, int64_t m0, int64_t mc,
-			      int64_t k0, int64_t kc, float *dst);
-/* Pack rows [k0, k0+kc) x cols [n0, n0+nc) of a strided B into NR-column panels. */
+			      int64_t k0, int64_t kc, int mr, float *dst);
+/* Pack rows [k0, k0+kc) x cols [n0, n0+nc) of a strided B into nr-column panels. */
 void ert_sgemm_pack_b_strided(const float *b, int64_t rs, int64_t cs, int64_t k0, int64_t kc,
-			      int64_t n0, int64_t nc, float *dst);
+			      int64_t n0, int64_t nc, int nr, float *dst);
 
 #endif /* ERT_CPU_SGEMM_H */

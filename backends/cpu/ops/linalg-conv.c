@@ -65,18 +65,17 @@ struct im2col_ctx {
 };
 
 static void pack_im2col(const void *vctx, int64_t bi, int64_t k0, int64_t kc, int64_t n0,
-			int64_t nc, float *dst)
+			int64_t nc, int NR, float *dst)
 {
 	const struct im2col_ctx *ctx = vctx;
 	const struct conv_plan *p = ctx->p;
 	const struct ert_conv_geom *g = &p->g;
 	const float *xb = ctx->x + ((bi / p->group) * p->c_in + (bi % p->group) * p->cin_g) * p->in_sp;
 	const int64_t ID = g->in[0], IH = g->in[1], IW = g->in[2];
-	enum { NR = ERT_SGEMM_NR };
 
 	for (int64_t j0 = 0; j0 < nc; j0 += NR) {
 		int64_t nr = nc - j0 < NR ? nc - j0 : NR;
-		int64_t zd[NR], zh[NR], zw[NR];
+		int64_t zd[ERT_SGEMM_NR_MAX], zh[ERT_SGEMM_NR_MAX], zw[ERT_SGEMM_NR_MAX];
 
 		for (int64_t j = 0; j < NR; j++) {
 			int64_t o = n0 + j0 + (j < nr ? j : 0);
@@ -90,7 +89,7 @@ static void pack_im2col(const void *vctx, int64_t bi, int64_t k0, int64_t kc, in
 				zd[j] = -((int64_t)1 << 40); /* padding column: always out of range */
 		}
 		/*
-		 * Eight columns on one output row read pixels sw apart (contiguous for
+		 * NR columns on one output row read pixels sw apart (contiguous for
 		 * stride 1): no per-column bounds checks once both ends are inside.
 		 */
 		const int64_t sw = g->stride[2];
@@ -111,7 +110,7 @@ static void pack_im2col(const void *vctx, int64_t bi, int64_t k0, int64_t kc, in
 				const float *src = plane + (iz * IH + iy) * IW + ix;
 
 				if (sw == 1)
-					memcpy(o, src, NR * sizeof(float));
+					memcpy(o, src, (size_t)NR * sizeof(float));
 				else
 					for (int j = 0; j < NR; j++)
 						o[j] = src[j * sw];
@@ -335,6 +334,7 @@ ert_status ert_cpu_conv_compute(struct ert_cpu *cpu, struct ert_exec *x, struct 
 		bias_off[bi] = gi * p.m_g;
 	}
 	struct ert_sgemm_desc d = {
+		.kern = cpu->gemm,
 		.m = p.m_g, .n = p.n, .k = p.k, .batch = batch,
 		.a = x->in[1]->data, .a_rs = p.k, .a_cs = 1,
 		.a_packed = ert_cpu_packed_data(pk),
