@@ -42,6 +42,11 @@ struct ert_exec {
 	void *workspace;           /* workspace_size() bytes, valid during compute() */
 	size_t workspace_size;
 	void *state;               /* backend private, set by prepare(), freed by release() */
+	/*
+	 * The kernel that runs the op ("f32-gemm-8x48-avx512", "scalar"), set by
+	 * the backend's prepare() when it knows; shown by `edgert profile`.
+	 */
+	const char *kernel;
 };
 
 /*

@@ -57,8 +57,12 @@ static size_t cpu_workspace_size(struct ert_backend *be, const struct ert_exec *
 static ert_status cpu_prepare(struct ert_backend *be, struct ert_exec *x, struct ert_err *err)
 {
 	const struct ert_cpu_op *k = ert_cpu_op_find(x->node->op);
+	ert_status st = k && k->prepare ? k->prepare(cpu_of(be), x, err) : ERT_OK;
 
-	return k && k->prepare ? k->prepare(cpu_of(be), x, err) : ERT_OK;
+	/* kernels with a variant per level name it; the rest are portable C */
+	if (!x->kernel)
+		x->kernel = "scalar";
+	return st;
 }
 
 /*

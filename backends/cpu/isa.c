@@ -184,3 +184,4 @@ ert_status ert_cpu_isa_choose(int cfg_level, enum ert_cpu_isa *out, struct ert_e
 	*out = isa;
 	return ERT_OK;
 }
+

@@ -176,6 +176,25 @@ typedef enum ert_cpu_level {
 	ERT_CPU_LEVEL_AMX = 5,        /* ... + AMX tiles (int8/bf16) */
 } ert_cpu_level;
 
+/* "auto", "scalar", "avx2", "avx512", "avx512vnni", "amx"; "unknown" otherwise. */
+ERT_API const char *ert_cpu_level_name(ert_cpu_level level);
+
+/*
+ * The CPU kernel level a session created with ert_config.cpu_level =
+ * @requested runs on this machine: the best the CPU and OS support, lowered to
+ * @requested and to $ERT_CPU_ISA. ERT_CPU_LEVEL_AUTO is never stored. A level
+ * above what the CPU supports fails with ERT_STATUS_UNSUPPORTED, a bad
+ * ERT_CPU_ISA with ERT_STATUS_INVALID_ARGUMENT (message: ert_last_error()).
+ */
+ERT_API ert_status ert_cpu_level_resolve(ert_cpu_level requested, ert_cpu_level *out);
+
+/*
+ * One line describing the CPU for reports: vendor, model name, the best
+ * level and the instruction-set features the kernels use. snprintf()
+ * semantics: returns the length of the whole line, writes at most @size bytes.
+ */
+ERT_API size_t ert_cpu_describe(char *buf, size_t size);
+
 typedef enum ert_level {
 	ERT_LEVEL_NORMAL = 0,
 	ERT_LEVEL_HIGH = 1,
@@ -192,6 +211,12 @@ typedef struct ert_op_info {
 	const char *type;    /* op type, ONNX spelling ("Conv") */
 	const char *backend; /* backend that runs it ("cpu") */
 	uint32_t index;      /* position in the execution order */
+	/*
+	 * Added after 0.1. The kernel that runs it, as the backend names it
+	 * ("f32-gemm-8x48-avx512" on the CPU; the kernel level "scalar", "avx2",
+	 * ... where one kernel per level runs); NULL when the backend does not say.
+	 */
+	const char *kernel;
 } ert_op_info;
 
 /**

@@ -542,6 +542,7 @@ static ert_status run_plan(struct ert_session *s)
 			.type = ert_op_name(stp->x.node->op),
 			.backend = be->ops->name,
 			.index = i,
+			.kernel = stp->x.kernel,
 		};
 
 		if (cfg->before_op && cfg->before_op(&info, cfg->callback_user))

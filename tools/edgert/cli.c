@@ -109,6 +109,23 @@ int cli_model_operand(const char *cmd, int argc, char **argv, const char **model
 	return 0;
 }
 
+bool cli_print_cpu(const char *cmd, FILE *f)
+{
+	const char *env = getenv("ERT_CPU_ISA");
+	ert_cpu_level level;
+	char line[512];
+
+	ert_cpu_describe(line, sizeof(line));
+	fprintf(f, "cpu         %s\n", line);
+	if (ert_cpu_level_resolve(ERT_CPU_LEVEL_AUTO, &level) != ERT_OK) {
+		cli_error(cmd, "%s", ert_last_error());
+		return false;
+	}
+	fprintf(f, "cpu level   %s%s%s%s\n", ert_cpu_level_name(level),
+		env && *env ? " (ERT_CPU_ISA=" : "", env && *env ? env : "", env && *env ? ")" : "");
+	return true;
+}
+
 bool cli_parse_backends(const char *cmd, const char *list, ert_config *cfg)
 {
 	static const struct {

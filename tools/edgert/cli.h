@@ -48,6 +48,13 @@ int cli_model_operand(const char *cmd, int argc, char **argv, const char **model
 bool cli_parse_backends(const char *cmd, const char *list, ert_config *cfg);
 
 /*
+ * Print the CPU (model, features, best kernel level) and the level sessions
+ * will run after ERT_CPU_ISA, as two aligned lines. False (with an error
+ * printed) when ERT_CPU_ISA is bad or above what the CPU supports.
+ */
+bool cli_print_cpu(const char *cmd, FILE *f);
+
+/*
  * Open @path for reading to check it exists, then load it as a model.
  * Messages: "cannot open 'x': <strerror>", "failed to load 'x': <reason>".
  */

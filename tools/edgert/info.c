@@ -13,6 +13,7 @@
 static const char usage[] =
 	"USAGE: edgert info MODEL [--json]\n"
 	"       edgert info MODEL --placement [--backend LIST]\n"
+	"       edgert info --cpu\n"
 	"\n"
 	"Describe a model (.ert or .onnx): inputs and outputs with element type,\n"
 	"shape (symbolic dimensions by name) and layout; op histogram; parameter\n"
@@ -25,9 +26,14 @@ static const char usage[] =
 	"which backend runs each op, the splits (runs of ops on one backend) and\n"
 	"the tensors that cross between backends.\n"
 	"\n"
+	"With --cpu, print the CPU: vendor and model, the instruction-set features\n"
+	"the CPU kernels use, the best kernel level (scalar, avx2, avx512,\n"
+	"avx512vnni, amx) and the level sessions run after ERT_CPU_ISA.\n"
+	"\n"
 	"OPTIONS:\n"
 	"  -j, --json           one JSON object instead of text\n"
 	"  -p, --placement      print op placement and splits (see above)\n"
+	"  -c, --cpu            print the CPU and its kernel level (no MODEL)\n"
 	"  -b, --backend LIST   with --placement: backends in order, from cpu,\n"
 	"                       opencl, vulkan, npu, auto (default npu: the NPU, or\n"
 	"                       its simulator when there is no device, then cpu)\n"
@@ -36,12 +42,14 @@ static const char usage[] =
 	"EXAMPLES:\n"
 	"  edgert info mnv2.ert\n"
 	"  edgert info model.onnx --json | jq .macs\n"
-	"  edgert info mnv2-int8.ert --placement\n";
+	"  edgert info mnv2-int8.ert --placement\n"
+	"  ERT_CPU_ISA=avx2 edgert info --cpu\n";
 
 struct info_opts {
 	const char *model;
 	bool json;
 	bool placement;
+	bool cpu;
 	bool backend_given;
 	ert_config cfg;
 };
@@ -51,6 +59,7 @@ static int parse_args(int argc, char **argv, struct info_opts *o)
 	static const struct option longopts[] = {
 		{ "json", no_argument, NULL, 'j' },
 		{ "placement", no_argument, NULL, 'p' },
+		{ "cpu", no_argument, NULL, 'c' },
 		{ "backend", required_argument, NULL, 'b' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -58,8 +67,9 @@ static int parse_args(int argc, char **argv, struct info_opts *o)
 	int c;
 
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":jpb:h", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":jpcb:h", longopts, NULL)) != -1) {
 		switch (c) {
+		case 'c': o->cpu = true; break;
 		case 'j': o->json = true; break;
 		case 'p': o->placement = true; break;
 		case 'b':
@@ -75,6 +85,13 @@ static int parse_args(int argc, char **argv, struct info_opts *o)
 		return cli_error("info", "--backend goes with --placement");
 	if (o->json && o->placement)
 		return cli_error("info", "--json and --placement do not go together");
+	if (o->cpu) {
+		if (o->json || o->placement)
+			return cli_error("info", "--cpu goes alone");
+		if (optind < argc)
+			return cli_error("info", "--cpu takes no MODEL");
+		return 0;
+	}
 	return cli_model_operand("info", argc, argv, &o->model);
 }
 
@@ -239,6 +256,8 @@ int ert_cmd_info(int argc, char **argv)
 	ret = parse_args(argc, argv, &o);
 	if (ret)
 		return ret < 0 ? 0 : ret;
+	if (o.cpu)
+		return cli_print_cpu("info", stdout) ? 0 : 1;
 	if (o.placement)
 		return info_placement(&o);
 	if (!cli_graph_load("info", o.model, true, &cg))

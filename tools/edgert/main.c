@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "cli.h"
 #include "commands.h"
 #include "edgert.h"
 
@@ -80,7 +81,7 @@ int main(int argc, char **argv)
 	if (strcmp(argv[1], "--version") == 0 || strcmp(argv[1], "-V") == 0) {
 		printf("edgert %d.%d.%d\n", ERT_VERSION_MAJOR, ERT_VERSION_MINOR,
 		       ERT_VERSION_PATCH);
-		return finish_stdout(NULL, 0);
+		return finish_stdout(NULL, cli_print_cpu("edgert", stdout) ? 0 : 1);
 	}
 	for (size_t i = 0; i < N_COMMANDS; i++)
 		if (strcmp(argv[1], commands[i].name) == 0)

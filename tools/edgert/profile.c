@@ -14,14 +14,16 @@ static const char usage[] =
 	"\n"
 	"Time every op of a model through the before/after op callbacks, average\n"
 	"over the runs (after one untimed warm-up run) and print a table sorted by\n"
-	"time: op name, type, backend, milliseconds and share of the total.\n"
+	"time: op name, type, backend, kernel (on the CPU: the micro-kernel or the\n"
+	"kernel level), milliseconds and share of the total.\n"
 	"\n"
 	"OPTIONS:\n"
 	"  -t, --threads N     worker threads, 1..32 (default: one per CPU)\n"
 	"  -n, --loops N       timed runs, 1..10000 (default 10)\n"
 	"  -T, --top N         print only the N slowest ops, 1..1000000 (default all)\n"
 	"  -b, --backend LIST  backends in order (cpu, opencl, vulkan, npu, auto)\n"
-	"  -j, --json          JSON: total_ms and ops [{name, type, backend, ms, share}]\n"
+	"  -j, --json          JSON: total_ms and ops [{name, type, backend, kernel, ms,\n"
+	"                      share}]\n"
 	"  -h, --help          show this help\n"
 	"\n"
 	"EXAMPLES:\n"
@@ -37,7 +39,7 @@ struct profile_opts {
 };
 
 struct op_stat {
-	char *name, *type, *backend;
+	char *name, *type, *backend, *kernel;
 	double total_ms;
 	uint32_t calls;
 };
@@ -132,7 +134,8 @@ static int after_op(const ert_op_info *op, void *user)
 		s->name = strdup(op->name);
 		s->type = strdup(op->type);
 		s->backend = strdup(op->backend);
-		if (!s->name || !s->type || !s->backend) {
+		s->kernel = strdup(op->kernel ? op->kernel : "-");
+		if (!s->name || !s->type || !s->backend || !s->kernel) {
 			p->oom = true;
 			return 1;
 		}
@@ -154,21 +157,24 @@ static int cmp_time_desc(const void *a, const void *b)
 static void print_table(const struct profile_opts *o, struct profiler *p, double total)
 {
 	uint32_t rows = o->top && o->top < p->n ? o->top : p->n;
-	int wname = 4, wtype = 4;
+	int wname = 4, wtype = 4, wkern = 6;
 
 	for (uint32_t i = 0; i < rows; i++) {
 		int ln = (int)strlen(p->ops[i].name), lt = (int)strlen(p->ops[i].type);
+		int lk = (int)strlen(p->ops[i].kernel);
 
 		wname = ln > wname ? (ln > 48 ? 48 : ln) : wname;
 		wtype = lt > wtype ? lt : wtype;
+		wkern = lk > wkern ? (lk > 32 ? 32 : lk) : wkern;
 	}
-	printf("%-*s  %-*s  %-8s  %10s  %7s\n", wname, "name", wtype, "type", "backend",
-	       "time ms", "share");
+	printf("%-*s  %-*s  %-8s  %-*s  %10s  %7s\n", wname, "name", wtype, "type", "backend",
+	       wkern, "kernel", "time ms", "share");
 	for (uint32_t i = 0; i < rows; i++) {
 		const struct op_stat *s = &p->ops[i];
 
-		printf("%-*.*s  %-*s  %-8s  %10.4f  %6.2f%%\n", wname, wname, s->name, wtype,
-		       s->type, s->backend, s->total_ms, total > 0 ? 100.0 * s->total_ms / total : 0.0);
+		printf("%-*.*s  %-*s  %-8s  %-*.*s  %10.4f  %6.2f%%\n", wname, wname, s->name, wtype,
+		       s->type, s->backend, wkern, wkern, s->kernel, s->total_ms,
+		       total > 0 ? 100.0 * s->total_ms / total : 0.0);
 	}
 	if (rows < p->n)
 		printf("... %u more ops\n", p->n - rows);
@@ -193,6 +199,8 @@ static void print_json(const struct profile_opts *o, struct profiler *p, double 
 		cli_json_string(stdout, s->type);
 		printf(", \"backend\": ");
 		cli_json_string(stdout, s->backend);
+		printf(", \"kernel\": ");
+		cli_json_string(stdout, s->kernel);
 		printf(", \"ms\": %.4f, \"share\": %.4f}", s->total_ms,
 		       total > 0 ? s->total_ms / total : 0.0);
 	}
@@ -235,7 +243,8 @@ int ert_cmd_profile(int argc, char **argv)
 
 		if (!s->name) {
 			s->name = strdup("?"), s->type = strdup("?"), s->backend = strdup("?");
-			if (!s->name || !s->type || !s->backend) {
+			s->kernel = strdup("?");
+			if (!s->name || !s->type || !s->backend || !s->kernel) {
 				cli_error("profile", "out of memory");
 				goto cleanup;
 			}
@@ -254,6 +263,7 @@ cleanup:
 		free(p.ops[i].name);
 		free(p.ops[i].type);
 		free(p.ops[i].backend);
+		free(p.ops[i].kernel);
 	}
 	free(p.ops);
 	ert_session_destroy(sess);

@@ -277,11 +277,12 @@ ert_status ert_cpu_conv_prepare(struct ert_cpu *cpu, struct ert_exec *x, struct 
 	struct conv_plan p;
 	ert_status st;
 
-	if (!x->in_const[1])
-		return ERT_OK;
 	st = conv_plan_of(x, &p, err);
-	if (st != ERT_OK || p.depthwise)
+	if (st != ERT_OK)
 		return st;
+	x->kernel = p.depthwise ? "scalar" : cpu->gemm->name;
+	if (!x->in_const[1] || p.depthwise)
+		return ERT_OK;
 
 	struct ert_cpu_pack_key key = {
 		.src = x->in[1]->data, .kind = ERT_CPU_PACK_A,

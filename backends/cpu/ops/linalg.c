@@ -50,6 +50,7 @@ static ert_status gemm_prepare(struct ert_cpu *cpu, struct ert_exec *x, struct e
 	struct gemm_dims dm = gemm_dims_of(x);
 	bool tb = ert_attr_int(x->node, "transB", 0) != 0;
 
+	x->kernel = cpu->gemm->name;
 	if (!x->in_const[1] || dm.k == 0 || dm.m <= ERT_SGEMM_MC)
 		return ERT_OK;
 	return pack_b_state(cpu, x, tb ? 1 : dm.n, tb ? dm.k : 1, dm.k, dm.n, err);
@@ -138,6 +139,7 @@ static ert_status matmul_prepare(struct ert_cpu *cpu, struct ert_exec *x, struct
 {
 	struct matmul_plan p = matmul_plan_of(x);
 
+	x->kernel = cpu->gemm->name;
 	/* Batched B keeps its per-problem offsets: only a single matrix is packed. */
 	if (!x->in_const[1] || x->in[1]->rank > 2 || p.k == 0 || p.m <= ERT_SGEMM_MC)
 		return ERT_OK;
