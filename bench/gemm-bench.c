@@ -18,6 +18,7 @@
 #include <time.h>
 
 #include "cpu/cpu-impl.h"
+#include "cpu/gemm/sgemm.h"
 
 /*
  * Single-threaded runs are timed in process CPU time, multi-threaded ones in
@@ -116,6 +117,12 @@ static double conv_gflops(const struct layer *l, uint32_t threads)
 	struct ert_exec x = { .graph = g, .node = node, .in = xin, .out = yout, .n_in = 2,
 			      .n_out = 1, .in_const = cst };
 	struct ert_cpu cpu = { .pool = ert_threadpool_create(threads), .num_threads = threads };
+	struct ert_err ierr;
+
+	/* the level a session would run (ERT_CPU_ISA applies) */
+	if (ert_cpu_isa_choose(0, &cpu.isa, &ierr) != ERT_OK)
+		cpu.isa = ERT_ISA_SCALAR;
+	cpu.gemm = ert_sgemm_kernel_for(cpu.isa);
 
 	x.workspace_size = k->workspace ? k->workspace(&x) : 0;
 	x.workspace = malloc(x.workspace_size + 1);

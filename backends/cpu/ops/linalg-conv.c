@@ -64,6 +64,57 @@ struct im2col_ctx {
 	const struct conv_plan *p;
 };
 
+/* A run of a B panel's columns that lie on one output row. */
+struct im2col_seg {
+	int64_t od, oh, ow, len, off;
+};
+
+/*
+ * Fill a slice of a B panel: the @len output pixels of @sg, for window tap
+ * (kd, kh, kw) of one input plane. Taps outside the image are zero.
+ */
+static void im2col_seg_fill(float *restrict out, const float *restrict plane,
+			    const struct ert_conv_geom *g, const struct im2col_seg *sg,
+			    int64_t kd, int64_t kh, int64_t kw)
+{
+	const int64_t IH = g->in[1], IW = g->in[2], sw = g->stride[2], len = sg->len;
+	int64_t iz = sg->od * g->stride[0] - g->pad_b[0] + kd * g->dil[0];
+	int64_t iy = sg->oh * g->stride[1] - g->pad_b[1] + kh * g->dil[1];
+	int64_t ix0 = sg->ow * sw - g->pad_b[2] + kw * g->dil[2], lo, hi;
+
+	if (iz < 0 || iz >= g->in[0] || iy < 0 || iy >= IH) {
+		memset(out, 0, (size_t)len * sizeof(float));
+		return;
+	}
+	/* columns lo..hi read inside the row */
+	lo = ix0 >= 0 ? 0 : (-ix0 + sw - 1) / sw;
+	hi = IW - 1 - ix0 < 0 ? -1 : (IW - 1 - ix0) / sw;
+	if (hi > len - 1)
+		hi = len - 1;
+	if (lo > hi) {
+		memset(out, 0, (size_t)len * sizeof(float));
+		return;
+	}
+	const float *row = plane + (iz * IH + iy) * IW + ix0;
+
+	if (lo > 0)
+		memset(out, 0, (size_t)lo * sizeof(float));
+	if (sw == 1) {
+		memcpy(out + lo, row + lo, (size_t)(hi - lo + 1) * sizeof(float));
+	} else {
+		for (int64_t j = lo; j <= hi; j++)
+			out[j] = row[j * sw];
+	}
+	if (hi < len - 1)
+		memset(out + hi + 1, 0, (size_t)(len - 1 - hi) * sizeof(float));
+}
+
+/*
+ * Implicit im2col: B(q, o) is input plane ci at window tap (kd, kh, kw) of
+ * output pixel o, q = ((ci * KD + kd) * KH + kh) * KW + kw. A panel's
+ * columns are cut into runs on one output row, each filled by a copy of the
+ * input row it reads (a memcpy for stride 1) with zeros for the padding.
+ */
 static void pack_im2col(const void *vctx, int64_t bi, int64_t k0, int64_t kc, int64_t n0,
 			int64_t nc, int NR, float *dst)
 {
@@ -71,30 +122,21 @@ static void pack_im2col(const void *vctx, int64_t bi, int64_t k0, int64_t kc, in
 	const struct conv_plan *p = ctx->p;
 	const struct ert_conv_geom *g = &p->g;
 	const float *xb = ctx->x + ((bi / p->group) * p->c_in + (bi % p->group) * p->cin_g) * p->in_sp;
-	const int64_t ID = g->in[0], IH = g->in[1], IW = g->in[2];
+	const int64_t OH = g->out[1], OW = g->out[2];
+	struct im2col_seg segs[ERT_SGEMM_NR_MAX];
 
 	for (int64_t j0 = 0; j0 < nc; j0 += NR) {
-		int64_t nr = nc - j0 < NR ? nc - j0 : NR;
-		int64_t zd[ERT_SGEMM_NR_MAX], zh[ERT_SGEMM_NR_MAX], zw[ERT_SGEMM_NR_MAX];
+		int64_t nr = nc - j0 < NR ? nc - j0 : NR, ns = 0;
 
-		for (int64_t j = 0; j < NR; j++) {
-			int64_t o = n0 + j0 + (j < nr ? j : 0);
-			int64_t ow = o % g->out[2], t = o / g->out[2];
-			int64_t oh = t % g->out[1], od = t / g->out[1];
+		for (int64_t o = n0 + j0, off = 0; off < nr; ns++) {
+			int64_t ow = o % OW, t = o / OW, len = OW - ow;
 
-			zd[j] = od * g->stride[0] - g->pad_b[0];
-			zh[j] = oh * g->stride[1] - g->pad_b[1];
-			zw[j] = ow * g->stride[2] - g->pad_b[2];
-			if (j >= nr)
-				zd[j] = -((int64_t)1 << 40); /* padding column: always out of range */
+			if (len > nr - off)
+				len = nr - off;
+			segs[ns] = (struct im2col_seg){ t / OH, t % OH, ow, len, off };
+			o += len;
+			off += len;
 		}
-		/*
-		 * NR columns on one output row read pixels sw apart (contiguous for
-		 * stride 1): no per-column bounds checks once both ends are inside.
-		 */
-		const int64_t sw = g->stride[2];
-		bool run = nr == NR && zd[0] == zd[NR - 1] && zh[0] == zh[NR - 1] &&
-			   zw[NR - 1] - zw[0] == (NR - 1) * sw;
 		int64_t kw = k0 % g->k[2], t = k0 / g->k[2];
 		int64_t kh = t % g->k[1];
 		int64_t kd = (t / g->k[1]) % g->k[0], ci = t / g->k[1] / g->k[0];
@@ -102,29 +144,11 @@ static void pack_im2col(const void *vctx, int64_t bi, int64_t k0, int64_t kc, in
 		for (int64_t q = 0; q < kc; q++) {
 			const float *plane = xb + ci * p->in_sp;
 			float *o = dst + q * NR;
-			int64_t dz = kd * g->dil[0], dy = kh * g->dil[1], dx = kw * g->dil[2];
-			int64_t iz = zd[0] + dz, iy = zh[0] + dy, ix = zw[0] + dx;
 
-			if (run && iz >= 0 && iz < ID && iy >= 0 && iy < IH && ix >= 0 &&
-			    ix + (NR - 1) * sw < IW) {
-				const float *src = plane + (iz * IH + iy) * IW + ix;
-
-				if (sw == 1)
-					memcpy(o, src, (size_t)NR * sizeof(float));
-				else
-					for (int j = 0; j < NR; j++)
-						o[j] = src[j * sw];
-			} else {
-				for (int j = 0; j < NR; j++) {
-					iz = zd[j] + dz;
-					iy = zh[j] + dy;
-					ix = zw[j] + dx;
-					o[j] = iz >= 0 && iz < ID && iy >= 0 && iy < IH && ix >= 0 &&
-						       ix < IW
-						       ? plane[(iz * IH + iy) * IW + ix]
-						       : 0.0f;
-				}
-			}
+			for (int64_t s = 0; s < ns; s++)
+				im2col_seg_fill(o + segs[s].off, plane, g, &segs[s], kd, kh, kw);
+			if (nr < NR)
+				memset(o + nr, 0, (size_t)(NR - nr) * sizeof(float));
 			if (++kw == g->k[2]) {
 				kw = 0;
 				if (++kh == g->k[1]) {
