@@ -22,11 +22,10 @@ static struct gemm_dims gemm_dims_of(const struct ert_exec *x)
 
 /*
  * A constant B (weights) packed into GEMM panels once per session, at plan
- * time (shared by every plan: see ert_cpu_pack_get()). Only worth its memory
- * (a second copy of the weights) when M spans several row tiles, each of which
- * would otherwise re-pack B: with one row tile (batch-1 classifier heads,
- * VGG's 400 MB fc6) B is packed once per run anyway, at a cost of 1/(2M) of
- * the arithmetic.
+ * time (shared by every plan: see ert_cpu_pack_get(); none with memory LOW).
+ * Worth its memory (a second copy of the weights) whatever M is: without it
+ * every run re-packs all of B, which for a batch-1 classifier head (M = 1)
+ * costs several times the arithmetic it feeds.
  */
 static ert_status pack_b_state(struct ert_cpu *cpu, struct ert_exec *x, int64_t rs, int64_t cs,
 			       int64_t k, int64_t n, struct ert_err *err)
@@ -51,7 +50,7 @@ static ert_status gemm_prepare(struct ert_cpu *cpu, struct ert_exec *x, struct e
 	bool tb = ert_attr_int(x->node, "transB", 0) != 0;
 
 	x->kernel = cpu->gemm->name;
-	if (!x->in_const[1] || dm.k == 0 || dm.m <= ERT_SGEMM_MC)
+	if (!x->in_const[1] || dm.k == 0)
 		return ERT_OK;
 	return pack_b_state(cpu, x, tb ? 1 : dm.n, tb ? dm.k : 1, dm.k, dm.n, err);
 }
@@ -141,7 +140,7 @@ static ert_status matmul_prepare(struct ert_cpu *cpu, struct ert_exec *x, struct
 
 	x->kernel = cpu->gemm->name;
 	/* Batched B keeps its per-problem offsets: only a single matrix is packed. */
-	if (!x->in_const[1] || x->in[1]->rank > 2 || p.k == 0 || p.m <= ERT_SGEMM_MC)
+	if (!x->in_const[1] || x->in[1]->rank > 2 || p.k == 0)
 		return ERT_OK;
 	return pack_b_state(cpu, x, p.n, 1, p.k, p.n, err);
 }
