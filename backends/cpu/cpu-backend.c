@@ -185,20 +185,32 @@ ert_status ert_cpu_eval_node(const struct ert_graph *g, const struct ert_node *n
 			     const struct ert_value *const *in, uint32_t n_in,
 			     struct ert_value *out, uint32_t n_out, struct ert_err *err)
 {
+	struct ert_cpu_eval_opts o = { .isa = ERT_ISA_SCALAR, .memory = ERT_LEVEL_NORMAL };
+
+	/* the level sessions get by default (ERT_CPU_ISA applies); scalar if that fails */
+	if (ert_cpu_isa_choose(0, &o.isa, err) != ERT_OK)
+		o.isa = ERT_ISA_SCALAR;
+	err->msg[0] = '\0';
+	return ert_cpu_eval_node_with(&o, g, n, in, n_in, out, n_out, err);
+}
+
+ert_status ert_cpu_eval_node_with(const struct ert_cpu_eval_opts *o, const struct ert_graph *g,
+				  const struct ert_node *n, const struct ert_value *const *in,
+				  uint32_t n_in, struct ert_value *out, uint32_t n_out,
+				  struct ert_err *err)
+{
 	const struct ert_cpu_op *k = ert_cpu_op_find(n->op);
 	ert_infer_fn infer = ert_op_infer(n->op);
 	struct ert_value *outp[ERT_NODE_MAX_IO > 64 ? 64 : ERT_NODE_MAX_IO];
 	struct ert_value *inp[64];
 	bool in_const[64];
-	struct ert_cpu cpu = { .pool = NULL, .num_threads = 1 };
+	struct ert_cpu cpu = {
+		.pool = o->pool, .num_threads = o->pool ? ert_threadpool_size(o->pool) : 1,
+		.isa = o->isa, .gemm = ert_sgemm_kernel_for(o->isa), .memory = o->memory,
+	};
 	struct ert_exec x;
 	ert_status st;
 
-	/* the level sessions get by default (ERT_CPU_ISA applies); scalar if that fails */
-	if (ert_cpu_isa_choose(0, &cpu.isa, err) != ERT_OK)
-		cpu.isa = ERT_ISA_SCALAR;
-	err->msg[0] = '\0';
-	cpu.gemm = ert_sgemm_kernel_for(cpu.isa);
 	if (!k || !infer) {
 		ert_err_set(err, "%s: not supported on the cpu backend", ert_op_name(n->op));
 		return ERT_STATUS_UNSUPPORTED;
@@ -214,7 +226,7 @@ ert_status ert_cpu_eval_node(const struct ert_graph *g, const struct ert_node *n
 	}
 	for (uint32_t i = 0; i < n_in; i++) {
 		inp[i] = (struct ert_value *)in[i];
-		in_const[i] = true;
+		in_const[i] = o->in_const ? o->in_const[i] : true;
 	}
 	struct ert_infer_ctx ic = {
 		.graph = g, .node = n, .in = in, .out = outp,

@@ -138,4 +138,21 @@ ert_status ert_cpu_eval_node(const struct ert_graph *g, const struct ert_node *n
 			     const struct ert_value *const *in, uint32_t n_in,
 			     struct ert_value *out, uint32_t n_out, struct ert_err *err);
 
+/*
+ * ert_cpu_eval_node() with the kernel level, threads, memory level and which
+ * inputs count as constant (prepacked) chosen by the caller: for tests that
+ * hold a kernel of one level against another.
+ */
+struct ert_cpu_eval_opts {
+	enum ert_cpu_isa isa;
+	struct ert_threadpool *pool;   /* NULL: the caller's thread alone */
+	const bool *in_const;          /* n_in flags; NULL: every input constant */
+	ert_level memory;              /* LOW: nothing prepacked */
+};
+
+ert_status ert_cpu_eval_node_with(const struct ert_cpu_eval_opts *o, const struct ert_graph *g,
+				  const struct ert_node *n, const struct ert_value *const *in,
+				  uint32_t n_in, struct ert_value *out, uint32_t n_out,
+				  struct ert_err *err);
+
 #endif /* ERT_CPU_IMPL_H */

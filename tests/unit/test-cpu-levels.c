@@ -1,0 +1,384 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Every SIMD level this CPU supports against the scalar reference kernels, on
+ * awkward shapes: channel counts that are no multiple of any register block,
+ * K past the K block, stride 2, dilation, groups, depthwise, asymmetric
+ * padding, 1x1 with stride, batch > 1, fused activations; with prepacked and
+ * run-time weights, one and two threads. Also which level a session runs.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cpu/cpu-impl.h"
+#include "cpu/gemm/sgemm.h"
+#include "edgert.h"
+#include "ert-op-test.h"
+#include "ert-test.h"
+#include "opt/opt-private.h"
+
+/* Run @o's node at @isa; outputs go to @out (caller frees out[0].data). */
+static ert_status run_at(struct one *o, enum ert_cpu_isa isa, struct ert_threadpool *pool,
+			 bool const_w, ert_level memory, struct ert_value *out)
+{
+	bool cst[ONE_MAX_IO];
+	struct ert_cpu_eval_opts opts = {
+		.isa = isa, .pool = pool, .in_const = cst, .memory = memory,
+	};
+
+	for (uint32_t i = 0; i < o->n_in; i++)
+		cst[i] = i > 0 && const_w;
+	return ert_cpu_eval_node_with(&opts, o->g, o->n, o->inp, o->n_in, out, 1, &o->err);
+}
+
+/* Largest |a - b| relative to the reference's magnitude (at least 1). */
+static double rel_diff(const struct ert_value *a, const struct ert_value *ref)
+{
+	const float *x = a->data, *r = ref->data;
+	double worst = 0, mag = 1;
+
+	for (int64_t i = 0; i < ref->numel; i++)
+		mag = fabs(r[i]) > mag ? fabs(r[i]) : mag;
+	for (int64_t i = 0; i < ref->numel; i++) {
+		double d = fabs((double)x[i] - r[i]);
+
+		if (isnan(x[i]) != isnan(r[i]))
+			return INFINITY;
+		worst = d > worst ? d : worst;
+	}
+	return worst / mag;
+}
+
+/*
+ * @o at every level above scalar, prepacked and run-time weights, memory LOW,
+ * 1 and 2 threads, against scalar with one thread. Returns the cases run.
+ */
+static int compare_levels(int *ert_test_failed_, struct one *o, const char *what)
+{
+	struct ert_threadpool *pool = ert_threadpool_create(2);
+	enum ert_cpu_isa best = ert_cpu_isa_best();
+	struct ert_value ref, got;
+	int runs = 0;
+
+	if (!pool) {
+		*ert_test_failed_ = 1;
+		return 0;
+	}
+	if (run_at(o, ERT_ISA_SCALAR, NULL, true, ERT_LEVEL_NORMAL, &ref) != ERT_OK) {
+		fprintf(stderr, "%s: scalar reference failed: %s\n", what, o->err.msg);
+		*ert_test_failed_ = 1;
+		ert_threadpool_destroy(pool);
+		return 0;
+	}
+	for (int isa = ERT_ISA_SCALAR; isa <= (int)best; isa++) {
+		for (int v = 0; v < 4; v++) {
+			bool const_w = v != 1;
+			ert_level mem = v == 2 ? ERT_LEVEL_LOW : ERT_LEVEL_NORMAL;
+			struct ert_threadpool *p = v == 3 ? pool : NULL;
+			double d;
+
+			if (isa == ERT_ISA_SCALAR && v == 0)
+				continue;
+			if (run_at(o, (enum ert_cpu_isa)isa, p, const_w, mem, &got) != ERT_OK) {
+				fprintf(stderr, "%s at %s: %s\n", what,
+					ert_cpu_isa_name((enum ert_cpu_isa)isa), o->err.msg);
+				*ert_test_failed_ = 1;
+				continue;
+			}
+			CHECK_EQ_INT(got.numel, ref.numel);
+			d = got.numel == ref.numel ? rel_diff(&got, &ref) : INFINITY;
+			if (!(d <= 2e-6)) {
+				fprintf(stderr, "%s at %s (variant %d): relative difference %g\n",
+					what, ert_cpu_isa_name((enum ert_cpu_isa)isa), v, d);
+				*ert_test_failed_ = 1;
+			}
+			free(got.data);
+			runs++;
+		}
+	}
+	free(ref.data);
+	ert_threadpool_destroy(pool);
+	return runs;
+}
+
+struct conv_case {
+	const char *name;
+	int64_t n, c, h, w, m, kh, kw;
+	int64_t sh, sw, dh, dw;
+	int64_t pads[4];   /* top, left, bottom, right */
+	int64_t group;
+	bool bias;
+	int act;           /* ert_act: 0 none, 1 relu, 2 clip, 3 leaky relu */
+};
+
+static const struct conv_case conv_cases[] = {
+	{ "1x1 batch 2, odd channels", 2, 19, 7, 9, 13, 1, 1, 1, 1, 1, 1, { 0 }, 1, true, 0 },
+	{ "1x1 stride 2", 1, 16, 9, 11, 24, 1, 1, 2, 2, 1, 1, { 0 }, 1, false, 1 },
+	{ "3x3 pad 1, M tail", 1, 8, 14, 14, 70, 3, 3, 1, 1, 1, 1, { 1, 1, 1, 1 }, 1, true, 1 },
+	{ "3x3 stride 2, asymmetric pads", 1, 5, 15, 13, 17, 3, 3, 2, 2, 1, 1, { 0, 1, 1, 2 }, 1,
+	  true, 2 },
+	{ "3x3 dilation 2", 1, 6, 12, 12, 9, 3, 3, 1, 1, 2, 2, { 2, 2, 2, 2 }, 1, false, 0 },
+	{ "3x3 groups 3, batch 2", 2, 12, 9, 10, 15, 3, 3, 1, 1, 1, 1, { 1, 1, 1, 1 }, 3, true,
+	  3 },
+	{ "depthwise 3x3", 1, 16, 11, 13, 16, 3, 3, 1, 1, 1, 1, { 1, 1, 1, 1 }, 16, true, 1 },
+	{ "depthwise 3x3 stride 2", 2, 24, 12, 9, 24, 3, 3, 2, 2, 1, 1, { 0, 0, 1, 1 }, 24, true,
+	  2 },
+	{ "5x3 stride (2, 1)", 1, 4, 10, 17, 33, 5, 3, 2, 1, 1, 1, { 2, 1, 2, 1 }, 1, true, 0 },
+	{ "7x7 stride 2, 3 channels", 1, 3, 32, 32, 64, 7, 7, 2, 2, 1, 1, { 3, 3, 3, 3 }, 1, true,
+	  1 },
+	{ "K past the K block", 1, 300, 6, 6, 20, 3, 3, 1, 1, 1, 1, { 1, 1, 1, 1 }, 1, true, 0 },
+	{ "N past the N tile", 1, 8, 40, 40, 40, 3, 3, 1, 1, 1, 1, { 1, 1, 1, 1 }, 1, false, 1 },
+	{ "1x1 wide", 1, 64, 3, 50, 7, 1, 1, 1, 1, 1, 1, { 0 }, 1, true, 0 },
+};
+
+static void set_act(struct one *o, int act)
+{
+	float clip[2] = { -0.5f, 0.7f }, leaky[2] = { 0.1f, 0.0f };
+
+	if (!act)
+		return;
+	ert_node_set_attr_int(o->g, o->n, "ert.act", act);
+	if (act == ERT_ACT_CLIP)
+		ert_opt_set_attr_floats(o->g, o->n, "ert.act_params", clip, 2);
+	if (act == ERT_ACT_LEAKY_RELU)
+		ert_opt_set_attr_floats(o->g, o->n, "ert.act_params", leaky, 2);
+}
+
+ERT_TEST(conv_every_level)
+{
+	int runs = 0;
+
+	for (size_t i = 0; i < sizeof(conv_cases) / sizeof(conv_cases[0]); i++) {
+		const struct conv_case *cc = &conv_cases[i];
+		struct one o;
+		int64_t xd[4] = { cc->n, cc->c, cc->h, cc->w };
+		int64_t wd[4] = { cc->m, cc->c / cc->group, cc->kh, cc->kw }, bd[1] = { cc->m };
+		int64_t st[2] = { cc->sh, cc->sw }, dl[2] = { cc->dh, cc->dw };
+		int64_t pads[4] = { cc->pads[0], cc->pads[1], cc->pads[2], cc->pads[3] };
+
+		one_init(&o, ERT_OP_Conv, 0, cc->bias ? 3 : 2, 1);
+		one_in_alloc(&o, 0, ERT_DTYPE_FLOAT32, 4, xd);
+		one_in_alloc(&o, 1, ERT_DTYPE_FLOAT32, 4, wd);
+		if (cc->bias)
+			one_in_alloc(&o, 2, ERT_DTYPE_FLOAT32, 1, bd);
+		ert_node_set_attr_ints(o.g, o.n, "strides", st, 2);
+		ert_node_set_attr_ints(o.g, o.n, "dilations", dl, 2);
+		ert_node_set_attr_ints(o.g, o.n, "pads", pads, 4);
+		ert_node_set_attr_int(o.g, o.n, "group", cc->group);
+		set_act(&o, cc->act);
+		runs += compare_levels(ert_test_failed_, &o, cc->name);
+		one_fini(&o);
+	}
+	CHECK(runs > 0);
+}
+
+ERT_TEST(matmul_every_level)
+{
+	static const struct {
+		const char *name;
+		int32_t ra, rb;
+		int64_t a[4], b[4];
+	} cases[] = {
+		{ "batched, broadcast B batch", 4, 3, { 2, 3, 37, 29 }, { 1, 29, 53 } },
+		{ "2-D B folded, N = 1", 3, 2, { 1, 50, 7 }, { 7, 1 } },
+		{ "M past the M tile", 2, 2, { 130, 300 }, { 300, 49 } },
+		{ "vector times matrix", 1, 2, { 33 }, { 33, 70 } },
+		{ "attention-like", 3, 3, { 6, 17, 64 }, { 6, 64, 17 } },
+	};
+	int runs = 0;
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct one o;
+
+		one_init(&o, ERT_OP_MatMul, 0, 2, 1);
+		one_in_alloc(&o, 0, ERT_DTYPE_FLOAT32, cases[i].ra, cases[i].a);
+		one_in_alloc(&o, 1, ERT_DTYPE_FLOAT32, cases[i].rb, cases[i].b);
+		runs += compare_levels(ert_test_failed_, &o, cases[i].name);
+		one_fini(&o);
+	}
+	CHECK(runs > 0);
+}
+
+ERT_TEST(gemm_every_level)
+{
+	static const struct {
+		const char *name;
+		int64_t m, n, k;
+		bool ta, tb;
+		float alpha, beta;
+		int32_t rc;        /* rank of C: 0 none, 1 row broadcast, 2 full */
+		int act;
+	} cases[] = {
+		{ "classifier head", 1, 1000, 96, false, true, 1.0f, 1.0f, 1, 0 },
+		{ "alpha beta, full C", 5, 70, 33, false, true, 0.5f, 2.0f, 2, 1 },
+		{ "transposed A", 9, 21, 130, true, false, 1.5f, 1.0f, 1, 2 },
+		{ "no C", 140, 17, 300, false, false, 1.0f, 0.0f, 0, 3 },
+	};
+	int runs = 0;
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct one o;
+		int64_t ad[2] = { cases[i].ta ? cases[i].k : cases[i].m,
+				  cases[i].ta ? cases[i].m : cases[i].k };
+		int64_t bd[2] = { cases[i].tb ? cases[i].n : cases[i].k,
+				  cases[i].tb ? cases[i].k : cases[i].n };
+		int64_t cd[2] = { cases[i].m, cases[i].n };
+
+		one_init(&o, ERT_OP_Gemm, 0, cases[i].rc ? 3 : 2, 1);
+		one_in_alloc(&o, 0, ERT_DTYPE_FLOAT32, 2, ad);
+		one_in_alloc(&o, 1, ERT_DTYPE_FLOAT32, 2, bd);
+		if (cases[i].rc == 1)
+			one_in_alloc(&o, 2, ERT_DTYPE_FLOAT32, 1, cd + 1);
+		else if (cases[i].rc == 2)
+			one_in_alloc(&o, 2, ERT_DTYPE_FLOAT32, 2, cd);
+		ert_node_set_attr_int(o.g, o.n, "transA", cases[i].ta);
+		ert_node_set_attr_int(o.g, o.n, "transB", cases[i].tb);
+		ert_node_set_attr_float(o.g, o.n, "alpha", cases[i].alpha);
+		ert_node_set_attr_float(o.g, o.n, "beta", cases[i].beta);
+		set_act(&o, cases[i].act);
+		runs += compare_levels(ert_test_failed_, &o, cases[i].name);
+		one_fini(&o);
+	}
+	CHECK(runs > 0);
+}
+
+/* The GEMM micro-kernels alone: every mr x nr edge, with and without load_c and bias. */
+ERT_TEST(gemm_ukernel_edges)
+{
+	const struct ert_sgemm_kernel *ref = ert_sgemm_kernel_for(ERT_ISA_SCALAR);
+	enum ert_cpu_isa best = ert_cpu_isa_best();
+	uint32_t seed = 7;
+
+	for (int isa = ERT_ISA_AVX2; isa <= (int)best; isa++) {
+		const struct ert_sgemm_kernel *k = ert_sgemm_kernel_for((enum ert_cpu_isa)isa);
+		int64_t kc = 37, ldc = 64;
+		float *a = malloc(sizeof(float) * (size_t)(kc * k->mr));
+		float *b = malloc(sizeof(float) * (size_t)(kc * k->nr));
+		float *c = malloc(sizeof(float) * (size_t)(k->mr * ldc));
+		float *want = malloc(sizeof(float) * (size_t)(k->mr * ldc));
+		float *pa = malloc(sizeof(float) * (size_t)(kc * ref->mr));
+		float *pb = malloc(sizeof(float) * (size_t)(kc * ref->nr));
+		float bias[ERT_SGEMM_MR_MAX];
+
+		REQUIRE(a && b && c && want && pa && pb);
+		for (int64_t i = 0; i < kc * k->mr; i++)
+			a[i] = frand_r(&seed);
+		for (int64_t i = 0; i < kc * k->nr; i++)
+			b[i] = frand_r(&seed);
+		for (int i = 0; i < ERT_SGEMM_MR_MAX; i++)
+			bias[i] = frand_r(&seed);
+		for (int64_t mr = 1; mr <= k->mr; mr++) {
+			for (int64_t nr = 1; nr <= k->nr; nr++) {
+				for (int mode = 0; mode < 3; mode++) {
+					struct ert_sgemm_epi e = {
+						.alpha = mode == 2 ? 0.25f : 1.0f, .load_c = mode == 1,
+						.bias = mode == 0 ? bias : NULL,
+						.act = mode == 2 ? ERT_EPI_CLIP : ERT_EPI_RELU,
+						.lo = -0.3f, .hi = 0.4f,
+					};
+
+					for (int64_t i = 0; i < k->mr * ldc; i++)
+						c[i] = want[i] = (float)i * 1e-3f;
+					k->fn(kc, a, b, c, ldc, mr, nr, &e);
+					/* the reference, 4x8 blocks at a time from the same panels */
+					for (int64_t i0 = 0; i0 < mr; i0 += ref->mr) {
+						for (int64_t j0 = 0; j0 < nr; j0 += ref->nr) {
+							for (int64_t p = 0; p < kc; p++) {
+								for (int i = 0; i < ref->mr; i++)
+									pa[p * ref->mr + i] =
+										i0 + i < k->mr ? a[p * k->mr + i0 + i] : 0;
+								for (int j = 0; j < ref->nr; j++)
+									pb[p * ref->nr + j] =
+										j0 + j < k->nr ? b[p * k->nr + j0 + j] : 0;
+							}
+							struct ert_sgemm_epi re = e;
+
+							re.bias = e.bias ? e.bias + i0 : NULL;
+							ref->fn(kc, pa, pb, want + i0 * ldc + j0, ldc,
+								mr - i0 < ref->mr ? mr - i0 : ref->mr,
+								nr - j0 < ref->nr ? nr - j0 : ref->nr, &re);
+						}
+					}
+					double worst = 0;
+
+					for (int64_t i = 0; i < k->mr * ldc; i++) {
+						double d = fabs((double)c[i] - want[i]);
+
+						worst = d > worst ? d : worst;
+					}
+					if (!(worst <= 1e-5)) {
+						fprintf(stderr, "%s %ldx%ld mode %d: differs by %g\n", k->name,
+							(long)mr, (long)nr, mode, worst);
+						*ert_test_failed_ = 1;
+					}
+				}
+			}
+		}
+		free(a);
+		free(b);
+		free(c);
+		free(want);
+		free(pa);
+		free(pb);
+	}
+}
+
+/* A session runs the level its config and ERT_CPU_ISA ask for; above the CPU's best it fails. */
+ERT_TEST(session_level_choice)
+{
+	enum ert_cpu_isa best = ert_cpu_isa_best();
+	ert_cpu_level got;
+	const char *env = getenv("ERT_CPU_ISA");
+	enum ert_cpu_isa cap = best;
+
+	if (env && *env && ert_cpu_isa_from_name(env) >= 0 &&
+	    (enum ert_cpu_isa)ert_cpu_isa_from_name(env) < best)
+		cap = (enum ert_cpu_isa)ert_cpu_isa_from_name(env);
+	for (int l = ERT_CPU_LEVEL_SCALAR; l <= ERT_CPU_LEVEL_AMX; l++) {
+		ert_status st = ert_cpu_level_resolve((ert_cpu_level)l, &got);
+
+		if ((enum ert_cpu_isa)(l - 1) > best) {
+			CHECK_EQ_INT(st, ERT_STATUS_UNSUPPORTED);
+			CHECK(strstr(ert_last_error(), "supports at most") != NULL);
+			continue;
+		}
+		CHECK_EQ_INT(st, ERT_OK);
+		CHECK_EQ_INT(got, (l - 1) < (int)cap ? l : (int)cap + 1);
+	}
+	CHECK_EQ_INT(ert_cpu_level_resolve(ERT_CPU_LEVEL_AUTO, &got), ERT_OK);
+	CHECK_EQ_INT(got, (int)cap + 1);
+	CHECK_EQ_INT(ert_cpu_level_resolve((ert_cpu_level)99, &got), ERT_STATUS_INVALID_ARGUMENT);
+	CHECK(!strcmp(ert_cpu_level_name(ERT_CPU_LEVEL_AVX512VNNI), "avx512vnni"));
+	CHECK(!strcmp(ert_cpu_level_name((ert_cpu_level)42), "unknown"));
+
+	char line[8];
+	size_t n = ert_cpu_describe(line, sizeof(line));
+
+	CHECK(n > sizeof(line));
+	CHECK_EQ_INT(strlen(line), sizeof(line) - 1);
+}
+
+/* A bad ERT_CPU_ISA fails session creation with a message naming it. */
+ERT_TEST(bad_env_level_refused)
+{
+	const char *old = getenv("ERT_CPU_ISA");
+	char *saved = old ? strdup(old) : NULL;
+	ert_cpu_level got;
+
+	setenv("ERT_CPU_ISA", "sse9", 1);
+	CHECK_EQ_INT(ert_cpu_level_resolve(ERT_CPU_LEVEL_AUTO, &got), ERT_STATUS_INVALID_ARGUMENT);
+	CHECK(strstr(ert_last_error(), "ERT_CPU_ISA='sse9'") != NULL);
+	setenv("ERT_CPU_ISA", "scalar", 1);
+	CHECK_EQ_INT(ert_cpu_level_resolve(ERT_CPU_LEVEL_AUTO, &got), ERT_OK);
+	CHECK_EQ_INT(got, ERT_CPU_LEVEL_SCALAR);
+	if (saved)
+		setenv("ERT_CPU_ISA", saved, 1);
+	else
+		unsetenv("ERT_CPU_ISA");
+	free(saved);
+}
+
+ERT_TEST_MAIN(ERT_TEST_ENTRY(conv_every_level), ERT_TEST_ENTRY(matmul_every_level),
+	      ERT_TEST_ENTRY(gemm_every_level), ERT_TEST_ENTRY(gemm_ukernel_edges),
+	      ERT_TEST_ENTRY(session_level_choice), ERT_TEST_ENTRY(bad_env_level_refused))
