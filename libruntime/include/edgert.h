@@ -281,6 +281,28 @@ typedef struct ert_config {
 	 * fails session creation with ERT_STATUS_UNSUPPORTED.
 	 */
 	ert_cpu_level cpu_level;
+	/*
+	 * Memory budget in bytes: the most a session may hold for its input
+	 * buffers (the whole pages of their current shapes) and its plans (the
+	 * arenas of each memory plan, which hold every tensor the ops write and
+	 * their workspaces, and the values computed while planning). Plans
+	 * cached for other input shapes are dropped, least recently used first,
+	 * to make room. 0, the default, means half the physical memory (sysconf
+	 * _SC_PHYS_PAGES x _SC_PAGESIZE / 2; 2 GiB where that cannot be read);
+	 * UINT64_MAX means no budget. Model weights used in place and the CPU's
+	 * packed weights are not counted. docs/limits.md has the details.
+	 *
+	 * Sizes come from the model, so they are checked (overflow-checked, and
+	 * against this budget) before anything of that size is allocated:
+	 * ert_session_create() and ert_session_resize_input() check the inputs'
+	 * shapes; planning checks every tensor shape inference gives, each value
+	 * it computes and then the whole memory plan. Over the budget they fail
+	 * with ERT_STATUS_OUT_OF_MEMORY (a size that overflows: ERT_STATUS_SHAPE)
+	 * and a message naming the input or node and the sizes; a resize that
+	 * fails keeps the input's shape. Input buffers of 1 MiB and more are
+	 * mapped zero pages: memory is committed as the application writes them.
+	 */
+	uint64_t max_memory;
 } ert_config;
 
 /**

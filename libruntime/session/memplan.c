@@ -7,6 +7,7 @@
  * to the peak of live bytes. Each arena (buffer type) is planned on its own:
  * blocks of different arenas never share bytes, whatever their lifetimes.
  */
+#include <stdint.h>
 #include <stdlib.h>
 
 #include "session/session-impl.h"
@@ -38,9 +39,13 @@ static int by_offset(const void *a, const void *b)
 	return x->offset < y->offset ? -1 : x->offset > y->offset;
 }
 
-static size_t align_up(size_t v)
+/* false when @v rounded up does not fit a size_t */
+static bool align_up(size_t v, size_t *out)
 {
-	return (v + ALIGN - 1) & ~(size_t)(ALIGN - 1);
+	if (v > SIZE_MAX - (ALIGN - 1))
+		return false;
+	*out = (v + ALIGN - 1) & ~(size_t)(ALIGN - 1);
+	return true;
 }
 
 ert_status ert_memplan_run(struct ert_session *s, struct ert_plan *p, struct ert_err *err)
@@ -63,8 +68,9 @@ ert_status ert_memplan_run(struct ert_session *s, struct ert_plan *p, struct ert
 
 		if (pt->kind != ERT_PT_ARENA || pt->root != (int32_t)t)
 			continue;
-		blocks[nb++] = (struct block){ align_up(pt->v.nbytes ? pt->v.nbytes : 1), 0,
-					       pt->first, pt->last, (int32_t)t, pt->arena };
+		blocks[nb] = (struct block){ 0, 0, pt->first, pt->last, (int32_t)t, pt->arena };
+		if (!align_up(pt->v.nbytes ? pt->v.nbytes : 1, &blocks[nb++].size))
+			goto overflow;
 	}
 	/* A tensor aliased by a later view lives until the view's last reader. */
 	for (uint32_t t = 0; t < g->n_tensors; t++) {
@@ -76,11 +82,14 @@ ert_status ert_memplan_run(struct ert_session *s, struct ert_plan *p, struct ert
 			if (blocks[b].tensor == pt->root && pt->last > blocks[b].last)
 				blocks[b].last = pt->last;
 	}
-	for (uint32_t i = 0; i < p->n_steps; i++)
-		if (p->steps[i].x.workspace_size)
-			blocks[nb++] = (struct block){ align_up(p->steps[i].x.workspace_size), 0,
-						       (int32_t)i, (int32_t)i, -1 - (int32_t)i,
-						       p->steps[i].arena };
+	for (uint32_t i = 0; i < p->n_steps; i++) {
+		if (!p->steps[i].x.workspace_size)
+			continue;
+		blocks[nb] = (struct block){ 0, 0, (int32_t)i, (int32_t)i, -1 - (int32_t)i,
+					     p->steps[i].arena };
+		if (!align_up(p->steps[i].x.workspace_size, &blocks[nb++].size))
+			goto overflow;
+	}
 
 	qsort(blocks, nb, sizeof(*blocks), by_size_desc);
 	for (uint32_t b = 0; b < nb; b++) {
@@ -92,12 +101,15 @@ ert_status ert_memplan_run(struct ert_session *s, struct ert_plan *p, struct ert
 			    blocks[b].first <= blocks[o].last)
 				live[n_live++] = &blocks[o];
 		qsort(live, n_live, sizeof(*live), by_offset);
+		/* placed blocks end within SIZE_MAX: only the new end can overflow */
 		for (uint32_t o = 0; o < n_live; o++) {
-			if (live[o]->offset >= offset + blocks[b].size)
+			if (live[o]->offset >= offset && live[o]->offset - offset >= blocks[b].size)
 				break;
 			if (live[o]->offset + live[o]->size > offset)
 				offset = live[o]->offset + live[o]->size;
 		}
+		if (offset > SIZE_MAX - blocks[b].size)
+			goto overflow;
 		blocks[b].offset = offset;
 		if (offset + blocks[b].size > p->arenas[blocks[b].arena].size)
 			p->arenas[blocks[b].arena].size = offset + blocks[b].size;
@@ -111,4 +123,9 @@ ert_status ert_memplan_run(struct ert_session *s, struct ert_plan *p, struct ert
 	free(blocks);
 	free(live);
 	return ERT_OK;
+overflow:
+	free(blocks);
+	free(live);
+	ert_err_set(err, "the memory plan needs more than %zu bytes", SIZE_MAX);
+	return ERT_STATUS_OUT_OF_MEMORY;
 }

@@ -165,13 +165,22 @@ static void bind_exec(struct ert_plan *p, const struct ert_graph *g, const struc
 	}
 }
 
-static ert_status fold_node(struct ert_plan *p, const struct ert_graph *g,
+static ert_status fold_node(struct ert_session *s, struct ert_plan *p, const struct ert_graph *g,
 			    const struct ert_node *n, struct ert_value **ptrs, struct ert_err *err)
 {
-	struct ert_value *outs = calloc(n->n_outputs ? n->n_outputs : 1, sizeof(*outs));
+	struct ert_value *outs;
+	uint64_t bytes = 0;
 	void **folded;
 	ert_status st;
 
+	for (uint32_t k = 0; k < n->n_outputs; k++)
+		if (n->outputs[k] >= 0 &&
+		    __builtin_add_overflow(bytes, (uint64_t)p->t[n->outputs[k]].v.nbytes, &bytes))
+			bytes = UINT64_MAX;
+	st = ert_budget_check_fold(s, p, n, bytes, err);
+	if (st != ERT_OK)
+		return st;
+	outs = calloc(n->n_outputs ? n->n_outputs : 1, sizeof(*outs));
 	if (!outs)
 		return ERT_STATUS_OUT_OF_MEMORY;
 	st = ert_cpu_eval_node(g, n, (const struct ert_value *const *)ptrs, n->n_inputs, outs,
@@ -192,6 +201,7 @@ static ert_status fold_node(struct ert_plan *p, const struct ert_graph *g,
 		int32_t t = n->outputs[k];
 
 		p->folded[p->n_folded++] = outs[k].data;
+		p->folded_bytes += outs[k].nbytes;
 		if (t < 0)
 			continue;
 		p->t[t].v = outs[k];
@@ -254,7 +264,13 @@ static ert_status infer_node(struct ert_session *s, struct ert_plan *p, const st
 	for (uint32_t k = 0; k < n->n_outputs; k++) {
 		int32_t t = n->outputs[k];
 
-		if (t >= 0 && !ert_value_finish(&p->t[t].v)) {
+		if (t < 0)
+			continue;
+		/* before anything of that size exists: folding allocates it next */
+		st = ert_budget_check_tensor(s, n, t, &p->t[t].v, err);
+		if (st != ERT_OK)
+			return fail_node(s, err, n, st);
+		if (!ert_value_finish(&p->t[t].v)) {
 			ert_err_set(err, "%s '%s': output '%s' has an invalid or huge shape",
 				    ert_op_name(n->op), n->name, g->tensors[t].name);
 			return fail_node(s, err, n, ERT_STATUS_SHAPE);
@@ -550,6 +566,9 @@ static ert_status plan_memory(struct ert_session *s, struct ert_plan *p, struct 
 
 	if (st != ERT_OK)
 		return st;
+	st = ert_budget_check_plan(s, p, err);
+	if (st != ERT_OK)
+		return st;
 	p->peak_bytes = 0;
 	for (uint32_t a = 0; a < p->n_arenas; a++) {
 		struct ert_arena_buf *ab = &p->arenas[a];
@@ -643,7 +662,7 @@ ert_status ert_plan_create(struct ert_session *s, struct ert_plan **out, struct 
 			if (n->outputs[k] >= 0 && need[n->outputs[k]])
 				needed = true;
 		if (inputs_known(p, n) && (needed || outputs_bytes(p, n) <= fold_max_bytes(s->cfg.memory))) {
-			st = fold_node(p, g, n, ptrs, err);
+			st = fold_node(s, p, g, n, ptrs, err);
 			if (st == ERT_OK)
 				continue;
 			if (needed || st != ERT_STATUS_UNSUPPORTED) {

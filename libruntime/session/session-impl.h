@@ -78,6 +78,7 @@ struct ert_plan {
 	uint32_t n_arenas;            /* at most the session's n_backends */
 	void **folded;                /* buffers of ERT_PT_FOLDED tensors */
 	uint32_t n_folded;
+	uint64_t folded_bytes;        /* their sizes added up */
 	/* per-step arrays (pointers into these live in steps[i].x) */
 	struct ert_value **io_ptrs;
 	bool *in_const;
@@ -110,6 +111,7 @@ struct ert_session {
 	struct ert_plan *plan;        /* current plan (also head of the cache), or NULL */
 	bool dirty;                   /* inputs resized since plan was made */
 	bool running;                 /* inside ert_session_run(): callbacks may not re-enter */
+	uint64_t budget;              /* bytes inputs and plans may take (max_memory or default) */
 	uint64_t copied_bytes;        /* bytes copied between backends by the last run */
 	char error[512];
 	char failed_op[64];           /* op type of the node planning failed on, if any */
@@ -132,6 +134,56 @@ bool ert_plan_matches(const struct ert_session *s, const struct ert_plan *p);
  * own (p->t[].arena, p->steps[].arena); sets p->arenas[].size.
  */
 ert_status ert_memplan_run(struct ert_session *s, struct ert_plan *p, struct ert_err *err);
+
+/*
+ * The memory budget (budget.c). What a session holds: its input buffers (the
+ * whole pages of their current shapes), and the arenas and the values
+ * computed while planning of each plan it keeps. Checks run before the memory
+ * they count is allocated, and fail with ERT_STATUS_OUT_OF_MEMORY over the
+ * budget, or ERT_STATUS_SHAPE when a size overflows, with a message naming
+ * the input or node and the sizes.
+ */
+/* ert_config.max_memory 0: half the physical memory. */
+uint64_t ert_budget_default(void);
+/* Bytes of a tensor, overflow-checked; false when they or the element count overflow. */
+bool ert_budget_bytes(ert_dtype dtype, int32_t rank, const int64_t *dims, uint64_t *bytes);
+/* Input @k at shape @v (dtype, rank, dims), the other inputs taking @others bytes. */
+ert_status ert_budget_check_input(const struct ert_session *s, uint32_t k,
+				  const struct ert_value *v, uint64_t others, struct ert_err *err);
+/* Bytes the input buffers take at their current shapes, but for input @except (-1: none). */
+uint64_t ert_budget_inputs(const struct ert_session *s, int64_t except);
+/* Bytes plan @p holds: its arenas and the values computed while planning. */
+uint64_t ert_budget_plan_bytes(const struct ert_plan *p);
+/*
+ * Drop cached plans, least recently used first (the current one last), until
+ * they fit beside @need bytes.
+ */
+void ert_budget_evict(struct ert_session *s, uint64_t need);
+/* Output tensor @t of node @n, shape inferred as @v (numel/nbytes not yet set). */
+ert_status ert_budget_check_tensor(const struct ert_session *s, const struct ert_node *n,
+				   int32_t t, const struct ert_value *v, struct ert_err *err);
+/* Computing @n while planning adds @bytes to p->folded_bytes. */
+ert_status ert_budget_check_fold(const struct ert_session *s, const struct ert_plan *p,
+				 const struct ert_node *n, uint64_t bytes, struct ert_err *err);
+/*
+ * The memory plan of @p (not yet in the cache) is made and its arenas are not
+ * allocated yet: the inputs and @p must fit, and cached plans are dropped
+ * until they fit beside them.
+ */
+ert_status ert_budget_check_plan(struct ert_session *s, const struct ert_plan *p,
+				 struct ert_err *err);
+
+/*
+ * Input buffers: @need bytes as whole pages (0 when that overflows); zeroed,
+ * page-aligned; those of 1 MiB and more are anonymous mappings whose pages
+ * the kernel zero-fills when first touched. A buffer kept for a smaller
+ * shape gives back its pages past @need (ert_input_shrink). Free with the
+ * size it was allocated with.
+ */
+size_t ert_input_alloc_size(size_t need);
+void *ert_input_alloc(size_t size);
+void ert_input_shrink(void *p, size_t size, size_t need);
+void ert_input_free(void *p, size_t size);
 
 /* Internal accessors for tools (edgert info/conform): not part of the ABI. */
 const struct ert_graph *ert_model_graph(const ert_model *model);

@@ -5,7 +5,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 #include <time.h>
 
 #include "session/session-impl.h"
@@ -28,25 +27,19 @@ ert_status ert_session_fail(struct ert_session *s, ert_status st, const char *fm
  */
 static ert_status input_realloc(struct ert_session *s, uint32_t k, size_t need)
 {
-	/*
-	 * Page-aligned whole pages: a backend with its own memory (the NPU) wraps
-	 * the buffer as a user-pointer buffer object instead of copying it.
-	 */
-	long pg = sysconf(_SC_PAGESIZE);
-	size_t page = pg > 0 ? (size_t)pg : 4096;
-	size_t rounded;
+	size_t rounded = ert_input_alloc_size(need);
+	void *p;
 
-	if (need > SIZE_MAX - page)
+	if (!rounded)
 		return ERT_STATUS_OUT_OF_MEMORY;
-	rounded = need ? (need + page - 1) & ~(page - 1) : page;
-	if (rounded <= s->in_caps[k] && s->in_bufs[k])
+	if (rounded <= s->in_caps[k] && s->in_bufs[k]) {
+		ert_input_shrink(s->in_bufs[k], s->in_caps[k], rounded);
 		return ERT_OK;
-	void *p = aligned_alloc(page, rounded);
-
+	}
+	p = ert_input_alloc(rounded);
 	if (!p)
 		return ERT_STATUS_OUT_OF_MEMORY;
-	memset(p, 0, rounded);
-	free(s->in_bufs[k]);
+	ert_input_free(s->in_bufs[k], s->in_caps[k]);
 	s->in_bufs[k] = p;
 	s->in_caps[k] = rounded;
 	return ERT_OK;
@@ -118,12 +111,14 @@ static ert_status create_backends(struct ert_session *s, struct ert_err *err)
 }
 
 /*
- * The struct_size of every ert_config layout a released header had, oldest
- * first: fields are only ever appended, so a program built against an older
- * header passes a prefix, and the fields it lacks take their defaults.
+ * The struct_size of every ert_config layout a released header (or main
+ * between releases) had, oldest first: fields are only ever appended, so a
+ * program built against an older header passes a prefix, and the fields it
+ * lacks take their defaults.
  */
 static const size_t config_sizes[] = {
 	offsetof(ert_config, cpu_level),    /* 0.1 */
+	offsetof(ert_config, max_memory),   /* 0.1 + cpu_level */
 	sizeof(ert_config),
 };
 
@@ -262,6 +257,7 @@ ERT_API ert_status ert_session_create(ert_model *model, const ert_config *cfg,
 					  "failed to create session: out of memory");
 	s->model = ert_model_ref(model);
 	s->cfg = *cfg;
+	s->budget = cfg->max_memory ? cfg->max_memory : ert_budget_default();
 	if (cfg->cache_path) {
 		s->cache_path = strdup(cfg->cache_path);
 		if (!s->cache_path)
@@ -271,6 +267,7 @@ ERT_API ert_status ert_session_create(ert_model *model, const ert_config *cfg,
 
 	const struct ert_graph *g = model->graph;
 	uint32_t ni = g->n_inputs ? g->n_inputs : 1, no = g->n_outputs ? g->n_outputs : 1;
+	uint64_t held = 0;
 
 	s->in_vals = calloc(ni, sizeof(*s->in_vals));
 	s->in_bufs = calloc(ni, sizeof(*s->in_bufs));
@@ -295,10 +292,22 @@ ERT_API ert_status ert_session_create(ert_model *model, const ert_config *cfg,
 		for (int32_t d = 0; d < t->rank; d++)
 			if (v->dims[d] < 0)
 				v->dims[d] = 1; /* symbolic: 1 until resized */
-		if (!ert_value_finish(v) || input_realloc(s, k, v->nbytes) != ERT_OK)
-			goto oom;
+		/* every input within the budget before any is allocated */
+		st = ert_budget_check_input(s, k, v, held, &err);
+		if (st == ERT_OK && !ert_value_finish(v)) {
+			st = ERT_STATUS_SHAPE;
+			ert_err_set(&err, "input '%s' has an invalid or huge shape", t->name);
+		}
+		if (st != ERT_OK) {
+			ert_session_destroy(s);
+			return ert_set_last_error(st, "failed to create session: %s", err.msg);
+		}
+		held += ert_input_alloc_size(v->nbytes);
 		s->in_handles[k] = (struct ert_session_tensor){ s, g->inputs[k], true, k };
 	}
+	for (uint32_t k = 0; k < g->n_inputs; k++)
+		if (input_realloc(s, k, s->in_vals[k].nbytes) != ERT_OK)
+			goto oom;
 	for (uint32_t k = 0; k < g->n_outputs; k++)
 		s->out_handles[k] = (struct ert_session_tensor){ s, g->outputs[k], false, k };
 	if (!mark_value_inputs(s))
@@ -351,7 +360,7 @@ ERT_API void ert_session_destroy(ert_session *s)
 		ert_backend_destroy(s->backends[b]);
 	if (s->in_bufs)
 		for (uint32_t k = 0; k < s->model->graph->n_inputs; k++)
-			free(s->in_bufs[k]);
+			ert_input_free(s->in_bufs[k], s->in_caps[k]);
 	free(s->in_bufs);
 	free(s->in_vals);
 	free(s->in_caps);
@@ -422,8 +431,10 @@ ERT_API const ert_tensor *ert_session_get_output_by_name(ert_session *s, const c
 ERT_API ert_status ert_session_resize_input(ert_session *s, uint32_t index, uint32_t rank,
 					    const int64_t *dims)
 {
+	struct ert_err err = { "" };
 	const struct ert_tensor *t;
 	struct ert_value v;
+	ert_status st;
 
 	if (!s)
 		return ert_set_last_error(ERT_STATUS_INVALID_ARGUMENT, "resize: NULL session");
@@ -453,6 +464,9 @@ ERT_API ert_status ert_session_resize_input(ert_session *s, uint32_t index, uint
 	}
 	v = s->in_vals[index];
 	ert_value_set_shape(&v, v.dtype, (int32_t)rank, dims);
+	st = ert_budget_check_input(s, index, &v, ert_budget_inputs(s, index), &err);
+	if (st != ERT_OK)
+		return ert_session_fail(s, st, "resize: %s; the input keeps its shape", err.msg);
 	if (!ert_value_finish(&v))
 		return ert_session_fail(s, ERT_STATUS_SHAPE, "resize '%s': shape too large", t->name);
 	if (memcmp(v.dims, s->in_vals[index].dims, sizeof(v.dims)) == 0)
@@ -461,6 +475,8 @@ ERT_API ert_status ert_session_resize_input(ert_session *s, uint32_t index, uint
 		return ert_session_fail(s, ERT_STATUS_SHAPE,
 					"resize '%s': the session was created without shape_mutable",
 					t->name);
+	/* the plans cached for other shapes make room for the inputs */
+	ert_budget_evict(s, ert_budget_inputs(s, index) + ert_input_alloc_size(v.nbytes));
 	/* the buffer first: a failed resize keeps the old shape and buffer */
 	if (input_realloc(s, index, v.nbytes) != ERT_OK)
 		return ert_session_fail(s, ERT_STATUS_OUT_OF_MEMORY,
