@@ -66,6 +66,12 @@ struct ert_cpu_op {
 enum ert_cpu_pack_kind {
 	ERT_CPU_PACK_A,          /* ert_sgemm_pack_a(): rows = m, cols = k */
 	ERT_CPU_PACK_B,          /* ert_sgemm_pack_b(): rows = k, cols = n */
+	/*
+	 * Winograd F(4x4, 3x3): src holds rows = cout x cols = cin 3x3 filters;
+	 * each of count = 36 matrices is the transformed filters at one tile
+	 * position, packed like A (cpu/conv/winograd.h).
+	 */
+	ERT_CPU_PACK_WINO,
 };
 
 /*

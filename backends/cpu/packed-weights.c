@@ -5,6 +5,7 @@
  */
 #include <stdlib.h>
 
+#include "cpu/conv/winograd.h"
 #include "cpu/gemm/sgemm.h"
 
 static bool key_equal(const struct ert_cpu_pack_key *a, const struct ert_cpu_pack_key *b)
@@ -16,7 +17,7 @@ static bool key_equal(const struct ert_cpu_pack_key *a, const struct ert_cpu_pac
 
 static size_t packed_floats(const struct ert_cpu_pack_key *key)
 {
-	return key->kind == ERT_CPU_PACK_A
+	return key->kind != ERT_CPU_PACK_B
 		       ? ert_sgemm_packed_a_floats(key->rows, key->cols, key->panel)
 		       : ert_sgemm_packed_b_floats(key->rows, key->cols, key->panel);
 }
@@ -36,6 +37,22 @@ static struct ert_cpu_packed *pack_new(struct ert_cpu *cpu, const struct ert_cpu
 	if (!pk->data) {
 		free(pk);
 		return NULL;
+	}
+	if (key->kind == ERT_CPU_PACK_WINO) {
+		size_t per = (size_t)(key->rows * key->cols);
+		float *u = malloc(per * ERT_WINO_POS * sizeof(float));
+
+		if (!u) {
+			free(pk->data);
+			free(pk);
+			return NULL;
+		}
+		ert_wino_filter_transform(key->src, key->rows, key->cols, u);
+		for (int64_t i = 0; i < key->count; i++)
+			ert_sgemm_pack_a(u + (size_t)i * per, key->cols, 1, key->rows, key->cols,
+					 key->panel, pk->data + (size_t)i * pk->stride);
+		free(u);
+		return pk;
 	}
 	for (int64_t i = 0; i < key->count; i++) {
 		const float *src = key->src + i * key->src_stride;
@@ -61,7 +78,7 @@ ert_status ert_cpu_pack_get(struct ert_cpu *cpu, const struct ert_cpu_pack_key *
 	*out = NULL;
 	if (cpu->memory == ERT_LEVEL_LOW)
 		return ERT_OK;
-	k.panel = k.kind == ERT_CPU_PACK_A ? kern->mr : kern->nr;
+	k.panel = k.kind == ERT_CPU_PACK_B ? kern->nr : kern->mr;
 	for (pk = cpu->packed; pk; pk = pk->next)
 		if (key_equal(&pk->key, key))
 			break;

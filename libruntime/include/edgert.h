@@ -251,7 +251,9 @@ typedef struct ert_config {
 	 * planning if their outputs fit a budget: 1 MiB for LOW, 64 MiB for
 	 * NORMAL, 256 MiB for HIGH. With NORMAL and HIGH the CPU backend also
 	 * keeps one packed copy of Conv, Gemm and MatMul weights per session
-	 * (about the size of those weights, shared by every cached plan); with
+	 * (about the size of those weights, shared by every cached plan; four
+	 * times the size for the 3x3 convolutions of up to 256 x 256 channels
+	 * it runs as Winograd F(4x4, 3x3) at the AVX2 level and up); with
 	 * LOW it keeps none and packs from the model's weights at every run.
 	 * LOW trades run time for memory.
 	 */

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cpu/conv/winograd.h"
 #include "cpu/gemm/sgemm.h"
 #include "cpu/ops/linalg-kernels.h"
 #include "ops/linalg-geom.h"
@@ -48,15 +49,59 @@ static ert_status conv_plan_of(const struct ert_exec *x, struct conv_plan *p,
 	return ERT_OK;
 }
 
+/*
+ * Winograd F(4x4, 3x3) (cpu/conv/winograd.h) for a 2-D 3x3 stride-1 dense
+ * convolution wide enough to gain: at least 16 channels in and out and 16
+ * output tiles. Its packed filters take 4x (36/9) the memory of the weights,
+ * so layers with more than 256 x 256 channels keep the direct convolution,
+ * as does memory LOW (nothing prepacked) and the scalar level (the
+ * reference). The shape test; the rest is decided in prepare().
+ */
+static bool wino_shape(const struct conv_plan *p)
+{
+	const struct ert_conv_geom *g = &p->g;
+	int64_t tiles = ((g->out[1] + 3) / 4) * ((g->out[2] + 3) / 4);
+
+	return g->nsp == 2 && p->group == 1 && g->k[1] == 3 && g->k[2] == 3 &&
+	       g->stride[1] == 1 && g->stride[2] == 1 && g->dil[1] == 1 && g->dil[2] == 1 &&
+	       p->c_in >= 16 && p->m >= 16 && p->c_in * p->m <= 256 * 256 && tiles >= 16;
+}
+
+/*
+ * Tiles transformed and multiplied at a time: the transformed input of a
+ * block (36 x cin x tiles floats) about 2 MiB, in whole panels of 48 (the
+ * largest NR, a multiple of the output transform's 16 lanes).
+ */
+static int64_t wino_block(const struct conv_plan *p)
+{
+	int64_t wide = p->c_in > p->m ? p->c_in : p->m;
+	int64_t blk = (int64_t)(2 << 20) / (ERT_WINO_POS * 4 * wide) / 48 * 48;
+
+	return blk < 48 ? 48 : blk > 480 ? 480 : blk;
+}
+
+static size_t wino_workspace(const struct conv_plan *p)
+{
+	int64_t blk = wino_block(p);
+
+	return (size_t)(ERT_WINO_POS * (p->c_in + p->m) * blk) * sizeof(float) + 64 +
+	       ert_sgemm_workspace(p->m, blk, p->c_in) + 3 * ERT_WINO_POS * sizeof(int64_t);
+}
+
 size_t ert_cpu_conv_workspace(const struct ert_exec *x)
 {
 	struct conv_plan p;
 	struct ert_err err;
+	size_t ws;
 
 	if (conv_plan_of(x, &p, &err) != ERT_OK || p.depthwise)
 		return 0;
-	return ert_sgemm_workspace(p.m_g, p.n, p.k) +
-	       (size_t)(p.n_img * p.group) * 4 * sizeof(int64_t);
+	ws = ert_sgemm_workspace(p.m_g, p.n, p.k) +
+	     (size_t)(p.n_img * p.group) * 4 * sizeof(int64_t);
+	/* prepare() decides between the two: room for either */
+	if (wino_shape(&p) && wino_workspace(&p) > ws)
+		ws = wino_workspace(&p);
+	return ws;
 }
 
 struct im2col_ctx {
@@ -307,6 +352,21 @@ ert_status ert_cpu_conv_prepare(struct ert_cpu *cpu, struct ert_exec *x, struct 
 	x->kernel = p.depthwise ? "scalar" : cpu->gemm->name;
 	if (!x->in_const[1] || p.depthwise)
 		return ERT_OK;
+	if (wino_shape(&p) && ert_wino_kernels_for(cpu->isa) && cpu->memory != ERT_LEVEL_LOW) {
+		struct ert_cpu_pack_key wkey = {
+			.src = x->in[1]->data, .kind = ERT_CPU_PACK_WINO,
+			.rows = p.m, .cols = p.c_in, .rs = p.c_in * 9, .cs = 9,
+			.count = ERT_WINO_POS,
+		};
+
+		st = ert_cpu_pack_get(cpu, &wkey, &pk);
+		if (st != ERT_OK)
+			ert_err_set(err, "Conv '%s': out of memory packing weights", x->node->name);
+		x->state = pk;
+		if (pk)
+			x->kernel = ert_wino_kernels_for(cpu->isa)->name;
+		return st;
+	}
 
 	struct ert_cpu_pack_key key = {
 		.src = x->in[1]->data, .kind = ERT_CPU_PACK_A,
@@ -319,6 +379,99 @@ ert_status ert_cpu_conv_prepare(struct ert_cpu *cpu, struct ert_exec *x, struct 
 		ert_err_set(err, "Conv '%s': out of memory packing weights", x->node->name);
 	x->state = pk;
 	return st;
+}
+
+struct wino_job {
+	const struct ert_wino_kernels *wk;
+	struct ert_wino_tiles t;
+	float *v, *m, *y;
+	int64_t ldm;
+	const float *bias;
+	struct ert_sgemm_epi act;
+};
+
+static void wino_input_range(void *arg, int64_t begin, int64_t end)
+{
+	const struct wino_job *j = arg;
+
+	j->wk->input(&j->t, begin, end, j->v);
+}
+
+static void wino_output_range(void *arg, int64_t begin, int64_t end)
+{
+	const struct wino_job *j = arg;
+
+	j->wk->output(&j->t, j->m, j->ldm, j->bias, &j->act, begin, end, j->y);
+}
+
+/* The convolution by Winograd F(4x4, 3x3), block of tiles by block of tiles. */
+static void wino_conv(struct ert_cpu *cpu, struct ert_exec *x, const struct conv_plan *p,
+		      const struct ert_cpu_packed *pk)
+{
+	const struct ert_conv_geom *g = &p->g;
+	const struct ert_value *b = x->n_in > 2 ? x->in[2] : NULL;
+	struct ert_act_desc act = ert_node_act(x->node);
+	const int NR = cpu->gemm->nr;
+	int64_t blk = wino_block(p), tiles_w = (g->out[2] + 3) / 4;
+	int64_t tiles = tiles_w * ((g->out[1] + 3) / 4);
+	float *v = (float *)(((uintptr_t)x->workspace + 63) & ~(uintptr_t)63);
+	float *m = v + ERT_WINO_POS * p->c_in * blk;
+	void *gws = m + ERT_WINO_POS * p->m * blk;
+	size_t gsize = ert_sgemm_workspace(p->m, blk, p->c_in);
+	int64_t *a_off = (int64_t *)((char *)gws + gsize);
+	int64_t *b_off = a_off + ERT_WINO_POS, *c_off = b_off + ERT_WINO_POS;
+	struct wino_job job = {
+		.wk = ert_wino_kernels_for(cpu->isa), .v = v, .m = m,
+		.bias = b ? b->data : NULL,
+		.t = {
+			.h = g->in[1], .w = g->in[2], .pad_t = g->pad_b[1], .pad_l = g->pad_b[2],
+			.oh = g->out[1], .ow = g->out[2], .tiles_w = tiles_w, .nr = NR,
+			.cin = p->c_in, .cout = p->m,
+		},
+	};
+	bool post_act = false;
+
+	if (act.type == ERT_ACT_RELU) {
+		job.act.act = ERT_EPI_RELU;
+	} else if (act.type == ERT_ACT_CLIP && act.p0 <= act.p1) {
+		job.act.act = ERT_EPI_CLIP;
+		job.act.lo = act.p0;
+		job.act.hi = act.p1;
+	} else {
+		post_act = act.type != ERT_ACT_NONE;
+	}
+	for (int64_t n = 0; n < p->n_img; n++) {
+		job.t.x = (const float *)x->in[0]->data + n * p->c_in * p->in_sp;
+		job.y = (float *)x->out[0]->data + n * p->m * p->n;
+		for (int64_t t0 = 0; t0 < tiles; t0 += blk) {
+			int64_t nt = tiles - t0 < blk ? tiles - t0 : blk;
+			int64_t np = (nt + NR - 1) / NR;
+
+			job.t.t0 = t0;
+			job.t.nt = nt;
+			job.ldm = (nt + 15) / 16 * 16;
+			for (int q = 0; q < ERT_WINO_POS; q++) {
+				a_off[q] = q * (int64_t)pk->stride;
+				b_off[q] = q * np * NR * p->c_in;
+				c_off[q] = q * p->m * job.ldm;
+			}
+			ert_parallel_for(cpu->pool, p->c_in, 4, wino_input_range, &job);
+
+			struct ert_sgemm_desc d = {
+				.kern = cpu->gemm,
+				.m = p->m, .n = nt, .k = p->c_in, .batch = ERT_WINO_POS,
+				.a_packed = pk->data, .b_packed = v,
+				.c = m, .ldc = job.ldm,
+				.a_off = a_off, .b_off = b_off, .c_off = c_off,
+				.alpha = 1.0f,
+			};
+
+			ert_sgemm_run(cpu->pool, cpu->num_threads, &d, gws, gsize);
+			ert_parallel_for(cpu->pool, p->m, 4, wino_output_range, &job);
+		}
+	}
+	if (post_act)
+		ert_act_apply(&act, x->out[0]->data, x->out[0]->numel);
 }
 
 ert_status ert_cpu_conv_compute(struct ert_cpu *cpu, struct ert_exec *x, struct ert_err *err)
@@ -342,6 +495,10 @@ ert_status ert_cpu_conv_compute(struct ert_cpu *cpu, struct ert_exec *x, struct 
 	st = ert_cpu_ws_check(x, ert_cpu_conv_workspace(x), err);
 	if (st != ERT_OK)
 		return st;
+	if (x->state && ((const struct ert_cpu_packed *)x->state)->key.kind == ERT_CPU_PACK_WINO) {
+		wino_conv(cpu, x, &p, x->state);
+		return ERT_OK;
+	}
 
 	int64_t batch = p.n_img * p.group;
 	size_t gws = ert_sgemm_workspace(p.m_g, p.n, p.k);

@@ -1,0 +1,4 @@
+/* SPDX-License-Identifier: MIT */
+/* Winograd F(4x4, 3x3) transforms at the AVX-512 level (see winograd-tmpl.h). */
+#define WINO_LEVEL avx512
+#include "cpu/conv/winograd-tmpl.h"

@@ -1,0 +1,76 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * winograd.h — 3x3 stride-1 convolution as Winograd F(4x4, 3x3).
+ *
+ * Each 6x6 input tile d (4x4 outputs plus the 3x3 window's halo) becomes
+ * V = B^T d B, each 3x3 filter g becomes U = G g G^T, and the 36 products
+ * M[p] = U[p] V[p] summed over input channels are 36 independent GEMMs
+ * (Cout x Cin times Cin x tiles) run on the packed SGEMM; Y = A^T M A gives
+ * the 4x4 outputs. 36 multiplies per 16 outputs instead of 144: the
+ * arithmetic of a 3x3 layer drops 4x, at the price of the transforms and a
+ * rounding error some 10x that of the direct sum (still ~1e-6 relative for
+ * unit-scale data; tests hold it to 1e-4 of the output's magnitude).
+ *
+ * The transforms are plain C loops across a panel of NR tiles, compiled once
+ * per kernel level (winograd-<level>.c include winograd-tmpl.h), so each
+ * level's vectors run them. The scalar level never uses Winograd: its
+ * direct convolution is the reference.
+ */
+#ifndef ERT_CPU_WINOGRAD_H
+#define ERT_CPU_WINOGRAD_H
+
+#include "cpu/gemm/sgemm.h"
+
+#define ERT_WINO_ALPHA 6         /* tile side: 4 outputs + 3 - 1 */
+#define ERT_WINO_POS 36          /* ALPHA * ALPHA transform positions */
+
+/* What the transforms need of one image and one block of tiles. */
+struct ert_wino_tiles {
+	const float *x;              /* input image: channels of h x w planes */
+	int64_t h, w, pad_t, pad_l;  /* input size and padding before */
+	int64_t oh, ow;              /* output size */
+	int64_t tiles_w;             /* tiles across a row: ceil(ow / 4) */
+	int64_t t0, nt;              /* the block: tiles t0 .. t0 + nt - 1 */
+	int nr;                      /* tiles per packed panel (the GEMM's NR) */
+	int64_t cin, cout;
+};
+
+/*
+ * Input transform of channels [c0, c1) of the block into @v, laid out as
+ * the GEMM's packed B: [36][ceil(nt / nr)][cin][nr] (tiles past nt zero).
+ */
+typedef void (*ert_wino_input_fn)(const struct ert_wino_tiles *t, int64_t c0, int64_t c1,
+				  float *v);
+/*
+ * Output transform of channels [c0, c1) from @m ([36][cout][ldm], tile i of
+ * the block at column i) into the output image @y (cout planes of oh x ow):
+ * plus bias[c] (NULL: none), then ReLU/Clip per @act (the GEMM epilogue's
+ * encoding; other activations are applied by the caller afterwards).
+ */
+typedef void (*ert_wino_output_fn)(const struct ert_wino_tiles *t, const float *m, int64_t ldm,
+				   const float *bias, const struct ert_sgemm_epi *act, int64_t c0,
+				   int64_t c1, float *y);
+
+struct ert_wino_kernels {
+	const char *name;            /* "f32-winograd-4x4-3x3-avx512" */
+	ert_wino_input_fn input;
+	ert_wino_output_fn output;
+};
+
+/* The transforms of level @isa; NULL at the scalar level. */
+const struct ert_wino_kernels *ert_wino_kernels_for(enum ert_cpu_isa isa);
+
+/* U = G g G^T of every (cout, cin) filter of @w ([cout][cin][3][3]) into @u ([36][cout][cin]). */
+void ert_wino_filter_transform(const float *w, int64_t cout, int64_t cin, float *u);
+
+/* The per-level instances (winograd-avx2.c, winograd-avx512.c). */
+void ert_wino_input_avx2(const struct ert_wino_tiles *t, int64_t c0, int64_t c1, float *v);
+void ert_wino_output_avx2(const struct ert_wino_tiles *t, const float *m, int64_t ldm,
+			  const float *bias, const struct ert_sgemm_epi *act, int64_t c0,
+			  int64_t c1, float *y);
+void ert_wino_input_avx512(const struct ert_wino_tiles *t, int64_t c0, int64_t c1, float *v);
+void ert_wino_output_avx512(const struct ert_wino_tiles *t, const float *m, int64_t ldm,
+			    const float *bias, const struct ert_sgemm_epi *act, int64_t c0,
+			    int64_t c1, float *y);
+
+#endif /* ERT_CPU_WINOGRAD_H */
