@@ -85,6 +85,8 @@ static const char *amount(char *buf, size_t size, uint64_t bytes)
 		v /= 1024.0;
 		u++;
 	}
+	/* down to a tenth: a byte under 2 MiB must not read "2.0 MiB" */
+	v = (double)(uint64_t)(v * 10.0) / 10.0;
 	if (u < 0)
 		snprintf(buf, size, "%llu bytes", (unsigned long long)bytes);
 	else
@@ -159,15 +161,14 @@ ert_status ert_budget_check_input(const struct ert_session *s, uint32_t k,
 	char shape[200], a[48], b[48], c[48], lim[160];
 	uint64_t bytes, held, total;
 
-	if (!ert_budget_bytes(v->dtype, v->rank, v->dims, &bytes) || bytes > SIZE_MAX) {
+	/* whole pages of it: 0 when they do not fit a size_t */
+	if (!ert_budget_bytes(v->dtype, v->rank, v->dims, &bytes) || bytes > SIZE_MAX ||
+	    !(held = ert_input_alloc_size((size_t)bytes))) {
 		ert_err_set(err, "input '%s' %s: its size overflows %zu bits", name,
 			    describe(shape, sizeof(shape), v->dtype, v->rank, v->dims),
 			    sizeof(size_t) * 8);
 		return ERT_STATUS_SHAPE;
 	}
-	held = ert_input_alloc_size((size_t)bytes);
-	if (!held)
-		held = UINT64_MAX; /* whole pages do not fit a size_t */
 	if (held > s->budget) {
 		ert_err_set(err, "input '%s' %s takes %s, more than %s", name,
 			    describe(shape, sizeof(shape), v->dtype, v->rank, v->dims),
