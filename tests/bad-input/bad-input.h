@@ -86,6 +86,9 @@ ert_status bi_load_onnx(const uint8_t *data, size_t size, char *msg, size_t msg_
 ert_status bi_load_onnx_optimized(const uint8_t *data, size_t size, char *msg, size_t msg_size);
 ert_status bi_load_public(const uint8_t *data, size_t size, char *msg, size_t msg_size);
 
+/* Write the models of hostile-sizes.c into @dir; non-zero on failure. */
+int bi_write_hostile(const char *dir);
+
 /* ---- the public API with wrong inputs (api.c) ---- */
 void bi_api_checks(struct bi_run *run);
 

@@ -2,8 +2,11 @@
 /*
  * bad-input: the damaged-file corpus (see bad-input.h). Usage:
  *   bad-input [--conformance DIR] [--seed N] [--verbose] [--write-seeds DIR]
+ *             [--write-hostile DIR]
  * DIR defaults to $ERT_CONFORMANCE or ../shared/conformance/onnx-backend.
  * --write-seeds writes the valid .ert images to DIR (fuzzing seeds) and exits.
+ * --write-hostile writes models that declare or infer huge tensors to DIR
+ * (hostile-sizes.c; the CLI cases of 40-bad-input.sh) and exits.
  */
 #include <dirent.h>
 #include <stdarg.h>
@@ -318,9 +321,11 @@ int main(int argc, char **argv)
 			run.verbose = true;
 		} else if (!strcmp(argv[i], "--write-seeds") && i + 1 < argc) {
 			return write_seeds(argv[i + 1]);
+		} else if (!strcmp(argv[i], "--write-hostile") && i + 1 < argc) {
+			return bi_write_hostile(argv[i + 1]);
 		} else {
 			fprintf(stderr, "usage: %s [--conformance DIR] [--seed N] [--verbose] "
-				"[--write-seeds DIR]\n", argv[0]);
+				"[--write-seeds DIR] [--write-hostile DIR]\n", argv[0]);
 			return 2;
 		}
 	}

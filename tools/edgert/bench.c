@@ -10,7 +10,7 @@
 
 static const char usage[] =
 	"USAGE: edgert bench MODEL [--threads N] [--warmup N] [--loops N] [--json]\n"
-	"                    [--backend LIST]\n"
+	"                    [--backend LIST] [--max-memory BYTES]\n"
 	"\n"
 	"Time ert_session_run() on seeded random inputs: after the warm-up runs,\n"
 	"report the minimum, median and maximum of the timed runs in milliseconds\n"
@@ -24,6 +24,10 @@ static const char usage[] =
 	"  -j, --json          one JSON object: min_ms, median_ms, max_ms, peak_bytes,\n"
 	"                      copied_bytes (most bytes one run copied between\n"
 	"                      backends), loops, threads\n"
+	"      --max-memory BYTES\n"
+	"                      memory budget of the session: input buffers and\n"
+	"                      plans (K, M, G, T: powers of 1024; default half\n"
+	"                      the physical memory)\n"
 	"  -h, --help          show this help\n"
 	"\n"
 	"EXAMPLES:\n"
@@ -38,6 +42,8 @@ struct bench_opts {
 	ert_config cfg;
 };
 
+enum { OPT_MAX_MEMORY = 256 };
+
 static int parse_args(int argc, char **argv, struct bench_opts *o)
 {
 	static const struct option longopts[] = {
@@ -46,6 +52,7 @@ static int parse_args(int argc, char **argv, struct bench_opts *o)
 		{ "loops", required_argument, NULL, 'n' },
 		{ "backend", required_argument, NULL, 'b' },
 		{ "json", no_argument, NULL, 'j' },
+		{ "max-memory", required_argument, NULL, OPT_MAX_MEMORY },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -75,6 +82,10 @@ static int parse_args(int argc, char **argv, struct bench_opts *o)
 				return 1;
 			break;
 		case 'j': o->json = true; break;
+		case OPT_MAX_MEMORY:
+			if (!cli_parse_bytes("bench", "--max-memory", optarg, &o->cfg.max_memory))
+				return 1;
+			break;
 		case 'h': fputs(usage, stdout); return -1;
 		default: return cli_getopt_error("bench", argv, c);
 		}

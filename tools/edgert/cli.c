@@ -83,6 +83,31 @@ bool cli_parse_u64(const char *cmd, const char *opt, const char *arg, uint64_t *
 	return true;
 }
 
+bool cli_parse_bytes(const char *cmd, const char *opt, const char *arg, uint64_t *out)
+{
+	static const char suffixes[] = "KMGT";
+	size_t len = strspn(arg, "0123456789");
+	const char *unit = len && arg[len] && !arg[len + 1] ? strchr(suffixes, arg[len] & ~0x20) : NULL;
+	unsigned long long v;
+	uint64_t scale = 1;
+
+	if (!len || len > 20 || (arg[len] && !unit))
+		goto bad;
+	errno = 0;
+	v = strtoull(arg, NULL, 10);
+	if (errno)
+		goto bad;
+	if (unit)
+		scale = (uint64_t)1 << (10 * (unit - suffixes + 1));
+	if (__builtin_mul_overflow((uint64_t)v, scale, out))
+		goto bad;
+	return true;
+bad:
+	cli_error(cmd, "%s must be a byte count below 2^64 with an optional K, M, G or T suffix, got '%s'",
+		  opt, arg);
+	return false;
+}
+
 int cli_getopt_error(const char *cmd, char **argv, int c)
 {
 	const char *arg = argv[optind - 1];

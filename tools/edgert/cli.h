@@ -33,6 +33,13 @@ bool cli_parse_int(const char *cmd, const char *opt, const char *arg, long long 
 bool cli_parse_u64(const char *cmd, const char *opt, const char *arg, uint64_t *out);
 
 /*
+ * Parse a byte count for @opt: decimal digits with an optional suffix K, M, G
+ * or T (powers of 1024, either case), below 2^64. Prints an error and returns
+ * false otherwise.
+ */
+bool cli_parse_bytes(const char *cmd, const char *opt, const char *arg, uint64_t *out);
+
+/*
  * Report a getopt_long failure (@c is '?' or ':' with an optstring starting
  * with ':'). Returns 1.
  */

@@ -10,7 +10,7 @@
 
 static const char usage[] =
 	"USAGE: edgert profile MODEL [--threads N] [--loops N] [--top N] [--json]\n"
-	"                      [--backend LIST]\n"
+	"                      [--backend LIST] [--max-memory BYTES]\n"
 	"\n"
 	"Time every op of a model through the before/after op callbacks, average\n"
 	"over the runs (after one untimed warm-up run) and print a table sorted by\n"
@@ -24,6 +24,10 @@ static const char usage[] =
 	"  -b, --backend LIST  backends in order (cpu, opencl, vulkan, npu, auto)\n"
 	"  -j, --json          JSON: total_ms and ops [{name, type, backend, kernel, ms,\n"
 	"                      share}]\n"
+	"      --max-memory BYTES\n"
+	"                      memory budget of the session: input buffers and\n"
+	"                      plans (K, M, G, T: powers of 1024; default half\n"
+	"                      the physical memory)\n"
 	"  -h, --help          show this help\n"
 	"\n"
 	"EXAMPLES:\n"
@@ -52,6 +56,8 @@ struct profiler {
 	bool oom;
 };
 
+enum { OPT_MAX_MEMORY = 256 };
+
 static int parse_args(int argc, char **argv, struct profile_opts *o)
 {
 	static const struct option longopts[] = {
@@ -60,6 +66,7 @@ static int parse_args(int argc, char **argv, struct profile_opts *o)
 		{ "top", required_argument, NULL, 'T' },
 		{ "backend", required_argument, NULL, 'b' },
 		{ "json", no_argument, NULL, 'j' },
+		{ "max-memory", required_argument, NULL, OPT_MAX_MEMORY },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -89,6 +96,10 @@ static int parse_args(int argc, char **argv, struct profile_opts *o)
 				return 1;
 			break;
 		case 'j': o->json = true; break;
+		case OPT_MAX_MEMORY:
+			if (!cli_parse_bytes("profile", "--max-memory", optarg, &o->cfg.max_memory))
+				return 1;
+			break;
 		case 'h': fputs(usage, stdout); return -1;
 		default: return cli_getopt_error("profile", argv, c);
 		}

@@ -15,6 +15,7 @@
 static const char usage[] =
 	"USAGE: edgert run MODEL [-i NAME=FILE ...] [-o DIR] [--threads N]\n"
 	"                  [--backend LIST] [--seed N] [--explain] [--repeat N]\n"
+	"                  [--max-memory BYTES]\n"
 	"\n"
 	"Run a model (.ert or .onnx) once. Inputs come from .npy files or ONNX\n"
 	"TensorProto .pb files; inputs not given get seeded random values (floats in\n"
@@ -36,6 +37,9 @@ static const char usage[] =
 	"  -r, --repeat N          run N times in the same session, 1..100000\n"
 	"                          (default 1); a failed run is reported and the\n"
 	"                          next one still runs; exit 1 if any failed\n"
+	"      --max-memory BYTES  memory budget of the session: input buffers and\n"
+	"                          plans (K, M, G, T: powers of 1024; default half\n"
+	"                          the physical memory)\n"
 	"  -h, --help              show this help\n"
 	"\n"
 	"EXAMPLES:\n"
@@ -60,6 +64,8 @@ struct run_opts {
 	ert_config cfg;
 };
 
+enum { OPT_MAX_MEMORY = 256 };
+
 static int parse_args(int argc, char **argv, struct run_opts *o)
 {
 	static const struct option longopts[] = {
@@ -70,6 +76,7 @@ static int parse_args(int argc, char **argv, struct run_opts *o)
 		{ "seed", required_argument, NULL, 's' },
 		{ "explain", no_argument, NULL, 'e' },
 		{ "repeat", required_argument, NULL, 'r' },
+		{ "max-memory", required_argument, NULL, OPT_MAX_MEMORY },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -113,6 +120,10 @@ static int parse_args(int argc, char **argv, struct run_opts *o)
 			if (!cli_parse_int("run", "--repeat", optarg, 1, 100000, &v))
 				return 1;
 			o->repeat = (uint32_t)v;
+			break;
+		case OPT_MAX_MEMORY:
+			if (!cli_parse_bytes("run", "--max-memory", optarg, &o->cfg.max_memory))
+				return 1;
 			break;
 		case 'h': fputs(usage, stdout); return -1;
 		default: return cli_getopt_error("run", argv, c);
