@@ -11,6 +11,7 @@
 #ifndef ERT_OP_IMPL_H
 #define ERT_OP_IMPL_H
 
+#include "ert-checked.h"
 #include "ert-graph.h"
 
 /*
@@ -44,17 +45,62 @@ struct ert_infer_ctx {
  */
 typedef ert_status (*ert_infer_fn)(struct ert_infer_ctx *ctx);
 
+/*
+ * Bounds of one integer attribute, declared beside the op's shape inference in
+ * its ert_op_def. Models are untrusted: every INT (or each entry of an INTS)
+ * must lie in [min, max], an INTS may hold at most max_count entries. The
+ * bounds come from the ONNX spec where it gives them (flags are 0 or 1, sizes
+ * and strides are positive) and from what any tensor can hold otherwise
+ * (sizes up to ERT_ATTR_SIZE_MAX, axes within ERT_MAX_RANK), so that shape
+ * inference and kernels compute on them without leaving int64.
+ *
+ * The rules are checked when a graph is validated (ONNX import, .ert load:
+ * ert_graph_validate()) and again before every shape inference, so a model
+ * built in memory gets the same answer. An attribute absent from the node is
+ * not checked (the op's default applies); one of another type than the rule's
+ * is refused (an INT read from a FLOAT is checked as ert_attr_int() reads it).
+ */
+struct ert_attr_rule {
+	const char *name;   /* NULL ends a list */
+	int64_t min, max;
+	uint32_t max_count; /* 0: an INT attribute; else an INTS of at most this many */
+};
+
+#define ERT_RULE_INT(name, lo, hi) { (name), (lo), (hi), 0 }
+#define ERT_RULE_INTS(name, count, lo, hi) { (name), (lo), (hi), (count) }
+/* ONNX's int flags: 0 or 1 */
+#define ERT_RULE_FLAG(name) ERT_RULE_INT(name, 0, 1)
+/* an axis or a list of axes: within [-ERT_MAX_RANK, ERT_MAX_RANK] (Flatten's and
+ * Unsqueeze's count against rank + 1) */
+#define ERT_RULE_AXIS(name) ERT_RULE_INT(name, -ERT_MAX_RANK, ERT_MAX_RANK)
+#define ERT_RULE_AXES(name) ERT_RULE_INTS(name, ERT_MAX_RANK, -ERT_MAX_RANK, ERT_MAX_RANK)
+/* one entry per spatial axis (two for pads), each in [lo, ERT_ATTR_SIZE_MAX] */
+#define ERT_RULE_SPATIAL(name, lo) ERT_RULE_INTS(name, 2 * ERT_MAX_RANK, lo, ERT_ATTR_SIZE_MAX)
+#define ERT_RULE_END { NULL, 0, 0, 0 }
+
 struct ert_op_def {
 	enum ert_op op;
 	ert_infer_fn infer;
+	const struct ert_attr_rule *attrs; /* may be NULL: no integer attributes */
 };
 
 /* Shape inference of @op, or NULL when no family implements it. */
 ert_infer_fn ert_op_infer(enum ert_op op);
+/*
+ * Check @n's integer attributes against its op's rules. INVALID_MODEL with a
+ * message naming the node and the attribute ("LRN 'norm1': attribute size =
+ * -1 is out of range [1, 281474976710656]"); ERT_OK for ops without rules.
+ */
+ert_status ert_op_check_attrs(const struct ert_node *n, struct ert_err *err);
 
 /* ---- helpers shared by shape inference and kernels (ops/common.c) ---- */
 
-/* Set numel and nbytes from dtype/rank/dims; false when the size overflows. */
+/*
+ * Set numel and nbytes from dtype/rank/dims; false when the size overflows, a
+ * dim exceeds ERT_DIM_MAX or the product of the non-zero dims exceeds the
+ * element limit (SIZE_MAX / 16): any product of some dims of a finished value
+ * fits in int64.
+ */
 bool ert_value_finish(struct ert_value *v);
 /* Numpy-style broadcast of @n shapes into @out; SHAPE error naming the dims. */
 ert_status ert_broadcast_shapes(const struct ert_value *const *vals, uint32_t n,
@@ -71,6 +117,13 @@ void ert_value_set_shape(struct ert_value *dst, ert_dtype dt, int32_t rank, cons
 void ert_tensor_take_shape(struct ert_tensor *x, const struct ert_value *v);
 /* Make graph tensor @t a constant holding @v's shape and data; takes v->data. */
 void ert_tensor_make_const(struct ert_graph *g, int32_t t, struct ert_value *v);
+/*
+ * A dimension taken from an attribute or a plan-time input value: ERT_OK when
+ * in [0, ERT_DIM_MAX], else ERT_STATUS_SHAPE with "Op 'name': what[idx] = v is
+ * negative" (or "exceeds the largest dimension"); @idx < 0 leaves out "[idx]".
+ */
+ert_status ert_check_dim(const struct ert_node *n, struct ert_err *err, const char *what,
+			 int64_t idx, int64_t v);
 /* Shorthand: error on ctx with "OpName: ..." prefix; returns @st. */
 ert_status ert_infer_fail(struct ert_infer_ctx *ctx, ert_status st, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));

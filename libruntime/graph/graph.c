@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "ert-graph.h"
+#include "ert-op-impl.h"
 #include "graph/arena.h"
 
 struct ert_graph_hash {
@@ -704,6 +705,29 @@ ert_status ert_graph_validate(const struct ert_graph *g, struct ert_err *err)
 			ert_err_set(err, "tensor '%s' has rank %d", x->name, x->rank);
 			goto out;
 		}
+		/*
+		 * A dim is known (>= 0) or not (-1). Constants meet the invariant of
+		 * ert_value_finish() (bounded dims, and a bounded product of the
+		 * non-zero ones) now; other tensors' shapes are declarations that
+		 * planning checks (an input's with the memory budget's message).
+		 */
+		int64_t nz = 1;
+
+		for (int32_t i = 0; i < x->rank; i++) {
+			if (x->dims[i] < -1 ||
+			    ((x->flags & ERT_TENSOR_CONST) && x->dims[i] > ERT_DIM_MAX)) {
+				ert_err_set(err, "tensor '%s' dimension %d is %lld (at most %lld)",
+					    x->name, (int)i, (long long)x->dims[i],
+					    (long long)ERT_DIM_MAX);
+				goto out;
+			}
+			if ((x->flags & ERT_TENSOR_CONST) && x->dims[i] > 0 &&
+			    (!ert_mul_i64(nz, x->dims[i], &nz) || nz > (int64_t)(SIZE_MAX / 16))) {
+				ert_err_set(err, "tensor '%s' has dimensions whose product overflows",
+					    x->name);
+				goto out;
+			}
+		}
 		if (x->flags & ERT_TENSOR_CONST) {
 			int64_t n = ert_shape_numel(x->rank, x->dims);
 
@@ -755,6 +779,9 @@ ert_status ert_graph_validate(const struct ert_graph *g, struct ert_err *err)
 				goto out;
 			}
 		}
+		/* integer attributes within their op's bounds (ops/: ert_attr_rule) */
+		if (ert_op_check_attrs(n, err) != ERT_OK)
+			goto out;
 		for (uint32_t k = 0; k < n->n_outputs; k++) {
 			int32_t t = n->outputs[k];
 

@@ -12,6 +12,20 @@ bool ert_value_finish(struct ert_value *v)
 
 	if (n < 0 || (ert_dtype_size(v->dtype) && n > (int64_t)(SIZE_MAX / 16)))
 		return false;
+	/*
+	 * A tensor with no elements may not carry huge dims into later arithmetic
+	 * either: each dim is at most ERT_DIM_MAX and the product of the non-zero
+	 * dims stays under the element limit, so any product of some of the dims
+	 * (a kernel's plane or row size) fits.
+	 */
+	int64_t nz = 1;
+
+	for (int32_t i = 0; i < v->rank; i++) {
+		if (v->dims[i] > ERT_DIM_MAX)
+			return false;
+		if (v->dims[i] && (!ert_mul_i64(nz, v->dims[i], &nz) || nz > (int64_t)(SIZE_MAX / 16)))
+			return false;
+	}
 	v->numel = n;
 	v->nbytes = ert_dtype_bytes(v->dtype, n);
 	return true;
@@ -130,6 +144,22 @@ double ert_value_get_float(const struct ert_value *v, int64_t i)
 	default:
 		return (double)ert_value_get_int(v, i);
 	}
+}
+
+ert_status ert_check_dim(const struct ert_node *n, struct ert_err *err, const char *what,
+			 int64_t idx, int64_t v)
+{
+	char at[96];
+
+	if (v >= 0 && v <= ERT_DIM_MAX)
+		return ERT_OK;
+	if (idx < 0)
+		snprintf(at, sizeof(at), "%s", what);
+	else
+		snprintf(at, sizeof(at), "%s[%lld]", what, (long long)idx);
+	ert_err_set(err, "%s '%s': %s = %lld %s", ert_op_name(n->op), n->name ? n->name : "", at,
+		    (long long)v, v < 0 ? "is negative" : "exceeds the largest dimension, 2^48");
+	return ERT_STATUS_SHAPE;
 }
 
 ert_status ert_infer_fail(struct ert_infer_ctx *ctx, ert_status st, const char *fmt, ...)

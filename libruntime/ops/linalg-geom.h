@@ -23,9 +23,14 @@ struct ert_conv_geom {
 	int64_t pad_e[3];     /* padding after */
 	int64_t out[3];       /* output spatial size */
 	int64_t out_pad[3];   /* ConvTranspose output_padding */
+	int64_t win[3];       /* window span (k - 1) * dil + 1, <= ERT_DIM_MAX */
 };
 
 /*
+ * On success every window, padded input and output size is at most
+ * ERT_DIM_MAX (the arithmetic is checked), so index terms such as
+ * o * stride - pad_b + k * dil cannot overflow.
+ *
  * Conv and pooling: resolve strides, dilations, pads and auto_pad of node @n
  * for input spatial size @in_sp and window @kernel (both @nsp long) and compute
  * the output size. @ceil_mode: pooling's ceil_mode. Fails with a message.

@@ -142,8 +142,9 @@ static ert_status infer_gemm(struct ert_infer_ctx *ctx)
 	int64_t kb = b->dims[tb ? 1 : 0], n = b->dims[tb ? 0 : 1];
 
 	if (k != kb)
-		return ert_infer_fail(ctx, ERT_STATUS_SHAPE, "inner sizes differ: %lld vs %lld",
-				      (long long)k, (long long)kb);
+		return ert_infer_fail(ctx, ERT_STATUS_SHAPE,
+				      "inner sizes differ: %lld vs %lld (transA %d, transB %d)",
+				      (long long)k, (long long)kb, (int)ta, (int)tb);
 	if (c) {
 		if (c->rank > 2 || (c->rank == 2 && c->dims[0] != 1 && c->dims[0] != m) ||
 		    (c->rank >= 1 && c->dims[c->rank - 1] != 1 && c->dims[c->rank - 1] != n))
@@ -226,11 +227,33 @@ static ert_status infer_einsum(struct ert_infer_ctx *ctx)
 	return ERT_OK;
 }
 
+/* Integer attributes (ert_attr_rule); geometry re-checks its own in linalg-geom.c. */
+#define CONV_RULES                                                                \
+	ERT_RULE_INT("group", 1, ERT_DIM_MAX), ERT_RULE_SPATIAL("kernel_shape", 1),       \
+	ERT_RULE_SPATIAL("strides", 1), ERT_RULE_SPATIAL("dilations", 1),                 \
+	ERT_RULE_SPATIAL("pads", 0), ERT_RULE_INT("ert.act", ERT_ACT_NONE, ERT_ACT_TANH)
+
+static const struct ert_attr_rule conv_rules[] = { CONV_RULES, ERT_RULE_END };
+static const struct ert_attr_rule convt_rules[] = {
+	CONV_RULES,
+	ERT_RULE_SPATIAL("output_padding", 0),
+	/* may list N and C before the spatial sizes */
+	ERT_RULE_INTS("output_shape", ERT_MAX_RANK, 0, ERT_ATTR_SIZE_MAX),
+	ERT_RULE_END,
+};
+static const struct ert_attr_rule gemm_rules[] = {
+	ERT_RULE_FLAG("transA"), ERT_RULE_FLAG("transB"), ERT_RULE_FLAG("broadcast"),
+	ERT_RULE_INT("ert.act", ERT_ACT_NONE, ERT_ACT_TANH), ERT_RULE_END,
+};
+static const struct ert_attr_rule matmul_rules[] = {
+	ERT_RULE_INT("ert.act", ERT_ACT_NONE, ERT_ACT_TANH), ERT_RULE_END,
+};
+
 const struct ert_op_def ert_op_defs_linalg[] = {
-	{ ERT_OP_Conv, infer_conv },
-	{ ERT_OP_ConvTranspose, infer_convt },
-	{ ERT_OP_Gemm, infer_gemm },
-	{ ERT_OP_MatMul, infer_matmul },
-	{ ERT_OP_Einsum, infer_einsum },
+	{ ERT_OP_Conv, infer_conv, conv_rules },
+	{ ERT_OP_ConvTranspose, infer_convt, convt_rules },
+	{ ERT_OP_Gemm, infer_gemm, gemm_rules },
+	{ ERT_OP_MatMul, infer_matmul, matmul_rules },
+	{ ERT_OP_Einsum, infer_einsum, NULL },
 	{ .infer = NULL },
 };

@@ -58,7 +58,7 @@ static ert_status infer_loss(struct ert_infer_ctx *ctx)
 }
 
 const struct ert_op_def ert_op_defs_loss[] = {
-	{ ERT_OP_NegativeLogLikelihoodLoss, infer_loss },
-	{ ERT_OP_SoftmaxCrossEntropyLoss, infer_loss },
+	{ ERT_OP_NegativeLogLikelihoodLoss, infer_loss, NULL },
+	{ ERT_OP_SoftmaxCrossEntropyLoss, infer_loss, NULL },
 	{ .infer = NULL },
 };

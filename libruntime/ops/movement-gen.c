@@ -118,10 +118,10 @@ ert_status ert_mv_infer_constant_of_shape(struct ert_infer_ctx *ctx)
 	st = ert_mv_read_ints(ctx->node, ctx->err, ctx->in[0], "shape", shape, ERT_MAX_RANK, &n);
 	if (st != ERT_OK)
 		return st;
+	/* ONNX names the shape input "input" */
 	for (uint32_t i = 0; i < n; i++)
-		if (shape[i] < 0)
-			return ert_infer_fail(ctx, ERT_STATUS_SHAPE, "shape[%u] is %lld", i,
-					      (long long)shape[i]);
+		if ((st = ert_check_dim(ctx->node, ctx->err, "input", i, shape[i])))
+			return st;
 	ert_value_set_shape(ctx->out[0], t ? t->dtype : ERT_DTYPE_FLOAT32, (int32_t)n, shape);
 	return ERT_OK;
 }
@@ -138,8 +138,10 @@ static ert_status range_count(struct ert_infer_ctx *ctx, int64_t *count)
 		if (c == 0.0 || isnan(a) || isnan(b) || isnan(c))
 			return ert_infer_fail(ctx, ERT_STATUS_INVALID_MODEL, "delta is 0 or NaN");
 		n = ceil((b - a) / c);
-		if (!(n < 9.0e15))
-			return ert_infer_fail(ctx, ERT_STATUS_SHAPE, "range is too long");
+		if (!(n <= (double)ERT_DIM_MAX))
+			return ert_infer_fail(ctx, ERT_STATUS_SHAPE,
+					      "start %g, limit %g and delta %g make more than 2^48 "
+					      "elements", a, b, c);
 		*count = n > 0 ? (int64_t)n : 0;
 	} else {
 		int64_t a = ert_value_get_int(s, 0), b = ert_value_get_int(l, 0);
@@ -152,8 +154,10 @@ static ert_status range_count(struct ert_infer_ctx *ctx, int64_t *count)
 		span = ((double)b - (double)a) / (double)c;
 		if (span <= 0) {
 			*count = 0;
-		} else if (span > 9.0e15) {
-			return ert_infer_fail(ctx, ERT_STATUS_SHAPE, "range is too long");
+		} else if (span > (double)ERT_DIM_MAX) {
+			return ert_infer_fail(ctx, ERT_STATUS_SHAPE,
+					      "start %lld, limit %lld and delta %lld make more than "
+					      "2^48 elements", (long long)a, (long long)b, (long long)c);
 		} else if (fabs((double)b - (double)a) > 4.0e18) {
 			*count = (int64_t)ceil(span);
 		} else {

@@ -270,10 +270,17 @@ ert_status ert_mv_infer_one_hot(struct ert_infer_ctx *ctx)
 				      (long long)vals->numel);
 	if (ert_dtype_size(idx->dtype) == 0 || ert_dtype_size(vals->dtype) == 0)
 		return ert_infer_fail(ctx, ERT_STATUS_UNSUPPORTED, "sub-byte types");
-	dep = ert_dtype_is_float(depth->dtype) ? (int64_t)ert_value_get_float(depth, 0)
-					       : ert_value_get_int(depth, 0);
-	if (dep < 1)
-		return ert_infer_fail(ctx, ERT_STATUS_SHAPE, "depth %lld", (long long)dep);
+	if (ert_dtype_is_float(depth->dtype)) {
+		double f = ert_value_get_float(depth, 0);
+
+		/* converting a double out of int64's range is undefined */
+		dep = f >= 1.0 && f <= (double)ERT_DIM_MAX ? (int64_t)f : 0;
+	} else {
+		dep = ert_value_get_int(depth, 0);
+	}
+	if (dep < 1 || dep > ERT_DIM_MAX)
+		return ert_infer_fail(ctx, ERT_STATUS_SHAPE, "depth = %lld is out of range [1, 2^48]",
+				      (long long)dep);
 	if (idx->rank + 1 > ERT_MAX_RANK)
 		return ert_infer_fail(ctx, ERT_STATUS_UNSUPPORTED, "output rank exceeds %d",
 				      ERT_MAX_RANK);

@@ -72,12 +72,12 @@ ert_status ert_mv_read_axes(const struct ert_node *n, struct ert_err *err,
 	for (uint32_t i = 0; i < cnt; i++) {
 		if (!ert_norm_axis(raw[i], rank, &axes[i]))
 			return ert_mv_fail(n, err, ERT_STATUS_SHAPE,
-					   "axis %lld is out of range for rank %d",
-					   (long long)raw[i], (int)rank);
+					   "axis %lld (axes[%u]) is out of range for rank %d",
+					   (long long)raw[i], i, (int)rank);
 		for (uint32_t j = 0; j < i; j++)
 			if (axes[j] == axes[i])
-				return ert_mv_fail(n, err, ERT_STATUS_SHAPE, "axis %d is repeated",
-						   (int)axes[i]);
+				return ert_mv_fail(n, err, ERT_STATUS_SHAPE,
+						   "axis %d (axes[%u]) is repeated", (int)axes[i], i);
 	}
 	*count = cnt;
 	return ERT_OK;
@@ -154,8 +154,8 @@ ert_status ert_mv_slice_params(const struct ert_node *n, struct ert_err *err,
 		int64_t dim = x->dims[ax], s = starts[i], e = ends[i], step = steps[i], len;
 
 		if (step == 0)
-			return ert_mv_fail(n, err, ERT_STATUS_INVALID_MODEL, "step is 0 on axis %d",
-					   (int)ax);
+			return ert_mv_fail(n, err, ERT_STATUS_INVALID_MODEL, "steps[%u] is 0 (axis %d)",
+					   i, (int)ax);
 		if (s < 0)
 			s += dim;
 		if (e < 0)
@@ -227,9 +227,9 @@ static ert_status center_crop_pad(const struct ert_node *n, struct ert_err *err,
 		int32_t ax = axes[i];
 		int64_t dim = x->dims[ax], want = shape[i];
 
-		if (want < 0)
-			return ert_mv_fail(n, err, ERT_STATUS_SHAPE, "negative size %lld",
-					   (long long)want);
+		st = ert_check_dim(n, err, "shape", i, want);
+		if (st != ERT_OK)
+			return st;
 		if (want < dim) {
 			out->begin[ax] = -((dim - want) / 2);
 			out->end[ax] = want - dim - out->begin[ax];
@@ -302,8 +302,8 @@ ert_status ert_mv_pad_params(const struct ert_node *n, struct ert_err *err,
 		int32_t ax = axes[i];
 		int64_t b = pads[i], e = pads[i + na], d = x->dims[ax];
 
-		if (b < -d || e < -d || b > INT64_MAX / 4 || e > INT64_MAX / 4 ||
-		    d + b + e < 0)
+		if (b < -d || e < -d || b > ERT_DIM_MAX || e > ERT_DIM_MAX || d + b + e < 0 ||
+		    d + b + e > ERT_DIM_MAX)
 			return ert_mv_fail(n, err, ERT_STATUS_SHAPE,
 					   "pads %lld, %lld do not fit axis %d of size %lld",
 					   (long long)b, (long long)e, (int)ax, (long long)d);

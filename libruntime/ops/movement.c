@@ -4,6 +4,7 @@
  * Unsqueeze, Transpose, Concat, Split, Expand, Tile, DepthToSpace,
  * SpaceToDepth), and the family's table.
  */
+#include <stdio.h>
 #include <string.h>
 
 #include "ops/movement-infer.h"
@@ -56,12 +57,11 @@ static ert_status infer_reshape(struct ert_infer_ctx *ctx)
 			neg = (int32_t)i;
 			continue;
 		}
-		if (shape[i] < 0)
-			return ert_infer_fail(ctx, ERT_STATUS_SHAPE, "shape[%u] is %lld", i,
-					      (long long)shape[i]);
-		if (shape[i] && known > INT64_MAX / shape[i])
-			return ert_infer_fail(ctx, ERT_STATUS_SHAPE, "shape is too large");
-		known *= shape[i];
+		if ((st = ert_check_dim(ctx->node, ctx->err, "shape", i, shape[i])))
+			return st;
+		if (!ert_mul_i64(known, shape[i], &known))
+			return ert_infer_fail(ctx, ERT_STATUS_SHAPE, "shape[%u] = %lld: the shape's "
+					      "product overflows", i, (long long)shape[i]);
 	}
 	if (neg >= 0) {
 		if (known == 0 || x->numel % known)
@@ -114,8 +114,8 @@ static ert_status infer_squeeze(struct ert_infer_ctx *ctx)
 		return st;
 	for (uint32_t i = 0; i < na; i++) {
 		if (x->dims[axes[i]] != 1)
-			return ert_infer_fail(ctx, ERT_STATUS_SHAPE, "axis %d has size %lld, not 1",
-					      (int)axes[i], (long long)x->dims[axes[i]]);
+			return ert_infer_fail(ctx, ERT_STATUS_SHAPE, "axis %d (axes[%u]) has size %lld, not 1",
+					      (int)axes[i], i, (long long)x->dims[axes[i]]);
 		drop[axes[i]] = true;
 	}
 	for (int32_t i = 0; i < x->rank; i++)
@@ -157,11 +157,12 @@ static ert_status infer_unsqueeze(struct ert_infer_ctx *ctx)
 				      (int)r, ERT_MAX_RANK);
 	for (uint32_t i = 0; i < na; i++) {
 		if (!ert_norm_axis(raw[i], r, &axes[i]))
-			return ert_infer_fail(ctx, ERT_STATUS_SHAPE, "axis %lld out of range for rank %d",
-					      (long long)raw[i], (int)r);
+			return ert_infer_fail(ctx, ERT_STATUS_SHAPE,
+					      "axis %lld (axes[%u]) is out of range for rank %d",
+					      (long long)raw[i], i, (int)r);
 		if (ins[axes[i]])
-			return ert_infer_fail(ctx, ERT_STATUS_SHAPE, "axis %d is repeated",
-					      (int)axes[i]);
+			return ert_infer_fail(ctx, ERT_STATUS_SHAPE, "axis %d (axes[%u]) is repeated",
+					      (int)axes[i], i);
 		ins[axes[i]] = true;
 	}
 	for (int32_t i = 0, j = 0; i < r; i++)
@@ -235,7 +236,11 @@ static ert_status infer_concat(struct ert_infer_ctx *ctx)
 						      "input %u has %lld on axis %d, expected %lld", i,
 						      (long long)v->dims[k], (int)k,
 						      (long long)x0->dims[k]);
+		/* each dim <= ERT_DIM_MAX, and so the sum, or it stops */
 		d[axis] += v->dims[axis];
+		if (d[axis] > ERT_DIM_MAX)
+			return ert_infer_fail(ctx, ERT_STATUS_SHAPE,
+					      "inputs add up to more than 2^48 on axis %d", (int)axis);
 	}
 	ert_value_set_shape(ctx->out[0], x0->dtype, x0->rank, d);
 	return ERT_OK;
@@ -297,9 +302,12 @@ static ert_status infer_split(struct ert_infer_ctx *ctx)
 		} else {
 			part = dim - sum < chunk ? dim - sum : chunk;
 		}
-		sum += part;
-		if (sum > dim)
+		/* sum <= dim here; part may be anything up to INT64_MAX */
+		if (part > dim - sum) {
+			sum = -1;
 			break;
+		}
+		sum += part;
 		if (!ctx->out[i])
 			continue;
 		memcpy(d, x->dims, sizeof(d[0]) * (size_t)x->rank);
@@ -316,6 +324,7 @@ static ert_status infer_expand(struct ert_infer_ctx *ctx)
 {
 	struct ert_value shape = { 0 };
 	const struct ert_value *vals[2];
+	char what[200];
 	uint32_t n = 0;
 	ert_status st;
 
@@ -326,13 +335,13 @@ static ert_status infer_expand(struct ert_infer_ctx *ctx)
 	if (st != ERT_OK)
 		return st;
 	for (uint32_t i = 0; i < n; i++)
-		if (shape.dims[i] < 0)
-			return ert_infer_fail(ctx, ERT_STATUS_SHAPE, "shape[%u] is %lld", i,
-					      (long long)shape.dims[i]);
+		if ((st = ert_check_dim(ctx->node, ctx->err, "shape", i, shape.dims[i])))
+			return st;
 	shape.rank = (int32_t)n;
 	vals[0] = ctx->in[0];
 	vals[1] = &shape;
-	st = ert_broadcast_shapes(vals, 2, ctx->out[0], ctx->err, "Expand");
+	snprintf(what, sizeof(what), "Expand '%s' (input and shape)", ctx->node->name);
+	st = ert_broadcast_shapes(vals, 2, ctx->out[0], ctx->err, what);
 	ctx->out[0]->dtype = ctx->in[0]->dtype;
 	return st;
 }
@@ -355,11 +364,13 @@ static ert_status infer_tile(struct ert_infer_ctx *ctx)
 		return ert_infer_fail(ctx, ERT_STATUS_SHAPE, "%u repeats for rank %d", n, (int)x->rank);
 	for (int32_t i = 0; i < x->rank; i++) {
 		if (rep[i] < 0)
-			return ert_infer_fail(ctx, ERT_STATUS_SHAPE, "repeats[%d] is %lld", (int)i,
-					      (long long)rep[i]);
-		if (rep[i] && x->dims[i] > INT64_MAX / rep[i])
-			return ert_infer_fail(ctx, ERT_STATUS_SHAPE, "output is too large");
-		d[i] = x->dims[i] * rep[i];
+			return ert_infer_fail(ctx, ERT_STATUS_SHAPE, "repeats[%d] = %lld is negative",
+					      (int)i, (long long)rep[i]);
+		if (!ert_mul_i64(x->dims[i], rep[i], &d[i]) || d[i] > ERT_DIM_MAX)
+			return ert_infer_fail(ctx, ERT_STATUS_SHAPE,
+					      "repeats[%d] = %lld times %lld exceeds the largest "
+					      "dimension, %lld", (int)i, (long long)rep[i],
+					      (long long)x->dims[i], (long long)ERT_DIM_MAX);
 	}
 	ert_value_set_shape(ctx->out[0], x->dtype, x->rank, d);
 	return ERT_OK;
@@ -390,14 +401,20 @@ static ert_status infer_space_depth(struct ert_infer_ctx *ctx)
 					      "%lld channels do not divide by blocksize^2 %lld",
 					      (long long)x->dims[1], (long long)(b * b));
 		d[1] = x->dims[1] / (b * b);
-		d[2] = x->dims[2] * b;
-		d[3] = x->dims[3] * b;
+		if (!ert_mul_i64(x->dims[2], b, &d[2]) || !ert_mul_i64(x->dims[3], b, &d[3]) ||
+		    d[2] > ERT_DIM_MAX || d[3] > ERT_DIM_MAX)
+			return ert_infer_fail(ctx, ERT_STATUS_SHAPE,
+					      "blocksize %lld makes the spatial size %lldx%lld too large",
+					      (long long)b, (long long)x->dims[2], (long long)x->dims[3]);
 	} else {
 		if (x->dims[2] % b || x->dims[3] % b)
 			return ert_infer_fail(ctx, ERT_STATUS_SHAPE,
 					      "spatial size %lldx%lld does not divide by blocksize %lld",
 					      (long long)x->dims[2], (long long)x->dims[3], (long long)b);
-		d[1] = x->dims[1] * b * b;
+		if (!ert_mul_i64(x->dims[1], b * b, &d[1]) || d[1] > ERT_DIM_MAX)
+			return ert_infer_fail(ctx, ERT_STATUS_SHAPE,
+					      "blocksize %lld makes %lld channels too many",
+					      (long long)b, (long long)x->dims[1]);
 		d[2] = x->dims[2] / b;
 		d[3] = x->dims[3] / b;
 	}
@@ -405,33 +422,72 @@ static ert_status infer_space_depth(struct ert_infer_ctx *ctx)
 	return ERT_OK;
 }
 
+/*
+ * Integer attributes of the family (ert_attr_rule). Shape's start/end, Slice's
+ * starts/ends and EyeLike's k mean something for any int64 (they are clamped),
+ * so only their counts are bounded.
+ */
+static const struct ert_attr_rule reshape_rules[] = { ERT_RULE_FLAG("allowzero"), ERT_RULE_END };
+static const struct ert_attr_rule axis_rules[] = { ERT_RULE_AXIS("axis"), ERT_RULE_END };
+static const struct ert_attr_rule axes_rules[] = { ERT_RULE_AXES("axes"), ERT_RULE_END };
+static const struct ert_attr_rule transpose_rules[] = {
+	ERT_RULE_INTS("perm", ERT_MAX_RANK, 0, ERT_MAX_RANK - 1), ERT_RULE_END,
+};
+static const struct ert_attr_rule split_rules[] = {
+	ERT_RULE_AXIS("axis"), ERT_RULE_INTS("split", ERT_NODE_MAX_IO, 0, ERT_DIM_MAX),
+	ERT_RULE_INT("num_outputs", 1, ERT_NODE_MAX_IO), ERT_RULE_END,
+};
+static const struct ert_attr_rule block_rules[] = {
+	ERT_RULE_INT("blocksize", 1, 1 << 20), ERT_RULE_END,
+};
+static const struct ert_attr_rule slice_rules[] = {
+	ERT_RULE_INTS("starts", ERT_MAX_RANK, INT64_MIN, INT64_MAX),
+	ERT_RULE_INTS("ends", ERT_MAX_RANK, INT64_MIN, INT64_MAX), ERT_RULE_AXES("axes"),
+	ERT_RULE_END,
+};
+static const struct ert_attr_rule gather_nd_rules[] = {
+	ERT_RULE_INT("batch_dims", 0, ERT_MAX_RANK), ERT_RULE_END,
+};
+static const struct ert_attr_rule pad_rules[] = {
+	ERT_RULE_INTS("pads", 2 * ERT_MAX_RANK, -ERT_DIM_MAX, ERT_DIM_MAX),
+	ERT_RULE_INTS("paddings", 2 * ERT_MAX_RANK, -ERT_DIM_MAX, ERT_DIM_MAX), ERT_RULE_END,
+};
+static const struct ert_attr_rule trilu_rules[] = { ERT_RULE_FLAG("upper"), ERT_RULE_END };
+static const struct ert_attr_rule shape_rules[] = {
+	ERT_RULE_INT("start", INT64_MIN, INT64_MAX), ERT_RULE_INT("end", INT64_MIN, INT64_MAX),
+	ERT_RULE_END,
+};
+static const struct ert_attr_rule eye_rules[] = {
+	ERT_RULE_INT("k", INT64_MIN, INT64_MAX), ERT_RULE_END,
+};
+
 const struct ert_op_def ert_op_defs_movement[] = {
-	{ ERT_OP_Reshape, infer_reshape },
-	{ ERT_OP_Flatten, infer_flatten },
-	{ ERT_OP_Squeeze, infer_squeeze },
-	{ ERT_OP_Unsqueeze, infer_unsqueeze },
-	{ ERT_OP_Transpose, infer_transpose },
-	{ ERT_OP_Concat, infer_concat },
-	{ ERT_OP_Split, infer_split },
-	{ ERT_OP_Expand, infer_expand },
-	{ ERT_OP_Tile, infer_tile },
-	{ ERT_OP_DepthToSpace, infer_space_depth },
-	{ ERT_OP_SpaceToDepth, infer_space_depth },
-	{ ERT_OP_Slice, ert_mv_infer_slice },
-	{ ERT_OP_Gather, ert_mv_infer_gather },
-	{ ERT_OP_GatherElements, ert_mv_infer_gather_elements },
-	{ ERT_OP_GatherND, ert_mv_infer_gather_nd },
-	{ ERT_OP_ScatterElements, ert_mv_infer_scatter_elements },
-	{ ERT_OP_ScatterND, ert_mv_infer_scatter_nd },
-	{ ERT_OP_Pad, ert_mv_infer_pad },
-	{ ERT_OP_CenterCropPad, ert_mv_infer_pad },
-	{ ERT_OP_Trilu, ert_mv_infer_trilu },
-	{ ERT_OP_OneHot, ert_mv_infer_one_hot },
-	{ ERT_OP_Shape, ert_mv_infer_shape },
-	{ ERT_OP_Size, ert_mv_infer_size },
-	{ ERT_OP_Constant, ert_mv_infer_constant },
-	{ ERT_OP_ConstantOfShape, ert_mv_infer_constant_of_shape },
-	{ ERT_OP_Range, ert_mv_infer_range },
-	{ ERT_OP_EyeLike, ert_mv_infer_eye_like },
+	{ ERT_OP_Reshape, infer_reshape, reshape_rules },
+	{ ERT_OP_Flatten, infer_flatten, axis_rules },
+	{ ERT_OP_Squeeze, infer_squeeze, axes_rules },
+	{ ERT_OP_Unsqueeze, infer_unsqueeze, axes_rules },
+	{ ERT_OP_Transpose, infer_transpose, transpose_rules },
+	{ ERT_OP_Concat, infer_concat, axis_rules },
+	{ ERT_OP_Split, infer_split, split_rules },
+	{ ERT_OP_Expand, infer_expand, NULL },
+	{ ERT_OP_Tile, infer_tile, NULL },
+	{ ERT_OP_DepthToSpace, infer_space_depth, block_rules },
+	{ ERT_OP_SpaceToDepth, infer_space_depth, block_rules },
+	{ ERT_OP_Slice, ert_mv_infer_slice, slice_rules },
+	{ ERT_OP_Gather, ert_mv_infer_gather, axis_rules },
+	{ ERT_OP_GatherElements, ert_mv_infer_gather_elements, axis_rules },
+	{ ERT_OP_GatherND, ert_mv_infer_gather_nd, gather_nd_rules },
+	{ ERT_OP_ScatterElements, ert_mv_infer_scatter_elements, axis_rules },
+	{ ERT_OP_ScatterND, ert_mv_infer_scatter_nd, gather_nd_rules },
+	{ ERT_OP_Pad, ert_mv_infer_pad, pad_rules },
+	{ ERT_OP_CenterCropPad, ert_mv_infer_pad, axes_rules },
+	{ ERT_OP_Trilu, ert_mv_infer_trilu, trilu_rules },
+	{ ERT_OP_OneHot, ert_mv_infer_one_hot, axis_rules },
+	{ ERT_OP_Shape, ert_mv_infer_shape, shape_rules },
+	{ ERT_OP_Size, ert_mv_infer_size, NULL },
+	{ ERT_OP_Constant, ert_mv_infer_constant, NULL },
+	{ ERT_OP_ConstantOfShape, ert_mv_infer_constant_of_shape, NULL },
+	{ ERT_OP_Range, ert_mv_infer_range, NULL },
+	{ ERT_OP_EyeLike, ert_mv_infer_eye_like, eye_rules },
 	{ .infer = NULL },
 };

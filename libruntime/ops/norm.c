@@ -175,7 +175,7 @@ static ert_status infer_group_norm(struct ert_infer_ctx *ctx)
 	c = ctx->in[0]->dims[1];
 	if (groups <= 0 || c % groups != 0)
 		return ert_infer_fail(ctx, ERT_STATUS_SHAPE,
-				      "num_groups %lld does not divide %lld channels",
+				      "num_groups = %lld does not divide %lld channels",
 				      (long long)groups, (long long)c);
 	for (uint32_t i = 1; i < 3; i++) {
 		const struct ert_value *p;
@@ -187,9 +187,9 @@ static ert_status infer_group_norm(struct ert_infer_ctx *ctx)
 		/* Opset 18 takes one value per group, opset 21 one per channel. */
 		if (p->numel != c && p->numel != groups)
 			return ert_infer_fail(ctx, ERT_STATUS_SHAPE,
-					      "%s has %lld elements, expected %lld or %lld",
-					      i == 1 ? "scale" : "bias", (long long)p->numel,
-					      (long long)c, (long long)groups);
+					      "%s has %lld elements, expected %lld (channels) or %lld "
+					      "(num_groups)", i == 1 ? "scale" : "bias",
+					      (long long)p->numel, (long long)c, (long long)groups);
 	}
 	return ERT_OK;
 }
@@ -243,16 +243,31 @@ static ert_status infer_mvn(struct ert_infer_ctx *ctx)
 	return ERT_OK;
 }
 
+static const struct ert_attr_rule axis_rules[] = { ERT_RULE_AXIS("axis"), ERT_RULE_END };
+static const struct ert_attr_rule batch_norm_rules[] = {
+	ERT_RULE_FLAG("training_mode"), ERT_RULE_FLAG("spatial"), ERT_RULE_END,
+};
+static const struct ert_attr_rule group_norm_rules[] = {
+	ERT_RULE_INT("num_groups", 1, ERT_DIM_MAX), ERT_RULE_END,
+};
+static const struct ert_attr_rule lp_norm_rules[] = {
+	ERT_RULE_AXIS("axis"), ERT_RULE_INT("p", 1, 2), ERT_RULE_END,
+};
+static const struct ert_attr_rule lrn_rules[] = {
+	ERT_RULE_INT("size", 1, ERT_ATTR_SIZE_MAX), ERT_RULE_END,
+};
+static const struct ert_attr_rule mvn_rules[] = { ERT_RULE_AXES("axes"), ERT_RULE_END };
+
 const struct ert_op_def ert_op_defs_norm[] = {
-	{ ERT_OP_Softmax, infer_softmax },
-	{ ERT_OP_LogSoftmax, infer_softmax },
-	{ ERT_OP_Hardmax, infer_softmax },
-	{ ERT_OP_LayerNormalization, infer_layer_norm },
-	{ ERT_OP_BatchNormalization, infer_batch_norm },
-	{ ERT_OP_InstanceNormalization, infer_instance_norm },
-	{ ERT_OP_GroupNormalization, infer_group_norm },
-	{ ERT_OP_LpNormalization, infer_lp_norm },
-	{ ERT_OP_LRN, infer_lrn },
-	{ ERT_OP_MeanVarianceNormalization, infer_mvn },
+	{ ERT_OP_Softmax, infer_softmax, axis_rules },
+	{ ERT_OP_LogSoftmax, infer_softmax, axis_rules },
+	{ ERT_OP_Hardmax, infer_softmax, axis_rules },
+	{ ERT_OP_LayerNormalization, infer_layer_norm, axis_rules },
+	{ ERT_OP_BatchNormalization, infer_batch_norm, batch_norm_rules },
+	{ ERT_OP_InstanceNormalization, infer_instance_norm, NULL },
+	{ ERT_OP_GroupNormalization, infer_group_norm, group_norm_rules },
+	{ ERT_OP_LpNormalization, infer_lp_norm, lp_norm_rules },
+	{ ERT_OP_LRN, infer_lrn, lrn_rules },
+	{ ERT_OP_MeanVarianceNormalization, infer_mvn, mvn_rules },
 	{ .infer = NULL },
 };

@@ -41,11 +41,13 @@ static ert_status infer_window(struct ert_infer_ctx *ctx)
 			   ert_attr_int(ctx->node, "ceil_mode", 0) != 0, &g, ctx->err);
 	if (st != ERT_OK)
 		return st;
-	for (int i = 0; i < 3; i++)
-		if (g.pad_b[i] >= (g.k[i] - 1) * g.dil[i] + 1 ||
-		    g.pad_e[i] >= (g.k[i] - 1) * g.dil[i] + 1)
+	for (int i = 3 - g.nsp; i < 3; i++)
+		if (g.pad_b[i] >= g.win[i] || g.pad_e[i] >= g.win[i])
 			return ert_infer_fail(ctx, ERT_STATUS_INVALID_MODEL,
-					      "padding must be smaller than the window");
+					      "pads %lld, %lld on spatial axis %d are not smaller than "
+					      "the window of %lld (kernel_shape, dilations)",
+					      (long long)g.pad_b[i], (long long)g.pad_e[i],
+					      i - (3 - g.nsp), (long long)g.win[i]);
 	dims[0] = x->dims[0];
 	dims[1] = x->dims[1];
 	for (int32_t i = 0; i < x->rank - 2; i++)
@@ -74,12 +76,31 @@ static ert_status infer_global(struct ert_infer_ctx *ctx)
 	return ERT_OK;
 }
 
+#define WINDOW_RULES                                                              \
+	ERT_RULE_SPATIAL("kernel_shape", 1), ERT_RULE_SPATIAL("strides", 1),              \
+	ERT_RULE_SPATIAL("dilations", 1), ERT_RULE_SPATIAL("pads", 0),                    \
+	ERT_RULE_FLAG("ceil_mode")
+
+static const struct ert_attr_rule max_rules[] = {
+	WINDOW_RULES, ERT_RULE_FLAG("storage_order"), ERT_RULE_END,
+};
+static const struct ert_attr_rule avg_rules[] = {
+	WINDOW_RULES, ERT_RULE_FLAG("count_include_pad"), ERT_RULE_END,
+};
+/* p is an exponent: pow(|x|, p), then the p-th root */
+static const struct ert_attr_rule lp_rules[] = {
+	WINDOW_RULES, ERT_RULE_INT("p", 1, INT32_MAX), ERT_RULE_END,
+};
+static const struct ert_attr_rule global_lp_rules[] = {
+	ERT_RULE_INT("p", 1, INT32_MAX), ERT_RULE_END,
+};
+
 const struct ert_op_def ert_op_defs_pool[] = {
-	{ ERT_OP_MaxPool, infer_window },
-	{ ERT_OP_AveragePool, infer_window },
-	{ ERT_OP_LpPool, infer_window },
-	{ ERT_OP_GlobalAveragePool, infer_global },
-	{ ERT_OP_GlobalMaxPool, infer_global },
-	{ ERT_OP_GlobalLpPool, infer_global },
+	{ ERT_OP_MaxPool, infer_window, max_rules },
+	{ ERT_OP_AveragePool, infer_window, avg_rules },
+	{ ERT_OP_LpPool, infer_window, lp_rules },
+	{ ERT_OP_GlobalAveragePool, infer_global, NULL },
+	{ ERT_OP_GlobalMaxPool, infer_global, NULL },
+	{ ERT_OP_GlobalLpPool, infer_global, global_lp_rules },
 	{ .infer = NULL },
 };

@@ -144,8 +144,10 @@ static ert_status infer_qgemm(struct ert_infer_ctx *ctx)
 	int64_t kb = b->dims[tb ? 1 : 0], n = b->dims[tb ? 0 : 1];
 
 	if (k != kb)
-		return ert_infer_fail(ctx, ERT_STATUS_SHAPE, "A' is %lldx%lld but B' is %lldx%lld",
-				      (long long)m, (long long)k, (long long)kb, (long long)n);
+		return ert_infer_fail(ctx, ERT_STATUS_SHAPE,
+				      "A' is %lldx%lld but B' is %lldx%lld (transA %d, transB %d)",
+				      (long long)m, (long long)k, (long long)kb, (long long)n, (int)ta,
+				      (int)tb);
 	if ((st = check_param(ctx, 1, true, 0, false)) || (st = check_param(ctx, 2, false, 0, true)) ||
 	    (st = check_param(ctx, 4, true, n, false)) || (st = check_param(ctx, 5, false, n, true)) ||
 	    (st = check_param(ctx, 7, true, 0, true)) || (st = check_param(ctx, 8, false, 0, true)))
@@ -199,11 +201,20 @@ static ert_status infer_matmulinteger(struct ert_infer_ctx *ctx)
 	return ert_matmul_shape(ctx, a, b, ERT_DTYPE_INT32);
 }
 
+static const struct ert_attr_rule qconv_rules[] = {
+	ERT_RULE_INT("group", 1, ERT_DIM_MAX), ERT_RULE_SPATIAL("kernel_shape", 1),
+	ERT_RULE_SPATIAL("strides", 1), ERT_RULE_SPATIAL("dilations", 1), ERT_RULE_SPATIAL("pads", 0),
+	ERT_RULE_END,
+};
+static const struct ert_attr_rule qgemm_rules[] = {
+	ERT_RULE_FLAG("transA"), ERT_RULE_FLAG("transB"), ERT_RULE_END,
+};
+
 const struct ert_op_def ert_op_defs_qlinalg[] = {
-	{ ERT_OP_QLinearConv, infer_qlinearconv },
-	{ ERT_OP_ConvInteger, infer_convinteger },
-	{ ERT_OP_QLinearMatMul, infer_qlinearmatmul },
-	{ ERT_OP_QGemm, infer_qgemm },
-	{ ERT_OP_MatMulInteger, infer_matmulinteger },
+	{ ERT_OP_QLinearConv, infer_qlinearconv, qconv_rules },
+	{ ERT_OP_ConvInteger, infer_convinteger, qconv_rules },
+	{ ERT_OP_QLinearMatMul, infer_qlinearmatmul, NULL },
+	{ ERT_OP_QGemm, infer_qgemm, qgemm_rules },
+	{ ERT_OP_MatMulInteger, infer_matmulinteger, NULL },
 	{ .infer = NULL },
 };

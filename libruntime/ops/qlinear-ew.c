@@ -141,10 +141,12 @@ static ert_status infer_avgpool(struct ert_infer_ctx *ctx)
 			   &g, ctx->err);
 	if (st != ERT_OK)
 		return st;
-	for (int i = 0; i < 3; i++)
+	for (int i = 3 - g.nsp; i < 3; i++)
 		if (g.pad_b[i] >= g.k[i] || g.pad_e[i] >= g.k[i])
 			return ert_infer_fail(ctx, ERT_STATUS_INVALID_MODEL,
-					      "padding must be smaller than the window");
+					      "pads %lld, %lld on spatial axis %d are not smaller than "
+					      "kernel_shape %lld", (long long)g.pad_b[i],
+					      (long long)g.pad_e[i], i - (3 - g.nsp), (long long)g.k[i]);
 	dims[0] = x->dims[0];
 	dims[1] = x->dims[1];
 	for (int32_t i = 0; i < x->rank - 2; i++)
@@ -186,11 +188,20 @@ static ert_status infer_lookup(struct ert_infer_ctx *ctx)
 	return ERT_OK;
 }
 
+static const struct ert_attr_rule qpool_rules[] = {
+	ERT_RULE_SPATIAL("kernel_shape", 1), ERT_RULE_SPATIAL("strides", 1),
+	ERT_RULE_SPATIAL("dilations", 1), ERT_RULE_SPATIAL("pads", 0), ERT_RULE_FLAG("ceil_mode"),
+	ERT_RULE_FLAG("count_include_pad"), ERT_RULE_FLAG("channels_last"), ERT_RULE_END,
+};
+static const struct ert_attr_rule qglobal_rules[] = {
+	ERT_RULE_FLAG("channels_last"), ERT_RULE_END,
+};
+
 const struct ert_op_def ert_op_defs_qlinear[] = {
-	{ ERT_OP_QLinearAdd, infer_binary },
-	{ ERT_OP_QLinearMul, infer_binary },
-	{ ERT_OP_QLinearAveragePool, infer_avgpool },
-	{ ERT_OP_QLinearGlobalAveragePool, infer_global_avgpool },
-	{ ERT_OP_QLinearLookup, infer_lookup },
+	{ ERT_OP_QLinearAdd, infer_binary, NULL },
+	{ ERT_OP_QLinearMul, infer_binary, NULL },
+	{ ERT_OP_QLinearAveragePool, infer_avgpool, qpool_rules },
+	{ ERT_OP_QLinearGlobalAveragePool, infer_global_avgpool, qglobal_rules },
+	{ ERT_OP_QLinearLookup, infer_lookup, NULL },
 	{ .infer = NULL },
 };

@@ -25,8 +25,11 @@ ert_status ert_quant_layout_get(const struct ert_node *node, const struct ert_va
 			    "zero point and scale have different element counts");
 	if (scale->numel == 1 && block <= 0)
 		return ERT_OK;
-	if (x->rank == 0 || !ert_norm_axis(axis, x->rank, &a))
-		return fail(err, node, ERT_STATUS_SHAPE, "axis out of range for X");
+	if (x->rank == 0 || !ert_norm_axis(axis, x->rank, &a)) {
+		ert_err_set(err, "%s '%s': axis = %lld is out of range for X of rank %d",
+			    ert_op_name(node->op), node->name, (long long)axis, (int)x->rank);
+		return ERT_STATUS_SHAPE;
+	}
 	out->n = x->dims[a];
 	out->inner = 1;
 	for (int32_t k = a + 1; k < x->rank; k++)
@@ -34,22 +37,24 @@ ert_status ert_quant_layout_get(const struct ert_node *node, const struct ert_va
 	if (block <= 0) {
 		if (scale->rank != 1 || scale->numel != out->n)
 			return fail(err, node, ERT_STATUS_SHAPE,
-				    "per-axis scale must be 1-D with X.shape[axis] elements");
+				    "per-axis scale (block_size 0) must be 1-D with X.shape[axis] "
+				    "elements");
 		out->kind = ERT_QUANT_PER_AXIS;
 		return ERT_OK;
 	}
 	/* Blocked: scale has X's shape with axis a divided into ceil(n / block). */
 	out->kind = ERT_QUANT_BLOCKED;
 	out->block = block;
-	out->nblocks = (out->n + block - 1) / block;
+	out->nblocks = out->n / block + (out->n % block != 0);
 	if (scale->rank != x->rank)
-		return fail(err, node, ERT_STATUS_SHAPE, "blocked scale must have X's rank");
+		return fail(err, node, ERT_STATUS_SHAPE,
+			    "blocked scale (block_size > 0) must have X's rank");
 	for (int32_t k = 0; k < x->rank; k++) {
 		int64_t want = k == a ? out->nblocks : x->dims[k];
 
 		if (scale->dims[k] != want)
 			return fail(err, node, ERT_STATUS_SHAPE,
-				    "blocked scale shape does not match X and block_size");
+				    "blocked scale shape does not match X, axis and block_size");
 	}
 	return ERT_OK;
 }

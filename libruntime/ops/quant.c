@@ -73,9 +73,10 @@ static ert_status infer_quantize(struct ert_infer_ctx *ctx)
 		return ert_infer_fail(ctx, ERT_STATUS_DTYPE,
 				      "output_dtype %lld differs from the zero point's %s",
 				      (long long)want, ert_dtype_name(zp->dtype));
-	if (!ert_dtype_valid((int32_t)out) || !qtype_ok(out))
-		return ert_infer_fail(ctx, ERT_STATUS_DTYPE, "cannot quantise to dtype %d",
-				      (int)out);
+	if (want != (int32_t)want || !ert_dtype_valid((int32_t)out) || !qtype_ok(out))
+		return ert_infer_fail(ctx, ERT_STATUS_DTYPE,
+				      "cannot quantise to dtype %lld (output_dtype or the zero "
+				      "point's type)", zp ? (long long)out : (long long)want);
 	ert_value_set_shape(ctx->out[0], out, x->rank, x->dims);
 	return ERT_OK;
 }
@@ -116,9 +117,14 @@ static ert_status infer_dynamic(struct ert_infer_ctx *ctx)
 	return ERT_OK;
 }
 
+static const struct ert_attr_rule quant_rules[] = {
+	ERT_RULE_AXIS("axis"), ERT_RULE_INT("block_size", 0, ERT_DIM_MAX), ERT_RULE_FLAG("saturate"),
+	ERT_RULE_END,
+};
+
 const struct ert_op_def ert_op_defs_quant[] = {
-	{ ERT_OP_QuantizeLinear, infer_quantize },
-	{ ERT_OP_DequantizeLinear, infer_dequantize },
-	{ ERT_OP_DynamicQuantizeLinear, infer_dynamic },
+	{ ERT_OP_QuantizeLinear, infer_quantize, quant_rules },
+	{ ERT_OP_DequantizeLinear, infer_dequantize, quant_rules },
+	{ ERT_OP_DynamicQuantizeLinear, infer_dynamic, NULL },
 	{ .infer = NULL },
 };

@@ -2,19 +2,19 @@
 /* Axes of Reduce* nodes: attribute or input, keepdims, noop_with_empty_axes. */
 #include "ops/reduce-axes.h"
 
-static ert_status add_axis(const struct ert_node *n, int64_t axis, int32_t rank, uint32_t *mask,
-			   struct ert_err *err)
+static ert_status add_axis(const struct ert_node *n, uint32_t i, int64_t axis, int32_t rank,
+			   uint32_t *mask, struct ert_err *err)
 {
 	int32_t a;
 
 	if (!ert_norm_axis(axis, rank, &a)) {
-		ert_err_set(err, "%s '%s': axis %lld out of range for rank %d", ert_op_name(n->op),
-			    n->name, (long long)axis, (int)rank);
+		ert_err_set(err, "%s '%s': axis %lld (axes[%u]) is out of range for rank %d",
+			    ert_op_name(n->op), n->name, (long long)axis, i, (int)rank);
 		return ERT_STATUS_SHAPE;
 	}
 	if (*mask & (1u << a)) {
-		ert_err_set(err, "%s '%s': axis %lld listed twice", ert_op_name(n->op), n->name,
-			    (long long)axis);
+		ert_err_set(err, "%s '%s': axis %lld (axes[%u]) is listed twice", ert_op_name(n->op),
+			    n->name, (long long)axis, i);
 		return ERT_STATUS_INVALID_MODEL;
 	}
 	*mask |= 1u << a;
@@ -43,7 +43,7 @@ ert_status ert_reduce_axes_get(const struct ert_node *n, const struct ert_value 
 		}
 		count = (uint32_t)axes_in->numel;
 		for (uint32_t i = 0; i < count; i++) {
-			st = add_axis(n, ert_value_get_int(axes_in, i), x->rank, &mask, err);
+			st = add_axis(n, i, ert_value_get_int(axes_in, i), x->rank, &mask, err);
 			if (st != ERT_OK)
 				return st;
 		}
@@ -51,7 +51,7 @@ ert_status ert_reduce_axes_get(const struct ert_node *n, const struct ert_value 
 		const int64_t *axes = ert_attr_ints(n, "axes", &count);
 
 		for (uint32_t i = 0; i < count; i++) {
-			st = add_axis(n, axes[i], x->rank, &mask, err);
+			st = add_axis(n, i, axes[i], x->rank, &mask, err);
 			if (st != ERT_OK)
 				return st;
 		}

@@ -134,20 +134,36 @@ static ert_status infer_topk(struct ert_infer_ctx *ctx)
 	return ERT_OK;
 }
 
+static const struct ert_attr_rule reduce_rules[] = {
+	ERT_RULE_AXES("axes"), ERT_RULE_FLAG("keepdims"), ERT_RULE_FLAG("noop_with_empty_axes"),
+	ERT_RULE_END,
+};
+static const struct ert_attr_rule arg_rules[] = {
+	ERT_RULE_AXIS("axis"), ERT_RULE_FLAG("keepdims"), ERT_RULE_FLAG("select_last_index"),
+	ERT_RULE_END,
+};
+static const struct ert_attr_rule cumsum_rules[] = {
+	ERT_RULE_FLAG("exclusive"), ERT_RULE_FLAG("reverse"), ERT_RULE_END,
+};
+static const struct ert_attr_rule topk_rules[] = {
+	ERT_RULE_AXIS("axis"), ERT_RULE_FLAG("largest"), ERT_RULE_FLAG("sorted"),
+	ERT_RULE_INT("k", 0, ERT_DIM_MAX), ERT_RULE_END,
+};
+
 const struct ert_op_def ert_op_defs_reduce[] = {
-	{ ERT_OP_ReduceMean, infer_reduce },
-	{ ERT_OP_ReduceSum, infer_reduce },
-	{ ERT_OP_ReduceMax, infer_reduce },
-	{ ERT_OP_ReduceMin, infer_reduce },
-	{ ERT_OP_ReduceProd, infer_reduce },
-	{ ERT_OP_ReduceL1, infer_reduce },
-	{ ERT_OP_ReduceL2, infer_reduce },
-	{ ERT_OP_ReduceLogSum, infer_reduce },
-	{ ERT_OP_ReduceLogSumExp, infer_reduce },
-	{ ERT_OP_ReduceSumSquare, infer_reduce },
-	{ ERT_OP_ArgMax, infer_arg },
-	{ ERT_OP_ArgMin, infer_arg },
-	{ ERT_OP_CumSum, infer_cumsum },
-	{ ERT_OP_TopK, infer_topk },
+	{ ERT_OP_ReduceMean, infer_reduce, reduce_rules },
+	{ ERT_OP_ReduceSum, infer_reduce, reduce_rules },
+	{ ERT_OP_ReduceMax, infer_reduce, reduce_rules },
+	{ ERT_OP_ReduceMin, infer_reduce, reduce_rules },
+	{ ERT_OP_ReduceProd, infer_reduce, reduce_rules },
+	{ ERT_OP_ReduceL1, infer_reduce, reduce_rules },
+	{ ERT_OP_ReduceL2, infer_reduce, reduce_rules },
+	{ ERT_OP_ReduceLogSum, infer_reduce, reduce_rules },
+	{ ERT_OP_ReduceLogSumExp, infer_reduce, reduce_rules },
+	{ ERT_OP_ReduceSumSquare, infer_reduce, reduce_rules },
+	{ ERT_OP_ArgMax, infer_arg, arg_rules },
+	{ ERT_OP_ArgMin, infer_arg, arg_rules },
+	{ ERT_OP_CumSum, infer_cumsum, cumsum_rules },
+	{ ERT_OP_TopK, infer_topk, topk_rules },
 	{ .infer = NULL },
 };

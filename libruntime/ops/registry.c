@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* Index the per-family shape-inference tables by op. */
 #include <pthread.h>
+#include <stdio.h>
 
 #include "ert-op-impl.h"
 
@@ -33,16 +34,78 @@ static const struct ert_op_def *const families[] = {
 };
 
 static ert_infer_fn by_op[ERT_OP_COUNT];
+static const struct ert_attr_rule *rules_by_op[ERT_OP_COUNT];
 static pthread_once_t by_op_once = PTHREAD_ONCE_INIT;
 
 static void build_index(void)
 {
 	for (size_t f = 0; f < sizeof(families) / sizeof(families[0]); f++)
-		for (const struct ert_op_def *d = families[f]; d->infer; d++)
+		for (const struct ert_op_def *d = families[f]; d->infer; d++) {
 			by_op[d->op] = d->infer;
+			rules_by_op[d->op] = d->attrs;
+		}
+}
+
+static ert_status rule_fail(const struct ert_node *n, struct ert_err *err,
+			    const struct ert_attr_rule *r, int64_t idx, int64_t v)
+{
+	char at[80];
+
+	if (idx < 0)
+		snprintf(at, sizeof(at), "%s", r->name);
+	else
+		snprintf(at, sizeof(at), "%s[%lld]", r->name, (long long)idx);
+	ert_err_set(err, "%s '%s': attribute %s = %lld is out of range [%lld, %lld]",
+		    ert_op_name(n->op), n->name ? n->name : "", at, (long long)v,
+		    (long long)r->min, (long long)r->max);
+	return ERT_STATUS_INVALID_MODEL;
+}
+
+ert_status ert_op_check_attrs(const struct ert_node *n, struct ert_err *err)
+{
+	const struct ert_attr_rule *r;
+
+	if ((unsigned)n->op >= ERT_OP_COUNT)
+		return ERT_OK;
+	pthread_once(&by_op_once, build_index);
+	for (r = rules_by_op[n->op]; r && r->name; r++) {
+		const struct ert_attr *a = ert_node_attr(n, r->name);
+		bool is_int = a && (a->type == ERT_ATTR_INT || a->type == ERT_ATTR_FLOAT);
+
+		if (!a)
+			continue;
+		if (r->max_count == 0 && !is_int) {
+			ert_err_set(err, "%s '%s': attribute %s must be an integer",
+				    ert_op_name(n->op), n->name ? n->name : "", r->name);
+			return ERT_STATUS_INVALID_MODEL;
+		}
+		if (r->max_count == 0) {
+			int64_t v = ert_attr_int(n, r->name, 0);
+
+			if (v < r->min || v > r->max)
+				return rule_fail(n, err, r, -1, v);
+			continue;
+		}
+		if (a->type != ERT_ATTR_INTS) {
+			ert_err_set(err, "%s '%s': attribute %s must be a list of integers",
+				    ert_op_name(n->op), n->name ? n->name : "", r->name);
+			return ERT_STATUS_INVALID_MODEL;
+		}
+		if (a->count > r->max_count) {
+			ert_err_set(err, "%s '%s': attribute %s has %u values, at most %u",
+				    ert_op_name(n->op), n->name ? n->name : "", r->name, a->count,
+				    r->max_count);
+			return ERT_STATUS_INVALID_MODEL;
+		}
+		for (uint32_t i = 0; i < a->count; i++)
+			if (a->ints[i] < r->min || a->ints[i] > r->max)
+				return rule_fail(n, err, r, i, a->ints[i]);
+	}
+	return ERT_OK;
 }
 
 /*
+ * Attribute rules first: inference and kernels may rely on them.
  * Every op in ert-ops.def writes its output 0 (ONNX makes output 0 optional
  * only for ops we do not have, such as LSTM), so a node without one is refused
  * here, once, before any family's inference reads ctx->out[0]; and a node
@@ -54,9 +117,30 @@ static ert_status infer_checked(struct ert_infer_ctx *ctx)
 
 	if (ctx->n_out < 1 || !ctx->out[0])
 		return ert_infer_fail(ctx, ERT_STATUS_INVALID_MODEL, "output 0 is missing");
+	st = ert_op_check_attrs(ctx->node, ctx->err);
+	if (st != ERT_OK)
+		return st;
 	st = by_op[ctx->node->op](ctx);
 	if (st != ERT_OK)
 		return st;
+	/*
+	 * Every caller would refuse a dim outside [0, ERT_DIM_MAX] or an element
+	 * count past the limit (ert_value_finish()); refusing it here names the
+	 * node in every path (planning, the clean-up passes, edgert info).
+	 */
+	for (uint32_t k = 0; k < ctx->n_out; k++) {
+		struct ert_value v;
+
+		if (!ctx->out[k] || ctx->out[k]->dtype == ERT_DTYPE_UNDEFINED)
+			continue;
+		v = *ctx->out[k];
+		if (v.rank < 0 || v.rank > ERT_MAX_RANK || !ert_value_finish(&v))
+			return ert_infer_fail(ctx, ERT_STATUS_SHAPE,
+					      "output %u would have %s: a dimension outside [0, 2^48] "
+					      "or too many elements", k,
+					      v.rank < 0 || v.rank > ERT_MAX_RANK ? "a bad rank"
+										 : "such a shape");
+	}
 	/* an output the op does not make would be left without a type */
 	for (uint32_t k = 1; k < ctx->n_out; k++)
 		if (ctx->out[k] && ctx->out[k]->dtype == ERT_DTYPE_UNDEFINED)

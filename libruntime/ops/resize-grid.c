@@ -76,6 +76,7 @@ ert_status ert_infer_affine_grid(struct ert_infer_ctx *ctx)
 	const struct ert_value *theta = ctx->n_in > 0 ? ctx->in[0] : NULL;
 	const struct ert_value *size = ctx->n_in > 1 ? ctx->in[1] : NULL;
 	int64_t dims[ERT_MAX_RANK], r;
+	ert_status st;
 
 	if (!theta || !size || ctx->n_out < 1 || !ctx->out[0])
 		return ert_infer_fail(ctx, ERT_STATUS_INVALID_MODEL, "needs theta, size and grid");
@@ -96,8 +97,9 @@ ert_status ert_infer_affine_grid(struct ert_infer_ctx *ctx)
 	dims[0] = theta->dims[0];
 	for (int64_t k = 0; k < r; k++) {
 		dims[k + 1] = ert_value_get_int(size, k + 2);
-		if (dims[k + 1] < 0)
-			return ert_infer_fail(ctx, ERT_STATUS_SHAPE, "size is negative");
+		st = ert_check_dim(ctx->node, ctx->err, "size", k + 2, dims[k + 1]);
+		if (st != ERT_OK)
+			return st;
 	}
 	dims[r + 1] = r;
 	ert_value_set_shape(ctx->out[0], theta->dtype, (int32_t)r + 2, dims);

@@ -101,8 +101,10 @@ static ert_status apply_sizes(const struct ert_node *n, const struct ert_value *
 	for (uint32_t i = 0; i < naxes; i++) {
 		int64_t want = ert_value_get_int(sizes, i), d = x->dims[axes[i]];
 
-		if (want < 0)
-			return fail(err, n, ERT_STATUS_SHAPE, "%s", "sizes must not be negative");
+		ert_status st = ert_check_dim(n, err, "sizes", i, want);
+
+		if (st != ERT_OK)
+			return st;
 		p->out_dims[axes[i]] = want;
 		p->scale[axes[i]] = d > 0 ? (double)want / (double)d : 1.0;
 	}
@@ -121,8 +123,9 @@ static ert_status apply_sizes(const struct ert_node *n, const struct ert_value *
 		/* ONNX rounds half up here, not to even. */
 		double od = s * (double)x->dims[axes[i]] + 0.5;
 
-		if (od > (double)INT32_MAX * (double)INT32_MAX)
-			return fail(err, n, ERT_STATUS_SHAPE, "%s", "sizes make the output too large");
+		if (!(od <= (double)ERT_DIM_MAX))
+			return fail(err, n, ERT_STATUS_SHAPE, "%s",
+				    "sizes and keep_aspect_ratio_policy make a dimension above 2^48");
 		p->scale[axes[i]] = s;
 		p->out_dims[axes[i]] = (int64_t)od;
 	}
@@ -155,8 +158,12 @@ ert_status ert_resize_params_get(const struct ert_node *n, const struct ert_valu
 	ax = legacy ? NULL : ert_attr_ints(n, "axes", &count);
 	if (ax) {
 		for (uint32_t i = 0; i < count; i++) {
-			if (i >= ERT_MAX_RANK || !ert_norm_axis(ax[i], x->rank, &axes[i]))
-				return fail(err, n, ERT_STATUS_SHAPE, "%s", "axes out of range");
+			if (i >= ERT_MAX_RANK || !ert_norm_axis(ax[i], x->rank, &axes[i])) {
+				ert_err_set(err, "%s '%s': axis %lld (axes[%u]) is out of range for "
+					    "rank %d", ert_op_name(n->op), n->name, (long long)ax[i], i,
+					    (int)x->rank);
+				return ERT_STATUS_SHAPE;
+			}
 			for (uint32_t j = 0; j < i; j++)
 				if (axes[j] == axes[i])
 					return fail(err, n, ERT_STATUS_INVALID_MODEL, "%s",
@@ -200,8 +207,9 @@ ert_status ert_resize_params_get(const struct ert_node *n, const struct ert_valu
 					    "scales must be positive and finite");
 			double od = floor((double)x->dims[d] * s);
 
-			if (od > (double)INT32_MAX * (double)INT32_MAX)
-				return fail(err, n, ERT_STATUS_SHAPE, "%s", "scales make the output too large");
+			if (!(od <= (double)ERT_DIM_MAX))
+				return fail(err, n, ERT_STATUS_SHAPE, "%s",
+					    "scales make a dimension above 2^48");
 			p->scale[d] = s;
 			p->out_dims[d] = (int64_t)od;
 		}

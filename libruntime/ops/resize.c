@@ -27,11 +27,25 @@ static ert_status infer_resize(struct ert_infer_ctx *ctx)
 	return ERT_OK;
 }
 
+static const struct ert_attr_rule resize_rules[] = {
+	ERT_RULE_AXES("axes"), ERT_RULE_FLAG("exclude_outside"), ERT_RULE_FLAG("antialias"),
+	ERT_RULE_END,
+};
+static const struct ert_attr_rule grid_rules[] = { ERT_RULE_FLAG("align_corners"), ERT_RULE_END };
+/*
+ * sampling_ratio samples per bin and axis: 256 x 256 is the most the kernel
+ * takes (ROI_MAX_SAMPLES in backends/cpu/ops/resize-roi.c).
+ */
+static const struct ert_attr_rule roi_rules[] = {
+	ERT_RULE_INT("output_height", 1, ERT_DIM_MAX), ERT_RULE_INT("output_width", 1, ERT_DIM_MAX),
+	ERT_RULE_INT("sampling_ratio", 0, 256), ERT_RULE_END,
+};
+
 const struct ert_op_def ert_op_defs_resize[] = {
-	{ ERT_OP_Resize, infer_resize },
-	{ ERT_OP_Upsample, infer_resize },
-	{ ERT_OP_GridSample, ert_infer_grid_sample },
-	{ ERT_OP_AffineGrid, ert_infer_affine_grid },
-	{ ERT_OP_RoiAlign, ert_infer_roi_align },
+	{ ERT_OP_Resize, infer_resize, resize_rules },
+	{ ERT_OP_Upsample, infer_resize, resize_rules },
+	{ ERT_OP_GridSample, ert_infer_grid_sample, grid_rules },
+	{ ERT_OP_AffineGrid, ert_infer_affine_grid, grid_rules },
+	{ ERT_OP_RoiAlign, ert_infer_roi_align, roi_rules },
 	{ .infer = NULL },
 };

@@ -110,12 +110,12 @@ ert_status ert_mv_cpu_eye_like(struct ert_cpu *cpu, struct ert_exec *x, struct e
 		return ert_mv_fail(x->node, err, ERT_STATUS_UNSUPPORTED, "type %s",
 				   ert_dtype_name(out->dtype));
 	memset(out->data, 0, out->nbytes);
-	for (int64_t i = 0; i < rows; i++) {
-		/* k may be anything; compare before adding so nothing overflows */
-		if ((k >= 0 && k >= cols - i) || (k < 0 && -k > i))
-			continue;
+	/* k may be any int64: the ones sit at column i + k, so only rows with
+	 * -k <= i < cols - k hold one; clamp k first (|k| <= rows + cols after) so
+	 * neither the negation nor the sums can overflow */
+	k = ert_clamp_i64(k, -rows, cols);
+	for (int64_t i = k < 0 ? -k : 0; i < rows && i + k < cols; i++)
 		memcpy((char *)out->data + (size_t)(i * cols + i + k) * es, one, es);
-	}
 	return ERT_OK;
 }
 

@@ -225,7 +225,9 @@ static void lrn_range(void *arg, int64_t begin, int64_t end)
 {
 	const struct lrn_args *a = arg;
 	ert_dtype dt = a->in->dtype;
-	int64_t lo_off = (a->size - 1) / 2, hi_off = a->size / 2; /* floor and ceil of (size-1)/2 */
+	/* floor and ceil of (size - 1) / 2, clamped to C: size may be far wider */
+	int64_t lo_off = ert_clamp_i64((a->size - 1) / 2, 0, a->c);
+	int64_t hi_off = ert_clamp_i64(a->size / 2, 0, a->c);
 
 	for (int64_t r = begin; r < end; r++) {
 		int64_t nb = r / a->spatial, s = r % a->spatial;
@@ -261,8 +263,11 @@ static ert_status lrn_compute(struct ert_cpu *cpu, struct ert_exec *x, struct er
 	};
 	int64_t rows = in->dims[0] * a.spatial;
 
+	/* size is at most ERT_ATTR_SIZE_MAX; a window wider than C costs C per element */
 	if (rows > 0 && a.c > 0)
-		ert_parallel_for(cpu->pool, rows, grain_for(a.c * a.size), lrn_range, &a);
+		ert_parallel_for(cpu->pool, rows,
+				 grain_for(ert_mul_sat_i64(a.c, a.size < a.c ? a.size : a.c)),
+				 lrn_range, &a);
 	return ERT_OK;
 }
 

@@ -32,13 +32,15 @@ struct pool_job {
 static void tap_range(const struct ert_conv_geom *g, int ax, int64_t o, int64_t *start,
 		      int64_t *lo, int64_t *hi, int64_t *padded)
 {
+	/* geometry keeps every term below 2^50 (linalg-geom.h); the kernel may
+	 * be far wider than the input, so the bounds are computed, not walked */
 	int64_t s = o * g->stride[ax] - g->pad_b[ax], d = g->dil[ax];
-	int64_t l = 0, h = g->k[ax];
+	int64_t l = s < 0 ? (-s + d - 1) / d : 0;
+	int64_t h = s < g->in[ax] ? (g->in[ax] - 1 - s) / d + 1 : 0;
 
-	while (l < h && s + l * d < 0)
-		l++;
-	while (h > l && s + (h - 1) * d >= g->in[ax])
-		h--;
+	l = l < g->k[ax] ? l : g->k[ax];
+	h = h < g->k[ax] ? h : g->k[ax];
+	h = h > l ? h : l;
 	*start = s;
 	*lo = l;
 	*hi = h;
@@ -124,11 +126,12 @@ static void sum_plane(const struct pool_job *j, int64_t pl)
 				if (j->kind == POOL_LP) {
 					y[o] = (float)pow(acc, 1.0 / j->p);
 				} else {
-					int64_t cnt = j->include_pad
-							      ? pd * ph * pw
-							      : (hd - ld) * (hh - lh) * (hw - lw);
+					/* a padded window's size may pass int64 (each side <= 2^48) */
+					double cnt = j->include_pad
+							     ? (double)pd * (double)ph * (double)pw
+							     : (double)((hd - ld) * (hh - lh) * (hw - lw));
 
-					y[o] = cnt > 0 ? (float)(acc / (double)cnt) : 0.0f;
+					y[o] = cnt > 0 ? (float)(acc / cnt) : 0.0f;
 				}
 			}
 		}

@@ -87,9 +87,13 @@ static void avg_plane(const struct qpool_job *j, int64_t pl)
 					}
 				int64_t count = (hd - ld) * (hh - lh) * (hw - lw);
 
-				ert_q8_store(j->y, j->dt, o,
-					     qpool_out(j, sum, count,
-						       j->include_pad ? pd * ph * pw : count));
+				/* a padded window may pass int64 (each side <= 2^50):
+				 * saturated, it still divides the sum to about 0 */
+				int64_t div = j->include_pad
+						      ? ert_mul_sat_i64(ert_mul_sat_i64(pd, ph), pw)
+						      : count;
+
+				ert_q8_store(j->y, j->dt, o, qpool_out(j, sum, count, div));
 			}
 		}
 	}
