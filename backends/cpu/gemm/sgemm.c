@@ -255,7 +255,12 @@ void ert_sgemm_run(struct ert_threadpool *pool, uint32_t threads, const struct e
 	/* Tiles are whole register blocks: prepacked panels are stepped into by m0, n0. */
 	job.kc = min64(job.kern->kc, ERT_SGEMM_KC);
 	job.mc = min64(d->m, ERT_SGEMM_MC / MR * MR);
-	job.nc = min64(d->n, ERT_SGEMM_NC / NR * NR);
+	/*
+	 * With B prepacked nothing of B is packed per tile, and A is packed once
+	 * per tile and K block: a tile spanning all of N packs each row of A
+	 * once instead of once per NC columns (threads then split M, or N below).
+	 */
+	job.nc = d->b_packed ? d->n : min64(d->n, ERT_SGEMM_NC / NR * NR);
 	job.mt = (d->m + job.mc - 1) / job.mc;
 	job.nt = (d->n + job.nc - 1) / job.nc;
 	/* Too few tiles to keep every thread busy: cut N finer (A is re-packed per tile). */
