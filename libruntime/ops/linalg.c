@@ -80,6 +80,29 @@ ert_status ert_conv_shape(struct ert_infer_ctx *ctx, const struct ert_value *x,
 	return ERT_OK;
 }
 
+/*
+ * The residual the optimiser's fusion gives a Conv (opt/fuse-residual.c):
+ * with "ert.residual" = 1, input 3 is added to the output, which it must
+ * match in shape and type; without it there is no input 3.
+ */
+static ert_status residual_check(struct ert_infer_ctx *ctx)
+{
+	const struct ert_value *r = ctx->n_in > 3 ? ctx->in[3] : NULL, *y = ctx->out[0];
+	bool want = ert_attr_int(ctx->node, "ert.residual", 0) != 0;
+
+	if (ctx->n_in > 4 || (!want && ctx->n_in > 3) || (want && !r))
+		return ert_infer_fail(ctx, ERT_STATUS_INVALID_MODEL,
+				      want ? "ert.residual needs input 3 and no more"
+					   : "takes at most 3 inputs");
+	if (!want)
+		return ERT_OK;
+	if (r->dtype != y->dtype || r->rank != y->rank ||
+	    memcmp(r->dims, y->dims, (size_t)y->rank * sizeof(y->dims[0])))
+		return ert_infer_fail(ctx, ERT_STATUS_SHAPE,
+				      "the residual input must have the output's shape and type");
+	return ERT_OK;
+}
+
 static ert_status infer_conv(struct ert_infer_ctx *ctx)
 {
 	const struct ert_value *x = ctx->in[0], *w = ctx->n_in > 1 ? ctx->in[1] : NULL;
@@ -91,6 +114,8 @@ static ert_status infer_conv(struct ert_infer_ctx *ctx)
 	st = ert_conv_shape(ctx, x, w, x ? x->dtype : ERT_DTYPE_FLOAT32);
 	if (st == ERT_OK)
 		st = bias_check(ctx, w->dims[0]);
+	if (st == ERT_OK)
+		st = residual_check(ctx);
 	return st;
 }
 

@@ -151,9 +151,61 @@ static enum ert_op unfused_op(enum ert_act a)
 	}
 }
 
-ert_status ert_opt_unfuse_activations(struct ert_graph *g, struct ert_err *err)
+/*
+ * Undo residual fusion (opt/fuse-residual.c): each Conv with "ert.residual"
+ * writes a new tensor again, and an Add of it and the residual, carrying the
+ * Conv's activation, writes the Conv's old output.
+ */
+static ert_status unfuse_residuals(struct ert_graph *g, struct ert_err *err)
 {
 	uint32_t n_nodes = g->n_nodes;
+
+	for (uint32_t i = 0; i < n_nodes; i++) {
+		struct ert_node *c = &g->nodes[i];
+		char name[160];
+		int32_t y, t, ai, in[2];
+
+		if (c->dead || c->op != ERT_OP_Conv || !ert_attr_int(c, "ert.residual", 0) ||
+		    c->n_inputs != 4 || c->n_outputs != 1 || c->outputs[0] < 0)
+			continue;
+		struct ert_act_desc a = ert_node_act(c);
+		float params[2] = { a.p0, a.p1 };
+
+		y = c->outputs[0];
+		snprintf(name, sizeof(name), "%.120s.pre_residual", g->tensors[y].name);
+		t = ert_graph_add_tensor_unique(g, name, g->tensors[y].dtype, -1, NULL);
+		in[0] = t;
+		in[1] = c->inputs[3];
+		snprintf(name, sizeof(name), "%.120s.residual", g->nodes[i].name);
+		ai = t < 0 ? -1 : ert_graph_add_node(g, ERT_OP_Add, name, 2, in, 1, &y);
+		if (ai < 0)
+			goto oom;
+		c = &g->nodes[i];   /* the node array may have moved */
+		struct ert_node *an = &g->nodes[ai];
+
+		an->opset = c->opset;
+		if ((a.type != ERT_ACT_NONE &&
+		     (!ert_node_set_attr_int(g, an, "ert.act", a.type) ||
+		      !ert_opt_set_attr_floats(g, an, "ert.act_params", params, 2))) ||
+		    !ert_node_set_attr_int(g, c, "ert.act", ERT_ACT_NONE) ||
+		    !ert_node_set_attr_int(g, c, "ert.residual", 0))
+			goto oom;
+		c->n_inputs = 3;
+		c->outputs[0] = t;
+	}
+	return ERT_OK;
+oom:
+	ert_err_set(err, "failed to split fused residual adds: out of memory");
+	return ERT_STATUS_OUT_OF_MEMORY;
+}
+
+ert_status ert_opt_unfuse_activations(struct ert_graph *g, struct ert_err *err)
+{
+	ert_status st = unfuse_residuals(g, err);
+	uint32_t n_nodes = g->n_nodes;
+
+	if (st != ERT_OK)
+		return st;
 
 	for (uint32_t i = 0; i < n_nodes; i++) {
 		struct ert_node *host = &g->nodes[i];

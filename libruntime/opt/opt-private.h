@@ -22,6 +22,7 @@ ert_status ert_opt_remove_identity(struct ert_graph *g, bool *changed, struct er
 ert_status ert_opt_fold_conv_bn(struct ert_graph *g, bool *changed, struct ert_err *err);
 ert_status ert_opt_fuse_activations(struct ert_graph *g, bool *changed, struct ert_err *err);
 ert_status ert_opt_fuse_qdq(struct ert_graph *g, bool *changed, struct ert_err *err);
+ert_status ert_opt_fuse_residual(struct ert_graph *g, bool *changed, struct ert_err *err);
 ert_status ert_opt_remove_dead(struct ert_graph *g, bool *changed, struct ert_err *err);
 
 /* Per tensor: live node inputs plus graph outputs reading it (malloc'd; NULL on OOM). */

@@ -8,7 +8,9 @@ typedef ert_status (*pass_fn)(struct ert_graph *g, bool *changed, struct ert_err
  * Order matters within a round: shapes first (Shape folding and fusion read
  * them), folding before Conv+BN (BN parameters may be folded constants), BN
  * folding before fusion (Conv→BN→Relu fuses only once BN is gone), activation
- * fusion before QDQ fusion (a fused Relu/Clip becomes the int8 op's clamp).
+ * fusion before QDQ fusion (a fused Relu/Clip becomes the int8 op's clamp),
+ * residual fusion after both (it takes the Add's fused activation, and must
+ * not break up an int8 pattern).
  */
 static const pass_fn passes[] = {
 	ert_opt_infer_shapes,
@@ -17,6 +19,7 @@ static const pass_fn passes[] = {
 	ert_opt_fold_conv_bn,
 	ert_opt_fuse_activations,
 	ert_opt_fuse_qdq,
+	ert_opt_fuse_residual,
 	ert_opt_remove_dead,
 };
 

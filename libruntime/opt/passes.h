@@ -14,10 +14,13 @@
 ert_status ert_graph_optimize(struct ert_graph *g, struct ert_err *err);
 
 /*
- * Undo activation fusion for the activations an int8 op cannot clamp to
- * (LeakyRelu, Sigmoid, HardSwish, HardSigmoid, Tanh): each becomes its own
- * node again after its host, which writes a new tensor. For the quantizer,
- * whose int8 form of those is a table lookup of their own.
+ * Undo residual fusion (a Conv with "ert.residual" becomes the Conv and an
+ * Add again, the Add taking the Conv's activation), and activation fusion
+ * for the activations an int8 op cannot clamp to (LeakyRelu, Sigmoid,
+ * HardSwish, HardSigmoid, Tanh): each becomes its own node again after its
+ * host, which writes a new tensor. For the quantizer, which needs the
+ * Conv's own output and whose int8 form of those activations is a table
+ * lookup of their own.
  */
 ert_status ert_opt_unfuse_activations(struct ert_graph *g, struct ert_err *err);
 

@@ -121,7 +121,7 @@ struct conv_case {
 	int64_t group;
 	bool bias;
 	int act;           /* ert_act: 0 none, 1 relu, 2 clip, 3 leaky relu */
-	double tol;        /* relative to the output's magnitude; 0: 2e-6 */
+	double tol;        /* relative to the output's magnitude; 0: 1e-5 */
 };
 
 static const struct conv_case conv_cases[] = {
@@ -188,10 +188,103 @@ ERT_TEST(conv_every_level)
 		ert_node_set_attr_ints(o.g, o.n, "pads", pads, 4);
 		ert_node_set_attr_int(o.g, o.n, "group", cc->group);
 		set_act(&o, cc->act);
-		runs += compare_levels(ert_test_failed_, &o, cc->name, cc->tol ? cc->tol : 2e-6);
+		runs += compare_levels(ert_test_failed_, &o, cc->name, cc->tol ? cc->tol : 1e-5);
 		one_fini(&o);
 	}
 	CHECK(runs > 0);
+}
+
+/*
+ * Conv with a fused residual (input 3, "ert.residual"): every level against
+ * scalar, and scalar against the unfused sum it stands for, bit for bit:
+ * Conv, then + R, then the activation.
+ */
+ERT_TEST(conv_residual_every_level)
+{
+	static const struct {
+		const char *name;
+		int64_t c, h, w, m, k, group, pad;
+		int act;
+	} cases[] = {
+		{ "1x1 GEMM + residual, ReLU", 24, 7, 9, 40, 1, 1, 0, 1 },
+		{ "3x3 im2col + residual, Clip", 6, 10, 11, 13, 3, 1, 1, 2 },
+		{ "Winograd + residual, ReLU", 32, 20, 18, 32, 3, 1, 1, 1 },
+		{ "Winograd + residual, LeakyRelu", 16, 16, 16, 24, 3, 1, 1, 3 },
+		{ "depthwise + residual", 16, 9, 9, 16, 3, 16, 1, 1 },
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct one o, plain;
+		int64_t xd[4] = { 2, cases[i].c, cases[i].h, cases[i].w };
+		int64_t wd[4] = { cases[i].m, cases[i].c / cases[i].group, cases[i].k, cases[i].k };
+		int64_t bd[1] = { cases[i].m };
+		int64_t oh = cases[i].h + 2 * cases[i].pad - cases[i].k + 1;
+		int64_t ow = cases[i].w + 2 * cases[i].pad - cases[i].k + 1;
+		int64_t rd[4] = { 2, cases[i].m, oh, ow };
+		int64_t pads[4] = { cases[i].pad, cases[i].pad, cases[i].pad, cases[i].pad };
+		struct ert_value fused, conv;
+
+		one_init(&o, ERT_OP_Conv, 0, 4, 1);
+		in_rand(&o, 0, 4, xd);
+		in_rand(&o, 1, 4, wd);
+		in_rand(&o, 2, 1, bd);
+		in_rand(&o, 3, 4, rd);
+		ert_node_set_attr_ints(o.g, o.n, "pads", pads, 4);
+		ert_node_set_attr_int(o.g, o.n, "group", cases[i].group);
+		ert_node_set_attr_int(o.g, o.n, "ert.residual", 1);
+		set_act(&o, cases[i].act);
+		compare_levels(ert_test_failed_, &o, cases[i].name, cases[i].k == 3 &&
+			       cases[i].c >= 16 && cases[i].group == 1 ? 1e-4 : 1e-5);
+
+		/* the same Conv without residual and activation, on the same inputs */
+		one_init(&plain, ERT_OP_Conv, 0, 3, 1);
+		for (int k = 0; k < 3; k++)
+			plain.in[k] = o.in[k];
+		ert_node_set_attr_ints(plain.g, plain.n, "pads", pads, 4);
+		ert_node_set_attr_int(plain.g, plain.n, "group", cases[i].group);
+		REQUIRE(run_at(&o, ERT_ISA_SCALAR, NULL, true, ERT_LEVEL_NORMAL, &fused) == ERT_OK);
+		REQUIRE(run_at(&plain, ERT_ISA_SCALAR, NULL, true, ERT_LEVEL_NORMAL, &conv) ==
+			ERT_OK);
+		struct ert_act_desc act = ert_node_act(o.n);
+		float *want = conv.data;
+		const float *r = o.in[3].data;
+
+		for (int64_t q = 0; q < conv.numel; q++)
+			want[q] += r[q];
+		ert_act_apply(&act, want, conv.numel);
+		CHECK(fused.numel == conv.numel &&
+		      !memcmp(fused.data, conv.data, (size_t)conv.numel * sizeof(float)));
+		free(fused.data);
+		free(conv.data);
+		for (int k = 0; k < 3; k++)
+			plain.in[k].data = NULL;
+		ert_graph_destroy(plain.g);
+		one_fini(&o);
+	}
+}
+
+/* A residual of another shape, or one without the attribute, is refused by shape inference. */
+ERT_TEST(conv_residual_checked)
+{
+	struct one o;
+	int64_t xd[4] = { 1, 4, 5, 5 }, wd[4] = { 8, 4, 1, 1 }, rd[4] = { 1, 8, 5, 4 };
+	struct ert_value out;
+
+	one_init(&o, ERT_OP_Conv, 0, 4, 1);
+	in_rand(&o, 0, 4, xd);
+	in_rand(&o, 1, 4, wd);
+	o.inp[2] = NULL;
+	in_rand(&o, 3, 4, rd);
+	ert_node_set_attr_int(o.g, o.n, "ert.residual", 1);
+	CHECK_EQ_INT(run_at(&o, ERT_ISA_SCALAR, NULL, true, ERT_LEVEL_NORMAL, &out),
+		     ERT_STATUS_SHAPE);
+	CHECK(strstr(o.err.msg, "residual") != NULL);
+	ert_node_set_attr_int(o.g, o.n, "ert.residual", 0);
+	rd[3] = 5;
+	in_rand(&o, 3, 4, rd);
+	CHECK_EQ_INT(run_at(&o, ERT_ISA_SCALAR, NULL, true, ERT_LEVEL_NORMAL, &out),
+		     ERT_STATUS_INVALID_MODEL);
+	one_fini(&o);
 }
 
 ERT_TEST(matmul_every_level)
@@ -215,7 +308,7 @@ ERT_TEST(matmul_every_level)
 		one_init(&o, ERT_OP_MatMul, 0, 2, 1);
 		in_rand(&o, 0, cases[i].ra, cases[i].a);
 		in_rand(&o, 1, cases[i].rb, cases[i].b);
-		runs += compare_levels(ert_test_failed_, &o, cases[i].name, 2e-6);
+		runs += compare_levels(ert_test_failed_, &o, cases[i].name, 1e-5);
 		one_fini(&o);
 	}
 	CHECK(runs > 0);
@@ -258,7 +351,7 @@ ERT_TEST(gemm_every_level)
 		ert_node_set_attr_float(o.g, o.n, "alpha", cases[i].alpha);
 		ert_node_set_attr_float(o.g, o.n, "beta", cases[i].beta);
 		set_act(&o, cases[i].act);
-		runs += compare_levels(ert_test_failed_, &o, cases[i].name, 2e-6);
+		runs += compare_levels(ert_test_failed_, &o, cases[i].name, 1e-5);
 		one_fini(&o);
 	}
 	CHECK(runs > 0);
@@ -400,6 +493,7 @@ ERT_TEST(bad_env_level_refused)
 	free(saved);
 }
 
-ERT_TEST_MAIN(ERT_TEST_ENTRY(conv_every_level), ERT_TEST_ENTRY(matmul_every_level),
+ERT_TEST_MAIN(ERT_TEST_ENTRY(conv_every_level), ERT_TEST_ENTRY(conv_residual_every_level),
+	      ERT_TEST_ENTRY(conv_residual_checked), ERT_TEST_ENTRY(matmul_every_level),
 	      ERT_TEST_ENTRY(gemm_every_level), ERT_TEST_ENTRY(gemm_ukernel_edges),
 	      ERT_TEST_ENTRY(session_level_choice), ERT_TEST_ENTRY(bad_env_level_refused))

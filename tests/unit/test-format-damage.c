@@ -137,16 +137,19 @@ ERT_TEST(versions)
 	struct image im = fresh();
 
 	REQUIRE(im.p);
+	char want[96];
+
+	snprintf(want, sizeof(want), "model format version 7 is newer than this runtime's %d",
+		 ERT_FORMAT_VERSION);
 	fmt_put32(im.p + FMT_OFF_VERSION, 7);
-	EXPECT(im, im.size, ERT_STATUS_VERSION,
-	       "model format version 7 is newer than this runtime's 2");
+	EXPECT(im, im.size, ERT_STATUS_VERSION, want);
 	im = fresh();
 	fmt_put32(im.p + FMT_OFF_VERSION, ERT_FORMAT_VERSION + 1);
 	EXPECT(im, 12, ERT_STATUS_VERSION, "newer");
 	im = fresh();
 	fmt_put32(im.p + FMT_OFF_VERSION, 0);
 	EXPECT(im, im.size, ERT_STATUS_INVALID_MODEL, "version 0");
-	/* v1 files fix the header size; a v1 file claiming a longer header is damaged */
+	/* versions 1 to 3 fix the header size; such a file claiming a longer header is damaged */
 	im = fresh();
 	fmt_put32(im.p + FMT_OFF_HEADER_SIZE, FMT_HEADER_V1 + 8);
 	reseal(&im);

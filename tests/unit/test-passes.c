@@ -487,6 +487,91 @@ ERT_TEST(fuse_refusals)
 	ert_graph_destroy(g);
 }
 
+/*
+ * x -> Conv 3x3 -> Conv 1x1 (+bias) -> Add(., R) -> Relu -> y, R chosen by
+ * @res: 0 x itself (fuses), 1 a broadcast [1,4,1,1] constant, 2 x with the
+ * 1x1 Conv's output also read by a second Add, 3 a grouped 1x1 Conv.
+ */
+static struct ert_graph *build_residual(int res)
+{
+	struct ert_graph *g = ert_graph_create();
+	int64_t xd[4] = { 1, 4, 6, 6 };
+	int32_t x, w1, w2, b2, c1, c2, s, y, r;
+
+	g->opset = 13;
+	x = input(g, "x", 4, xd);
+	w1 = pattern(g, "w1", 4, (int64_t[]){ 4, 4, 3, 3 }, 0.0f, 0.1f);
+	w2 = pattern(g, "w2", 4, (int64_t[]){ 4, res == 3 ? 2 : 4, 1, 1 }, 0.05f, 0.1f);
+	b2 = pattern(g, "b2", 1, (int64_t[]){ 4 }, 0.1f, 0.05f);
+	c1 = tensor(g, "c1", ERT_DTYPE_UNDEFINED, -1, NULL);
+	c2 = tensor(g, "c2", ERT_DTYPE_UNDEFINED, -1, NULL);
+	s = tensor(g, "s", ERT_DTYPE_UNDEFINED, -1, NULL);
+	y = tensor(g, "y", ERT_DTYPE_UNDEFINED, -1, NULL);
+	r = res == 1 ? pattern(g, "r", 4, (int64_t[]){ 1, 4, 1, 1 }, 0.2f, 0.1f) : x;
+	ert_node_set_attr_ints(g, node(g, ERT_OP_Conv, "conv1", IN(x, w1), IN(c1)), "pads",
+			       (int64_t[]){ 1, 1, 1, 1 }, 4);
+	struct ert_node *c = node(g, ERT_OP_Conv, "conv2", IN(c1, w2, b2), IN(c2));
+
+	if (res == 3)
+		ert_node_set_attr_int(g, c, "group", 2);
+	node(g, ERT_OP_Add, "add", IN(c2, r), IN(s));
+	node(g, ERT_OP_Relu, "relu", IN(s), IN(y));
+	ert_graph_add_output(g, y);
+	if (res == 2) {
+		int32_t z = tensor(g, "z", ERT_DTYPE_UNDEFINED, -1, NULL);
+
+		node(g, ERT_OP_Add, "add2", IN(c2, c2), IN(z));
+		ert_graph_add_output(g, z);
+	}
+	return g;
+}
+
+ERT_TEST(fuse_residual)
+{
+	struct ert_graph *before = build_residual(0), *g = build_residual(0);
+	int64_t xd[4] = { 1, 4, 6, 6 };
+	struct ert_err err = { "" };
+
+	REQUIRE(before && g);
+	CHECK_EQ_INT(optimize(g), ERT_OK);
+	REQUIRE(g->n_nodes == 2);
+	const struct ert_node *c = &g->nodes[1];
+
+	CHECK_EQ_INT(c->op, ERT_OP_Conv);
+	CHECK_EQ_INT(ert_attr_int(c, "ert.residual", 0), 1);
+	CHECK_EQ_INT(ert_node_act(c).type, ERT_ACT_RELU);
+	REQUIRE(c->n_inputs == 4);
+	CHECK(!strcmp(g->tensors[c->inputs[3]].name, "x"));
+	CHECK(!strcmp(g->tensors[c->outputs[0]].name, "y"));
+	CHECK_EQ_INT(ert_node_act(&g->nodes[0]).type, ERT_ACT_NONE);
+	check_same(ert_test_failed_, before, g, 4, xd, 1e-5);
+
+	/* the quantizer's undo: Conv, then an Add with the Relu */
+	CHECK_EQ_INT(ert_opt_unfuse_activations(g, &err), ERT_OK);
+	CHECK_EQ_INT(g->n_nodes, 3);
+	for (uint32_t i = 0; i < g->n_nodes; i++) {
+		const struct ert_node *n = &g->nodes[i];
+
+		CHECK_EQ_INT(ert_attr_int(n, "ert.residual", 0), 0);
+		CHECK(n->op == ERT_OP_Add ? ert_node_act(n).type == ERT_ACT_RELU && n->n_inputs == 2
+					  : ert_node_act(n).type == ERT_ACT_NONE && n->n_inputs <= 3);
+	}
+	check_same(ert_test_failed_, before, g, 4, xd, 1e-5);
+	ert_graph_destroy(before);
+	ert_graph_destroy(g);
+
+	/* a broadcast residual, a Conv output read twice, a grouped Conv: no fusion */
+	for (int res = 1; res <= 3; res++) {
+		g = build_residual(res);
+		REQUIRE(g);
+		CHECK_EQ_INT(optimize(g), ERT_OK);
+		for (uint32_t i = 0; i < g->n_nodes; i++)
+			CHECK_EQ_INT(ert_attr_int(&g->nodes[i], "ert.residual", 0), 0);
+		CHECK(g->n_nodes >= 3);
+		ert_graph_destroy(g);
+	}
+}
+
 /* ---- Identity / Dropout ---- */
 
 ERT_TEST(remove_identity)
@@ -641,5 +726,6 @@ ERT_TEST(propagate_shapes)
 ERT_TEST_MAIN(ERT_TEST_ENTRY(fold_shape_chain), ERT_TEST_ENTRY(fold_constants),
 	      ERT_TEST_ENTRY(fold_size_cap), ERT_TEST_ENTRY(conv_bn_fold),
 	      ERT_TEST_ENTRY(fuse_activations), ERT_TEST_ENTRY(fuse_refusals),
+	      ERT_TEST_ENTRY(fuse_residual),
 	      ERT_TEST_ENTRY(remove_identity), ERT_TEST_ENTRY(keep_training_dropout),
 	      ERT_TEST_ENTRY(remove_dead), ERT_TEST_ENTRY(propagate_shapes))

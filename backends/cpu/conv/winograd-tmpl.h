@@ -103,9 +103,19 @@ void WINO_FN(ert_wino_input)(const struct ert_wino_tiles *t, int64_t c0, int64_t
 	}
 }
 
+/* The activation of the GEMM epilogue's encoding, as ert_act_apply() computes it. */
+static inline float epi_act1(float v, const struct ert_sgemm_epi *act)
+{
+	if (act->act == ERT_EPI_RELU)
+		return v > 0.0f ? v : 0.0f;
+	if (act->act == ERT_EPI_CLIP)
+		return v < act->lo ? act->lo : v > act->hi ? act->hi : v;
+	return v;
+}
+
 void WINO_FN(ert_wino_output)(const struct ert_wino_tiles *t, const float *m, int64_t ldm,
-			      const float *bias, const struct ert_sgemm_epi *act, int64_t c0,
-			      int64_t c1, float *y)
+			      const float *bias, const float *res,
+			      const struct ert_sgemm_epi *act, int64_t c0, int64_t c1, float *y)
 {
 	const int64_t pos_stride = t->cout * ldm;
 	float s[24][LANES] __attribute__((aligned(64)));
@@ -148,11 +158,12 @@ void WINO_FN(ert_wino_output)(const struct ert_wino_tiles *t, const float *m, in
 					o[row * 4 + 3][j] = (e1 - e2) + 8.0f * (e3 - e4) + e5 + b;
 				}
 			}
-			if (act->act == ERT_EPI_RELU) {
+			/* with a residual, the activation comes after it, per pixel below */
+			if (!res && act->act == ERT_EPI_RELU) {
 				for (int q = 0; q < 16; q++)
 					for (int j = 0; j < LANES; j++)
 						o[q][j] = o[q][j] > 0.0f ? o[q][j] : 0.0f;
-			} else if (act->act == ERT_EPI_CLIP) {
+			} else if (!res && act->act == ERT_EPI_CLIP) {
 				for (int q = 0; q < 16; q++)
 					for (int j = 0; j < LANES; j++)
 						o[q][j] = o[q][j] < act->lo ? act->lo
@@ -164,6 +175,17 @@ void WINO_FN(ert_wino_output)(const struct ert_wino_tiles *t, const float *m, in
 				int rows = t->oh - oy < 4 ? (int)(t->oh - oy) : 4;
 				int cols = t->ow - ox < 4 ? (int)(t->ow - ox) : 4;
 
+				if (res) {
+					const float *rp = res + c * t->oh * t->ow;
+
+					for (int r = 0; r < rows; r++)
+						for (int q = 0; q < cols; q++) {
+							int64_t at = (oy + r) * t->ow + ox + q;
+
+							yp[at] = epi_act1(o[r * 4 + q][j] + rp[at], act);
+						}
+					continue;
+				}
 				for (int r = 0; r < rows; r++)
 					for (int q = 0; q < cols; q++)
 						yp[(oy + r) * t->ow + ox + q] = o[r * 4 + q][j];

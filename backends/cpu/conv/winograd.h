@@ -44,12 +44,14 @@ typedef void (*ert_wino_input_fn)(const struct ert_wino_tiles *t, int64_t c0, in
 /*
  * Output transform of channels [c0, c1) from @m ([36][cout][ldm], tile i of
  * the block at column i) into the output image @y (cout planes of oh x ow):
- * plus bias[c] (NULL: none), then ReLU/Clip per @act (the GEMM epilogue's
- * encoding; other activations are applied by the caller afterwards).
+ * plus bias[c] (NULL: none), plus @res at the same place in an image like
+ * @y (NULL: none), then ReLU/Clip per @act (the GEMM epilogue's encoding;
+ * other activations are applied by the caller afterwards).
  */
 typedef void (*ert_wino_output_fn)(const struct ert_wino_tiles *t, const float *m, int64_t ldm,
-				   const float *bias, const struct ert_sgemm_epi *act, int64_t c0,
-				   int64_t c1, float *y);
+				   const float *bias, const float *res,
+				   const struct ert_sgemm_epi *act, int64_t c0, int64_t c1,
+				   float *y);
 
 struct ert_wino_kernels {
 	const char *name;            /* "f32-winograd-4x4-3x3-avx512" */
@@ -66,11 +68,11 @@ void ert_wino_filter_transform(const float *w, int64_t cout, int64_t cin, float 
 /* The per-level instances (winograd-avx2.c, winograd-avx512.c). */
 void ert_wino_input_avx2(const struct ert_wino_tiles *t, int64_t c0, int64_t c1, float *v);
 void ert_wino_output_avx2(const struct ert_wino_tiles *t, const float *m, int64_t ldm,
-			  const float *bias, const struct ert_sgemm_epi *act, int64_t c0,
-			  int64_t c1, float *y);
+			  const float *bias, const float *res, const struct ert_sgemm_epi *act,
+			  int64_t c0, int64_t c1, float *y);
 void ert_wino_input_avx512(const struct ert_wino_tiles *t, int64_t c0, int64_t c1, float *v);
 void ert_wino_output_avx512(const struct ert_wino_tiles *t, const float *m, int64_t ldm,
-			    const float *bias, const struct ert_sgemm_epi *act, int64_t c0,
-			    int64_t c1, float *y);
+			    const float *bias, const float *res, const struct ert_sgemm_epi *act,
+			    int64_t c0, int64_t c1, float *y);
 
 #endif /* ERT_CPU_WINOGRAD_H */

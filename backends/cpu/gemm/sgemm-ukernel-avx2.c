@@ -83,7 +83,14 @@ kernel_nv(const int NV, int64_t kc, const float *restrict a, const float *restri
 			if (e->load_c)
 				base = full ? _mm256_loadu_ps(ci + 8 * v)
 					    : _mm256_maskload_ps(ci + 8 * v, mask[v]);
-			x = epi_act(_mm256_add_ps(base, _mm256_mul_ps(alpha, acc[i][v])), e);
+			x = _mm256_add_ps(base, _mm256_mul_ps(alpha, acc[i][v]));
+			if (e->res) {
+				const float *r = e->res + i * ldc + 8 * v;
+
+				x = _mm256_add_ps(x, full ? _mm256_loadu_ps(r)
+							  : _mm256_maskload_ps(r, mask[v]));
+			}
+			x = epi_act(x, e);
 			if (full)
 				_mm256_storeu_ps(ci + 8 * v, x);
 			else

@@ -76,6 +76,9 @@ kernel_nv(const int NV, int64_t kc, const float *restrict a, const float *restri
 			if (e->load_c)
 				base = _mm512_maskz_loadu_ps(mask[v], ci + 16 * v);
 			x = _mm512_add_ps(base, _mm512_mul_ps(alpha, x));
+			if (e->res)
+				x = _mm512_add_ps(x, _mm512_maskz_loadu_ps(mask[v],
+									   e->res + i * ldc + 16 * v));
 			_mm512_mask_storeu_ps(ci + 16 * v, mask[v], epi_act(x, e));
 		}
 	}

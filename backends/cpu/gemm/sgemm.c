@@ -154,6 +154,8 @@ static void run_tile(const struct sgemm_job *job, int64_t t, float *pa, float *p
 	int64_t ao = d->a_off ? d->a_off[bi] : 0, bo = d->b_off ? d->b_off[bi] : 0;
 	float *c = d->c + (d->c_off ? d->c_off[bi] : 0) + m0 * d->ldc + n0;
 	const float *bias = d->bias ? d->bias + (d->bias_off ? d->bias_off[bi] : 0) + m0 : NULL;
+	const float *res = d->residual ? d->residual + (d->c_off ? d->c_off[bi] : 0) +
+					 m0 * d->ldc + n0 : NULL;
 	int64_t k0 = 0;
 
 	do {
@@ -165,6 +167,7 @@ static void run_tile(const struct sgemm_job *job, int64_t t, float *pa, float *p
 		e.load_c = d->accumulate || k0 > 0;
 		if (k0 + kc < d->k)
 			e.act = ERT_EPI_NONE;
+		/* the residual joins once the sum is complete, as a separate Add would */
 		/* Prepacked panels hold all of K: step into them instead of packing. */
 		if (d->a_packed) {
 			ap = d->a_packed + ao + m0 * d->k + k0 * MR;
@@ -185,6 +188,7 @@ static void run_tile(const struct sgemm_job *job, int64_t t, float *pa, float *p
 
 			for (int64_t i = 0; i < mc; i += MR) {
 				e.bias = e.load_c || !bias ? NULL : bias + i;
+				e.res = res && k0 + kc >= d->k ? res + i * d->ldc + j : NULL;
 				job->kern->fn(kc, ap + (i / MR) * a_ps, bp, c + i * d->ldc + j, d->ldc,
 					      min64(MR, mc - i), min64(NR, nc - j), &e);
 			}
@@ -251,7 +255,12 @@ void ert_sgemm_run(struct ert_threadpool *pool, uint32_t threads, const struct e
 	/* Tiles are whole register blocks: prepacked panels are stepped into by m0, n0. */
 	job.kc = min64(job.kern->kc, ERT_SGEMM_KC);
 	job.mc = min64(d->m, ERT_SGEMM_MC / MR * MR);
-	job.nc = min64(d->n, ERT_SGEMM_NC / NR * NR);
+	/*
+	 * With B prepacked nothing of B is packed per tile, and A is packed once
+	 * per tile and K block: a tile spanning all of N packs each row of A
+	 * once instead of once per NC columns (threads then split M, or N below).
+	 */
+	job.nc = d->b_packed ? d->n : min64(d->n, ERT_SGEMM_NC / NR * NR);
 	job.mt = (d->m + job.mc - 1) / job.mc;
 	job.nt = (d->n + job.nc - 1) / job.nc;
 	/* Too few tiles to keep every thread busy: cut N finer (A is re-packed per tile). */

@@ -30,6 +30,7 @@ struct ert_sgemm_epi {
 	float alpha;
 	bool load_c;             /* C += alpha * AB; else C = bias + alpha * AB */
 	const float *bias;       /* per row, or NULL (ignored with load_c) */
+	const float *res;        /* then + res[i * ldc + j], or NULL */
 	/*
 	 * Then an activation, as ert_act_apply() computes it: RELU C > 0 ? C : 0,
 	 * CLIP C < lo ? lo : C > hi ? hi : C (lo <= hi; a NaN stays NaN).
@@ -80,6 +81,8 @@ struct ert_sgemm_desc {
 	const float *bias;              /* bias[bias_off[b] + i] added to row i, or NULL */
 	float alpha;
 	bool accumulate;                /* C += alpha * A * B (bias ignored) */
+	/* Added after the product and bias, before act: residual[c_off[b] + i * ldc + j]. */
+	const float *residual;
 	struct ert_act_desc act;        /* applied to C once a tile is complete */
 };
 

@@ -385,6 +385,7 @@ struct wino_job {
 	const struct ert_wino_kernels *wk;
 	struct ert_wino_tiles t;
 	float *v, *m, *y;
+	const float *res;            /* the image's residual, or NULL */
 	int64_t ldm;
 	const float *bias;
 	struct ert_sgemm_epi act;
@@ -401,7 +402,7 @@ static void wino_output_range(void *arg, int64_t begin, int64_t end)
 {
 	const struct wino_job *j = arg;
 
-	j->wk->output(&j->t, j->m, j->ldm, j->bias, &j->act, begin, end, j->y);
+	j->wk->output(&j->t, j->m, j->ldm, j->bias, j->res, &j->act, begin, end, j->y);
 }
 
 /* The convolution by Winograd F(4x4, 3x3), block of tiles by block of tiles. */
@@ -443,6 +444,8 @@ static void wino_conv(struct ert_cpu *cpu, struct ert_exec *x, const struct conv
 	for (int64_t n = 0; n < p->n_img; n++) {
 		job.t.x = (const float *)x->in[0]->data + n * p->c_in * p->in_sp;
 		job.y = (float *)x->out[0]->data + n * p->m * p->n;
+		job.res = x->n_in > 3 && x->in[3] ? (const float *)x->in[3]->data + n * p->m * p->n
+						   : NULL;
 		for (int64_t t0 = 0; t0 < tiles; t0 += blk) {
 			int64_t nt = tiles - t0 < blk ? tiles - t0 : blk;
 			int64_t np = (nt + NR - 1) / NR;
@@ -477,19 +480,30 @@ static void wino_conv(struct ert_cpu *cpu, struct ert_exec *x, const struct conv
 ert_status ert_cpu_conv_compute(struct ert_cpu *cpu, struct ert_exec *x, struct ert_err *err)
 {
 	const struct ert_value *b = x->n_in > 2 ? x->in[2] : NULL;
+	/* "ert.residual": input 3 is added before the activation (opt/fuse-residual.c) */
+	const float *res = x->n_in > 3 && x->in[3] ? x->in[3]->data : NULL;
 	struct conv_plan p;
 	ert_status st = conv_plan_of(x, &p, err);
 
 	if (st != ERT_OK)
 		return st;
 	if (p.depthwise) {
+		struct ert_act_desc act = ert_node_act(x->node);
 		struct dw_job job = {
 			.p = &p, .x = x->in[0]->data, .w = x->in[1]->data,
 			.bias = b ? b->data : NULL, .y = x->out[0]->data,
-			.act = ert_node_act(x->node),
+			.act = res ? (struct ert_act_desc){ ERT_ACT_NONE, 0.0f, 0.0f } : act,
 		};
 
 		ert_parallel_for(cpu->pool, p.n_img * p.m, 1, dw_planes, &job);
+		if (res) {
+			/* the optimiser never fuses one here; a model file may */
+			float *y = x->out[0]->data;
+
+			for (int64_t i = 0; i < x->out[0]->numel; i++)
+				y[i] += res[i];
+			ert_act_apply(&act, y, x->out[0]->numel);
+		}
 		return ERT_OK;
 	}
 	st = ert_cpu_ws_check(x, ert_cpu_conv_workspace(x), err);
@@ -524,7 +538,7 @@ ert_status ert_cpu_conv_compute(struct ert_cpu *cpu, struct ert_exec *x, struct 
 		.pack_b = p.pointwise ? NULL : pack_im2col, .pack_ctx = &ictx,
 		.c = x->out[0]->data, .ldc = p.n,
 		.a_off = a_off, .b_off = b_off, .c_off = c_off, .bias_off = bias_off,
-		.bias = b ? b->data : NULL, .alpha = 1.0f,
+		.bias = b ? b->data : NULL, .alpha = 1.0f, .residual = res,
 		.act = ert_node_act(x->node),
 	};
 
