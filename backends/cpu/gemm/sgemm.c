@@ -263,8 +263,16 @@ void ert_sgemm_run(struct ert_threadpool *pool, uint32_t threads, const struct e
 	job.nc = d->b_packed ? d->n : min64(d->n, ERT_SGEMM_NC / NR * NR);
 	job.mt = (d->m + job.mc - 1) / job.mc;
 	job.nt = (d->n + job.nc - 1) / job.nc;
-	/* Too few tiles to keep every thread busy: cut N finer (A is re-packed per tile). */
-	while (want > 1 && d->batch * job.mt * job.nt < 3 * (int64_t)want && job.nc > 2 * NR) {
+	/*
+	 * Too few tiles to keep every thread busy: cut N finer. Tiles are taken
+	 * in order by whichever thread is free, so with several per thread the
+	 * last, ragged ones even out. Finer tiles cost an A panel packing each,
+	 * unless A is prepacked (Conv weights): then aim for more.
+	 */
+	int64_t per_thread = d->a_packed ? 4 : 3;
+
+	while (want > 1 && d->batch * job.mt * job.nt < per_thread * (int64_t)want &&
+	       job.nc > 2 * NR) {
 		job.nc = round_up(job.nc / 2, NR);
 		job.nt = (d->n + job.nc - 1) / job.nc;
 	}
