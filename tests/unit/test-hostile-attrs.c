@@ -23,6 +23,9 @@
  *        test-hostile-attrs --onnx DIR    write each row's ordinary model as
  *                                         DIR/hostile-<row>.onnx (fuzz seeds)
  *        test-hostile-attrs --ert DIR     the same as .ert files
+ *        test-hostile-attrs --write ROW VALUE FILE
+ *                                         one row's model with VALUE planted, as
+ *                                         FILE (.onnx or .ert), to try by hand
  */
 #include <errno.h>
 #include <math.h>
@@ -1050,9 +1053,55 @@ static void run_table(const struct hrow *t, size_t n, const char *filter, int *p
 	}
 }
 
+/* One row's model with @v planted, as ONNX or .ert by @path's suffix. */
+static int write_one(const char *row, int64_t v, const char *path)
+{
+	for (int d = 0; d < 2; d++) {
+		const struct hrow *t = d ? dim_rows : rows;
+		size_t n = d ? sizeof(dim_rows) / sizeof(dim_rows[0]) : sizeof(rows) / sizeof(rows[0]);
+
+		planting_dims = d;
+		for (size_t i = 0; i < n; i++) {
+			struct ert_graph *g;
+			struct ert_err err = { "" };
+			void *bytes = NULL;
+			size_t len = 0, pl = strlen(path);
+			char name[96];
+			FILE *f;
+
+			row_name(&t[i], name, sizeof(name));
+			if (strcmp(name, row))
+				continue;
+			g = build(&t[i], true, v);
+			if (pl > 4 && !strcmp(path + pl - 4, ".ert")) {
+				if (ert_graph_toposort(g, &err) != ERT_OK ||
+				    ert_format_write_memory(g, NULL, &bytes, &len, &err) != ERT_OK)
+					len = 0;
+			} else {
+				len = ert_test_graph_to_onnx(g, (uint8_t **)&bytes);
+			}
+			ert_graph_destroy(g);
+			f = len ? fopen(path, "wb") : NULL;
+			if (!f || fwrite(bytes, 1, len, f) != len) {
+				perror(path);
+				len = 0;
+			}
+			if (f)
+				fclose(f);
+			free(bytes);
+			return len ? 0 : 1;
+		}
+	}
+	fprintf(stderr, "no row '%s' (see --list)\n", row);
+	return 1;
+}
+
 int main(int argc, char **argv)
 {
 	int passed = 0, failed = 0;
+
+	if (argc > 4 && !strcmp(argv[1], "--write"))
+		return write_one(argv[2], strtoll(argv[3], NULL, 0), argv[4]);
 
 	if (argc > 2 && (!strcmp(argv[1], "--onnx") || !strcmp(argv[1], "--ert")))
 		return write_seeds(argv[2], argv[1][2] == 'e');
