@@ -88,6 +88,7 @@ expect_fail "--models twice" "--models lists 'resnet18' twice" \
 	"$E" bench --suite --models resnet18,resnet18
 expect_fail "--models empty item" "--models has an empty item" "$E" bench --suite --models ,resnet18
 expect_fail "--max-time 0" "--max-time must be 1..3600, got '0'" "$E" bench --suite --max-time 0
+expect_fail "--clock bogus" "--clock must be wall or cpu, got 'bogus'" "$E" bench --suite --clock bogus
 expect_fail "--calib 0" "--calib must be 1..1000, got '0'" "$E" bench --suite --calib 0
 expect_fail "unknown option" "unknown option '--frobnicate'" "$E" bench --suite --frobnicate
 expect_fail "a model operand" "unexpected argument 'x.ert' (--suite builds its own models)" \
@@ -100,6 +101,7 @@ expect_ok "suite text" env TMPDIR="$T/tmp" "$E" bench --suite --models mobilenet
 	--threads 1,2 --loops 1 --warmup 0 --no-int8
 expect_line "suite text: header" '^edgert bench --suite: kernel level [a-z0-9]+, [0-9]+ online CPUs?, threads 1,2$'
 expect_line "suite text: cpu" '^cpu +[^ ].*best level'
+expect_line "suite text: clock" '^clock +wall: every time is wall-clock time$'
 expect_line "suite text: load" '^load +[0-9.]+ at start, [0-9.]+ at end'
 expect_line "suite text: peak" "^fp32 peak +1 +$NUM GFLOP/s +[0-9]+ +$NUM GFLOP/s +[0-9]+ [a-z]+ (FMA|mulps)"
 expect_line "suite text: memory" "^memory +1 +$NUM GB/s +[0-9]+ +$NUM GB/s +b\\[i\\] = s \\* a\\[i\\] over 2 x [0-9]+ MiB"
@@ -131,7 +133,7 @@ if command -v python3 >/dev/null 2>&1; then
 	if python3 - "$T/out" <<'EOF' >"$T/py" 2>&1; then
 import json, sys
 r = json.load(open(sys.argv[1]))
-assert r["threads"] == [1] and r["loops"] == 1, r["threads"]
+assert r["threads"] == [1] and r["loops"] == 1 and r["clock"] == "wall", r["threads"]
 assert r["peak"]["gflops_1"] > 0 and r["peak"]["gflops_all"] > 0
 assert r["memory"]["gbs_1"] > 0 and r["memory"]["buffer_bytes"] >= 256 << 20
 (m,) = r["models"]
@@ -187,8 +189,10 @@ for spec in "scalar:12 SSE mulps+addps chains" "avx2:12 ymm FMA chains (AVX2)" \
 	*) skip=$((skip + 1)); echo "SKIP: peak at $lvl: the CPU's best level is $levels"; continue ;;
 	esac
 	expect_ok "suite at $lvl" env ERT_CPU_ISA="$lvl" "$E" bench --suite --models mobilenet_v2 \
-		--threads 1 --loops 1 --warmup 0 --no-int8
+		--threads 1 --loops 1 --warmup 0 --no-int8 --clock cpu
 	expect_line "suite at $lvl: level" "^edgert bench --suite: kernel level $lvl,"
+	expect_line "suite at $lvl: clock" '^clock +cpu: '
+	expect_line "suite at $lvl: row" "^mobilenet_v2 +0\\.301 +1 +1 +$NUM +$NUM +$NUM +$NUM% +- +>= 65%"
 	if grep -F -q "$what" "$T/out"; then ok; else bad "suite at $lvl: peak not measured with '$what'"; fi
 done
 

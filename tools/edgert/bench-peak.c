@@ -18,13 +18,6 @@
 /* Passes over the buffers per bandwidth repeat. */
 #define MEM_PASSES 2
 
-double bench_now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
 
 /*
  * The scalar level's peak: the reference kernels are portable C that the
@@ -86,6 +79,14 @@ struct start_gate {
 	bool go, cancel;
 };
 
+double bench_now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
 /* One thread's share of a measurement. */
 struct worker {
 	pthread_t tid;
@@ -98,20 +99,29 @@ struct worker {
 	/* bandwidth */
 	float *a, *b;
 	size_t n;
-	/* when it ran */
+	/* when it ran, on @clock */
+	clockid_t clock;
 	double t0, t1;
 };
 
+static double clock_s(clockid_t c)
+{
+	struct timespec ts;
+
+	clock_gettime(c, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
 static void worker_body(struct worker *w)
 {
-	w->t0 = bench_now_s();
+	w->t0 = clock_s(w->clock);
 	if (w->chains) {
 		w->flops = w->chains(w->iters, &w->sink);
 	} else {
 		for (int p = 0; p < MEM_PASSES; p++)
 			scale_stream(w->b, w->a, w->n, p & 1 ? 2.0f : 0.5f);
 	}
-	w->t1 = bench_now_s();
+	w->t1 = clock_s(w->clock);
 }
 
 static void *worker_main(void *arg)
@@ -174,7 +184,7 @@ static double run_workers(const char *cmd, struct worker *w, uint32_t n)
 
 /* GFLOP/s of @n threads running @iters rounds each, best of REPEATS. */
 static double peak_rate(const char *cmd, uint64_t (*chains)(uint64_t, float *), uint64_t iters,
-			uint32_t n)
+			uint32_t n, clockid_t clock)
 {
 	struct worker *w = calloc(n, sizeof(*w));
 	double best = 0;
@@ -189,6 +199,7 @@ static double peak_rate(const char *cmd, uint64_t (*chains)(uint64_t, float *), 
 			memset(&w[i], 0, sizeof(w[i]));
 			w[i].chains = chains;
 			w[i].iters = iters;
+			w[i].clock = clock;
 		}
 		dt = run_workers(cmd, w, n);
 		if (dt < 0) {
@@ -204,7 +215,7 @@ static double peak_rate(const char *cmd, uint64_t (*chains)(uint64_t, float *), 
 	return best;
 }
 
-bool bench_peak_measure(const char *cmd, ert_cpu_level level, uint32_t threads,
+bool bench_peak_measure(const char *cmd, ert_cpu_level level, uint32_t threads, bool cpu_clock,
 			struct bench_peak *out)
 {
 	uint64_t (*chains)(uint64_t, float *) = fma_chains_sse;
@@ -233,9 +244,10 @@ bool bench_peak_measure(const char *cmd, ert_cpu_level level, uint32_t threads,
 	}
 	iters = (uint64_t)((double)iters * PEAK_REPEAT_S / (dt > 0 ? dt : PEAK_REPEAT_S));
 	iters = iters ? iters : 1;
-	out->single_gflops = peak_rate(cmd, chains, iters, 1);
+	out->single_gflops = peak_rate(cmd, chains, iters, 1,
+				       cpu_clock ? CLOCK_THREAD_CPUTIME_ID : CLOCK_MONOTONIC);
 	out->all_threads = threads;
-	out->all_gflops = peak_rate(cmd, chains, iters, threads);
+	out->all_gflops = peak_rate(cmd, chains, iters, threads, CLOCK_MONOTONIC);
 	return out->single_gflops > 0 && out->all_gflops > 0;
 }
 
@@ -278,7 +290,8 @@ static size_t mem_buffer_bytes(void)
 }
 
 /* GB/s of @n threads streaming their slices, best of REPEATS. */
-static double mem_rate(const char *cmd, float *a, float *b, size_t n_floats, uint32_t n)
+static double mem_rate(const char *cmd, float *a, float *b, size_t n_floats, uint32_t n,
+		       clockid_t clock)
 {
 	struct worker *w = calloc(n, sizeof(*w));
 	size_t per = n_floats / n / 16 * 16;
@@ -294,6 +307,7 @@ static double mem_rate(const char *cmd, float *a, float *b, size_t n_floats, uin
 			w[i].a = a + i * per;
 			w[i].b = b + i * per;
 			w[i].n = per;
+			w[i].clock = clock;
 		}
 		dt = run_workers(cmd, w, n);
 		if (dt < 0) {
@@ -308,7 +322,7 @@ static double mem_rate(const char *cmd, float *a, float *b, size_t n_floats, uin
 	return best;
 }
 
-bool bench_mem_measure(const char *cmd, uint32_t threads, struct bench_mem *out)
+bool bench_mem_measure(const char *cmd, uint32_t threads, bool cpu_clock, struct bench_mem *out)
 {
 	size_t bytes = mem_buffer_bytes();
 	size_t n = bytes / sizeof(float);
@@ -326,8 +340,9 @@ bool bench_mem_measure(const char *cmd, uint32_t threads, struct bench_mem *out)
 	memset(b, 0, bytes);
 	out->buffer_bytes = bytes;
 	out->all_threads = threads;
-	out->single_gbs = mem_rate(cmd, a, b, n, 1);
-	out->all_gbs = mem_rate(cmd, a, b, n, threads);
+	out->single_gbs = mem_rate(cmd, a, b, n, 1,
+				   cpu_clock ? CLOCK_THREAD_CPUTIME_ID : CLOCK_MONOTONIC);
+	out->all_gbs = mem_rate(cmd, a, b, n, threads, CLOCK_MONOTONIC);
 	ok = out->single_gbs > 0 && out->all_gbs > 0;
 out:
 	free(a);

@@ -21,6 +21,9 @@ static const char *const speedup_models[] = { "resnet50", "vit_s16" };
 
 enum target_kind { TK_PCT, TK_SPEEDUP, TK_INT8 };
 
+/* A 1-minute load average above this many per CPU before the run: a busy machine. */
+#define BUSY_LOAD 0.5
+
 /* A figure with a target next to it. */
 struct verdict {
 	bool has;        /* a target applies and the figure was measured */
@@ -138,10 +141,22 @@ static void print_machine(const struct suite_opts *o, const struct suite_result 
 	for (uint32_t k = 0; k < o->n_threads; k++)
 		printf("%s%u", k ? "," : " ", o->threads[k]);
 	printf("\ncpu         %s\n", r->cpu);
+	if (o->cpu_clock)
+		printf("clock       cpu: the 1-thread peak and bandwidth in the thread's CPU time, "
+		       "1-thread runs in the process's; more threads in wall-clock time\n");
+	else
+		printf("clock       wall: every time is wall-clock time\n");
 	if (r->load_start >= 0)
-		printf("load        %.2f at start, %.2f at end (1-minute load average; above 0 "
-		       "other work shared the CPUs)\n",
-		       r->load_start, r->load_end);
+		printf("load        %.2f at start, %.2f at end (1-minute load average on %u CPU%s, "
+		       "this run's own work included at the end)\n",
+		       r->load_start, r->load_end, r->online, r->online == 1 ? "" : "s");
+	if (r->load_start > BUSY_LOAD * r->online)
+		printf("note        the machine was busy before this run started: %s\n",
+		       o->cpu_clock ? "1-thread figures leave out the time other work took the "
+				      "CPU, but not its effect on caches and clocks; figures of "
+				      "several threads are low"
+				    : "wall-clock figures include the time other work took the CPU "
+				      "(--clock cpu leaves it out of 1-thread figures)");
 	printf("runs        up to %u after %u warm-up per measurement, cut after %u s once %u "
 	       "have run; min and median of them\n",
 	       o->loops, o->warmup, o->max_time_s, o->loops < 3 ? o->loops : 3);
@@ -358,8 +373,8 @@ void suite_print_json(const struct suite_opts *o, const struct suite_result *r)
 	       ert_cpu_level_name(r->level), r->online);
 	for (uint32_t k = 0; k < o->n_threads; k++)
 		printf("%s%u", k ? ", " : "", o->threads[k]);
-	printf("],\n  \"loops\": %u, \"warmup\": %u, \"max_time_s\": %u,\n", o->loops, o->warmup,
-	       o->max_time_s);
+	printf("],\n  \"loops\": %u, \"warmup\": %u, \"max_time_s\": %u, \"clock\": \"%s\",\n",
+	       o->loops, o->warmup, o->max_time_s, o->cpu_clock ? "cpu" : "wall");
 	printf("  \"load_start\": %.2f, \"load_end\": %.2f, \"elapsed_s\": %.2f,\n",
 	       r->load_start, r->load_end, r->elapsed_s);
 	printf("  \"peak\": {\"kernel\": ");

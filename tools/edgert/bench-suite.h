@@ -44,10 +44,12 @@ struct bench_peak {
  * The fp32 peak at kernel level @level: AVX-512 zmm FMAs at avx512 and up,
  * AVX2 ymm FMAs at avx2, SSE mulps + addps at scalar (what the reference
  * kernels compile to). Best of a few repeats of about 0.1 s each, on one
- * thread and on @threads threads together. False (with an error printed) when
- * a thread cannot be started.
+ * thread and on @threads threads together. With @cpu_clock the one-thread
+ * repeats are timed in the thread's CPU time (time other work took the CPU
+ * from it does not count); several threads always in wall time. False (with
+ * an error printed) when a thread cannot be started.
  */
-bool bench_peak_measure(const char *cmd, ert_cpu_level level, uint32_t threads,
+bool bench_peak_measure(const char *cmd, ert_cpu_level level, uint32_t threads, bool cpu_clock,
 			struct bench_peak *out);
 
 struct bench_mem {
@@ -61,8 +63,9 @@ struct bench_mem {
  * Memory bandwidth of a read + write stream (b[i] = s * a[i]) over two buffers
  * of 8x the L3 cache (at least 256 MiB, at most 1 GiB or an eighth of the
  * memory); bytes read plus bytes written per second, best of a few passes.
+ * @cpu_clock as for bench_peak_measure().
  */
-bool bench_mem_measure(const char *cmd, uint32_t threads, struct bench_mem *out);
+bool bench_mem_measure(const char *cmd, uint32_t threads, bool cpu_clock, struct bench_mem *out);
 
 /* Seconds on CLOCK_MONOTONIC. */
 double bench_now_s(void);
@@ -119,6 +122,7 @@ struct suite_opts {
 	uint32_t n_models;
 	uint32_t warmup, loops, max_time_s, calib;
 	bool int8, json;
+	bool cpu_clock;  /* --clock cpu: 1-thread figures in CPU time */
 };
 
 struct suite_result {
