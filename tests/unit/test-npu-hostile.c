@@ -319,12 +319,61 @@ ERT_TEST(arbitrary_scales_bounded)
 	CHECK(ran > 0);
 }
 
+/*
+ * A Slice on the NPU whose steps are INT64_MAX on its length-1 axes (a step
+ * that never steps: the lowering multiplied it into a stride).
+ */
+ERT_TEST(slice_huge_steps)
+{
+	struct qb b = qb_begin(9);
+	int64_t xd[4] = { 1, 16, 20, 20 };
+	struct qt x = qb_input(&b, "x", 4, xd);
+	const struct conv_spec c1 = { .oc = 32, .kh = 3, .kw = 3, .pads = { 1, 1, 1, 1 },
+				      .bias = true };
+	struct qt y = q_conv(&b, "npu:conv", x, &c1);
+	const int64_t starts[4] = { 0, 0, 3, 0 }, ends[4] = { 1, 32, 4, 20 };
+	const int64_t axes[4] = { 0, 1, 2, 3 }, steps[4] = { INT64_MAX, 1, INT64_MAX, 1 };
+	int32_t in[5] = { y.t, qb_ints(&b, 4, starts), qb_ints(&b, 4, ends), qb_ints(&b, 4, axes),
+			  qb_ints(&b, 4, steps) };
+	int32_t out = qb_value(&b, "npu:slice");
+	struct placement pl = { 0, 0 };
+	ert_model *m;
+	ert_session *s, *ref;
+	ert_status st, rst;
+
+	qb_node(&b, ERT_OP_Slice, "npu:slice", 5, in, out);
+	qb_output(&b, out);
+	m = model_from_graph(b.g);
+	REQUIRE(m);
+	s = session(m, true, &st);
+	ref = session(m, false, &rst);
+	CHECK_EQ_INT(st, ERT_OK);
+	CHECK_EQ_INT(rst, ERT_OK);
+	if (s && ref) {
+		CHECK_EQ_INT(ert_session_visit_steps(s, count_step, &pl), ERT_OK);
+		CHECK_EQ_INT(pl.npu, 2);
+		timed_run(s, &st);
+		timed_run(ref, &rst);
+		CHECK_EQ_INT(st, ERT_OK);
+		CHECK_EQ_INT(rst, ERT_OK);
+		const ert_tensor *a = ert_session_get_output(s, 0), *r = ert_session_get_output(ref, 0);
+
+		REQUIRE(a && r && ert_tensor_byte_size(r) == 32 * 20);
+		CHECK(ert_tensor_byte_size(a) == ert_tensor_byte_size(r) &&
+		      !memcmp(ert_tensor_data(a), ert_tensor_data(r), ert_tensor_byte_size(r)));
+	}
+	ert_session_destroy(s);
+	ert_session_destroy(ref);
+	ert_model_unref(m);
+}
+
 int main(int argc, char **argv)
 {
 	static const struct ert_test_case cases[] = {
 		ERT_TEST_ENTRY(arbitrary_weights_same_work),
 		ERT_TEST_ENTRY(arbitrary_constants_bounded),
 		ERT_TEST_ENTRY(arbitrary_scales_bounded),
+		ERT_TEST_ENTRY(slice_huge_steps),
 	};
 
 	setenv("ERT_NPU_DEVICE", "sim", 1);
