@@ -45,9 +45,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		for (uint32_t t = 0; t < g->n_tensors; t++)
 			if (g->tensors[t].nbytes)
 				sink ^= ((const uint8_t *)g->tensors[t].data)[g->tensors[t].nbytes - 1];
+		bool npu = fz_wants_npu(g);
+
 		(void)sink;
 		ert_graph_destroy(g);
-		fz_plan_run(img, size);
+		fz_plan_run(img, size, npu);
 	} else if (!err.msg[0] || g) {
 		fprintf(stderr, "status %d without a message or with an output graph\n", st);
 		abort();

@@ -46,11 +46,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			if (g->tensors[t].nbytes)
 				sink ^= ((const uint8_t *)g->tensors[t].data)[g->tensors[t].nbytes - 1];
 		(void)sink;
+		bool npu = fz_wants_npu(g);
+
 		st = ert_format_write_memory(g, NULL, &img, &n, &err);
 		fz_require_message("ert_format_write_memory", st, err.msg);
 		ert_graph_destroy(g);
 		if (st == ERT_OK)
-			fz_plan_run(img, n);
+			fz_plan_run(img, n, npu);
 		free(img);
 	} else if (!err.msg[0] || g) {
 		fprintf(stderr, "status %d without a message or with a graph\n", (int)st);

@@ -20,6 +20,9 @@
  * Either way a run may not take more than a few times the sane one; that
  * bound is loose on purpose (a shared machine, the sanitizers): what it
  * catches is a run that is stuck or data-driven.
+ *
+ * test-npu-hostile --seeds DIR writes the sane model as DIR/npu-int8.ert and
+ * .onnx (the fuzzers' int8 seeds).
  */
 #include <math.h>
 #include <stdlib.h>
@@ -28,6 +31,7 @@
 #include "edgert.h"
 #include "ert-graph.h"
 #include "ert-test-model.h"
+#include "ert-test-onnx-write.h"
 #include "ert-test-qgraph.h"
 #include "ert-test.h"
 #include "npu/npu-device.h"
@@ -36,8 +40,8 @@
 
 enum corrupt { SANE, WEIGHTS, EVERYTHING, SCALES };
 
-/* The model; its constants' bytes replaced as @how says (from @seed). */
-static ert_model *build(enum corrupt how, uint64_t seed)
+/* The model's graph; its constants' bytes replaced as @how says (from @seed). */
+static struct ert_graph *build_graph(enum corrupt how, uint64_t seed)
 {
 	struct qb b = qb_begin(77);
 	int64_t xd[4] = { 1, 16, 20, 20 };
@@ -77,7 +81,43 @@ static ert_model *build(enum corrupt how, uint64_t seed)
 			memcpy((uint8_t *)c->data + i, &f, 4);
 		}
 	}
-	return model_from_graph(b.g);
+	return b.g;
+}
+
+static ert_model *build(enum corrupt how, uint64_t seed)
+{
+	return model_from_graph(build_graph(how, seed));
+}
+
+/* The sane model as DIR/npu-int8.ert and .onnx: seeds for the fuzzers. */
+static int write_seeds(const char *dir)
+{
+	struct ert_graph *g = build_graph(SANE, 0);
+	struct ert_err err = { "" };
+	void *img = NULL;
+	uint8_t *onnx = NULL;
+	size_t n = 0, no = ert_test_graph_to_onnx(g, &onnx);
+	char path[512];
+	int rc = 1;
+	FILE *f;
+
+	if (ert_graph_toposort(g, &err) == ERT_OK &&
+	    ert_format_write_memory(g, NULL, &img, &n, &err) == ERT_OK && no) {
+		snprintf(path, sizeof(path), "%s/npu-int8.ert", dir);
+		f = fopen(path, "wb");
+		rc = !f || fwrite(img, 1, n, f) != n;
+		if (f)
+			fclose(f);
+		snprintf(path, sizeof(path), "%s/npu-int8.onnx", dir);
+		f = fopen(path, "wb");
+		rc |= !f || fwrite(onnx, 1, no, f) != no;
+		if (f)
+			fclose(f);
+	}
+	free(img);
+	free(onnx);
+	ert_graph_destroy(g);
+	return rc;
 }
 
 static ert_session *session(ert_model *m, bool npu, ert_status *st)
@@ -376,6 +416,8 @@ int main(int argc, char **argv)
 		ERT_TEST_ENTRY(slice_huge_steps),
 	};
 
+	if (argc > 2 && !strcmp(argv[1], "--seeds"))
+		return write_seeds(argv[2]);
 	setenv("ERT_NPU_DEVICE", "sim", 1);
 	setenv("ERT_QUIET", "1", 1);
 	return ert_test_main(cases, sizeof(cases) / sizeof(cases[0]), argc, argv);
