@@ -3,6 +3,8 @@
 #   make                  build libedgert (.a/.so), the edgert CLI, tests
 #   make demo             install deps, build, run the main job on the CPU backend
 #   make check            install deps, build, run every test suite
+#   make bench            build, run 'edgert bench --suite' (FMA peak, memory
+#                         bandwidth, zoo models against them; BENCH_ARGS=options)
 #   make install PREFIX=  install library, header, CLI and edgert.pc
 #   make SAN=1 ...        build with ASan+UBSan into build-san/
 #   make modules          kernel module (see mk/kernel.mk and Kbuild)
@@ -155,6 +157,12 @@ demo: deps
 check: deps
 	@$(MAKE) --no-print-directory all
 	@ERT_BUILD=$(BUILD) ERT_CONFORMANCE=$(CONFORMANCE) CC=$(CC) ./scripts/check.sh
+
+# A program a person runs, not a test: docs/performance.md says how to read it.
+# bench/ is a directory of the tree, so the target must be phony.
+.PHONY: bench
+bench: tools
+	$(BUILD)/edgert bench --suite $(BENCH_ARGS)
 
 clean:
 	rm -rf build build-san build-fuzz build-clang

@@ -1,16 +1,18 @@
 # Fuzzers and the damaged-file corpus (issue 2).
 #
 #   make fuzz                 build every fuzz/fuzz-*.c with libFuzzer (clang) into build-fuzz/
-#   make fuzz-run             run each for FUZZ_SECONDS (default 20) on fuzz/corpus-<name>/;
-#                             FUZZ_SEED=N fixes libFuzzer's seed (make check uses 1, so a
-#                             CI run explores the same inputs each time; unset: random)
+#                             (FUZZ_BUILD=DIR: elsewhere, for a build of one's own)
+#   make fuzz-run             run each for FUZZ_SECONDS (default 20) on fuzz/corpus-<name>/
+#                             with fuzz/<name>.dict (extreme integers, issue 14) when there
+#                             is one; FUZZ_SEED=N fixes libFuzzer's seed (make check uses 1,
+#                             so a CI run explores the same inputs each time; unset: random)
 #   make SAN=1 bad-input      build the damaged-file program into build-san/bad-input
 #
 # The fuzz build compiles every library source again with coverage
 # instrumentation; it shares nothing with build/ or build-san/.
 
 FUZZ_CC      ?= clang
-FUZZ_BUILD   := build-fuzz
+FUZZ_BUILD   ?= build-fuzz
 FUZZ_SECONDS ?= 20
 FUZZ_SEED    ?=
 FUZZ_SAN     := -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer
@@ -40,7 +42,7 @@ $(FUZZ_BUILD)/libedgert-fuzz.a: $(FUZZ_LIB_OBJS)
 	@rm -f $@
 	$(AR) rcs $@ $^
 
-$(FUZZ_BUILD)/fuzz-%: fuzz/fuzz-%.c $(FUZZ_BUILD)/libedgert-fuzz.a
+$(FUZZ_BUILD)/fuzz-%: fuzz/fuzz-%.c fuzz/fuzz-common.h $(FUZZ_BUILD)/libedgert-fuzz.a
 	$(FUZZ_CC) $(FUZZ_CPPFLAGS) $(FUZZ_CFLAGS) -fsanitize=fuzzer -o $@ $< \
 		$(FUZZ_BUILD)/libedgert-fuzz.a $(LDLIBS)
 
@@ -50,7 +52,8 @@ fuzz-run: fuzz
 	@fail=0; for f in $(FUZZ_BINS); do \
 		name=$${f#$(FUZZ_BUILD)/fuzz-}; work=$(FUZZ_BUILD)/corpus-$$name; \
 		mkdir -p $$work; seeds=fuzz/corpus-$$name; [ -d $$seeds ] || seeds=; \
-		if $$f -max_total_time=$(FUZZ_SECONDS) -timeout=10 -rss_limit_mb=2048 \
+		dict=fuzz/$$name.dict; [ -f $$dict ] && dict=-dict=$$dict || dict=; \
+		if $$f -max_total_time=$(FUZZ_SECONDS) -timeout=10 -rss_limit_mb=2048 $$dict \
 			$(if $(FUZZ_SEED),-seed=$(FUZZ_SEED)) \
 			-artifact_prefix=$(FUZZ_BUILD)/crash-$$name- -print_final_stats=0 \
 			$$work $$seeds >$(FUZZ_BUILD)/fuzz-$$name.log 2>&1; then \

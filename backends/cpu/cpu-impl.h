@@ -72,6 +72,13 @@ enum ert_cpu_pack_kind {
 	 * position, packed like A (cpu/conv/winograd.h).
 	 */
 	ERT_CPU_PACK_WINO,
+	/*
+	 * int8 GEMM operands (cpu/qgemm/qgemm.h): src holds count matrices of
+	 * rows x cols bytes, src_stride bytes apart; fmt names the kernel and
+	 * the source type; panel is left as given.
+	 */
+	ERT_CPU_PACK_Q8A,        /* A blocks and row sums: rows = m, cols = k */
+	ERT_CPU_PACK_Q8B,        /* B panels and column sums: rows = k, cols = n */
 };
 
 /*
@@ -85,6 +92,7 @@ struct ert_cpu_pack_key {
 	int panel;               /* MR (A) or NR (B) of the kernel; set by ert_cpu_pack_get() */
 	int64_t rows, cols, rs, cs;
 	int64_t count, src_stride;
+	int fmt;                 /* ERT_CPU_PACK_Q8*: ert_qgemm_key_fmt(); 0 otherwise */
 };
 
 struct ert_cpu_packed {

@@ -7,16 +7,19 @@
 
 #include "cpu/conv/winograd.h"
 #include "cpu/gemm/sgemm.h"
+#include "cpu/qgemm/qgemm.h"
 
 static bool key_equal(const struct ert_cpu_pack_key *a, const struct ert_cpu_pack_key *b)
 {
 	return a->src == b->src && a->kind == b->kind && a->panel == b->panel && a->rows == b->rows &&
 	       a->cols == b->cols && a->rs == b->rs && a->cs == b->cs && a->count == b->count &&
-	       a->src_stride == b->src_stride;
+	       a->src_stride == b->src_stride && a->fmt == b->fmt;
 }
 
 static size_t packed_floats(const struct ert_cpu_pack_key *key)
 {
+	if (key->kind == ERT_CPU_PACK_Q8A || key->kind == ERT_CPU_PACK_Q8B)
+		return ert_qgemm_entry_bytes(key) / sizeof(float);
 	return key->kind != ERT_CPU_PACK_B
 		       ? ert_sgemm_packed_a_floats(key->rows, key->cols, key->panel)
 		       : ert_sgemm_packed_b_floats(key->rows, key->cols, key->panel);
@@ -54,6 +57,17 @@ static struct ert_cpu_packed *pack_new(struct ert_cpu *cpu, const struct ert_cpu
 		free(u);
 		return pk;
 	}
+	if (key->kind == ERT_CPU_PACK_Q8A || key->kind == ERT_CPU_PACK_Q8B) {
+		for (int64_t i = 0; i < key->count; i++) {
+			struct ert_cpu_pack_key one = *key;
+
+			one.src = (const float *)(const void *)((const char *)key->src +
+								i * key->src_stride);
+			one.count = 1;
+			ert_qgemm_entry_pack(&one, pk->data + (size_t)i * pk->stride);
+		}
+		return pk;
+	}
 	for (int64_t i = 0; i < key->count; i++) {
 		const float *src = key->src + i * key->src_stride;
 		float *dst = pk->data + (size_t)i * pk->stride;
@@ -79,6 +93,8 @@ ert_status ert_cpu_pack_get(struct ert_cpu *cpu, const struct ert_cpu_pack_key *
 	if (cpu->memory == ERT_LEVEL_LOW)
 		return ERT_OK;
 	k.panel = k.kind == ERT_CPU_PACK_B ? kern->nr : kern->mr;
+	if (k.kind == ERT_CPU_PACK_Q8A || k.kind == ERT_CPU_PACK_Q8B)
+		k.panel = key_in->panel;
 	for (pk = cpu->packed; pk; pk = pk->next)
 		if (key_equal(&pk->key, key))
 			break;

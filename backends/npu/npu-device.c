@@ -105,6 +105,7 @@ struct npu_dev {
 	uint32_t n_sim_bos, cap_sim_bos, next_handle;
 	uint8_t *sim_cs;		/* copies of a submission's streams */
 	size_t cap_sim_cs;
+	struct npu_sim_stats sim_stats;	/* what it has executed */
 };
 
 /* ---- errors -------------------------------------------------------------- */
@@ -227,7 +228,7 @@ static const char *npu_job_error_meaning(int e)
  * the driver's copy would fail.
  */
 static int npu_job_check(struct npu_dev *dev, const struct npu_job *job, const void *cs,
-			 struct npu_bo_view *views, char *why, size_t len)
+			 struct npu_bo_view *views, char *why, size_t len, uint64_t *work)
 {
 	u64 sizes[ENPU_CS_MAX_REGIONS];
 	uint64_t writes = 0;
@@ -301,6 +302,8 @@ static int npu_job_check(struct npu_dev *dev, const struct npu_job *job, const v
 		snprintf(why, len, "a command writes a BO the job only reads (ENPU_JOB_BO_READ)");
 		return -EACCES;
 	}
+	if (work)
+		*work = info.work;
 	return 0;
 }
 
@@ -336,7 +339,8 @@ static ert_status npu_fail_submit(struct npu_dev *dev, struct ert_err *err,
 		uint32_t j = job < n ? job : 0, end = job < n ? job + 1 : n;
 
 		for (job = UINT32_MAX; j < end && job == UINT32_MAX; j++)
-			if (npu_job_check(dev, &jobs[j], jobs[j].cs, views, why, sizeof(why)) == -e)
+			if (npu_job_check(dev, &jobs[j], jobs[j].cs, views, why, sizeof(why), NULL) ==
+			    -e)
 				job = j;
 		if (job == UINT32_MAX)
 			why[0] = '\0';
@@ -502,6 +506,7 @@ static int npu_sim_submit(struct npu_dev *dev, const struct npu_job *jobs, uint3
 {
 	struct npu_bo_view views[ENPU_CS_MAX_REGIONS];
 	size_t off[NPU_SIM_MAX_JOBS_PER_SUBMIT], total = 0;
+	uint64_t work[NPU_SIM_MAX_JOBS_PER_SUBMIT];
 	uint32_t hangs = 0;
 	int ret;
 
@@ -511,7 +516,7 @@ static int npu_sim_submit(struct npu_dev *dev, const struct npu_job *jobs, uint3
 
 		off[j] = total;
 		/* the checks before the stream is read, so a huge cs_size is E2BIG, not ENOMEM */
-		ret = npu_job_check(dev, job, NULL, views, NULL, 0);
+		ret = npu_job_check(dev, job, NULL, views, NULL, 0, NULL);
 		if (ret != -EFAULT) {
 			*failed_job = j;
 			return ret;
@@ -530,7 +535,7 @@ static int npu_sim_submit(struct npu_dev *dev, const struct npu_job *jobs, uint3
 			dev->cap_sim_cs = need;
 		}
 		memcpy(dev->sim_cs + off[j], job->cs, job->cs_size);
-		ret = npu_job_check(dev, job, dev->sim_cs + off[j], views, NULL, 0);
+		ret = npu_job_check(dev, job, dev->sim_cs + off[j], views, NULL, 0, &work[j]);
 		if (ret) {
 			*failed_job = j;
 			return ret;
@@ -552,6 +557,8 @@ static int npu_sim_submit(struct npu_dev *dev, const struct npu_job *jobs, uint3
 		}
 		/* no yield hook: it cannot be stopped, and its work is bounded by max_job_work */
 		enpu_cs_execute(dev->sim_cs + off[j], region, job->n_bos, NULL, NULL);
+		dev->sim_stats.jobs++;
+		dev->sim_stats.work += work[j];
 		if (job->flags & ENPU_JOB_TEST_HANG) {
 			struct npu_job_rec rec = { .seqno = dev->seqno, .index = j, .count = n,
 						   .error = -ETIMEDOUT };
@@ -1184,6 +1191,11 @@ void npu_dev_close(struct npu_dev *dev)
 const struct npu_dev_info *npu_dev_info(const struct npu_dev *dev)
 {
 	return &dev->info;
+}
+
+void npu_dev_sim_stats(const struct npu_dev *dev, struct npu_sim_stats *out)
+{
+	*out = dev->sim_stats;
 }
 
 /* ---- buffer objects ------------------------------------------------------ */

@@ -112,6 +112,19 @@ void npu_dev_close(struct npu_dev *dev);
 /* Valid as long as @dev. */
 const struct npu_dev_info *npu_dev_info(const struct npu_dev *dev);
 
+/*
+ * What the simulator has executed since @dev was opened: jobs, and the work
+ * its validator counted for them (enpu_cs_validate(), ENPU_CS_MAX_WORK
+ * units). The executor's loops are bounded by the same shapes, never by the
+ * bytes in the buffers, so a model's work per run does not depend on its
+ * weights. Zeros for a kernel device.
+ */
+struct npu_sim_stats {
+	uint64_t jobs;
+	uint64_t work;
+};
+void npu_dev_sim_stats(const struct npu_dev *dev, struct npu_sim_stats *out);
+
 /* A BO of at least @size bytes (rounded up to pages), zeroed and mapped read-write. */
 ert_status npu_bo_create(struct npu_dev *dev, uint64_t size, struct npu_bo *bo,
 			 struct ert_err *err);

@@ -46,7 +46,11 @@ static bool conv_geometry(const struct ert_exec *x, struct conv_plan *c)
 		.sh = g.stride[1], .sw = g.stride[2], .dh = g.dil[1], .dw = g.dil[2],
 		.pt = g.pad_b[1], .pl = g.pad_b[2], .pb = g.pad_e[1], .pr = g.pad_e[2],
 	};
-	if (c->groups < 1 || c->ic != c->groups * c->icg || c->oc % c->groups)
+	int64_t ic;
+
+	/* group and W's dims are only bounded by 2^48 here: their product may not fit */
+	if (c->groups < 1 || !ert_mul_i64(c->groups, c->icg, &ic) || c->ic != ic ||
+	    c->oc % c->groups)
 		return false;
 	if (g.out[1] != c->oh || g.out[2] != c->ow)
 		return false;
@@ -296,6 +300,14 @@ static bool mm_geometry(const struct ert_exec *x, struct mm_plan *p)
 		if (w->dims[w->rank - 2] != p->k ||
 		    (w->rank == 3 && (w->dims[0] != p->batch || a->rank != 3)))
 			return false;
+	}
+	int64_t d[] = { p->batch, p->m, p->n, p->k };
+
+	for (int i = 0; i < 4; i++)
+		if (d[i] < 1 || d[i] > ENPU_CS_MAX_DIM)
+			return false;
+	/* strides from dims of two tensors: only once each dim is known small */
+	if (!gemm) {
 		int64_t a_st[4] = { p->m * p->k, p->k, 1, 0 };
 		int64_t w_st[4] = { w->rank == 3 ? p->k * p->n : 0, 1, p->n, 0 };
 		int64_t o_st[4] = { p->m * p->n, p->n, 1, 0 };
@@ -304,11 +316,6 @@ static bool mm_geometry(const struct ert_exec *x, struct mm_plan *p)
 		memcpy(p->w_st, w_st, sizeof(w_st));
 		memcpy(p->o_st, o_st, sizeof(o_st));
 	}
-	int64_t d[] = { p->batch, p->m, p->n, p->k };
-
-	for (int i = 0; i < 4; i++)
-		if (d[i] < 1 || d[i] > ENPU_CS_MAX_DIM)
-			return false;
 	return p->batch * p->m * p->k <= UINT32_MAX && p->batch * p->k * p->n <= UINT32_MAX &&
 	       p->batch * p->m * p->n <= UINT32_MAX;
 }

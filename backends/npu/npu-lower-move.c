@@ -210,7 +210,8 @@ static ert_status lower_slice(struct lower *l)
 	for (int i = 0; i < 4; i++) {
 		int32_t j = in->rank - 4 + i;
 
-		ss[i] = j >= 0 ? ist[j] * sp.step[j] : 0;
+		/* a length-1 axis never steps, and its step may be huge (INT64_MAX) */
+		ss[i] = j >= 0 && sp.dims[j] > 1 ? ist[j] * sp.step[j] : 0;
 	}
 	st = nl_locate_io(l, &rs, &os, &rd, &od);
 	if (st != ERT_OK)

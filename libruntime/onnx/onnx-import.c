@@ -109,6 +109,15 @@ static ert_status apply_type(struct importer *im, int32_t t, const Onnx__TypePro
 		x->dims[i] = -1;
 		x->dim_names[i] = NULL;
 		if (d->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE &&
+		    d->dim_value > ERT_DIM_MAX) {
+			/* a hint (value_info) that large is dropped; a graph input's is refused */
+			if (!strict)
+				continue;
+			ert_err_set(im->err, "%s '%s' dimension %zu is %lld (at most 2^48)", kind,
+				    x->name, i, (long long)d->dim_value);
+			return ERT_STATUS_INVALID_MODEL;
+		}
+		if (d->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE &&
 		    d->dim_value >= 0) {
 			x->dims[i] = d->dim_value;
 		} else if (d->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_PARAM &&

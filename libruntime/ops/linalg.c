@@ -59,12 +59,13 @@ ert_status ert_conv_shape(struct ert_infer_ctx *ctx, const struct ert_value *x,
 			  const struct ert_value *w, ert_dtype out_dt)
 {
 	struct ert_conv_geom g;
-	int64_t group, dims[ERT_MAX_RANK];
+	int64_t group, dims[ERT_MAX_RANK], cin;
 	ert_status st = conv_check(ctx, x, w, &group);
 
 	if (st != ERT_OK)
 		return st;
-	if (x->dims[1] != w->dims[1] * group || w->dims[0] % group)
+	/* W's dims and group are each <= 2^48: their product may not fit */
+	if (!ert_mul_i64(w->dims[1], group, &cin) || x->dims[1] != cin || w->dims[0] % group)
 		return ert_infer_fail(ctx, ERT_STATUS_SHAPE,
 				      "X has %lld channels, W expects %lld x group %lld (M = %lld)",
 				      (long long)x->dims[1], (long long)w->dims[1],
@@ -135,14 +136,17 @@ static ert_status infer_convt(struct ert_infer_ctx *ctx)
 		return ert_infer_fail(ctx, ERT_STATUS_SHAPE,
 				      "X has %lld channels, W has %lld (group %lld)",
 				      (long long)x->dims[1], (long long)w->dims[0], (long long)group);
-	st = bias_check(ctx, w->dims[1] * group);
+	if (!ert_mul_i64(w->dims[1], group, &dims[1]) || dims[1] > ERT_DIM_MAX)
+		return ert_infer_fail(ctx, ERT_STATUS_SHAPE,
+				      "W's %lld output channels a group times group %lld exceed 2^48",
+				      (long long)w->dims[1], (long long)group);
+	st = bias_check(ctx, dims[1]);
 	if (st != ERT_OK)
 		return st;
 	st = ert_geom_convt(ctx->node, x->rank - 2, x->dims + 2, w->dims + 2, &g, ctx->err);
 	if (st != ERT_OK)
 		return st;
 	dims[0] = x->dims[0];
-	dims[1] = w->dims[1] * group;
 	for (int32_t i = 0; i < x->rank - 2; i++)
 		dims[2 + i] = g.out[3 - (x->rank - 2) + i];
 	ert_value_set_shape(ctx->out[0], x->dtype, x->rank, dims);

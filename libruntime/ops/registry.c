@@ -120,6 +120,22 @@ static ert_status infer_checked(struct ert_infer_ctx *ctx)
 	st = ert_op_check_attrs(ctx->node, ctx->err);
 	if (st != ERT_OK)
 		return st;
+	/*
+	 * Inference may rely on its inputs meeting ert_value_finish()'s bounds;
+	 * a caller that builds values from a file's declared shapes (the clean-up
+	 * passes, edgert info) may not have checked them.
+	 */
+	for (uint32_t k = 0; k < ctx->n_in; k++) {
+		struct ert_value v;
+
+		if (!ctx->in[k])
+			continue;
+		v = *ctx->in[k];
+		if (v.rank < 0 || v.rank > ERT_MAX_RANK || !ert_value_finish(&v))
+			return ert_infer_fail(ctx, ERT_STATUS_SHAPE,
+					      "input %u has a dimension outside [0, 2^48] or too many "
+					      "elements", k);
+	}
 	st = by_op[ctx->node->op](ctx);
 	if (st != ERT_OK)
 		return st;

@@ -12,13 +12,20 @@
  * what they are. Under ASan+UBSan (11-unit-asan) any overflow, negation of
  * INT64_MIN or bad access stops the program.
  *
+ * A second table plants the same values in one declared dim of a graph input
+ * (dim_rows): the model must be refused naming the input or the node, or run.
+ *
  * Each row first runs with its ordinary value, which must plan and run: a row
  * that fails for another reason would make its extreme cases say nothing.
  *
  * Usage: test-hostile-attrs [filter]      rows whose "OpN.target[i]" holds filter
  *        test-hostile-attrs --list        the rows' names
  *        test-hostile-attrs --onnx DIR    write each row's ordinary model as
- *                                         DIR/<Op>-<target>.onnx (fuzz seeds)
+ *                                         DIR/hostile-<row>.onnx (fuzz seeds)
+ *        test-hostile-attrs --ert DIR     the same as .ert files
+ *        test-hostile-attrs --write ROW VALUE FILE
+ *                                         one row's model with VALUE planted, as
+ *                                         FILE (.onnx or .ert), to try by hand
  */
 #include <errno.h>
 #include <math.h>
@@ -83,6 +90,7 @@ struct hrow {
 #define AIS(nm, n, ...) { nm, ERT_ATTR_INTS, n, { __VA_ARGS__ }, 0, NULL }
 #define AF(nm, v) { nm, ERT_ATTR_FLOAT, 1, { 0 }, v, NULL }
 #define ASTR(nm, v) { nm, ERT_ATTR_STRING, 1, { 0 }, 0, v }
+#define NOATTR { NULL, ERT_ATTR_UNDEFINED, 0, { 0 }, 0, NULL }
 
 static const int64_t extremes[] = {
 	0, 1, -1, 2, -2,
@@ -303,25 +311,25 @@ static const struct hrow rows[] = {
 
 	/* reductions */
 	{ "ReduceSum", 13, "axes", 0, { X("data", F32, 2, 2, 3), CI("axes", I64, 1, D(1), 1) },
-	  { { NULL } }, 1, NULL },
+	  { NOATTR }, 1, NULL },
 	{ "ReduceSum", 13, "keepdims", 0, { X("data", F32, 2, 2, 3), CI("axes", I64, 1, D(1), 1) },
 	  { AI("keepdims", 1) }, 1, NULL },
 	{ "ReduceSum", 13, "noop_with_empty_axes", 0, { X("data", F32, 2, 2, 3) },
 	  { AI("noop_with_empty_axes", 0) }, 1, NULL },
 	{ "ReduceMean", 13, "axes", 0, { X("data", F32, 2, 2, 3) }, { AIS("axes", 1, 1) }, 1, NULL },
 	{ "ReduceMax", 18, "axes", 0, { X("data", F32, 2, 2, 3), CI("axes", I64, 1, D(1), 0) },
-	  { { NULL } }, 1, NULL },
+	  { NOATTR }, 1, NULL },
 	{ "ArgMax", 13, "axis", 0, { X("data", F32, 2, 2, 3) }, { AI("axis", 1) }, 1, NULL },
 	{ "ArgMin", 13, "keepdims", 0, { X("data", F32, 2, 2, 3) }, { AI("keepdims", 1) }, 1, NULL },
 	{ "ArgMax", 13, "select_last_index", 0, { X("data", F32, 2, 2, 3) },
 	  { AI("select_last_index", 0) }, 1, NULL },
 	{ "CumSum", 14, "axis", 0, { X("x", F32, 2, 2, 3), CI("axis", I64, 0, D(0), 1) },
-	  { { NULL } }, 1, NULL },
+	  { NOATTR }, 1, NULL },
 	{ "CumSum", 14, "exclusive", 0, { X("x", F32, 2, 2, 3), CI("axis", I64, 0, D(0), 1) },
 	  { AI("exclusive", 0) }, 1, NULL },
 	{ "CumSum", 14, "reverse", 0, { X("x", F32, 2, 2, 3), CI("axis", I64, 0, D(0), 1) },
 	  { AI("reverse", 0) }, 1, NULL },
-	{ "TopK", 11, "K", 0, { X("X", F32, 2, 2, 5), CI("K", I64, 1, D(1), 2) }, { { NULL } }, 2,
+	{ "TopK", 11, "K", 0, { X("X", F32, 2, 2, 5), CI("K", I64, 1, D(1), 2) }, { NOATTR }, 2,
 	  NULL },
 	{ "TopK", 11, "axis", 0, { X("X", F32, 2, 2, 5), CI("K", I64, 1, D(1), 2) },
 	  { AI("axis", -1) }, 2, NULL },
@@ -333,9 +341,9 @@ static const struct hrow rows[] = {
 	/* movement and shapes */
 	{ "Flatten", 13, "axis", 0, { X("input", F32, 3, 2, 3, 4) }, { AI("axis", 1) }, 1, NULL },
 	{ "Reshape", 14, "shape", 0, { X("data", F32, 2, 2, 6), CI("shape", I64, 1, D(2), 3, 4) },
-	  { { NULL } }, 1, NULL },
+	  { NOATTR }, 1, NULL },
 	{ "Reshape", 14, "shape", 1, { X("data", F32, 2, 2, 6), CI("shape", I64, 1, D(2), 3, -1) },
-	  { { NULL } }, 1, NULL },
+	  { NOATTR }, 1, NULL },
 	{ "Reshape", 14, "allowzero", 0,
 	  { X("data", F32, 2, 2, 6), CI("shape", I64, 1, D(2), 3, 4) }, { AI("allowzero", 0) }, 1,
 	  NULL },
@@ -343,10 +351,10 @@ static const struct hrow rows[] = {
 	  NULL },
 	{ "Squeeze", 11, "axes", 0, { X("data", F32, 3, 2, 1, 4) }, { AIS("axes", 1, 1) }, 1, NULL },
 	{ "Squeeze", 13, "axes", 0, { X("data", F32, 3, 2, 1, 4), CI("axes", I64, 1, D(1), 1) },
-	  { { NULL } }, 1, NULL },
+	  { NOATTR }, 1, NULL },
 	{ "Unsqueeze", 11, "axes", 0, { X("data", F32, 2, 2, 4) }, { AIS("axes", 1, 1) }, 1, NULL },
 	{ "Unsqueeze", 13, "axes", 0, { X("data", F32, 2, 2, 4), CI("axes", I64, 1, D(1), 0) },
-	  { { NULL } }, 1, NULL },
+	  { NOATTR }, 1, NULL },
 	{ "Concat", 13, "axis", 0, { X("a", F32, 2, 2, 3), X("b", F32, 2, 2, 3) }, { AI("axis", 1) },
 	  1, NULL },
 	{ "Split", 13, "axis", 0, { X("input", F32, 2, 2, 4) }, { AI("axis", 1) }, 2, NULL },
@@ -360,22 +368,22 @@ static const struct hrow rows[] = {
 	  { AI("axis", 1), AI("num_outputs", 2) }, 2, NULL },
 	{ "Slice", 13, "starts", 0,
 	  { X("data", F32, 1, 10), CI("starts", I64, 1, D(1), 1), CI("ends", I64, 1, D(1), 8) },
-	  { { NULL } }, 1, check_slice },
+	  { NOATTR }, 1, check_slice },
 	{ "Slice", 13, "ends", 0,
 	  { X("data", F32, 1, 10), CI("starts", I64, 1, D(1), 1), CI("ends", I64, 1, D(1), 8) },
-	  { { NULL } }, 1, check_slice },
+	  { NOATTR }, 1, check_slice },
 	{ "Slice", 13, "axes", 0,
 	  { X("data", F32, 2, 3, 10), CI("starts", I64, 1, D(1), 1), CI("ends", I64, 1, D(1), 8),
 	    CI("axes", I64, 1, D(1), 1) },
-	  { { NULL } }, 1, NULL },
+	  { NOATTR }, 1, NULL },
 	{ "Slice", 13, "steps", 0,
 	  { X("data", F32, 1, 10), CI("starts", I64, 1, D(1), 1), CI("ends", I64, 1, D(1), 8),
 	    CI("axes", I64, 1, D(1), 0), CI("steps", I64, 1, D(1), 2) },
-	  { { NULL } }, 1, NULL },
-	{ "Slice", 13, "steps", 0,
+	  { NOATTR }, 1, NULL },
+	{ "Slice", 18, "steps", 0,
 	  { X("data", F32, 1, 10), CI("starts", I64, 1, D(1), -1), CI("ends", I64, 1, D(1), -100),
 	    CI("axes", I64, 1, D(1), 0), CI("steps", I64, 1, D(1), -1) },
-	  { { NULL } }, 1, NULL },
+	  { NOATTR }, 1, NULL },
 	{ "Slice", 9, "starts", 0, { X("data", F32, 1, 10) },
 	  { AIS("starts", 1, 1), AIS("ends", 1, 8) }, 1, NULL },
 	{ "Slice", 9, "ends", 0, { X("data", F32, 1, 10) },
@@ -407,15 +415,15 @@ static const struct hrow rows[] = {
 	  { AI("axis", 1) }, 1, NULL },
 	{ "ScatterND", 16, "indices", 0,
 	  { X("data", F32, 2, 3, 4), CI("indices", I64, 2, D(1, 2), 1, 3), X("updates", F32, 1, 1) },
-	  { { NULL } }, 1, NULL },
+	  { NOATTR }, 1, NULL },
 	{ "Expand", 13, "shape", 0, { X("input", F32, 2, 3, 1), CI("shape", I64, 1, D(2), 3, 4) },
-	  { { NULL } }, 1, NULL },
+	  { NOATTR }, 1, NULL },
 	{ "Expand", 13, "shape", 1, { X("input", F32, 2, 3, 1), CI("shape", I64, 1, D(2), 3, 4) },
-	  { { NULL } }, 1, NULL },
+	  { NOATTR }, 1, NULL },
 	{ "Tile", 13, "repeats", 0, { X("input", F32, 2, 2, 3), CI("repeats", I64, 1, D(2), 2, 1) },
-	  { { NULL } }, 1, NULL },
+	  { NOATTR }, 1, NULL },
 	{ "Pad", 13, "pads", 1,
-	  { X("data", F32, 2, 2, 3), CI("pads", I64, 1, D(4), 0, 1, 0, 1) }, { { NULL } }, 1, NULL },
+	  { X("data", F32, 2, 2, 3), CI("pads", I64, 1, D(4), 0, 1, 0, 1) }, { NOATTR }, 1, NULL },
 	{ "Pad", 13, "pads", 3,
 	  { X("data", F32, 2, 2, 3), CI("pads", I64, 1, D(4), 0, 1, 0, -1) },
 	  { ASTR("mode", "reflect") }, 1, NULL },
@@ -425,13 +433,13 @@ static const struct hrow rows[] = {
 	  { ASTR("mode", "edge") }, 1, NULL },
 	{ "Pad", 2, "pads", 2, { X("data", F32, 2, 2, 3) }, { AIS("pads", 4, 0, 1, 0, 1) }, 1, NULL },
 	{ "CenterCropPad", 18, "shape", 0,
-	  { X("input_data", F32, 2, 3, 4), CI("shape", I64, 1, D(2), 2, 5) }, { { NULL } }, 1, NULL },
+	  { X("input_data", F32, 2, 3, 4), CI("shape", I64, 1, D(2), 2, 5) }, { NOATTR }, 1, NULL },
 	{ "CenterCropPad", 18, "axes", 0,
 	  { X("input_data", F32, 2, 3, 4), CI("shape", I64, 1, D(1), 5) }, { AIS("axes", 1, 1) }, 1,
 	  NULL },
 	{ "Resize", 19, "sizes", 2,
 	  { X("X", F32, 4, 1, 1, 2, 2), NONE, NONE, CI("sizes", I64, 1, D(4), 1, 1, 4, 4) },
-	  { { NULL } }, 1, NULL },
+	  { NOATTR }, 1, NULL },
 	{ "Resize", 19, "axes", 0,
 	  { X("X", F32, 4, 1, 1, 2, 2), NONE, NONE, CI("sizes", I64, 1, D(2), 4, 4) },
 	  { AIS("axes", 2, 2, 3) }, 1, NULL },
@@ -445,7 +453,7 @@ static const struct hrow rows[] = {
 	  { X("X", F32, 4, 1, 1, 3, 3), X("grid", F32, 4, 1, 2, 2, 2) }, { AI("align_corners", 0) },
 	  1, NULL },
 	{ "AffineGrid", 20, "size", 2, { X("theta", F32, 3, 1, 2, 3), CI("size", I64, 1, D(4), 1, 1, 2, 3) },
-	  { { NULL } }, 1, NULL },
+	  { NOATTR }, 1, NULL },
 	{ "AffineGrid", 20, "align_corners", 0,
 	  { X("theta", F32, 3, 1, 2, 3), CI("size", I64, 1, D(4), 1, 1, 2, 3) },
 	  { AI("align_corners", 0) }, 1, NULL },
@@ -460,33 +468,33 @@ static const struct hrow rows[] = {
 	  { AI("sampling_ratio", 2) }, 1, NULL },
 	{ "RoiAlign", 16, "batch_indices", 0,
 	  { X("X", F32, 4, 1, 1, 4, 4), CF("rois", 2, 1, 4), CI("batch_indices", I64, 1, D(1), 0) },
-	  { { NULL } }, 1, NULL },
+	  { NOATTR }, 1, NULL },
 	{ "Shape", 15, "start", 0, { X("data", F32, 4, 1, 2, 3, 4) }, { AI("start", 1) }, 1,
 	  check_shape },
 	{ "Shape", 15, "end", 0, { X("data", F32, 4, 1, 2, 3, 4) }, { AI("end", -1) }, 1,
 	  check_shape },
-	{ "ConstantOfShape", 9, "input", 1, { CI("input", I64, 1, D(2), 2, 3) }, { { NULL } }, 1,
+	{ "ConstantOfShape", 9, "input", 1, { CI("input", I64, 1, D(2), 2, 3) }, { NOATTR }, 1,
 	  NULL },
 	{ "Range", 11, "limit", 0,
 	  { CI("start", I64, 0, D(0), 1), CI("limit", I64, 0, D(0), 9), CI("delta", I64, 0, D(0), 2) },
-	  { { NULL } }, 1, NULL },
+	  { NOATTR }, 1, NULL },
 	{ "Range", 11, "start", 0,
 	  { CI("start", I64, 0, D(0), 1), CI("limit", I64, 0, D(0), 9), CI("delta", I64, 0, D(0), 2) },
-	  { { NULL } }, 1, NULL },
+	  { NOATTR }, 1, NULL },
 	{ "Range", 11, "delta", 0,
 	  { CI("start", I64, 0, D(0), 1), CI("limit", I64, 0, D(0), 9), CI("delta", I64, 0, D(0), 2) },
-	  { { NULL } }, 1, NULL },
+	  { NOATTR }, 1, NULL },
 	{ "DepthToSpace", 13, "blocksize", 0, { X("input", F32, 4, 1, 4, 2, 2) },
 	  { AI("blocksize", 2) }, 1, NULL },
 	{ "SpaceToDepth", 13, "blocksize", 0, { X("input", F32, 4, 1, 1, 4, 4) },
 	  { AI("blocksize", 2) }, 1, NULL },
-	{ "Trilu", 14, "k", 0, { X("input", F32, 2, 3, 4), CI("k", I64, 0, D(0), 1) }, { { NULL } }, 1,
+	{ "Trilu", 14, "k", 0, { X("input", F32, 2, 3, 4), CI("k", I64, 0, D(0), 1) }, { NOATTR }, 1,
 	  check_trilu },
 	{ "Trilu", 14, "upper", 0, { X("input", F32, 2, 3, 4) }, { AI("upper", 1) }, 1, NULL },
 	{ "EyeLike", 17, "dtype", 0, { X("x", F32, 2, 3, 4) }, { AI("dtype", 1) }, 1, NULL },
 	{ "OneHot", 11, "depth", 0,
 	  { CI("indices", I64, 1, D(3), 0, 2, -1), CI("depth", I64, 0, D(0), 4), CF("values", 1, 2) },
-	  { { NULL } }, 1, NULL },
+	  { NOATTR }, 1, NULL },
 	{ "OneHot", 11, "axis", 0,
 	  { X("indices", I64, 1, 3), CI("depth", I64, 0, D(0), 4), CF("values", 1, 2) },
 	  { AI("axis", -1) }, 1, NULL },
@@ -505,7 +513,7 @@ static const struct hrow rows[] = {
 	  { AI("fmod", 0) }, 1, NULL },
 	{ "Mod", 13, "B", 1, { X("A", I64, 1, 4), CI("B", I64, 1, D(4), 3, -3, 2, 5) },
 	  { AI("fmod", 0) }, 1, NULL },
-	{ "Div", 13, "B", 2, { X("A", I64, 1, 4), CI("B", I64, 1, D(4), 3, -3, 2, 5) }, { { NULL } }, 1,
+	{ "Div", 13, "B", 2, { X("A", I64, 1, 4), CI("B", I64, 1, D(4), 3, -3, 2, 5) }, { NOATTR }, 1,
 	  NULL },
 	{ "BitShift", 11, "Y", 0, { X("X", ERT_DTYPE_UINT64, 1, 4), CI("Y", ERT_DTYPE_UINT64, 1, D(4), 1, 2, 3, 4) },
 	  { ASTR("direction", "LEFT") }, 1, NULL },
@@ -515,12 +523,12 @@ static const struct hrow rows[] = {
 	  { X("input", F32, 2, 2, 3), CI("target", I64, 1, D(2), 0, 2) }, { AI("ignore_index", 1) },
 	  1, NULL },
 	{ "NegativeLogLikelihoodLoss", 13, "target", 1,
-	  { X("input", F32, 2, 2, 3), CI("target", I64, 1, D(2), 0, 2) }, { { NULL } }, 1, NULL },
+	  { X("input", F32, 2, 2, 3), CI("target", I64, 1, D(2), 0, 2) }, { NOATTR }, 1, NULL },
 	{ "SoftmaxCrossEntropyLoss", 13, "ignore_index", 0,
 	  { X("scores", F32, 2, 2, 3), CI("labels", I64, 1, D(2), 0, 2) }, { AI("ignore_index", 1) },
 	  1, NULL },
 	{ "SoftmaxCrossEntropyLoss", 13, "labels", 0,
-	  { X("scores", F32, 2, 2, 3), CI("labels", I64, 1, D(2), 0, 2) }, { { NULL } }, 1, NULL },
+	  { X("scores", F32, 2, 2, 3), CI("labels", I64, 1, D(2), 0, 2) }, { NOATTR }, 1, NULL },
 
 	/* quantisation */
 	{ "QuantizeLinear", 21, "axis", 0, { X("x", F32, 2, 2, 4), CF("y_scale", 1, 4) },
@@ -581,6 +589,74 @@ static const struct hrow rows[] = {
 	  { AI("channels_last", 0) }, 1, NULL },
 };
 
+/*
+ * Extreme declared dims: the value goes into dim @pos of graph input @target
+ * (ONNX import takes a negative dim as unknown). A tensor may have a dim of 0;
+ * one above 2^48 is refused, by import, by the planner or by the budget.
+ */
+static const struct hrow dim_rows[] = {
+	{ "Conv", 11, "X", 1, { X("X", F32, 4, 1, 2, 5, 5), CONV_W }, { AI("group", 1) }, 1, NULL },
+	{ "Conv", 11, "X", 3, { X("X", F32, 4, 1, 2, 5, 5), CONV_W }, { AI("group", 1) }, 1, NULL },
+	{ "ConvTranspose", 11, "X", 2, { X("X", F32, 4, 1, 2, 3, 3), CONVT_W },
+	  { AIS("strides", 2, 2, 2) }, 1, NULL },
+	{ "MaxPool", 12, "X", 0, { X("X", F32, 4, 1, 1, 5, 5) }, { AIS("kernel_shape", 2, 2, 2) }, 1,
+	  NULL },
+	{ "AveragePool", 19, "X", 3, { X("X", F32, 4, 1, 1, 5, 5) },
+	  { AIS("kernel_shape", 2, 2, 2), AIS("pads", 4, 1, 1, 1, 1) }, 1, NULL },
+	{ "GlobalAveragePool", 1, "X", 2, { X("X", F32, 4, 1, 2, 3, 3) }, { NOATTR }, 1, NULL },
+	{ "Concat", 13, "a", 1, { X("a", F32, 2, 2, 3), X("b", F32, 2, 2, 3) }, { AI("axis", 1) }, 1,
+	  NULL },
+	{ "Concat", 13, "b", 0, { X("a", F32, 2, 2, 3), X("b", F32, 2, 2, 3) }, { AI("axis", 1) }, 1,
+	  NULL },
+	{ "Reshape", 14, "data", 0, { X("data", F32, 2, 2, 6), CI("shape", I64, 1, D(2), -1, 3) },
+	  { NOATTR }, 1, NULL },
+	{ "Gather", 13, "data", 0, { X("data", F32, 2, 3, 4), CI("indices", I64, 1, D(2), 0, 2) },
+	  { AI("axis", 1) }, 1, NULL },
+	{ "MatMul", 13, "A", 0, { X("A", F32, 2, 2, 3), CF("B", 2, 3, 4) }, { NOATTR }, 1, NULL },
+	{ "Gemm", 13, "A", 1, { X("A", F32, 2, 2, 3), CF("B", 2, 3, 4) }, { NOATTR }, 1, NULL },
+	{ "Softmax", 13, "x", 1, { X("x", F32, 2, 2, 3) }, { AI("axis", 1) }, 1, NULL },
+	{ "Transpose", 13, "data", 1, { X("data", F32, 3, 2, 3, 4) }, { AIS("perm", 3, 2, 0, 1) }, 1,
+	  NULL },
+	{ "Expand", 13, "input", 1, { X("input", F32, 2, 3, 1), CI("shape", I64, 1, D(2), 3, 4) },
+	  { NOATTR }, 1, NULL },
+	{ "Tile", 13, "input", 1, { X("input", F32, 2, 2, 3), CI("repeats", I64, 1, D(2), 2, 2) },
+	  { NOATTR }, 1, NULL },
+	{ "Split", 13, "input", 1, { X("input", F32, 2, 2, 4) }, { AI("axis", 1) }, 2, NULL },
+	{ "Slice", 13, "data", 0,
+	  { X("data", F32, 1, 10), CI("starts", I64, 1, D(1), 1), CI("ends", I64, 1, D(1), -1) },
+	  { NOATTR }, 1, NULL },
+	{ "Pad", 13, "data", 1, { X("data", F32, 2, 2, 3), CI("pads", I64, 1, D(4), 0, 1, 0, 1) },
+	  { ASTR("mode", "reflect") }, 1, NULL },
+	{ "Resize", 19, "X", 3,
+	  { X("X", F32, 4, 1, 1, 2, 2), NONE, CF("scales", 1, 4) }, { NOATTR }, 1, NULL },
+	{ "DepthToSpace", 13, "input", 2, { X("input", F32, 4, 1, 4, 2, 2) }, { AI("blocksize", 2) },
+	  1, NULL },
+	{ "LRN", 13, "X", 1, { X("X", F32, 4, 1, 3, 2, 2) }, { AI("size", 3) }, 1, NULL },
+	{ "GroupNormalization", 18, "X", 2,
+	  { X("X", F32, 4, 1, 4, 2, 2), CF("scale", 1, 2), CF("bias", 1, 2) },
+	  { AI("num_groups", 2) }, 1, NULL },
+	{ "TopK", 11, "X", 1, { X("X", F32, 2, 2, 5), CI("K", I64, 1, D(1), 2) }, { NOATTR }, 2,
+	  NULL },
+	{ "ReduceSum", 13, "data", 0, { X("data", F32, 2, 2, 3), CI("axes", I64, 1, D(1), 1) },
+	  { NOATTR }, 1, NULL },
+	{ "EyeLike", 17, "x", 1, { X("x", F32, 2, 3, 4) }, { AI("k", 1) }, 1, NULL },
+	{ "OneHot", 11, "indices", 0,
+	  { X("indices", I64, 1, 3), CI("depth", I64, 0, D(0), 4), CF("values", 1, 2) },
+	  { AI("axis", -1) }, 1, NULL },
+	{ "Trilu", 14, "input", 0, { X("input", F32, 2, 3, 4) }, { AI("upper", 1) }, 1, NULL },
+	{ "GatherND", 13, "data", 1,
+	  { X("data", F32, 3, 2, 3, 4), CI("indices", I64, 2, D(2, 1), 1, 2) },
+	  { AI("batch_dims", 1) }, 1, NULL },
+	{ "QLinearConv", 10, "x", 2,
+	  { X("x", U8, 4, 1, 2, 5, 5), QSCALE("x_scale"), QZP("x_zero_point"),
+	    CI("w", U8, 4, D(2, 2, 3, 3), 1, 2, 3), QSCALE("w_scale"), QZP("w_zero_point"),
+	    QSCALE("y_scale"), QZP("y_zero_point") },
+	  { NOATTR }, 1, NULL },
+};
+
+/* While the dim rows run: build() plants in an input's dims. */
+static bool planting_dims;
+
 /* ---- building and running one model ---- */
 
 static size_t elem_size(ert_dtype dt)
@@ -626,9 +702,14 @@ static struct ert_graph *build(const struct hrow *r, bool plant, int64_t v)
 			ins[n_in++] = -1;
 			continue;
 		}
+		int64_t dims[4];
+
+		memcpy(dims, ti->dims, sizeof(dims));
+		if (plant && planting_dims && !strcmp(ti->name, r->target))
+			dims[r->pos] = v;
 		for (int32_t k = 0; k < ti->rank; k++)
 			numel *= ti->dims[k];
-		ins[n_in] = ert_graph_add_tensor(g, ti->name, ti->dt, ti->rank, ti->dims);
+		ins[n_in] = ert_graph_add_tensor(g, ti->name, ti->dt, ti->rank, dims);
 		if (ti->kind == IN_X) {
 			ert_graph_add_input(g, ins[n_in]);
 		} else {
@@ -723,6 +804,16 @@ static bool names_it(const struct hrow *r, enum stage stage, ert_status st, cons
 
 	if (!msg || !*msg) {
 		snprintf(why, len, "failed (status %d) without a message", (int)st);
+		return false;
+	}
+	if (planting_dims) {
+		char input[80];
+
+		snprintf(input, sizeof(input), "'%s'", r->target);
+		if (strstr(msg, "hostile") || strstr(msg, input))
+			return true;
+		snprintf(why, len, "message names neither node 'hostile' nor input %s: %s", input,
+			 msg);
 		return false;
 	}
 	if (!strstr(msg, "hostile") ||
@@ -851,7 +942,8 @@ static int via_ert(const struct hrow *r, bool plant, int64_t v, char *why, size_
 
 static void row_name(const struct hrow *r, char *buf, size_t len)
 {
-	snprintf(buf, len, "%s%d.%s[%d]", r->op, r->opset, r->target, r->pos);
+	snprintf(buf, len, "%s%d.%s%s[%d]", r->op, r->opset, r->target,
+		 planting_dims ? ".dims" : "", r->pos);
 }
 
 static bool run_row(const struct hrow *r)
@@ -864,13 +956,15 @@ static bool run_row(const struct hrow *r)
 		printf("  %s: unknown op\n", name);
 		return false;
 	}
-	if (!row_has_attr(r, r->target)) {
+	if (planting_dims || !row_has_attr(r, r->target)) {
 		bool found = false;
 
 		for (int i = 0; i < 9 && r->in[i].name; i++)
-			found |= r->in[i].kind == IN_CONST && !strcmp(r->in[i].name, r->target);
+			found |= r->in[i].kind == (planting_dims ? IN_X : IN_CONST) &&
+				 !strcmp(r->in[i].name, r->target);
 		if (!found) {
-			printf("  %s: the row has no attribute or constant input '%s'\n", name,
+			printf("  %s: the row has no %s '%s'\n", name,
+			       planting_dims ? "graph input" : "attribute or constant input",
 			       r->target);
 			return false;
 		}
@@ -897,7 +991,8 @@ static bool run_row(const struct hrow *r)
 	return ok;
 }
 
-static int write_seeds(const char *dir)
+/* Each row's ordinary model as DIR/hostile-<row>.onnx or .ert (fuzz seeds). */
+static int write_seeds(const char *dir, bool ert)
 {
 	int failed = 0;
 
@@ -907,17 +1002,29 @@ static int write_seeds(const char *dir)
 	}
 	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
 		struct ert_graph *g = build(&rows[i], false, 0);
-		uint8_t *bytes = NULL;
-		size_t n = ert_test_graph_to_onnx(g, &bytes);
+		struct ert_err err = { "" };
+		void *bytes = NULL;
+		size_t n = 0;
 		char path[512], name[96];
 		FILE *f;
 
+		if (ert) {
+			if (ert_graph_toposort(g, &err) != ERT_OK ||
+			    ert_format_write_memory(g, NULL, &bytes, &n, &err) != ERT_OK)
+				n = 0;
+		} else {
+			n = ert_test_graph_to_onnx(g, (uint8_t **)&bytes);
+		}
 		row_name(&rows[i], name, sizeof(name));
-		for (char *c = name; *c; c++)
-			if (*c == '[' || *c == ']' || *c == '.')
-				*c = '-';
-		snprintf(path, sizeof(path), "%s/%s.onnx", dir, name);
-		f = fopen(path, "wb");
+		for (char *c = name, *w = name;; c++) {
+			if (*c == ']')
+				continue;
+			*w++ = *c == '[' || *c == '.' ? '-' : *c;
+			if (!*c)
+				break;
+		}
+		snprintf(path, sizeof(path), "%s/hostile-%s.%s", dir, name, ert ? "ert" : "onnx");
+		f = n ? fopen(path, "wb") : NULL;
 		if (!f || fwrite(bytes, 1, n, f) != n)
 			failed = 1;
 		if (f)
@@ -928,34 +1035,97 @@ static int write_seeds(const char *dir)
 	return failed;
 }
 
+static void run_table(const struct hrow *t, size_t n, const char *filter, int *passed,
+		      int *failed)
+{
+	for (size_t i = 0; i < n; i++) {
+		char name[96];
+
+		row_name(&t[i], name, sizeof(name));
+		if (filter && !strstr(name, filter))
+			continue;
+		if (run_row(&t[i])) {
+			(*passed)++;
+		} else {
+			printf("FAIL %s\n", name);
+			(*failed)++;
+		}
+	}
+}
+
+/* One row's model with @v planted, as ONNX or .ert by @path's suffix. */
+static int write_one(const char *row, int64_t v, const char *path)
+{
+	for (int d = 0; d < 2; d++) {
+		const struct hrow *t = d ? dim_rows : rows;
+		size_t n = d ? sizeof(dim_rows) / sizeof(dim_rows[0]) : sizeof(rows) / sizeof(rows[0]);
+
+		planting_dims = d;
+		for (size_t i = 0; i < n; i++) {
+			struct ert_graph *g;
+			struct ert_err err = { "" };
+			void *bytes = NULL;
+			size_t len = 0, pl = strlen(path);
+			char name[96];
+			FILE *f;
+
+			row_name(&t[i], name, sizeof(name));
+			if (strcmp(name, row))
+				continue;
+			g = build(&t[i], true, v);
+			if (pl > 4 && !strcmp(path + pl - 4, ".ert")) {
+				if (ert_graph_toposort(g, &err) != ERT_OK ||
+				    ert_format_write_memory(g, NULL, &bytes, &len, &err) != ERT_OK)
+					len = 0;
+			} else {
+				len = ert_test_graph_to_onnx(g, (uint8_t **)&bytes);
+			}
+			ert_graph_destroy(g);
+			f = len ? fopen(path, "wb") : NULL;
+			if (!f || fwrite(bytes, 1, len, f) != len) {
+				perror(path);
+				len = 0;
+			}
+			if (f)
+				fclose(f);
+			free(bytes);
+			return len ? 0 : 1;
+		}
+	}
+	fprintf(stderr, "no row '%s' (see --list)\n", row);
+	return 1;
+}
+
 int main(int argc, char **argv)
 {
 	int passed = 0, failed = 0;
 
-	if (argc > 2 && !strcmp(argv[1], "--onnx"))
-		return write_seeds(argv[2]);
-	if (argc > 1 && !strcmp(argv[1], "--list")) {
-		for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
-			char name[96];
+	if (argc > 4 && !strcmp(argv[1], "--write"))
+		return write_one(argv[2], strtoll(argv[3], NULL, 0), argv[4]);
 
-			row_name(&rows[i], name, sizeof(name));
-			printf("%s\n", name);
+	if (argc > 2 && (!strcmp(argv[1], "--onnx") || !strcmp(argv[1], "--ert")))
+		return write_seeds(argv[2], argv[1][2] == 'e');
+	if (argc > 1 && !strcmp(argv[1], "--list")) {
+		for (int d = 0; d < 2; d++) {
+			const struct hrow *t = d ? dim_rows : rows;
+			size_t n = d ? sizeof(dim_rows) / sizeof(dim_rows[0])
+				     : sizeof(rows) / sizeof(rows[0]);
+
+			planting_dims = d;
+			for (size_t i = 0; i < n; i++) {
+				char name[96];
+
+				row_name(&t[i], name, sizeof(name));
+				printf("%s\n", name);
+			}
 		}
 		return 0;
 	}
-	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
-		char name[96];
-
-		row_name(&rows[i], name, sizeof(name));
-		if (argc > 1 && !strstr(name, argv[1]))
-			continue;
-		if (run_row(&rows[i])) {
-			passed++;
-		} else {
-			printf("FAIL %s\n", name);
-			failed++;
-		}
-	}
+	run_table(rows, sizeof(rows) / sizeof(rows[0]), argc > 1 ? argv[1] : NULL, &passed,
+		  &failed);
+	planting_dims = true;
+	run_table(dim_rows, sizeof(dim_rows) / sizeof(dim_rows[0]), argc > 1 ? argv[1] : NULL,
+		  &passed, &failed);
 	printf("models: %lu ran, %lu refused while loading, %lu while planning, %lu while running\n",
 	       n_ran, n_refused[LOADING], n_refused[PLANNING], n_refused[RUNNING]);
 	printf("%d passed, %d failed\n", passed, failed);

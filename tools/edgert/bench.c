@@ -11,6 +11,7 @@
 static const char usage[] =
 	"USAGE: edgert bench MODEL [--threads N] [--warmup N] [--loops N] [--json]\n"
 	"                    [--backend LIST] [--max-memory BYTES]\n"
+	"       edgert bench --suite [...]   (see 'edgert bench --suite --help')\n"
 	"\n"
 	"Time ert_session_run() on seeded random inputs: after the warm-up runs,\n"
 	"report the minimum, median and maximum of the timed runs in milliseconds\n"
@@ -33,7 +34,8 @@ static const char usage[] =
 	"EXAMPLES:\n"
 	"  edgert bench mnv2.ert\n"
 	"  edgert bench r50.ert --threads 1 --loops 100\n"
-	"  edgert bench vit.ert --json > vit.json\n";
+	"  edgert bench vit.ert --json > vit.json\n"
+	"  edgert bench --suite              # peak, bandwidth and the zoo models\n";
 
 struct bench_opts {
 	const char *model;
@@ -110,6 +112,10 @@ int ert_cmd_bench(int argc, char **argv)
 	size_t peak;
 	int ret;
 
+	/* the suite has options of its own (and no model) */
+	for (int i = 1; i < argc && strcmp(argv[i], "--") != 0; i++)
+		if (strcmp(argv[i], "--suite") == 0)
+			return ert_cmd_bench_suite(argc, argv);
 	ert_config_init(&o.cfg);
 	ret = parse_args(argc, argv, &o);
 	if (ret)

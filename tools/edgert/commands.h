@@ -11,6 +11,7 @@ int ert_cmd_convert(int argc, char **argv);
 int ert_cmd_info(int argc, char **argv);
 int ert_cmd_run(int argc, char **argv);
 int ert_cmd_bench(int argc, char **argv);
+int ert_cmd_bench_suite(int argc, char **argv); /* bench-suite.c: edgert bench --suite */
 int ert_cmd_profile(int argc, char **argv);
 int ert_cmd_zoo(int argc, char **argv);
 int ert_cmd_conform(int argc, char **argv); /* conform.c */

@@ -105,8 +105,11 @@ bool graph_stats_compute(const struct ert_graph *g, struct graph_stats *out)
 
 	memset(out, 0, sizeof(*out));
 	out->vals = calloc(g->n_tensors ? g->n_tensors : 1, sizeof(*out->vals));
-	if (!out->vals)
+	out->node_macs = calloc(g->n_nodes ? g->n_nodes : 1, sizeof(*out->node_macs));
+	if (!out->vals || !out->node_macs) {
+		graph_stats_free(out);
 		return false;
+	}
 	for (uint32_t t = 0; t < g->n_tensors; t++) {
 		const struct ert_tensor *ten = &g->tensors[t];
 
@@ -182,7 +185,8 @@ bool graph_stats_compute(const struct ert_graph *g, struct graph_stats *out)
 				}
 			continue;
 		}
-		out->macs += node_macs(n, in, n->n_inputs, n->n_outputs ? outs[0] : NULL);
+		out->node_macs[i] = node_macs(n, in, n->n_inputs, n->n_outputs ? outs[0] : NULL);
+		out->macs += out->node_macs[i];
 	}
 	free(in);
 	free(outs);
@@ -192,5 +196,7 @@ bool graph_stats_compute(const struct ert_graph *g, struct graph_stats *out)
 void graph_stats_free(struct graph_stats *s)
 {
 	free(s->vals);
+	free(s->node_macs);
 	s->vals = NULL;
+	s->node_macs = NULL;
 }

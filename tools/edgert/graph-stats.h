@@ -13,6 +13,7 @@ struct graph_stats {
 	uint64_t params;       /* elements of constant tensors */
 	uint64_t param_bytes;
 	uint64_t macs;         /* Conv, ConvTranspose, Gemm, MatMul, Einsum */
+	uint64_t *node_macs;   /* per node: its share of ->macs (0: none or unknown shapes) */
 	uint32_t unknown;      /* nodes whose shapes could not be inferred */
 	struct ert_value *vals; /* per tensor, shapes after the walk (rank -1: unknown) */
 };

@@ -219,20 +219,15 @@ static int parse_args(int argc, char **argv, struct quantize_opts *o)
 	return 0;
 }
 
-/*
- * The float model as the quantiser sees it: optimised (activations fused, as
- * the int8 ops will have them), serialised, and loaded from that image, so
- * that the sessions and the rewrite work on graphs with the same indices.
- */
-static bool load_float(const struct quantize_opts *o, void **image, size_t *size,
-		       ert_model **model_out)
+bool q_load_float(const char *cmd, const char *path, void **image, size_t *size,
+		  ert_model **model_out)
 {
 	struct cli_graph cg;
 	struct ert_err err = { "" };
 	char msg[512] = "";
 	ert_status st;
 
-	if (!cli_graph_load("quantize", o->model, true, &cg))
+	if (!cli_graph_load(cmd, path, true, &cg))
 		return false;
 	st = ert_graph_optimize(cg.graph, &err);
 	/* activations an int8 op cannot clamp to become table lookups of their own */
@@ -243,12 +238,12 @@ static bool load_float(const struct quantize_opts *o, void **image, size_t *size
 					     &err);
 	cli_graph_free(&cg);
 	if (st != ERT_OK)
-		return cli_error("quantize", "failed to prepare '%s': %s", o->model,
+		return cli_error(cmd, "failed to prepare '%s': %s", path,
 				 err.msg[0] ? err.msg : ert_status_string(st)),
 		       false;
 	st = ert_model_load_memory(*image, *size, 0, model_out, msg, sizeof(msg));
 	if (st != ERT_OK)
-		return cli_error("quantize", "failed to load '%s': %s", o->model,
+		return cli_error(cmd, "failed to load '%s': %s", path,
 				 msg[0] ? msg : ert_status_string(st)),
 		       false;
 	return true;
@@ -390,7 +385,7 @@ int ert_cmd_quantize(int argc, char **argv)
 		cli_error("quantize", "output '%s' is the input file", o.output);
 		goto cleanup;
 	}
-	if (!load_float(&o, &fimage, &fsize, &fmodel))
+	if (!q_load_float("quantize", o.model, &fimage, &fsize, &fmodel))
 		goto cleanup;
 	fg = ert_model_graph(fmodel);
 	if (!q_check_keep_float(fg, &o.choice) ||

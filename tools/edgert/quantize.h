@@ -21,6 +21,19 @@
 #include "cli.h"
 #include "ert-op-impl.h"
 
+/* ---- quantize.c ------------------------------------------------------- */
+
+/*
+ * The float model as the quantiser sees it: @path (.ert or .onnx) optimised
+ * (activations fused, as the int8 ops will have them, then the ones an int8
+ * op cannot clamp split off again), serialised into *@image (malloc'd, freed
+ * by the caller after the model) and loaded from that image, so that the
+ * sessions and the rewrite work on graphs with the same indices. Prints
+ * "edgert @cmd: ..." and returns false on failure.
+ */
+bool q_load_float(const char *cmd, const char *path, void **image, size_t *size,
+		  ert_model **model_out);
+
 /* ---- quantize-range.c ------------------------------------------------- */
 
 enum q_method {

@@ -30,14 +30,67 @@ static const char usage[] =
 	"  edgert zoo mobilenet_v2 -o mnv2.ert\n"
 	"  edgert zoo resnet50 -o r50.ert --seed 7\n";
 
-static const struct zoo_arch *const archs[] = {
+const struct zoo_arch *const zoo_archs[] = {
 	&zoo_mobilenet_v2,
 	&zoo_resnet18,
 	&zoo_resnet50,
 	&zoo_vit_s16,
 };
 
-#define N_ARCHS (sizeof(archs) / sizeof(archs[0]))
+const size_t zoo_n_archs = sizeof(zoo_archs) / sizeof(zoo_archs[0]);
+
+const struct zoo_arch *zoo_find(const char *name)
+{
+	for (size_t i = 0; i < zoo_n_archs; i++)
+		if (strcmp(name, zoo_archs[i]->name) == 0)
+			return zoo_archs[i];
+	return NULL;
+}
+
+bool zoo_write_file(const char *cmd, const struct zoo_arch *arch, uint64_t seed, bool optimize,
+		    const char *path, uint32_t *n_nodes_out)
+{
+	struct ert_write_options wopt = { 0 };
+	struct zoo_builder b;
+	struct ert_graph *g = NULL;
+	struct ert_err err = { "" };
+	ert_status st;
+	bool ok = false;
+
+	cli_progress(cmd, "building graph", 0, 0);
+	if (!zoo_begin(&b, arch->opset, seed) || !arch->build(&b)) {
+		cli_progress_done();
+		cli_error(cmd, "failed to build %s: out of memory", arch->name);
+		goto cleanup;
+	}
+	g = b.g;
+	b.g = NULL;
+	st = ert_graph_validate(g, &err);
+	if (st == ERT_OK && optimize) {
+		cli_progress(cmd, "optimizing", 0, 0);
+		st = ert_graph_optimize(g, &err);
+	}
+	if (st != ERT_OK) {
+		cli_progress_done();
+		cli_error(cmd, "failed to build %s: %s", arch->name, err.msg);
+		goto cleanup;
+	}
+	cli_progress(cmd, "writing", 0, 0);
+	st = ert_format_write_file(g, &wopt, path, &err);
+	cli_progress_done();
+	if (st != ERT_OK) {
+		cli_error(cmd, "failed to write '%s': %s", path,
+			  err.msg[0] ? err.msg : ert_status_string(st));
+		goto cleanup;
+	}
+	if (n_nodes_out)
+		*n_nodes_out = g->n_nodes;
+	ok = true;
+cleanup:
+	ert_graph_destroy(g);
+	zoo_abort(&b);
+	return ok;
+}
 
 struct zoo_opts {
 	const char *name;
@@ -88,60 +141,24 @@ static int parse_args(int argc, char **argv, struct zoo_opts *o)
 int ert_cmd_zoo(int argc, char **argv)
 {
 	struct zoo_opts o = { .optimize = true };
-	const struct zoo_arch *arch = NULL;
-	struct ert_write_options wopt = { 0 };
-	struct zoo_builder b;
-	struct ert_graph *g = NULL;
-	struct ert_err err = { "" };
-	ert_status st;
+	const struct zoo_arch *arch;
+	uint32_t n_nodes = 0;
 	int ret;
 
 	ret = parse_args(argc, argv, &o);
 	if (ret)
 		return ret < 0 ? 0 : ret;
 	if (o.list) {
-		for (size_t i = 0; i < N_ARCHS; i++)
-			printf("%-14s %s\n", archs[i]->name, archs[i]->description);
+		for (size_t i = 0; i < zoo_n_archs; i++)
+			printf("%-14s %s\n", zoo_archs[i]->name, zoo_archs[i]->description);
 		return 0;
 	}
-	for (size_t i = 0; i < N_ARCHS; i++)
-		if (strcmp(o.name, archs[i]->name) == 0)
-			arch = archs[i];
+	arch = zoo_find(o.name);
 	if (!arch)
 		return cli_error("zoo", "unknown architecture '%s' (see 'edgert zoo --list')", o.name);
-
-	ret = 1;
-	cli_progress("zoo", "building graph", 0, 0);
-	if (!zoo_begin(&b, arch->opset, o.seed) || !arch->build(&b)) {
-		cli_progress_done();
-		cli_error("zoo", "failed to build %s: out of memory", arch->name);
-		goto cleanup;
-	}
-	g = b.g;
-	b.g = NULL;
-	st = ert_graph_validate(g, &err);
-	if (st == ERT_OK && o.optimize) {
-		cli_progress("zoo", "optimizing", 0, 0);
-		st = ert_graph_optimize(g, &err);
-	}
-	if (st != ERT_OK) {
-		cli_progress_done();
-		cli_error("zoo", "failed to build %s: %s", arch->name, err.msg);
-		goto cleanup;
-	}
-	cli_progress("zoo", "writing", 0, 0);
-	st = ert_format_write_file(g, &wopt, o.output, &err);
-	cli_progress_done();
-	if (st != ERT_OK) {
-		cli_error("zoo", "failed to write '%s': %s", o.output,
-			  err.msg[0] ? err.msg : ert_status_string(st));
-		goto cleanup;
-	}
-	printf("%s: %s, %u nodes, seed %llu\n", o.output, arch->name, g->n_nodes,
+	if (!zoo_write_file("zoo", arch, o.seed, o.optimize, o.output, &n_nodes))
+		return 1;
+	printf("%s: %s, %u nodes, seed %llu\n", o.output, arch->name, n_nodes,
 	       (unsigned long long)o.seed);
-	ret = 0;
-cleanup:
-	ert_graph_destroy(g);
-	zoo_abort(&b);
-	return ret;
+	return 0;
 }

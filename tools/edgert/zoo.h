@@ -90,4 +90,18 @@ extern const struct zoo_arch zoo_resnet18;
 extern const struct zoo_arch zoo_resnet50;
 extern const struct zoo_arch zoo_vit_s16;
 
+/* Every architecture, in the order 'edgert zoo --list' prints them. */
+extern const struct zoo_arch *const zoo_archs[];
+extern const size_t zoo_n_archs;
+/* The architecture called @name, or NULL. */
+const struct zoo_arch *zoo_find(const char *name);
+
+/*
+ * Build @arch with weight seed @seed, validate it, optimise it (when
+ * @optimize) and write it to @path as an .ert model; *@n_nodes_out (optional)
+ * gets its node count. On failure prints "edgert @cmd: ..." and returns false.
+ */
+bool zoo_write_file(const char *cmd, const struct zoo_arch *arch, uint64_t seed, bool optimize,
+		    const char *path, uint32_t *n_nodes_out);
+
 #endif /* ERT_ZOO_H */

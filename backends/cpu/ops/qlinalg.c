@@ -14,8 +14,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "cpu/ops/qlinear-kernels.h"
-#include "ops/linalg-geom.h"
+#include "cpu/ops/qlinalg.h"
 
 static int32_t q8_at(const struct ert_value *v, int64_t i)
 {
@@ -29,6 +28,11 @@ static int32_t zp_at(const struct ert_value *v, int64_t c)
 	if (!v)
 		return 0;
 	return q8_at(v, v->numel > 1 ? c : 0);
+}
+
+int32_t ert_qlinalg_zp(const struct ert_value *v, int64_t c)
+{
+	return zp_at(v, c);
 }
 
 static float scale_at(const struct ert_value *v, int64_t c)
@@ -55,16 +59,6 @@ static double q_mult(const struct ert_value *as, int64_t ia, const struct ert_va
 		m = ert_fp16_to_fp32(ert_fp32_to_fp16(m));
 	return (double)m;
 }
-
-/*
- * The requantisation of one output channel (column), computed once per run
- * in front of the lanes' scratch: the float rule's multiplier @f, or the
- * fixed rule's (@m, @s).
- */
-struct q_chan {
-	double f;
-	int32_t m, s;
-};
 
 /*
  * Fill @ch[c] for c < @count with the multiplier a_s * b_s[c] / y_s (times
@@ -102,10 +96,14 @@ static inline int32_t q_finish(const struct ert_qout *qo, const struct q_chan *c
 	return ert_qout_float(qo, (double)acc * ch->f);
 }
 
-/* Bytes of the per-channel table in front of the lanes' scratch (kept 16-byte aligned). */
 static size_t q_chans_bytes(int64_t count)
 {
 	return (size_t)(count > 0 ? count : 1) * sizeof(struct q_chan);
+}
+
+size_t ert_qlinalg_chans_bytes(int64_t count)
+{
+	return q_chans_bytes(count);
 }
 
 static const struct ert_value *in_at(const struct ert_exec *x, uint32_t i)
@@ -124,6 +122,11 @@ static uint32_t machine_lanes(void)
 	long n = sysconf(_SC_NPROCESSORS_ONLN);
 
 	return n < 1 ? 1 : n > ERT_MAX_THREADS ? ERT_MAX_THREADS : (uint32_t)n;
+}
+
+uint32_t ert_qlinalg_machine_lanes(void)
+{
+	return machine_lanes();
 }
 
 struct lanes {
@@ -175,16 +178,15 @@ static ert_status run_lanes(struct ert_cpu *cpu, struct ert_exec *x, size_t skip
 	return ERT_OK;
 }
 
-/* ---- convolution ---- */
+ert_status ert_qlinalg_run_lanes(struct ert_cpu *cpu, struct ert_exec *x, size_t skip,
+				 int64_t items, int64_t slot,
+				 void (*item)(const void *, int64_t, uint32_t *), const void *job,
+				 struct ert_err *err)
+{
+	return run_lanes(cpu, x, skip, items, slot, item, job, err);
+}
 
-struct iconv_job {
-	struct ert_conv_geom g;
-	const struct ert_value *x, *w, *xzp, *wzp, *bias, *xs, *ws, *ys, *yzp, *y;
-	bool qlinear;
-	struct ert_qout qo;
-	const struct q_chan *chans;  /* QLinearConv: one per output channel */
-	int64_t c_in, m, group, cin_g, m_g, kk, in_sp, out_sp;
-};
+/* ---- convolution ---- */
 
 /* acc[ow] += (x[ow * sw] - xz) * wv over one output row, for each input type. */
 static void row_u8(uint32_t *restrict acc, const uint8_t *restrict x, int64_t n, int64_t sw,
@@ -310,10 +312,23 @@ static size_t iconv_workspace(const struct ert_exec *x)
 {
 	struct iconv_job j;
 	struct ert_err err;
+	size_t ref, simd;
 
 	if (!iconv_setup(x, &j, &err))
 		return 0;
-	return q_chans_bytes(j.m) + (size_t)j.out_sp * sizeof(uint32_t) * machine_lanes();
+	ref = (size_t)j.out_sp * sizeof(uint32_t) * machine_lanes();
+	simd = ert_qconv_gemm_workspace(&j);
+	return q_chans_bytes(j.m) + (simd > ref ? simd : ref);
+}
+
+static ert_status iconv_prepare(struct ert_cpu *cpu, struct ert_exec *x, struct ert_err *err)
+{
+	struct iconv_job j;
+
+	err->msg[0] = '\0';
+	if (!iconv_setup(x, &j, err))
+		return ERT_OK; /* compute() reports it */
+	return ert_qconv_gemm_prepare(cpu, x, &j, err);
 }
 
 static ert_status iconv_compute(struct ert_cpu *cpu, struct ert_exec *x, struct ert_err *err)
@@ -340,25 +355,12 @@ static ert_status iconv_compute(struct ert_cpu *cpu, struct ert_exec *x, struct 
 		    (st = q_chans(x, &j.qo, j.xs, j.ws, j.ys, 1.0f, j.m, x->workspace, err)) != ERT_OK)
 			return st;
 	}
+	if (ert_qconv_gemm_run(cpu, x, &j, skip, &st, err))
+		return st;
 	return run_lanes(cpu, x, skip, j.x->dims[0] * j.m, j.out_sp, iconv_plane, &j, err);
 }
 
 /* ---- matrix multiplication ---- */
-
-enum imm_kind { IMM_INTEGER, IMM_QLINEAR, IMM_QGEMM };
-
-struct imm_job {
-	enum imm_kind kind;
-	const struct ert_value *a, *b, *azp, *bzp, *as, *bs, *ys, *yzp, *y, *c;
-	bool quantised;           /* int8/uint8 output (QLinearMatMul, QGemm with y_zero_point) */
-	struct ert_qout qo;
-	const struct q_chan *chans; /* per column, or NULL: per-row a_scale (float rule) */
-	float alpha;              /* QGemm */
-	int64_t m, n, k, nb;      /* nb: number of batch dims of y */
-	int32_t ba, bb;           /* batch dims of a and b */
-	int64_t a_rs, a_cs;       /* element (i, p) of A at i * a_rs + p * a_cs */
-	bool b_trans;             /* B stored (n, k): QGemm transB */
-};
 
 /* QGemm's int32 C at (i, c), unidirectionally broadcast to (M, N). */
 static int32_t gemm_bias(const struct ert_value *cv, int64_t i, int64_t c)
@@ -535,9 +537,20 @@ static int64_t imm_slot(const struct imm_job *j)
 static size_t imm_workspace(const struct ert_exec *x)
 {
 	struct imm_job j;
+	size_t ref, simd;
 
 	imm_setup(x, &j);
-	return q_chans_bytes(j.n) + (size_t)imm_slot(&j) * sizeof(uint32_t) * machine_lanes();
+	ref = (size_t)imm_slot(&j) * sizeof(uint32_t) * machine_lanes();
+	simd = ert_qmm_gemm_workspace(&j);
+	return q_chans_bytes(j.n) + (simd > ref ? simd : ref);
+}
+
+static ert_status imm_prepare(struct ert_cpu *cpu, struct ert_exec *x, struct ert_err *err)
+{
+	struct imm_job j;
+
+	imm_setup(x, &j);
+	return ert_qmm_gemm_prepare(cpu, x, &j, err);
 }
 
 static ert_status imm_compute(struct ert_cpu *cpu, struct ert_exec *x, struct ert_err *err)
@@ -568,14 +581,21 @@ static ert_status imm_compute(struct ert_cpu *cpu, struct ert_exec *x, struct er
 			j.chans = x->workspace;
 		}
 	}
+	if (ert_qmm_gemm_run(cpu, x, &j, skip, &st, err))
+		return st;
 	return run_lanes(cpu, x, skip, rows, imm_slot(&j), imm_row, &j, err);
 }
 
 const struct ert_cpu_op ert_cpu_ops_qlinalg[] = {
-	{ .op = ERT_OP_QLinearConv, .workspace = iconv_workspace, .compute = iconv_compute },
-	{ .op = ERT_OP_ConvInteger, .workspace = iconv_workspace, .compute = iconv_compute },
-	{ .op = ERT_OP_QLinearMatMul, .workspace = imm_workspace, .compute = imm_compute },
-	{ .op = ERT_OP_MatMulInteger, .workspace = imm_workspace, .compute = imm_compute },
-	{ .op = ERT_OP_QGemm, .workspace = imm_workspace, .compute = imm_compute },
+	{ .op = ERT_OP_QLinearConv, .workspace = iconv_workspace, .prepare = iconv_prepare,
+	  .compute = iconv_compute, .release = ert_cpu_release_packed },
+	{ .op = ERT_OP_ConvInteger, .workspace = iconv_workspace, .prepare = iconv_prepare,
+	  .compute = iconv_compute, .release = ert_cpu_release_packed },
+	{ .op = ERT_OP_QLinearMatMul, .workspace = imm_workspace, .prepare = imm_prepare,
+	  .compute = imm_compute, .release = ert_cpu_release_packed },
+	{ .op = ERT_OP_MatMulInteger, .workspace = imm_workspace, .prepare = imm_prepare,
+	  .compute = imm_compute, .release = ert_cpu_release_packed },
+	{ .op = ERT_OP_QGemm, .workspace = imm_workspace, .prepare = imm_prepare,
+	  .compute = imm_compute, .release = ert_cpu_release_packed },
 	{ .compute = NULL },
 };

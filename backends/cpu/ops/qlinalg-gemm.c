@@ -1,0 +1,626 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The integer convolutions and matrix products at the SIMD levels, on the
+ * packed int8 GEMM (cpu/qgemm/qgemm.h). Convolution is a GEMM per image and
+ * group: the weights (M x K, K = cin/group x window) are its A, packed once
+ * at plan time; the output pixels are its columns, their B panels packed per
+ * tile of pixels straight from the image (im2col by rows of the tile: the
+ * input row itself for 1x1 stride-1 layers, else a copy or gather with the
+ * zero point as padding). Matrix products use A as A and B (the weights,
+ * packed at plan time when constant) as B. Each lane takes a tile of columns
+ * and a chunk of rows, packs what it needs into its slot of the workspace
+ * and finishes every output of the tile: corrections, requantisation and
+ * store in the level's epilogue. The accumulators equal the reference's
+ * bit for bit, and so do the outputs.
+ */
+#include <string.h>
+
+#include "cpu/ops/qlinalg.h"
+#include "cpu/qgemm/qgemm.h"
+
+/* Bytes of packed B a lane aims for: its panels stay in L2 across the rows. */
+#define B_BUDGET (192 * 1024)
+#define TILE_LD ERT_QGEMM_NR_MAX
+
+static int64_t min64(int64_t a, int64_t b)
+{
+	return a < b ? a : b;
+}
+
+static int64_t rup(int64_t v, int64_t to)
+{
+	return (v + to - 1) / to * to;
+}
+
+static size_t rup64(size_t v)
+{
+	return (v + 63) & ~(size_t)63;
+}
+
+/* Columns per lane tile: about B_BUDGET of packed B, whole panels, at most 8. */
+static int64_t tile_cols(const struct ert_qgemm_kernel *k, int64_t K, int64_t n)
+{
+	int64_t nr = ert_qgemm_nr(k), nc = B_BUDGET / (ert_qgemm_k4(K) * 4) / nr * nr;
+
+	nc = nc < nr ? nr : nc > 8 * nr ? 8 * nr : nc;
+	return min64(nc, rup(n > 0 ? n : 1, k->vc));
+}
+
+/* A lane's slot: packed B, column sums, a per-column term, an A block, a tile, im2col rows. */
+struct lane_layout {
+	size_t b, cs, t, a, rs, tile, rows, total;
+};
+
+static void lane_layout(const struct ert_qgemm_kernel *k, int64_t K, int64_t nc,
+			struct lane_layout *l)
+{
+	size_t off = 0;
+
+	l->b = off;
+	off += rup64(ert_qgemm_b_bytes(k, K, nc));
+	l->cs = off;
+	off += rup64((size_t)nc * sizeof(int32_t));
+	l->t = off;
+	off += rup64((size_t)nc * sizeof(int32_t));
+	l->a = off;
+	off += rup64(ert_qgemm_a_block_bytes(k, K));
+	l->rs = off;
+	off += rup64(ERT_QGEMM_MR_MAX * sizeof(int32_t));
+	l->tile = off;
+	off += rup64(ERT_QGEMM_MR_MAX * TILE_LD * sizeof(int32_t));
+	l->rows = off;
+	off += rup64((size_t)(4 * nc));
+	l->total = off;
+}
+
+/* The largest slot any level's kernel needs for a K-deep product of n columns. */
+static size_t max_slot(int64_t K, int64_t n)
+{
+	size_t most = 0;
+
+	for (int i = 0; ert_qgemm_kernels[i]; i++) {
+		struct lane_layout l;
+
+		lane_layout(ert_qgemm_kernels[i], K, tile_cols(ert_qgemm_kernels[i], K, n), &l);
+		most = l.total > most ? l.total : most;
+	}
+	return most;
+}
+
+/* Rows per chunk: all of them, unless too few tiles would leave threads idle. */
+static int64_t row_chunk(const struct ert_cpu *cpu, const struct ert_qgemm_kernel *k,
+			 int64_t items, int64_t rows)
+{
+	int64_t want = 4 * (int64_t)(cpu->num_threads > 0 ? cpu->num_threads : 1), chunks;
+
+	if (cpu->num_threads <= 1 || items >= want)
+		return rup(rows, k->mr);
+	chunks = (want + items - 1) / items;
+	/* not below 4 blocks of rows: every chunk packs the tile's B again */
+	if (chunks > rows / (4 * k->mr))
+		chunks = rows / (4 * k->mr);
+	if (chunks < 1)
+		chunks = 1;
+	return rup((rows + chunks - 1) / chunks, k->mr);
+}
+
+/* The output stage of every row, from the op's ert_qout and channel table. */
+static void epi_base(struct ert_qgemm_epi *e, bool qlinear, bool quantised,
+		     const struct ert_qout *qo)
+{
+	memset(e, 0, sizeof(*e));
+	e->mode = !qlinear ? ERT_QGEMM_OUT_I32 : !quantised ? ERT_QGEMM_OUT_F32
+			   : qo->fixed		? ERT_QGEMM_OUT_FIXED
+						: ERT_QGEMM_OUT_FLOAT;
+	if (qlinear && quantised) {
+		e->zp = qo->zp;
+		e->lo = qo->lo;
+		e->hi = qo->hi;
+	}
+}
+
+/* The clamps ert_requant_fixed() applies to its multiplier and shift. */
+static int32_t clamp_mult(int32_t m)
+{
+	return m < 0 ? 0 : m;
+}
+
+static int32_t clamp_shift(int32_t s)
+{
+	return s > 30 ? 30 : s < -31 ? -31 : s;
+}
+
+/* ---- convolution ---- */
+
+struct qconv {
+	const struct iconv_job *j;
+	const struct ert_qgemm_kernel *k;
+	const uint8_t *w_packed;  /* prepacked A per group, w_per bytes apart; or NULL */
+	size_t w_per;
+	struct lane_layout lay;
+	struct ert_qgemm_epi base;
+	int64_t K, K4, nc, ntiles, mchunk, nchunks;
+	int64_t osz;              /* output element bytes */
+	bool w_u8, need_cs, direct;
+	uint8_t xflip, xpad;      /* x's flip to unsigned; its zero point's byte (padding) */
+	int32_t bz;               /* x's zero point in packed units */
+};
+
+/* Dense and grouped convolutions; depthwise ones (a row per group) stay direct. */
+static bool conv_usable(const struct iconv_job *j)
+{
+	return j->m_g >= 4 && j->cin_g * j->kk > 0 && j->out_sp > 0;
+}
+
+static bool conv_direct(const struct ert_conv_geom *g)
+{
+	for (int d = 0; d < 3; d++)
+		if (g->k[d] != 1 || g->stride[d] != 1 || g->pad_b[d] != 0 || g->in[d] != g->out[d])
+			return false;
+	return true;
+}
+
+size_t ert_qconv_gemm_workspace(const struct iconv_job *j)
+{
+	if (!conv_usable(j))
+		return 0;
+	return max_slot(j->cin_g * j->kk, j->out_sp) * ert_qlinalg_machine_lanes();
+}
+
+ert_status ert_qconv_gemm_prepare(struct ert_cpu *cpu, struct ert_exec *x,
+				  const struct iconv_job *j, struct ert_err *err)
+{
+	const struct ert_qgemm_kernel *k = ert_qgemm_kernel_for(cpu->isa);
+	uint32_t wi = j->qlinear ? 3 : 1;
+	struct ert_cpu_packed *pk;
+	ert_status st;
+
+	if (!k || !conv_usable(j))
+		return ERT_OK;
+	x->kernel = k->name;
+	if (!x->in_const || !x->in_const[wi])
+		return ERT_OK;
+
+	struct ert_cpu_pack_key key = {
+		.src = (const float *)j->w->data, .kind = ERT_CPU_PACK_Q8A, .panel = k->mr,
+		.rows = j->m_g, .cols = j->cin_g * j->kk, .rs = j->cin_g * j->kk, .cs = 1,
+		.count = j->group, .src_stride = j->m_g * j->cin_g * j->kk,
+		.fmt = ert_qgemm_key_fmt(k, j->w->dtype == ERT_DTYPE_UINT8),
+	};
+
+	st = ert_cpu_pack_get(cpu, &key, &pk);
+	if (st != ERT_OK)
+		ert_err_set(err, "%s '%s': out of memory packing weights", ert_op_name(x->node->op),
+			    x->node->name);
+	x->state = pk;
+	return st;
+}
+
+/*
+ * Row @dst of the tile for window tap (kd, kh, kw) of input plane @plane:
+ * the input byte each of output pixels p0 .. p0 + nc - 1 reads, @pad where it
+ * falls in the padding. Pixels go by runs along one output row.
+ */
+static void im2col_row(uint8_t *dst, const uint8_t *plane, const struct ert_conv_geom *g,
+		       int64_t kd, int64_t kh, int64_t kw, int64_t p0, int64_t nc, uint8_t pad)
+{
+	const int64_t OH = g->out[1], OW = g->out[2], IH = g->in[1], IW = g->in[2];
+	const int64_t sw = g->stride[2];
+
+	for (int64_t p = p0, end = p0 + nc; p < end;) {
+		int64_t ow = p % OW, oh = (p / OW) % OH, od = p / OW / OH;
+		int64_t len = min64(OW - ow, end - p);
+		int64_t iz = od * g->stride[0] - g->pad_b[0] + kd * g->dil[0];
+		int64_t iy = oh * g->stride[1] - g->pad_b[1] + kh * g->dil[1];
+		int64_t ix0 = ow * sw - g->pad_b[2] + kw * g->dil[2], lo = 0, hi = -1;
+
+		if (iz >= 0 && iz < g->in[0] && iy >= 0 && iy < IH) {
+			lo = ix0 >= 0 ? 0 : (-ix0 + sw - 1) / sw;
+			hi = IW - 1 - ix0 < 0 ? -1 : (IW - 1 - ix0) / sw;
+			hi = min64(hi, len - 1);
+		}
+		if (lo > hi) {
+			memset(dst, pad, (size_t)len);
+		} else {
+			const uint8_t *row = plane + (iz * IH + iy) * IW + ix0;
+
+			memset(dst, pad, (size_t)lo);
+			if (sw == 1)
+				memcpy(dst + lo, row + lo, (size_t)(hi - lo + 1));
+			else
+				for (int64_t c = lo; c <= hi; c++)
+					dst[c] = row[c * sw];
+			memset(dst + hi + 1, pad, (size_t)(len - hi - 1));
+		}
+		dst += len;
+		p += len;
+	}
+}
+
+static void qconv_item(const void *arg, int64_t it, uint32_t *slot)
+{
+	const struct qconv *c = arg;
+	const struct iconv_job *j = c->j;
+	const struct ert_qgemm_kernel *k = c->k;
+	const int64_t NR = ert_qgemm_nr(k), K = c->K, K4 = c->K4;
+	uint8_t *ws = (uint8_t *)slot, *bp = ws + c->lay.b;
+	int32_t *cs = c->need_cs ? (int32_t *)(ws + c->lay.cs) : NULL;
+	int32_t *tile = (int32_t *)(ws + c->lay.tile);
+	int64_t chunk = it % c->nchunks, r = it / c->nchunks;
+	int64_t tl = r % c->ntiles, gi = (r / c->ntiles) % j->group, n = r / c->ntiles / j->group;
+	int64_t p0 = tl * c->nc, nc = min64(c->nc, j->out_sp - p0);
+	const uint8_t *xg = (const uint8_t *)j->x->data + (n * j->c_in + gi * j->cin_g) * j->in_sp;
+
+	if (cs)
+		memset(cs, 0, (size_t)nc * sizeof(*cs));
+	for (int64_t q = 0; q < K4; q++) {
+		const uint8_t *rows[4];
+
+		for (int t = 0; t < 4; t++) {
+			int64_t kx = 4 * q + t, ci = kx / j->kk, tap = kx % j->kk;
+			uint8_t *tmp = ws + c->lay.rows + t * nc;
+
+			if (kx >= K) {
+				rows[t] = NULL;
+			} else if (c->direct) {
+				rows[t] = xg + ci * j->in_sp + p0;
+			} else {
+				im2col_row(tmp, xg + ci * j->in_sp, &j->g, tap / j->g.k[2] / j->g.k[1],
+					   (tap / j->g.k[2]) % j->g.k[1], tap % j->g.k[2], p0, nc,
+					   c->xpad);
+				rows[t] = tmp;
+			}
+		}
+		ert_qgemm_pack_b_quad(k, rows, c->xflip, nc, K4, q, bp, cs);
+	}
+
+	const int64_t m_lo = chunk * c->mchunk, m_hi = min64(m_lo + c->mchunk, j->m_g);
+	const size_t blk = ert_qgemm_a_block_bytes(k, K);
+	const int64_t nblk = (j->m_g + k->mr - 1) / k->mr;
+	const size_t ysz = (size_t)c->osz;
+
+	for (int64_t i0 = m_lo; i0 < m_hi; i0 += k->mr) {
+		int64_t mr = min64(k->mr, m_hi - i0);
+		const uint8_t *ablk;
+		const int32_t *rsum;
+
+		if (c->w_packed) {
+			const uint8_t *base = c->w_packed + (size_t)gi * c->w_per;
+
+			ablk = base + (size_t)(i0 / k->mr) * blk;
+			rsum = (const int32_t *)(base + (size_t)nblk * blk) + i0;
+		} else {
+			ablk = ws + c->lay.a;
+			rsum = (const int32_t *)(ws + c->lay.rs);
+			ert_qgemm_pack_a_block(k, (const uint8_t *)j->w->data + (gi * j->m_g + i0) * K,
+					       c->w_u8, K, 1, mr, K, ws + c->lay.a,
+					       (int32_t *)(ws + c->lay.rs));
+		}
+		for (int64_t j0 = 0; j0 < nc; j0 += NR) {
+			int64_t w = min64(NR, nc - j0), bw = nc - j0 < NR ? rup(nc - j0, k->vc) : NR;
+
+			k->ukernel[(w + k->vc - 1) / k->vc - 1](K4, ablk, bp + j0 * K4 * 4, bw, tile,
+								  TILE_LD);
+			for (int64_t ii = 0; ii < mr; ii++) {
+				int64_t m = gi * j->m_g + i0 + ii;
+				int32_t az = ert_qlinalg_zp(j->wzp, m) - (c->w_u8 ? 128 : 0);
+				uint32_t bias = j->bias ? (uint32_t)((const int32_t *)j->bias->data)[m] : 0;
+				struct ert_qgemm_epi e = c->base;
+
+				e.c0 = bias - (uint32_t)c->bz * (uint32_t)rsum[ii] +
+				       (uint32_t)K * (uint32_t)az * (uint32_t)c->bz;
+				e.c1 = -(uint32_t)az;
+				e.u = cs ? cs + j0 : NULL;
+				if (j->chans) {
+					e.mult1 = clamp_mult(j->chans[m].m);
+					e.shift1 = clamp_shift(j->chans[m].s);
+					e.f1 = j->chans[m].f;
+				}
+				k->epi(tile + ii * TILE_LD, w, &e,
+				       (uint8_t *)j->y->data +
+					       ((n * j->m + m) * j->out_sp + p0 + j0) * ysz);
+			}
+		}
+	}
+}
+
+bool ert_qconv_gemm_run(struct ert_cpu *cpu, struct ert_exec *x, const struct iconv_job *j,
+			size_t skip, ert_status *st, struct ert_err *err)
+{
+	const struct ert_qgemm_kernel *k = ert_qgemm_kernel_for(cpu->isa);
+	const struct ert_cpu_packed *pk = x->state;
+	struct qconv c;
+	int64_t items;
+
+	if (!k || !conv_usable(j))
+		return false;
+	memset(&c, 0, sizeof(c));
+	c.j = j;
+	c.k = k;
+	c.K = j->cin_g * j->kk;
+	c.K4 = ert_qgemm_k4(c.K);
+	c.w_u8 = j->w->dtype == ERT_DTYPE_UINT8;
+	if (pk && pk->key.fmt == ert_qgemm_key_fmt(k, c.w_u8)) {
+		c.w_packed = (const uint8_t *)pk->data;
+		c.w_per = pk->stride * sizeof(float);
+	}
+	for (int64_t m = 0; m < j->m && !c.need_cs; m++)
+		c.need_cs = ert_qlinalg_zp(j->wzp, m) != (c.w_u8 ? 128 : 0);
+	c.direct = conv_direct(&j->g);
+	c.xflip = j->x->dtype == ERT_DTYPE_INT8 ? 0x80 : 0;
+	c.xpad = (uint8_t)ert_qlinalg_zp(j->xzp, 0);
+	c.bz = ert_qlinalg_zp(j->xzp, 0) + (c.xflip ? 128 : 0);
+	c.nc = tile_cols(k, c.K, j->out_sp);
+	c.ntiles = (j->out_sp + c.nc - 1) / c.nc;
+	items = j->x->dims[0] * j->group * c.ntiles;
+	c.mchunk = row_chunk(cpu, k, items, j->m_g);
+	c.nchunks = (j->m_g + c.mchunk - 1) / c.mchunk;
+	c.osz = (int64_t)ert_dtype_size(j->y->dtype);
+	lane_layout(k, c.K, c.nc, &c.lay);
+	epi_base(&c.base, j->qlinear, true, &j->qo);
+	*st = ert_qlinalg_run_lanes(cpu, x, skip, items * c.nchunks,
+				    (int64_t)(c.lay.total / sizeof(uint32_t)), qconv_item, &c, err);
+	return true;
+}
+
+/* ---- matrix multiplication ---- */
+
+struct qmm {
+	const struct imm_job *j;
+	const struct ert_qgemm_kernel *k;
+	const uint8_t *b_packed;  /* prepacked B per batch of B, b_per bytes apart; or NULL */
+	size_t b_per;
+	struct lane_layout lay;
+	struct ert_qgemm_epi base;
+	int64_t K4, nc, ntiles, mchunk, nchunks, rows_b; /* rows_b: batch problems */
+	int64_t b_rs, b_cs, osz;
+	bool a_u8, b_s8, need_t;
+	const int32_t *negbz;     /* -bz'_j per column, or NULL (per-tensor: folded) */
+	int32_t bz1;              /* per-tensor bz' */
+	const int32_t *mult, *shift;
+	const double *f;
+};
+
+/* The per-row a_scale of the float rule (no channel table) stays with the reference. */
+static bool mm_usable(const struct imm_job *j)
+{
+	return j->k > 0 && j->m > 0 && j->n > 0 && (j->kind == IMM_INTEGER || j->chans);
+}
+
+static bool mm_usable_plan(const struct imm_job *j)
+{
+	return j->k > 0 && j->m > 0 && j->n > 0 &&
+	       (j->kind == IMM_INTEGER || (j->as && j->as->numel == 1));
+}
+
+/* Bytes of the per-column tables in front of the lanes. */
+static size_t mm_tables(int64_t n)
+{
+	return 3 * rup64((size_t)n * sizeof(int32_t)) + rup64((size_t)n * sizeof(double));
+}
+
+size_t ert_qmm_gemm_workspace(const struct imm_job *j)
+{
+	if (!mm_usable_plan(j))
+		return 0;
+	return mm_tables(j->n) + max_slot(j->k, j->n) * ert_qlinalg_machine_lanes();
+}
+
+static int64_t b_batches(const struct imm_job *j)
+{
+	int64_t nb = 1;
+
+	for (int32_t d = 0; d < j->bb; d++)
+		nb *= j->b->dims[d];
+	return nb;
+}
+
+ert_status ert_qmm_gemm_prepare(struct ert_cpu *cpu, struct ert_exec *x, const struct imm_job *j,
+				struct ert_err *err)
+{
+	const struct ert_qgemm_kernel *k = ert_qgemm_kernel_for(cpu->isa);
+	uint32_t bi = j->kind == IMM_INTEGER ? 1 : 3;
+	struct ert_cpu_packed *pk;
+	ert_status st;
+
+	if (!k || !mm_usable_plan(j))
+		return ERT_OK;
+	x->kernel = k->name;
+	if (!x->in_const || !x->in_const[bi])
+		return ERT_OK;
+
+	struct ert_cpu_pack_key key = {
+		.src = (const float *)j->b->data, .kind = ERT_CPU_PACK_Q8B, .panel = ert_qgemm_nr(k),
+		.rows = j->k, .cols = j->n, .rs = j->b_trans ? 1 : j->n, .cs = j->b_trans ? j->k : 1,
+		.count = b_batches(j), .src_stride = j->k * j->n,
+		.fmt = ert_qgemm_key_fmt(k, j->b->dtype == ERT_DTYPE_UINT8),
+	};
+
+	st = ert_cpu_pack_get(cpu, &key, &pk);
+	if (st != ERT_OK)
+		ert_err_set(err, "%s '%s': out of memory packing weights", ert_op_name(x->node->op),
+			    x->node->name);
+	x->state = pk;
+	return st;
+}
+
+/* Offsets of batch problem @t's A and B (numpy broadcast), as the reference's imm_row(). */
+static void mm_offsets(const struct imm_job *j, int64_t t, int64_t *oa, int64_t *ob, int64_t *tb)
+{
+	const struct ert_value *a = j->a, *b = j->b, *y = j->y;
+	int64_t rem = t, sa = j->m * j->k, sb = j->k * j->n, bt = 0, bstride = 1;
+
+	*oa = *ob = 0;
+	for (int32_t d = (int32_t)j->nb - 1; d >= 0; d--) {
+		int64_t idx = rem % y->dims[d];
+		int32_t ia = d - ((int32_t)j->nb - j->ba), ib = d - ((int32_t)j->nb - j->bb);
+
+		rem /= y->dims[d];
+		if (ia >= 0) {
+			*oa += a->dims[ia] != 1 ? idx * sa : 0;
+			sa *= a->dims[ia];
+		}
+		if (ib >= 0) {
+			*ob += b->dims[ib] != 1 ? idx * sb : 0;
+			bt += b->dims[ib] != 1 ? idx * bstride : 0;
+			sb *= b->dims[ib];
+			bstride *= b->dims[ib];
+		}
+	}
+	*tb = bt;
+}
+
+static void qmm_item(const void *arg, int64_t it, uint32_t *slot)
+{
+	const struct qmm *c = arg;
+	const struct imm_job *j = c->j;
+	const struct ert_qgemm_kernel *k = c->k;
+	const int64_t NR = ert_qgemm_nr(k), K = j->k, K4 = c->K4;
+	uint8_t *ws = (uint8_t *)slot;
+	int32_t *tile = (int32_t *)(ws + c->lay.tile), *t = (int32_t *)(ws + c->lay.t);
+	int64_t chunk = it % c->nchunks, r = it / c->nchunks;
+	int64_t tl = r % c->ntiles, bt = r / c->ntiles, oa, ob, tb;
+	int64_t n0 = tl * c->nc, nc = min64(c->nc, j->n - n0);
+	const uint8_t *bp;
+	const int32_t *cs;
+
+	mm_offsets(j, bt, &oa, &ob, &tb);
+	if (c->b_packed) {
+		const uint8_t *base = c->b_packed + (size_t)tb * c->b_per;
+
+		bp = base + ert_qgemm_b_panel_offset(k, K, n0);
+		cs = (const int32_t *)(base + ert_qgemm_b_bytes(k, K, j->n)) + n0;
+	} else {
+		bp = ws + c->lay.b;
+		cs = (const int32_t *)(ws + c->lay.cs);
+		ert_qgemm_pack_b(k, (const uint8_t *)j->b->data + ob + n0 * c->b_cs, c->b_s8,
+				 c->b_rs, c->b_cs, K, nc, ws + c->lay.b, (int32_t *)(ws + c->lay.cs));
+	}
+	/* t_j = colsum_j - K * bz'_j, for the rows whose az' is not zero */
+	if (c->need_t)
+		for (int64_t jj = 0; jj < nc; jj++)
+			t[jj] = (int32_t)((uint32_t)cs[jj] -
+					  (uint32_t)K * (uint32_t)(c->negbz ? -c->negbz[n0 + jj]
+									    : c->bz1));
+
+	const int64_t m_lo = chunk * c->mchunk, m_hi = min64(m_lo + c->mchunk, j->m);
+	const size_t ysz = (size_t)c->osz;
+	int32_t *rsum = (int32_t *)(ws + c->lay.rs);
+
+	for (int64_t i0 = m_lo; i0 < m_hi; i0 += k->mr) {
+		int64_t mr = min64(k->mr, m_hi - i0);
+
+		ert_qgemm_pack_a_block(k, (const uint8_t *)j->a->data + oa + i0 * j->a_rs, c->a_u8,
+				       j->a_rs, j->a_cs, mr, K, ws + c->lay.a, rsum);
+		for (int64_t j0 = 0; j0 < nc; j0 += NR) {
+			int64_t w = min64(NR, nc - j0), bw = nc - j0 < NR ? rup(nc - j0, k->vc) : NR;
+
+			k->ukernel[(w + k->vc - 1) / k->vc - 1](K4, ws + c->lay.a, bp + j0 * K4 * 4,
+								  bw, tile, TILE_LD);
+			for (int64_t ii = 0; ii < mr; ii++) {
+				int64_t i = i0 + ii, row = bt * j->m + i, col = n0 + j0;
+				int32_t az = ert_qlinalg_zp(j->azp, i) - (c->a_u8 ? 128 : 0);
+				struct ert_qgemm_epi e = c->base;
+
+				/* v = raw - bz'_j rs_i - az'_i (cs_j - K bz'_j) + C(i, j) */
+				if (c->negbz) {
+					e.c1 = (uint32_t)rsum[ii];
+					e.u = c->negbz + col;
+				} else {
+					e.c0 = -(uint32_t)c->bz1 * (uint32_t)rsum[ii];
+				}
+				if (az) {
+					e.c2 = -(uint32_t)az;
+					e.t = t + j0;
+				}
+				if (j->c) {
+					const struct ert_value *cv = j->c;
+					const int32_t *d = cv->data;
+					bool per_col = cv->rank >= 1 && cv->dims[cv->rank - 1] != 1;
+					int64_t ri = cv->rank == 2 && cv->dims[0] != 1 ? i : 0;
+
+					if (per_col)
+						e.w = d + ri * cv->dims[cv->rank - 1] + col;
+					else
+						e.c0 += (uint32_t)d[ri * (cv->rank == 2 ? cv->dims[1] : 1)];
+				}
+				if (c->mult) {
+					e.mult = c->mult + col;
+					e.shift = c->shift + col;
+				}
+				if (c->f)
+					e.f = c->f + col;
+				k->epi(tile + ii * TILE_LD, w, &e,
+				       (uint8_t *)j->y->data + (row * j->n + col) * ysz);
+			}
+		}
+	}
+}
+
+bool ert_qmm_gemm_run(struct ert_cpu *cpu, struct ert_exec *x, const struct imm_job *j,
+		      size_t skip, ert_status *st, struct ert_err *err)
+{
+	const struct ert_qgemm_kernel *k = ert_qgemm_kernel_for(cpu->isa);
+	const struct ert_cpu_packed *pk = x->state;
+	uint8_t *tables = x->workspace ? (uint8_t *)x->workspace + skip : NULL;
+	size_t tsz = mm_tables(j->n);
+	int32_t *negbz, *mult, *shift;
+	double *f;
+	struct qmm c;
+	int64_t items;
+	bool az_any = false;
+
+	if (!k || !mm_usable(j) || !mm_usable_plan(j) || !tables ||
+	    x->workspace_size < skip + tsz)
+		return false;
+	memset(&c, 0, sizeof(c));
+	c.j = j;
+	c.k = k;
+	c.K4 = ert_qgemm_k4(j->k);
+	c.a_u8 = j->a->dtype == ERT_DTYPE_UINT8;
+	c.b_s8 = j->b->dtype == ERT_DTYPE_INT8;
+	c.b_rs = j->b_trans ? 1 : j->n;
+	c.b_cs = j->b_trans ? j->k : 1;
+	if (pk && pk->key.fmt == ert_qgemm_key_fmt(k, !c.b_s8)) {
+		c.b_packed = (const uint8_t *)pk->data;
+		c.b_per = pk->stride * sizeof(float);
+	}
+	negbz = (int32_t *)tables;
+	mult = (int32_t *)(tables + rup64((size_t)j->n * sizeof(int32_t)));
+	shift = (int32_t *)(tables + 2 * rup64((size_t)j->n * sizeof(int32_t)));
+	f = (double *)(tables + 3 * rup64((size_t)j->n * sizeof(int32_t)));
+	/* bz'_j = bz_j + 128 for int8 B (packed flipped), bz_j for uint8 */
+	c.bz1 = ert_qlinalg_zp(j->bzp, 0) + (c.b_s8 ? 128 : 0);
+	if (j->bzp && j->bzp->numel > 1) {
+		for (int64_t jj = 0; jj < j->n; jj++)
+			negbz[jj] = -(ert_qlinalg_zp(j->bzp, jj) + (c.b_s8 ? 128 : 0));
+		c.negbz = negbz;
+	}
+	for (int64_t i = 0; i < j->m && !az_any; i++)
+		az_any = ert_qlinalg_zp(j->azp, i) != (c.a_u8 ? 128 : 0);
+	c.need_t = az_any;
+	epi_base(&c.base, j->kind != IMM_INTEGER, j->quantised, &j->qo);
+	if (j->kind != IMM_INTEGER) {
+		for (int64_t jj = 0; jj < j->n; jj++) {
+			mult[jj] = clamp_mult(j->chans[jj].m);
+			shift[jj] = clamp_shift(j->chans[jj].s);
+			f[jj] = j->chans[jj].f;
+		}
+		c.mult = mult;
+		c.shift = shift;
+		c.f = f;
+	}
+	c.nc = tile_cols(k, j->k, j->n);
+	c.ntiles = (j->n + c.nc - 1) / c.nc;
+	c.rows_b = 1;
+	for (int64_t d = 0; d < j->nb; d++)
+		c.rows_b *= j->y->dims[d];
+	items = c.rows_b * c.ntiles;
+	c.mchunk = row_chunk(cpu, k, items, j->m);
+	c.nchunks = (j->m + c.mchunk - 1) / c.mchunk;
+	c.osz = (int64_t)ert_dtype_size(j->y->dtype);
+	lane_layout(k, j->k, c.nc, &c.lay);
+	*st = ert_qlinalg_run_lanes(cpu, x, skip + tsz, items * c.nchunks,
+				    (int64_t)(c.lay.total / sizeof(uint32_t)), qmm_item, &c, err);
+	return true;
+}

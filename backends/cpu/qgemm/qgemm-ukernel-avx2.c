@@ -1,0 +1,219 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * int8 GEMM micro-kernel, AVX2 (level "avx2"): 4 rows x 16 columns, the
+ * byte products through vpmaddwd on int16 as in the AVX-512 kernel (B quads
+ * split into even and odd bytes, A as int16 pairs); 8 accumulators, four B
+ * halves and two broadcasts fit the 16 ymm registers. Also the AVX2
+ * epilogue: 8 lanes, the tail one element at a time.
+ */
+#include <immintrin.h>
+#include <math.h>
+#include <string.h>
+
+#include "cpu/qgemm/qgemm.h"
+#include "ops/quant-fixed.h"
+
+#define MR 4
+
+static inline __attribute__((always_inline)) void
+kernel_nv(const int NV, int64_t k4, const void *a, const uint8_t *b, int64_t bw, int32_t *c,
+	  int64_t ldc)
+{
+	const uint8_t *ap = a;
+	const __m256i lo_bytes = _mm256_set1_epi32(0x00ff00ff);
+	__m256i acc[MR][2];
+
+#pragma GCC unroll 4
+	for (int i = 0; i < MR; i++)
+#pragma GCC unroll 2
+		for (int v = 0; v < NV; v++)
+			acc[i][v] = _mm256_setzero_si256();
+	for (int64_t p = 0; p < k4; p++) {
+		__m256i be[2], bo[2];
+
+#pragma GCC unroll 2
+		for (int v = 0; v < NV; v++) {
+			__m256i bv = _mm256_loadu_si256((const __m256i *)(b + 32 * v));
+
+			be[v] = _mm256_and_si256(bv, lo_bytes);
+			bo[v] = _mm256_srli_epi16(bv, 8);
+		}
+#pragma GCC unroll 4
+		for (int i = 0; i < MR; i++) {
+			int32_t q[2];
+
+			memcpy(q, ap + 8 * i, 8);
+			__m256i we = _mm256_set1_epi32(q[0]), wo = _mm256_set1_epi32(q[1]);
+
+#pragma GCC unroll 2
+			for (int v = 0; v < NV; v++)
+				acc[i][v] = _mm256_add_epi32(
+					acc[i][v], _mm256_add_epi32(_mm256_madd_epi16(be[v], we),
+								    _mm256_madd_epi16(bo[v], wo)));
+		}
+		ap += 8 * MR;
+		b += 4 * bw;
+	}
+#pragma GCC unroll 4
+	for (int i = 0; i < MR; i++)
+#pragma GCC unroll 2
+		for (int v = 0; v < NV; v++)
+			_mm256_storeu_si256((__m256i *)(c + i * ldc + 8 * v), acc[i][v]);
+}
+
+static void ukernel_1(int64_t k4, const void *a, const uint8_t *b, int64_t bw, int32_t *c,
+		      int64_t ldc)
+{
+	kernel_nv(1, k4, a, b, bw, c, ldc);
+}
+
+static void ukernel_2(int64_t k4, const void *a, const uint8_t *b, int64_t bw, int32_t *c,
+		      int64_t ldc)
+{
+	kernel_nv(2, k4, a, b, bw, c, ldc);
+}
+
+const struct ert_qgemm_kernel ert_qgemm_kernel_avx2 = {
+	.name = "q8-gemm-4x16-avx2",
+	.mr = MR, .vc = 8, .nv = 2,
+	.afmt = ERT_QGEMM_A_S16,
+	.ukernel = { ukernel_1, ukernel_2, NULL },
+	.epi = ert_qgemm_epi_avx2,
+};
+
+/* ---- epilogue ---- */
+
+/* ert_requant_fixed() in 8 lanes: see the AVX-512 epilogue. */
+static inline __m256i requant_fixed(__m256i v, __m256i mult, __m256i shift)
+{
+	const __m256i zero = _mm256_setzero_si256(), rnd = _mm256_set1_epi64x(1LL << 30);
+	__m256i ls = _mm256_max_epi32(shift, zero);
+	__m256i rs = _mm256_max_epi32(_mm256_sub_epi32(zero, shift), zero);
+	__m256i x = _mm256_sllv_epi32(v, ls);
+	__m256i ev = _mm256_add_epi64(_mm256_mul_epi32(x, mult), rnd);
+	__m256i od = _mm256_add_epi64(
+		_mm256_mul_epi32(_mm256_srli_epi64(x, 32), _mm256_srli_epi64(mult, 32)), rnd);
+	__m256i h = _mm256_blend_epi32(_mm256_srli_epi64(ev, 31), _mm256_slli_epi64(od, 1), 0xaa);
+	__m256i half = _mm256_srli_epi32(_mm256_sllv_epi32(_mm256_set1_epi32(1), rs), 1);
+	__m256i r = _mm256_srlv_epi32(_mm256_add_epi32(_mm256_abs_epi32(h), half), rs);
+
+	return _mm256_blendv_epi8(r, _mm256_sub_epi32(zero, r), _mm256_cmpgt_epi32(zero, h));
+}
+
+/* ert_qout_float() in 4 lanes; vmaxpd returns its second operand when either is NaN. */
+static inline __m128i requant_float4(__m128i v, __m256d f, const struct ert_qgemm_epi *e)
+{
+	__m256d q = _mm256_mul_pd(_mm256_cvtepi32_pd(v), f);
+
+	q = _mm256_add_pd(_mm256_round_pd(q, _MM_FROUND_CUR_DIRECTION),
+			  _mm256_set1_pd((double)e->zp));
+	q = _mm256_max_pd(q, _mm256_set1_pd((double)e->lo));
+	q = _mm256_min_pd(q, _mm256_set1_pd((double)e->hi));
+	return _mm256_cvtpd_epi32(q);
+}
+
+static inline __m256d load_f(const struct ert_qgemm_epi *e, int64_t j)
+{
+	return e->f ? _mm256_loadu_pd(e->f + j) : _mm256_set1_pd(e->f1);
+}
+
+/* One element, as the scalar kernels compute it. */
+static void epi_one(const int32_t *raw, int64_t j, const struct ert_qgemm_epi *e, void *dst)
+{
+	uint32_t v = (uint32_t)raw[j] + e->c0;
+	double f = e->f ? e->f[j] : e->f1;
+	int64_t q;
+
+	if (e->u)
+		v += e->c1 * (uint32_t)e->u[j];
+	if (e->t)
+		v += e->c2 * (uint32_t)e->t[j];
+	if (e->w)
+		v += (uint32_t)e->w[j];
+	switch (e->mode) {
+	case ERT_QGEMM_OUT_I32:
+		((int32_t *)dst)[j] = (int32_t)v;
+		return;
+	case ERT_QGEMM_OUT_F32:
+		((float *)dst)[j] = (float)((double)(int32_t)v * f);
+		return;
+	case ERT_QGEMM_OUT_FIXED:
+		q = (int64_t)ert_requant_fixed((int32_t)v, e->mult ? e->mult[j] : e->mult1,
+					       e->shift ? e->shift[j] : e->shift1) + e->zp;
+		q = q < e->lo ? e->lo : q > e->hi ? e->hi : q;
+		break;
+	case ERT_QGEMM_OUT_FLOAT: {
+		double d = rint((double)(int32_t)v * f) + e->zp;
+
+		q = !(d >= e->lo) ? e->lo : d > e->hi ? e->hi : (int64_t)d;
+		break;
+	}
+	default:
+		return;
+	}
+	((uint8_t *)dst)[j] = (uint8_t)q;
+}
+
+void ert_qgemm_epi_avx2(const int32_t *raw, int64_t n, const struct ert_qgemm_epi *e, void *dst)
+{
+	const __m256i c0 = _mm256_set1_epi32((int32_t)e->c0), c1 = _mm256_set1_epi32((int32_t)e->c1);
+	const __m256i c2 = _mm256_set1_epi32((int32_t)e->c2);
+	const __m256i lo = _mm256_set1_epi32(e->lo - e->zp), hi = _mm256_set1_epi32(e->hi - e->zp);
+	const __m256i zp = _mm256_set1_epi32(e->zp);
+	/* byte 0 of each int32, per 128-bit half, then the two halves' dwords together */
+	const __m256i pick = _mm256_setr_epi8(0, 4, 8, 12, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1,
+					      -1, -1, 0, 4, 8, 12, -1, -1, -1, -1, -1, -1, -1, -1,
+					      -1, -1, -1, -1);
+	const __m256i join = _mm256_setr_epi32(0, 4, 0, 0, 0, 0, 0, 0);
+	int64_t j = 0;
+
+	for (; j + 8 <= n; j += 8) {
+		__m256i v = _mm256_add_epi32(_mm256_loadu_si256((const __m256i *)(raw + j)), c0);
+
+		if (e->u)
+			v = _mm256_add_epi32(v, _mm256_mullo_epi32(
+						c1, _mm256_loadu_si256((const __m256i *)(e->u + j))));
+		if (e->t)
+			v = _mm256_add_epi32(v, _mm256_mullo_epi32(
+						c2, _mm256_loadu_si256((const __m256i *)(e->t + j))));
+		if (e->w)
+			v = _mm256_add_epi32(v, _mm256_loadu_si256((const __m256i *)(e->w + j)));
+		switch (e->mode) {
+		case ERT_QGEMM_OUT_I32:
+			_mm256_storeu_si256((__m256i *)((int32_t *)dst + j), v);
+			continue;
+		case ERT_QGEMM_OUT_FIXED: {
+			__m256i mu = e->mult ? _mm256_loadu_si256((const __m256i *)(e->mult + j))
+					     : _mm256_set1_epi32(e->mult1);
+			__m256i sh = e->shift ? _mm256_loadu_si256((const __m256i *)(e->shift + j))
+					      : _mm256_set1_epi32(e->shift1);
+
+			v = requant_fixed(v, mu, sh);
+			v = _mm256_add_epi32(_mm256_min_epi32(_mm256_max_epi32(v, lo), hi), zp);
+			break;
+		}
+		case ERT_QGEMM_OUT_FLOAT: {
+			__m128i r0 = requant_float4(_mm256_castsi256_si128(v), load_f(e, j), e);
+			__m128i r1 = requant_float4(_mm256_extracti128_si256(v, 1), load_f(e, j + 4), e);
+
+			v = _mm256_set_m128i(r1, r0);
+			break;
+		}
+		case ERT_QGEMM_OUT_F32: {
+			float *o = (float *)dst + j;
+			__m256d d0 = _mm256_mul_pd(_mm256_cvtepi32_pd(_mm256_castsi256_si128(v)),
+						   load_f(e, j));
+			__m256d d1 = _mm256_mul_pd(_mm256_cvtepi32_pd(_mm256_extracti128_si256(v, 1)),
+						   load_f(e, j + 4));
+
+			_mm_storeu_ps(o, _mm256_cvtpd_ps(d0));
+			_mm_storeu_ps(o + 4, _mm256_cvtpd_ps(d1));
+			continue;
+		}
+		}
+		v = _mm256_permutevar8x32_epi32(_mm256_shuffle_epi8(v, pick), join);
+		_mm_storel_epi64((__m128i *)((uint8_t *)dst + j), _mm256_castsi256_si128(v));
+	}
+	for (; j < n; j++)
+		epi_one(raw, j, e, dst);
+}

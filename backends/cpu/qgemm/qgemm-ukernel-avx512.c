@@ -1,0 +1,185 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * int8 GEMM micro-kernel, AVX-512BW (level "avx512"): 8 rows x 32 columns.
+ * Without VNNI the byte products go through vpmaddwd, which is exact on
+ * int16: the B quads are split into their even and odd bytes (zero-extended
+ * to int16 in place) and multiplied by the A block's int16 pairs (bytes 0, 2
+ * and 1, 3 of each quad), so each lane gets the same four products as
+ * vpdpbusd would. (vpmaddubsw would saturate: 2 * 255 * 128 > 32767.)
+ *
+ * Also the AVX-512 epilogue, shared with the VNNI level: the zero-point
+ * corrections and the output stage in 16 lanes, tails under k-masks.
+ */
+#include <immintrin.h>
+#include <string.h>
+
+#include "cpu/qgemm/qgemm.h"
+
+#define MR 8
+
+static inline __attribute__((always_inline)) void
+kernel_nv(const int NV, int64_t k4, const void *a, const uint8_t *b, int64_t bw, int32_t *c,
+	  int64_t ldc)
+{
+	const uint8_t *ap = a;
+	const __m512i lo_bytes = _mm512_set1_epi32(0x00ff00ff);
+	__m512i acc[MR][2];
+
+#pragma GCC unroll 8
+	for (int i = 0; i < MR; i++)
+#pragma GCC unroll 2
+		for (int v = 0; v < NV; v++)
+			acc[i][v] = _mm512_setzero_si512();
+	for (int64_t p = 0; p < k4; p++) {
+		__m512i be[2], bo[2];
+
+#pragma GCC unroll 2
+		for (int v = 0; v < NV; v++) {
+			__m512i bv = _mm512_loadu_si512(b + 64 * v);
+
+			be[v] = _mm512_and_si512(bv, lo_bytes);
+			bo[v] = _mm512_srli_epi16(bv, 8);
+		}
+#pragma GCC unroll 8
+		for (int i = 0; i < MR; i++) {
+			int32_t q[2];
+
+			memcpy(q, ap + 8 * i, 8);
+			__m512i we = _mm512_set1_epi32(q[0]), wo = _mm512_set1_epi32(q[1]);
+
+#pragma GCC unroll 2
+			for (int v = 0; v < NV; v++)
+				acc[i][v] = _mm512_add_epi32(
+					acc[i][v], _mm512_add_epi32(_mm512_madd_epi16(be[v], we),
+								    _mm512_madd_epi16(bo[v], wo)));
+		}
+		ap += 8 * MR;
+		b += 4 * bw;
+	}
+#pragma GCC unroll 8
+	for (int i = 0; i < MR; i++)
+#pragma GCC unroll 2
+		for (int v = 0; v < NV; v++)
+			_mm512_storeu_si512(c + i * ldc + 16 * v, acc[i][v]);
+}
+
+static void ukernel_1(int64_t k4, const void *a, const uint8_t *b, int64_t bw, int32_t *c,
+		      int64_t ldc)
+{
+	kernel_nv(1, k4, a, b, bw, c, ldc);
+}
+
+static void ukernel_2(int64_t k4, const void *a, const uint8_t *b, int64_t bw, int32_t *c,
+		      int64_t ldc)
+{
+	kernel_nv(2, k4, a, b, bw, c, ldc);
+}
+
+const struct ert_qgemm_kernel ert_qgemm_kernel_avx512 = {
+	.name = "q8-gemm-8x32-avx512",
+	.mr = MR, .vc = 16, .nv = 2,
+	.afmt = ERT_QGEMM_A_S16,
+	.ukernel = { ukernel_1, ukernel_2, NULL },
+	.epi = ert_qgemm_epi_avx512,
+};
+
+/* ---- epilogue ---- */
+
+/*
+ * ert_requant_fixed() in 16 lanes: x << max(s, 0) (wrapping), the rounding
+ * doubling high multiply round((x * m) / 2^31) (m >= 0, so it cannot
+ * saturate), then the division by 2^max(-s, 0) rounding half away from zero,
+ * on magnitudes in uint32 (|INT32_MIN| + 2^30 still fits).
+ */
+static inline __m512i requant_fixed(__m512i v, __m512i mult, __m512i shift)
+{
+	const __m512i zero = _mm512_setzero_si512(), rnd = _mm512_set1_epi64(1LL << 30);
+	__m512i ls = _mm512_max_epi32(shift, zero);
+	__m512i rs = _mm512_max_epi32(_mm512_sub_epi32(zero, shift), zero);
+	__m512i x = _mm512_sllv_epi32(v, ls);
+	__m512i ev = _mm512_add_epi64(_mm512_mul_epi32(x, mult), rnd);
+	__m512i od = _mm512_add_epi64(
+		_mm512_mul_epi32(_mm512_srli_epi64(x, 32), _mm512_srli_epi64(mult, 32)), rnd);
+	/* bits 31..62 of each product: low halves from the even, high from the odd */
+	__m512i h = _mm512_mask_blend_epi32(0xAAAA, _mm512_srli_epi64(ev, 31),
+					    _mm512_slli_epi64(od, 1));
+	__m512i half = _mm512_srli_epi32(_mm512_sllv_epi32(_mm512_set1_epi32(1), rs), 1);
+	__m512i r = _mm512_srlv_epi32(_mm512_add_epi32(_mm512_abs_epi32(h), half), rs);
+
+	return _mm512_mask_sub_epi32(r, _mm512_cmplt_epi32_mask(h, zero), zero, r);
+}
+
+/* ert_qout_float(): rint(v * f) + zp, NaN or below lo gives lo, above hi gives hi. */
+static inline __m256i requant_float8(__m256i v, __m512d f, const struct ert_qgemm_epi *e)
+{
+	__m512d q = _mm512_mul_pd(_mm512_cvtepi32_pd(v), f);
+
+	q = _mm512_add_pd(_mm512_roundscale_pd(q, _MM_FROUND_CUR_DIRECTION),
+			  _mm512_set1_pd((double)e->zp));
+	/* vmaxpd returns its second operand when either is NaN */
+	q = _mm512_max_pd(q, _mm512_set1_pd((double)e->lo));
+	q = _mm512_min_pd(q, _mm512_set1_pd((double)e->hi));
+	return _mm512_cvtpd_epi32(q);
+}
+
+static inline __m512d load_f(const struct ert_qgemm_epi *e, int64_t j, __mmask8 m)
+{
+	return e->f ? _mm512_maskz_loadu_pd(m, e->f + j) : _mm512_set1_pd(e->f1);
+}
+
+void ert_qgemm_epi_avx512(const int32_t *raw, int64_t n, const struct ert_qgemm_epi *e, void *dst)
+{
+	const __m512i c0 = _mm512_set1_epi32((int32_t)e->c0), c1 = _mm512_set1_epi32((int32_t)e->c1);
+	const __m512i c2 = _mm512_set1_epi32((int32_t)e->c2);
+	const __m512i lo = _mm512_set1_epi32(e->lo - e->zp), hi = _mm512_set1_epi32(e->hi - e->zp);
+	const __m512i zp = _mm512_set1_epi32(e->zp);
+
+	for (int64_t j = 0; j < n; j += 16) {
+		__mmask16 m = n - j >= 16 ? 0xffff : (__mmask16)((1u << (n - j)) - 1);
+		__m512i v = _mm512_add_epi32(_mm512_maskz_loadu_epi32(m, raw + j), c0);
+
+		if (e->u)
+			v = _mm512_add_epi32(v, _mm512_mullo_epi32(c1, _mm512_maskz_loadu_epi32(m, e->u + j)));
+		if (e->t)
+			v = _mm512_add_epi32(v, _mm512_mullo_epi32(c2, _mm512_maskz_loadu_epi32(m, e->t + j)));
+		if (e->w)
+			v = _mm512_add_epi32(v, _mm512_maskz_loadu_epi32(m, e->w + j));
+		switch (e->mode) {
+		case ERT_QGEMM_OUT_I32:
+			_mm512_mask_storeu_epi32((int32_t *)dst + j, m, v);
+			continue;
+		case ERT_QGEMM_OUT_FIXED: {
+			__m512i mu = e->mult ? _mm512_maskz_loadu_epi32(m, e->mult + j)
+					     : _mm512_set1_epi32(e->mult1);
+			__m512i sh = e->shift ? _mm512_maskz_loadu_epi32(m, e->shift + j)
+					      : _mm512_set1_epi32(e->shift1);
+
+			v = requant_fixed(v, mu, sh);
+			v = _mm512_add_epi32(_mm512_min_epi32(_mm512_max_epi32(v, lo), hi), zp);
+			break;
+		}
+		case ERT_QGEMM_OUT_FLOAT: {
+			__m256i r0 = requant_float8(_mm512_castsi512_si256(v),
+						    load_f(e, j, (__mmask8)m), e);
+			__m256i r1 = requant_float8(_mm512_extracti64x4_epi64(v, 1),
+						    load_f(e, j + 8, (__mmask8)(m >> 8)), e);
+
+			v = _mm512_inserti64x4(_mm512_castsi256_si512(r0), r1, 1);
+			break;
+		}
+		case ERT_QGEMM_OUT_F32: {
+			float *o = (float *)dst + j;
+			__m512d d0 = _mm512_mul_pd(_mm512_cvtepi32_pd(_mm512_castsi512_si256(v)),
+						   load_f(e, j, (__mmask8)m));
+			__m512d d1 = _mm512_mul_pd(_mm512_cvtepi32_pd(_mm512_extracti64x4_epi64(v, 1)),
+						   load_f(e, j + 8, (__mmask8)(m >> 8)));
+
+			_mm256_mask_storeu_ps(o, (__mmask8)m, _mm512_cvtpd_ps(d0));
+			_mm256_mask_storeu_ps(o + 8, (__mmask8)(m >> 8), _mm512_cvtpd_ps(d1));
+			continue;
+		}
+		}
+		/* inside [lo, hi], so the low byte is the int8 or uint8 value */
+		_mm512_mask_cvtepi32_storeu_epi8((int8_t *)dst + j, m, v);
+	}
+}

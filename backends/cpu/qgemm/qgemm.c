@@ -1,0 +1,244 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The int8 GEMM's level table and its packing (portable C and SSE2, which
+ * every x86-64 has): A blocks of signed bytes or int16 pairs, B panels of
+ * unsigned byte quads, with the row and column sums the zero-point
+ * corrections need.
+ */
+#include <emmintrin.h>
+#include <string.h>
+
+#include "cpu/qgemm/qgemm.h"
+
+const struct ert_qgemm_kernel *const ert_qgemm_kernels[] = {
+	&ert_qgemm_kernel_avx2,
+	&ert_qgemm_kernel_avx512,
+	&ert_qgemm_kernel_avx512vnni,
+	NULL,
+};
+
+/* The AMX level runs the VNNI kernel: its tile kernel is not written yet. */
+const struct ert_qgemm_kernel *ert_qgemm_kernel_for(enum ert_cpu_isa isa)
+{
+	if (isa >= ERT_ISA_AVX512VNNI)
+		return &ert_qgemm_kernel_avx512vnni;
+	if (isa >= ERT_ISA_AVX512)
+		return &ert_qgemm_kernel_avx512;
+	if (isa >= ERT_ISA_AVX2)
+		return &ert_qgemm_kernel_avx2;
+	return NULL;
+}
+
+static size_t a_step_bytes(const struct ert_qgemm_kernel *k)
+{
+	return k->afmt == ERT_QGEMM_A_S16 ? 8 : 4;
+}
+
+size_t ert_qgemm_a_block_bytes(const struct ert_qgemm_kernel *k, int64_t K)
+{
+	return (size_t)ert_qgemm_k4(K) * (size_t)k->mr * a_step_bytes(k);
+}
+
+void ert_qgemm_pack_a_block(const struct ert_qgemm_kernel *k, const void *a, bool a_u8,
+			    int64_t rs, int64_t cs, int64_t mr, int64_t K, void *dst,
+			    int32_t *rowsum)
+{
+	const int MR = k->mr;
+	const int64_t K4 = ert_qgemm_k4(K);
+	const int8_t flip = a_u8 ? (int8_t)-128 : 0;
+	const int8_t *src = a;
+
+	for (int i = 0; i < MR; i++) {
+		int32_t sum = 0;
+
+		for (int64_t q = 0; q < K4; q++) {
+			int8_t v[4];
+
+			for (int t = 0; t < 4; t++) {
+				int64_t p = 4 * q + t;
+
+				v[t] = i < mr && p < K ? (int8_t)(src[i * rs + p * cs] ^ flip) : 0;
+				sum += v[t];
+			}
+			if (k->afmt == ERT_QGEMM_A_S16) {
+				int16_t *d = (int16_t *)dst + (q * MR + i) * 4;
+
+				d[0] = v[0];
+				d[1] = v[2];
+				d[2] = v[1];
+				d[3] = v[3];
+			} else {
+				memcpy((int8_t *)dst + (q * MR + i) * 4, v, 4);
+			}
+		}
+		rowsum[i] = sum;
+	}
+}
+
+static int64_t round_up(int64_t v, int64_t to)
+{
+	return (v + to - 1) / to * to;
+}
+
+size_t ert_qgemm_b_bytes(const struct ert_qgemm_kernel *k, int64_t K, int64_t nc)
+{
+	return (size_t)(round_up(nc, k->vc) * ert_qgemm_k4(K) * 4);
+}
+
+/* Interleave 16 columns of four rows into 16 quads (64 bytes). */
+static inline void quad16(uint8_t *dst, const uint8_t *r0, const uint8_t *r1, const uint8_t *r2,
+			  const uint8_t *r3, __m128i flip)
+{
+	__m128i a = _mm_xor_si128(_mm_loadu_si128((const __m128i *)r0), flip);
+	__m128i b = _mm_xor_si128(_mm_loadu_si128((const __m128i *)r1), flip);
+	__m128i c = _mm_xor_si128(_mm_loadu_si128((const __m128i *)r2), flip);
+	__m128i d = _mm_xor_si128(_mm_loadu_si128((const __m128i *)r3), flip);
+	__m128i ab0 = _mm_unpacklo_epi8(a, b), ab1 = _mm_unpackhi_epi8(a, b);
+	__m128i cd0 = _mm_unpacklo_epi8(c, d), cd1 = _mm_unpackhi_epi8(c, d);
+
+	_mm_storeu_si128((__m128i *)dst, _mm_unpacklo_epi16(ab0, cd0));
+	_mm_storeu_si128((__m128i *)(dst + 16), _mm_unpackhi_epi16(ab0, cd0));
+	_mm_storeu_si128((__m128i *)(dst + 32), _mm_unpacklo_epi16(ab1, cd1));
+	_mm_storeu_si128((__m128i *)(dst + 48), _mm_unpackhi_epi16(ab1, cd1));
+}
+
+void ert_qgemm_pack_b_quad(const struct ert_qgemm_kernel *k, const uint8_t *const rows[4],
+			   uint8_t flip, int64_t nc, int64_t K4, int64_t k4, uint8_t *dst,
+			   int32_t *colsum)
+{
+	const int64_t NR = ert_qgemm_nr(k);
+	const __m128i vflip = _mm_set1_epi8((char)flip);
+	const uint8_t *r[4];
+	/* a missing row packs as zero: its raw bytes are the flip */
+	uint8_t fill[16];
+
+	memset(fill, flip, sizeof(fill));
+	for (int64_t j0 = 0; j0 < nc; j0 += NR) {
+		int64_t w = nc - j0 < NR ? round_up(nc - j0, k->vc) : NR, real = nc - j0;
+		uint8_t *d = dst + (size_t)(j0 * K4 * 4) + (size_t)(k4 * w * 4);
+		int64_t j = 0;
+
+		if (real > w)
+			real = w;
+		for (int t = 0; t < 4; t++)
+			r[t] = rows[t] ? rows[t] + j0 : NULL;
+		for (; j + 16 <= real; j += 16)
+			quad16(d + 4 * j, r[0] ? r[0] + j : fill, r[1] ? r[1] + j : fill,
+			       r[2] ? r[2] + j : fill, r[3] ? r[3] + j : fill, vflip);
+		for (; j < real; j++)
+			for (int t = 0; t < 4; t++)
+				d[4 * j + t] = r[t] ? (uint8_t)(r[t][j] ^ flip) : 0;
+		if (j < w)
+			memset(d + 4 * j, 0, (size_t)(4 * (w - j)));
+	}
+	if (!colsum)
+		return;
+	for (int t = 0; t < 4; t++) {
+		if (!rows[t])
+			continue;
+		for (int64_t j = 0; j < nc; j++)
+			colsum[j] += (uint8_t)(rows[t][j] ^ flip);
+	}
+}
+
+void ert_qgemm_pack_b(const struct ert_qgemm_kernel *k, const void *b, bool b_s8, int64_t rs,
+		      int64_t cs, int64_t K, int64_t nc, uint8_t *dst, int32_t *colsum)
+{
+	const int64_t NR = ert_qgemm_nr(k), K4 = ert_qgemm_k4(K);
+	const uint8_t flip = b_s8 ? 0x80 : 0, *src = b;
+
+	if (colsum)
+		memset(colsum, 0, (size_t)nc * sizeof(*colsum));
+	if (cs == 1) {
+		/* rows of B are contiguous: interleave them four at a time */
+		for (int64_t q = 0; q < K4; q++) {
+			const uint8_t *rows[4];
+
+			for (int t = 0; t < 4; t++)
+				rows[t] = 4 * q + t < K ? src + (4 * q + t) * rs : NULL;
+			ert_qgemm_pack_b_quad(k, rows, flip, nc, K4, q, dst, colsum);
+		}
+		return;
+	}
+	for (int64_t j0 = 0; j0 < nc; j0 += NR) {
+		int64_t w = nc - j0 < NR ? round_up(nc - j0, k->vc) : NR;
+		uint8_t *d = dst + (size_t)(j0 * K4 * 4);
+
+		for (int64_t q = 0; q < K4; q++) {
+			for (int64_t j = 0; j < w; j++) {
+				uint8_t *o = d + (q * w + j) * 4;
+
+				for (int t = 0; t < 4; t++) {
+					int64_t p = 4 * q + t;
+
+					o[t] = j0 + j < nc && p < K
+						       ? (uint8_t)(src[p * rs + (j0 + j) * cs] ^ flip)
+						       : 0;
+					if (colsum && j0 + j < nc)
+						colsum[j0 + j] += o[t];
+				}
+			}
+		}
+	}
+}
+
+/* ---- pack-cache entries ---- */
+
+static const struct ert_qgemm_kernel *key_kernel(const struct ert_cpu_pack_key *key)
+{
+	int i = key->fmt & 0xff;
+
+	return i >= 1 && i <= 3 ? ert_qgemm_kernels[i - 1] : NULL;
+}
+
+int ert_qgemm_key_fmt(const struct ert_qgemm_kernel *k, bool u8)
+{
+	int i = 0;
+
+	while (ert_qgemm_kernels[i] && ert_qgemm_kernels[i] != k)
+		i++;
+	return (i + 1) | (u8 ? ERT_QGEMM_KEY_U8 : 0);
+}
+
+size_t ert_qgemm_entry_bytes(const struct ert_cpu_pack_key *key)
+{
+	const struct ert_qgemm_kernel *k = key_kernel(key);
+	size_t bytes;
+
+	if (!k)
+		return 64;
+	if (key->kind == ERT_CPU_PACK_Q8A)
+		bytes = (size_t)((key->rows + k->mr - 1) / k->mr) * ert_qgemm_a_block_bytes(k, key->cols) +
+			(size_t)round_up(key->rows, k->mr) * sizeof(int32_t);
+	else
+		bytes = ert_qgemm_b_bytes(k, key->rows, key->cols) +
+			(size_t)round_up(key->cols, k->vc) * sizeof(int32_t);
+	return (bytes | 63) + 1;
+}
+
+void ert_qgemm_entry_pack(const struct ert_cpu_pack_key *key, void *dst)
+{
+	const struct ert_qgemm_kernel *k = key_kernel(key);
+	const bool u8 = key->fmt & ERT_QGEMM_KEY_U8;
+	const uint8_t *src = (const uint8_t *)(const void *)key->src;
+	uint8_t *d = dst;
+
+	if (!k)
+		return;
+	if (key->kind == ERT_CPU_PACK_Q8A) {
+		size_t blk = ert_qgemm_a_block_bytes(k, key->cols);
+		int64_t nblk = (key->rows + k->mr - 1) / k->mr;
+		int32_t *sums = (int32_t *)(d + (size_t)nblk * blk);
+
+		for (int64_t b = 0; b < nblk; b++) {
+			int64_t r0 = b * k->mr, mr = key->rows - r0;
+
+			ert_qgemm_pack_a_block(k, src + r0 * key->rs, u8, key->rs, key->cs,
+					       mr < k->mr ? mr : k->mr, key->cols, d + (size_t)b * blk,
+					       sums + r0);
+		}
+	} else {
+		ert_qgemm_pack_b(k, src, !u8, key->rs, key->cs, key->rows, key->cols, d,
+				 (int32_t *)(d + ert_qgemm_b_bytes(k, key->rows, key->cols)));
+	}
+}

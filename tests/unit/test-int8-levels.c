@@ -1,0 +1,507 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The int8 kernels (QLinearConv, ConvInteger, QLinearMatMul, MatMulInteger,
+ * QGemm) at every SIMD level this CPU supports against the scalar reference,
+ * byte for byte: integer accumulation is exact, so every level must give
+ * the same outputs. Awkward shapes: K and channel counts no multiple of any
+ * block, stride 2, dilation, groups, depthwise, asymmetric padding, 1x1
+ * with stride, 1-D and 3-D, batch > 1, broadcast batches; int8 and uint8
+ * activations and weights, per-tensor and per-channel scales and zero
+ * points, both requantisation rules, clamps, ties; with prepacked and
+ * run-time weights, memory LOW, one and two threads.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cpu/cpu-impl.h"
+#include "cpu/qgemm/qgemm.h"
+#include "edgert.h"
+#include "ert-op-test.h"
+#include "ert-test.h"
+
+static uint32_t seed = 2024;
+
+/* Input @i of @o: @dt (int8 or uint8) of @dims, uniformly random bytes. */
+static void in_bytes(struct one *o, uint32_t i, ert_dtype dt, int32_t rank, const int64_t *dims)
+{
+	struct ert_value *v = one_in_alloc(o, i, dt, rank, dims);
+	uint8_t *p = v->data;
+
+	for (int64_t k = 0; k < v->numel; k++)
+		p[k] = (uint8_t)(lcg_next(&seed) >> 13);
+}
+
+/* Input @i: @n zero points of @dt (rank 0 when @n is 0) in [lo, hi]. */
+static void in_zp(struct one *o, uint32_t i, ert_dtype dt, int64_t n, int lo, int hi)
+{
+	struct ert_value *v = one_in_alloc(o, i, dt, n ? 1 : 0, &n);
+
+	for (int64_t k = 0; k < v->numel; k++) {
+		int z = lo + (int)(lcg_next(&seed) >> 8) % (hi - lo + 1);
+
+		if (dt == ERT_DTYPE_UINT8)
+			((uint8_t *)v->data)[k] = (uint8_t)z;
+		else
+			((int8_t *)v->data)[k] = (int8_t)z;
+	}
+}
+
+/* Input @i: @n float32 scales (rank 0 when @n is 0), base * (0.7 .. 1.3). */
+static void in_scales(struct one *o, uint32_t i, int64_t n, float base, bool jitter)
+{
+	struct ert_value *v = one_in_alloc(o, i, ERT_DTYPE_FLOAT32, n ? 1 : 0, &n);
+
+	for (int64_t k = 0; k < v->numel; k++)
+		((float *)v->data)[k] = jitter ? base * (1.0f + 0.3f * frand_r(&seed)) : base;
+}
+
+static void in_i32(struct one *o, uint32_t i, int32_t rank, const int64_t *dims, int range)
+{
+	struct ert_value *v = one_in_alloc(o, i, ERT_DTYPE_INT32, rank, dims);
+
+	for (int64_t k = 0; k < v->numel; k++)
+		((int32_t *)v->data)[k] = (int32_t)(lcg_next(&seed) % (uint32_t)(2 * range + 1)) - range;
+}
+
+static ert_status run_at(struct one *o, enum ert_cpu_isa isa, struct ert_threadpool *pool,
+			 bool const_w, ert_level memory, struct ert_value *out)
+{
+	bool cst[ONE_MAX_IO];
+	struct ert_cpu_eval_opts opts = {
+		.isa = isa, .pool = pool, .in_const = cst, .memory = memory,
+	};
+
+	for (uint32_t i = 0; i < o->n_in; i++)
+		cst[i] = i > 0 && const_w;
+	return ert_cpu_eval_node_with(&opts, o->g, o->n, o->inp, o->n_in, out, 1, &o->err);
+}
+
+/* Index of the first element where @a and @b differ, or -1. */
+static int64_t first_diff(const struct ert_value *a, const struct ert_value *b)
+{
+	size_t es = ert_dtype_size(a->dtype);
+
+	for (int64_t i = 0; i < a->numel; i++)
+		if (memcmp((const char *)a->data + i * es, (const char *)b->data + i * es, es))
+			return i;
+	return -1;
+}
+
+/*
+ * @o at every level, prepacked and run-time weights, memory LOW, 1 and 2
+ * threads, against the scalar level with one thread: identical bytes.
+ * Returns the runs compared.
+ */
+static int compare_levels(int *ert_test_failed_, struct one *o, const char *what)
+{
+	struct ert_threadpool *pool = ert_threadpool_create(2);
+	enum ert_cpu_isa best = ert_cpu_isa_best();
+	struct ert_value ref, got;
+	int runs = 0;
+
+	if (!pool) {
+		*ert_test_failed_ = 1;
+		return 0;
+	}
+	if (run_at(o, ERT_ISA_SCALAR, NULL, true, ERT_LEVEL_NORMAL, &ref) != ERT_OK) {
+		fprintf(stderr, "%s: scalar reference failed: %s\n", what, o->err.msg);
+		*ert_test_failed_ = 1;
+		ert_threadpool_destroy(pool);
+		return 0;
+	}
+	for (int isa = ERT_ISA_SCALAR; isa <= (int)best; isa++) {
+		for (int v = 0; v < 4; v++) {
+			bool const_w = v != 1;
+			ert_level mem = v == 2 ? ERT_LEVEL_LOW : ERT_LEVEL_NORMAL;
+			struct ert_threadpool *p = v == 3 ? pool : NULL;
+			int64_t d;
+
+			if (isa == ERT_ISA_SCALAR && v == 0)
+				continue;
+			if (run_at(o, (enum ert_cpu_isa)isa, p, const_w, mem, &got) != ERT_OK) {
+				fprintf(stderr, "%s at %s: %s\n", what,
+					ert_cpu_isa_name((enum ert_cpu_isa)isa), o->err.msg);
+				*ert_test_failed_ = 1;
+				continue;
+			}
+			CHECK_EQ_INT(got.dtype, ref.dtype);
+			CHECK_EQ_INT(got.numel, ref.numel);
+			d = got.numel == ref.numel && got.dtype == ref.dtype ? first_diff(&got, &ref) : 0;
+			if (d >= 0) {
+				fprintf(stderr, "%s at %s (variant %d): element %lld differs\n", what,
+					ert_cpu_isa_name((enum ert_cpu_isa)isa), v, (long long)d);
+				*ert_test_failed_ = 1;
+			}
+			free(got.data);
+			runs++;
+		}
+	}
+	free(ref.data);
+	ert_threadpool_destroy(pool);
+	return runs;
+}
+
+static void set_rule(struct one *o, bool fixed, int lo, int hi)
+{
+	if (fixed)
+		ert_node_set_attr_int(o->g, o->n, "ert.requant", 1);
+	if (lo <= hi) {
+		int64_t c[2] = { lo, hi };
+
+		ert_node_set_attr_ints(o->g, o->n, "ert.clamp", c, 2);
+	}
+}
+
+/* ---- convolution ---- */
+
+enum { U8X = 1, U8W = 2, U8Y = 4, PER_CH = 8, WZP = 16, FIXED = 32, CLAMP = 64, TIES = 128,
+       NOBIAS = 256 };
+
+struct conv_case {
+	const char *name;
+	int32_t nsp;                 /* spatial dims: 1, 2 or 3 */
+	int64_t n, c, m, group;
+	int64_t in[3], k[3], s[3], d[3];
+	int64_t pads[6];             /* begins, then ends */
+	unsigned flags;
+};
+
+static const struct conv_case conv_cases[] = {
+	{ "1x1 batch 2, odd channels", 2, 2, 19, 13, 1, { 7, 9 }, { 1, 1 }, { 1, 1 }, { 1, 1 },
+	  { 0 }, PER_CH | FIXED },
+	{ "1x1 stride 2, uint8", 2, 1, 16, 24, 1, { 9, 11 }, { 1, 1 }, { 2, 2 }, { 1, 1 }, { 0 },
+	  U8X | U8Y },
+	{ "3x3 pad 1, M tail, asymmetric weights", 2, 1, 8, 70, 1, { 14, 14 }, { 3, 3 }, { 1, 1 },
+	  { 1, 1 }, { 1, 1, 1, 1 }, WZP | FIXED | CLAMP },
+	{ "3x3 stride 2, asymmetric pads, uint8 weights", 2, 1, 5, 17, 1, { 15, 13 }, { 3, 3 },
+	  { 2, 2 }, { 1, 1 }, { 0, 1, 1, 2 }, U8W | WZP | PER_CH },
+	{ "3x3 stride 2, uint8 weights at 128", 2, 1, 6, 9, 1, { 11, 10 }, { 3, 3 }, { 2, 2 },
+	  { 1, 1 }, { 1, 1, 1, 1 }, U8X | U8W | FIXED },
+	{ "3x3 dilation 2", 2, 1, 6, 9, 1, { 12, 12 }, { 3, 3 }, { 1, 1 }, { 2, 2 },
+	  { 2, 2, 2, 2 }, PER_CH | FIXED | CLAMP | U8Y },
+	{ "3x3 groups 3, batch 2", 2, 2, 12, 15, 3, { 9, 10 }, { 3, 3 }, { 1, 1 }, { 1, 1 },
+	  { 1, 1, 1, 1 }, PER_CH | WZP },
+	{ "depthwise 3x3", 2, 1, 16, 16, 16, { 11, 13 }, { 3, 3 }, { 1, 1 }, { 1, 1 },
+	  { 1, 1, 1, 1 }, PER_CH | FIXED },
+	{ "depthwise 3x3 stride 2, multiplier 2", 2, 2, 8, 16, 8, { 12, 9 }, { 3, 3 }, { 2, 2 },
+	  { 1, 1 }, { 0, 0, 1, 1 }, U8X | U8Y },
+	{ "5x3 stride (2, 1)", 2, 1, 4, 33, 1, { 10, 17 }, { 5, 3 }, { 2, 1 }, { 1, 1 },
+	  { 2, 1, 2, 1 }, FIXED },
+	{ "7x7 stride 2, 3 channels", 2, 1, 3, 64, 1, { 32, 32 }, { 7, 7 }, { 2, 2 }, { 1, 1 },
+	  { 3, 3, 3, 3 }, PER_CH | FIXED },
+	{ "K past every block", 2, 1, 300, 20, 1, { 6, 6 }, { 3, 3 }, { 1, 1 }, { 1, 1 },
+	  { 1, 1, 1, 1 }, PER_CH | FIXED },
+	{ "N past the tile", 2, 1, 8, 40, 1, { 40, 41 }, { 3, 3 }, { 1, 1 }, { 1, 1 },
+	  { 1, 1, 1, 1 }, U8X | CLAMP },
+	{ "1x1 wide, ties", 2, 1, 64, 7, 1, { 3, 50 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, { 0 },
+	  TIES },
+	{ "1x1 ties, fixed rule", 2, 2, 20, 12, 1, { 5, 7 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, { 0 },
+	  TIES | FIXED | NOBIAS },
+	{ "1-D, pads", 1, 2, 6, 10, 1, { 50 }, { 5 }, { 1 }, { 1 }, { 2, 1 }, PER_CH | WZP },
+	{ "3-D", 3, 1, 4, 8, 1, { 5, 6, 7 }, { 3, 3, 3 }, { 1, 2, 1 }, { 1, 1, 1 },
+	  { 1, 0, 1, 1, 1, 0 }, U8X | FIXED },
+};
+
+/*
+ * The float rule's multiplier x_s * w_s / y_s keeps the output spread over
+ * the type's range (accumulators of about 74 * 74 * sqrt(K)); TIES makes it
+ * a power of two, so that many products land on a half.
+ */
+static void conv_setup(struct one *o, const struct conv_case *cc, bool integer)
+{
+	ert_dtype xdt = cc->flags & U8X ? ERT_DTYPE_UINT8 : ERT_DTYPE_INT8;
+	ert_dtype wdt = cc->flags & U8W ? ERT_DTYPE_UINT8 : ERT_DTYPE_INT8;
+	ert_dtype ydt = cc->flags & U8Y ? ERT_DTYPE_UINT8 : ERT_DTYPE_INT8;
+	int64_t xd[5] = { cc->n, cc->c }, wd[5] = { cc->m, cc->c / cc->group }, bd[1] = { cc->m };
+	int64_t kk = 1, pads[6], nch = cc->flags & PER_CH ? cc->m : 0;
+	int wlo = cc->flags & U8W ? 128 : 0, whi = wlo;
+	float ws;
+
+	for (int d = 0; d < cc->nsp; d++) {
+		xd[2 + d] = cc->in[d];
+		wd[2 + d] = cc->k[d];
+		kk *= cc->k[d];
+		pads[d] = cc->pads[d];
+		pads[cc->nsp + d] = cc->pads[cc->nsp + d];
+	}
+	if (cc->flags & WZP) {
+		wlo = cc->flags & U8W ? 100 : -20;
+		whi = cc->flags & U8W ? 150 : 20;
+	}
+	ws = cc->flags & TIES ? 0.0625f
+			      : 40.0f / (74.0f * 74.0f * sqrtf((float)(wd[1] * kk))) / 0.02f;
+	if (integer) {
+		one_init(o, ERT_OP_ConvInteger, 10, 4, 1);
+		in_bytes(o, 0, xdt, 2 + cc->nsp, xd);
+		in_bytes(o, 1, wdt, 2 + cc->nsp, wd);
+		in_zp(o, 2, xdt, 0, xdt == ERT_DTYPE_UINT8 ? 90 : -30,
+		      xdt == ERT_DTYPE_UINT8 ? 160 : 30);
+		in_zp(o, 3, wdt, nch, wlo, whi);
+	} else {
+		one_init(o, ERT_OP_QLinearConv, 10, cc->flags & NOBIAS ? 8 : 9, 1);
+		in_bytes(o, 0, xdt, 2 + cc->nsp, xd);
+		in_scales(o, 1, 0, cc->flags & TIES ? 1.0f : 0.02f, false);
+		in_zp(o, 2, xdt, 0, xdt == ERT_DTYPE_UINT8 ? 90 : -30,
+		      xdt == ERT_DTYPE_UINT8 ? 160 : 30);
+		in_bytes(o, 3, wdt, 2 + cc->nsp, wd);
+		in_scales(o, 4, nch, ws, !(cc->flags & TIES));
+		in_zp(o, 5, wdt, nch, wlo, whi);
+		in_scales(o, 6, 0, cc->flags & TIES ? 16.0f : 1.0f, false);
+		in_zp(o, 7, ydt, 0, ydt == ERT_DTYPE_UINT8 ? 100 : -10,
+		      ydt == ERT_DTYPE_UINT8 ? 140 : 10);
+		if (!(cc->flags & NOBIAS))
+			in_i32(o, 8, 1, bd, 3000);
+		if (cc->flags & (FIXED | CLAMP))
+			set_rule(o, cc->flags & FIXED, cc->flags & CLAMP ? (ydt == ERT_DTYPE_UINT8 ? 110 : -5) : 1,
+				 cc->flags & CLAMP ? (ydt == ERT_DTYPE_UINT8 ? 250 : 100) : 0);
+	}
+	ert_node_set_attr_ints(o->g, o->n, "strides", cc->s, cc->nsp);
+	ert_node_set_attr_ints(o->g, o->n, "dilations", cc->d, cc->nsp);
+	ert_node_set_attr_ints(o->g, o->n, "pads", pads, 2 * cc->nsp);
+	ert_node_set_attr_int(o->g, o->n, "group", cc->group);
+}
+
+ERT_TEST(qlinearconv_every_level)
+{
+	int runs = 0;
+
+	for (size_t i = 0; i < sizeof(conv_cases) / sizeof(conv_cases[0]); i++) {
+		struct one o;
+
+		conv_setup(&o, &conv_cases[i], false);
+		runs += compare_levels(ert_test_failed_, &o, conv_cases[i].name);
+		one_fini(&o);
+	}
+	CHECK(runs > 0);
+}
+
+ERT_TEST(convinteger_every_level)
+{
+	int runs = 0;
+
+	for (size_t i = 0; i < sizeof(conv_cases) / sizeof(conv_cases[0]); i++) {
+		struct one o;
+
+		conv_setup(&o, &conv_cases[i], true);
+		runs += compare_levels(ert_test_failed_, &o, conv_cases[i].name);
+		one_fini(&o);
+	}
+	CHECK(runs > 0);
+}
+
+/* ---- matrix products ---- */
+
+struct mm_case {
+	const char *name;
+	enum ert_op op;
+	int32_t ra, rb;
+	int64_t a[4], b[4];
+	unsigned flags;              /* U8X: A uint8, U8W: B uint8, PER_CH: per-column B */
+	float mult;                  /* output multiplier per unit accumulator spread (0: 1) */
+};
+
+static const struct mm_case mm_cases[] = {
+	{ "batched, broadcast B batch", ERT_OP_QLinearMatMul, 4, 3, { 2, 3, 37, 29 }, { 1, 29, 53 },
+	  FIXED, 0 },
+	{ "2-D B, N = 1, uint8", ERT_OP_QLinearMatMul, 3, 2, { 1, 50, 7 }, { 7, 1 },
+	  U8X | U8W | U8Y, 0 },
+	{ "per-column B, M past the tile", ERT_OP_QLinearMatMul, 2, 2, { 130, 300 }, { 300, 49 },
+	  PER_CH | WZP | FIXED | CLAMP, 0 },
+	{ "vector times matrix", ERT_OP_QLinearMatMul, 1, 2, { 33 }, { 33, 70 }, U8X, 0 },
+	{ "ties, batched B", ERT_OP_QLinearMatMul, 3, 3, { 6, 17, 64 }, { 6, 64, 17 }, TIES, 0 },
+	{ "multiplier above 1 (left shift)", ERT_OP_QLinearMatMul, 2, 2, { 9, 3 }, { 3, 40 },
+	  FIXED, 1.7f },
+	{ "integer, per-row a zp, per-column b zp", ERT_OP_MatMulInteger, 2, 2, { 50, 7 },
+	  { 7, 33 }, U8X | PER_CH | WZP, 0 },
+	{ "integer, vector, int8", ERT_OP_MatMulInteger, 1, 2, { 33 }, { 33, 70 }, 0, 0 },
+	{ "integer, batched uint8 B", ERT_OP_MatMulInteger, 3, 3, { 3, 20, 45 }, { 3, 45, 50 },
+	  U8W | WZP, 0 },
+};
+
+static void mm_setup(struct one *o, const struct mm_case *mc)
+{
+	ert_dtype adt = mc->flags & U8X ? ERT_DTYPE_UINT8 : ERT_DTYPE_INT8;
+	ert_dtype bdt = mc->flags & U8W ? ERT_DTYPE_UINT8 : ERT_DTYPE_INT8;
+	ert_dtype ydt = mc->flags & U8Y ? ERT_DTYPE_UINT8 : ERT_DTYPE_INT8;
+	int64_t k = mc->a[mc->ra - 1], n = mc->rb > 1 ? mc->b[mc->rb - 1] : 1;
+	int64_t m = mc->ra > 1 ? mc->a[mc->ra - 2] : 0;
+	int64_t ncol = mc->flags & PER_CH ? n : 0;
+	int blo = bdt == ERT_DTYPE_UINT8 ? 128 : 0, bhi = blo;
+	float spread = 74.0f * 74.0f * sqrtf((float)k), bs;
+
+	if (mc->flags & WZP) {
+		blo = bdt == ERT_DTYPE_UINT8 ? 100 : -20;
+		bhi = bdt == ERT_DTYPE_UINT8 ? 150 : 20;
+	}
+	bs = mc->flags & TIES ? 0.0625f : (mc->mult ? mc->mult : 40.0f / spread) / 0.02f;
+	if (mc->op == ERT_OP_MatMulInteger) {
+		one_init(o, ERT_OP_MatMulInteger, 10, 4, 1);
+		in_bytes(o, 0, adt, mc->ra, mc->a);
+		in_bytes(o, 1, bdt, mc->rb, mc->b);
+		/* a per-row a_zero_point when A is a matrix */
+		in_zp(o, 2, adt, mc->flags & PER_CH ? m : 0, adt == ERT_DTYPE_UINT8 ? 90 : -30,
+		      adt == ERT_DTYPE_UINT8 ? 160 : 30);
+		in_zp(o, 3, bdt, ncol, blo, bhi);
+		return;
+	}
+	one_init(o, ERT_OP_QLinearMatMul, 10, 8, 1);
+	in_bytes(o, 0, adt, mc->ra, mc->a);
+	in_scales(o, 1, 0, mc->flags & TIES ? 1.0f : 0.02f, false);
+	in_zp(o, 2, adt, 0, adt == ERT_DTYPE_UINT8 ? 90 : -30, adt == ERT_DTYPE_UINT8 ? 160 : 30);
+	in_bytes(o, 3, bdt, mc->rb, mc->b);
+	in_scales(o, 4, ncol, bs, !(mc->flags & TIES));
+	in_zp(o, 5, bdt, ncol, blo, bhi);
+	in_scales(o, 6, 0, mc->flags & TIES ? 16.0f : 1.0f, false);
+	in_zp(o, 7, ydt, 0, ydt == ERT_DTYPE_UINT8 ? 100 : -10, ydt == ERT_DTYPE_UINT8 ? 140 : 10);
+	if (mc->flags & (FIXED | CLAMP))
+		set_rule(o, mc->flags & FIXED, mc->flags & CLAMP ? -5 : 1, mc->flags & CLAMP ? 100 : 0);
+}
+
+ERT_TEST(matmul_every_level)
+{
+	int runs = 0;
+
+	for (size_t i = 0; i < sizeof(mm_cases) / sizeof(mm_cases[0]); i++) {
+		struct one o;
+
+		mm_setup(&o, &mm_cases[i]);
+		runs += compare_levels(ert_test_failed_, &o, mm_cases[i].name);
+		one_fini(&o);
+	}
+	CHECK(runs > 0);
+}
+
+struct qgemm_case {
+	const char *name;
+	int64_t m, n, k;
+	bool ta, tb;
+	float alpha;
+	int32_t rc;                  /* C: 0 none, 1 (N), 2 (M, N), 3 (M, 1), 4 scalar */
+	bool float_out;              /* no y_scale / y_zero_point */
+	unsigned flags;
+};
+
+static const struct qgemm_case qgemm_cases[] = {
+	{ "classifier head, transB", 1, 1000, 300, false, true, 1.0f, 1, false, FIXED | PER_CH },
+	{ "full C, uint8", 5, 70, 33, false, true, 1.0f, 2, false, U8X | U8W | U8Y | WZP },
+	{ "transposed A, C per row", 9, 21, 130, true, false, 1.0f, 3, false, PER_CH | FIXED },
+	{ "alpha, scalar C", 40, 17, 77, false, false, 0.75f, 4, false, U8X | CLAMP },
+	{ "float output, alpha", 12, 50, 61, true, true, 0.5f, 1, true, PER_CH | WZP },
+	{ "no C, M past the tile", 140, 35, 19, false, false, 1.0f, 0, false, FIXED },
+};
+
+static void qgemm_setup(struct one *o, const struct qgemm_case *qc)
+{
+	ert_dtype adt = qc->flags & U8X ? ERT_DTYPE_UINT8 : ERT_DTYPE_INT8;
+	ert_dtype bdt = qc->flags & U8W ? ERT_DTYPE_UINT8 : ERT_DTYPE_INT8;
+	ert_dtype ydt = qc->flags & U8Y ? ERT_DTYPE_UINT8 : ERT_DTYPE_INT8;
+	int64_t ad[2] = { qc->ta ? qc->k : qc->m, qc->ta ? qc->m : qc->k };
+	int64_t bd[2] = { qc->tb ? qc->n : qc->k, qc->tb ? qc->k : qc->n };
+	int64_t cd[2] = { qc->m, qc->n }, cr[2] = { qc->m, 1 };
+	int64_t ncol = qc->flags & PER_CH ? qc->n : 0;
+	int blo = bdt == ERT_DTYPE_UINT8 ? 128 : 0, bhi = blo;
+
+	if (qc->flags & WZP) {
+		blo = bdt == ERT_DTYPE_UINT8 ? 100 : -20;
+		bhi = bdt == ERT_DTYPE_UINT8 ? 150 : 20;
+	}
+	one_init(o, ERT_OP_QGemm, 13, qc->float_out ? 7 : 9, 1);
+	in_bytes(o, 0, adt, 2, ad);
+	in_scales(o, 1, 0, 0.02f, false);
+	in_zp(o, 2, adt, 0, adt == ERT_DTYPE_UINT8 ? 90 : -30, adt == ERT_DTYPE_UINT8 ? 160 : 30);
+	in_bytes(o, 3, bdt, 2, bd);
+	in_scales(o, 4, ncol, 40.0f / (74.0f * 74.0f * sqrtf((float)qc->k)) / 0.02f, true);
+	in_zp(o, 5, bdt, ncol, blo, bhi);
+	if (qc->rc == 1)
+		in_i32(o, 6, 1, cd + 1, 5000);
+	else if (qc->rc == 2)
+		in_i32(o, 6, 2, cd, 5000);
+	else if (qc->rc == 3)
+		in_i32(o, 6, 2, cr, 5000);
+	else if (qc->rc == 4)
+		in_i32(o, 6, 0, NULL, 5000);
+	else
+		o->inp[6] = NULL;
+	if (!qc->float_out) {
+		in_scales(o, 7, 0, 1.0f, false);
+		in_zp(o, 8, ydt, 0, ydt == ERT_DTYPE_UINT8 ? 100 : -10,
+		      ydt == ERT_DTYPE_UINT8 ? 140 : 10);
+	}
+	ert_node_set_attr_int(o->g, o->n, "transA", qc->ta);
+	ert_node_set_attr_int(o->g, o->n, "transB", qc->tb);
+	ert_node_set_attr_float(o->g, o->n, "alpha", qc->alpha);
+	if (qc->flags & (FIXED | CLAMP))
+		set_rule(o, qc->flags & FIXED, qc->flags & CLAMP ? -5 : 1, qc->flags & CLAMP ? 100 : 0);
+}
+
+ERT_TEST(qgemm_every_level)
+{
+	int runs = 0;
+
+	for (size_t i = 0; i < sizeof(qgemm_cases) / sizeof(qgemm_cases[0]); i++) {
+		struct one o;
+
+		qgemm_setup(&o, &qgemm_cases[i]);
+		runs += compare_levels(ert_test_failed_, &o, qgemm_cases[i].name);
+		one_fini(&o);
+	}
+	CHECK(runs > 0);
+}
+
+/*
+ * The SIMD path is the one that runs: prepare() names each level's int8 GEMM
+ * kernel for a dense convolution and a matrix product, and leaves the
+ * depthwise convolution to the direct loops.
+ */
+ERT_TEST(kernel_names)
+{
+	enum ert_cpu_isa best = ert_cpu_isa_best();
+	struct one conv, dw, mm;
+
+	conv_setup(&conv, &conv_cases[2], false);
+	conv_setup(&dw, &conv_cases[7], false);
+	mm_setup(&mm, &mm_cases[2]);
+	for (int isa = ERT_ISA_SCALAR; isa <= (int)best; isa++) {
+		const struct ert_qgemm_kernel *k = ert_qgemm_kernel_for((enum ert_cpu_isa)isa);
+		struct one *ops[3] = { &conv, &dw, &mm };
+
+		CHECK((k == NULL) == (isa == ERT_ISA_SCALAR));
+		for (int i = 0; i < 3; i++) {
+			struct one *o = ops[i];
+			const struct ert_cpu_op *op = ert_cpu_op_find(o->n->op);
+			struct ert_value y;
+			struct ert_value *inp[ONE_MAX_IO], *outp[1] = { &y };
+			bool cst[ONE_MAX_IO];
+			struct ert_cpu cpu = { .isa = (enum ert_cpu_isa)isa, .num_threads = 1 };
+			struct ert_exec x = { .graph = o->g, .node = o->n, .in = inp, .out = outp,
+					      .n_in = o->n_in, .n_out = 1, .in_const = cst };
+			struct ert_err err;
+
+			/* shapes first: a run at the scalar level gives the output value */
+			REQUIRE(run_at(o, ERT_ISA_SCALAR, NULL, true, ERT_LEVEL_NORMAL, &y) == ERT_OK);
+			for (uint32_t j = 0; j < o->n_in; j++) {
+				inp[j] = (struct ert_value *)o->inp[j];
+				cst[j] = j > 0;
+			}
+			REQUIRE(op && op->prepare);
+			CHECK_EQ_INT(op->prepare(&cpu, &x, &err), ERT_OK);
+			if (i == 1 || !k)
+				CHECK(x.kernel == NULL);
+			else
+				CHECK(x.kernel && !strcmp(x.kernel, k->name));
+			if (x.state && op->release)
+				op->release(&x);
+			CHECK(cpu.packed == NULL); /* released: nothing left in the cache */
+			free(y.data);
+		}
+	}
+	one_fini(&conv);
+	one_fini(&dw);
+	one_fini(&mm);
+}
+
+ERT_TEST_MAIN(ERT_TEST_ENTRY(qlinearconv_every_level), ERT_TEST_ENTRY(convinteger_every_level),
+	      ERT_TEST_ENTRY(matmul_every_level), ERT_TEST_ENTRY(qgemm_every_level),
+	      ERT_TEST_ENTRY(kernel_names))
