@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The int8 kernels (QLinearConv, ConvInteger, QLinearMatMul, MatMulInteger,
- * QGemm) at every SIMD level this CPU supports against the scalar reference,
+ * QGemm, QLinearAdd, QLinearMul) at every SIMD level this CPU supports against the scalar reference,
  * byte for byte: integer accumulation is exact, so every level must give
  * the same outputs. Awkward shapes: K and channel counts no multiple of any
  * block, stride 2, dilation, groups, depthwise, asymmetric padding, 1x1
@@ -450,6 +450,62 @@ ERT_TEST(qgemm_every_level)
 	CHECK(runs > 0);
 }
 
+/* ---- QLinearAdd, QLinearMul ---- */
+
+struct bin_case {
+	const char *name;
+	enum ert_op op;
+	int32_t ra, rb;
+	int64_t a[4], b[4];
+	unsigned flags;              /* U8X: all uint8; FIXED, CLAMP */
+	float sa, sb, sy;
+};
+
+static const struct bin_case bin_cases[] = {
+	{ "add, same shape, odd length", ERT_OP_QLinearAdd, 2, 2, { 37, 29 }, { 37, 29 }, FIXED,
+	  0.05f, 0.031f, 0.07f },
+	{ "add, float rule, uint8", ERT_OP_QLinearAdd, 3, 3, { 3, 17, 11 }, { 3, 17, 11 }, U8X,
+	  0.02f, 0.03f, 0.04f },
+	{ "add, per-channel broadcast", ERT_OP_QLinearAdd, 4, 3, { 2, 6, 5, 13 }, { 6, 1, 1 },
+	  FIXED | CLAMP, 0.1f, 0.2f, 0.15f },
+	{ "add, scalar B, ties", ERT_OP_QLinearAdd, 2, 0, { 5, 21 }, { 0 }, 0, 0.5f, 0.25f, 1.0f },
+	{ "add, inner broadcast, uint8", ERT_OP_QLinearAdd, 3, 3, { 4, 9, 23 }, { 4, 1, 23 },
+	  U8X | FIXED, 0.02f, 0.5f, 0.3f },
+	{ "mul, same shape", ERT_OP_QLinearMul, 2, 2, { 19, 41 }, { 19, 41 }, FIXED, 0.05f, 0.04f,
+	  0.2f },
+	{ "mul, float rule, broadcast", ERT_OP_QLinearMul, 3, 2, { 3, 7, 30 }, { 7, 1 }, U8X,
+	  0.05f, 0.04f, 0.2f },
+	{ "mul, ties", ERT_OP_QLinearMul, 1, 1, { 100 }, { 100 }, FIXED | CLAMP, 0.5f, 0.5f, 2.0f },
+};
+
+ERT_TEST(qlinear_binary_every_level)
+{
+	int runs = 0;
+
+	for (size_t i = 0; i < sizeof(bin_cases) / sizeof(bin_cases[0]); i++) {
+		const struct bin_case *bc = &bin_cases[i];
+		ert_dtype dt = bc->flags & U8X ? ERT_DTYPE_UINT8 : ERT_DTYPE_INT8;
+		int zlo = dt == ERT_DTYPE_UINT8 ? 90 : -30, zhi = dt == ERT_DTYPE_UINT8 ? 160 : 30;
+		struct one o;
+
+		one_init(&o, bc->op, 1, 8, 1);
+		in_bytes(&o, 0, dt, bc->ra, bc->a);
+		in_scales(&o, 1, 0, bc->sa, false);
+		in_zp(&o, 2, dt, 0, zlo, zhi);
+		in_bytes(&o, 3, dt, bc->rb, bc->b);
+		in_scales(&o, 4, 0, bc->sb, false);
+		in_zp(&o, 5, dt, 0, zlo, zhi);
+		in_scales(&o, 6, 0, bc->sy, false);
+		in_zp(&o, 7, dt, 0, zlo, zhi);
+		if (bc->flags & (FIXED | CLAMP))
+			set_rule(&o, bc->flags & FIXED, bc->flags & CLAMP ? zhi - 40 : 1,
+				 bc->flags & CLAMP ? zhi + 20 : 0);
+		runs += compare_levels(ert_test_failed_, &o, bc->name);
+		one_fini(&o);
+	}
+	CHECK(runs > 0);
+}
+
 /*
  * The SIMD path is the one that runs: prepare() names each level's int8 GEMM
  * kernel for a dense convolution and a matrix product, and leaves the
@@ -504,4 +560,4 @@ ERT_TEST(kernel_names)
 
 ERT_TEST_MAIN(ERT_TEST_ENTRY(qlinearconv_every_level), ERT_TEST_ENTRY(convinteger_every_level),
 	      ERT_TEST_ENTRY(matmul_every_level), ERT_TEST_ENTRY(qgemm_every_level),
-	      ERT_TEST_ENTRY(kernel_names))
+	      ERT_TEST_ENTRY(qlinear_binary_every_level), ERT_TEST_ENTRY(kernel_names))

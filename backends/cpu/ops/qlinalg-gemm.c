@@ -20,6 +20,9 @@
 
 /* Bytes of packed B a lane aims for: its panels stay in L2 across the rows. */
 #define B_BUDGET (192 * 1024)
+/* Rows whose int32 sums a lane holds at once (per B panel), and bytes of A it packs. */
+#define C_ROWS 256
+#define A_BUDGET (128 * 1024)
 #define TILE_LD ERT_QGEMM_NR_MAX
 
 static int64_t min64(int64_t a, int64_t b)
@@ -46,14 +49,28 @@ static int64_t tile_cols(const struct ert_qgemm_kernel *k, int64_t K, int64_t n)
 	return min64(nc, rup(n > 0 ? n : 1, k->vc));
 }
 
-/* A lane's slot: packed B, column sums, a per-column term, an A block, a tile, im2col rows. */
+/* Rows of A a lane packs at a time when A is not prepacked: A_BUDGET, whole blocks. */
+static int64_t a_rows(const struct ert_qgemm_kernel *k, int64_t K, int64_t m)
+{
+	int64_t r = (int64_t)(A_BUDGET / (ert_qgemm_a_step_bytes(k) * (size_t)ert_qgemm_k4(K))) * k->mr;
+
+	r = r < k->mr ? k->mr : r > C_ROWS ? C_ROWS : r;
+	return min64(r, rup(m, k->mr));
+}
+
+/*
+ * A lane's slot: packed B of the tile, its column sums, a per-column term,
+ * packed A rows and their sums, the int32 sums of C_ROWS rows of a panel,
+ * and four im2col rows.
+ */
 struct lane_layout {
-	size_t b, cs, t, a, rs, tile, rows, total;
+	size_t b, cs, t, a, rs, c, rows, total;
 };
 
-static void lane_layout(const struct ert_qgemm_kernel *k, int64_t K, int64_t nc,
+static void lane_layout(const struct ert_qgemm_kernel *k, int64_t K, int64_t nc, int64_t m,
 			struct lane_layout *l)
 {
+	int64_t ar = a_rows(k, K, m);
 	size_t off = 0;
 
 	l->b = off;
@@ -63,28 +80,69 @@ static void lane_layout(const struct ert_qgemm_kernel *k, int64_t K, int64_t nc,
 	l->t = off;
 	off += rup64((size_t)nc * sizeof(int32_t));
 	l->a = off;
-	off += rup64(ert_qgemm_a_block_bytes(k, K));
+	off += rup64((size_t)(ar / k->mr) * ert_qgemm_a_block_bytes(k, K));
 	l->rs = off;
-	off += rup64(ERT_QGEMM_MR_MAX * sizeof(int32_t));
-	l->tile = off;
-	off += rup64(ERT_QGEMM_MR_MAX * TILE_LD * sizeof(int32_t));
+	off += rup64((size_t)ar * sizeof(int32_t));
+	l->c = off;
+	off += rup64((size_t)min64(C_ROWS, rup(m, k->mr)) * TILE_LD * sizeof(int32_t));
 	l->rows = off;
 	off += rup64((size_t)(4 * nc));
 	l->total = off;
 }
 
-/* The largest slot any level's kernel needs for a K-deep product of n columns. */
-static size_t max_slot(int64_t K, int64_t n)
+/* The largest slot any level's kernel needs for M x K times K x n. */
+static size_t max_slot(int64_t m, int64_t K, int64_t n)
 {
 	size_t most = 0;
 
 	for (int i = 0; ert_qgemm_kernels[i]; i++) {
 		struct lane_layout l;
 
-		lane_layout(ert_qgemm_kernels[i], K, tile_cols(ert_qgemm_kernels[i], K, n), &l);
+		lane_layout(ert_qgemm_kernels[i], K, tile_cols(ert_qgemm_kernels[i], K, n), m, &l);
 		most = l.total > most ? l.total : most;
 	}
 	return most;
+}
+
+/* A tile's product: @rows rows of packed A (blocks a_blk bytes apart) times its packed B. */
+struct tile {
+	const struct ert_qgemm_kernel *k;
+	int64_t K4, nc;
+	const uint8_t *a, *b;
+	size_t a_blk;
+	int32_t *c;
+};
+
+/* Row @i of the tile's rows is done for columns [j0, j0 + w): its raw sums. */
+typedef void (*tile_finish_fn)(const void *ctx, int64_t i, const int32_t *raw, int64_t j0,
+			       int64_t w);
+
+/*
+ * Panel by panel of B, K in blocks of the kernel's kc4 steps so that the
+ * panel's block stays in L1 while every row block of A passes it; then
+ * each row of the panel is finished.
+ */
+static void run_tile(const struct tile *t, int64_t rows, tile_finish_fn finish, const void *ctx)
+{
+	const struct ert_qgemm_kernel *k = t->k;
+	const int64_t NR = ert_qgemm_nr(k), K4 = t->K4;
+	const size_t step = ert_qgemm_a_step_bytes(k);
+
+	for (int64_t j0 = 0; j0 < t->nc; j0 += NR) {
+		int64_t w = min64(NR, t->nc - j0), bw = t->nc - j0 < NR ? rup(t->nc - j0, k->vc) : NR;
+		ert_qgemm_ukernel_fn fn = k->ukernel[(w + k->vc - 1) / k->vc - 1];
+		const uint8_t *bp = t->b + j0 * K4 * 4;
+
+		for (int64_t k0 = 0; k0 < K4; k0 += k->kc4) {
+			int64_t kc = min64(k->kc4, K4 - k0);
+
+			for (int64_t i0 = 0; i0 < rows; i0 += k->mr)
+				fn(kc, t->a + (size_t)(i0 / k->mr) * t->a_blk + (size_t)k0 * step,
+				   bp + k0 * bw * 4, bw, t->c + i0 * TILE_LD, TILE_LD, k0 > 0);
+		}
+		for (int64_t i = 0; i < rows; i++)
+			finish(ctx, i, t->c + i * TILE_LD, j0, w);
+	}
 }
 
 /* Rows per chunk: all of them, unless too few tiles would leave threads idle. */
@@ -140,6 +198,7 @@ struct qconv {
 	struct lane_layout lay;
 	struct ert_qgemm_epi base;
 	int64_t K, K4, nc, ntiles, mchunk, nchunks;
+	int64_t arows;            /* rows of A packed at a time when not prepacked */
 	int64_t osz;              /* output element bytes */
 	bool w_u8, need_cs, direct;
 	uint8_t xflip, xpad;      /* x's flip to unsigned; its zero point's byte (padding) */
@@ -164,7 +223,7 @@ size_t ert_qconv_gemm_workspace(const struct iconv_job *j)
 {
 	if (!conv_usable(j))
 		return 0;
-	return max_slot(j->cin_g * j->kk, j->out_sp) * ert_qlinalg_machine_lanes();
+	return max_slot(j->m_g, j->cin_g * j->kk, j->out_sp) * ert_qlinalg_machine_lanes();
 }
 
 ert_status ert_qconv_gemm_prepare(struct ert_cpu *cpu, struct ert_exec *x,
@@ -237,15 +296,47 @@ static void im2col_row(uint8_t *dst, const uint8_t *plane, const struct ert_conv
 	}
 }
 
+/* The rows of one lane's tile: image n, group gi, pixels from p0, rows from m0 of the group. */
+struct conv_rows {
+	const struct qconv *c;
+	int64_t n, gi, p0, m0;
+	const int32_t *rsum;      /* per row of the tile */
+	const int32_t *cs;        /* per column of the tile, or NULL */
+};
+
+static void conv_finish(const void *ctx, int64_t i, const int32_t *raw, int64_t j0, int64_t w)
+{
+	const struct conv_rows *r = ctx;
+	const struct qconv *c = r->c;
+	const struct iconv_job *j = c->j;
+	int64_t m = r->gi * j->m_g + r->m0 + i;
+	int32_t az = ert_qlinalg_zp(j->wzp, m) - (c->w_u8 ? 128 : 0);
+	uint32_t bias = j->bias ? (uint32_t)((const int32_t *)j->bias->data)[m] : 0;
+	struct ert_qgemm_epi e = c->base;
+
+	/* v = raw - bz' rowsum - az' colsum + K az' bz' + bias */
+	e.c0 = bias - (uint32_t)c->bz * (uint32_t)r->rsum[i] +
+	       (uint32_t)c->K * (uint32_t)az * (uint32_t)c->bz;
+	e.c1 = -(uint32_t)az;
+	e.u = r->cs ? r->cs + j0 : NULL;
+	if (j->chans) {
+		e.mult1 = clamp_mult(j->chans[m].m);
+		e.shift1 = clamp_shift(j->chans[m].s);
+		e.f1 = j->chans[m].f;
+	}
+	c->k->epi(raw, w, &e,
+		  (uint8_t *)j->y->data +
+			  ((r->n * j->m + m) * j->out_sp + r->p0 + j0) * (size_t)c->osz);
+}
+
 static void qconv_item(const void *arg, int64_t it, uint32_t *slot)
 {
 	const struct qconv *c = arg;
 	const struct iconv_job *j = c->j;
 	const struct ert_qgemm_kernel *k = c->k;
-	const int64_t NR = ert_qgemm_nr(k), K = c->K, K4 = c->K4;
+	const int64_t K = c->K, K4 = c->K4;
 	uint8_t *ws = (uint8_t *)slot, *bp = ws + c->lay.b;
 	int32_t *cs = c->need_cs ? (int32_t *)(ws + c->lay.cs) : NULL;
-	int32_t *tile = (int32_t *)(ws + c->lay.tile);
 	int64_t chunk = it % c->nchunks, r = it / c->nchunks;
 	int64_t tl = r % c->ntiles, gi = (r / c->ntiles) % j->group, n = r / c->ntiles / j->group;
 	int64_t p0 = tl * c->nc, nc = min64(c->nc, j->out_sp - p0);
@@ -277,50 +368,32 @@ static void qconv_item(const void *arg, int64_t it, uint32_t *slot)
 	const int64_t m_lo = chunk * c->mchunk, m_hi = min64(m_lo + c->mchunk, j->m_g);
 	const size_t blk = ert_qgemm_a_block_bytes(k, K);
 	const int64_t nblk = (j->m_g + k->mr - 1) / k->mr;
-	const size_t ysz = (size_t)c->osz;
+	const int64_t step = c->w_packed ? C_ROWS : c->arows;
+	struct tile t = { .k = k, .K4 = K4, .nc = nc, .b = bp, .a_blk = blk,
+			  .c = (int32_t *)(ws + c->lay.c) };
+	struct conv_rows cr = { .c = c, .n = n, .gi = gi, .p0 = p0, .cs = cs };
 
-	for (int64_t i0 = m_lo; i0 < m_hi; i0 += k->mr) {
-		int64_t mr = min64(k->mr, m_hi - i0);
-		const uint8_t *ablk;
-		const int32_t *rsum;
+	for (int64_t i0 = m_lo; i0 < m_hi; i0 += step) {
+		int64_t rows = min64(step, m_hi - i0);
 
 		if (c->w_packed) {
 			const uint8_t *base = c->w_packed + (size_t)gi * c->w_per;
 
-			ablk = base + (size_t)(i0 / k->mr) * blk;
-			rsum = (const int32_t *)(base + (size_t)nblk * blk) + i0;
+			t.a = base + (size_t)(i0 / k->mr) * blk;
+			cr.rsum = (const int32_t *)(base + (size_t)nblk * blk) + i0;
 		} else {
-			ablk = ws + c->lay.a;
-			rsum = (const int32_t *)(ws + c->lay.rs);
-			ert_qgemm_pack_a_block(k, (const uint8_t *)j->w->data + (gi * j->m_g + i0) * K,
-					       c->w_u8, K, 1, mr, K, ws + c->lay.a,
-					       (int32_t *)(ws + c->lay.rs));
-		}
-		for (int64_t j0 = 0; j0 < nc; j0 += NR) {
-			int64_t w = min64(NR, nc - j0), bw = nc - j0 < NR ? rup(nc - j0, k->vc) : NR;
+			int32_t *rs = (int32_t *)(ws + c->lay.rs);
+			const uint8_t *w = (const uint8_t *)j->w->data + (gi * j->m_g + i0) * K;
 
-			k->ukernel[(w + k->vc - 1) / k->vc - 1](K4, ablk, bp + j0 * K4 * 4, bw, tile,
-								  TILE_LD);
-			for (int64_t ii = 0; ii < mr; ii++) {
-				int64_t m = gi * j->m_g + i0 + ii;
-				int32_t az = ert_qlinalg_zp(j->wzp, m) - (c->w_u8 ? 128 : 0);
-				uint32_t bias = j->bias ? (uint32_t)((const int32_t *)j->bias->data)[m] : 0;
-				struct ert_qgemm_epi e = c->base;
-
-				e.c0 = bias - (uint32_t)c->bz * (uint32_t)rsum[ii] +
-				       (uint32_t)K * (uint32_t)az * (uint32_t)c->bz;
-				e.c1 = -(uint32_t)az;
-				e.u = cs ? cs + j0 : NULL;
-				if (j->chans) {
-					e.mult1 = clamp_mult(j->chans[m].m);
-					e.shift1 = clamp_shift(j->chans[m].s);
-					e.f1 = j->chans[m].f;
-				}
-				k->epi(tile + ii * TILE_LD, w, &e,
-				       (uint8_t *)j->y->data +
-					       ((n * j->m + m) * j->out_sp + p0 + j0) * ysz);
-			}
+			for (int64_t b = 0; b < rows; b += k->mr)
+				ert_qgemm_pack_a_block(k, w + b * K, c->w_u8, K, 1,
+						       min64(k->mr, rows - b), K,
+						       ws + c->lay.a + (size_t)(b / k->mr) * blk, rs + b);
+			t.a = ws + c->lay.a;
+			cr.rsum = rs;
 		}
+		cr.m0 = i0;
+		run_tile(&t, rows, conv_finish, &cr);
 	}
 }
 
@@ -352,11 +425,12 @@ bool ert_qconv_gemm_run(struct ert_cpu *cpu, struct ert_exec *x, const struct ic
 	c.bz = ert_qlinalg_zp(j->xzp, 0) + (c.xflip ? 128 : 0);
 	c.nc = tile_cols(k, c.K, j->out_sp);
 	c.ntiles = (j->out_sp + c.nc - 1) / c.nc;
+	c.arows = a_rows(k, c.K, j->m_g);
 	items = j->x->dims[0] * j->group * c.ntiles;
 	c.mchunk = row_chunk(cpu, k, items, j->m_g);
 	c.nchunks = (j->m_g + c.mchunk - 1) / c.mchunk;
 	c.osz = (int64_t)ert_dtype_size(j->y->dtype);
-	lane_layout(k, c.K, c.nc, &c.lay);
+	lane_layout(k, c.K, c.nc, j->m_g, &c.lay);
 	epi_base(&c.base, j->qlinear, true, &j->qo);
 	*st = ert_qlinalg_run_lanes(cpu, x, skip, items * c.nchunks,
 				    (int64_t)(c.lay.total / sizeof(uint32_t)), qconv_item, &c, err);
@@ -373,6 +447,7 @@ struct qmm {
 	struct lane_layout lay;
 	struct ert_qgemm_epi base;
 	int64_t K4, nc, ntiles, mchunk, nchunks, rows_b; /* rows_b: batch problems */
+	int64_t arows;            /* rows of A packed at a time */
 	int64_t b_rs, b_cs, osz;
 	bool a_u8, b_s8, need_t;
 	const int32_t *negbz;     /* -bz'_j per column, or NULL (per-tensor: folded) */
@@ -403,7 +478,7 @@ size_t ert_qmm_gemm_workspace(const struct imm_job *j)
 {
 	if (!mm_usable_plan(j))
 		return 0;
-	return mm_tables(j->n) + max_slot(j->k, j->n) * ert_qlinalg_machine_lanes();
+	return mm_tables(j->n) + max_slot(j->m, j->k, j->n) * ert_qlinalg_machine_lanes();
 }
 
 static int64_t b_batches(const struct imm_job *j)
@@ -470,17 +545,66 @@ static void mm_offsets(const struct imm_job *j, int64_t t, int64_t *oa, int64_t 
 	*tb = bt;
 }
 
+/* The rows of one lane's tile: batch problem bt, columns from n0, rows from i0. */
+struct mm_rows {
+	const struct qmm *c;
+	int64_t bt, n0, i0;
+	const int32_t *rsum;      /* per row of the tile */
+	const int32_t *t;         /* per column of the tile: colsum - K bz' */
+};
+
+static void mm_finish(const void *ctx, int64_t ii, const int32_t *raw, int64_t j0, int64_t w)
+{
+	const struct mm_rows *r = ctx;
+	const struct qmm *c = r->c;
+	const struct imm_job *j = c->j;
+	int64_t i = r->i0 + ii, row = r->bt * j->m + i, col = r->n0 + j0;
+	int32_t az = ert_qlinalg_zp(j->azp, i) - (c->a_u8 ? 128 : 0);
+	struct ert_qgemm_epi e = c->base;
+
+	/* v = raw - bz'_j rowsum_i - az'_i (colsum_j - K bz'_j) + C(i, j) */
+	if (c->negbz) {
+		e.c1 = (uint32_t)r->rsum[ii];
+		e.u = c->negbz + col;
+	} else {
+		e.c0 = -(uint32_t)c->bz1 * (uint32_t)r->rsum[ii];
+	}
+	if (az) {
+		e.c2 = -(uint32_t)az;
+		e.t = r->t + j0;
+	}
+	if (j->c) {
+		const struct ert_value *cv = j->c;
+		const int32_t *d = cv->data;
+		bool per_col = cv->rank >= 1 && cv->dims[cv->rank - 1] != 1;
+		int64_t ri = cv->rank == 2 && cv->dims[0] != 1 ? i : 0;
+
+		if (per_col)
+			e.w = d + ri * cv->dims[cv->rank - 1] + col;
+		else
+			e.c0 += (uint32_t)d[ri * (cv->rank == 2 ? cv->dims[1] : 1)];
+	}
+	if (c->mult) {
+		e.mult = c->mult + col;
+		e.shift = c->shift + col;
+	}
+	if (c->f)
+		e.f = c->f + col;
+	c->k->epi(raw, w, &e, (uint8_t *)j->y->data + (row * j->n + col) * (size_t)c->osz);
+}
+
 static void qmm_item(const void *arg, int64_t it, uint32_t *slot)
 {
 	const struct qmm *c = arg;
 	const struct imm_job *j = c->j;
 	const struct ert_qgemm_kernel *k = c->k;
-	const int64_t NR = ert_qgemm_nr(k), K = j->k, K4 = c->K4;
+	const int64_t K = j->k, K4 = c->K4;
 	uint8_t *ws = (uint8_t *)slot;
-	int32_t *tile = (int32_t *)(ws + c->lay.tile), *t = (int32_t *)(ws + c->lay.t);
+	int32_t *t = (int32_t *)(ws + c->lay.t), *rs = (int32_t *)(ws + c->lay.rs);
 	int64_t chunk = it % c->nchunks, r = it / c->nchunks;
 	int64_t tl = r % c->ntiles, bt = r / c->ntiles, oa, ob, tb;
 	int64_t n0 = tl * c->nc, nc = min64(c->nc, j->n - n0);
+	const size_t blk = ert_qgemm_a_block_bytes(k, K);
 	const uint8_t *bp;
 	const int32_t *cs;
 
@@ -504,56 +628,20 @@ static void qmm_item(const void *arg, int64_t it, uint32_t *slot)
 									    : c->bz1));
 
 	const int64_t m_lo = chunk * c->mchunk, m_hi = min64(m_lo + c->mchunk, j->m);
-	const size_t ysz = (size_t)c->osz;
-	int32_t *rsum = (int32_t *)(ws + c->lay.rs);
+	struct tile tt = { .k = k, .K4 = K4, .nc = nc, .a = ws + c->lay.a, .b = bp, .a_blk = blk,
+			   .c = (int32_t *)(ws + c->lay.c) };
+	struct mm_rows mr = { .c = c, .bt = bt, .n0 = n0, .rsum = rs, .t = t };
 
-	for (int64_t i0 = m_lo; i0 < m_hi; i0 += k->mr) {
-		int64_t mr = min64(k->mr, m_hi - i0);
+	for (int64_t i0 = m_lo; i0 < m_hi; i0 += c->arows) {
+		int64_t rows = min64(c->arows, m_hi - i0);
+		const uint8_t *a = (const uint8_t *)j->a->data + oa + i0 * j->a_rs;
 
-		ert_qgemm_pack_a_block(k, (const uint8_t *)j->a->data + oa + i0 * j->a_rs, c->a_u8,
-				       j->a_rs, j->a_cs, mr, K, ws + c->lay.a, rsum);
-		for (int64_t j0 = 0; j0 < nc; j0 += NR) {
-			int64_t w = min64(NR, nc - j0), bw = nc - j0 < NR ? rup(nc - j0, k->vc) : NR;
-
-			k->ukernel[(w + k->vc - 1) / k->vc - 1](K4, ws + c->lay.a, bp + j0 * K4 * 4,
-								  bw, tile, TILE_LD);
-			for (int64_t ii = 0; ii < mr; ii++) {
-				int64_t i = i0 + ii, row = bt * j->m + i, col = n0 + j0;
-				int32_t az = ert_qlinalg_zp(j->azp, i) - (c->a_u8 ? 128 : 0);
-				struct ert_qgemm_epi e = c->base;
-
-				/* v = raw - bz'_j rs_i - az'_i (cs_j - K bz'_j) + C(i, j) */
-				if (c->negbz) {
-					e.c1 = (uint32_t)rsum[ii];
-					e.u = c->negbz + col;
-				} else {
-					e.c0 = -(uint32_t)c->bz1 * (uint32_t)rsum[ii];
-				}
-				if (az) {
-					e.c2 = -(uint32_t)az;
-					e.t = t + j0;
-				}
-				if (j->c) {
-					const struct ert_value *cv = j->c;
-					const int32_t *d = cv->data;
-					bool per_col = cv->rank >= 1 && cv->dims[cv->rank - 1] != 1;
-					int64_t ri = cv->rank == 2 && cv->dims[0] != 1 ? i : 0;
-
-					if (per_col)
-						e.w = d + ri * cv->dims[cv->rank - 1] + col;
-					else
-						e.c0 += (uint32_t)d[ri * (cv->rank == 2 ? cv->dims[1] : 1)];
-				}
-				if (c->mult) {
-					e.mult = c->mult + col;
-					e.shift = c->shift + col;
-				}
-				if (c->f)
-					e.f = c->f + col;
-				k->epi(tile + ii * TILE_LD, w, &e,
-				       (uint8_t *)j->y->data + (row * j->n + col) * ysz);
-			}
-		}
+		for (int64_t b = 0; b < rows; b += k->mr)
+			ert_qgemm_pack_a_block(k, a + b * j->a_rs, c->a_u8, j->a_rs, j->a_cs,
+					       min64(k->mr, rows - b), K,
+					       ws + c->lay.a + (size_t)(b / k->mr) * blk, rs + b);
+		mr.i0 = i0;
+		run_tile(&tt, rows, mm_finish, &mr);
 	}
 }
 
@@ -618,8 +706,9 @@ bool ert_qmm_gemm_run(struct ert_cpu *cpu, struct ert_exec *x, const struct imm_
 	items = c.rows_b * c.ntiles;
 	c.mchunk = row_chunk(cpu, k, items, j->m);
 	c.nchunks = (j->m + c.mchunk - 1) / c.mchunk;
+	c.arows = a_rows(k, j->k, j->m);
 	c.osz = (int64_t)ert_dtype_size(j->y->dtype);
-	lane_layout(k, j->k, c.nc, &c.lay);
+	lane_layout(k, j->k, c.nc, j->m, &c.lay);
 	*st = ert_qlinalg_run_lanes(cpu, x, skip + tsz, items * c.nchunks,
 				    (int64_t)(c.lay.total / sizeof(uint32_t)), qmm_item, &c, err);
 	return true;

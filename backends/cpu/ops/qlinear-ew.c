@@ -10,7 +10,9 @@
  *   sum scaled) and MUL, exactly as the enpu ELTWISE command.
  *
  * An input byte has only 256 values, so Add looks each input's scaled
- * contribution up in a table built once per run.
+ * contribution up in a table built once per run. Above the scalar level the
+ * runs go through the level's lanes (qlinear-ew-<level>.c), which compute
+ * the same values.
  */
 #include <string.h>
 
@@ -31,6 +33,9 @@ struct qbin_job {
 	int32_t out_m, out_s;
 	int32_t ta[256], tb[256];
 	double fa[256], fb[256];
+	/* the SIMD level's kernel and its parameters, or NULL */
+	ert_q8_bin_fn vec;
+	struct ert_q8_bin vp;
 };
 
 /* The value of input byte @byte in type @dt. */
@@ -45,6 +50,10 @@ static void qbin_run(void *ctx, const int64_t *off, const int64_t *step, int64_t
 	const uint8_t *a = j->a + off[0], *b = j->b + off[1];
 	int64_t sa = step[0], sb = step[1];
 
+	if (j->vec) {
+		j->vec(&j->vp, a, sa, b, sb, (uint8_t *)j->y + out_off, n);
+		return;
+	}
 	for (int64_t k = 0; k < n; k++) {
 		uint8_t va = a[k * sa], vb = b[k * sb];
 		int32_t q;
@@ -63,6 +72,18 @@ static void qbin_run(void *ctx, const int64_t *off, const int64_t *step, int64_t
 		}
 		ert_q8_store(j->y, j->dt, out_off + k, q);
 	}
+}
+
+/* The clamps ert_requant_fixed() applies, which the SIMD lanes assume done. */
+static int32_t clamp_mult(int32_t m)
+{
+	return m < 0 ? 0 : m;
+}
+
+static int32_t clamp_shift(int32_t s)
+{
+	return s > ERT_QUANT_SHIFT_MAX ? ERT_QUANT_SHIFT_MAX
+	       : s < ERT_QUANT_SHIFT_MIN ? ERT_QUANT_SHIFT_MIN : s;
 }
 
 static ert_status qbin_params(const struct ert_exec *x, struct qbin_job *j, struct ert_err *err)
@@ -84,6 +105,10 @@ static ert_status qbin_params(const struct ert_exec *x, struct qbin_job *j, stru
 			return ERT_STATUS_UNSUPPORTED;
 		j->out_m = p.out_mult;
 		j->out_s = p.out_shift;
+		j->vp.am = clamp_mult(p.a_mult);
+		j->vp.as = clamp_shift(p.a_shift);
+		j->vp.bm = clamp_mult(p.b_mult);
+		j->vp.bs = clamp_shift(p.b_shift);
 		for (int v = 0; v < 256; v++) {
 			int32_t da = byte_value(j->dt, v) - j->azp, db = byte_value(j->dt, v) - j->bzp;
 
@@ -95,6 +120,9 @@ static ert_status qbin_params(const struct ert_exec *x, struct qbin_job *j, stru
 		return ERT_OK;
 	}
 	float ra = (float)as / (float)cs, rb = (float)bs / (float)cs;
+
+	j->vp.ra = ra;
+	j->vp.rb = rb;
 
 	for (int v = 0; v < 256; v++) {
 		j->fa[v] = (double)(byte_value(j->dt, v) - j->azp) * ra;
@@ -129,6 +157,19 @@ static ert_status qbin_compute(struct ert_cpu *cpu, struct ert_exec *x, struct e
 	}
 	if (y->numel == 0)
 		return ERT_OK;
+	j.vec = cpu->isa >= ERT_ISA_AVX512 ? ert_q8_bin_avx512
+		: cpu->isa >= ERT_ISA_AVX2 ? ert_q8_bin_avx2 : NULL;
+	j.vp.mul = j.mul;
+	j.vp.fixed = j.qo.fixed;
+	j.vp.u8 = j.dt == ERT_DTYPE_UINT8;
+	j.vp.azp = j.azp;
+	j.vp.bzp = j.bzp;
+	j.vp.m = clamp_mult(j.mul ? j.m : j.out_m);
+	j.vp.s = clamp_shift(j.mul ? j.s : j.out_s);
+	j.vp.f = j.f;
+	j.vp.zp = j.qo.zp;
+	j.vp.lo = j.qo.lo;
+	j.vp.hi = j.qo.hi;
 	if (ert_bcast_init(&bc, y, in, 2, err) != ERT_OK)
 		return ERT_STATUS_INTERNAL;
 	ert_bcast_run(cpu, &bc, qbin_run, &j);

@@ -74,4 +74,27 @@ static inline ert_status ert_qout_init(struct ert_qout *o, const struct ert_exec
 	return ERT_OK;
 }
 
+/*
+ * QLinearAdd and QLinearMul over one run of elements, at the SIMD levels
+ * (qlinear-ew-<level>.c), bit-identical to the scalar loop of qlinear-ew.c.
+ * a, b and y share one type (uint8 when @u8); a step of 0 repeats a[0].
+ */
+struct ert_q8_bin {
+	bool mul, fixed, u8;
+	int32_t azp, bzp;
+	int32_t am, as, bm, bs;   /* Add, fixed rule: requant((v - zp) << 20, m, s) per input */
+	int32_t m, s;             /* fixed rule: the sum's (Add) or the product's (Mul) multiplier */
+	double ra, rb;            /* Add, float rule: (double)(v - zp) * r per input, summed */
+	double f;                 /* Mul, float rule: (double)product * f */
+	int32_t zp, lo, hi;       /* output zero point and clamp */
+};
+
+typedef void (*ert_q8_bin_fn)(const struct ert_q8_bin *p, const uint8_t *a, int64_t sa,
+			      const uint8_t *b, int64_t sb, uint8_t *y, int64_t n);
+
+void ert_q8_bin_avx2(const struct ert_q8_bin *p, const uint8_t *a, int64_t sa, const uint8_t *b,
+		     int64_t sb, uint8_t *y, int64_t n);
+void ert_q8_bin_avx512(const struct ert_q8_bin *p, const uint8_t *a, int64_t sa, const uint8_t *b,
+		       int64_t sb, uint8_t *y, int64_t n);
+
 #endif /* ERT_CPU_QLINEAR_KERNELS_H */

@@ -10,6 +10,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "cpu/qgemm/q8-avx2.h"
 #include "cpu/qgemm/qgemm.h"
 #include "ops/quant-fixed.h"
 
@@ -17,7 +18,7 @@
 
 static inline __attribute__((always_inline)) void
 kernel_nv(const int NV, int64_t k4, const void *a, const uint8_t *b, int64_t bw, int32_t *c,
-	  int64_t ldc)
+	  int64_t ldc, bool add)
 {
 	const uint8_t *ap = a;
 	const __m256i lo_bytes = _mm256_set1_epi32(0x00ff00ff);
@@ -27,7 +28,8 @@ kernel_nv(const int NV, int64_t k4, const void *a, const uint8_t *b, int64_t bw,
 	for (int i = 0; i < MR; i++)
 #pragma GCC unroll 2
 		for (int v = 0; v < NV; v++)
-			acc[i][v] = _mm256_setzero_si256();
+			acc[i][v] = add ? _mm256_loadu_si256((const __m256i *)(c + i * ldc + 8 * v))
+					: _mm256_setzero_si256();
 	for (int64_t p = 0; p < k4; p++) {
 		__m256i be[2], bo[2];
 
@@ -62,55 +64,27 @@ kernel_nv(const int NV, int64_t k4, const void *a, const uint8_t *b, int64_t bw,
 }
 
 static void ukernel_1(int64_t k4, const void *a, const uint8_t *b, int64_t bw, int32_t *c,
-		      int64_t ldc)
+		      int64_t ldc, bool add)
 {
-	kernel_nv(1, k4, a, b, bw, c, ldc);
+	kernel_nv(1, k4, a, b, bw, c, ldc, add);
 }
 
 static void ukernel_2(int64_t k4, const void *a, const uint8_t *b, int64_t bw, int32_t *c,
-		      int64_t ldc)
+		      int64_t ldc, bool add)
 {
-	kernel_nv(2, k4, a, b, bw, c, ldc);
+	kernel_nv(2, k4, a, b, bw, c, ldc, add);
 }
 
 const struct ert_qgemm_kernel ert_qgemm_kernel_avx2 = {
 	.name = "q8-gemm-4x16-avx2",
 	.mr = MR, .vc = 8, .nv = 2,
+	.kc4 = 192,
 	.afmt = ERT_QGEMM_A_S16,
 	.ukernel = { ukernel_1, ukernel_2, NULL },
 	.epi = ert_qgemm_epi_avx2,
 };
 
 /* ---- epilogue ---- */
-
-/* ert_requant_fixed() in 8 lanes: see the AVX-512 epilogue. */
-static inline __m256i requant_fixed(__m256i v, __m256i mult, __m256i shift)
-{
-	const __m256i zero = _mm256_setzero_si256(), rnd = _mm256_set1_epi64x(1LL << 30);
-	__m256i ls = _mm256_max_epi32(shift, zero);
-	__m256i rs = _mm256_max_epi32(_mm256_sub_epi32(zero, shift), zero);
-	__m256i x = _mm256_sllv_epi32(v, ls);
-	__m256i ev = _mm256_add_epi64(_mm256_mul_epi32(x, mult), rnd);
-	__m256i od = _mm256_add_epi64(
-		_mm256_mul_epi32(_mm256_srli_epi64(x, 32), _mm256_srli_epi64(mult, 32)), rnd);
-	__m256i h = _mm256_blend_epi32(_mm256_srli_epi64(ev, 31), _mm256_slli_epi64(od, 1), 0xaa);
-	__m256i half = _mm256_srli_epi32(_mm256_sllv_epi32(_mm256_set1_epi32(1), rs), 1);
-	__m256i r = _mm256_srlv_epi32(_mm256_add_epi32(_mm256_abs_epi32(h), half), rs);
-
-	return _mm256_blendv_epi8(r, _mm256_sub_epi32(zero, r), _mm256_cmpgt_epi32(zero, h));
-}
-
-/* ert_qout_float() in 4 lanes; vmaxpd returns its second operand when either is NaN. */
-static inline __m128i requant_float4(__m128i v, __m256d f, const struct ert_qgemm_epi *e)
-{
-	__m256d q = _mm256_mul_pd(_mm256_cvtepi32_pd(v), f);
-
-	q = _mm256_add_pd(_mm256_round_pd(q, _MM_FROUND_CUR_DIRECTION),
-			  _mm256_set1_pd((double)e->zp));
-	q = _mm256_max_pd(q, _mm256_set1_pd((double)e->lo));
-	q = _mm256_min_pd(q, _mm256_set1_pd((double)e->hi));
-	return _mm256_cvtpd_epi32(q);
-}
 
 static inline __m256d load_f(const struct ert_qgemm_epi *e, int64_t j)
 {
@@ -188,13 +162,15 @@ void ert_qgemm_epi_avx2(const int32_t *raw, int64_t n, const struct ert_qgemm_ep
 			__m256i sh = e->shift ? _mm256_loadu_si256((const __m256i *)(e->shift + j))
 					      : _mm256_set1_epi32(e->shift1);
 
-			v = requant_fixed(v, mu, sh);
+			v = ert_q8_requant_fixed_avx2(v, mu, sh);
 			v = _mm256_add_epi32(_mm256_min_epi32(_mm256_max_epi32(v, lo), hi), zp);
 			break;
 		}
 		case ERT_QGEMM_OUT_FLOAT: {
-			__m128i r0 = requant_float4(_mm256_castsi256_si128(v), load_f(e, j), e);
-			__m128i r1 = requant_float4(_mm256_extracti128_si256(v, 1), load_f(e, j + 4), e);
+			__m128i r0 = ert_q8_requant_float4_avx2(_mm256_castsi256_si128(v), load_f(e, j),
+								e->zp, e->lo, e->hi);
+			__m128i r1 = ert_q8_requant_float4_avx2(_mm256_extracti128_si256(v, 1),
+								load_f(e, j + 4), e->zp, e->lo, e->hi);
 
 			v = _mm256_set_m128i(r1, r0);
 			break;

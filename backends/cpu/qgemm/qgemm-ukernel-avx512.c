@@ -13,13 +13,14 @@
 #include <immintrin.h>
 #include <string.h>
 
+#include "cpu/qgemm/q8-avx512.h"
 #include "cpu/qgemm/qgemm.h"
 
 #define MR 8
 
 static inline __attribute__((always_inline)) void
 kernel_nv(const int NV, int64_t k4, const void *a, const uint8_t *b, int64_t bw, int32_t *c,
-	  int64_t ldc)
+	  int64_t ldc, bool add)
 {
 	const uint8_t *ap = a;
 	const __m512i lo_bytes = _mm512_set1_epi32(0x00ff00ff);
@@ -29,7 +30,8 @@ kernel_nv(const int NV, int64_t k4, const void *a, const uint8_t *b, int64_t bw,
 	for (int i = 0; i < MR; i++)
 #pragma GCC unroll 2
 		for (int v = 0; v < NV; v++)
-			acc[i][v] = _mm512_setzero_si512();
+			acc[i][v] = add ? _mm512_loadu_si512(c + i * ldc + 16 * v)
+					: _mm512_setzero_si512();
 	for (int64_t p = 0; p < k4; p++) {
 		__m512i be[2], bo[2];
 
@@ -64,63 +66,27 @@ kernel_nv(const int NV, int64_t k4, const void *a, const uint8_t *b, int64_t bw,
 }
 
 static void ukernel_1(int64_t k4, const void *a, const uint8_t *b, int64_t bw, int32_t *c,
-		      int64_t ldc)
+		      int64_t ldc, bool add)
 {
-	kernel_nv(1, k4, a, b, bw, c, ldc);
+	kernel_nv(1, k4, a, b, bw, c, ldc, add);
 }
 
 static void ukernel_2(int64_t k4, const void *a, const uint8_t *b, int64_t bw, int32_t *c,
-		      int64_t ldc)
+		      int64_t ldc, bool add)
 {
-	kernel_nv(2, k4, a, b, bw, c, ldc);
+	kernel_nv(2, k4, a, b, bw, c, ldc, add);
 }
 
 const struct ert_qgemm_kernel ert_qgemm_kernel_avx512 = {
 	.name = "q8-gemm-8x32-avx512",
 	.mr = MR, .vc = 16, .nv = 2,
+	.kc4 = 128,
 	.afmt = ERT_QGEMM_A_S16,
 	.ukernel = { ukernel_1, ukernel_2, NULL },
 	.epi = ert_qgemm_epi_avx512,
 };
 
 /* ---- epilogue ---- */
-
-/*
- * ert_requant_fixed() in 16 lanes: x << max(s, 0) (wrapping), the rounding
- * doubling high multiply round((x * m) / 2^31) (m >= 0, so it cannot
- * saturate), then the division by 2^max(-s, 0) rounding half away from zero,
- * on magnitudes in uint32 (|INT32_MIN| + 2^30 still fits).
- */
-static inline __m512i requant_fixed(__m512i v, __m512i mult, __m512i shift)
-{
-	const __m512i zero = _mm512_setzero_si512(), rnd = _mm512_set1_epi64(1LL << 30);
-	__m512i ls = _mm512_max_epi32(shift, zero);
-	__m512i rs = _mm512_max_epi32(_mm512_sub_epi32(zero, shift), zero);
-	__m512i x = _mm512_sllv_epi32(v, ls);
-	__m512i ev = _mm512_add_epi64(_mm512_mul_epi32(x, mult), rnd);
-	__m512i od = _mm512_add_epi64(
-		_mm512_mul_epi32(_mm512_srli_epi64(x, 32), _mm512_srli_epi64(mult, 32)), rnd);
-	/* bits 31..62 of each product: low halves from the even, high from the odd */
-	__m512i h = _mm512_mask_blend_epi32(0xAAAA, _mm512_srli_epi64(ev, 31),
-					    _mm512_slli_epi64(od, 1));
-	__m512i half = _mm512_srli_epi32(_mm512_sllv_epi32(_mm512_set1_epi32(1), rs), 1);
-	__m512i r = _mm512_srlv_epi32(_mm512_add_epi32(_mm512_abs_epi32(h), half), rs);
-
-	return _mm512_mask_sub_epi32(r, _mm512_cmplt_epi32_mask(h, zero), zero, r);
-}
-
-/* ert_qout_float(): rint(v * f) + zp, NaN or below lo gives lo, above hi gives hi. */
-static inline __m256i requant_float8(__m256i v, __m512d f, const struct ert_qgemm_epi *e)
-{
-	__m512d q = _mm512_mul_pd(_mm512_cvtepi32_pd(v), f);
-
-	q = _mm512_add_pd(_mm512_roundscale_pd(q, _MM_FROUND_CUR_DIRECTION),
-			  _mm512_set1_pd((double)e->zp));
-	/* vmaxpd returns its second operand when either is NaN */
-	q = _mm512_max_pd(q, _mm512_set1_pd((double)e->lo));
-	q = _mm512_min_pd(q, _mm512_set1_pd((double)e->hi));
-	return _mm512_cvtpd_epi32(q);
-}
 
 static inline __m512d load_f(const struct ert_qgemm_epi *e, int64_t j, __mmask8 m)
 {
@@ -154,15 +120,16 @@ void ert_qgemm_epi_avx512(const int32_t *raw, int64_t n, const struct ert_qgemm_
 			__m512i sh = e->shift ? _mm512_maskz_loadu_epi32(m, e->shift + j)
 					      : _mm512_set1_epi32(e->shift1);
 
-			v = requant_fixed(v, mu, sh);
+			v = ert_q8_requant_fixed_avx512(v, mu, sh);
 			v = _mm512_add_epi32(_mm512_min_epi32(_mm512_max_epi32(v, lo), hi), zp);
 			break;
 		}
 		case ERT_QGEMM_OUT_FLOAT: {
-			__m256i r0 = requant_float8(_mm512_castsi512_si256(v),
-						    load_f(e, j, (__mmask8)m), e);
-			__m256i r1 = requant_float8(_mm512_extracti64x4_epi64(v, 1),
-						    load_f(e, j + 8, (__mmask8)(m >> 8)), e);
+			__m256i r0 = ert_q8_requant_float8_avx512(
+				_mm512_castsi512_si256(v), load_f(e, j, (__mmask8)m), e->zp, e->lo, e->hi);
+			__m256i r1 = ert_q8_requant_float8_avx512(_mm512_extracti64x4_epi64(v, 1),
+								  load_f(e, j + 8, (__mmask8)(m >> 8)),
+								  e->zp, e->lo, e->hi);
 
 			v = _mm512_inserti64x4(_mm512_castsi256_si512(r0), r1, 1);
 			break;

@@ -16,7 +16,7 @@
 
 static inline __attribute__((always_inline)) void
 kernel_nv(const int NV, int64_t k4, const void *a, const uint8_t *b, int64_t bw, int32_t *c,
-	  int64_t ldc)
+	  int64_t ldc, bool add)
 {
 	const uint8_t *ap = a;
 	__m512i acc[MR][3];
@@ -25,7 +25,8 @@ kernel_nv(const int NV, int64_t k4, const void *a, const uint8_t *b, int64_t bw,
 	for (int i = 0; i < MR; i++)
 #pragma GCC unroll 3
 		for (int v = 0; v < NV; v++)
-			acc[i][v] = _mm512_setzero_si512();
+			acc[i][v] = add ? _mm512_loadu_si512(c + i * ldc + 16 * v)
+					: _mm512_setzero_si512();
 	for (int64_t p = 0; p < k4; p++) {
 		__m512i bv[3];
 
@@ -54,26 +55,27 @@ kernel_nv(const int NV, int64_t k4, const void *a, const uint8_t *b, int64_t bw,
 }
 
 static void ukernel_1(int64_t k4, const void *a, const uint8_t *b, int64_t bw, int32_t *c,
-		      int64_t ldc)
+		      int64_t ldc, bool add)
 {
-	kernel_nv(1, k4, a, b, bw, c, ldc);
+	kernel_nv(1, k4, a, b, bw, c, ldc, add);
 }
 
 static void ukernel_2(int64_t k4, const void *a, const uint8_t *b, int64_t bw, int32_t *c,
-		      int64_t ldc)
+		      int64_t ldc, bool add)
 {
-	kernel_nv(2, k4, a, b, bw, c, ldc);
+	kernel_nv(2, k4, a, b, bw, c, ldc, add);
 }
 
 static void ukernel_3(int64_t k4, const void *a, const uint8_t *b, int64_t bw, int32_t *c,
-		      int64_t ldc)
+		      int64_t ldc, bool add)
 {
-	kernel_nv(3, k4, a, b, bw, c, ldc);
+	kernel_nv(3, k4, a, b, bw, c, ldc, add);
 }
 
 const struct ert_qgemm_kernel ert_qgemm_kernel_avx512vnni = {
 	.name = "q8-gemm-8x48-avx512vnni",
 	.mr = MR, .vc = 16, .nv = 3,
+	.kc4 = 96,
 	.afmt = ERT_QGEMM_A_S8X4,
 	.ukernel = { ukernel_1, ukernel_2, ukernel_3 },
 	.epi = ert_qgemm_epi_avx512,

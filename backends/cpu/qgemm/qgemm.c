@@ -39,38 +39,64 @@ size_t ert_qgemm_a_block_bytes(const struct ert_qgemm_kernel *k, int64_t K)
 	return (size_t)ert_qgemm_k4(K) * (size_t)k->mr * a_step_bytes(k);
 }
 
+/* One K4 step of one row: four signed bytes, stored in the kernel's A format. */
+static inline void put_quad(const struct ert_qgemm_kernel *k, void *dst, int64_t q, int i,
+			    const int8_t v[4])
+{
+	if (k->afmt == ERT_QGEMM_A_S16) {
+		int16_t *d = (int16_t *)dst + (q * k->mr + i) * 4;
+
+		d[0] = v[0];
+		d[1] = v[2];
+		d[2] = v[1];
+		d[3] = v[3];
+	} else {
+		memcpy((int8_t *)dst + (q * k->mr + i) * 4, v, 4);
+	}
+}
+
 void ert_qgemm_pack_a_block(const struct ert_qgemm_kernel *k, const void *a, bool a_u8,
 			    int64_t rs, int64_t cs, int64_t mr, int64_t K, void *dst,
 			    int32_t *rowsum)
 {
-	const int MR = k->mr;
 	const int64_t K4 = ert_qgemm_k4(K);
-	const int8_t flip = a_u8 ? (int8_t)-128 : 0;
-	const int8_t *src = a;
+	const uint8_t flip = a_u8 ? 0x80 : 0;
+	const uint8_t *src = a;
 
-	for (int i = 0; i < MR; i++) {
+	for (int i = 0; i < k->mr; i++) {
+		const uint8_t *row = src + i * rs;
+		int64_t q = 0;
 		int32_t sum = 0;
 
-		for (int64_t q = 0; q < K4; q++) {
+		if (i >= mr) {
+			static const int8_t zero[4];
+
+			for (q = 0; q < K4; q++)
+				put_quad(k, dst, q, i, zero);
+			rowsum[i] = 0;
+			continue;
+		}
+		if (cs == 1)
+			for (; 4 * q + 4 <= K; q++) {
+				int8_t v[4];
+
+				for (int t = 0; t < 4; t++)
+					v[t] = (int8_t)(row[4 * q + t] ^ flip);
+				put_quad(k, dst, q, i, v);
+			}
+		for (; q < K4; q++) {
 			int8_t v[4];
 
-			for (int t = 0; t < 4; t++) {
-				int64_t p = 4 * q + t;
-
-				v[t] = i < mr && p < K ? (int8_t)(src[i * rs + p * cs] ^ flip) : 0;
-				sum += v[t];
-			}
-			if (k->afmt == ERT_QGEMM_A_S16) {
-				int16_t *d = (int16_t *)dst + (q * MR + i) * 4;
-
-				d[0] = v[0];
-				d[1] = v[2];
-				d[2] = v[1];
-				d[3] = v[3];
-			} else {
-				memcpy((int8_t *)dst + (q * MR + i) * 4, v, 4);
-			}
+			for (int t = 0; t < 4; t++)
+				v[t] = 4 * q + t < K ? (int8_t)(row[(4 * q + t) * cs] ^ flip) : 0;
+			put_quad(k, dst, q, i, v);
 		}
+		if (cs == 1)
+			for (int64_t p = 0; p < K; p++)
+				sum += (int8_t)(row[p] ^ flip);
+		else
+			for (int64_t p = 0; p < K; p++)
+				sum += (int8_t)(row[p * cs] ^ flip);
 		rowsum[i] = sum;
 	}
 }

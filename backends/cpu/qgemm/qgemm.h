@@ -48,10 +48,11 @@ enum ert_qgemm_afmt {
 
 /*
  * raw[i][j] for i < MR, j < nv * VC (ldc int32 between rows) from @k4 steps
- * of one packed A block @a and a packed B panel @b of @bw columns.
+ * of one packed A block @a and a packed B panel @b of @bw columns; plus the
+ * sums already in @c when @add (K is done in blocks that stay in L1).
  */
 typedef void (*ert_qgemm_ukernel_fn)(int64_t k4, const void *a, const uint8_t *b, int64_t bw,
-				     int32_t *c, int64_t ldc);
+				     int32_t *c, int64_t ldc, bool add);
 
 /* How a row of raw sums becomes the op's output. */
 enum ert_qgemm_out {
@@ -85,6 +86,7 @@ typedef void (*ert_qgemm_epi_fn)(const int32_t *raw, int64_t n, const struct ert
 struct ert_qgemm_kernel {
 	const char *name;        /* "q8-gemm-8x48-avx512vnni" */
 	int mr, vc, nv;          /* rows, columns per vector, vectors: NR = vc * nv */
+	int kc4;                 /* K4 steps per block: a B panel's block stays in L1 */
 	enum ert_qgemm_afmt afmt;
 	/* ukernel[v - 1]: v vectors of columns (narrow panels at the right edge) */
 	ert_qgemm_ukernel_fn ukernel[ERT_QGEMM_NV_MAX];
@@ -106,8 +108,12 @@ static inline int64_t ert_qgemm_k4(int64_t k)
 	return (k + 3) / 4;
 }
 
-/* Bytes of one packed A block (MR rows, K columns). */
+/* Bytes of one packed A block (MR rows, K columns), and of its K4 step. */
 size_t ert_qgemm_a_block_bytes(const struct ert_qgemm_kernel *k, int64_t K);
+static inline size_t ert_qgemm_a_step_bytes(const struct ert_qgemm_kernel *k)
+{
+	return (size_t)k->mr * (k->afmt == ERT_QGEMM_A_S16 ? 8 : 4);
+}
 
 /*
  * Pack rows [0, mr) (mr <= MR; the rest zero) of A(i, p) = a[i * rs + p * cs]

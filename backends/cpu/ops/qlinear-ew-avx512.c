@@ -1,0 +1,80 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * QLinearAdd and QLinearMul in 16 lanes (level "avx512" and up): the bytes
+ * widened to int32, both rules computed as the scalar loop computes them
+ * (the fixed rule's per-input requantisation directly instead of its 256-entry
+ * tables, which hold the same values), tails under k-masks.
+ */
+#include "cpu/ops/qlinear-kernels.h"
+#include "cpu/qgemm/q8-avx512.h"
+
+static inline __m512i load16(const uint8_t *p, int64_t step, __mmask16 m, bool u8)
+{
+	__m128i x = step ? _mm_maskz_loadu_epi8(m, p) : _mm_set1_epi8((char)p[0]);
+
+	return u8 ? _mm512_cvtepu8_epi32(x) : _mm512_cvtepi8_epi32(x);
+}
+
+/* ert_qout_float() of 8 doubles. */
+static inline __m256i out_float8(__m512d q, const struct ert_q8_bin *p)
+{
+	q = _mm512_add_pd(_mm512_roundscale_pd(q, _MM_FROUND_CUR_DIRECTION),
+			  _mm512_set1_pd((double)p->zp));
+	q = _mm512_max_pd(q, _mm512_set1_pd((double)p->lo));
+	return _mm512_cvtpd_epi32(_mm512_min_pd(q, _mm512_set1_pd((double)p->hi)));
+}
+
+static inline __m512i join(__m256i lo, __m256i hi)
+{
+	return _mm512_inserti64x4(_mm512_castsi256_si512(lo), hi, 1);
+}
+
+void ert_q8_bin_avx512(const struct ert_q8_bin *p, const uint8_t *a, int64_t sa, const uint8_t *b,
+		       int64_t sb, uint8_t *y, int64_t n)
+{
+	const __m512i azp = _mm512_set1_epi32(p->azp), bzp = _mm512_set1_epi32(p->bzp);
+	const __m512i lo = _mm512_set1_epi32(p->lo - p->zp), hi = _mm512_set1_epi32(p->hi - p->zp);
+	const __m512i zp = _mm512_set1_epi32(p->zp);
+	const __m512i m = _mm512_set1_epi32(p->m), s = _mm512_set1_epi32(p->s);
+
+	for (int64_t j = 0; j < n; j += 16) {
+		__mmask16 k = n - j >= 16 ? 0xffff : (__mmask16)((1u << (n - j)) - 1);
+		__m512i da = _mm512_sub_epi32(load16(a + j * sa, sa, k, p->u8), azp);
+		__m512i db = _mm512_sub_epi32(load16(b + j * sb, sb, k, p->u8), bzp);
+		__m512i r;
+
+		if (p->mul && p->fixed) {
+			r = ert_q8_requant_fixed_avx512(_mm512_mullo_epi32(da, db), m, s);
+		} else if (p->mul) {
+			__m512i prod = _mm512_mullo_epi32(da, db);
+			__m512d f = _mm512_set1_pd(p->f);
+
+			r = join(out_float8(_mm512_mul_pd(_mm512_cvtepi32_pd(
+							  _mm512_castsi512_si256(prod)), f), p),
+				 out_float8(_mm512_mul_pd(_mm512_cvtepi32_pd(
+							  _mm512_extracti64x4_epi64(prod, 1)), f), p));
+		} else if (p->fixed) {
+			__m512i ta = ert_q8_requant_fixed_avx512(_mm512_slli_epi32(da, 20),
+								 _mm512_set1_epi32(p->am),
+								 _mm512_set1_epi32(p->as));
+			__m512i tb = ert_q8_requant_fixed_avx512(_mm512_slli_epi32(db, 20),
+								 _mm512_set1_epi32(p->bm),
+								 _mm512_set1_epi32(p->bs));
+
+			r = ert_q8_requant_fixed_avx512(_mm512_add_epi32(ta, tb), m, s);
+		} else {
+			__m512d ra = _mm512_set1_pd(p->ra), rb = _mm512_set1_pd(p->rb);
+			__m512d q0 = _mm512_add_pd(
+				_mm512_mul_pd(_mm512_cvtepi32_pd(_mm512_castsi512_si256(da)), ra),
+				_mm512_mul_pd(_mm512_cvtepi32_pd(_mm512_castsi512_si256(db)), rb));
+			__m512d q1 = _mm512_add_pd(
+				_mm512_mul_pd(_mm512_cvtepi32_pd(_mm512_extracti64x4_epi64(da, 1)), ra),
+				_mm512_mul_pd(_mm512_cvtepi32_pd(_mm512_extracti64x4_epi64(db, 1)), rb));
+
+			r = join(out_float8(q0, p), out_float8(q1, p));
+		}
+		if (p->fixed)
+			r = _mm512_add_epi32(_mm512_min_epi32(_mm512_max_epi32(r, lo), hi), zp);
+		_mm512_mask_cvtepi32_storeu_epi8(y + j, k, r);
+	}
+}

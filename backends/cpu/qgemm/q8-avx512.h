@@ -1,0 +1,51 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * q8-avx512.h — the int8 output stages of docs/int8.md in AVX-512 lanes,
+ * bit-identical to ert_requant_fixed() and ert_qout_float(). Include only
+ * from files built for the avx512 level or above (*-avx512*.c).
+ */
+#ifndef ERT_CPU_Q8_AVX512_H
+#define ERT_CPU_Q8_AVX512_H
+
+#include <immintrin.h>
+#include <stdint.h>
+
+/*
+ * ert_requant_fixed() in 16 lanes: x << max(s, 0) (wrapping), the rounding
+ * doubling high multiply round((x * m) / 2^31) (m >= 0, so it cannot
+ * saturate), then the division by 2^max(-s, 0) rounding half away from zero,
+ * on magnitudes in uint32 (|INT32_MIN| + 2^30 still fits).
+ */
+static inline __m512i ert_q8_requant_fixed_avx512(__m512i v, __m512i mult, __m512i shift)
+{
+	const __m512i zero = _mm512_setzero_si512(), rnd = _mm512_set1_epi64(1LL << 30);
+	__m512i ls = _mm512_max_epi32(shift, zero);
+	__m512i rs = _mm512_max_epi32(_mm512_sub_epi32(zero, shift), zero);
+	__m512i x = _mm512_sllv_epi32(v, ls);
+	__m512i ev = _mm512_add_epi64(_mm512_mul_epi32(x, mult), rnd);
+	__m512i od = _mm512_add_epi64(
+		_mm512_mul_epi32(_mm512_srli_epi64(x, 32), _mm512_srli_epi64(mult, 32)), rnd);
+	/* bits 31..62 of each product: low halves from the even, high from the odd */
+	__m512i h = _mm512_mask_blend_epi32(0xAAAA, _mm512_srli_epi64(ev, 31),
+					    _mm512_slli_epi64(od, 1));
+	__m512i half = _mm512_srli_epi32(_mm512_sllv_epi32(_mm512_set1_epi32(1), rs), 1);
+	__m512i r = _mm512_srlv_epi32(_mm512_add_epi32(_mm512_abs_epi32(h), half), rs);
+
+	return _mm512_mask_sub_epi32(r, _mm512_cmplt_epi32_mask(h, zero), zero, r);
+}
+
+/* ert_qout_float(): rint(v * f) + zp, NaN or below lo gives lo, above hi gives hi. */
+static inline __m256i ert_q8_requant_float8_avx512(__m256i v, __m512d f, int32_t zp, int32_t lo,
+						    int32_t hi)
+{
+	__m512d q = _mm512_mul_pd(_mm512_cvtepi32_pd(v), f);
+
+	q = _mm512_add_pd(_mm512_roundscale_pd(q, _MM_FROUND_CUR_DIRECTION),
+			  _mm512_set1_pd((double)zp));
+	/* vmaxpd returns its second operand when either is NaN */
+	q = _mm512_max_pd(q, _mm512_set1_pd((double)lo));
+	q = _mm512_min_pd(q, _mm512_set1_pd((double)hi));
+	return _mm512_cvtpd_epi32(q);
+}
+
+#endif /* ERT_CPU_Q8_AVX512_H */
