@@ -15,6 +15,7 @@
 #include <drm/drm_accel.h>
 #include <drm/drm_debugfs.h>
 #include <drm/drm_drv.h>
+#include <drm/drm_file.h>
 #include <drm/drm_gem.h>
 #include <drm/drm_gem_shmem_helper.h>
 #include <drm/drm_ioctl.h>
@@ -166,7 +167,92 @@ static const struct drm_ioctl_desc enpu_ioctls[] = {
 	DRM_IOCTL_DEF_DRV(ENPU_SUBMIT, enpu_submit_ioctl, 0),
 };
 
-DEFINE_DRM_ACCEL_FOPS(enpu_fops);
+/*
+ * The DRM core ioctls an accel file may reach. drm_ioctl() checks core
+ * ioctls against the rights of a primary-node client, but an accel file
+ * has no drm_master: on 6.12 GET_MAGIC and GET_UNIQUE dereference the
+ * missing master, and the other core ioctls are legacy (DRI1, drawables,
+ * busid), authentication and master handling, KMS, or global GEM names
+ * (FLINK/OPEN), none of which an accel device has. What is left is what
+ * the core offers render nodes (DRM_RENDER_ALLOW in the 6.12 table): the
+ * version, capabilities, closing GEM handles, PRIME and syncobjs.
+ */
+static bool enpu_core_ioctl_allowed(unsigned int nr)
+{
+	switch (nr) {
+	case DRM_IOCTL_NR(DRM_IOCTL_VERSION):
+	case DRM_IOCTL_NR(DRM_IOCTL_GET_CAP):
+	case DRM_IOCTL_NR(DRM_IOCTL_GEM_CLOSE):
+	case DRM_IOCTL_NR(DRM_IOCTL_PRIME_HANDLE_TO_FD):
+	case DRM_IOCTL_NR(DRM_IOCTL_PRIME_FD_TO_HANDLE):
+	case DRM_IOCTL_NR(DRM_IOCTL_SYNCOBJ_CREATE):
+	case DRM_IOCTL_NR(DRM_IOCTL_SYNCOBJ_DESTROY):
+	case DRM_IOCTL_NR(DRM_IOCTL_SYNCOBJ_HANDLE_TO_FD):
+	case DRM_IOCTL_NR(DRM_IOCTL_SYNCOBJ_FD_TO_HANDLE):
+	case DRM_IOCTL_NR(DRM_IOCTL_SYNCOBJ_TRANSFER):
+	case DRM_IOCTL_NR(DRM_IOCTL_SYNCOBJ_WAIT):
+	case DRM_IOCTL_NR(DRM_IOCTL_SYNCOBJ_TIMELINE_WAIT):
+	case DRM_IOCTL_NR(DRM_IOCTL_SYNCOBJ_EVENTFD):
+	case DRM_IOCTL_NR(DRM_IOCTL_SYNCOBJ_RESET):
+	case DRM_IOCTL_NR(DRM_IOCTL_SYNCOBJ_SIGNAL):
+	case DRM_IOCTL_NR(DRM_IOCTL_SYNCOBJ_TIMELINE_SIGNAL):
+	case DRM_IOCTL_NR(DRM_IOCTL_SYNCOBJ_QUERY):
+		return true;
+	default:
+		return false;
+	}
+}
+
+/*
+ * The core dispatches by number alone (the size and direction bits only
+ * say how much to copy), so the number is what is checked. An ioctl of
+ * another type is -ENOTTY, as drm_ioctl() answers it: drm_compat_ioctl()
+ * does not look at the type, and would run its GET_UNIQUE handler for any
+ * command numbered 1. The driver's own range goes to the core unchanged.
+ */
+static int enpu_ioctl_check(unsigned int cmd)
+{
+	unsigned int nr = DRM_IOCTL_NR(cmd);
+
+	if (DRM_IOCTL_TYPE(cmd) != DRM_IOCTL_BASE)
+		return -ENOTTY;
+	if (nr >= DRM_COMMAND_BASE && nr < DRM_COMMAND_END)
+		return 0;
+	return enpu_core_ioctl_allowed(nr) ? 0 : -EACCES;
+}
+
+static long enpu_ioctl(struct file *filp, unsigned int cmd, unsigned long arg)
+{
+	int ret = enpu_ioctl_check(cmd);
+
+	return ret ? ret : drm_ioctl(filp, cmd, arg);
+}
+
+#ifdef CONFIG_COMPAT
+/* drm_compat_ioctl() runs some core handlers (GET_UNIQUE...) itself */
+static long enpu_compat_ioctl(struct file *filp, unsigned int cmd, unsigned long arg)
+{
+	int ret = enpu_ioctl_check(cmd);
+
+	return ret ? ret : drm_compat_ioctl(filp, cmd, arg);
+}
+#else
+#define enpu_compat_ioctl NULL
+#endif
+
+/* DRM_ACCEL_FOPS spelled out, with the two ioctl entries filtered */
+static const struct file_operations enpu_fops = {
+	.owner = THIS_MODULE,
+	.open = accel_open,
+	.release = drm_release,
+	.unlocked_ioctl = enpu_ioctl,
+	.compat_ioctl = enpu_compat_ioctl,
+	.poll = drm_poll,
+	.read = drm_read,
+	.llseek = noop_llseek,
+	.mmap = drm_gem_mmap,
+	.fop_flags = FOP_UNSIGNED_OFFSET,
+};
 
 static const struct drm_driver enpu_drm_driver = {
 	.driver_features = DRIVER_GEM | DRIVER_COMPUTE_ACCEL | DRIVER_SYNCOBJ |

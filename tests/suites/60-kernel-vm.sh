@@ -66,7 +66,8 @@ else
 fi
 
 # 3. the selftests (static, so the initramfs needs no libc)
-if make -s -C selftests OUTPUT="$out/selftests" >"$out/selftests.log" 2>&1; then
+# COMPAT32=1: the 32-bit build of the core ioctl test (compat_ioctl) is required
+if make -s -C selftests OUTPUT="$out/selftests" COMPAT32=1 >"$out/selftests.log" 2>&1; then
 	ok "selftests build"
 else
 	sed 's/^/# /' "$out/selftests.log" | tail -n 30
@@ -89,7 +90,8 @@ mkdir -p "$models"
 edgert=$ERT_BUILD/edgert
 model_list="mobilenet_v2 resnet18"
 models_ok=true
-if make -s --no-print-directory "$ERT_BUILD/edgert-static" >"$out/edgert-static.log" 2>&1; then
+if make -s --no-print-directory -j2 BUILD="$ERT_BUILD" "$ERT_BUILD/edgert" "$ERT_BUILD/edgert-static" \
+	>"$out/edgert-static.log" 2>&1; then
 	cp "$ERT_BUILD/edgert-static" "$out/vm/tests/edgert"
 	cp tests/vm/models.sh "$out/vm/tests/models.sh"
 	ok "static edgert for the VM builds"
@@ -150,13 +152,22 @@ else
 fi
 # every test program ran to its end and exited 0 (a crash loses TAP lines)
 n_prog=$(ls "$out/vm/tests/" | grep -c '_test$')
-n_exit0=$(grep -cE '^ENPU-VM: [a-z_]+_test exit=0$' "$log.txt")
+n_exit0=$(grep -cE '^ENPU-VM: [a-z0-9_]+_test exit=0$' "$log.txt")
 if [ "$n_prog" -gt 0 ] && [ "$n_exit0" -eq "$n_prog" ]; then
 	ok "all $n_prog selftest programs exited 0"
 else
-	grep -E '^ENPU-VM: [a-z_]+_test exit=' "$log.txt" | sed 's/^/# /'
+	grep -E '^ENPU-VM: [a-z0-9_]+_test exit=' "$log.txt" | sed 's/^/# /'
 	bad "all $n_prog selftest programs exited 0 ($n_exit0 did)"
 fi
+# issue 15: every DRM core ioctl number on the accel node, from a 64-bit
+# and a 32-bit (compat_ioctl) process, answered without a crash
+for t in enpu_core_ioctl_test enpu_core_ioctl32_test; do
+	if grep -q "^ENPU-VM: $t exit=0$" "$log.txt"; then
+		ok "$t: every DRM core ioctl on the accel node refused or served cleanly"
+	else
+		bad "$t: every DRM core ioctl on the accel node refused or served cleanly"
+	fi
+done
 if grep -q '^ENPU-VM: bench end exit=0$' "$log.txt"; then
 	ok "latency benchmark ran"
 else

@@ -57,7 +57,8 @@ extern "C" {
  *   object, or whose extent overflows 64-bit arithmetic.
  * - %ENOENT: an unknown GEM handle or syncobj handle.
  * - %EACCES: a command that writes to a buffer object the job only reads, or
- *   to a read-only userptr buffer object.
+ *   to a read-only userptr buffer object; also a DRM core ioctl that the
+ *   accel node does not offer (see below).
  * - %EFAULT: a user pointer that cannot be read or written.
  * - %ENOMEM: the kernel ran out of memory, or BO_USERPTR would take the
  *   calling process's pinned memory past its RLIMIT_MEMLOCK (as for
@@ -67,6 +68,14 @@ extern "C" {
  * - %ETIMEDOUT: BO_WAIT reached its deadline with the buffer still busy.
  * - %EPERM: a test-hook flag while the module parameter test_hooks is off.
  * - %EBUSY: BO_USERPTR over memory that cannot be pinned long-term.
+ *
+ * DRM core ioctls on the accel node: only %DRM_IOCTL_VERSION,
+ * %DRM_IOCTL_GET_CAP, %DRM_IOCTL_GEM_CLOSE, %DRM_IOCTL_PRIME_HANDLE_TO_FD,
+ * %DRM_IOCTL_PRIME_FD_TO_HANDLE and the %DRM_IOCTL_SYNCOBJ_* family (the
+ * core ioctls a render node offers) reach the DRM core; every other number
+ * of the core ranges (0x00-0x3f, 0xa0-0xff) fails with %EACCES, and an
+ * ioctl that is not of DRM's type ('d') with %ENOTTY, from 64-bit and
+ * 32-bit (compat) callers alike.
  *
  * A job that the engine has to abort (it stopped making progress within the
  * job timeout) signals its out-syncobj with an error; waiting on the syncobj
