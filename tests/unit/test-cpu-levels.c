@@ -142,6 +142,10 @@ static const struct conv_case conv_cases[] = {
 	{ "K past the K block", 1, 300, 6, 6, 20, 3, 3, 1, 1, 1, 1, { 1, 1, 1, 1 }, 1, true, 0, 0 },
 	{ "N past the N tile", 1, 8, 40, 40, 40, 3, 3, 1, 1, 1, 1, { 1, 1, 1, 1 }, 1, false, 1, 0 },
 	{ "1x1 wide", 1, 64, 3, 50, 7, 1, 1, 1, 1, 1, 1, { 0 }, 1, true, 0, 0 },
+	{ "1x1, K past the K block, B read in place", 2, 300, 7, 15, 20, 1, 1, 1, 1, 1, 1, { 0 },
+	  1, true, 1, 0 },
+	{ "1x1 on 32x32 planes (B packed)", 1, 24, 32, 32, 16, 1, 1, 1, 1, 1, 1, { 0 }, 1, false,
+	  0, 0 },
 	/* Winograd F(4x4, 3x3) at avx2 and up (prepacked weights): its rounding is larger */
 	{ "winograd, ragged tiles", 1, 16, 17, 19, 24, 3, 3, 1, 1, 1, 1, { 1, 1, 1, 1 }, 1, true,
 	  1, 1e-4 },
@@ -394,7 +398,7 @@ ERT_TEST(gemm_ukernel_edges)
 
 					for (int64_t i = 0; i < k->mr * ldc; i++)
 						c[i] = want[i] = (float)i * 1e-3f;
-					k->fn(kc, a, b, c, ldc, mr, nr, &e);
+					k->fn(kc, a, b, k->nr, c, ldc, mr, nr, &e);
 					/* the reference, 4x8 blocks at a time from the same panels */
 					for (int64_t i0 = 0; i0 < mr; i0 += ref->mr) {
 						for (int64_t j0 = 0; j0 < nr; j0 += ref->nr) {
@@ -409,7 +413,7 @@ ERT_TEST(gemm_ukernel_edges)
 							struct ert_sgemm_epi re = e;
 
 							re.bias = e.bias ? e.bias + i0 : NULL;
-							ref->fn(kc, pa, pb, want + i0 * ldc + j0, ldc,
+							ref->fn(kc, pa, pb, ref->nr, want + i0 * ldc + j0, ldc,
 								mr - i0 < ref->mr ? mr - i0 : ref->mr,
 								nr - j0 < ref->nr ? nr - j0 : ref->nr, &re);
 						}

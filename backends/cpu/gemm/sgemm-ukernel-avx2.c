@@ -32,7 +32,7 @@ static inline __m256i lane_mask(int64_t n)
 
 static inline __attribute__((always_inline)) void
 kernel_nv(const int NV, int64_t kc, const float *restrict a, const float *restrict b,
-	  float *restrict c, int64_t ldc, int64_t mr, int64_t nr,
+	  int64_t ldb, float *restrict c, int64_t ldc, int64_t mr, int64_t nr,
 	  const struct ert_sgemm_epi *e)
 {
 	__m256 acc[MR][2];
@@ -57,7 +57,7 @@ kernel_nv(const int NV, int64_t kc, const float *restrict a, const float *restri
 				acc[i][v] = _mm256_fmadd_ps(av, bv[v], acc[i][v]);
 		}
 		a += MR;
-		b += NR;
+		b += ldb;
 	}
 
 	const __m256 alpha = _mm256_set1_ps(e->alpha);
@@ -99,12 +99,12 @@ kernel_nv(const int NV, int64_t kc, const float *restrict a, const float *restri
 	}
 }
 
-void ert_f32_gemm_ukernel_6x16__avx2(int64_t kc, const float *a, const float *b, float *c,
-				     int64_t ldc, int64_t mr, int64_t nr,
+void ert_f32_gemm_ukernel_6x16__avx2(int64_t kc, const float *a, const float *b, int64_t ldb,
+				     float *c, int64_t ldc, int64_t mr, int64_t nr,
 				     const struct ert_sgemm_epi *e)
 {
 	if (nr > 8)
-		kernel_nv(2, kc, a, b, c, ldc, mr, nr, e);
+		kernel_nv(2, kc, a, b, ldb, c, ldc, mr, nr, e);
 	else
-		kernel_nv(1, kc, a, b, c, ldc, mr, nr, e);
+		kernel_nv(1, kc, a, b, ldb, c, ldc, mr, nr, e);
 }

@@ -25,7 +25,7 @@ static inline __attribute__((always_inline)) __m512 epi_act(__m512 v,
 
 static inline __attribute__((always_inline)) void
 kernel_nv(const int NV, int64_t kc, const float *restrict a, const float *restrict b,
-	  float *restrict c, int64_t ldc, int64_t mr, int64_t nr,
+	  int64_t ldb, float *restrict c, int64_t ldc, int64_t mr, int64_t nr,
 	  const struct ert_sgemm_epi *e)
 {
 	__m512 acc[MR][3];
@@ -50,7 +50,7 @@ kernel_nv(const int NV, int64_t kc, const float *restrict a, const float *restri
 				acc[i][v] = _mm512_fmadd_ps(av, bv[v], acc[i][v]);
 		}
 		a += MR;
-		b += NR;
+		b += ldb;
 	}
 
 	__mmask16 mask[3];
@@ -84,14 +84,14 @@ kernel_nv(const int NV, int64_t kc, const float *restrict a, const float *restri
 	}
 }
 
-void ert_f32_gemm_ukernel_8x48__avx512(int64_t kc, const float *a, const float *b, float *c,
-				       int64_t ldc, int64_t mr, int64_t nr,
+void ert_f32_gemm_ukernel_8x48__avx512(int64_t kc, const float *a, const float *b, int64_t ldb,
+				       float *c, int64_t ldc, int64_t mr, int64_t nr,
 				       const struct ert_sgemm_epi *e)
 {
 	if (nr > 32)
-		kernel_nv(3, kc, a, b, c, ldc, mr, nr, e);
+		kernel_nv(3, kc, a, b, ldb, c, ldc, mr, nr, e);
 	else if (nr > 16)
-		kernel_nv(2, kc, a, b, c, ldc, mr, nr, e);
+		kernel_nv(2, kc, a, b, ldb, c, ldc, mr, nr, e);
 	else
-		kernel_nv(1, kc, a, b, c, ldc, mr, nr, e);
+		kernel_nv(1, kc, a, b, ldb, c, ldc, mr, nr, e);
 }

@@ -24,8 +24,9 @@ static float epi_act(float v, const struct ert_sgemm_epi *e)
 }
 
 void ert_f32_gemm_ukernel_4x8__scalar(int64_t kc, const float *restrict a,
-				      const float *restrict b, float *restrict c, int64_t ldc,
-				      int64_t mr, int64_t nr, const struct ert_sgemm_epi *e)
+				      const float *restrict b, int64_t ldb, float *restrict c,
+				      int64_t ldc, int64_t mr, int64_t nr,
+				      const struct ert_sgemm_epi *e)
 {
 	float acc[MR * NR] = { 0 };
 
@@ -41,7 +42,7 @@ void ert_f32_gemm_ukernel_4x8__scalar(int64_t kc, const float *restrict a,
 				acc[i * NR + j] += av * bv[j];
 		}
 		a += MR;
-		b += NR;
+		b += ldb;
 	}
 	for (int64_t i = 0; i < mr; i++) {
 		float *ci = c + i * ldc;

@@ -156,6 +156,7 @@ static void run_tile(const struct sgemm_job *job, int64_t t, float *pa, float *p
 	const float *bias = d->bias ? d->bias + (d->bias_off ? d->bias_off[bi] : 0) + m0 : NULL;
 	const float *res = d->residual ? d->residual + (d->c_off ? d->c_off[bi] : 0) +
 					 m0 * d->ldc + n0 : NULL;
+	const bool direct = d->b_direct && !d->b_packed && !d->pack_b && d->b_cs == 1;
 	int64_t k0 = 0;
 
 	do {
@@ -180,17 +181,27 @@ static void run_tile(const struct sgemm_job *job, int64_t t, float *pa, float *p
 			b_ps = NR * d->k;
 		} else if (d->pack_b) {
 			d->pack_b(d->pack_ctx, bi, k0, kc, n0, nc, NR, pb);
-		} else {
+		} else if (!direct) {
 			ert_sgemm_pack_b_strided(d->b + bo, d->b_rs, d->b_cs, k0, kc, n0, nc, NR, pb);
 		}
 		for (int64_t j = 0; j < nc; j += NR) {
 			const float *bp = bpk + (j / NR) * b_ps;
+			int64_t ldb = NR;
+
+			if (direct && nc - j >= NR) {
+				bp = d->b + bo + k0 * d->b_rs + n0 + j;
+				ldb = d->b_rs;
+			} else if (direct) {
+				ert_sgemm_pack_b_strided(d->b + bo, d->b_rs, 1, k0, kc, n0 + j, nc - j,
+							 NR, pb);
+				bp = pb;
+			}
 
 			for (int64_t i = 0; i < mc; i += MR) {
 				e.bias = e.load_c || !bias ? NULL : bias + i;
 				e.res = res && k0 + kc >= d->k ? res + i * d->ldc + j : NULL;
-				job->kern->fn(kc, ap + (i / MR) * a_ps, bp, c + i * d->ldc + j, d->ldc,
-					      min64(MR, mc - i), min64(NR, nc - j), &e);
+				job->kern->fn(kc, ap + (i / MR) * a_ps, bp, ldb, c + i * d->ldc + j,
+					      d->ldc, min64(MR, mc - i), min64(NR, nc - j), &e);
 			}
 		}
 		k0 += kc;

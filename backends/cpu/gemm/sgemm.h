@@ -41,10 +41,11 @@ struct ert_sgemm_epi {
 
 /*
  * C[mr x nr] (mr <= MR, nr <= NR; ldc floats between rows) from kc steps of a
- * packed A panel (kc x MR) and a packed B panel (kc x NR).
+ * packed A panel (kc x MR) and a B panel of kc rows of NR floats, ldb floats
+ * apart (NR for a packed panel; a row stride to read B where it lies).
  */
-typedef void (*ert_sgemm_ukernel_fn)(int64_t kc, const float *a, const float *b, float *c,
-				     int64_t ldc, int64_t mr, int64_t nr,
+typedef void (*ert_sgemm_ukernel_fn)(int64_t kc, const float *a, const float *b, int64_t ldb,
+				     float *c, int64_t ldc, int64_t mr, int64_t nr,
 				     const struct ert_sgemm_epi *e);
 
 struct ert_sgemm_kernel {
@@ -74,6 +75,12 @@ struct ert_sgemm_desc {
 	int64_t b_rs, b_cs;
 	const float *b_packed;          /* or B from ert_sgemm_pack_b() at b_packed + b_off[b] */
 	ert_sgemm_pack_b_fn pack_b;     /* used instead of b when set */
+	/*
+	 * With b_cs == 1 and neither b_packed nor pack_b: the micro-kernel reads
+	 * whole panels of B where they lie (rows b_rs apart) instead of packing
+	 * them; a partial last panel is still packed.
+	 */
+	bool b_direct;
 	const void *pack_ctx;
 	float *c;                       /* C(i, j) = c[c_off[b] + i * ldc + j] */
 	int64_t ldc;
@@ -98,14 +105,14 @@ void ert_sgemm_run(struct ert_threadpool *pool, uint32_t threads, const struct e
 		   void *ws, size_t ws_size);
 
 /* The kernels of each level (gemm/sgemm-ukernel*.c). */
-void ert_f32_gemm_ukernel_4x8__scalar(int64_t kc, const float *a, const float *b, float *c,
-				      int64_t ldc, int64_t mr, int64_t nr,
+void ert_f32_gemm_ukernel_4x8__scalar(int64_t kc, const float *a, const float *b, int64_t ldb,
+				      float *c, int64_t ldc, int64_t mr, int64_t nr,
 				      const struct ert_sgemm_epi *e);
-void ert_f32_gemm_ukernel_6x16__avx2(int64_t kc, const float *a, const float *b, float *c,
-				     int64_t ldc, int64_t mr, int64_t nr,
+void ert_f32_gemm_ukernel_6x16__avx2(int64_t kc, const float *a, const float *b, int64_t ldb,
+				     float *c, int64_t ldc, int64_t mr, int64_t nr,
 				     const struct ert_sgemm_epi *e);
-void ert_f32_gemm_ukernel_8x48__avx512(int64_t kc, const float *a, const float *b, float *c,
-				       int64_t ldc, int64_t mr, int64_t nr,
+void ert_f32_gemm_ukernel_8x48__avx512(int64_t kc, const float *a, const float *b, int64_t ldb,
+				       float *c, int64_t ldc, int64_t mr, int64_t nr,
 				       const struct ert_sgemm_epi *e);
 
 /*

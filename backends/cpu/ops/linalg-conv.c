@@ -104,6 +104,28 @@ size_t ert_cpu_conv_workspace(const struct ert_exec *x)
 	return ws;
 }
 
+/*
+ * May the GEMM kernel read a pointwise convolution's B (input channels
+ * @row_bytes apart) in place instead of packing it? It then reads a K block
+ * of rows, 192 bytes each, for every row block of A: from L1, or from L2
+ * where the rows evict each other there, which the kernel's 16 bytes per
+ * cycle of B still allow; packing costs more than that. Only a row stride
+ * that puts all rows in a handful of the 64 L1 sets (a multiple of 2 or
+ * 4 KiB: 32x32 or 64x64 planes) makes every read miss L1: pack then.
+ */
+static bool direct_b_ok(int64_t row_bytes)
+{
+	uint64_t used = 0;
+	int n = 0;
+
+	for (int64_t r = 0; r < 128; r++)
+		for (int64_t l = 0; l < 3; l++)
+			used |= 1ull << ((r * row_bytes / 64 + l) % 64);
+	for (; used; used &= used - 1)
+		n++;
+	return n >= 16;
+}
+
 struct im2col_ctx {
 	const float *x;
 	const struct conv_plan *p;
@@ -536,6 +558,7 @@ ert_status ert_cpu_conv_compute(struct ert_cpu *cpu, struct ert_exec *x, struct 
 		.a_packed = ert_cpu_packed_data(pk),
 		.b = x->in[0]->data, .b_rs = p.in_sp, .b_cs = 1,
 		.pack_b = p.pointwise ? NULL : pack_im2col, .pack_ctx = &ictx,
+		.b_direct = p.pointwise && direct_b_ok(p.in_sp * (int64_t)sizeof(float)),
 		.c = x->out[0]->data, .ldc = p.n,
 		.a_off = a_off, .b_off = b_off, .c_off = c_off, .bias_off = bias_off,
 		.bias = b ? b->data : NULL, .alpha = 1.0f, .residual = res,
