@@ -8,15 +8,32 @@
  * be->ops->x directly. A new backend registers a factory in backend.c and needs
  * no change to the planner: the planner gives each buffer type (buffer_type()
  * name) its own arena, allocated with buffer_alloc() of a backend of that type.
+ *
+ * Memory a backend's buffer type names is host-visible (the CPU addresses it:
+ * host memory, mappable GEM buffers) or not (device memory: buffer_host_visible()
+ * says false). Steps read host-visible memory of another type in place. A tensor
+ * that crosses between a buffer type that is not host-visible and any other is
+ * copied at the split (session/copies.c): the planner gives it a second home in
+ * the reader's arena, and the session fills it with buffer_write()/buffer_read()
+ * of the device's backend right before its first reader there; the backend
+ * counts those bytes in copied_bytes(). Graph outputs in device memory are read
+ * back to host memory at the end of every run.
  */
 #ifndef ERT_BACKEND_IMPL_H
 #define ERT_BACKEND_IMPL_H
 
 #include "ert-op-impl.h"
 
-#define ERT_BACKEND_ABI_VERSION 1
+#define ERT_BACKEND_ABI_VERSION 2
 
 struct ert_backend;
+struct ert_buffer;
+
+/* A place in a backend's buffer: @offset bytes into @buf (a multiple of 64). */
+struct ert_tensor_loc {
+	const struct ert_buffer *buf;
+	size_t offset;
+};
 
 /*
  * One scheduled node as a backend sees it. Shapes are those of the current
@@ -27,8 +44,11 @@ struct ert_backend;
  * Outputs and the workspace lie in the arena of the backend's buffer type; inputs
  * may lie in another host-visible arena, in the session's input buffers (host
  * memory) or, for constants, in the model. When the backend's memory is not
- * host-visible its tensors' data pointers are NULL: such a backend has no way yet
- * to locate them (that comes with copies between buffer types, not implemented).
+ * host-visible, every input but the constants lies in its arena (copied there
+ * at the split when another backend wrote it), its tensors' data pointers are
+ * NULL, and in_loc/out_loc/ws_loc locate them: the arena's buffer (its handle
+ * is the backend's) and the byte offset in it. Those are set for every step,
+ * from before prepare(), and stay valid as long as the plan.
  * For views and the unary elementwise ops plan.c runs in place, out[0] may share
  * storage with in[0] when both lie in the backend's arena: compute() must allow it.
  */
@@ -47,13 +67,22 @@ struct ert_exec {
 	 * the backend's prepare() when it knows; shown by `edgert profile`.
 	 */
 	const char *kernel;
+	/*
+	 * Where each input and output lies when it is in an arena of this
+	 * step's buffer type (buf NULL otherwise: constants, host memory
+	 * another backend owns), and the workspace (buf NULL when none).
+	 * NULL arrays outside a session (one-off evaluation on the CPU).
+	 */
+	const struct ert_tensor_loc *in_loc;   /* n_in entries */
+	const struct ert_tensor_loc *out_loc;  /* n_out entries */
+	struct ert_tensor_loc ws_loc;
 };
 
 /*
  * A contiguous allocation in a backend's memory. host is its CPU address when the
  * memory is host-visible (host memory, mappable GEM buffers), NULL when it is not
- * (device-only memory). Steps of different buffer types share tensors only when
- * both types are host-visible: copies between buffer types are not implemented yet.
+ * (device-only memory). Steps of different buffer types share tensors in place
+ * only when both types are host-visible; otherwise the tensor is copied.
  */
 struct ert_buffer {
 	void *host;                /* CPU address of the first byte, or NULL */
@@ -71,6 +100,26 @@ struct ert_backend_ops {
 	ert_status (*buffer_alloc)(struct ert_backend *be, size_t size, struct ert_buffer *out,
 				   struct ert_err *err);
 	void (*buffer_free)(struct ert_backend *be, struct ert_buffer *buf);
+	/*
+	 * Is memory of this buffer type host-visible (buffers have a host
+	 * address)? Optional: NULL means yes. A backend that says no must
+	 * provide buffer_write() and buffer_read().
+	 */
+	bool (*buffer_host_visible)(struct ert_backend *be);
+	/*
+	 * Copy @size bytes from host memory @src to @offset in @buf, queued
+	 * after the work queued before it and before the work queued after it;
+	 * @src may be reused on return.
+	 */
+	ert_status (*buffer_write)(struct ert_backend *be, const struct ert_buffer *buf,
+				   size_t offset, const void *src, size_t size,
+				   struct ert_err *err);
+	/*
+	 * Copy @size bytes at @offset in @buf to host memory @dst, once the work
+	 * queued before it has finished; the bytes are in @dst on return.
+	 */
+	ert_status (*buffer_read)(struct ert_backend *be, const struct ert_buffer *buf,
+				  size_t offset, void *dst, size_t size, struct ert_err *err);
 	/* Scratch bytes compute() needs for @x (optional: NULL means none). */
 	size_t (*workspace_size)(struct ert_backend *be, const struct ert_exec *x);
 	/* Plan-time work for one node: pack weights, build pipelines (optional). */
@@ -148,6 +197,25 @@ static inline ert_status ert_backend_buffer_alloc(struct ert_backend *be, size_t
 static inline void ert_backend_buffer_free(struct ert_backend *be, struct ert_buffer *buf)
 {
 	be->ops->buffer_free(be, buf);
+}
+
+static inline bool ert_backend_buffer_host_visible(struct ert_backend *be)
+{
+	return !be->ops->buffer_host_visible || be->ops->buffer_host_visible(be);
+}
+
+static inline ert_status ert_backend_buffer_write(struct ert_backend *be,
+						  const struct ert_buffer *buf, size_t offset,
+						  const void *src, size_t size, struct ert_err *err)
+{
+	return be->ops->buffer_write(be, buf, offset, src, size, err);
+}
+
+static inline ert_status ert_backend_buffer_read(struct ert_backend *be,
+						 const struct ert_buffer *buf, size_t offset,
+						 void *dst, size_t size, struct ert_err *err)
+{
+	return be->ops->buffer_read(be, buf, offset, dst, size, err);
 }
 
 static inline size_t ert_backend_workspace_size(struct ert_backend *be, const struct ert_exec *x)

@@ -426,8 +426,11 @@ ERT_API size_t ert_session_peak_bytes(const ert_session *sess);
  * backends report them (host memory and device buffers, say). Tensors that
  * cross between the CPU and the NPU live in buffers both address in place
  * (the NPU's mapped buffers, the session's page-aligned input buffers), so
- * with the CPU and NPU backends this is 0; backends whose memory the CPU
- * cannot map will count their transfers here.
+ * with the CPU and NPU backends this is 0. A tensor that crosses into or out
+ * of memory the CPU cannot map (a GPU's, with the OpenCL backend) is copied
+ * once per run at that split and counted here, and so are graph outputs that
+ * a GPU writes, read back to host memory at the end of the run (so their
+ * data is meaningful once the run has returned, not in after_op callbacks).
  */
 ERT_API uint64_t ert_session_copied_bytes(const ert_session *sess);
 

@@ -6,6 +6,9 @@
  * block alive at the same time ("greedy by size"), which keeps the arena close
  * to the peak of live bytes. Each arena (buffer type) is planned on its own:
  * blocks of different arenas never share bytes, whatever their lifetimes.
+ * A tensor's mirror in another arena (a copy at a split, copies.c) is a block
+ * of that arena, alive from the step before which it is filled to its last
+ * reader.
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -18,7 +21,8 @@ struct block {
 	size_t size;
 	size_t offset;
 	int32_t first, last;
-	int32_t tensor;   /* >= 0: root tensor; -1 - i: workspace of step i */
+	enum { BLOCK_TENSOR, BLOCK_WORKSPACE, BLOCK_MIRROR } kind;
+	uint32_t index;   /* root tensor, step or mirror */
 	uint32_t arena;
 };
 
@@ -51,7 +55,7 @@ static bool align_up(size_t v, size_t *out)
 ert_status ert_memplan_run(struct ert_session *s, struct ert_plan *p, struct ert_err *err)
 {
 	const struct ert_graph *g = s->model->graph;
-	uint32_t nb = 0, cap = g->n_tensors + p->n_steps;
+	uint32_t nb = 0, cap = g->n_tensors + p->n_steps + p->n_mirrors;
 	struct block *blocks = calloc(cap ? cap : 1, sizeof(*blocks));
 	struct block **live = calloc(cap ? cap : 1, sizeof(*live));
 
@@ -68,7 +72,7 @@ ert_status ert_memplan_run(struct ert_session *s, struct ert_plan *p, struct ert
 
 		if (pt->kind != ERT_PT_ARENA || pt->root != (int32_t)t)
 			continue;
-		blocks[nb] = (struct block){ 0, 0, pt->first, pt->last, (int32_t)t, pt->arena };
+		blocks[nb] = (struct block){ 0, 0, pt->first, pt->last, BLOCK_TENSOR, t, pt->arena };
 		if (!align_up(pt->v.nbytes ? pt->v.nbytes : 1, &blocks[nb++].size))
 			goto overflow;
 	}
@@ -79,15 +83,22 @@ ert_status ert_memplan_run(struct ert_session *s, struct ert_plan *p, struct ert
 		if (pt->kind != ERT_PT_ARENA || pt->root == (int32_t)t)
 			continue;
 		for (uint32_t b = 0; b < nb; b++)
-			if (blocks[b].tensor == pt->root && pt->last > blocks[b].last)
+			if (blocks[b].index == (uint32_t)pt->root && pt->last > blocks[b].last)
 				blocks[b].last = pt->last;
 	}
 	for (uint32_t i = 0; i < p->n_steps; i++) {
 		if (!p->steps[i].x.workspace_size)
 			continue;
-		blocks[nb] = (struct block){ 0, 0, (int32_t)i, (int32_t)i, -1 - (int32_t)i,
+		blocks[nb] = (struct block){ 0, 0, (int32_t)i, (int32_t)i, BLOCK_WORKSPACE, i,
 					     p->steps[i].arena };
 		if (!align_up(p->steps[i].x.workspace_size, &blocks[nb++].size))
+			goto overflow;
+	}
+	for (uint32_t m = 0; m < p->n_mirrors; m++) {
+		const struct ert_plan_mirror *mr = &p->mirrors[m];
+
+		blocks[nb] = (struct block){ 0, 0, mr->first, mr->last, BLOCK_MIRROR, m, mr->arena };
+		if (!align_up(mr->v.nbytes ? mr->v.nbytes : 1, &blocks[nb++].size))
 			goto overflow;
 	}
 
@@ -115,10 +126,12 @@ ert_status ert_memplan_run(struct ert_session *s, struct ert_plan *p, struct ert
 			p->arenas[blocks[b].arena].size = offset + blocks[b].size;
 	}
 	for (uint32_t b = 0; b < nb; b++) {
-		if (blocks[b].tensor >= 0)
-			p->t[blocks[b].tensor].offset = blocks[b].offset;
+		if (blocks[b].kind == BLOCK_TENSOR)
+			p->t[blocks[b].index].offset = blocks[b].offset;
+		else if (blocks[b].kind == BLOCK_WORKSPACE)
+			p->steps[blocks[b].index].ws_offset = blocks[b].offset;
 		else
-			p->steps[-1 - blocks[b].tensor].ws_offset = blocks[b].offset;
+			p->mirrors[blocks[b].index].offset = blocks[b].offset;
 	}
 	free(blocks);
 	free(live);

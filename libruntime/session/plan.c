@@ -134,6 +134,8 @@ void ert_plan_destroy(struct ert_session *s, struct ert_plan *p)
 	free(p->steps);
 	free(p->io_ptrs);
 	free(p->in_const);
+	free(p->io_locs);
+	free(p->mirrors);
 	free(p->t);
 	free(p->sig);
 	free(p->sig_values);
@@ -348,6 +350,7 @@ static ert_status assign_arenas(struct ert_session *s, struct ert_plan *p)
 		if (a == p->n_arenas) {
 			p->arenas[a].type = type;
 			p->arenas[a].backend = b;
+			p->arenas[a].visible = ert_backend_buffer_host_visible(s->backends[b]);
 			p->n_arenas++;
 		}
 		arena_of[b] = (int32_t)a;
@@ -359,15 +362,16 @@ static ert_status assign_arenas(struct ert_session *s, struct ert_plan *p)
 			p->t[t].arena = p->steps[p->t[t].first].arena;
 	/*
 	 * A tensor that a host ("host" buffer type) step writes and a step of a
-	 * backend with memory of its own reads lives in that backend's arena:
-	 * the host step writes it through the mapping (checked host-visible in
-	 * check_access) and the device reads it in place, with no copy.
+	 * backend with host-visible memory of its own reads lives in that
+	 * backend's arena: the host step writes it through the mapping (checked
+	 * in check_access) and the device reads it in place, with no copy.
+	 * Memory the host cannot see gets a copy instead (copies.c).
 	 */
 	for (uint32_t i = 0; i < p->n_steps; i++) {
 		const struct ert_node *n = p->steps[i].x.node;
 		uint32_t a = p->steps[i].arena;
 
-		if (!strcmp(p->arenas[a].type, "host"))
+		if (!strcmp(p->arenas[a].type, "host") || !p->arenas[a].visible)
 			continue;
 		for (uint32_t k = 0; k < n->n_inputs; k++) {
 			int32_t t = n->inputs[k];
@@ -475,81 +479,62 @@ static void plan_aliases(struct ert_plan *p, const struct ert_graph *g)
 	(void)g;
 }
 
-static bool host_visible(const struct ert_plan *p, uint32_t arena)
-{
-	return p->arenas[arena].buf.host != NULL;
-}
-
-static const char *step_backend(const struct ert_session *s, const struct ert_plan *p,
-				int32_t step)
-{
-	return s->backends[p->steps[step].backend]->ops->name;
-}
-
 /*
- * May each step read its inputs where they lie? A step reads its own arena, and
- * constants (prepare() gets those, to upload them if it must). Anything else
- * (another arena, the session's input buffers) is read in place, which needs
- * both memories host-visible: the NPU's zero-copy case. The application reads
- * graph outputs on the host, so those must be host-visible too. Copies between
- * buffer types, which would lift this, are not implemented yet.
+ * Steps read host-visible memory of other arenas in place, and the
+ * application reads graph outputs there, so memory a backend calls
+ * host-visible must have a host address: a backend that says so and hands
+ * out buffers without one would have its tensors read through NULL.
  */
 static ert_status check_access(struct ert_session *s, struct ert_plan *p, struct ert_err *err)
 {
-	const struct ert_graph *g = s->model->graph;
+	for (uint32_t a = 0; a < p->n_arenas; a++) {
+		const struct ert_arena_buf *ab = &p->arenas[a];
 
-	for (uint32_t i = 0; i < p->n_steps; i++) {
-		const struct ert_step *stp = &p->steps[i];
-		const struct ert_node *n = stp->x.node;
-
-		for (uint32_t k = 0; k < n->n_inputs; k++) {
-			int32_t t = n->inputs[k];
-			const struct ert_plan_tensor *pt = t >= 0 ? &p->t[t] : NULL;
-
-			if (!pt || pt->kind == ERT_PT_CONST || pt->kind == ERT_PT_FOLDED ||
-			    (pt->kind == ERT_PT_ARENA && pt->arena == stp->arena))
-				continue;
-			if (pt->kind == ERT_PT_ARENA && !host_visible(p, pt->arena))
-				ert_err_set(err, "%s '%s' on backend %s reads '%s', which backend %s wrote to buffer type '%s', not host-visible (copies between buffer types are not implemented yet)",
-					    ert_op_name(n->op), n->name, step_backend(s, p, (int32_t)i),
-					    g->tensors[t].name, step_backend(s, p, pt->first),
-					    p->arenas[pt->arena].type);
-			else if (!host_visible(p, stp->arena))
-				ert_err_set(err, "%s '%s' on backend %s (buffer type '%s', not host-visible) reads '%s' from %s%s (copies between buffer types are not implemented yet)",
-					    ert_op_name(n->op), n->name, step_backend(s, p, (int32_t)i),
-					    p->arenas[stp->arena].type, g->tensors[t].name,
-					    pt->kind == ERT_PT_ARENA ? "backend " : "host memory",
-					    pt->kind == ERT_PT_ARENA ? step_backend(s, p, pt->first) : "");
-			else
-				continue;
-			return fail_node(s, err, n, ERT_STATUS_UNSUPPORTED);
-		}
-		/* outputs placed in another backend's arena are written through its mapping */
-		for (uint32_t k = 0; k < n->n_outputs; k++) {
-			int32_t t = n->outputs[k];
-
-			if (t < 0 || p->t[t].kind != ERT_PT_ARENA || p->t[t].arena == stp->arena ||
-			    host_visible(p, p->t[t].arena))
-				continue;
-			ert_err_set(err, "%s '%s' on backend %s writes '%s' for buffer type '%s', not host-visible (copies between buffer types are not implemented yet)",
-				    ert_op_name(n->op), n->name, step_backend(s, p, (int32_t)i),
-				    g->tensors[t].name, p->arenas[p->t[t].arena].type);
-			return fail_node(s, err, n, ERT_STATUS_UNSUPPORTED);
-		}
-	}
-	for (uint32_t k = 0; k < g->n_outputs; k++) {
-		const struct ert_plan_tensor *pt = &p->t[g->outputs[k]];
-
-		if (pt->kind != ERT_PT_ARENA || host_visible(p, pt->arena))
+		if (!ab->visible || ab->buf.host)
 			continue;
-		const struct ert_node *n = p->steps[pt->first].x.node;
-
-		ert_err_set(err, "graph output '%s' is written by backend %s to buffer type '%s', not host-visible (copies between buffer types are not implemented yet)",
-			    g->tensors[g->outputs[k]].name, step_backend(s, p, pt->first),
-			    p->arenas[pt->arena].type);
-		return fail_node(s, err, n, ERT_STATUS_UNSUPPORTED);
+		ert_err_set(err, "backend %s calls buffer type '%s' host-visible, but its buffer of %zu bytes has no host address",
+			    s->backends[ab->backend]->ops->name, ab->type, ab->size);
+		return ERT_STATUS_BACKEND;
 	}
 	return ERT_OK;
+}
+
+/*
+ * Where each step finds its inputs and outputs in arenas of its own buffer
+ * type (ert_exec.in_loc/out_loc): a mirror there, or the tensor's home.
+ */
+static void set_locations(struct ert_plan *p)
+{
+	for (uint32_t i = 0; i < p->n_steps; i++) {
+		struct ert_exec *x = &p->steps[i].x;
+		struct ert_tensor_loc *loc = p->io_locs + (x->in - p->io_ptrs);
+		const char *type = p->arenas[p->steps[i].arena].type;
+
+		x->in_loc = loc;
+		x->out_loc = loc + x->n_in;
+		for (uint32_t k = 0; k < x->n_in + x->n_out; k++) {
+			bool is_in = k < x->n_in;
+			int32_t t = is_in ? x->node->inputs[k] : x->node->outputs[k - x->n_in];
+			int32_t m = t >= 0 && is_in ? ert_copies_find(p, t, p->steps[i].arena) : -1;
+			uint32_t a;
+			size_t off;
+
+			loc[k] = (struct ert_tensor_loc){ NULL, 0 };
+			if (t < 0)
+				continue;
+			if (m >= 0) {
+				a = p->mirrors[m].arena;
+				off = p->mirrors[m].offset;
+			} else if (p->t[t].kind == ERT_PT_ARENA) {
+				a = p->t[t].arena;
+				off = p->t[p->t[t].root].offset;
+			} else {
+				continue;
+			}
+			if (!strcmp(p->arenas[a].type, type))
+				loc[k] = (struct ert_tensor_loc){ &p->arenas[a].buf, off };
+		}
+	}
 }
 
 /* Data address of arena offset @off: none in memory the host cannot see. */
@@ -588,12 +573,18 @@ static ert_status plan_memory(struct ert_session *s, struct ert_plan *p, struct 
 		if (pt->kind == ERT_PT_ARENA)
 			pt->v.data = arena_addr(p, pt->arena, p->t[pt->root].offset);
 	}
+	for (uint32_t m = 0; m < p->n_mirrors; m++)
+		p->mirrors[m].v.data = arena_addr(p, p->mirrors[m].arena, p->mirrors[m].offset);
 	for (uint32_t i = 0; i < p->n_steps; i++) {
 		struct ert_step *stp = &p->steps[i];
 
-		if (stp->x.workspace_size)
+		if (stp->x.workspace_size) {
 			stp->x.workspace = arena_addr(p, stp->arena, stp->ws_offset);
+			stp->x.ws_loc = (struct ert_tensor_loc){ &p->arenas[stp->arena].buf,
+								 stp->ws_offset };
+		}
 	}
+	set_locations(p);
 	return ERT_OK;
 }
 
@@ -614,8 +605,9 @@ ert_status ert_plan_create(struct ert_session *s, struct ert_plan **out, struct 
 	p->steps = calloc(g->n_nodes ? g->n_nodes : 1, sizeof(*p->steps));
 	p->io_ptrs = calloc(n_io ? n_io : 1, sizeof(*p->io_ptrs));
 	p->in_const = calloc(n_io ? n_io : 1, sizeof(*p->in_const));
+	p->io_locs = calloc(n_io ? n_io : 1, sizeof(*p->io_locs));
 	need = ert_graph_mark_value_needed(g);
-	if (!p->t || !p->steps || !p->io_ptrs || !p->in_const || !need)
+	if (!p->t || !p->steps || !p->io_ptrs || !p->in_const || !p->io_locs || !need)
 		goto error;
 	st = build_signature(s, p);
 	if (st != ERT_OK)
@@ -627,6 +619,7 @@ ert_status ert_plan_create(struct ert_session *s, struct ert_plan **out, struct 
 
 		pt->root = (int32_t)t;
 		pt->first = pt->last = -1;
+		pt->host_mirror = -1;
 		if (!(gt->flags & ERT_TENSOR_CONST))
 			continue;
 		pt->kind = ERT_PT_CONST;
@@ -724,6 +717,9 @@ ert_status ert_plan_create(struct ert_session *s, struct ert_plan **out, struct 
 	if (st != ERT_OK)
 		goto error;
 	plan_aliases(p, g);
+	st = ert_copies_plan(s, p, err);
+	if (st != ERT_OK)
+		goto error;
 	for (uint32_t i = 0; i < p->n_steps; i++) {
 		struct ert_step *stp = &p->steps[i];
 

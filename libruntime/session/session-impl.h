@@ -43,6 +43,24 @@ struct ert_plan_tensor {
 	int32_t first, last; /* step indices of the first write and last read */
 	uint32_t arena;      /* ERT_PT_ARENA: arena index (buffer type of the writer) */
 	size_t offset;       /* in that arena (of the root) */
+	int32_t host_mirror; /* graph output in device memory: its mirror in host memory, else -1 */
+};
+
+/*
+ * A tensor's second home, in the arena of readers that cannot read it where
+ * it lies (one side of the crossing is device memory, see session/copies.c):
+ * filled from the tensor's home right before step @first, its first reader
+ * there, and read by steps up to @last. first == n_steps: only the application
+ * reads it (a graph output), after the last step. Readers' exec inputs point
+ * at @v, which has the tensor's shape and data in this arena (NULL when that
+ * memory is not host-visible).
+ */
+struct ert_plan_mirror {
+	int32_t tensor;
+	uint32_t arena;
+	int32_t first, last;
+	size_t offset;
+	struct ert_value v;
 };
 
 struct ert_step {
@@ -58,6 +76,7 @@ struct ert_step {
 struct ert_arena_buf {
 	const char *type;    /* buffer_type() name */
 	uint32_t backend;    /* first backend of that type: allocates and frees it */
+	bool visible;        /* host-visible: its backend's buffer_host_visible() */
 	size_t size;         /* bytes the memory plan needs */
 	bool allocated;
 	struct ert_buffer buf;
@@ -82,6 +101,10 @@ struct ert_plan {
 	/* per-step arrays (pointers into these live in steps[i].x) */
 	struct ert_value **io_ptrs;
 	bool *in_const;
+	struct ert_tensor_loc *io_locs;
+	/* copies at splits, in the order of their first step */
+	struct ert_plan_mirror *mirrors;
+	uint32_t n_mirrors;
 	size_t peak_bytes;            /* the arenas' sizes added up */
 };
 
@@ -134,6 +157,21 @@ bool ert_plan_matches(const struct ert_session *s, const struct ert_plan *p);
  * own (p->t[].arena, p->steps[].arena); sets p->arenas[].size.
  */
 ert_status ert_memplan_run(struct ert_session *s, struct ert_plan *p, struct ert_err *err);
+
+/*
+ * Copies at splits (copies.c). ert_copies_plan(), once arenas are assigned:
+ * a mirror for every tensor a step reads across a crossing that involves
+ * memory the host cannot see, and one in host memory for every graph output
+ * in such memory; the readers' exec inputs are pointed at the mirrors.
+ * UNSUPPORTED, naming the tensor, where both sides are device memory.
+ * ert_copies_run(): fill the mirrors whose first step is @step (n_steps: the
+ * graph outputs after the run), starting at index *@cursor, which it advances.
+ */
+ert_status ert_copies_plan(struct ert_session *s, struct ert_plan *p, struct ert_err *err);
+ert_status ert_copies_run(struct ert_session *s, struct ert_plan *p, uint32_t step,
+			  uint32_t *cursor, struct ert_err *err);
+/* The mirror of tensor @t in @arena, or -1 when readers there read it in place. */
+int32_t ert_copies_find(const struct ert_plan *p, int32_t t, uint32_t arena);
 
 /*
  * The memory budget (budget.c). What a session holds: its input buffers (the

@@ -76,18 +76,24 @@ static ert_status create_backends(struct ert_session *s, struct ert_err *err)
 		struct ert_backend *be = NULL;
 		ert_status st;
 
-		if (have_backend(s, type == ERT_BACKEND_AUTO ? ERT_BACKEND_NPU : type))
-			continue;
 		if (type == ERT_BACKEND_AUTO) {
-			/* the best available: the NPU when its device exists */
-			st = ert_backend_probe(ERT_BACKEND_NPU, cfg, &be, err);
-			if (st != ERT_OK) {
-				err->msg[0] = '\0';
-				continue;
+			/* the best available: the NPU when its device exists, then a GPU */
+			static const ert_backend_type best[] = { ERT_BACKEND_NPU, ERT_BACKEND_OPENCL };
+
+			for (size_t j = 0; j < sizeof(best) / sizeof(best[0]); j++) {
+				if (have_backend(s, best[j]))
+					continue;
+				st = ert_backend_probe(best[j], cfg, &be, err);
+				if (st != ERT_OK) {
+					err->msg[0] = '\0';
+					continue;
+				}
+				s->backends[s->n_backends++] = be;
 			}
-			s->backends[s->n_backends++] = be;
 			continue;
 		}
+		if (have_backend(s, type))
+			continue;
 		st = ert_backend_create(type, cfg, &be, err);
 		if (st == ERT_STATUS_UNSUPPORTED) {
 			/* not on this system or in this build: the list is a preference */
@@ -548,6 +554,7 @@ static ert_status run_plan(struct ert_session *s)
 	struct ert_plan *p = s->plan;
 	const ert_config *cfg = &s->cfg;
 	uint64_t copied = copied_bytes(s);
+	uint32_t cursor = 0;
 	int32_t prev = -1;
 
 	for (uint32_t i = 0; i < p->n_steps; i++) {
@@ -561,6 +568,13 @@ static ert_status run_plan(struct ert_session *s)
 			.kernel = stp->x.kernel,
 		};
 
+		/* tensors crossing into or out of device memory here (copies.c) */
+		st = ert_copies_run(s, p, i, &cursor, &err);
+		if (st != ERT_OK) {
+			finish_failed_run(s);
+			return ert_session_fail(s, st, "failed to copy the inputs of %s '%s' to %s: %s",
+						info.type, info.name, be->ops->name, err.msg);
+		}
 		if (cfg->before_op && cfg->before_op(&info, cfg->callback_user))
 			continue;
 		/* a split ends: what the previous backend queued must be done */
@@ -592,6 +606,12 @@ static ert_status run_plan(struct ert_session *s)
 							"run stopped after %s '%s'", info.type,
 							info.name);
 		}
+	}
+	/* graph outputs in device memory, back to host memory */
+	st = ert_copies_run(s, p, p->n_steps, &cursor, &err);
+	if (st != ERT_OK) {
+		finish_failed_run(s);
+		return ert_session_fail(s, st, "failed to read the outputs back: %s", err.msg);
 	}
 	for (uint32_t b = 0; b < s->n_backends; b++) {
 		st = ert_backend_synchronize(s->backends[b], &err);
@@ -666,8 +686,12 @@ static const struct ert_value *handle_value(const ert_tensor *t)
 
 	if (t->is_input)
 		return &s->in_vals[t->index];
-	if (s->plan && !s->dirty)
-		return &s->plan->t[t->tensor].v;
+	if (s->plan && !s->dirty) {
+		const struct ert_plan_tensor *pt = &s->plan->t[t->tensor];
+
+		/* in device memory: its copy in host memory, filled by every run */
+		return pt->host_mirror >= 0 ? &s->plan->mirrors[pt->host_mirror].v : &pt->v;
+	}
 	return NULL;
 }
 

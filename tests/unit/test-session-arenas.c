@@ -5,8 +5,11 @@
  * allocator, which records what it hands out. It is registered as the factory of
  * ERT_BACKEND_OPENCL, a type with no backend in this build, through the internal
  * ert_backend_register() (the static library has it; libedgert.so does not).
- * Sessions on {testdev, cpu} must give the CPU-only answers with two arenas, and
- * a testdev whose memory the host cannot see must fail to plan, saying why.
+ * Sessions on {testdev, cpu} must give the CPU-only answers with two arenas.
+ * A testdev whose memory the host cannot see (it says so, and copies with
+ * buffer_write/buffer_read) gets the tensors that cross at its splits copied,
+ * and counted in ert_session_copied_bytes(); one that calls such memory
+ * host-visible fails to plan, saying why.
  */
 #include <stdlib.h>
 
@@ -21,7 +24,10 @@
 
 static struct {
 	bool hidden;          /* buffers have no host address (device-only memory) */
+	bool lies;            /* ... and buffer_host_visible() says they have one */
 	int allocs, frees, steps_run;
+	int bad_locs;         /* compute() found an input or output it cannot locate */
+	uint64_t copied;      /* bytes through buffer_write/buffer_read */
 	void *last;           /* the most recent allocation */
 	size_t last_size;
 } dev;
@@ -69,19 +75,84 @@ static void dev_buffer_free(struct ert_backend *be, struct ert_buffer *buf)
 	free(buf->handle);
 }
 
+static bool dev_host_visible(struct ert_backend *be)
+{
+	return !dev.hidden || dev.lies;
+}
+
+static ert_status dev_write(struct ert_backend *be, const struct ert_buffer *buf, size_t offset,
+			    const void *src, size_t size, struct ert_err *err)
+{
+	if (offset > buf->size || size > buf->size - offset) {
+		ert_err_set(err, "testdev: write of %zu bytes at %zu past %zu", size, offset,
+			    buf->size);
+		return ERT_STATUS_BACKEND;
+	}
+	memcpy((uint8_t *)buf->handle + offset, src, size);
+	dev.copied += size;
+	return ERT_OK;
+}
+
+static ert_status dev_read(struct ert_backend *be, const struct ert_buffer *buf, size_t offset,
+			   void *dst, size_t size, struct ert_err *err)
+{
+	if (offset > buf->size || size > buf->size - offset) {
+		ert_err_set(err, "testdev: read of %zu bytes at %zu past %zu", size, offset,
+			    buf->size);
+		return ERT_STATUS_BACKEND;
+	}
+	memcpy(dst, (const uint8_t *)buf->handle + offset, size);
+	dev.copied += size;
+	return ERT_OK;
+}
+
+static uint64_t dev_copied_bytes(struct ert_backend *be)
+{
+	return dev.copied;
+}
+
+/*
+ * Device memory is found through the step's locations, its data pointers
+ * being NULL. Host-visible memory through the data pointers; a location, set
+ * for what lies in testdev's own arena, agrees with them.
+ */
+static void *dev_addr(const struct ert_value *v, const struct ert_tensor_loc *loc)
+{
+	void *p = loc->buf ? (uint8_t *)loc->buf->handle + loc->offset : NULL;
+
+	if (dev.hidden) {
+		if (!p || v->data)
+			dev.bad_locs++;
+		return p;
+	}
+	if (!v->data || (p && p != v->data))
+		dev.bad_locs++;
+	return v->data;
+}
+
 static ert_status dev_compute(struct ert_backend *be, struct ert_exec *x, struct ert_err *err)
 {
-	float *o = x->out[0]->data;
-	const float *a = x->in[0]->data;
+	float *o = dev_addr(x->out[0], &x->out_loc[0]);
+	const float *a = dev_addr(x->in[0], &x->in_loc[0]);
 	int64_t n = x->out[0]->numel;
 
+	if (!o || !a) {
+		ert_err_set(err, "testdev: %s '%s' has a tensor outside its memory",
+			    ert_op_name(x->node->op), x->node->name);
+		return ERT_STATUS_BACKEND;
+	}
 	/* element by element, reading before writing: in place is fine */
 	if (x->node->op == ERT_OP_Relu) {
 		for (int64_t i = 0; i < n; i++)
 			o[i] = a[i] > 0 ? a[i] : 0;
 	} else {
-		const float *b = x->in[1]->data;
+		const float *b = dev_addr(x->in[1], &x->in_loc[1]);
 
+		if (!b) {
+			ert_err_set(err, "testdev: Add '%s' cannot locate its second input",
+				    x->node->name);
+			return ERT_STATUS_BACKEND;
+		}
 		for (int64_t i = 0; i < n; i++)
 			o[i] = a[i] + b[i];
 	}
@@ -101,8 +172,12 @@ static const struct ert_backend_ops dev_ops = {
 	.buffer_type = dev_buffer_type,
 	.buffer_alloc = dev_buffer_alloc,
 	.buffer_free = dev_buffer_free,
+	.buffer_host_visible = dev_host_visible,
+	.buffer_write = dev_write,
+	.buffer_read = dev_read,
 	.compute = dev_compute,
 	.destroy = dev_destroy,
+	.copied_bytes = dev_copied_bytes,
 };
 
 static ert_status dev_create(const ert_config *cfg, struct ert_backend **out,
@@ -131,6 +206,7 @@ static ert_session *dev_session(ert_model *m, bool hidden, ert_status *st)
 
 	memset(&dev, 0, sizeof(dev));
 	dev.hidden = hidden;
+	dev.lies = false;
 	ert_backend_register(ERT_BACKEND_OPENCL, dev_create);
 
 	ert_config_init(&cfg);
@@ -235,6 +311,21 @@ static void check_step(const struct ert_node *node, const struct ert_value *cons
 	}
 }
 
+/* With device memory, testdev's outputs have no host address, the CPU's all have one. */
+static void check_step_hidden(const struct ert_node *node, const struct ert_value *const *in,
+			      uint32_t n_in, const struct ert_value *const *out, uint32_t n_out,
+			      const char *backend, void *user)
+{
+	struct visit *v = user;
+	bool on_dev = !strcmp(backend, "testdev");
+
+	v->dev_steps += on_dev;
+	for (uint32_t k = 0; k < n_out; k++)
+		v->outside += (out[k]->data == NULL) != on_dev;
+	for (uint32_t k = 0; k < n_in; k++)
+		v->outside += !on_dev && !in[k]->data;
+}
+
 ERT_TEST(two_arenas_match_cpu)
 {
 	ert_model *m = mixed_model(-1, true);
@@ -268,6 +359,8 @@ ERT_TEST(two_arenas_match_cpu)
 		CHECK_EQ_INT(dev.allocs, batch - 1);
 		CHECK(dev.last_size > 0);
 		CHECK_EQ_INT(dev.steps_run, 3 * (batch - 1));
+		CHECK_EQ_INT(dev.bad_locs, 0);
+		CHECK_EQ_INT(ert_session_copied_bytes(s), 0);
 
 		const struct ert_plan *p = s->plan;
 
@@ -320,23 +413,157 @@ ERT_TEST(unused_buffer_type_has_no_arena)
 }
 
 /*
- * testdev's memory is not host-visible, so the CPU's MatMul cannot write m there
- * for testdev's Relu to read in place; copying it over is not implemented, and
- * planning says so.
+ * testdev's memory is not host-visible: the CPU's MatMul writes m in host
+ * memory and m is copied to testdev's arena before Relu reads it, the graph
+ * input x before Add reads it, and a2 back to host memory before Softmax
+ * reads it: 3 x batch x 8 floats per run, for the CPU-only answers.
  */
-ERT_TEST(hidden_buffer_type_fails_to_plan)
+ERT_TEST(hidden_buffer_type_copies_at_splits)
 {
-	ert_model *m = mixed_model(2, true);
+	ert_model *m = mixed_model(-1, true);
+	ert_session *s, *ref = NULL;
+	ert_config cfg;
 	ert_status st;
 
 	REQUIRE(m);
-	CHECK(dev_session(m, true, &st) == NULL);
-	CHECK_EQ_INT(st, ERT_STATUS_UNSUPPORTED);
+	s = dev_session(m, true, &st);
+	CHECK_EQ_INT(st, ERT_OK);
+	ert_config_init(&cfg);
+	cfg.shape_mutable = true;
+	CHECK_EQ_INT(ert_session_create(m, &cfg, &ref), ERT_OK);
+	REQUIRE(s && ref);
+	for (int64_t batch = 2; batch <= 3; batch++) {
+		int64_t dims[2] = { batch, 8 };
+		struct visit v = { 0, 0 };
+		size_t bytes = (size_t)batch * 8 * sizeof(float);
+
+		CHECK_EQ_INT(ert_session_resize_input(s, 0, 2, dims), ERT_OK);
+		CHECK_EQ_INT(ert_session_resize_input(ref, 0, 2, dims), ERT_OK);
+		fill_x(s, batch);
+		fill_x(ref, batch);
+		for (int run = 0; run < 2; run++) {
+			CHECK_EQ_INT(ert_session_run(s), ERT_OK);
+			CHECK_EQ_INT(ert_session_copied_bytes(s), 3 * bytes);
+		}
+		CHECK_EQ_INT(ert_session_run(ref), ERT_OK);
+		CHECK_EQ_INT(ert_session_copied_bytes(ref), 0);
+		const ert_tensor *y = ert_session_get_output(s, 0);
+
+		REQUIRE(ert_tensor_byte_size(y) == bytes);
+		CHECK(!memcmp(ert_tensor_data(y), ert_tensor_data(ert_session_get_output(ref, 0)),
+			      bytes));
+		CHECK_EQ_INT(dev.steps_run, 6 * (batch - 1));
+		CHECK_EQ_INT(dev.bad_locs, 0);
+
+		const struct ert_plan *p = s->plan;
+
+		REQUIRE(p->n_arenas == 2);
+		CHECK(!strcmp(p->arenas[0].type, DEV_TYPE));
+		CHECK(!p->arenas[0].visible && p->arenas[0].buf.host == NULL);
+		CHECK_EQ_INT(p->n_mirrors, 3);
+		/* mirrors are blocks of the memory plan, counted in the arenas */
+		CHECK_EQ_INT(p->peak_bytes, p->arenas[0].size + p->arenas[1].size);
+		CHECK(p->arenas[0].size >= 3 * bytes);
+		CHECK_EQ_INT(ert_session_visit_steps(s, check_step_hidden, &v), ERT_OK);
+		CHECK_EQ_INT(v.dev_steps, 3);
+		CHECK_EQ_INT(v.outside, 0);
+	}
+	ert_session_destroy(s);
+	CHECK_EQ_INT(dev.frees, dev.allocs);
+	ert_session_destroy(ref);
+	ert_model_unref(m);
+	ert_backend_register(ERT_BACKEND_OPENCL, NULL);
+}
+
+/*
+ * x -> MatMul (cpu) -> m -> Relu (testdev) -> y: the graph output lies in
+ * memory the host cannot see, so every run reads it back after the last step;
+ * the application reads it in host memory.
+ */
+ERT_TEST(hidden_graph_output_read_back)
+{
+	struct ert_graph *g = ert_graph_create();
+	int64_t xd[2] = { 2, 8 }, wd[2] = { 8, 8 };
+	float *w = malloc(64 * sizeof(float));
+	int32_t x, wt, mm, y;
+	ert_session *s;
+	ert_status st;
+
+	REQUIRE(g && w);
+	for (int i = 0; i < 64; i++)
+		w[i] = (float)((i * 5) % 7) * 0.5f - 1.5f;
+	g->opset = 17;
+	x = ert_graph_add_tensor(g, "x", ERT_DTYPE_FLOAT32, 2, xd);
+	wt = ert_graph_add_tensor(g, "w", ERT_DTYPE_FLOAT32, 2, wd);
+	ert_graph_set_const(g, wt, w, 64 * sizeof(float), true);
+	mm = ert_graph_add_tensor(g, "m", ERT_DTYPE_FLOAT32, -1, NULL);
+	y = ert_graph_add_tensor(g, "y", ERT_DTYPE_FLOAT32, -1, NULL);
+	ert_graph_add_input(g, x);
+	ert_graph_add_node(g, ERT_OP_MatMul, "matmul", 2, (int32_t[]){ x, wt }, 1, &mm);
+	ert_graph_add_node(g, ERT_OP_Relu, "relu", 1, &mm, 1, &y);
+	ert_graph_add_output(g, y);
+
+	ert_model *m = model_from_graph(g);
+
+	REQUIRE(m);
+	s = dev_session(m, true, &st);
+	CHECK_EQ_INT(st, ERT_OK);
+	REQUIRE(s);
+	fill_x(s, 2);
+	CHECK_EQ_INT(ert_session_run(s), ERT_OK);
+	CHECK_EQ_INT(ert_session_copied_bytes(s), 2 * 64);
+	CHECK_EQ_INT(dev.bad_locs, 0);
+
+	const float *xv = ert_tensor_data(ert_session_get_input(s, 0));
+	const ert_tensor *yt = ert_session_get_output(s, 0);
+	const float *yv = ert_tensor_data(yt);
+
+	REQUIRE(yv && ert_tensor_byte_size(yt) == 64);
+	for (int r = 0; r < 2; r++) {
+		for (int c = 0; c < 8; c++) {
+			float acc = 0;
+
+			for (int k = 0; k < 8; k++)
+				acc += xv[r * 8 + k] * ((float)(((k * 8 + c) * 5) % 7) * 0.5f - 1.5f);
+			CHECK_NEAR(yv[r * 8 + c], acc > 0 ? acc : 0, 1e-5);
+		}
+	}
+	/* the output's copy is host memory of the plan, not testdev's */
+	CHECK(s->plan->t[y].host_mirror >= 0);
+	CHECK((const void *)yv == s->plan->mirrors[s->plan->t[y].host_mirror].v.data);
+	ert_session_destroy(s);
+	CHECK_EQ_INT(dev.frees, dev.allocs);
+	ert_model_unref(m);
+	ert_backend_register(ERT_BACKEND_OPENCL, NULL);
+}
+
+/*
+ * A backend that calls its memory host-visible and hands out buffers with no
+ * host address would have the CPU write through NULL: planning refuses it.
+ */
+ERT_TEST(hidden_buffer_type_called_visible_fails_to_plan)
+{
+	ert_model *m = mixed_model(2, true);
+	ert_session *s = NULL;
+	ert_config cfg;
+	ert_status st;
+
+	REQUIRE(m);
+	memset(&dev, 0, sizeof(dev));
+	dev.hidden = true;
+	dev.lies = true;
+	ert_backend_register(ERT_BACKEND_OPENCL, dev_create);
+	ert_config_init(&cfg);
+	cfg.backends[0] = ERT_BACKEND_OPENCL;
+	cfg.backends[1] = ERT_BACKEND_CPU;
+	cfg.num_backends = 2;
+	st = ert_session_create(m, &cfg, &s);
+	CHECK(s == NULL);
+	CHECK_EQ_INT(st, ERT_STATUS_BACKEND);
 	const char *msg = ert_last_error();
 
-	CHECK(strstr(msg, "MatMul 'matmul' on backend cpu writes 'm'") != NULL);
-	CHECK(strstr(msg, "'" DEV_TYPE "', not host-visible") != NULL);
-	CHECK(strstr(msg, "copies between buffer types are not implemented") != NULL);
+	CHECK(strstr(msg, "backend testdev calls buffer type '" DEV_TYPE "' host-visible") != NULL);
+	CHECK(strstr(msg, "has no host address") != NULL);
 	CHECK_EQ_INT(dev.allocs, 1);
 	CHECK_EQ_INT(dev.frees, 1);
 	ert_model_unref(m);
@@ -344,4 +571,6 @@ ERT_TEST(hidden_buffer_type_fails_to_plan)
 }
 
 ERT_TEST_MAIN(ERT_TEST_ENTRY(two_arenas_match_cpu), ERT_TEST_ENTRY(unused_buffer_type_has_no_arena),
-	      ERT_TEST_ENTRY(hidden_buffer_type_fails_to_plan))
+	      ERT_TEST_ENTRY(hidden_buffer_type_copies_at_splits),
+	      ERT_TEST_ENTRY(hidden_graph_output_read_back),
+	      ERT_TEST_ENTRY(hidden_buffer_type_called_visible_fails_to_plan))

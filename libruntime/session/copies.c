@@ -1,0 +1,213 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Copies at splits. A step reads a tensor in place when the tensor lies in
+ * its own arena, or when both memories are host-visible (the CPU and the NPU
+ * share mapped buffers). Otherwise one side is device memory (a GPU's), and
+ * the tensor gets a mirror in the reader's arena: a block of its own in the
+ * memory plan, filled once per run from the tensor's home right before the
+ * first step there that reads it. Tensors are written once per run, so one
+ * fill is enough; the mirror's lifetime ends with its last reader, like any
+ * other block. Graph outputs in device memory get a mirror in host memory,
+ * filled after the last step, which the application reads.
+ *
+ * The copy is done by the backend that owns the device memory (its
+ * buffer_write() or buffer_read()), which counts the bytes in copied_bytes().
+ * Nothing here is specific to an API: OpenCL and Vulkan both come through it.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "session/session-impl.h"
+
+int32_t ert_copies_find(const struct ert_plan *p, int32_t t, uint32_t arena)
+{
+	for (uint32_t m = 0; m < p->n_mirrors; m++)
+		if (p->mirrors[m].tensor == t && p->mirrors[m].arena == arena)
+			return (int32_t)m;
+	return -1;
+}
+
+static int32_t add_mirror(struct ert_plan *p, int32_t t, uint32_t arena, int32_t first)
+{
+	struct ert_plan_mirror *m = &p->mirrors[p->n_mirrors];
+
+	memset(m, 0, sizeof(*m));
+	m->tensor = t;
+	m->arena = arena;
+	m->first = m->last = first;
+	m->v = p->t[t].v;
+	m->v.data = NULL;
+	return (int32_t)p->n_mirrors++;
+}
+
+/* The arena of the CPU backend's buffer type, added when no step uses it. */
+static int32_t host_arena(struct ert_session *s, struct ert_plan *p)
+{
+	for (uint32_t b = 0; b < s->n_backends; b++) {
+		const char *type;
+
+		if (s->backends[b]->type != ERT_BACKEND_CPU)
+			continue;
+		type = ert_backend_buffer_type(s->backends[b]);
+		for (uint32_t a = 0; a < p->n_arenas; a++)
+			if (!strcmp(p->arenas[a].type, type))
+				return (int32_t)a;
+		/* arenas has room for one per backend, and this type has none */
+		p->arenas[p->n_arenas] = (struct ert_arena_buf){ .type = type, .backend = b,
+								 .visible = true };
+		return (int32_t)p->n_arenas++;
+	}
+	return -1;
+}
+
+static const char *arena_backend(const struct ert_session *s, const struct ert_plan *p,
+				 uint32_t a)
+{
+	return s->backends[p->arenas[a].backend]->ops->name;
+}
+
+/* Step @i (in @arena) reads @t: in place, or from a mirror in @arena, made here. */
+static ert_status plan_mirror(struct ert_session *s, struct ert_plan *p, uint32_t i,
+			      uint32_t arena, int32_t t, struct ert_err *err)
+{
+	const struct ert_plan_tensor *pt = &p->t[t];
+	const struct ert_node *n = p->steps[i].x.node;
+	int32_t m;
+
+	if (pt->kind == ERT_PT_INPUT) {
+		if (p->arenas[arena].visible)
+			return ERT_OK;
+	} else if (pt->kind == ERT_PT_ARENA) {
+		if (pt->arena == arena || (p->arenas[arena].visible && p->arenas[pt->arena].visible))
+			return ERT_OK;
+		if (!p->arenas[arena].visible && !p->arenas[pt->arena].visible) {
+			ert_err_set(err, "%s '%s' on backend %s reads '%s' from backend %s: copies between two kinds of device memory ('%s', '%s') are not implemented",
+				    ert_op_name(n->op), n->name, arena_backend(s, p, arena),
+				    s->model->graph->tensors[t].name,
+				    arena_backend(s, p, pt->arena), p->arenas[pt->arena].type,
+				    p->arenas[arena].type);
+			return ERT_STATUS_UNSUPPORTED;
+		}
+	} else {
+		/* constants: prepare() gets their host data, to upload if it must */
+		return ERT_OK;
+	}
+	m = ert_copies_find(p, t, arena);
+	if (m < 0)
+		m = add_mirror(p, t, arena, (int32_t)i);
+	p->mirrors[m].last = (int32_t)i;
+	return ERT_OK;
+}
+
+static void check_backend_copies(struct ert_session *s, const struct ert_plan *p, uint32_t a,
+				 bool *ok, struct ert_err *err)
+{
+	const struct ert_backend_ops *ops = s->backends[p->arenas[a].backend]->ops;
+
+	if (*ok && !p->arenas[a].visible && (!ops->buffer_write || !ops->buffer_read)) {
+		ert_err_set(err, "backend %s: buffer type '%s' is not host-visible and the backend cannot copy to or from it",
+			    ops->name, p->arenas[a].type);
+		*ok = false;
+	}
+}
+
+ert_status ert_copies_plan(struct ert_session *s, struct ert_plan *p, struct ert_err *err)
+{
+	const struct ert_graph *g = s->model->graph;
+	size_t cap = g->n_outputs;
+	bool ok = true;
+	ert_status st;
+
+	for (uint32_t i = 0; i < p->n_steps; i++)
+		cap += p->steps[i].x.n_in;
+	/* at most one mirror per step input and per graph output: never reallocated */
+	p->mirrors = calloc(cap ? cap : 1, sizeof(*p->mirrors));
+	if (!p->mirrors)
+		return ERT_STATUS_OUT_OF_MEMORY;
+	for (uint32_t t = 0; t < g->n_tensors; t++)
+		p->t[t].host_mirror = -1;
+	for (uint32_t a = 0; a < p->n_arenas; a++)
+		check_backend_copies(s, p, a, &ok, err);
+	if (!ok)
+		return ERT_STATUS_BACKEND;
+
+	for (uint32_t i = 0; i < p->n_steps; i++) {
+		const struct ert_node *n = p->steps[i].x.node;
+
+		for (uint32_t k = 0; k < n->n_inputs; k++) {
+			if (n->inputs[k] < 0)
+				continue;
+			st = plan_mirror(s, p, i, p->steps[i].arena, n->inputs[k], err);
+			if (st != ERT_OK)
+				return st;
+		}
+	}
+	for (uint32_t k = 0; k < g->n_outputs; k++) {
+		struct ert_plan_tensor *pt = &p->t[g->outputs[k]];
+		int32_t h, m;
+
+		if (pt->kind != ERT_PT_ARENA || p->arenas[pt->arena].visible || pt->host_mirror >= 0)
+			continue;
+		h = host_arena(s, p);
+		if (h < 0) {
+			ert_err_set(err, "graph output '%s' lies in device memory and the session has no cpu backend to read it back to",
+				    g->tensors[g->outputs[k]].name);
+			return ERT_STATUS_UNSUPPORTED;
+		}
+		m = ert_copies_find(p, g->outputs[k], (uint32_t)h);
+		if (m < 0)
+			m = add_mirror(p, g->outputs[k], (uint32_t)h, (int32_t)p->n_steps);
+		p->mirrors[m].last = (int32_t)p->n_steps;
+		pt->host_mirror = m;
+	}
+	/*
+	 * Whether a reader needs a mirror depends on the tensor and the reader's
+	 * arena alone, so every reader in that arena reads the one mirror. The
+	 * array is complete now: its addresses hold.
+	 */
+	for (uint32_t i = 0; i < p->n_steps; i++) {
+		struct ert_exec *x = &p->steps[i].x;
+		const struct ert_node *n = x->node;
+
+		for (uint32_t k = 0; k < n->n_inputs; k++) {
+			int32_t m = n->inputs[k] < 0 ? -1 :
+				ert_copies_find(p, n->inputs[k], p->steps[i].arena);
+
+			if (m >= 0)
+				x->in[k] = &p->mirrors[m].v;
+		}
+	}
+	return ERT_OK;
+}
+
+ert_status ert_copies_run(struct ert_session *s, struct ert_plan *p, uint32_t step,
+			  uint32_t *cursor, struct ert_err *err)
+{
+	for (; *cursor < p->n_mirrors && p->mirrors[*cursor].first == (int32_t)step; (*cursor)++) {
+		const struct ert_plan_mirror *m = &p->mirrors[*cursor];
+		const struct ert_plan_tensor *pt = &p->t[m->tensor];
+		const struct ert_arena_buf *dst = &p->arenas[m->arena];
+		size_t n = pt->v.nbytes;
+		ert_status st;
+
+		if (!n)
+			continue;
+		if (!dst->visible) {
+			/* into device memory: the source is host-visible (planned so) */
+			const void *src = pt->kind == ERT_PT_INPUT ? pt->v.data :
+				(const uint8_t *)p->arenas[pt->arena].buf.host + p->t[pt->root].offset;
+
+			st = ert_backend_buffer_write(s->backends[dst->backend], &dst->buf, m->offset,
+						      src, n, err);
+		} else {
+			const struct ert_arena_buf *from = &p->arenas[pt->arena];
+
+			st = ert_backend_buffer_read(s->backends[from->backend], &from->buf,
+						     p->t[pt->root].offset,
+						     (uint8_t *)dst->buf.host + m->offset, n, err);
+		}
+		if (st != ERT_OK)
+			return st;
+	}
+	return ERT_OK;
+}
