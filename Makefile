@@ -9,8 +9,9 @@
 #   make SAN=1 ...        build with ASan+UBSan into build-san/
 #   make modules          kernel module (see mk/kernel.mk and Kbuild)
 #
-# Sources are picked up by wildcard: a new file in libruntime/, backends/cpu/ or
-# backends/npu/ is part of the library without touching this file.
+# Sources are picked up by wildcard: a new file in libruntime/, backends/cpu/,
+# backends/npu/ or backends/opencl/ (and its ops/ and kernels/) is part of the
+# library without touching this file.
 
 CC       ?= cc
 PREFIX   ?= /usr/local
@@ -37,14 +38,20 @@ WARN     := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototy
 # libdrm: the NPU backend's device layer (backends/npu/npu-device.c)
 DRM_CFLAGS := $(shell pkg-config --cflags libdrm 2>/dev/null || echo -I/usr/include/libdrm)
 DRM_LIBS   := $(shell pkg-config --libs libdrm 2>/dev/null || echo -ldrm)
-CPPFLAGS += -D_GNU_SOURCE -Ilibruntime/include -Ilibruntime -Ibackends -I. -I$(BUILD)/gen $(DRM_CFLAGS)
+# OpenCL: the ICD loader (libOpenCL.so.1) and the Khronos headers, for
+# backends/opencl. The backend asks the loader for platforms at run time: a
+# system with no OpenCL driver still runs everything else.
+CL_CFLAGS  := $(shell pkg-config --cflags OpenCL 2>/dev/null)
+CL_LIBS    := $(shell pkg-config --libs OpenCL 2>/dev/null || echo -lOpenCL)
+CPPFLAGS += -D_GNU_SOURCE -Ilibruntime/include -Ilibruntime -Ibackends -I. -I$(BUILD)/gen $(DRM_CFLAGS) \
+	    $(CL_CFLAGS)
 CFLAGS   ?= $(OPT) -g
 ALL_CFLAGS := -std=c11 $(WARN) -fPIC -fvisibility=hidden -pthread $(SANFLAGS) $(CFLAGS)
-LDLIBS   += -lprotobuf-c -lz -lm -lpthread $(DRM_LIBS)
+LDLIBS   += -lprotobuf-c -lz -lm -lpthread $(DRM_LIBS) $(CL_LIBS)
 ALL_LDFLAGS := -pthread $(SANFLAGS) $(LDFLAGS)
 
 LIB_SRCS  := $(sort $(wildcard libruntime/*.c libruntime/*/*.c backends/cpu/*.c backends/cpu/*/*.c \
-		backends/npu/*.c))
+		backends/npu/*.c backends/opencl/*.c backends/opencl/ops/*.c))
 # The enpu command stream validator/executor, shared with the kernel module
 # (GPL-2.0-only, freestanding): the simulator in backends/npu runs it. It
 # stays one object of its own, built from kmod/ unchanged.
@@ -56,7 +63,7 @@ TEST_SRCS := $(sort $(wildcard tests/unit/test-*.c))
 TEST_COMMON := $(sort $(wildcard tests/unit/common-*.c))
 
 obj = $(patsubst %.c,$(BUILD)/obj/%.o,$(1))
-LIB_OBJS  := $(call obj,$(LIB_SRCS)) $(BUILD)/obj/gen/onnx.pb-c.o
+LIB_OBJS  := $(call obj,$(LIB_SRCS)) $(BUILD)/obj/gen/onnx.pb-c.o $(BUILD)/obj/gen/ocl-kernels.o
 TOOL_OBJS := $(call obj,$(TOOL_SRCS))
 TEST_BINS := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(TEST_SRCS))
 TEST_COMMON_OBJS := $(call obj,$(TEST_COMMON))
@@ -79,6 +86,27 @@ $(BUILD)/gen/onnx.pb-c.c $(BUILD)/gen/onnx.pb-c.h: $(ONNX_PROTO)
 $(BUILD)/obj/gen/onnx.pb-c.o: $(BUILD)/gen/onnx.pb-c.c
 	@mkdir -p $(dir $@)
 	$(CC) -std=c11 -O2 -g -fPIC -fvisibility=hidden $(SANFLAGS) -I$(BUILD)/gen -c $< -o $@
+
+# The OpenCL kernels, embedded as C strings (no file is read at run time);
+# each program is built for the session's device when first used.
+OCL_CODES   := backends/opencl/kernels/ocl-codes.h
+OCL_KERNELS := $(sort $(wildcard backends/opencl/kernels/*.cl))
+%/gen/ocl-kernels.c: $(OCL_KERNELS) $(OCL_CODES) scripts/embed-cl.sh
+	@mkdir -p $(dir $@)
+	sh scripts/embed-cl.sh $@ $(OCL_CODES) $(OCL_KERNELS)
+
+$(BUILD)/obj/gen/ocl-kernels.o: $(BUILD)/gen/ocl-kernels.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -c $< -o $@
+
+# There is no static libOpenCL: a static binary (mk/kernel.mk's edgert-static
+# for the test VM) links this library instead, whose OpenCL factory
+# (backends/opencl/absent/) answers that the backend is not in the build.
+OCL_OBJS := $(filter $(BUILD)/obj/backends/opencl/%,$(LIB_OBJS)) $(BUILD)/obj/gen/ocl-kernels.o
+$(BUILD)/libedgert-nocl.a: $(filter-out $(OCL_OBJS),$(LIB_OBJS)) \
+		$(BUILD)/obj/backends/opencl/absent/ocl-absent.o
+	@rm -f $@
+	$(AR) rcs $@ $^
 
 # CPU kernels get -O3 (loop vectorisation); IEEE semantics stay (no -ffast-math).
 $(BUILD)/obj/backends/cpu/%.o: KERNEL_CFLAGS := $(if $(SAN),,-O3)

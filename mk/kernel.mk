@@ -73,6 +73,8 @@ kernel-clean:
 	$(MAKE) -C $(KDIR) M=$(CURDIR) clean
 	rm -rf $(KBUILD_OUT)
 
-# The edgert CLI linked statically, for the test VM's initramfs (no libc there).
-$(BUILD)/edgert-static: $(TOOL_OBJS) $(BUILD)/libedgert.a
-	$(CC) $(ALL_LDFLAGS) -static -o $@ $(TOOL_OBJS) $(BUILD)/libedgert.a $(LDLIBS)
+# The edgert CLI linked statically, for the test VM's initramfs (no libc there);
+# without the OpenCL backend, which needs the shared ICD loader (Makefile).
+$(BUILD)/edgert-static: $(TOOL_OBJS) $(BUILD)/libedgert-nocl.a
+	$(CC) $(ALL_LDFLAGS) -static -o $@ $(TOOL_OBJS) $(BUILD)/libedgert-nocl.a \
+		$(filter-out $(CL_LIBS),$(LDLIBS))

@@ -8,10 +8,15 @@ ert_status ert_npu_backend_create(const ert_config *cfg, struct ert_backend **ou
 				  struct ert_err *err);
 ert_status ert_npu_backend_probe(const ert_config *cfg, struct ert_backend **out,
 				 struct ert_err *err);
+ert_status ert_opencl_backend_create(const ert_config *cfg, struct ert_backend **out,
+				     struct ert_err *err);
+ert_status ert_opencl_backend_probe(const ert_config *cfg, struct ert_backend **out,
+				    struct ert_err *err);
 
 /*
  * create: the backend when named in the config (the NPU falls back to its
- * simulator); probe: the backend only on real hardware, for AUTO.
+ * simulator, OpenCL takes any device); probe: the backend only on real
+ * hardware, for AUTO (OpenCL: a GPU).
  */
 static const struct {
 	ert_backend_type type;
@@ -19,6 +24,7 @@ static const struct {
 	ert_backend_create_fn probe;
 } registry[] = {
 	{ ERT_BACKEND_CPU, ert_cpu_backend_create, NULL },
+	{ ERT_BACKEND_OPENCL, ert_opencl_backend_create, ert_opencl_backend_probe },
 	{ ERT_BACKEND_NPU, ert_npu_backend_create, ert_npu_backend_probe },
 };
 

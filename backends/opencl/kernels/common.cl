@@ -1,0 +1,39 @@
+/* SPDX-License-Identifier: MIT */
+/* Helpers every program shares; ocl-codes.h comes before this. */
+
+/* A fused activation, as ert_act_apply() computes it on the CPU. */
+inline float ert_act(float v, int act, float p0, float p1)
+{
+	switch (act) {
+	case OCL_ACT_RELU:
+		return v > 0.0f ? v : 0.0f;
+	case OCL_ACT_CLIP:
+		return v < p0 ? p0 : v > p1 ? p1 : v;
+	case OCL_ACT_LEAKY_RELU:
+		return v >= 0.0f ? v : v * p0;
+	case OCL_ACT_SIGMOID:
+		return 1.0f / (1.0f + exp(-v));
+	case OCL_ACT_HARD_SWISH:
+		return v * clamp(v / 6.0f + 0.5f, 0.0f, 1.0f);
+	case OCL_ACT_HARD_SIGMOID:
+		return clamp(p0 * v + p1, 0.0f, 1.0f);
+	case OCL_ACT_TANH:
+		return tanh(v);
+	default:
+		return v;
+	}
+}
+
+/* Row-major index of flat position @i of @dims (@rank <= 8) with @strides. */
+inline int ert_strided_index(int i, int rank, const int *dims, const int *strides)
+{
+	int idx = 0;
+
+	for (int d = rank - 1; d >= 0; d--) {
+		int c = i % dims[d];
+
+		i /= dims[d];
+		idx += c * strides[d];
+	}
+	return idx;
+}

@@ -1,0 +1,113 @@
+/* SPDX-License-Identifier: MIT */
+/* Elementwise ops on float32: one work-item per output element. */
+
+inline float unary_op(float v, int op, float p0, float p1)
+{
+	switch (op) {
+	case OCL_UN_RELU:
+		return v < 0.0f ? 0.0f : v;  /* NaN passes through */
+	case OCL_UN_SIGMOID:
+		return 1.0f / (1.0f + exp(-v));
+	case OCL_UN_TANH:
+		return tanh(v);
+	case OCL_UN_CLIP: {
+		float t = v < p0 ? p0 : v;
+
+		return t > p1 ? p1 : t;
+	}
+	case OCL_UN_LEAKY_RELU:
+		return v < 0.0f ? v * p0 : v;
+	case OCL_UN_HARD_SWISH:
+		return v * clamp(v / 6.0f + 0.5f, 0.0f, 1.0f);
+	case OCL_UN_HARD_SIGMOID:
+		return clamp(p0 * v + p1, 0.0f, 1.0f);
+	case OCL_UN_ELU:
+		return v < 0.0f ? p0 * expm1(v) : v;
+	case OCL_UN_EXP:
+		return exp(v);
+	case OCL_UN_LOG:
+		return log(v);
+	case OCL_UN_NEG:
+		return -v;
+	case OCL_UN_ABS:
+		return fabs(v);
+	case OCL_UN_SQRT:
+		return sqrt(v);
+	case OCL_UN_RECIPROCAL:
+		return 1.0f / v;
+	case OCL_UN_ERF:
+		return erf(v);
+	case OCL_UN_GELU:
+		return 0.5f * v * (1.0f + erf(v * 0.70710678118654752440f));
+	case OCL_UN_GELU_TANH:
+		return 0.5f * v * (1.0f + tanh(0.79788456080286535588f * (v + 0.044715f * v * v * v)));
+	case OCL_UN_SOFTPLUS:
+		return v > 0.0f ? v + log1p(exp(-v)) : log1p(exp(v));
+	case OCL_UN_FLOOR:
+		return floor(v);
+	case OCL_UN_CEIL:
+		return ceil(v);
+	case OCL_UN_SOFTSIGN:
+		return v / (1.0f + fabs(v));
+	default:
+		return v;
+	}
+}
+
+__kernel void unary_f32(__global const float *x, int xo, __global float *y, int yo, int n,
+			int op, float p0, float p1)
+{
+	int i = get_global_id(0);
+
+	if (i < n)
+		y[yo + i] = unary_op(x[xo + i], op, p0, p1);
+}
+
+inline float binary_op(float a, float b, int op)
+{
+	switch (op) {
+	case OCL_BIN_ADD: return a + b;
+	case OCL_BIN_SUB: return a - b;
+	case OCL_BIN_MUL: return a * b;
+	case OCL_BIN_DIV: return a / b;
+	case OCL_BIN_MAX: return isnan(a) || isnan(b) ? NAN : fmax(a, b);
+	case OCL_BIN_MIN: return isnan(a) || isnan(b) ? NAN : fmin(a, b);
+	case OCL_BIN_POW: return pow(a, b);
+	case OCL_BIN_PRELU: return a < 0.0f ? a * b : a;
+	default: return 0.0f;
+	}
+}
+
+/*
+ * c = act(a op b), numpy broadcasting: the host folds the shapes into
+ * @rank <= 8 dims of the output and each input's strides (0 where it is
+ * broadcast), merging dims where it can.
+ */
+__kernel void binary_f32(__global const float *a, int ao, __global const float *b, int bo,
+			 __global float *c, int co, int n, int op, int rank, int8 dims8,
+			 int8 sa8, int8 sb8, int act, float p0, float p1)
+{
+	int i = get_global_id(0);
+	int dims[8], sa[8], sb[8];
+
+	if (i >= n)
+		return;
+	vstore8(dims8, 0, dims);
+	vstore8(sa8, 0, sa);
+	vstore8(sb8, 0, sb);
+	float v = binary_op(a[ao + ert_strided_index(i, rank, dims, sa)],
+			    b[bo + ert_strided_index(i, rank, dims, sb)], op);
+
+	c[co + i] = ert_act(v, act, p0, p1);
+}
+
+/* Same shapes: no index arithmetic. */
+__kernel void binary_same_f32(__global const float *a, int ao, __global const float *b, int bo,
+			      __global float *c, int co, int n, int op, int act, float p0,
+			      float p1)
+{
+	int i = get_global_id(0);
+
+	if (i < n)
+		c[co + i] = ert_act(binary_op(a[ao + i], b[bo + i], op), act, p0, p1);
+}

@@ -1,0 +1,386 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The OpenCL backend: the ops table the planner sees. Its buffer type,
+ * "opencl", is device memory the host does not address: the session copies
+ * the tensors that cross at its splits with buffer_write/buffer_read.
+ */
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "opencl/ocl-impl.h"
+
+/* Constants on the device, keyed by their host bytes' address and size. */
+struct ert_ocl_const {
+	struct ert_ocl_const *next;
+	const void *key;
+	size_t size;
+	uint32_t refs;
+	cl_mem mem;
+};
+
+static struct ert_ocl *ocl_of(struct ert_backend *be)
+{
+	return be->ctx;
+}
+
+/*
+ * The key is a safe one for the same reason as the CPU's packed weights: a
+ * constant's bytes (the mapped model, or a plan's folded value) outlive every
+ * step that reads them, and each entry lives only as long as such steps.
+ */
+ert_status ert_ocl_const_get(struct ert_ocl *cl, const void *data, size_t size,
+			     struct ert_ocl_const **out, const struct ert_node *n,
+			     struct ert_err *err)
+{
+	struct ert_ocl_const *c;
+	cl_int rc;
+
+	for (c = cl->consts; c; c = c->next) {
+		if (c->key == data && c->size == size) {
+			c->refs++;
+			*out = c;
+			return ERT_OK;
+		}
+	}
+	if (size > cl->max_alloc) {
+		ert_err_set(err, "opencl: %s '%s': a constant of %zu bytes is over the device's largest buffer (%llu bytes)",
+			    ert_op_name(n->op), n->name, size, (unsigned long long)cl->max_alloc);
+		return ERT_STATUS_OUT_OF_MEMORY;
+	}
+	c = calloc(1, sizeof(*c));
+	if (!c) {
+		ert_err_set(err, "opencl: out of memory");
+		return ERT_STATUS_OUT_OF_MEMORY;
+	}
+	/* COPY_HOST_PTR: the bytes are read now, the host copy is not kept */
+	c->mem = clCreateBuffer(cl->ctx, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, size ? size : 4,
+				size ? (void *)data : (void *)&c->size, &rc);
+	if (!c->mem) {
+		free(c);
+		return ert_ocl_fail(err, rc, "uploading a constant (clCreateBuffer)", n);
+	}
+	c->key = data;
+	c->size = size;
+	c->refs = 1;
+	c->next = cl->consts;
+	cl->consts = c;
+	cl->const_bytes += size;
+	*out = c;
+	return ERT_OK;
+}
+
+void ert_ocl_const_put(struct ert_ocl *cl, struct ert_ocl_const *c)
+{
+	struct ert_ocl_const **pp;
+
+	if (!c || --c->refs)
+		return;
+	for (pp = &cl->consts; *pp; pp = &(*pp)->next) {
+		if (*pp == c) {
+			*pp = c->next;
+			break;
+		}
+	}
+	cl->const_bytes -= c->size;
+	clReleaseMemObject(c->mem);
+	free(c);
+}
+
+cl_mem ert_ocl_const_mem(const struct ert_ocl_const *c)
+{
+	return c->mem;
+}
+
+/* Elements the kernels index with int: every tensor must fit. */
+static bool fits_int(const struct ert_value *v)
+{
+	return !v || (v->numel <= INT_MAX / 2 && v->nbytes <= (size_t)INT_MAX);
+}
+
+static bool ocl_supports_op(struct ert_backend *be, const struct ert_exec *x)
+{
+	const struct ert_ocl_op *op = ert_ocl_op_find(x->node->op);
+
+	if (!op)
+		return false;
+	for (uint32_t k = 0; k < x->n_in; k++)
+		if (!fits_int(x->in[k]))
+			return false;
+	for (uint32_t k = 0; k < x->n_out; k++)
+		if (!fits_int(x->out[k]))
+			return false;
+	return !op->supports || op->supports(ocl_of(be), x);
+}
+
+static const char *ocl_buffer_type(struct ert_backend *be)
+{
+	return "opencl";
+}
+
+static bool ocl_buffer_host_visible(struct ert_backend *be)
+{
+	return false;
+}
+
+static ert_status ocl_buffer_alloc(struct ert_backend *be, size_t size, struct ert_buffer *out,
+				   struct ert_err *err)
+{
+	struct ert_ocl *cl = ocl_of(be);
+	cl_mem mem;
+	cl_int rc;
+
+	if (size > cl->max_alloc) {
+		ert_err_set(err, "opencl: an arena of %zu bytes is over the largest buffer %s allows (%llu bytes)",
+			    size, cl->device_name, (unsigned long long)cl->max_alloc);
+		return ERT_STATUS_OUT_OF_MEMORY;
+	}
+	mem = clCreateBuffer(cl->ctx, CL_MEM_READ_WRITE, size ? size : 64, NULL, &rc);
+	if (!mem)
+		return ert_ocl_fail(err, rc, "allocating an arena (clCreateBuffer)", NULL);
+	out->host = NULL;
+	out->size = size;
+	out->handle = mem;
+	return ERT_OK;
+}
+
+static void ocl_buffer_free(struct ert_backend *be, struct ert_buffer *buf)
+{
+	if (buf->handle)
+		clReleaseMemObject((cl_mem)buf->handle);
+	buf->handle = NULL;
+}
+
+static ert_status check_range(const struct ert_buffer *buf, size_t offset, size_t size,
+			      const char *what, struct ert_err *err)
+{
+	if (offset <= buf->size && size <= buf->size - offset)
+		return ERT_OK;
+	ert_err_set(err, "opencl: %s of %zu bytes at %zu is outside the %zu-byte buffer", what,
+		    size, offset, buf->size);
+	return ERT_STATUS_INTERNAL;
+}
+
+/*
+ * Blocking transfers: the host side may be reused (or read) on return, and an
+ * in-order queue runs them after what was queued before. Mapped and pinned
+ * host buffers, which would save a copy on devices sharing host memory, are
+ * left for later.
+ */
+static ert_status ocl_buffer_write(struct ert_backend *be, const struct ert_buffer *buf,
+				   size_t offset, const void *src, size_t size, struct ert_err *err)
+{
+	struct ert_ocl *cl = ocl_of(be);
+	ert_status st = check_range(buf, offset, size, "write", err);
+	cl_int rc;
+
+	if (st != ERT_OK)
+		return st;
+	rc = clEnqueueWriteBuffer(cl->queue, (cl_mem)buf->handle, CL_TRUE, offset, size, src, 0,
+				  NULL, NULL);
+	if (rc != CL_SUCCESS)
+		return ert_ocl_fail(err, rc, "copying to the device (clEnqueueWriteBuffer)", NULL);
+	cl->copied += size;
+	return ERT_OK;
+}
+
+static ert_status ocl_buffer_read(struct ert_backend *be, const struct ert_buffer *buf,
+				  size_t offset, void *dst, size_t size, struct ert_err *err)
+{
+	struct ert_ocl *cl = ocl_of(be);
+	ert_status st = check_range(buf, offset, size, "read", err);
+	cl_int rc;
+
+	if (st != ERT_OK)
+		return st;
+	rc = clEnqueueReadBuffer(cl->queue, (cl_mem)buf->handle, CL_TRUE, offset, size, dst, 0,
+				 NULL, NULL);
+	if (rc != CL_SUCCESS)
+		return ert_ocl_fail(err, rc, "copying from the device (clEnqueueReadBuffer)", NULL);
+	cl->copied += size;
+	return ERT_OK;
+}
+
+static size_t ocl_workspace_size(struct ert_backend *be, const struct ert_exec *x)
+{
+	const struct ert_ocl_op *op = ert_ocl_op_find(x->node->op);
+
+	return op && op->workspace ? op->workspace(x) : 0;
+}
+
+static bool outputs_empty(const struct ert_exec *x)
+{
+	for (uint32_t k = 0; k < x->n_out; k++)
+		if (x->out[k] && x->out[k]->numel)
+			return false;
+	return x->n_out > 0;
+}
+
+static void ocl_release(struct ert_backend *be, struct ert_exec *x)
+{
+	struct ert_ocl_step *st = x->state;
+
+	if (st) {
+		ert_ocl_step_free(ocl_of(be), st);
+		free(st);
+	}
+	x->state = NULL;
+}
+
+static ert_status ocl_prepare(struct ert_backend *be, struct ert_exec *x, struct ert_err *err)
+{
+	const struct ert_ocl_op *op = ert_ocl_op_find(x->node->op);
+	struct ert_ocl *cl = ocl_of(be);
+	struct ert_ocl_step *st;
+	ert_status s;
+
+	if (!op) {
+		ert_err_set(err, "opencl: no kernel for %s", ert_op_name(x->node->op));
+		return ERT_STATUS_UNSUPPORTED;
+	}
+	st = calloc(1, sizeof(*st));
+	if (!st) {
+		ert_err_set(err, "opencl: out of memory preparing %s '%s'", ert_op_name(x->node->op),
+			    x->node->name);
+		return ERT_STATUS_OUT_OF_MEMORY;
+	}
+	st->node = x->node;
+	x->state = st;
+	x->kernel = op->kernel_name;
+	if (outputs_empty(x))
+		return ERT_OK;
+	s = op->prepare(cl, x, st, err);
+	if (s == ERT_OK)
+		s = ert_ocl_step_check(st, err);
+	if (s != ERT_OK)
+		ocl_release(be, x);
+	return s;
+}
+
+static ert_status ocl_compute(struct ert_backend *be, struct ert_exec *x, struct ert_err *err)
+{
+	if (!x->state) {
+		ert_err_set(err, "opencl: %s '%s' was not prepared", ert_op_name(x->node->op),
+			    x->node->name);
+		return ERT_STATUS_INTERNAL;
+	}
+	return ert_ocl_step_run(ocl_of(be), x->state, err);
+}
+
+static ert_status ocl_synchronize(struct ert_backend *be, struct ert_err *err)
+{
+	cl_int rc = clFinish(ocl_of(be)->queue);
+
+	/* a device that is lost or reset fails here, after the ops were queued */
+	if (rc != CL_SUCCESS)
+		return ert_ocl_fail(err, rc, "waiting for the device (clFinish)", NULL);
+	return ERT_OK;
+}
+
+static size_t ocl_resident_bytes(struct ert_backend *be)
+{
+	return ocl_of(be)->const_bytes;
+}
+
+static uint64_t ocl_copied_bytes(struct ert_backend *be)
+{
+	return ocl_of(be)->copied;
+}
+
+static void ocl_destroy(struct ert_backend *be)
+{
+	struct ert_ocl *cl;
+
+	if (!be)
+		return;
+	cl = ocl_of(be);
+	if (cl) {
+		/* the device stops using everything before anything is freed */
+		if (cl->queue)
+			clFinish(cl->queue);
+		/* sessions release their plans first: this finds nothing unless a step leaked */
+		while (cl->consts) {
+			struct ert_ocl_const *c = cl->consts;
+
+			cl->consts = c->next;
+			clReleaseMemObject(c->mem);
+			free(c);
+		}
+		ert_ocl_programs_release(cl);
+		ert_ocl_device_close(cl);
+		free(cl);
+	}
+	free(be);
+}
+
+static const struct ert_backend_ops ocl_ops = {
+	.abi_version = ERT_BACKEND_ABI_VERSION,
+	.name = "opencl",
+	.supports_op = ocl_supports_op,
+	.buffer_type = ocl_buffer_type,
+	.buffer_alloc = ocl_buffer_alloc,
+	.buffer_free = ocl_buffer_free,
+	.buffer_host_visible = ocl_buffer_host_visible,
+	.buffer_write = ocl_buffer_write,
+	.buffer_read = ocl_buffer_read,
+	.workspace_size = ocl_workspace_size,
+	.prepare = ocl_prepare,
+	.compute = ocl_compute,
+	.release = ocl_release,
+	.synchronize = ocl_synchronize,
+	.destroy = ocl_destroy,
+	.resident_bytes = ocl_resident_bytes,
+	.copied_bytes = ocl_copied_bytes,
+};
+
+static ert_status create(const ert_config *cfg, bool gpu_only, struct ert_backend **out,
+			 struct ert_err *err)
+{
+	struct ert_backend *be = calloc(1, sizeof(*be));
+	struct ert_ocl *cl = calloc(1, sizeof(*cl));
+	ert_status st;
+
+	if (!be || !cl) {
+		free(be);
+		free(cl);
+		ert_err_set(err, "failed to create opencl backend: out of memory");
+		return ERT_STATUS_OUT_OF_MEMORY;
+	}
+	be->ops = &ocl_ops;
+	be->type = ERT_BACKEND_OPENCL;
+	be->ctx = cl;
+	cl->precision = cfg ? cfg->precision : ERT_LEVEL_NORMAL;
+	st = ert_ocl_device_open(cl, gpu_only, err);
+	if (st != ERT_OK) {
+		ocl_destroy(be);
+		return st;
+	}
+	*out = be;
+	return ERT_OK;
+}
+
+ert_status ert_opencl_backend_create(const ert_config *cfg, struct ert_backend **out,
+				     struct ert_err *err);
+ert_status ert_opencl_backend_probe(const ert_config *cfg, struct ert_backend **out,
+				    struct ert_err *err);
+
+ert_status ert_opencl_backend_create(const ert_config *cfg, struct ert_backend **out,
+				     struct ert_err *err)
+{
+	return create(cfg, false, out, err);
+}
+
+/* For AUTO: only a GPU counts (a CPU device such as PoCL's is no better than the CPU backend). */
+ert_status ert_opencl_backend_probe(const ert_config *cfg, struct ert_backend **out,
+				    struct ert_err *err)
+{
+	return create(cfg, true, out, err);
+}
+
+/* The device a session's OpenCL backend runs on, for tools; NULL for another backend. */
+const char *ert_opencl_backend_device(const struct ert_backend *be);
+
+const char *ert_opencl_backend_device(const struct ert_backend *be)
+{
+	return be && be->ops == &ocl_ops ? ((const struct ert_ocl *)be->ctx)->device_name : NULL;
+}

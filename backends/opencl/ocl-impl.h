@@ -1,0 +1,225 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * ocl-impl.h — private to backends/opencl: the device, programs, launches and
+ * the per-op table.
+ *
+ * The backend talks to the ICD loader (libOpenCL.so.1) with the OpenCL 1.2
+ * API, which every OpenCL 1.2 and 3.0 driver has. Memory is one cl_mem per
+ * arena (not host-visible: tensors cross to and from the CPU through the
+ * session's copies at splits) plus one per uploaded constant. Kernels take
+ * a buffer and an element offset into it for every tensor, so a tensor is
+ * (arena, offset) as the memory plan placed it; no sub-buffers.
+ *
+ * Layout on the device is the host's (row-major, NCHW), so a copy at a split
+ * is a plain transfer. Everything a step needs is made at plan time: its
+ * kernels are created and every argument set in prepare(), so compute() only
+ * enqueues. One in-order queue per backend (one backend per session).
+ */
+#ifndef ERT_OCL_IMPL_H
+#define ERT_OCL_IMPL_H
+
+#ifndef CL_TARGET_OPENCL_VERSION
+#define CL_TARGET_OPENCL_VERSION 120
+#endif
+#include <CL/cl.h>
+
+#include "ert-backend-impl.h"
+
+/* The .cl files of kernels/, embedded at build time (scripts/embed-cl.sh). */
+struct ert_ocl_source {
+	const char *name;       /* file name without .cl ("eltwise") */
+	const char *text;
+};
+extern const struct ert_ocl_source ert_ocl_sources[];
+extern const unsigned ert_ocl_n_sources;
+
+#define ERT_OCL_MAX_PROGRAMS 16
+
+struct ert_ocl_const;
+
+struct ert_ocl {
+	cl_platform_id platform;
+	cl_device_id device;
+	cl_context ctx;
+	cl_command_queue queue;
+	char platform_name[128];
+	char device_name[128];
+	char driver_version[64];
+	cl_device_type device_type;
+	size_t max_wg;               /* CL_DEVICE_MAX_WORK_GROUP_SIZE */
+	cl_ulong max_alloc;          /* CL_DEVICE_MAX_MEM_ALLOC_SIZE */
+	cl_ulong local_mem;          /* CL_DEVICE_LOCAL_MEM_SIZE */
+	ert_level precision;
+	/* programs built for the device on first use, one per source */
+	cl_program programs[ERT_OCL_MAX_PROGRAMS];
+	/* constants uploaded once per session, shared by every plan's steps */
+	struct ert_ocl_const *consts;
+	size_t const_bytes;
+	uint64_t copied;             /* bytes through buffer_write/buffer_read */
+};
+
+/* ---- errors (ocl-error.c) ---- */
+
+/* "CL_OUT_OF_RESOURCES" for -5; "CL_ERROR(-1234)" for codes it does not know. */
+const char *ert_ocl_error_name(cl_int rc);
+/*
+ * Set @err to "opencl: <what> failed[ for <Op> '<node>'] (<CL name>)" and
+ * return the status for @rc: OUT_OF_MEMORY for allocation failures,
+ * BACKEND otherwise. @n may be NULL.
+ */
+ert_status ert_ocl_fail(struct ert_err *err, cl_int rc, const char *what,
+			const struct ert_node *n);
+
+/* ---- device (ocl-device.c) ---- */
+
+/*
+ * Choose a device: $ERT_OPENCL_DEVICE ("platform:device", indices as clinfo -l
+ * lists them) or the first GPU of any platform, else the first device. With
+ * @gpu_only, only a GPU will do (the AUTO backend list). UNSUPPORTED when
+ * there is none; INVALID_ARGUMENT for a malformed or out-of-range variable.
+ */
+ert_status ert_ocl_device_open(struct ert_ocl *cl, bool gpu_only, struct ert_err *err);
+void ert_ocl_device_close(struct ert_ocl *cl);
+
+/* ---- programs (ocl-program.c) ---- */
+
+/*
+ * A new kernel @kernel of program @program (a kernels/ file), building the
+ * program for the device the first time. A build failure is reported with
+ * the start of the build log.
+ */
+ert_status ert_ocl_kernel_create(struct ert_ocl *cl, const char *program, const char *kernel,
+				 cl_kernel *out, const struct ert_node *n, struct ert_err *err);
+void ert_ocl_programs_release(struct ert_ocl *cl);
+
+/* ---- constants (ocl-backend.c) ---- */
+
+/*
+ * A device copy of constant @data (@size bytes), uploaded on first request
+ * and shared: every step of every plan that asks for the same bytes gets the
+ * same buffer. Drop it with ert_ocl_const_put().
+ */
+ert_status ert_ocl_const_get(struct ert_ocl *cl, const void *data, size_t size,
+			     struct ert_ocl_const **out, const struct ert_node *n,
+			     struct ert_err *err);
+void ert_ocl_const_put(struct ert_ocl *cl, struct ert_ocl_const *c);
+cl_mem ert_ocl_const_mem(const struct ert_ocl_const *c);
+
+/* ---- steps and launches (ocl-launch.c) ---- */
+
+#define ERT_OCL_MAX_LAUNCHES 32
+#define ERT_OCL_MAX_CONSTS 32
+
+struct ert_ocl_launch {
+	cl_kernel kernel;
+	cl_uint dims;
+	size_t gws[3];
+	size_t lws[3];
+	bool has_lws;
+	cl_uint next_arg;            /* index of the next argument to set */
+};
+
+/* What prepare() makes for a step (ert_exec.state); freed by release(). */
+struct ert_ocl_step {
+	struct ert_ocl_launch launch[ERT_OCL_MAX_LAUNCHES];
+	uint32_t n_launch;
+	struct ert_ocl_const *consts[ERT_OCL_MAX_CONSTS];
+	uint32_t n_consts;
+	/*
+	 * Copies within device memory (views that did not alias): enqueued
+	 * with clEnqueueCopyBuffer before the launches.
+	 */
+	struct {
+		cl_mem src, dst;
+		size_t src_off, dst_off, size;
+	} copy[ERT_OCL_MAX_LAUNCHES];
+	uint32_t n_copy;
+	/* small tables of the step's own (gemm batch offsets), read-only */
+	cl_mem tables[2];
+	size_t table_bytes[2];
+	uint32_t n_tables;
+	const struct ert_node *node; /* for messages */
+	cl_int arg_rc;               /* first failure setting an argument */
+	cl_uint arg_index;
+};
+
+/* A tensor on the device: a buffer and an offset in elements of its dtype. */
+struct ert_ocl_ref {
+	cl_mem mem;
+	cl_int off;
+};
+
+/*
+ * Input @k of @x: its place in the arena, or its constant's upload (kept by
+ * @st). BACKEND when it is neither (the planner put it where the device
+ * cannot read it).
+ */
+ert_status ert_ocl_in(struct ert_ocl *cl, struct ert_exec *x, struct ert_ocl_step *st,
+		      uint32_t k, struct ert_ocl_ref *out, struct ert_err *err);
+/* Output @k of @x in the arena. */
+ert_status ert_ocl_out(const struct ert_exec *x, uint32_t k, struct ert_ocl_ref *out,
+		       struct ert_err *err);
+/* The step's workspace in the arena (bytes from ert_ocl_op.workspace). */
+ert_status ert_ocl_ws(const struct ert_exec *x, struct ert_ocl_ref *out, struct ert_err *err);
+
+/*
+ * Add a launch of @kernel of @program over @dims global sizes @gws (local
+ * sizes @lws, or NULL for the driver's choice; global sizes are rounded up
+ * to a multiple of them). Arguments follow with the ert_ocl_arg_*() calls,
+ * in order; the first failure among them is reported by ert_ocl_step_check().
+ */
+ert_status ert_ocl_launch_add(struct ert_ocl *cl, struct ert_ocl_step *st, const char *program,
+			      const char *kernel, cl_uint dims, const size_t *gws,
+			      const size_t *lws, struct ert_err *err);
+void ert_ocl_arg_ref(struct ert_ocl_step *st, const struct ert_ocl_ref *r);
+void ert_ocl_arg_mem(struct ert_ocl_step *st, cl_mem m);
+void ert_ocl_arg_int(struct ert_ocl_step *st, cl_int v);
+void ert_ocl_arg_float(struct ert_ocl_step *st, cl_float v);
+void ert_ocl_arg_int8(struct ert_ocl_step *st, const cl_int *v8);
+void ert_ocl_arg_local(struct ert_ocl_step *st, size_t bytes);
+ert_status ert_ocl_step_check(struct ert_ocl_step *st, struct ert_err *err);
+/* A device-to-device copy enqueued before the launches (views). */
+ert_status ert_ocl_copy_add(struct ert_ocl_step *st, const struct ert_ocl_ref *src,
+			    const struct ert_ocl_ref *dst, size_t elsize, size_t bytes,
+			    struct ert_err *err);
+/* A read-only device copy of @count ints, owned by @st (counted as resident). */
+ert_status ert_ocl_table(struct ert_ocl *cl, struct ert_ocl_step *st, const cl_int *data,
+			 size_t count, cl_mem *out, struct ert_err *err);
+/* Enqueue the step's copies and launches. */
+ert_status ert_ocl_step_run(struct ert_ocl *cl, const struct ert_ocl_step *st,
+			    struct ert_err *err);
+void ert_ocl_step_free(struct ert_ocl *cl, struct ert_ocl_step *st);
+
+/* ---- ops (ops/ *.c): one table per family, ended by an entry with .prepare NULL ---- */
+
+struct ert_ocl_op {
+	enum ert_op op;
+	/* dtype/shape/attribute limits beyond those common to every op */
+	bool (*supports)(const struct ert_ocl *cl, const struct ert_exec *x);
+	/* optional: workspace bytes in the arena */
+	size_t (*workspace)(const struct ert_exec *x);
+	/* creates the step's launches with every argument set */
+	ert_status (*prepare)(struct ert_ocl *cl, struct ert_exec *x, struct ert_ocl_step *st,
+			      struct ert_err *err);
+	/* the kernel name `edgert profile` shows */
+	const char *kernel_name;
+};
+
+extern const struct ert_ocl_op ert_ocl_ops_eltwise[];
+extern const struct ert_ocl_op ert_ocl_ops_linalg[];
+extern const struct ert_ocl_op ert_ocl_ops_pool[];
+extern const struct ert_ocl_op ert_ocl_ops_norm[];
+extern const struct ert_ocl_op ert_ocl_ops_movement[];
+
+/* The table entry for @op, or NULL (ops/registry.c). */
+const struct ert_ocl_op *ert_ocl_op_find(enum ert_op op);
+
+/* ---- helpers shared by the ops ---- */
+
+/* Global size @n rounded up to a multiple of @l. */
+static inline size_t ert_ocl_round_up(size_t n, size_t l)
+{
+	return (n + l - 1) / l * l;
+}
+
+#endif /* ERT_OCL_IMPL_H */

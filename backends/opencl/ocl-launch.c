@@ -1,0 +1,246 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * A step's launches: kernels created and their arguments set once, at plan
+ * time (prepare), then only enqueued at every run.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "opencl/ocl-impl.h"
+
+/* Tensors are addressed in elements: offsets from the planner are multiples of 64 bytes. */
+static bool to_ref(const struct ert_tensor_loc *loc, const struct ert_value *v,
+		   struct ert_ocl_ref *out)
+{
+	size_t es = ert_dtype_size(v->dtype);
+
+	if (!loc->buf || !es || loc->offset % es || loc->offset / es > INT32_MAX)
+		return false;
+	out->mem = (cl_mem)loc->buf->handle;
+	out->off = (cl_int)(loc->offset / es);
+	return true;
+}
+
+ert_status ert_ocl_in(struct ert_ocl *cl, struct ert_exec *x, struct ert_ocl_step *st,
+		      uint32_t k, struct ert_ocl_ref *out, struct ert_err *err)
+{
+	const struct ert_value *v = k < x->n_in ? x->in[k] : NULL;
+	ert_status s;
+
+	if (!v) {
+		ert_err_set(err, "opencl: %s '%s' has no input %u", ert_op_name(x->node->op),
+			    x->node->name, k);
+		return ERT_STATUS_BACKEND;
+	}
+	if (x->in_loc && to_ref(&x->in_loc[k], v, out))
+		return ERT_OK;
+	if (x->in_const[k] && v->data) {
+		if (st->n_consts == ERT_OCL_MAX_CONSTS) {
+			ert_err_set(err, "opencl: %s '%s' has more than %d constant inputs",
+				    ert_op_name(x->node->op), x->node->name, ERT_OCL_MAX_CONSTS);
+			return ERT_STATUS_BACKEND;
+		}
+		s = ert_ocl_const_get(cl, v->data, v->nbytes, &st->consts[st->n_consts], x->node,
+				      err);
+		if (s != ERT_OK)
+			return s;
+		out->mem = ert_ocl_const_mem(st->consts[st->n_consts++]);
+		out->off = 0;
+		return ERT_OK;
+	}
+	ert_err_set(err, "opencl: %s '%s': input %u is not in device memory", ert_op_name(x->node->op),
+		    x->node->name, k);
+	return ERT_STATUS_BACKEND;
+}
+
+ert_status ert_ocl_out(const struct ert_exec *x, uint32_t k, struct ert_ocl_ref *out,
+		       struct ert_err *err)
+{
+	if (k < x->n_out && x->out[k] && x->out_loc && to_ref(&x->out_loc[k], x->out[k], out))
+		return ERT_OK;
+	ert_err_set(err, "opencl: %s '%s': output %u is not in device memory",
+		    ert_op_name(x->node->op), x->node->name, k);
+	return ERT_STATUS_BACKEND;
+}
+
+ert_status ert_ocl_ws(const struct ert_exec *x, struct ert_ocl_ref *out, struct ert_err *err)
+{
+	struct ert_value f32 = { .dtype = ERT_DTYPE_FLOAT32 };
+
+	if (to_ref(&x->ws_loc, &f32, out))
+		return ERT_OK;
+	ert_err_set(err, "opencl: %s '%s': no workspace in device memory", ert_op_name(x->node->op),
+		    x->node->name);
+	return ERT_STATUS_BACKEND;
+}
+
+ert_status ert_ocl_launch_add(struct ert_ocl *cl, struct ert_ocl_step *st, const char *program,
+			      const char *kernel, cl_uint dims, const size_t *gws,
+			      const size_t *lws, struct ert_err *err)
+{
+	struct ert_ocl_launch *l;
+	ert_status s;
+
+	if (st->n_launch == ERT_OCL_MAX_LAUNCHES) {
+		ert_err_set(err, "opencl: %s '%s' needs more than %d launches",
+			    ert_op_name(st->node->op), st->node->name, ERT_OCL_MAX_LAUNCHES);
+		return ERT_STATUS_BACKEND;
+	}
+	l = &st->launch[st->n_launch];
+	memset(l, 0, sizeof(*l));
+	s = ert_ocl_kernel_create(cl, program, kernel, &l->kernel, st->node, err);
+	if (s != ERT_OK)
+		return s;
+	st->n_launch++;
+	l->dims = dims;
+	l->has_lws = lws != NULL;
+	for (cl_uint d = 0; d < dims; d++) {
+		l->lws[d] = lws ? lws[d] : 1;
+		/* an empty range would be an error: such a launch writes nothing */
+		l->gws[d] = ert_ocl_round_up(gws[d] ? gws[d] : 1, l->lws[d]);
+	}
+	return ERT_OK;
+}
+
+static void set_arg(struct ert_ocl_step *st, size_t size, const void *value)
+{
+	struct ert_ocl_launch *l = &st->launch[st->n_launch - 1];
+	cl_int rc = clSetKernelArg(l->kernel, l->next_arg, size, value);
+
+	if (rc != CL_SUCCESS && st->arg_rc == CL_SUCCESS) {
+		st->arg_rc = rc;
+		st->arg_index = l->next_arg;
+	}
+	l->next_arg++;
+}
+
+void ert_ocl_arg_ref(struct ert_ocl_step *st, const struct ert_ocl_ref *r)
+{
+	set_arg(st, sizeof(r->mem), &r->mem);
+	set_arg(st, sizeof(r->off), &r->off);
+}
+
+void ert_ocl_arg_mem(struct ert_ocl_step *st, cl_mem m)
+{
+	set_arg(st, sizeof(m), &m);
+}
+
+void ert_ocl_arg_int(struct ert_ocl_step *st, cl_int v)
+{
+	set_arg(st, sizeof(v), &v);
+}
+
+void ert_ocl_arg_float(struct ert_ocl_step *st, cl_float v)
+{
+	set_arg(st, sizeof(v), &v);
+}
+
+void ert_ocl_arg_int8(struct ert_ocl_step *st, const cl_int *v8)
+{
+	cl_int8 v;
+
+	memcpy(v.s, v8, sizeof(v.s));
+	set_arg(st, sizeof(v), &v);
+}
+
+void ert_ocl_arg_local(struct ert_ocl_step *st, size_t bytes)
+{
+	set_arg(st, bytes, NULL);
+}
+
+ert_status ert_ocl_step_check(struct ert_ocl_step *st, struct ert_err *err)
+{
+	char what[48];
+
+	if (st->arg_rc == CL_SUCCESS)
+		return ERT_OK;
+	snprintf(what, sizeof(what), "clSetKernelArg %u", st->arg_index);
+	return ert_ocl_fail(err, st->arg_rc, what, st->node);
+}
+
+ert_status ert_ocl_copy_add(struct ert_ocl_step *st, const struct ert_ocl_ref *src,
+			    const struct ert_ocl_ref *dst, size_t elsize, size_t bytes,
+			    struct ert_err *err)
+{
+	if (st->n_copy == ERT_OCL_MAX_LAUNCHES) {
+		ert_err_set(err, "opencl: %s '%s' needs more than %d copies",
+			    ert_op_name(st->node->op), st->node->name, ERT_OCL_MAX_LAUNCHES);
+		return ERT_STATUS_BACKEND;
+	}
+	st->copy[st->n_copy].src = src->mem;
+	st->copy[st->n_copy].dst = dst->mem;
+	st->copy[st->n_copy].src_off = (size_t)src->off * elsize;
+	st->copy[st->n_copy].dst_off = (size_t)dst->off * elsize;
+	st->copy[st->n_copy].size = bytes;
+	st->n_copy++;
+	return ERT_OK;
+}
+
+ert_status ert_ocl_table(struct ert_ocl *cl, struct ert_ocl_step *st, const cl_int *data,
+			 size_t count, cl_mem *out, struct ert_err *err)
+{
+	size_t bytes = count * sizeof(*data);
+	cl_int rc;
+
+	if (st->n_tables == sizeof(st->tables) / sizeof(st->tables[0])) {
+		ert_err_set(err, "opencl: %s '%s' needs more than %zu tables",
+			    ert_op_name(st->node->op), st->node->name,
+			    sizeof(st->tables) / sizeof(st->tables[0]));
+		return ERT_STATUS_BACKEND;
+	}
+	if (bytes > cl->max_alloc) {
+		ert_err_set(err, "opencl: %s '%s': a table of %zu bytes is over the device's largest buffer",
+			    ert_op_name(st->node->op), st->node->name, bytes);
+		return ERT_STATUS_OUT_OF_MEMORY;
+	}
+	*out = clCreateBuffer(cl->ctx, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, bytes,
+			      (void *)data, &rc);
+	if (!*out)
+		return ert_ocl_fail(err, rc, "clCreateBuffer (a table)", st->node);
+	st->tables[st->n_tables] = *out;
+	st->table_bytes[st->n_tables++] = bytes;
+	cl->const_bytes += bytes;
+	return ERT_OK;
+}
+
+ert_status ert_ocl_step_run(struct ert_ocl *cl, const struct ert_ocl_step *st,
+			    struct ert_err *err)
+{
+	for (uint32_t i = 0; i < st->n_copy; i++) {
+		cl_int rc;
+
+		/* the same bytes (a view planned in place): nothing to move */
+		if (st->copy[i].src == st->copy[i].dst && st->copy[i].src_off == st->copy[i].dst_off)
+			continue;
+		if (!st->copy[i].size)
+			continue;
+		rc = clEnqueueCopyBuffer(cl->queue, st->copy[i].src, st->copy[i].dst,
+					 st->copy[i].src_off, st->copy[i].dst_off, st->copy[i].size,
+					 0, NULL, NULL);
+		if (rc != CL_SUCCESS)
+			return ert_ocl_fail(err, rc, "clEnqueueCopyBuffer", st->node);
+	}
+	for (uint32_t i = 0; i < st->n_launch; i++) {
+		const struct ert_ocl_launch *l = &st->launch[i];
+		cl_int rc = clEnqueueNDRangeKernel(cl->queue, l->kernel, l->dims, NULL, l->gws,
+						   l->has_lws ? l->lws : NULL, 0, NULL, NULL);
+
+		if (rc != CL_SUCCESS)
+			return ert_ocl_fail(err, rc, "clEnqueueNDRangeKernel", st->node);
+	}
+	return ERT_OK;
+}
+
+void ert_ocl_step_free(struct ert_ocl *cl, struct ert_ocl_step *st)
+{
+	if (!st)
+		return;
+	for (uint32_t i = 0; i < st->n_launch; i++)
+		clReleaseKernel(st->launch[i].kernel);
+	for (uint32_t i = 0; i < st->n_consts; i++)
+		ert_ocl_const_put(cl, st->consts[i]);
+	for (uint32_t i = 0; i < st->n_tables; i++) {
+		clReleaseMemObject(st->tables[i]);
+		cl->const_bytes -= st->table_bytes[i];
+	}
+}

@@ -1,0 +1,120 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Programs: each kernels/ file is one program, built for the session's device
+ * the first time one of its kernels is asked for, with kernels/common.cl in
+ * front of it (activations and helpers every program shares).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "opencl/ocl-impl.h"
+
+/*
+ * IEEE arithmetic (no -cl-fast-relaxed-math): every op is held to the CPU
+ * reference, and no op here has been shown to stay within its tolerance
+ * with relaxed math on every device.
+ */
+#define BUILD_OPTIONS "-cl-std=CL1.2"
+
+static int source_index(const char *name)
+{
+	for (unsigned i = 0; i < ert_ocl_n_sources && i < ERT_OCL_MAX_PROGRAMS; i++)
+		if (!strcmp(ert_ocl_sources[i].name, name))
+			return (int)i;
+	return -1;
+}
+
+/* The first lines of the build log, on one line, in @err after its message. */
+static void append_log(struct ert_ocl *cl, cl_program prog, struct ert_err *err)
+{
+	size_t len = 0, used = strlen(err->msg);
+	char *log;
+
+	if (clGetProgramBuildInfo(prog, cl->device, CL_PROGRAM_BUILD_LOG, 0, NULL, &len) !=
+	    CL_SUCCESS || len < 2)
+		return;
+	log = malloc(len);
+	if (!log)
+		return;
+	if (clGetProgramBuildInfo(prog, cl->device, CL_PROGRAM_BUILD_LOG, len, log, NULL) ==
+	    CL_SUCCESS) {
+		log[len - 1] = '\0';
+		for (char *c = log; *c; c++)
+			if (*c == '\n' || *c == '\t')
+				*c = ' ';
+		snprintf(err->msg + used, sizeof(err->msg) - used, "; build log: %s", log);
+	}
+	free(log);
+}
+
+static ert_status build(struct ert_ocl *cl, int idx, const struct ert_node *n,
+			struct ert_err *err)
+{
+	int common = source_index("common");
+	const char *texts[2];
+	cl_uint count = 0;
+	cl_program prog;
+	cl_int rc;
+	char what[256];
+
+	if (common >= 0 && common != idx)
+		texts[count++] = ert_ocl_sources[common].text;
+	texts[count++] = ert_ocl_sources[idx].text;
+	prog = clCreateProgramWithSource(cl->ctx, count, texts, NULL, &rc);
+	if (!prog) {
+		snprintf(what, sizeof(what), "clCreateProgramWithSource of %s.cl",
+			 ert_ocl_sources[idx].name);
+		return ert_ocl_fail(err, rc, what, n);
+	}
+	rc = clBuildProgram(prog, 1, &cl->device, BUILD_OPTIONS, NULL, NULL);
+	if (rc != CL_SUCCESS) {
+		ert_status st;
+
+		snprintf(what, sizeof(what), "building %s.cl for %s", ert_ocl_sources[idx].name,
+			 cl->device_name);
+		st = ert_ocl_fail(err, rc, what, n);
+		append_log(cl, prog, err);
+		clReleaseProgram(prog);
+		return st;
+	}
+	cl->programs[idx] = prog;
+	return ERT_OK;
+}
+
+ert_status ert_ocl_kernel_create(struct ert_ocl *cl, const char *program, const char *kernel,
+				 cl_kernel *out, const struct ert_node *n, struct ert_err *err)
+{
+	int idx = source_index(program);
+	cl_kernel k;
+	cl_int rc;
+
+	if (idx < 0) {
+		ert_err_set(err, "opencl: no program '%s' in this build", program);
+		return ERT_STATUS_BACKEND;
+	}
+	if (!cl->programs[idx]) {
+		ert_status st = build(cl, idx, n, err);
+
+		if (st != ERT_OK)
+			return st;
+	}
+	k = clCreateKernel(cl->programs[idx], kernel, &rc);
+	if (!k) {
+		char what[160];
+
+		snprintf(what, sizeof(what), "clCreateKernel %s.cl:%s", program, kernel);
+		return ert_ocl_fail(err, rc, what, n);
+	}
+	*out = k;
+	return ERT_OK;
+}
+
+void ert_ocl_programs_release(struct ert_ocl *cl)
+{
+	for (unsigned i = 0; i < ERT_OCL_MAX_PROGRAMS; i++) {
+		if (cl->programs[i])
+			clReleaseProgram(cl->programs[i]);
+		cl->programs[i] = NULL;
+	}
+}

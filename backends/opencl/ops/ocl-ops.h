@@ -1,0 +1,61 @@
+/* SPDX-License-Identifier: MIT */
+/* ocl-ops.h — helpers the OpenCL op files share. */
+#ifndef ERT_OCL_OPS_H
+#define ERT_OCL_OPS_H
+
+#include "opencl/kernels/ocl-codes.h"
+#include "opencl/ocl-impl.h"
+
+static inline bool ocl_is_f32(const struct ert_value *v)
+{
+	return v && v->dtype == ERT_DTYPE_FLOAT32;
+}
+
+/* Every present input below @n_data and every present output is float32. */
+static inline bool ocl_all_f32(const struct ert_exec *x, uint32_t n_data)
+{
+	for (uint32_t k = 0; k < x->n_in && k < n_data; k++)
+		if (x->in[k] && x->in[k]->dtype != ERT_DTYPE_FLOAT32)
+			return false;
+	for (uint32_t k = 0; k < x->n_out; k++)
+		if (x->out[k] && x->out[k]->dtype != ERT_DTYPE_FLOAT32)
+			return false;
+	return x->n_out > 0 && x->out[0];
+}
+
+static inline const struct ert_value *ocl_opt_in(const struct ert_exec *x, uint32_t k)
+{
+	return k < x->n_in ? x->in[k] : NULL;
+}
+
+/* Input @k is absent, or a constant whose value prepare() reads on the host. */
+static inline bool ocl_const_or_absent(const struct ert_exec *x, uint32_t k)
+{
+	return k >= x->n_in || !x->in[k] || (x->in_const[k] && x->in[k]->data);
+}
+
+/* 1-D launch of @n items, in groups of 64 (every device runs those). */
+static inline ert_status ocl_launch_1d(struct ert_ocl *cl, struct ert_ocl_step *st,
+				       const char *prog, const char *kernel, int64_t n,
+				       struct ert_err *err)
+{
+	size_t g = (size_t)n, l = 64;
+
+	return ert_ocl_launch_add(cl, st, prog, kernel, 1, &g, &l, err);
+}
+
+/*
+ * A walk over the @rank dims of @dims in which each of @n_ops operands has
+ * its own strides (0 on a broadcast dim), reduced: dims of 1 dropped, and
+ * neighbours merged where every operand steps through them as one.
+ * @strides[o] has @rank entries in, the reduced count out; returns it.
+ */
+int ocl_fold_dims(int rank, int64_t *dims, int n_ops, int64_t (*strides)[ERT_MAX_RANK]);
+
+/* Row-major strides of @v's dims. */
+void ocl_contig_strides(const struct ert_value *v, int64_t *strides);
+
+/* Eight ints for an int8 argument, from @rank int64 values (the rest 0). */
+void ocl_int8(cl_int *out8, const int64_t *v, int rank);
+
+#endif
