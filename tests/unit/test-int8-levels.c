@@ -187,6 +187,12 @@ static const struct conv_case conv_cases[] = {
 	  { 1, 1, 1, 1 }, PER_CH | FIXED },
 	{ "depthwise 3x3 stride 2, multiplier 2", 2, 2, 8, 16, 8, { 12, 9 }, { 3, 3 }, { 2, 2 },
 	  { 1, 1 }, { 0, 0, 1, 1 }, U8X | U8Y },
+	{ "depthwise 5x5 dilation 2, asymmetric pads", 2, 1, 12, 12, 12, { 17, 19 }, { 5, 5 },
+	  { 1, 1 }, { 2, 2 }, { 3, 4, 5, 2 }, PER_CH | WZP | U8X | FIXED | CLAMP },
+	{ "depthwise 3x3 stride 2, wide rows, uint8 weights", 2, 1, 5, 5, 5, { 9, 150 }, { 3, 3 },
+	  { 2, 2 }, { 1, 1 }, { 1, 1, 1, 1 }, U8W | WZP },
+	{ "depthwise 1-D stride 3", 1, 2, 7, 21, 7, { 40 }, { 4 }, { 3 }, { 1 }, { 2, 3 },
+	  PER_CH | FIXED },
 	{ "5x3 stride (2, 1)", 2, 1, 4, 33, 1, { 10, 17 }, { 5, 3 }, { 2, 1 }, { 1, 1 },
 	  { 2, 1, 2, 1 }, FIXED },
 	{ "7x7 stride 2, 3 channels", 2, 1, 3, 64, 1, { 32, 32 }, { 7, 7 }, { 2, 2 }, { 1, 1 },
@@ -508,8 +514,8 @@ ERT_TEST(qlinear_binary_every_level)
 
 /*
  * The SIMD path is the one that runs: prepare() names each level's int8 GEMM
- * kernel for a dense convolution and a matrix product, and leaves the
- * depthwise convolution to the direct loops.
+ * kernel for a dense convolution and a matrix product, and its depthwise
+ * kernel for a depthwise convolution.
  */
 ERT_TEST(kernel_names)
 {
@@ -543,8 +549,10 @@ ERT_TEST(kernel_names)
 			}
 			REQUIRE(op && op->prepare);
 			CHECK_EQ_INT(op->prepare(&cpu, &x, &err), ERT_OK);
-			if (i == 1 || !k)
+			if (!k)
 				CHECK(x.kernel == NULL);
+			else if (i == 1)
+				CHECK(x.kernel && !strncmp(x.kernel, "q8-dwconv-", 10));
 			else
 				CHECK(x.kernel && !strcmp(x.kernel, k->name));
 			if (x.state && op->release)

@@ -318,6 +318,8 @@ static size_t iconv_workspace(const struct ert_exec *x)
 		return 0;
 	ref = (size_t)j.out_sp * sizeof(uint32_t) * machine_lanes();
 	simd = ert_qconv_gemm_workspace(&j);
+	ref = simd > ref ? simd : ref;
+	simd = ert_qconv_dw_workspace(&j);
 	return q_chans_bytes(j.m) + (simd > ref ? simd : ref);
 }
 
@@ -328,6 +330,7 @@ static ert_status iconv_prepare(struct ert_cpu *cpu, struct ert_exec *x, struct 
 	err->msg[0] = '\0';
 	if (!iconv_setup(x, &j, err))
 		return ERT_OK; /* compute() reports it */
+	ert_qconv_dw_prepare(cpu, x, &j);
 	return ert_qconv_gemm_prepare(cpu, x, &j, err);
 }
 
@@ -355,7 +358,8 @@ static ert_status iconv_compute(struct ert_cpu *cpu, struct ert_exec *x, struct 
 		    (st = q_chans(x, &j.qo, j.xs, j.ws, j.ys, 1.0f, j.m, x->workspace, err)) != ERT_OK)
 			return st;
 	}
-	if (ert_qconv_gemm_run(cpu, x, &j, skip, &st, err))
+	if (ert_qconv_gemm_run(cpu, x, &j, skip, &st, err) ||
+	    ert_qconv_dw_run(cpu, x, &j, skip, &st, err))
 		return st;
 	return run_lanes(cpu, x, skip, j.x->dims[0] * j.m, j.out_sp, iconv_plane, &j, err);
 }

@@ -76,6 +76,20 @@ ert_status ert_qconv_gemm_prepare(struct ert_cpu *cpu, struct ert_exec *x,
 bool ert_qconv_gemm_run(struct ert_cpu *cpu, struct ert_exec *x, const struct iconv_job *j,
 			size_t skip, ert_status *st, struct ert_err *err);
 
+/*
+ * Depthwise convolutions (qlinalg-dw.c), as above; rows of outputs by
+ * the level's ert_q8_dw_row_<level>(): acc[j] = sum_t w[t] * rows[t][j]
+ * for j < n (w[t]: the int16 pair (w, 0); rows readable a vector past n).
+ */
+size_t ert_qconv_dw_workspace(const struct iconv_job *j);
+ert_status ert_qconv_dw_prepare(struct ert_cpu *cpu, struct ert_exec *x, const struct iconv_job *j);
+bool ert_qconv_dw_run(struct ert_cpu *cpu, struct ert_exec *x, const struct iconv_job *j,
+		      size_t skip, ert_status *st, struct ert_err *err);
+void ert_q8_dw_row_avx2(const int16_t *const *rows, const int32_t *w, int kk, int32_t *acc,
+			int64_t n);
+void ert_q8_dw_row_avx512(const int16_t *const *rows, const int32_t *w, int kk, int32_t *acc,
+			  int64_t n);
+
 size_t ert_qmm_gemm_workspace(const struct imm_job *j);
 ert_status ert_qmm_gemm_prepare(struct ert_cpu *cpu, struct ert_exec *x, const struct imm_job *j,
 				struct ert_err *err);
