@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "cpu/ops/elementwise.h"
+#include "cpu/vec/vec.h"
 
 enum arith { A_ADD, A_SUB, A_MUL, A_DIV, A_MOD, A_FMOD, A_POW, A_MIN, A_MAX, A_PRELU, A_COUNT };
 
@@ -198,6 +199,7 @@ static const bin_fn *fns_for(ert_dtype dt)
 }
 
 struct job {
+	const struct ert_cpu *cpu;
 	bin_fn fn;
 	ert_dtype dt;
 	size_t esize;
@@ -237,7 +239,7 @@ static void arith_run(void *ctx, const int64_t *off, const int64_t *step, int64_
 	}
 	j->fn(a, step[0], b, step[1], y, n);
 	if (j->act.type != ERT_ACT_NONE)
-		ert_act_apply(&j->act, (float *)y, n);
+		ert_cpu_act_apply(j->cpu, &j->act, (float *)y, n);
 }
 
 static enum arith arith_of(const struct ert_node *node, enum ert_op op)
@@ -256,6 +258,31 @@ static enum arith arith_of(const struct ert_node *node, enum ert_op op)
 	case ERT_OP_PRelu: return A_PRELU;
 	default: return A_COUNT;
 	}
+}
+
+/* The vector kernel of @k on floats at @cpu's level (bit for bit the loops above), or NULL. */
+static ert_vec_binary_fn vec_fn(const struct ert_cpu *cpu, enum arith k, ert_dtype dt)
+{
+	const struct ert_vec_kernels *vk = cpu ? ert_vec_kernels_for(cpu->isa) : NULL;
+
+	if (!vk || (dt != ERT_DTYPE_FLOAT32 && dt != ERT_DTYPE_FLOAT16 && dt != ERT_DTYPE_BFLOAT16))
+		return NULL;
+	switch (k) {
+	case A_ADD: return vk->binary[ERT_VEC_ADD];
+	case A_SUB: return vk->binary[ERT_VEC_SUB];
+	case A_MUL: return vk->binary[ERT_VEC_MUL];
+	case A_DIV: return vk->binary[ERT_VEC_DIV];
+	case A_MIN: return vk->binary[ERT_VEC_MIN];
+	case A_MAX: return vk->binary[ERT_VEC_MAX];
+	default: return NULL;
+	}
+}
+
+const char *ert_binary_arith_kernel(const struct ert_cpu *cpu, const struct ert_node *node,
+				    ert_dtype dt)
+{
+	return vec_fn(cpu, arith_of(node, node->op), dt) ? ert_vec_kernels_for(cpu->isa)->name_eltwise
+							 : NULL;
 }
 
 /* Pow with base and exponent of different types: through double, per element. */
@@ -346,8 +373,11 @@ static ert_status arith_step(struct ert_cpu *cpu, const struct ert_node *node, e
 			    ert_dtype_name(y->dtype));
 		return ERT_STATUS_UNSUPPORTED;
 	}
-	struct job j = { fns[k], y->dtype, ert_dtype_size(y->dtype), a->data, b->data, y->data,
+	struct job j = { cpu, fns[k], y->dtype, ert_dtype_size(y->dtype), a->data, b->data, y->data,
 			 { ERT_ACT_NONE, 0, 0 } };
+
+	if (vec_fn(cpu, k, y->dtype))
+		j.fn = vec_fn(cpu, k, y->dtype);
 
 	if (op == ERT_OP_Add && y->dtype == ERT_DTYPE_FLOAT32)
 		j.act = ert_node_act(node);

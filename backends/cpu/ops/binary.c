@@ -73,8 +73,19 @@ static ert_status where_compute(struct ert_cpu *cpu, struct ert_exec *x, struct 
 	return ert_where_run(cpu, x->in[0], x->in[1], x->in[2], x->out[0], err);
 }
 
-#define ARITH(o) { .op = ERT_OP_##o, .supports = arith_supports, .compute = arith_compute }
-#define VARIADIC(o) { .op = ERT_OP_##o, .supports = arith_supports, .compute = variadic_compute }
+/* Names the vector kernel the op will run, for edgert profile. */
+static ert_status arith_prepare(struct ert_cpu *cpu, struct ert_exec *x, struct ert_err *err)
+{
+	x->kernel = ert_binary_arith_kernel(cpu, x->node, x->out[0]->dtype);
+	return ERT_OK;
+}
+
+#define ARITH(o)                                                                         \
+	{ .op = ERT_OP_##o, .supports = arith_supports, .prepare = arith_prepare,        \
+	  .compute = arith_compute }
+#define VARIADIC(o)                                                                      \
+	{ .op = ERT_OP_##o, .supports = arith_supports, .prepare = arith_prepare,        \
+	  .compute = variadic_compute }
 #define LOGIC(o) { .op = ERT_OP_##o, .supports = logic_supports, .compute = logic_compute }
 
 const struct ert_cpu_op ert_cpu_ops_binary[] = {

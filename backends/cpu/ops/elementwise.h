@@ -82,6 +82,13 @@ ert_status ert_unary_float_run(struct ert_cpu *cpu, enum ert_op op,
 			       const struct ert_unary_params *p, const struct ert_value *in,
 			       struct ert_value *out, struct ert_err *err);
 
+/*
+ * Name of the vector kernel ert_unary_float_run() uses for @op on @dt at
+ * @cpu's level (cpu/vec/vec.h), or NULL for the portable loops.
+ */
+const char *ert_unary_float_kernel(const struct ert_cpu *cpu, enum ert_op op,
+				   const struct ert_unary_params *p, ert_dtype dt);
+
 /* Vectorised float32 Sigmoid, Tanh, Erf, Gelu, HardSwish (unary-vmath.c); in place is fine. */
 void ert_vm_sigmoid_f32(const float *x, float *y, int64_t n);
 void ert_vm_tanh_f32(const float *x, float *y, int64_t n);
@@ -107,6 +114,10 @@ ert_status ert_cast_run(struct ert_cpu *cpu, const struct ert_value *in, struct 
 ert_status ert_binary_arith_run(struct ert_cpu *cpu, const struct ert_node *node, enum ert_op op,
 				const struct ert_value *a, const struct ert_value *b,
 				struct ert_value *out, struct ert_err *err);
+
+/* Name of the vector kernel Add..Max on @dt run at @cpu's level, or NULL (binary-arith.c). */
+const char *ert_binary_arith_kernel(const struct ert_cpu *cpu, const struct ert_node *node,
+				    ert_dtype dt);
 
 /* Sum, Mean, Min, Max over any number of inputs (binary-arith.c). */
 ert_status ert_variadic_run(struct ert_cpu *cpu, const struct ert_node *node,

@@ -6,6 +6,8 @@
 #include "cpu/cpu-impl.h"
 
 /* norm-stats.c: normalisations by mean and variance. */
+ert_status ert_cpu_layer_norm_prepare(struct ert_cpu *cpu, struct ert_exec *x,
+				      struct ert_err *err);
 ert_status ert_cpu_layer_norm(struct ert_cpu *cpu, struct ert_exec *x, struct ert_err *err);
 ert_status ert_cpu_batch_norm(struct ert_cpu *cpu, struct ert_exec *x, struct ert_err *err);
 ert_status ert_cpu_instance_norm(struct ert_cpu *cpu, struct ert_exec *x, struct ert_err *err);

@@ -8,6 +8,7 @@
 
 #include "cpu/ops/norm-access.h"
 #include "cpu/ops/norm-kernels.h"
+#include "cpu/vec/vec.h"
 
 /* Mean and population variance of the @n contiguous elements at @base. */
 static void stats(const void *p, ert_dtype dt, int64_t base, int64_t n, double *mean_out,
@@ -44,6 +45,7 @@ struct ln_args {
 	int32_t nd_rank;                 /* rank of the normalised part */
 	int64_t nd_dims[ERT_MAX_RANK];
 	int64_t s_stride[ERT_MAX_RANK], b_stride[ERT_MAX_RANK];
+	const struct ert_vec_kernels *vk;   /* ln_fast() rows through vk->layer_norm */
 };
 
 /* Index into Scale/B (numpy-broadcast to the normalised shape) for flat index @j. */
@@ -122,7 +124,18 @@ static void ln_range(void *arg, int64_t begin, int64_t end)
 		if (fast) {
 			double mean, inv;
 
-			ln_row_f32(a, r, &mean, &inv);
+			if (a->vk) {
+				float fm, fi;
+
+				a->vk->layer_norm((const float *)a->in->data + r * a->n,
+						  a->scale->data, a->bias ? a->bias->data : NULL,
+						  (float *)a->out->data + r * a->n, a->n, a->eps,
+						  &fm, &fi);
+				mean = fm;
+				inv = fi;
+			} else {
+				ln_row_f32(a, r, &mean, &inv);
+			}
 			if (a->mean)
 				ert_nx_st(a->mean->data, a->mean->dtype, r, mean);
 			if (a->inv)
@@ -151,6 +164,33 @@ static void ln_range(void *arg, int64_t begin, int64_t end)
 	}
 }
 
+/* A float32 LayerNormalization with full-size Scale/B runs the level's vector rows. */
+static const struct ert_vec_kernels *ln_vec(const struct ert_cpu *cpu, const struct ln_args *a)
+{
+	return a->n > 0 && ln_fast(a) ? ert_vec_kernels_for(cpu->isa) : NULL;
+}
+
+static void ln_args_of(struct ert_exec *x, int32_t axis, struct ln_args *a)
+{
+	a->n = ert_nx_span(x->in[0], axis, x->in[0]->rank);
+}
+
+ert_status ert_cpu_layer_norm_prepare(struct ert_cpu *cpu, struct ert_exec *x,
+				      struct ert_err *err)
+{
+	struct ln_args a = { .in = x->in[0], .scale = x->in[1],
+			     .bias = x->n_in > 2 ? x->in[2] : NULL };
+	const struct ert_vec_kernels *vk;
+	int32_t axis;
+
+	if (ert_norm_axis(ert_attr_int(x->node, "axis", -1), x->in[0]->rank, &axis)) {
+		ln_args_of(x, axis, &a);
+		vk = ln_vec(cpu, &a);
+		x->kernel = vk ? vk->name_norm : NULL;
+	}
+	return ERT_OK;
+}
+
 ert_status ert_cpu_layer_norm(struct ert_cpu *cpu, struct ert_exec *x, struct ert_err *err)
 {
 	const struct ert_value *in = x->in[0];
@@ -168,7 +208,8 @@ ert_status ert_cpu_layer_norm(struct ert_cpu *cpu, struct ert_exec *x, struct er
 		return ERT_STATUS_SHAPE;
 	}
 	outer = ert_nx_span(in, 0, axis);
-	a.n = ert_nx_span(in, axis, in->rank);
+	ln_args_of(x, axis, &a);
+	a.vk = ln_vec(cpu, &a);
 	a.nd_rank = in->rank - axis;
 	memcpy(a.nd_dims, in->dims + axis, sizeof(int64_t) * (size_t)a.nd_rank);
 	bcast_strides(&a, a.scale, a.s_stride);

@@ -5,6 +5,7 @@
  */
 #include "cpu/ops/norm-access.h"
 #include "cpu/ops/norm-kernels.h"
+#include "cpu/vec/vec.h"
 
 /*
  * X viewed as [outer, n, inner]: the op normalises along n. Opset < 13 softmax
@@ -16,6 +17,7 @@ struct lane_args {
 	int64_t n, inner;
 	enum ert_op op;
 	int64_t p;  /* LpNormalization */
+	const struct ert_vec_kernels *vk;   /* Softmax rows of float32 through vk->softmax */
 };
 
 static void lane_view(const struct ert_value *v, int32_t axis, bool flatten, int64_t *outer,
@@ -105,6 +107,10 @@ static void softmax_range(void *arg, int64_t begin, int64_t end)
 		double max = -INFINITY, sum = 0.0;
 		int64_t arg_max = 0;
 
+		if (a->vk) {
+			a->vk->softmax((const float *)src + base, (float *)dst + base, n);
+			continue;
+		}
 		if (dt == ERT_DTYPE_FLOAT32 && inner == 1) {
 			softmax_f32_row((const float *)src + base, (float *)dst + base, n, a->op);
 			continue;
@@ -140,6 +146,37 @@ static int64_t grain_for(int64_t work_per_item)
 	return g < 1 ? 1 : g;
 }
 
+/*
+ * The vector Softmax of @cpu's level for a float32 row of @n, @inner 1
+ * (bounds in cpu/vec/rows-tmpl.h), unless precision is HIGH; else NULL.
+ */
+static const struct ert_vec_kernels *softmax_vec(const struct ert_cpu *cpu,
+						 const struct ert_exec *x, int64_t inner)
+{
+	if (x->node->op != ERT_OP_Softmax || x->in[0]->dtype != ERT_DTYPE_FLOAT32 || inner != 1 ||
+	    cpu->precision == ERT_LEVEL_HIGH)
+		return NULL;
+	return ert_vec_kernels_for(cpu->isa);
+}
+
+static ert_status softmax_prepare(struct ert_cpu *cpu, struct ert_exec *x, struct ert_err *err)
+{
+	const struct ert_value *in = x->in[0];
+	bool legacy = x->node->opset < 13;
+	int32_t a;
+	int64_t outer, n, inner;
+
+	if (in->rank > 0 && ert_norm_axis(ert_attr_int(x->node, "axis", legacy ? 1 : -1),
+					  in->rank, &a)) {
+		const struct ert_vec_kernels *vk;
+
+		lane_view(in, a, legacy, &outer, &n, &inner);
+		vk = softmax_vec(cpu, x, inner);
+		x->kernel = vk ? vk->name_softmax : NULL;
+	}
+	return ERT_OK;
+}
+
 static ert_status softmax_compute(struct ert_cpu *cpu, struct ert_exec *x, struct ert_err *err)
 {
 	const struct ert_value *in = x->in[0];
@@ -164,6 +201,7 @@ static ert_status softmax_compute(struct ert_cpu *cpu, struct ert_exec *x, struc
 	lane_view(in, a, legacy, &outer, &args.n, &args.inner);
 	if (outer * args.inner == 0 || args.n == 0)
 		return ERT_OK;
+	args.vk = softmax_vec(cpu, x, args.inner);
 	ert_parallel_for(cpu->pool, outer * args.inner, grain_for(args.n * 8), softmax_range,
 			 &args);
 	return ERT_OK;
@@ -277,12 +315,14 @@ static bool float_x(const struct ert_exec *x)
 }
 
 const struct ert_cpu_op ert_cpu_ops_norm[] = {
-	{ .op = ERT_OP_Softmax, .supports = float_x, .compute = softmax_compute },
+	{ .op = ERT_OP_Softmax, .supports = float_x, .prepare = softmax_prepare,
+	  .compute = softmax_compute },
 	{ .op = ERT_OP_LogSoftmax, .supports = float_x, .compute = softmax_compute },
 	{ .op = ERT_OP_Hardmax, .supports = float_x, .compute = softmax_compute },
 	{ .op = ERT_OP_LpNormalization, .supports = float_x, .compute = lp_norm_compute },
 	{ .op = ERT_OP_LRN, .supports = float_x, .compute = lrn_compute },
-	{ .op = ERT_OP_LayerNormalization, .supports = float_x, .compute = ert_cpu_layer_norm },
+	{ .op = ERT_OP_LayerNormalization, .supports = float_x,
+	  .prepare = ert_cpu_layer_norm_prepare, .compute = ert_cpu_layer_norm },
 	{ .op = ERT_OP_BatchNormalization, .supports = float_x, .compute = ert_cpu_batch_norm },
 	{ .op = ERT_OP_InstanceNormalization, .supports = float_x,
 	  .compute = ert_cpu_instance_norm },

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "cpu/cpu-impl.h"
+#include "cpu/vec/vec.h"
 #include "ops/linalg-geom.h"
 
 enum pool_kind { POOL_MAX, POOL_AVG, POOL_LP };
@@ -22,6 +23,9 @@ struct pool_job {
 	bool include_pad;
 	float p;                   /* LpPool */
 	int64_t in_sp, out_sp;
+	/* float32 Max/AveragePool without Indices: planes through vk->pool */
+	const struct ert_vec_kernels *vk;
+	struct ert_vec_win win;
 };
 
 /*
@@ -143,7 +147,10 @@ static void pool_planes(void *arg, int64_t begin, int64_t end)
 	const struct pool_job *j = arg;
 
 	for (int64_t pl = begin; pl < end; pl++) {
-		if (j->kind != POOL_MAX)
+		if (j->vk)
+			j->vk->pool(&j->win, (const float *)j->x + pl * j->in_sp,
+				    (float *)j->y + pl * j->out_sp);
+		else if (j->kind != POOL_MAX)
 			sum_plane(j, pl);
 		else if (j->dtype == ERT_DTYPE_UINT8)
 			max_plane_u8(j, pl);
@@ -154,35 +161,64 @@ static void pool_planes(void *arg, int64_t begin, int64_t end)
 	}
 }
 
-static ert_status pool_compute(struct ert_cpu *cpu, struct ert_exec *x, struct ert_err *err)
+/* The job of pooling node @x: geometry, kind, operands, and the vector kernel if it takes it. */
+static ert_status pool_job_of(const struct ert_cpu *cpu, struct ert_exec *x, struct pool_job *j,
+			      struct ert_err *err)
 {
 	const struct ert_value *xv = x->in[0];
-	struct pool_job j;
 	uint32_t nk;
 	const int64_t *ks = ert_attr_ints(x->node, "kernel_shape", &nk);
 	ert_status st;
 
-	memset(&j, 0, sizeof(j));
+	memset(j, 0, sizeof(*j));
 	if (!ks || (int32_t)nk != xv->rank - 2) {
 		ert_err_set(err, "%s '%s': bad kernel_shape", ert_op_name(x->node->op),
 			    x->node->name);
 		return ERT_STATUS_INVALID_MODEL;
 	}
 	st = ert_geom_conv(x->node, xv->rank - 2, xv->dims + 2, ks,
-			   ert_attr_int(x->node, "ceil_mode", 0) != 0, &j.g, err);
+			   ert_attr_int(x->node, "ceil_mode", 0) != 0, &j->g, err);
 	if (st != ERT_OK)
 		return st;
-	j.kind = x->node->op == ERT_OP_MaxPool ? POOL_MAX
-		 : x->node->op == ERT_OP_LpPool ? POOL_LP : POOL_AVG;
-	j.dtype = xv->dtype;
-	j.x = xv->data;
-	j.y = x->out[0]->data;
-	j.indices = x->n_out > 1 && x->out[1] ? x->out[1]->data : NULL;
-	j.col_major = ert_attr_int(x->node, "storage_order", 0) == 1;
-	j.include_pad = ert_attr_int(x->node, "count_include_pad", 0) != 0;
-	j.p = (float)ert_attr_int(x->node, "p", 2);
-	j.in_sp = ert_geom_in_size(&j.g);
-	j.out_sp = ert_geom_out_size(&j.g);
+	j->kind = x->node->op == ERT_OP_MaxPool ? POOL_MAX
+		  : x->node->op == ERT_OP_LpPool ? POOL_LP : POOL_AVG;
+	j->dtype = xv->dtype;
+	j->x = xv->data;
+	j->y = x->out[0]->data;
+	j->indices = x->n_out > 1 && x->out[1] ? x->out[1]->data : NULL;
+	j->col_major = ert_attr_int(x->node, "storage_order", 0) == 1;
+	j->include_pad = ert_attr_int(x->node, "count_include_pad", 0) != 0;
+	j->p = (float)ert_attr_int(x->node, "p", 2);
+	j->in_sp = ert_geom_in_size(&j->g);
+	j->out_sp = ert_geom_out_size(&j->g);
+	if (j->dtype == ERT_DTYPE_FLOAT32 && j->kind != POOL_LP && !j->indices &&
+	    ert_vec_win_init(&j->win, &j->g)) {
+		j->vk = ert_vec_kernels_for(cpu->isa);
+		j->win.max = j->kind == POOL_MAX;
+		j->win.include_pad = j->include_pad;
+	}
+	return ERT_OK;
+}
+
+static ert_status pool_prepare(struct ert_cpu *cpu, struct ert_exec *x, struct ert_err *err)
+{
+	struct pool_job j;
+	struct ert_err perr;
+
+	/* a bad attribute is compute()'s to report */
+	if (pool_job_of(cpu, x, &j, &perr) == ERT_OK)
+		x->kernel = j.vk ? j.vk->name_pool : NULL;
+	return ERT_OK;
+}
+
+static ert_status pool_compute(struct ert_cpu *cpu, struct ert_exec *x, struct ert_err *err)
+{
+	const struct ert_value *xv = x->in[0];
+	struct pool_job j;
+	ert_status st = pool_job_of(cpu, x, &j, err);
+
+	if (st != ERT_OK)
+		return st;
 	ert_parallel_for(cpu->pool, xv->dims[0] * xv->dims[1], 1, pool_planes, &j);
 	return ERT_OK;
 }
@@ -259,8 +295,8 @@ static ert_status global_compute(struct ert_cpu *cpu, struct ert_exec *x, struct
 }
 
 const struct ert_cpu_op ert_cpu_ops_pool[] = {
-	{ .op = ERT_OP_MaxPool, .compute = pool_compute },
-	{ .op = ERT_OP_AveragePool, .compute = pool_compute },
+	{ .op = ERT_OP_MaxPool, .prepare = pool_prepare, .compute = pool_compute },
+	{ .op = ERT_OP_AveragePool, .prepare = pool_prepare, .compute = pool_compute },
 	{ .op = ERT_OP_LpPool, .compute = pool_compute },
 	{ .op = ERT_OP_GlobalAveragePool, .compute = global_compute },
 	{ .op = ERT_OP_GlobalMaxPool, .compute = global_compute },

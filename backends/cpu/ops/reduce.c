@@ -13,6 +13,7 @@
 
 #include "cpu/ops/norm-access.h"
 #include "cpu/ops/reduce-kernels.h"
+#include "cpu/vec/vec.h"
 #include "ops/reduce-axes.h"
 
 struct red_plan {
@@ -63,6 +64,7 @@ struct red_args {
 	struct red_plan p;
 	enum ert_op op;
 	bool int_path;
+	const struct ert_vec_kernels *vk;   /* contiguous float32 sums through vk->sum */
 };
 
 /* Offset in X of output element @o (kept axes stored innermost-first). */
@@ -127,15 +129,17 @@ static double reduce_double(const struct red_args *a, int64_t base)
 		const float *x = (const float *)src + base;
 		int64_t n = p->rdim[0];
 
+		double (*sum)(const float *, int64_t, bool) = a->vk ? a->vk->sum : sum_f32_run;
+
 		switch (a->op) {
 		case ERT_OP_ReduceSum:
-			return sum_f32_run(x, n, false);
+			return sum(x, n, false);
 		case ERT_OP_ReduceMean:
-			return sum_f32_run(x, n, false) / (double)n;
+			return sum(x, n, false) / (double)n;
 		case ERT_OP_ReduceSumSquare:
-			return sum_f32_run(x, n, true);
+			return sum(x, n, true);
 		case ERT_OP_ReduceL2:
-			return sqrt(sum_f32_run(x, n, true));
+			return sqrt(sum(x, n, true));
 		default:
 			break;
 		}
@@ -273,6 +277,36 @@ static bool int_result(enum ert_op op)
 	       op == ERT_OP_ReduceMin || op == ERT_OP_ReduceL1 || op == ERT_OP_ReduceSumSquare;
 }
 
+/* Sums over one contiguous float32 run per output go through the level's vector sum. */
+static const struct ert_vec_kernels *reduce_vec(const struct ert_cpu *cpu, const struct red_args *a)
+{
+	bool sum = a->op == ERT_OP_ReduceSum || a->op == ERT_OP_ReduceMean ||
+		   a->op == ERT_OP_ReduceSumSquare || a->op == ERT_OP_ReduceL2;
+
+	if (!sum || a->in->dtype != ERT_DTYPE_FLOAT32 || a->p.nr != 1 || a->p.rstride[0] != 1)
+		return NULL;
+	return ert_vec_kernels_for(cpu->isa);
+}
+
+static ert_status reduce_prepare(struct ert_cpu *cpu, struct ert_exec *x, struct ert_err *err)
+{
+	const struct ert_value *in = x->in[0];
+	struct ert_reduce_axes ra;
+	struct red_args a = { .in = in, .out = x->out[0], .op = x->node->op };
+	const struct ert_vec_kernels *vk;
+	struct ert_err rerr;
+
+	/* axes given as an input may only be known at run time; compute() checks them */
+	if ((x->n_in > 1 && x->in[1] && !x->in_const[1]) ||
+	    ert_reduce_axes_get(x->node, in, x->n_in > 1 ? x->in[1] : NULL, &ra, &rerr) != ERT_OK ||
+	    ra.noop)
+		return ERT_OK;
+	plan_build(in, ra.mask, &a.p);
+	vk = reduce_vec(cpu, &a);
+	x->kernel = vk ? vk->name_reduce : NULL;
+	return ERT_OK;
+}
+
 static ert_status reduce_compute(struct ert_cpu *cpu, struct ert_exec *x, struct ert_err *err)
 {
 	const struct ert_value *in = x->in[0];
@@ -290,6 +324,7 @@ static ert_status reduce_compute(struct ert_cpu *cpu, struct ert_exec *x, struct
 	}
 	plan_build(in, ra.mask, &a.p);
 	a.int_path = !ert_nx_is_float(in->dtype) && int_result(a.op);
+	a.vk = reduce_vec(cpu, &a);
 	if (n_out == 0)
 		return ERT_OK;
 	grain = 16384 / (a.p.red_n > 0 ? a.p.red_n : 1);
@@ -298,16 +333,16 @@ static ert_status reduce_compute(struct ert_cpu *cpu, struct ert_exec *x, struct
 }
 
 const struct ert_cpu_op ert_cpu_ops_reduce[] = {
-	{ .op = ERT_OP_ReduceMean, .compute = reduce_compute },
-	{ .op = ERT_OP_ReduceSum, .compute = reduce_compute },
+	{ .op = ERT_OP_ReduceMean, .prepare = reduce_prepare, .compute = reduce_compute },
+	{ .op = ERT_OP_ReduceSum, .prepare = reduce_prepare, .compute = reduce_compute },
 	{ .op = ERT_OP_ReduceMax, .compute = reduce_compute },
 	{ .op = ERT_OP_ReduceMin, .compute = reduce_compute },
 	{ .op = ERT_OP_ReduceProd, .compute = reduce_compute },
 	{ .op = ERT_OP_ReduceL1, .compute = reduce_compute },
-	{ .op = ERT_OP_ReduceL2, .compute = reduce_compute },
+	{ .op = ERT_OP_ReduceL2, .prepare = reduce_prepare, .compute = reduce_compute },
 	{ .op = ERT_OP_ReduceLogSum, .compute = reduce_compute },
 	{ .op = ERT_OP_ReduceLogSumExp, .compute = reduce_compute },
-	{ .op = ERT_OP_ReduceSumSquare, .compute = reduce_compute },
+	{ .op = ERT_OP_ReduceSumSquare, .prepare = reduce_prepare, .compute = reduce_compute },
 	{ .op = ERT_OP_ArgMax, .compute = ert_cpu_argminmax },
 	{ .op = ERT_OP_ArgMin, .compute = ert_cpu_argminmax },
 	{ .op = ERT_OP_CumSum, .compute = ert_cpu_cumsum },

@@ -12,6 +12,7 @@
 #include <tgmath.h>
 
 #include "cpu/ops/elementwise.h"
+#include "cpu/vec/vec.h"
 
 typedef void (*f32_fn)(const float *x, float *y, int64_t n, const struct ert_unary_params *p);
 typedef void (*f64_fn)(const double *x, double *y, int64_t n, const struct ert_unary_params *p);
@@ -149,9 +150,48 @@ static uint8_t predicate(enum ert_op op, const struct ert_unary_params *p, doubl
 	return v > 0 ? p->flag_b : p->flag_a;
 }
 
+/*
+ * The vector kernel (cpu/vec/vec.h) of @op at @cpu's level, or -1. Those
+ * computing the reference's own arithmetic always; the approximations
+ * (bounds in cpu/vec/vmath.h) unless precision is HIGH, like the f32_fast
+ * forms above.
+ */
+static int vec_unary_id(const struct ert_cpu *cpu, enum ert_op op,
+			const struct ert_unary_params *p)
+{
+	bool approx = !(cpu && cpu->precision == ERT_LEVEL_HIGH);
+
+	if (!cpu || !ert_vec_kernels_for(cpu->isa))
+		return -1;
+	switch (op) {
+	case ERT_OP_Relu: return ERT_VEC_RELU;
+	case ERT_OP_Clip: return ERT_VEC_CLIP;
+	case ERT_OP_LeakyRelu: return ERT_VEC_LEAKY_RELU;
+	case ERT_OP_HardSigmoid: return ERT_VEC_HARD_SIGMOID;
+	case ERT_OP_HardSwish: return ERT_VEC_HARD_SWISH;
+	case ERT_OP_Sigmoid: return approx ? ERT_VEC_SIGMOID : -1;
+	case ERT_OP_Tanh: return approx ? ERT_VEC_TANH : -1;
+	case ERT_OP_Erf: return approx ? ERT_VEC_ERF : -1;
+	case ERT_OP_Exp: return approx ? ERT_VEC_EXP : -1;
+	case ERT_OP_Gelu:
+		return !approx ? -1 : p->flag_a ? ERT_VEC_GELU_TANH : ERT_VEC_GELU;
+	default: return -1;
+	}
+}
+
+const char *ert_unary_float_kernel(const struct ert_cpu *cpu, enum ert_op op,
+				   const struct ert_unary_params *p, ert_dtype dt)
+{
+	if (!ert_ew_is_arith_float(dt) || dt == ERT_DTYPE_FLOAT64 || vec_unary_id(cpu, op, p) < 0)
+		return NULL;
+	return ert_vec_kernels_for(cpu->isa)->name_eltwise;
+}
+
 struct job {
 	const struct float_kernel *k;
 	f32_fn f32;
+	ert_vec_unary_fn vec;        /* f32 through a vector kernel instead, when set */
+	struct ert_vec_uparams vp;
 	enum ert_op op;
 	const struct ert_unary_params *p;
 	ert_dtype dt;
@@ -187,7 +227,10 @@ static void run_range(void *arg, int64_t begin, int64_t end)
 	}
 	switch (j->dt) {
 	case ERT_DTYPE_FLOAT32:
-		j->f32((const float *)j->x + begin, (float *)j->y + begin, n, j->p);
+		if (j->vec)
+			j->vec((const float *)j->x + begin, (float *)j->y + begin, n, &j->vp);
+		else
+			j->f32((const float *)j->x + begin, (float *)j->y + begin, n, j->p);
 		break;
 	case ERT_DTYPE_FLOAT64:
 		j->k->f64((const double *)j->x + begin, (double *)j->y + begin, n, j->p);
@@ -199,7 +242,10 @@ static void run_range(void *arg, int64_t begin, int64_t end)
 			int64_t m = end - i < ERT_EW_CHUNK ? end - i : ERT_EW_CHUNK;
 
 			ert_half_to_f32(j->dt, (const uint16_t *)j->x + i, buf, m);
-			j->f32(buf, buf, m, j->p);
+			if (j->vec)
+				j->vec(buf, buf, m, &j->vp);
+			else
+				j->f32(buf, buf, m, j->p);
 			ert_f32_to_half(j->dt, buf, (uint16_t *)j->y + i, m);
 		}
 		break;
@@ -211,7 +257,8 @@ ert_status ert_unary_float_run(struct ert_cpu *cpu, enum ert_op op,
 			       const struct ert_unary_params *p, const struct ert_value *in,
 			       struct ert_value *out, struct ert_err *err)
 {
-	struct job j = { find_kernel(op, p), NULL, op, p, in->dtype, in->data, out->data };
+	struct job j = { .k = find_kernel(op, p), .op = op, .p = p, .dt = in->dtype,
+			 .x = in->data, .y = out->data };
 
 	bool pred = op == ERT_OP_IsNaN || op == ERT_OP_IsInf;
 
@@ -224,6 +271,12 @@ ert_status ert_unary_float_run(struct ert_cpu *cpu, enum ert_op op,
 	if (j.k)
 		j.f32 = j.k->f32_fast && !(cpu && cpu->precision == ERT_LEVEL_HIGH) ? j.k->f32_fast
 										: j.k->f32;
+	if (j.k && ert_unary_float_kernel(cpu, op, p, in->dtype)) {
+		j.vec = ert_vec_kernels_for(cpu->isa)->unary[vec_unary_id(cpu, op, p)];
+		/* the reference rounds its parameters to float as well */
+		j.vp = (struct ert_vec_uparams){ .lo = (float)p->lo, .hi = (float)p->hi,
+						 .alpha = p->alpha, .beta = p->beta };
+	}
 	ert_ew_parallel(cpu, in->numel, run_range, &j);
 	return ERT_OK;
 }

@@ -163,7 +163,23 @@ static ert_status cast_compute(struct ert_cpu *cpu, struct ert_exec *x, struct e
 	return ert_cast_run(cpu, x->in[0], x->out[0], saturate, err);
 }
 
-#define UNARY(o) { .op = ERT_OP_##o, .supports = unary_supports, .compute = unary_compute }
+/* Names the vector kernel the op will run, for edgert profile. */
+static ert_status unary_prepare(struct ert_cpu *cpu, struct ert_exec *x, struct ert_err *err)
+{
+	struct ert_unary_params p;
+	struct ert_err perr;
+
+	/* only Gelu's form picks the kernel; a bad attribute is compute()'s to report */
+	memset(&p, 0, sizeof(p));
+	if (x->node->op == ERT_OP_Gelu && ert_unary_params_read(x, &p, &perr) != ERT_OK)
+		return ERT_OK;
+	x->kernel = ert_unary_float_kernel(cpu, x->node->op, &p, x->in[0]->dtype);
+	return ERT_OK;
+}
+
+#define UNARY(o)                                                                         \
+	{ .op = ERT_OP_##o, .supports = unary_supports, .prepare = unary_prepare,        \
+	  .compute = unary_compute }
 
 const struct ert_cpu_op ert_cpu_ops_unary[] = {
 	UNARY(Abs), UNARY(Neg), UNARY(Sqrt), UNARY(Reciprocal), UNARY(Exp), UNARY(Log),

@@ -1,0 +1,139 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * rows-tmpl.h — kernels over one contiguous row, compiled once per level by
+ * vec-<level>.c: Softmax, LayerNormalization, and the float sums behind
+ * ReduceSum/ReduceMean. Sums are kept in double, as the reference kernels
+ * (norm.c, norm-stats.c, reduce.c) keep them, in VW lanes instead of their
+ * few partial sums.
+ */
+#ifndef ERT_CPU_ROWS_TMPL_H
+#define ERT_CPU_ROWS_TMPL_H
+
+#include <math.h>
+
+#include "cpu/vec/vmath.h"
+#include "cpu/vec/vec.h"
+
+/* Running double sums of the lanes of @v into (s0, s1). */
+SIMD_INLINE void sum_acc(vd *s0, vd *s1, vf v)
+{
+	*s0 = vd_add(*s0, vd_lo(v));
+	*s1 = vd_add(*s1, vd_hi(v));
+}
+
+static double row_sum(const float *x, int64_t n, bool squares)
+{
+	vd s0 = vd_zero(), s1 = vd_zero(), t0 = vd_zero(), t1 = vd_zero();
+	int64_t i = 0;
+
+	/* a float's square is exact in double */
+	if (squares) {
+		for (; i + VW <= n; i += VW) {
+			vf v = vf_ld(x + i);
+			vd l = vd_lo(v), h = vd_hi(v);
+
+			s0 = vd_add(s0, vd_mul(l, l));
+			s1 = vd_add(s1, vd_mul(h, h));
+		}
+		if (i < n) {
+			vf v = vf_ldm(x + i, vm_first(n - i));
+			vd l = vd_lo(v), h = vd_hi(v);
+
+			s0 = vd_add(s0, vd_mul(l, l));
+			s1 = vd_add(s1, vd_mul(h, h));
+		}
+		return vd_hsum(vd_add(s0, s1));
+	}
+	/* two vectors a step: four independent add chains */
+	for (; i + 2 * VW <= n; i += 2 * VW) {
+		sum_acc(&s0, &s1, vf_ld(x + i));
+		sum_acc(&t0, &t1, vf_ld(x + i + VW));
+	}
+	for (; i + VW <= n; i += VW)
+		sum_acc(&s0, &s1, vf_ld(x + i));
+	if (i < n)
+		sum_acc(&s0, &s1, vf_ldm(x + i, vm_first(n - i)));
+	return vd_hsum(vd_add(vd_add(s0, t0), vd_add(s1, t1)));
+}
+
+/*
+ * As norm.c's softmax_f32_row: the maximum (a NaN never wins, as there),
+ * e^(x - max) stored and summed in double, then scaled by 1/sum rounded to
+ * float. Each output is within 5 ulp of the exact softmax of the inputs.
+ */
+static void row_softmax(const float *x, float *y, int64_t n)
+{
+	vf mx = vf_set1(-INFINITY), vmax;
+	vd s0 = vd_zero(), s1 = vd_zero();
+	int64_t i = 0;
+	vm tail = vm_first(n % VW);
+	int64_t full = n - n % VW;
+	float inv;
+
+	for (; i < full; i += VW)
+		mx = vf_max(vf_ld(x + i), mx);
+	if (i < n)
+		mx = vf_sel(tail, vf_max(vf_ldm(x + i, tail), mx), mx);
+	vmax = vf_set1(vf_hmax(mx));
+	for (i = 0; i < full; i += VW) {
+		vf e = vexp(vf_sub(vf_ld(x + i), vmax));
+
+		vf_st(y + i, e);
+		sum_acc(&s0, &s1, e);
+	}
+	if (i < n) {
+		vf e = vf_sel(tail, vexp(vf_sub(vf_ldm(x + i, tail), vmax)), vf_zero());
+
+		vf_stm(y + i, tail, e);
+		sum_acc(&s0, &s1, e);
+	}
+	inv = (float)(1.0 / vd_hsum(vd_add(s0, s1)));
+	for (i = 0; i < full; i += VW)
+		vf_st(y + i, vf_mul(vf_ld(y + i), vf_set1(inv)));
+	if (i < n)
+		vf_stm(y + i, tail, vf_mul(vf_ldm(y + i, tail), vf_set1(inv)));
+}
+
+/*
+ * As norm-stats.c's ln_row_f32: mean = sum / n and var = sum (x - mean)^2 / n
+ * in double (d = x - mean and d * d in float, as there), both rounded to
+ * float; y = ((x - mean) * inv) * scale + bias without FMA, so outputs agree
+ * with the reference whenever mean and inv do.
+ */
+static void row_layer_norm(const float *x, const float *scale, const float *bias, float *y,
+			   int64_t n, double eps, float *mean_out, float *inv_out)
+{
+	vd s0 = vd_zero(), s1 = vd_zero();
+	vm tail = vm_first(n % VW);
+	int64_t full = n - n % VW, i;
+	float mean = (float)(row_sum(x, n, false) / (double)n), inv;
+	vf vmean = vf_set1(mean), vinv;
+
+	for (i = 0; i < full; i += VW) {
+		vf d = vf_sub(vf_ld(x + i), vmean);
+
+		sum_acc(&s0, &s1, vf_mul(d, d));
+	}
+	if (i < n) {
+		vf d = vf_sel(tail, vf_sub(vf_ldm(x + i, tail), vmean), vf_zero());
+
+		sum_acc(&s0, &s1, vf_mul(d, d));
+	}
+	inv = (float)(1.0 / sqrt(vd_hsum(vd_add(s0, s1)) / (double)n + eps));
+	vinv = vf_set1(inv);
+	for (i = 0; i < full; i += VW) {
+		vf v = vf_mul(vf_mul(vf_sub(vf_ld(x + i), vmean), vinv), vf_ld(scale + i));
+
+		vf_st(y + i, bias ? vf_add(v, vf_ld(bias + i)) : v);
+	}
+	if (i < n) {
+		vf v = vf_mul(vf_mul(vf_sub(vf_ldm(x + i, tail), vmean), vinv),
+			      vf_ldm(scale + i, tail));
+
+		vf_stm(y + i, tail, bias ? vf_add(v, vf_ldm(bias + i, tail)) : v);
+	}
+	*mean_out = mean;
+	*inv_out = inv;
+}
+
+#endif /* ERT_CPU_ROWS_TMPL_H */

@@ -1,0 +1,725 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The fp32 vector kernels outside GEMM (cpu/vec/, cpu/conv/dwconv*) at every
+ * level this CPU supports, against the scalar level's kernels, on awkward
+ * shapes: lengths around every vector width, broadcasts, batch > 1, strides,
+ * dilations, asymmetric and oversized padding, ceil_mode, 1-D and 3-D
+ * windows, one and two threads. Where the arithmetic is the reference's the
+ * outputs must be the same bits (NaN and signed zeros included); the
+ * approximations are held to the bounds stated in cpu/vec/vmath.h against
+ * double-precision libm.
+ */
+#include <float.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cpu/cpu-impl.h"
+#include "cpu/vec/vec.h"
+#include "edgert.h"
+#include "ert-op-test.h"
+#include "ert-test.h"
+#include "opt/opt-private.h"
+
+static uint32_t seed = 4242;
+
+/* @o's input @i, @rank x @dims, seeded values in [-scale, scale). */
+static float *in_rand(struct one *o, uint32_t i, int32_t rank, const int64_t *dims, float scale)
+{
+	struct ert_value *v = one_in_alloc(o, i, ERT_DTYPE_FLOAT32, rank, dims);
+	float *p = v->data;
+
+	for (int64_t k = 0; k < v->numel; k++)
+		p[k] = frand_r(&seed) * scale;
+	return p;
+}
+
+/* A sprinkle of the values kernels get wrong: NaN, infinities, signed zeros, ties. */
+static void in_specials(float *p, int64_t n)
+{
+	static const float sp[] = { NAN, -NAN, INFINITY, -INFINITY, 0.0f, -0.0f, 0.5f, -0.5f,
+				    1.0f, 6.0f, -3.0f, FLT_MIN, -FLT_TRUE_MIN };
+
+	for (int64_t k = 0; k < n; k += 7)
+		p[k] = sp[(k / 7) % (sizeof(sp) / sizeof(sp[0]))];
+}
+
+/* Spacing of floats at |r| (the subnormal spacing at 0). */
+static double ulp_of(double r)
+{
+	int e;
+
+	if (r == 0 || fabs(r) < FLT_MIN)
+		return ldexp(1.0, -149);
+	frexp(fabs(r), &e);
+	return ldexp(1.0, e - 24);
+}
+
+/* |got - ref| in ulps of ref; NaN/inf must match exactly. */
+static double ulp_err(float got, double ref)
+{
+	float rf = (float)ref;
+
+	if (isnan(ref))
+		return isnan(got) ? 0 : INFINITY;
+	if (isinf(rf))
+		return got == rf ? 0 : INFINITY;
+	return fabs((double)got - ref) / ulp_of(ref);
+}
+
+/* Run @o's node at @isa (1 thread, or on @pool); output k goes to out[k]. */
+static ert_status run_at(struct one *o, enum ert_cpu_isa isa, struct ert_threadpool *pool,
+			 struct ert_value *out)
+{
+	struct ert_cpu_eval_opts opts = { .isa = isa, .pool = pool };
+
+	return ert_cpu_eval_node_with(&opts, o->g, o->n, o->inp, o->n_in, out, o->n_out, &o->err);
+}
+
+/* Output comparisons: 0 = the same bits; >0 = relative to the output's magnitude (>= 1). */
+static double mag_diff(const struct ert_value *a, const struct ert_value *ref)
+{
+	const float *x = a->data, *r = ref->data;
+	double worst = 0, mag = 1;
+
+	for (int64_t i = 0; i < ref->numel; i++)
+		mag = isfinite(r[i]) && fabs(r[i]) > mag ? fabs(r[i]) : mag;
+	for (int64_t i = 0; i < ref->numel; i++) {
+		double d = fabs((double)x[i] - r[i]);
+
+		if (isnan(x[i]) != isnan(r[i]) || (isinf(r[i]) && x[i] != r[i]))
+			return INFINITY;
+		if (isfinite(r[i]))
+			worst = d > worst ? d : worst;
+	}
+	return worst / mag;
+}
+
+/*
+ * The same bits, or both NaN: which operand's payload a NaN result carries
+ * depends on the operand order the compiler picks for a commutative op.
+ */
+static bool same_bits(const struct ert_value *a, const struct ert_value *ref)
+{
+	const float *x = a->data, *r = ref->data;
+
+	if (ref->dtype != ERT_DTYPE_FLOAT32)
+		return !memcmp(a->data, ref->data, ref->nbytes);
+	for (int64_t i = 0; i < ref->numel; i++)
+		if (!(isnan(x[i]) && isnan(r[i])) && memcmp(&x[i], &r[i], sizeof(float)))
+			return false;
+	return true;
+}
+
+/*
+ * @o at every level above scalar, one thread and two, against the scalar
+ * level on one thread: @tol 0 asks for identical bits in every output, else
+ * output 0 within @tol of its magnitude and the others within 1e-6.
+ */
+static int compare_levels(int *ert_test_failed_, struct one *o, const char *what, double tol)
+{
+	struct ert_threadpool *pool = ert_threadpool_create(2);
+	enum ert_cpu_isa best = ert_cpu_isa_best();
+	struct ert_value ref[ONE_MAX_IO], got[ONE_MAX_IO];
+	int runs = 0;
+
+	if (!pool || run_at(o, ERT_ISA_SCALAR, NULL, ref) != ERT_OK) {
+		fprintf(stderr, "%s: scalar reference failed: %s\n", what, o->err.msg);
+		*ert_test_failed_ = 1;
+		if (pool)
+			ert_threadpool_destroy(pool);
+		return 0;
+	}
+	for (int isa = ERT_ISA_AVX2; isa <= (int)best; isa++) {
+		for (int t = 0; t < 2; t++) {
+			const char *lv = ert_cpu_isa_name((enum ert_cpu_isa)isa);
+
+			if (run_at(o, (enum ert_cpu_isa)isa, t ? pool : NULL, got) != ERT_OK) {
+				fprintf(stderr, "%s at %s: %s\n", what, lv, o->err.msg);
+				*ert_test_failed_ = 1;
+				continue;
+			}
+			for (uint32_t k = 0; k < o->n_out; k++) {
+				bool ok = got[k].numel == ref[k].numel;
+
+				if (ok && tol == 0)
+					ok = same_bits(&got[k], &ref[k]);
+				else if (ok)
+					ok = mag_diff(&got[k], &ref[k]) <= (k ? 1e-6 : tol);
+				if (!ok) {
+					fprintf(stderr, "%s at %s, %d threads: output %u differs (%g)\n",
+						what, lv, t + 1, k,
+						got[k].numel == ref[k].numel
+							? mag_diff(&got[k], &ref[k]) : -1.0);
+					*ert_test_failed_ = 1;
+				}
+				free(got[k].data);
+			}
+			runs++;
+		}
+	}
+	for (uint32_t k = 0; k < o->n_out; k++)
+		free(ref[k].data);
+	ert_threadpool_destroy(pool);
+	return runs;
+}
+
+/* ---- the vector math against double libm ---- */
+
+static double r_sigmoid(double x) { return 1.0 / (1.0 + exp(-x)); }
+static double r_gelu(double x) { return 0.5 * x * erfc(-x / sqrt(2.0)); }
+static double r_gelu_tanh(double x)
+{
+	double u = 0.79788456080286535588 * (x + 0.044715 * x * x * x);
+
+	/* 0.5 x (1 + tanh u), written without its cancellation */
+	return x / (1.0 + exp(-2.0 * u));
+}
+
+/* Every float with a mantissa multiple of 2^-12 in [2^-40, hi], both signs (-lo at most). */
+static int64_t sweep(float *x, double lo, double hi)
+{
+	int64_t n = 0;
+
+	for (uint32_t b = 0x2b800000u;; b += 1u << 11) {
+		float v;
+
+		memcpy(&v, &b, sizeof(v));
+		if (v > hi)
+			break;
+		if (v <= -lo)
+			x[n++] = -v;
+		x[n++] = v;
+	}
+	return n;
+}
+
+ERT_TEST(vmath_bounds)
+{
+	static const struct {
+		const char *name;
+		enum ert_vec_unary id;
+		double (*ref)(double);
+		double lo, hi;            /* sweep range */
+		double split;             /* ulp bound for x >= split, abs bound below */
+		double ulps, abs_below;
+	} fns[] = {
+		{ "exp", ERT_VEC_EXP, exp, -110, 100, -INFINITY, 1, 0 },
+		{ "sigmoid", ERT_VEC_SIGMOID, r_sigmoid, -120, 120, -INFINITY, 3, 0 },
+		{ "tanh", ERT_VEC_TANH, tanh, -30, 30, -INFINITY, 3, 0 },
+		{ "erf", ERT_VEC_ERF, erf, -12, 12, -INFINITY, 3, 0 },
+		{ "gelu", ERT_VEC_GELU, r_gelu, -20, 20, -10, 6, 1e-22 },
+		{ "gelu_tanh, x >= -1", ERT_VEC_GELU_TANH, r_gelu_tanh, -1, 20, -1, 3, 0 },
+		{ "gelu_tanh, x >= -3", ERT_VEC_GELU_TANH, r_gelu_tanh, -3, 20, -3, 12, 0 },
+		{ "gelu_tanh", ERT_VEC_GELU_TANH, r_gelu_tanh, -20, 20, -8, 70, 1e-20 },
+	};
+	static float x[1 << 20], y[1 << 20];
+	struct ert_vec_uparams p = { 0 };
+	int levels = 0;
+
+	for (int isa = ERT_ISA_AVX2; isa <= (int)ert_cpu_isa_best(); isa++, levels++) {
+		const struct ert_vec_kernels *vk = ert_vec_kernels_for((enum ert_cpu_isa)isa);
+
+		REQUIRE(vk != NULL);
+		for (size_t f = 0; f < sizeof(fns) / sizeof(fns[0]); f++) {
+			int64_t n = sweep(x, fns[f].lo, fns[f].hi);
+			double worst = 0, worst_abs = 0;
+			float wx = 0;
+
+			REQUIRE(n < (int64_t)(sizeof(x) / sizeof(x[0])));
+			vk->unary[fns[f].id](x, y, n, &p);
+			for (int64_t i = 0; i < n; i++) {
+				double r = fns[f].ref(x[i]);
+
+				if (x[i] >= fns[f].split) {
+					double e = ulp_err(y[i], r);
+
+					if (e > worst) {
+						worst = e;
+						wx = x[i];
+					}
+				} else if (fabs(y[i] - r) > worst_abs) {
+					worst_abs = fabs(y[i] - r);
+				}
+			}
+			if (!(worst <= fns[f].ulps) || !(worst_abs <= fns[f].abs_below)) {
+				fprintf(stderr, "%s at %s: %.3f ulp at %.9g (bound %g), %g below %g\n",
+					fns[f].name, vk->level, worst, wx, fns[f].ulps, worst_abs,
+					fns[f].split);
+				CHECK(0);
+			}
+		}
+
+		/* special values, in place, in a tail */
+		float sp[5] = { NAN, INFINITY, -INFINITY, 0.0f, -0.0f }, o[5];
+
+		vk->unary[ERT_VEC_EXP](sp, o, 5, &p);
+		CHECK(isnan(o[0]) && o[1] == INFINITY && o[2] == 0.0f && o[3] == 1.0f && o[4] == 1.0f);
+		vk->unary[ERT_VEC_SIGMOID](sp, o, 5, &p);
+		CHECK(isnan(o[0]) && o[1] == 1.0f && o[2] == 0.0f && o[3] == 0.5f && o[4] == 0.5f);
+		vk->unary[ERT_VEC_TANH](sp, o, 5, &p);
+		CHECK(isnan(o[0]) && o[1] == 1.0f && o[2] == -1.0f && o[3] == 0.0f && !signbit(o[3]) &&
+		      o[4] == 0.0f && signbit(o[4]));
+		vk->unary[ERT_VEC_ERF](sp, o, 5, &p);
+		CHECK(isnan(o[0]) && o[1] == 1.0f && o[2] == -1.0f && o[3] == 0.0f && signbit(o[4]));
+		vk->unary[ERT_VEC_GELU](sp, o, 5, &p);
+		CHECK(isnan(o[0]) && o[1] == INFINITY && o[3] == 0.0f && !signbit(o[3]) &&
+		      signbit(o[4]));
+		vk->unary[ERT_VEC_GELU](sp, sp, 5, &p);
+		CHECK(isnan(sp[0]) && sp[1] == INFINITY);
+	}
+	CHECK(levels > 0 || ert_cpu_isa_best() == ERT_ISA_SCALAR);
+}
+
+/* The activation pass against ert_act_apply(): the same bits except Sigmoid and Tanh. */
+ERT_TEST(act_pass_matches_reference)
+{
+	static const struct ert_act_desc acts[] = {
+		{ ERT_ACT_RELU, 0, 0 }, { ERT_ACT_CLIP, -0.5f, 0.7f }, { ERT_ACT_CLIP, 0.7f, -0.5f },
+		{ ERT_ACT_LEAKY_RELU, 0.1f, 0 }, { ERT_ACT_HARD_SWISH, 0, 0 },
+		{ ERT_ACT_HARD_SIGMOID, 0.2f, 0.5f }, { ERT_ACT_SIGMOID, 0, 0 },
+		{ ERT_ACT_TANH, 0, 0 },
+	};
+	enum { N = 203 };
+	float x[N], want[N], got[N];
+
+	for (int i = 0; i < N; i++)
+		x[i] = frand_r(&seed) * 8.0f;
+	in_specials(x, N);
+	for (int isa = ERT_ISA_AVX2; isa <= (int)ert_cpu_isa_best(); isa++) {
+		const struct ert_vec_kernels *vk = ert_vec_kernels_for((enum ert_cpu_isa)isa);
+
+		for (size_t a = 0; a < sizeof(acts) / sizeof(acts[0]); a++) {
+			for (int n = 0; n <= N; n += n < 40 ? 1 : 37) {
+				memcpy(want, x, sizeof(x));
+				memcpy(got, x, sizeof(x));
+				ert_act_apply(&acts[a], want, n);
+				vk->act(&acts[a], got, n);
+				if (acts[a].type != ERT_ACT_SIGMOID && acts[a].type != ERT_ACT_TANH) {
+					CHECK(!memcmp(want, got, sizeof(x)));
+					continue;
+				}
+				for (int i = 0; i < N; i++) {
+					double r = acts[a].type == ERT_ACT_SIGMOID ? r_sigmoid(x[i])
+										  : tanh(x[i]);
+
+					if (!(ulp_err(got[i], i < n ? r : x[i]) <= 3)) {
+						fprintf(stderr, "act %d at %s, n %d: [%d] %g\n",
+							acts[a].type, vk->level, n, i, got[i]);
+						CHECK(0);
+						break;
+					}
+				}
+			}
+		}
+	}
+}
+
+/* ---- ops, every level against scalar ---- */
+
+static void set_string(struct one *o, const char *name, const char *v)
+{
+	struct ert_attr *a = ert_node_add_attr(o->g, o->n, name, ERT_ATTR_STRING);
+
+	if (!a)
+		abort();
+	a->s = v;
+	a->len = (uint32_t)strlen(v);
+}
+
+ERT_TEST(unary_ops_every_level)
+{
+	static const struct {
+		enum ert_op op;
+		int opset;
+		double tol;     /* 0: the same bits */
+		float scale;
+	} ops[] = {
+		{ ERT_OP_Relu, 14, 0, 4 }, { ERT_OP_Clip, 6, 0, 4 }, { ERT_OP_LeakyRelu, 16, 0, 4 },
+		{ ERT_OP_HardSigmoid, 6, 0, 8 }, { ERT_OP_HardSwish, 14, 0, 8 },
+		/* the scalar level's own approximations (unary-vmath.c) are within 2e-6 */
+		{ ERT_OP_Sigmoid, 13, 3e-6, 12 }, { ERT_OP_Tanh, 13, 3e-6, 6 },
+		{ ERT_OP_Erf, 13, 3e-6, 4 }, { ERT_OP_Gelu, 20, 3e-6, 6 }, { ERT_OP_Exp, 13, 1e-6, 6 },
+	};
+	static const int64_t lens[] = { 1, 7, 8, 9, 15, 16, 17, 31, 33, 100, 16384 * 3 + 5 };
+	int runs = 0;
+
+	for (size_t k = 0; k < sizeof(ops) / sizeof(ops[0]); k++) {
+		for (size_t l = 0; l < sizeof(lens) / sizeof(lens[0]); l++) {
+			for (int form = 0; form < (ops[k].op == ERT_OP_Gelu ? 2 : 1); form++) {
+				struct one o;
+				int64_t dims[2] = { 2, lens[l] };
+				char what[64];
+
+				one_init(&o, ops[k].op, ops[k].opset, 1, 1);
+				float *x = in_rand(&o, 0, 2, dims, ops[k].scale);
+
+				if (ops[k].tol == 0)
+					in_specials(x, 2 * lens[l]);
+				if (ops[k].op == ERT_OP_Clip) {
+					ert_node_set_attr_float(o.g, o.n, "min", -0.75f);
+					ert_node_set_attr_float(o.g, o.n, "max", l & 1 ? 1.5f : -1.0f);
+				}
+				if (ops[k].op == ERT_OP_LeakyRelu)
+					ert_node_set_attr_float(o.g, o.n, "alpha", 0.3f);
+				if (form)
+					set_string(&o, "approximate", "tanh");
+				snprintf(what, sizeof(what), "%s%s x %lld", ert_op_name(ops[k].op),
+					 form ? " (tanh)" : "", (long long)lens[l]);
+				runs += compare_levels(ert_test_failed_, &o, what, ops[k].tol);
+				one_fini(&o);
+			}
+		}
+	}
+	CHECK(runs > 0 || ert_cpu_isa_best() == ERT_ISA_SCALAR);
+}
+
+/* fp16 goes through float32 chunks: the vector kernel there too, the same bits. */
+ERT_TEST(unary_half_every_level)
+{
+	struct one o;
+	int64_t dims[1] = { 1000 };
+	uint16_t *h;
+
+	one_init(&o, ERT_OP_HardSwish, 14, 1, 1);
+	h = one_in_alloc(&o, 0, ERT_DTYPE_FLOAT16, 1, dims)->data;
+	for (int i = 0; i < 1000; i++)
+		h[i] = ert_fp32_to_fp16(frand_r(&seed) * 8.0f);
+	compare_levels(ert_test_failed_, &o, "HardSwish fp16", 0);
+	one_fini(&o);
+}
+
+ERT_TEST(binary_ops_every_level)
+{
+	static const enum ert_op ops[] = { ERT_OP_Add, ERT_OP_Sub, ERT_OP_Mul, ERT_OP_Div,
+					   ERT_OP_Max, ERT_OP_Min };
+	static const struct {
+		int32_t ra, rb;
+		int64_t a[4], b[4];
+	} shapes[] = {
+		{ 4, 4, { 2, 3, 5, 7 }, { 2, 3, 5, 7 } },
+		{ 4, 1, { 2, 3, 5, 7 }, { 7 } },              /* row bias */
+		{ 4, 4, { 2, 3, 5, 7 }, { 1, 3, 1, 1 } },     /* per channel */
+		{ 1, 4, { 1 }, { 2, 3, 5, 17 } },             /* scalar first */
+		{ 3, 3, { 2, 1, 33 }, { 1, 4, 1 } },          /* both broadcast */
+		{ 1, 1, { 1 }, { 1 } },
+		{ 2, 1, { 197, 384 }, { 384 } },
+		{ 2, 2, { 3, 16385 }, { 3, 16385 } },
+	};
+	int runs = 0;
+
+	for (size_t k = 0; k < sizeof(ops) / sizeof(ops[0]); k++) {
+		for (size_t s = 0; s < sizeof(shapes) / sizeof(shapes[0]); s++) {
+			struct one o;
+			char what[64];
+			bool variadic = ops[k] == ERT_OP_Max || ops[k] == ERT_OP_Min;
+
+			one_init(&o, ops[k], 13, 2, 1);
+			float *a = in_rand(&o, 0, shapes[s].ra, shapes[s].a, 4);
+			float *b = in_rand(&o, 1, shapes[s].rb, shapes[s].b, 4);
+
+			in_specials(a, o.in[0].numel);
+			if (o.in[1].numel > 3)
+				in_specials(b + 3, o.in[1].numel - 3);
+			snprintf(what, sizeof(what), "%s shape %zu%s", ert_op_name(ops[k]), s,
+				 variadic ? " (variadic)" : "");
+			runs += compare_levels(ert_test_failed_, &o, what, 0);
+			one_fini(&o);
+		}
+	}
+	/* Sum and Mean of three, and Add with each fused activation */
+	for (int v = 0; v < 2; v++) {
+		struct one o;
+		int64_t d[3] = { 2, 5, 19 }, c[1] = { 19 };
+
+		one_init(&o, v ? ERT_OP_Mean : ERT_OP_Sum, 13, 3, 1);
+		in_rand(&o, 0, 3, d, 3);
+		in_rand(&o, 1, 1, c, 3);
+		in_rand(&o, 2, 3, d, 3);
+		runs += compare_levels(ert_test_failed_, &o, v ? "Mean of 3" : "Sum of 3", 0);
+		one_fini(&o);
+	}
+	for (int act = ERT_ACT_RELU; act <= ERT_ACT_TANH; act++) {
+		struct one o;
+		int64_t d[2] = { 3, 77 };
+		float p[2] = { act == ERT_ACT_HARD_SIGMOID ? 0.2f : -0.4f, 0.6f };
+		char what[32];
+
+		one_init(&o, ERT_OP_Add, 14, 2, 1);
+		in_rand(&o, 0, 2, d, 4);
+		in_rand(&o, 1, 2, d, 4);
+		ert_node_set_attr_int(o.g, o.n, "ert.act", act);
+		ert_opt_set_attr_floats(o.g, o.n, "ert.act_params", p, 2);
+		snprintf(what, sizeof(what), "Add + act %d", act);
+		runs += compare_levels(ert_test_failed_, &o, what,
+				       act == ERT_ACT_SIGMOID || act == ERT_ACT_TANH ? 1e-6 : 0);
+		one_fini(&o);
+	}
+	CHECK(runs > 0 || ert_cpu_isa_best() == ERT_ISA_SCALAR);
+}
+
+/* Softmax: each output within 5 ulp of the exact softmax, and near the scalar level's. */
+ERT_TEST(softmax_every_level)
+{
+	static const struct {
+		int32_t rank;
+		int64_t d[4];
+		int64_t axis;
+		int opset;
+	} cases[] = {
+		{ 1, { 1 }, -1, 13 }, { 2, { 3, 7 }, -1, 13 }, { 2, { 2, 16 }, 1, 13 },
+		{ 3, { 2, 3, 17 }, -1, 13 }, { 4, { 1, 6, 197, 197 }, -1, 13 },
+		{ 2, { 4, 1000 }, -1, 13 }, { 3, { 2, 3, 11 }, 1, 11 }, /* legacy: 2-D at axis */
+	};
+
+	for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
+		struct one o;
+		struct ert_value got;
+
+		one_init(&o, ERT_OP_Softmax, cases[c].opset, 1, 1);
+		float *x = in_rand(&o, 0, cases[c].rank, cases[c].d, 30);
+
+		if (c == 2)
+			x[3] = -INFINITY;
+		ert_node_set_attr_int(o.g, o.n, "axis", cases[c].axis);
+		compare_levels(ert_test_failed_, &o, "Softmax", 1e-6);
+		for (int isa = ERT_ISA_AVX2; isa <= (int)ert_cpu_isa_best(); isa++) {
+			int64_t n = cases[c].opset < 13 ? o.in[0].numel / cases[c].d[0]
+							: cases[c].d[cases[c].rank - 1];
+			double worst = 0;
+
+			REQUIRE(run_at(&o, (enum ert_cpu_isa)isa, NULL, &got) == ERT_OK);
+			for (int64_t r = 0; r < o.in[0].numel / n; r++) {
+				const float *xr = x + r * n, *yr = (const float *)got.data + r * n;
+				double mx = -INFINITY, sum = 0;
+
+				for (int64_t i = 0; i < n; i++)
+					mx = xr[i] > mx ? xr[i] : mx;
+				for (int64_t i = 0; i < n; i++)
+					sum += exp((double)xr[i] - mx);
+				for (int64_t i = 0; i < n; i++) {
+					double e = ulp_err(yr[i], exp((double)xr[i] - mx) / sum);
+
+					worst = e > worst ? e : worst;
+				}
+			}
+			if (!(worst <= 5)) {
+				fprintf(stderr, "Softmax case %zu at %s: %.2f ulp\n", c,
+					ert_cpu_isa_name((enum ert_cpu_isa)isa), worst);
+				CHECK(0);
+			}
+			free(got.data);
+		}
+		one_fini(&o);
+	}
+}
+
+ERT_TEST(layer_norm_every_level)
+{
+	static const struct {
+		int32_t rank;
+		int64_t d[3];
+		int64_t axis;
+		bool bias;
+	} cases[] = {
+		{ 3, { 2, 197, 384 }, -1, true }, { 3, { 3, 5, 17 }, -1, false },
+		{ 2, { 1, 1 }, -1, true }, { 3, { 2, 3, 7 }, 1, true }, { 2, { 4, 1000 }, 1, true },
+	};
+
+	for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
+		struct one o;
+		int64_t sd[3];
+		int32_t sr = 0, axis = cases[c].axis < 0 ? cases[c].rank - 1 : (int32_t)cases[c].axis;
+
+		for (int32_t k = axis; k < cases[c].rank; k++)
+			sd[sr++] = cases[c].d[k];
+		one_init(&o, ERT_OP_LayerNormalization, 17, cases[c].bias ? 3 : 2, 3);
+		float *x = in_rand(&o, 0, cases[c].rank, cases[c].d, 3);
+
+		/* an offset mean, so the two-pass variance matters */
+		for (int64_t i = 0; i < o.in[0].numel; i++)
+			x[i] += 10.0f;
+		in_rand(&o, 1, sr, sd, 2);
+		if (cases[c].bias)
+			in_rand(&o, 2, sr, sd, 2);
+		ert_node_set_attr_int(o.g, o.n, "axis", cases[c].axis);
+		compare_levels(ert_test_failed_, &o, "LayerNormalization", 1e-6);
+		one_fini(&o);
+	}
+}
+
+ERT_TEST(reduce_every_level)
+{
+	static const enum ert_op ops[] = { ERT_OP_ReduceMean, ERT_OP_ReduceSum,
+					   ERT_OP_ReduceSumSquare, ERT_OP_ReduceL2 };
+	static const struct {
+		int32_t rank;
+		int64_t d[3];
+		int64_t axes[2];
+		uint32_t n_axes;
+	} cases[] = {
+		{ 3, { 2, 197, 384 }, { -1 }, 1 }, { 2, { 3, 17 }, { 1 }, 1 },
+		{ 3, { 2, 3, 5 }, { 1, 2 }, 2 }, { 2, { 5, 1 }, { 1 }, 1 }, { 1, { 100003 }, { 0 }, 1 },
+	};
+
+	for (size_t k = 0; k < sizeof(ops) / sizeof(ops[0]); k++) {
+		for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
+			struct one o;
+
+			/* opset 11: axes as an attribute for every Reduce* */
+			one_init(&o, ops[k], 11, 1, 1);
+			in_rand(&o, 0, cases[c].rank, cases[c].d, 2);
+			ert_node_set_attr_ints(o.g, o.n, "axes", cases[c].axes, cases[c].n_axes);
+			/* sums in double in another order: at most the float rounding apart */
+			compare_levels(ert_test_failed_, &o, ert_op_name(ops[k]), 2.5e-7);
+			one_fini(&o);
+		}
+	}
+}
+
+struct pool_case {
+	const char *name;
+	int32_t nsp;
+	int64_t n, c, in[3], k[3], s[3], d[3], pads[6];
+	bool ceil, include_pad;
+};
+
+static const struct pool_case pool_cases[] = {
+	{ "resnet 3x3 s2 p1", 2, 1, 3, { 112, 112 }, { 3, 3 }, { 2, 2 }, { 1, 1 }, { 1, 1, 1, 1 },
+	  false, false },
+	{ "2x2 s2, odd size", 2, 2, 3, { 17, 33 }, { 2, 2 }, { 2, 2 }, { 1, 1 }, { 0 }, false, false },
+	{ "3x3 s1 p1", 2, 1, 2, { 9, 47 }, { 3, 3 }, { 1, 1 }, { 1, 1 }, { 1, 1, 1, 1 }, false,
+	  false },
+	{ "5x5 s3 (gather)", 2, 1, 2, { 23, 70 }, { 5, 5 }, { 3, 3 }, { 1, 1 }, { 2, 2, 2, 2 },
+	  false, false },
+	{ "dilation 2, asymmetric pads", 2, 2, 2, { 19, 37 }, { 3, 3 }, { 1, 2 }, { 2, 2 },
+	  { 0, 3, 2, 1 }, false, false },
+	{ "ceil mode", 2, 1, 3, { 14, 35 }, { 3, 3 }, { 2, 2 }, { 1, 1 }, { 0 }, true, false },
+	{ "ceil mode, include pad", 2, 1, 3, { 14, 35 }, { 3, 3 }, { 2, 2 }, { 1, 1 }, { 1, 1, 0, 0 },
+	  true, true },
+	{ "include pad", 2, 1, 2, { 16, 64 }, { 3, 3 }, { 1, 1 }, { 1, 1 }, { 1, 1, 1, 1 }, false,
+	  true },
+	{ "pads as wide as allowed", 2, 1, 2, { 6, 20 }, { 3, 3 }, { 2, 3 }, { 1, 1 },
+	  { 2, 2, 2, 2 }, false, false },
+	{ "1-D", 1, 2, 3, { 50 }, { 4 }, { 2 }, { 1 }, { 1, 2 }, false, false },
+	{ "3-D", 3, 1, 2, { 5, 9, 21 }, { 2, 3, 3 }, { 1, 2, 2 }, { 1, 1, 1 }, { 1, 1, 1, 0, 1, 1 },
+	  false, false },
+	{ "wide", 2, 1, 1, { 3, 300 }, { 3, 7 }, { 1, 1 }, { 1, 1 }, { 1, 3, 1, 3 }, false, false },
+};
+
+ERT_TEST(pool_every_level)
+{
+	for (size_t i = 0; i < sizeof(pool_cases) / sizeof(pool_cases[0]); i++) {
+		const struct pool_case *pc = &pool_cases[i];
+
+		for (int kind = 0; kind < 2; kind++) {
+			struct one o;
+			int64_t dims[5] = { pc->n, pc->c, pc->in[0], pc->in[1], pc->in[2] };
+			char what[96];
+
+			one_init(&o, kind ? ERT_OP_AveragePool : ERT_OP_MaxPool, 19, 1, 1);
+			float *x = in_rand(&o, 0, pc->nsp + 2, dims, 4);
+
+			/* repeated values and signed zeros make max ties; NaN must win */
+			for (int64_t q = 0; q < o.in[0].numel; q += 5)
+				x[q] = q % 3 ? 0.25f : (q & 1 ? -0.0f : 0.0f);
+			if (!kind)
+				in_specials(x, o.in[0].numel);
+			ert_node_set_attr_ints(o.g, o.n, "kernel_shape", pc->k, (uint32_t)pc->nsp);
+			ert_node_set_attr_ints(o.g, o.n, "strides", pc->s, (uint32_t)pc->nsp);
+			ert_node_set_attr_ints(o.g, o.n, "pads", pc->pads, 2 * (uint32_t)pc->nsp);
+			ert_node_set_attr_ints(o.g, o.n, "dilations", pc->d, (uint32_t)pc->nsp);
+			ert_node_set_attr_int(o.g, o.n, "ceil_mode", pc->ceil);
+			if (kind)
+				ert_node_set_attr_int(o.g, o.n, "count_include_pad", pc->include_pad);
+			snprintf(what, sizeof(what), "%s %s", kind ? "AveragePool" : "MaxPool",
+				 pc->name);
+			compare_levels(ert_test_failed_, &o, what, 0);
+			one_fini(&o);
+		}
+	}
+}
+
+struct dw_case {
+	const char *name;
+	int32_t nsp;
+	int64_t n, c, mult, in[3], k[3], s[3], d[3], pads[6];
+	bool bias, residual;
+	int act;
+};
+
+static const struct dw_case dw_cases[] = {
+	{ "3x3 s1 p1, 112 wide", 2, 1, 4, 1, { 20, 112 }, { 3, 3 }, { 1, 1 }, { 1, 1 },
+	  { 1, 1, 1, 1 }, true, false, ERT_ACT_CLIP },
+	{ "3x3 s2, asymmetric pads", 2, 2, 5, 1, { 15, 33 }, { 3, 3 }, { 2, 2 }, { 1, 1 },
+	  { 0, 0, 1, 1 }, true, false, ERT_ACT_RELU },
+	{ "3x3 s2 p1, 7x7 out", 2, 1, 6, 1, { 14, 14 }, { 3, 3 }, { 2, 2 }, { 1, 1 },
+	  { 1, 1, 1, 1 }, true, false, ERT_ACT_HARD_SWISH },
+	{ "5x5 p2, width 17", 2, 1, 3, 1, { 9, 17 }, { 5, 5 }, { 1, 1 }, { 1, 1 },
+	  { 2, 2, 2, 2 }, false, false, 0 },
+	{ "dilation 2", 2, 1, 3, 1, { 12, 40 }, { 3, 3 }, { 1, 1 }, { 2, 2 }, { 2, 2, 2, 2 }, true,
+	  false, ERT_ACT_LEAKY_RELU },
+	{ "stride 3 (gather)", 2, 1, 2, 1, { 16, 70 }, { 3, 3 }, { 3, 3 }, { 1, 1 },
+	  { 1, 1, 1, 1 }, true, false, ERT_ACT_SIGMOID },
+	{ "channel multiplier 2", 2, 2, 3, 2, { 10, 23 }, { 3, 3 }, { 1, 1 }, { 1, 1 },
+	  { 1, 1, 1, 1 }, true, false, ERT_ACT_HARD_SIGMOID },
+	{ "residual", 2, 2, 4, 1, { 9, 19 }, { 3, 3 }, { 1, 1 }, { 1, 1 }, { 1, 1, 1, 1 }, true,
+	  true, ERT_ACT_RELU },
+	{ "pads past the window", 2, 1, 2, 1, { 5, 9 }, { 3, 3 }, { 2, 2 }, { 1, 1 },
+	  { 4, 4, 4, 5 }, true, false, ERT_ACT_TANH },
+	{ "1-D", 1, 2, 3, 1, { 50 }, { 5 }, { 2 }, { 1 }, { 2, 2 }, true, false, 0 },
+	{ "3-D", 3, 1, 2, 1, { 4, 8, 21 }, { 3, 3, 3 }, { 1, 1, 1 }, { 1, 1, 1 },
+	  { 1, 1, 1, 1, 1, 1 }, true, false, ERT_ACT_RELU },
+};
+
+ERT_TEST(depthwise_every_level)
+{
+	for (size_t i = 0; i < sizeof(dw_cases) / sizeof(dw_cases[0]); i++) {
+		const struct dw_case *dc = &dw_cases[i];
+		int32_t r = dc->nsp + 2;
+		int64_t m = dc->c * dc->mult, out[3];
+		int64_t xd[5] = { dc->n, dc->c }, wd[5] = { m, 1 }, bd[1] = { m }, rd[5] = { dc->n, m };
+		float clip[2] = { -0.5f, 0.7f }, leaky[2] = { 0.1f, 0 }, hsig[2] = { 0.2f, 0.5f };
+		struct one o;
+
+		for (int k = 0; k < dc->nsp; k++) {
+			int64_t win = (dc->k[k] - 1) * dc->d[k] + 1;
+
+			out[k] = (dc->in[k] + dc->pads[k] + dc->pads[k + dc->nsp] - win) / dc->s[k] + 1;
+			xd[2 + k] = dc->in[k];
+			wd[2 + k] = dc->k[k];
+			rd[2 + k] = out[k];
+		}
+		one_init(&o, ERT_OP_Conv, 11, dc->residual ? 4 : 3, 1);
+		in_rand(&o, 0, r, xd, 2);
+		in_rand(&o, 1, r, wd, 1);
+		if (dc->bias)
+			in_rand(&o, 2, 1, bd, 1);
+		else
+			o.inp[2] = NULL;
+		if (dc->residual) {
+			in_rand(&o, 3, r, rd, 2);
+			ert_node_set_attr_int(o.g, o.n, "ert.residual", 1);
+		}
+		ert_node_set_attr_int(o.g, o.n, "group", dc->c);
+		ert_node_set_attr_ints(o.g, o.n, "kernel_shape", dc->k, (uint32_t)dc->nsp);
+		ert_node_set_attr_ints(o.g, o.n, "strides", dc->s, (uint32_t)dc->nsp);
+		ert_node_set_attr_ints(o.g, o.n, "dilations", dc->d, (uint32_t)dc->nsp);
+		ert_node_set_attr_ints(o.g, o.n, "pads", dc->pads, 2 * (uint32_t)dc->nsp);
+		if (dc->act) {
+			ert_node_set_attr_int(o.g, o.n, "ert.act", dc->act);
+			ert_opt_set_attr_floats(o.g, o.n, "ert.act_params",
+						dc->act == ERT_ACT_CLIP ? clip
+						: dc->act == ERT_ACT_HARD_SIGMOID ? hsig : leaky, 2);
+		}
+		compare_levels(ert_test_failed_, &o, dc->name, 1e-5);
+		one_fini(&o);
+	}
+}
+
+ERT_TEST_MAIN(ERT_TEST_ENTRY(vmath_bounds), ERT_TEST_ENTRY(act_pass_matches_reference),
+	      ERT_TEST_ENTRY(unary_ops_every_level), ERT_TEST_ENTRY(unary_half_every_level),
+	      ERT_TEST_ENTRY(binary_ops_every_level), ERT_TEST_ENTRY(softmax_every_level),
+	      ERT_TEST_ENTRY(layer_norm_every_level), ERT_TEST_ENTRY(reduce_every_level),
+	      ERT_TEST_ENTRY(pool_every_level), ERT_TEST_ENTRY(depthwise_every_level))
