@@ -73,7 +73,7 @@ all: lib tools tests $(BUILD)/edgert.pc
 
 lib: $(BUILD)/libedgert.a $(BUILD)/libedgert.so
 tools: $(BUILD)/edgert
-tests: $(TEST_BINS)
+tests: $(TEST_BINS) $(BUILD)/test-backend-ops
 
 deps:
 	@./scripts/install-deps.sh
@@ -147,6 +147,13 @@ $(BUILD)/tests/%: tests/unit/%.c $(TEST_COMMON_OBJS) $(BUILD)/libedgert-cli.a $(
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) -Itests/unit $(ALL_CFLAGS) -o $@ $< $(TEST_COMMON_OBJS) \
 		$(BUILD)/libedgert-cli.a $(BUILD)/libedgert.a $(ALL_LDFLAGS) $(LDLIBS)
+
+# The cross-backend op test (tests/suites/37-opencl.sh runs it; not a unit
+# test: it needs an OpenCL platform, and the unit suites run under ASan).
+$(BUILD)/test-backend-ops: tests/backend-ops/test-backend-ops.c $(BUILD)/libedgert.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) -Itests/unit $(ALL_CFLAGS) -o $@ $< $(BUILD)/libedgert.a $(ALL_LDFLAGS) \
+		$(LDLIBS)
 
 # The CPU == NPU int8 check also links the enpu command stream executor.
 $(BUILD)/tests/test-ops-qfixed-npu: tests/unit/test-ops-qfixed-npu.c $(BUILD)/obj/kmod/enpu_cs.o \

@@ -360,11 +360,6 @@ static ert_status create(const ert_config *cfg, bool gpu_only, struct ert_backen
 }
 
 ert_status ert_opencl_backend_create(const ert_config *cfg, struct ert_backend **out,
-				     struct ert_err *err);
-ert_status ert_opencl_backend_probe(const ert_config *cfg, struct ert_backend **out,
-				    struct ert_err *err);
-
-ert_status ert_opencl_backend_create(const ert_config *cfg, struct ert_backend **out,
 				     struct ert_err *err)
 {
 	return create(cfg, false, out, err);
@@ -376,9 +371,6 @@ ert_status ert_opencl_backend_probe(const ert_config *cfg, struct ert_backend **
 {
 	return create(cfg, true, out, err);
 }
-
-/* The device a session's OpenCL backend runs on, for tools; NULL for another backend. */
-const char *ert_opencl_backend_device(const struct ert_backend *be);
 
 const char *ert_opencl_backend_device(const struct ert_backend *be)
 {

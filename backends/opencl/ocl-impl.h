@@ -25,6 +25,14 @@
 
 #include "ert-backend-impl.h"
 
+/* The backend's factories (session/backend.c's registry) and its device's name, for tools. */
+ert_status ert_opencl_backend_create(const ert_config *cfg, struct ert_backend **out,
+				     struct ert_err *err);
+ert_status ert_opencl_backend_probe(const ert_config *cfg, struct ert_backend **out,
+				    struct ert_err *err);
+/* NULL for a backend of another type. */
+const char *ert_opencl_backend_device(const struct ert_backend *be);
+
 /* The .cl files of kernels/, embedded at build time (scripts/embed-cl.sh). */
 struct ert_ocl_source {
 	const char *name;       /* file name without .cl ("eltwise") */

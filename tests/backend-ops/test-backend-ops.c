@@ -1,0 +1,721 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The cross-backend op test: every op a GPU backend claims, on a table of
+ * shapes and attributes (tails past every tile and vector width, broadcasts,
+ * odd channel counts, fused activations), run through a session on that
+ * backend and through one on the CPU's scalar kernels (the reference), and
+ * compared: float outputs within 1e-3 x max |ref| (NaN where the reference
+ * has NaN, nowhere else), others bit for bit. Each case must also be placed
+ * where the table says: on the backend for the cases it claims, on the CPU
+ * for those it must refuse (which then cross the split through copies).
+ * Every op type the backend claims needs at least one case.
+ *
+ * Backends: OpenCL (its first GPU or device, ERT_OPENCL_DEVICE to choose).
+ * With no OpenCL platform every case is reported skipped.
+ *
+ *   test-backend-ops [FILTER]   only cases whose description contains FILTER
+ *
+ * Prints one line per case and ends with "N passed, N failed, N skipped".
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "edgert.h"
+#include "ert-backend-impl.h"
+#include "ert-graph.h"
+#include "ert-test-model.h"
+#include "opencl/ocl-impl.h"
+#include "session/session-impl.h"
+
+#define MAX_IN 6
+#define MAX_ATTRS 6
+
+struct in_desc {
+	int rank;               /* -1: input omitted */
+	int64_t dims[8];
+	bool is_const;          /* a model constant (weights), else a graph input */
+	ert_dtype dtype;        /* 0: float32 */
+	int64_t ivals[8];       /* integer constants' values */
+	float lo, hi;           /* float values' range ([-2, 2] when both are 0) */
+};
+
+struct attr_desc {
+	const char *name;
+	char type;              /* 'i', 'f', 'I' (ints), 'F' (floats), 's' */
+	int64_t i;
+	float f;
+	int64_t ints[8];
+	float floats[2];
+	int n;                  /* count of ints / floats */
+	const char *s;
+};
+
+struct op_case {
+	const char *what;
+	enum ert_op op;
+	int opset;
+	int n_in, n_out;
+	struct in_desc in[MAX_IN];
+	struct attr_desc attrs[MAX_ATTRS];
+	bool on_cpu;            /* the backend must refuse it: placed on the CPU */
+};
+
+/* Inputs: X(dims...) a float graph input, W(dims...) a float constant, I64C a constant of int64 values. */
+#define NARGS_(a, b, c, d, e, f, g, h, n, ...) n
+#define NARGS(...) NARGS_(__VA_ARGS__, 8, 7, 6, 5, 4, 3, 2, 1, 0)
+#define X(...) { .rank = NARGS(__VA_ARGS__), .dims = { __VA_ARGS__ } }
+#define XR(lo_, hi_, ...) { .rank = NARGS(__VA_ARGS__), .dims = { __VA_ARGS__ }, .lo = lo_, .hi = hi_ }
+#define W(...) { .rank = NARGS(__VA_ARGS__), .dims = { __VA_ARGS__ }, .is_const = true }
+#define X0 { .rank = 0 }
+#define W0(v) { .rank = 0, .is_const = true, .lo = v, .hi = v }
+#define I64C(n, ...) { .rank = 1, .dims = { n }, .is_const = true, .dtype = ERT_DTYPE_INT64, \
+		       .ivals = { __VA_ARGS__ } }
+#define I64S(v) { .rank = 0, .is_const = true, .dtype = ERT_DTYPE_INT64, .ivals = { v } }
+#define NONE { .rank = -1 }
+#define AI(nm, v) { .name = nm, .type = 'i', .i = v }
+#define AF(nm, v) { .name = nm, .type = 'f', .f = v }
+#define AS(nm, v) { .name = nm, .type = 's', .s = v }
+#define AIS(nm, ...) { .name = nm, .type = 'I', .ints = { __VA_ARGS__ }, .n = NARGS(__VA_ARGS__) }
+#define ACT(a) AI("ert.act", a)
+#define ACTP(a, b) { .name = "ert.act_params", .type = 'F', .floats = { a, b }, .n = 2 }
+
+#define NOATTR { 0 }
+#define UN(op_, desc, ...) { desc, ERT_OP_##op_, 17, 1, 1, { XR(-3, 3, 3, 5, 7) }, { __VA_ARGS__ }, false }
+#define UNR(op_, desc, lo, hi) { desc, ERT_OP_##op_, 17, 1, 1, { XR(lo, hi, 2, 67) }, { { 0 } }, false }
+#define BIN(op_, desc, a, b, ...) { desc, ERT_OP_##op_, 17, 2, 1, { a, b }, { __VA_ARGS__ }, false }
+
+static const struct op_case cases[] = {
+	/* unary */
+	UN(Relu, "Relu [3,5,7]", NOATTR),
+	UN(Sigmoid, "Sigmoid [3,5,7]", NOATTR),
+	UN(Tanh, "Tanh [3,5,7]", NOATTR),
+	UN(LeakyRelu, "LeakyRelu alpha 0.3", AF("alpha", 0.3f)),
+	UN(HardSwish, "HardSwish [3,5,7]", NOATTR),
+	UN(HardSigmoid, "HardSigmoid alpha 0.3 beta 0.4", AF("alpha", 0.3f), AF("beta", 0.4f)),
+	UN(Elu, "Elu alpha 0.7", AF("alpha", 0.7f)),
+	UN(Exp, "Exp [3,5,7]", NOATTR),
+	UNR(Log, "Log (0.1, 5)", 0.1f, 5.0f),
+	UN(Neg, "Neg [3,5,7]", NOATTR),
+	UN(Abs, "Abs [3,5,7]", NOATTR),
+	UNR(Sqrt, "Sqrt (0, 9)", 0.0f, 9.0f),
+	UNR(Reciprocal, "Reciprocal (0.5, 4)", 0.5f, 4.0f),
+	UN(Erf, "Erf [3,5,7]", NOATTR),
+	UN(Softplus, "Softplus [3,5,7]", NOATTR),
+	UN(Softsign, "Softsign [3,5,7]", NOATTR),
+	UN(Floor, "Floor [3,5,7]", NOATTR),
+	UN(Ceil, "Ceil [3,5,7]", NOATTR),
+	{ "Gelu exact (opset 20)", ERT_OP_Gelu, 20, 1, 1, { XR(-4, 4, 2, 3, 65) }, { { 0 } }, false },
+	{ "Gelu tanh (opset 20)", ERT_OP_Gelu, 20, 1, 1, { XR(-4, 4, 2, 3, 65) },
+	  { AS("approximate", "tanh") }, false },
+	{ "Clip min/max inputs (opset 13)", ERT_OP_Clip, 13, 3, 1, { X(4, 33), W0(-0.5f), W0(1.25f) },
+	  { { 0 } }, false },
+	{ "Clip max only (opset 13)", ERT_OP_Clip, 13, 3, 1, { X(4, 33), NONE, W0(0.75f) }, { { 0 } }, false },
+	{ "Clip attributes (opset 6)", ERT_OP_Clip, 6, 1, 1, { X(4, 33) },
+	  { AF("min", -1.0f), AF("max", 0.5f) }, false },
+	{ "Clip min from a graph input (CPU)", ERT_OP_Clip, 13, 2, 1, { X(4, 33), X0 }, { { 0 } },
+	  .on_cpu = true },
+
+	/* binary, with broadcasting */
+	BIN(Add, "Add same [2,3,5,7]", X(2, 3, 5, 7), X(2, 3, 5, 7)),
+	BIN(Add, "Add [2,3,5,7] + [3,1,1] (channel)", X(2, 3, 5, 7), X(3, 1, 1)),
+	BIN(Add, "Add [2,1,5,1] + [1,3,1,7] (both)", X(2, 1, 5, 1), X(1, 3, 1, 7)),
+	BIN(Add, "Add [5,7] + scalar", X(5, 7), X0),
+	BIN(Add, "Add fused ReLU", X(2, 67), X(67), ACT(1)),
+	BIN(Add, "Add fused Clip 0..6", X(2, 67), W(2, 67), ACT(2), ACTP(0.0f, 6.0f)),
+	BIN(Sub, "Sub [4,9] - [9]", X(4, 9), X(9)),
+	BIN(Sub, "Sub [1] - [3,70]", X(1), X(3, 70)),
+	BIN(Mul, "Mul [2,16,9,9] * [1,16,1,1]", X(2, 16, 9, 9), W(1, 16, 1, 1)),
+	BIN(Div, "Div [3,31] / [3,1]", X(3, 31), XR(0.5f, 2.0f, 3, 1)),
+	BIN(Max, "Max [6,10] [10]", X(6, 10), X(10)),
+	BIN(Min, "Min [6,10] [6,1]", X(6, 10), X(6, 1)),
+	BIN(Sum, "Sum of two [5,7]", X(5, 7), X(5, 7)),
+	BIN(Pow, "Pow (0.5, 3) ^ [-2, 2]", XR(0.5f, 3.0f, 4, 17), X(17)),
+	BIN(PRelu, "PRelu slope [3,1,1]", X(2, 3, 4, 5), W(3, 1, 1)),
+	{ "Add int64 (CPU)", ERT_OP_Add, 17, 2, 1,
+	  { { .rank = 1, .dims = { 5 }, .dtype = ERT_DTYPE_INT64 },
+	    { .rank = 1, .dims = { 5 }, .dtype = ERT_DTYPE_INT64 } }, { { 0 } }, .on_cpu = true },
+	{ "Sum of three (CPU)", ERT_OP_Sum, 17, 3, 1, { X(5, 7), X(5, 7), X(5, 7) }, { { 0 } },
+	  .on_cpu = true },
+
+	/* Conv: pointwise, 3x3, strides, dilations, groups, depthwise, pads, fusions */
+	{ "Conv 1x1 C5 -> 7, 9x11, bias", ERT_OP_Conv, 17, 3, 1, { X(1, 5, 9, 11), W(7, 5, 1, 1), W(7) },
+	  { AIS("kernel_shape", 1, 1) }, false },
+	{ "Conv 1x1 C70 -> 130, 7x9, batch 2", ERT_OP_Conv, 17, 2, 1,
+	  { X(2, 70, 7, 9), W(130, 70, 1, 1) }, { { 0 } }, false },
+	{ "Conv 3x3 pad 1 C3 -> 17, 13x13", ERT_OP_Conv, 17, 3, 1, { X(1, 3, 13, 13), W(17, 3, 3, 3), W(17) },
+	  { AIS("pads", 1, 1, 1, 1) }, false },
+	{ "Conv 3x3 stride 2 C8 -> 16, 15x15, ReLU", ERT_OP_Conv, 17, 3, 1,
+	  { X(1, 8, 15, 15), W(16, 8, 3, 3), W(16) },
+	  { AIS("pads", 1, 1, 1, 1), AIS("strides", 2, 2), ACT(1) }, false },
+	{ "Conv 3x3 dilation 2 C6 -> 9, 12x10", ERT_OP_Conv, 17, 2, 1,
+	  { X(1, 6, 12, 10), W(9, 6, 3, 3) }, { AIS("pads", 2, 2, 2, 2), AIS("dilations", 2, 2) }, false },
+	{ "Conv 7x7 stride 2 pad 3 C3 -> 11, 23x23", ERT_OP_Conv, 17, 3, 1,
+	  { X(1, 3, 23, 23), W(11, 3, 7, 7), W(11) },
+	  { AIS("pads", 3, 3, 3, 3), AIS("strides", 2, 2) }, false },
+	{ "Conv 3x3 C70 -> 33 (K tail), batch 2, Clip 0..6", ERT_OP_Conv, 17, 3, 1,
+	  { X(2, 70, 6, 6), W(33, 70, 3, 3), W(33) },
+	  { AIS("pads", 1, 1, 1, 1), ACT(2), ACTP(0.0f, 6.0f) }, false },
+	{ "Conv grouped 4 C8 -> 12, 3x3", ERT_OP_Conv, 17, 3, 1, { X(1, 8, 9, 9), W(12, 2, 3, 3), W(12) },
+	  { AI("group", 4), AIS("pads", 1, 1, 1, 1) }, false },
+	{ "Conv depthwise C12 3x3 pad 1, HardSwish", ERT_OP_Conv, 17, 3, 1,
+	  { X(1, 12, 11, 13), W(12, 1, 3, 3), W(12) },
+	  { AI("group", 12), AIS("pads", 1, 1, 1, 1), ACT(5) }, false },
+	{ "Conv depthwise x2 multiplier C4 -> 8, stride 2", ERT_OP_Conv, 17, 2, 1,
+	  { X(2, 4, 10, 9), W(8, 1, 3, 3) },
+	  { AI("group", 4), AIS("pads", 1, 1, 1, 1), AIS("strides", 2, 2) }, false },
+	{ "Conv asymmetric pads 0,1,1,0", ERT_OP_Conv, 17, 2, 1, { X(1, 4, 8, 8), W(5, 4, 2, 2) },
+	  { AIS("pads", 0, 1, 1, 0) }, false },
+	{ "Conv auto_pad SAME_UPPER stride 2", ERT_OP_Conv, 17, 2, 1, { X(1, 3, 9, 8), W(4, 3, 3, 3) },
+	  { AS("auto_pad", "SAME_UPPER"), AIS("strides", 2, 2) }, false },
+	{ "Conv 1-D k5 pad 2 C6 -> 10, length 37", ERT_OP_Conv, 17, 3, 1,
+	  { X(2, 6, 37), W(10, 6, 5), W(10) }, { AIS("pads", 2, 2) }, false },
+	{ "Conv residual + ReLU (ert.residual)", ERT_OP_Conv, 17, 4, 1,
+	  { X(1, 6, 7, 7), W(6, 6, 3, 3), W(6), X(1, 6, 7, 7) },
+	  { AIS("pads", 1, 1, 1, 1), AI("ert.residual", 1), ACT(1) }, false },
+	{ "Conv weights from a graph input", ERT_OP_Conv, 17, 2, 1, { X(1, 3, 6, 6), X(4, 3, 3, 3) },
+	  { { 0 } }, false },
+	{ "Conv 3-D (CPU)", ERT_OP_Conv, 17, 2, 1, { X(1, 2, 4, 4, 4), W(3, 2, 2, 2, 2) }, { { 0 } },
+	  .on_cpu = true },
+
+	/* Gemm and MatMul */
+	{ "Gemm 33x70 . 70x65 + C[65]", ERT_OP_Gemm, 17, 3, 1, { X(33, 70), W(70, 65), W(65) }, { { 0 } }, false },
+	{ "Gemm transB, C[33,1], alpha 0.5 beta 2", ERT_OP_Gemm, 17, 3, 1,
+	  { X(33, 70), W(65, 70), W(33, 1) },
+	  { AI("transB", 1), AF("alpha", 0.5f), AF("beta", 2.0f) }, false },
+	{ "Gemm transA, C[33,65], ReLU", ERT_OP_Gemm, 17, 3, 1, { X(70, 33), W(70, 65), X(33, 65) },
+	  { AI("transA", 1), ACT(1) }, false },
+	{ "Gemm 1x2048 . 1000x2048^T + C (classifier)", ERT_OP_Gemm, 17, 3, 1,
+	  { X(1, 2048), W(1000, 2048), W(1000) }, { AI("transB", 1) }, false },
+	{ "Gemm no C, scalar-C absent", ERT_OP_Gemm, 17, 2, 1, { X(5, 3), X(3, 129) }, { { 0 } }, false },
+	{ "MatMul [2,3,17,33] . [33,19]", ERT_OP_MatMul, 17, 2, 1, { X(2, 3, 17, 33), W(33, 19) }, { { 0 } }, false },
+	{ "MatMul [1,3,17,33] . [2,1,33,19] (both broadcast)", ERT_OP_MatMul, 17, 2, 1,
+	  { X(1, 3, 17, 33), X(2, 1, 33, 19) }, { { 0 } }, false },
+	{ "MatMul [6,65,64] . [6,64,65] (attention)", ERT_OP_MatMul, 17, 2, 1,
+	  { X(6, 65, 64), X(6, 64, 65) }, { { 0 } }, false },
+	{ "MatMul [33] . [33,7] (1-D A)", ERT_OP_MatMul, 17, 2, 1, { X(33), W(33, 7) }, { { 0 } }, false },
+	{ "MatMul [4,33] . [33] (1-D B)", ERT_OP_MatMul, 17, 2, 1, { X(4, 33), X(33) }, { { 0 } }, false },
+	{ "MatMul fused Sigmoid", ERT_OP_MatMul, 17, 2, 1, { X(3, 40), W(40, 70) }, { ACT(4) }, false },
+
+	/* pooling */
+	{ "MaxPool 3x3 stride 2 pad 1, 13x13", ERT_OP_MaxPool, 12, 1, 1, { X(1, 5, 13, 13) },
+	  { AIS("kernel_shape", 3, 3), AIS("strides", 2, 2), AIS("pads", 1, 1, 1, 1) }, false },
+	{ "MaxPool 2x2 ceil_mode, 7x9", ERT_OP_MaxPool, 12, 1, 1, { X(2, 3, 7, 9) },
+	  { AIS("kernel_shape", 2, 2), AIS("strides", 2, 2), AI("ceil_mode", 1) }, false },
+	{ "MaxPool dilation 2, 1-D", ERT_OP_MaxPool, 12, 1, 1, { X(2, 3, 20) },
+	  { AIS("kernel_shape", 3), AIS("dilations", 2) }, false },
+	{ "MaxPool with Indices (CPU)", ERT_OP_MaxPool, 12, 1, 2, { X(1, 2, 6, 6) },
+	  { AIS("kernel_shape", 2, 2) }, .on_cpu = true },
+	{ "AveragePool 3x3 pad 1 exclude pad", ERT_OP_AveragePool, 19, 1, 1, { X(1, 4, 10, 11) },
+	  { AIS("kernel_shape", 3, 3), AIS("pads", 1, 1, 1, 1) }, false },
+	{ "AveragePool 3x3 stride 2 pad 1 count_include_pad", ERT_OP_AveragePool, 19, 1, 1,
+	  { X(1, 4, 10, 11) },
+	  { AIS("kernel_shape", 3, 3), AIS("strides", 2, 2), AIS("pads", 1, 1, 1, 1),
+	    AI("count_include_pad", 1) }, false },
+	{ "GlobalAveragePool [2,7,9,11]", ERT_OP_GlobalAveragePool, 17, 1, 1, { X(2, 7, 9, 11) }, { { 0 } }, false },
+	{ "GlobalAveragePool [1,13,1,1]", ERT_OP_GlobalAveragePool, 17, 1, 1, { X(1, 13, 1, 1) }, { { 0 } }, false },
+	{ "GlobalMaxPool [2,5,70]", ERT_OP_GlobalMaxPool, 17, 1, 1, { X(2, 5, 70) }, { { 0 } }, false },
+
+	/* normalisation */
+	{ "Softmax axis -1 [3,5,130]", ERT_OP_Softmax, 13, 1, 1, { XR(-8, 8, 3, 5, 130) }, { { 0 } }, false },
+	{ "Softmax axis 1 [2,7,5] (strided rows)", ERT_OP_Softmax, 13, 1, 1, { X(2, 7, 5) },
+	  { AI("axis", 1) }, false },
+	{ "Softmax opset 11 axis 1 [2,3,4] (flattened)", ERT_OP_Softmax, 11, 1, 1, { X(2, 3, 4) },
+	  { { 0 } }, false },
+	{ "LogSoftmax axis -1 [4,33]", ERT_OP_LogSoftmax, 13, 1, 1, { X(4, 33) }, { { 0 } }, false },
+	{ "LayerNormalization [2,7,130] + bias", ERT_OP_LayerNormalization, 17, 3, 1,
+	  { X(2, 7, 130), W(130), W(130) }, { AF("epsilon", 1e-6f) }, false },
+	{ "LayerNormalization axis 1 [2,3,4,5], no bias", ERT_OP_LayerNormalization, 17, 2, 1,
+	  { X(2, 3, 4, 5), W(3, 4, 5) }, { AI("axis", 1) }, false },
+	{ "LayerNormalization with Mean output (CPU)", ERT_OP_LayerNormalization, 17, 2, 2,
+	  { X(2, 9), W(9) }, { { 0 } }, .on_cpu = true },
+
+	/* movement */
+	{ "Reshape [2,3,4] -> [4,6]", ERT_OP_Reshape, 17, 2, 1, { X(2, 3, 4), I64C(2, 4, 6) }, { { 0 } }, false },
+	{ "Flatten axis 2 [2,3,4,5]", ERT_OP_Flatten, 17, 1, 1, { X(2, 3, 4, 5) }, { AI("axis", 2) }, false },
+	{ "Squeeze axes [1]", ERT_OP_Squeeze, 17, 2, 1, { X(3, 1, 5), I64C(1, 1) }, { { 0 } }, false },
+	{ "Unsqueeze axes [0, 3]", ERT_OP_Unsqueeze, 17, 2, 1, { X(3, 5), I64C(2, 0, 3) }, { { 0 } }, false },
+	{ "Identity [7,9]", ERT_OP_Identity, 17, 1, 1, { X(7, 9) }, { { 0 } }, false },
+	{ "Dropout (inference) [7,9]", ERT_OP_Dropout, 13, 1, 1, { X(7, 9) }, { { 0 } }, false },
+	{ "Transpose perm 0,2,3,1", ERT_OP_Transpose, 17, 1, 1, { X(2, 3, 4, 5) },
+	  { AIS("perm", 0, 2, 3, 1) }, false },
+	{ "Transpose default (reverse) [3,5,7]", ERT_OP_Transpose, 17, 1, 1, { X(3, 5, 7) }, { { 0 } }, false },
+	{ "Transpose heads [1,197,6,64] -> [1,6,197,64]", ERT_OP_Transpose, 17, 1, 1, { X(1, 197, 6, 64) },
+	  { AIS("perm", 0, 2, 1, 3) }, false },
+	{ "Slice [1:5:2, -1:-8:-3] of [6,9]", ERT_OP_Slice, 13, 5, 1,
+	  { X(6, 9), I64C(2, 1, -1), I64C(2, 5, -8), I64C(2, 0, 1), I64C(2, 2, -3) }, { { 0 } }, false },
+	{ "Slice axis 2 [2,3,10] 3..end", ERT_OP_Slice, 13, 4, 1,
+	  { X(2, 3, 10), I64C(1, 3), I64C(1, 100), I64C(1, 2) }, { { 0 } }, false },
+	{ "Concat axis 1 of three (one constant)", ERT_OP_Concat, 13, 3, 1,
+	  { X(2, 3, 4), W(2, 1, 4), X(2, 5, 4) }, { AI("axis", 1) }, false },
+	{ "Concat axis -1 of two", ERT_OP_Concat, 13, 2, 1, { X(3, 7), X(3, 2) }, { AI("axis", -1) }, false },
+	{ "Gather axis 1 scalar index 0 (class token)", ERT_OP_Gather, 13, 2, 1,
+	  { X(1, 197, 24), I64S(0) }, { AI("axis", 1) }, false },
+	{ "Gather axis 0 indices [3] with a negative", ERT_OP_Gather, 13, 2, 1,
+	  { X(5, 6), I64C(3, 4, -5, 2) }, { { 0 } }, false },
+};
+
+#define N_CASES (sizeof(cases) / sizeof(cases[0]))
+
+/* ---- building and running one case ---- */
+
+static uint32_t rng_state;
+
+static float rnd(float lo, float hi)
+{
+	rng_state = rng_state * 1664525u + 1013904223u;
+	return lo + (hi - lo) * (float)(rng_state >> 8) / (float)(1u << 24);
+}
+
+static ert_dtype in_dtype(const struct in_desc *d)
+{
+	return d->dtype ? d->dtype : ERT_DTYPE_FLOAT32;
+}
+
+static int64_t numel(const struct in_desc *d)
+{
+	int64_t n = 1;
+
+	for (int i = 0; i < d->rank; i++)
+		n *= d->dims[i];
+	return n;
+}
+
+/* Values of input @k of case @c: floats in its range, integers as listed. */
+static void fill(const struct op_case *c, int k, void *data)
+{
+	const struct in_desc *d = &c->in[k];
+	float lo = d->lo, hi = d->hi;
+	int64_t n = numel(d);
+
+	if (lo == 0.0f && hi == 0.0f) {
+		lo = -2.0f;
+		hi = 2.0f;
+	}
+	rng_state = 12345u + 7919u * (uint32_t)k + (uint32_t)(c - cases) * 104729u;
+	for (int64_t i = 0; i < n; i++) {
+		switch (in_dtype(d)) {
+		case ERT_DTYPE_INT64:
+			((int64_t *)data)[i] = d->is_const ? d->ivals[i] : (int64_t)rnd(-50, 50);
+			break;
+		default:
+			((float *)data)[i] = lo == hi ? lo : rnd(lo, hi);
+			break;
+		}
+	}
+}
+
+static bool set_attr(struct ert_graph *g, struct ert_node *n, const struct attr_desc *a)
+{
+	struct ert_attr *at;
+
+	switch (a->type) {
+	case 'i':
+		return ert_node_set_attr_int(g, n, a->name, a->i);
+	case 'f':
+		return ert_node_set_attr_float(g, n, a->name, a->f);
+	case 'I':
+		return ert_node_set_attr_ints(g, n, a->name, a->ints, (uint32_t)a->n);
+	case 'F': {
+		float *v = ert_graph_alloc(g, sizeof(a->floats));
+
+		at = ert_node_add_attr(g, n, a->name, ERT_ATTR_FLOATS);
+		if (!v || !at)
+			return false;
+		memcpy(v, a->floats, sizeof(a->floats));
+		at->floats = v;
+		at->count = (uint32_t)a->n;
+		return true;
+	}
+	case 's':
+		at = ert_node_add_attr(g, n, a->name, ERT_ATTR_STRING);
+		if (!at)
+			return false;
+		at->s = ert_graph_strdup(g, a->s);
+		at->len = (uint32_t)strlen(a->s);
+		return at->s != NULL;
+	default:
+		return false;
+	}
+}
+
+static ert_model *case_model(const struct op_case *c)
+{
+	struct ert_graph *g = ert_graph_create();
+	int32_t ins[MAX_IN], outs[4];
+	char name[16];
+	int32_t ni;
+
+	if (!g)
+		return NULL;
+	g->opset = c->opset;
+	for (int k = 0; k < c->n_in; k++) {
+		const struct in_desc *d = &c->in[k];
+
+		if (d->rank < 0) {
+			ins[k] = -1;
+			continue;
+		}
+		snprintf(name, sizeof(name), "x%d", k);
+		ins[k] = ert_graph_add_tensor(g, name, in_dtype(d), d->rank, d->dims);
+		if (d->is_const) {
+			size_t bytes = ert_dtype_bytes(in_dtype(d), numel(d));
+			void *data = malloc(bytes ? bytes : 1);
+
+			if (!data)
+				goto fail;
+			fill(c, k, data);
+			ert_graph_set_const(g, ins[k], data, bytes, true);
+		} else {
+			ert_graph_add_input(g, ins[k]);
+		}
+	}
+	for (int k = 0; k < c->n_out; k++) {
+		snprintf(name, sizeof(name), "y%d", k);
+		outs[k] = ert_graph_add_tensor(g, name, ERT_DTYPE_UNDEFINED, -1, NULL);
+	}
+	ni = ert_graph_add_node(g, c->op, "node", (uint32_t)c->n_in, ins, (uint32_t)c->n_out, outs);
+	if (ni < 0)
+		goto fail;
+	g->nodes[ni].opset = (uint16_t)c->opset;
+	for (int a = 0; a < MAX_ATTRS && c->attrs[a].name; a++)
+		if (!set_attr(g, &g->nodes[ni], &c->attrs[a]))
+			goto fail;
+	for (int k = 0; k < c->n_out; k++)
+		ert_graph_add_output(g, outs[k]);
+	return model_from_graph(g);
+fail:
+	ert_graph_destroy(g);
+	return NULL;
+}
+
+struct placed {
+	char backend[16];
+	int steps;
+};
+
+static void visit(const struct ert_node *node, const struct ert_value *const *in, uint32_t n_in,
+		  const struct ert_value *const *out, uint32_t n_out, const char *backend, void *user)
+{
+	struct placed *p = user;
+
+	snprintf(p->backend, sizeof(p->backend), "%s", backend);
+	p->steps++;
+}
+
+static ert_session *open_session(ert_model *m, ert_backend_type type, char *why, size_t len)
+{
+	ert_session *s = NULL;
+	ert_config cfg;
+
+	ert_config_init(&cfg);
+	cfg.num_threads = 1;
+	if (type == ERT_BACKEND_CPU) {
+		/* the oracle: the scalar kernels */
+		cfg.cpu_level = ERT_CPU_LEVEL_SCALAR;
+	} else {
+		cfg.backends[0] = type;
+		cfg.num_backends = 1;
+	}
+	if (ert_session_create(m, &cfg, &s) != ERT_OK)
+		snprintf(why, len, "session on %s: %s", ert_backend_type_name(type), ert_last_error());
+	return s;
+}
+
+/* Give both sessions the case's values for every graph input. */
+static bool set_inputs(const struct op_case *c, ert_session *a, ert_session *b, char *why,
+		       size_t len)
+{
+	uint32_t idx = 0;
+
+	for (int k = 0; k < c->n_in; k++) {
+		const struct in_desc *d = &c->in[k];
+		size_t bytes = ert_dtype_bytes(in_dtype(d), numel(d));
+		void *data;
+
+		if (d->rank < 0 || d->is_const)
+			continue;
+		data = malloc(bytes ? bytes : 1);
+		if (!data)
+			return false;
+		fill(c, k, data);
+		if (ert_session_set_input(a, idx, in_dtype(d), data, bytes) != ERT_OK ||
+		    ert_session_set_input(b, idx, in_dtype(d), data, bytes) != ERT_OK) {
+			snprintf(why, len, "set input %u: %s", idx, ert_last_error());
+			free(data);
+			return false;
+		}
+		free(data);
+		idx++;
+	}
+	return true;
+}
+
+/* Output @k of @got against the reference's: within tolerance for floats, exact otherwise. */
+static bool compare(ert_session *got, ert_session *ref, uint32_t k, char *why, size_t len)
+{
+	const ert_tensor *tg = ert_session_get_output(got, k), *tr = ert_session_get_output(ref, k);
+	size_t bytes = ert_tensor_byte_size(tr);
+	ert_dtype dt = ert_tensor_dtype(tr);
+
+	if (ert_tensor_byte_size(tg) != bytes || ert_tensor_dtype(tg) != dt ||
+	    ert_tensor_rank(tg) != ert_tensor_rank(tr)) {
+		snprintf(why, len, "output %u: shape or type differs from the reference", k);
+		return false;
+	}
+	if (dt != ERT_DTYPE_FLOAT32) {
+		if (memcmp(ert_tensor_data(tg), ert_tensor_data(tr), bytes)) {
+			snprintf(why, len, "output %u: differs from the reference", k);
+			return false;
+		}
+		return true;
+	}
+	const float *g = ert_tensor_data(tg), *r = ert_tensor_data(tr);
+	size_t n = bytes / sizeof(float), worst = 0;
+	double max_ref = 0.0, max_err = 0.0;
+
+	for (size_t i = 0; i < n; i++) {
+		if (isnan(r[i]) != isnan(g[i])) {
+			snprintf(why, len, "output %u[%zu]: %g, reference %g", k, i, g[i], r[i]);
+			return false;
+		}
+		if (isnan(r[i]))
+			continue;
+		if (fabs(r[i]) > max_ref)
+			max_ref = fabs(r[i]);
+		if (fabs((double)g[i] - r[i]) > max_err) {
+			max_err = fabs((double)g[i] - r[i]);
+			worst = i;
+		}
+	}
+	if (max_err > 1e-3 * max_ref + 1e-7) {
+		snprintf(why, len, "output %u: max abs error %.3g at %zu (%g vs %g) over %.3g x 1e-3",
+			 k, max_err, worst, g[worst], r[worst], max_ref);
+		return false;
+	}
+	return true;
+}
+
+/* One case on @type: true when it passes, with @why saying what failed. */
+static bool run_case(const struct op_case *c, ert_backend_type type, char *why, size_t len)
+{
+	const char *want = c->on_cpu ? "cpu" : ert_backend_type_name(type);
+	ert_model *m = case_model(c);
+	ert_session *s = NULL, *ref = NULL;
+	struct placed p = { "", 0 };
+	bool ok = false;
+
+	if (!m) {
+		snprintf(why, len, "cannot build the model");
+		return false;
+	}
+	s = open_session(m, type, why, len);
+	ref = s ? open_session(m, ERT_BACKEND_CPU, why, len) : NULL;
+	if (!s || !ref)
+		goto out;
+	if (ert_session_visit_steps(s, visit, &p) != ERT_OK || p.steps != 1 ||
+	    strcmp(p.backend, want)) {
+		snprintf(why, len, "placed on %s, expected %s", p.backend, want);
+		goto out;
+	}
+	if (!set_inputs(c, s, ref, why, len))
+		goto out;
+	if (ert_session_run(s) != ERT_OK) {
+		snprintf(why, len, "run on %s: %s", want, ert_session_error(s));
+		goto out;
+	}
+	if (ert_session_run(ref) != ERT_OK) {
+		snprintf(why, len, "run on the reference: %s", ert_session_error(ref));
+		goto out;
+	}
+	ok = true;
+	for (uint32_t k = 0; k < ert_session_output_count(ref) && ok; k++)
+		ok = compare(s, ref, k, why, len);
+out:
+	ert_session_destroy(s);
+	ert_session_destroy(ref);
+	ert_model_unref(m);
+	return ok;
+}
+
+/* ---- checks beyond the table ---- */
+
+/* Every op type the backend claims has a case it runs. */
+static int check_coverage(int *claimed)
+{
+	int failed = 0;
+
+	*claimed = 0;
+	for (int op = 0; op < ERT_OP_COUNT; op++) {
+		bool has = false;
+
+		if (!ert_ocl_op_find((enum ert_op)op))
+			continue;
+		(*claimed)++;
+		for (size_t i = 0; i < N_CASES; i++)
+			has |= cases[i].op == (enum ert_op)op && !cases[i].on_cpu;
+		if (!has) {
+			printf("not ok - opencl claims %s, which no case runs\n", ert_op_name((enum ert_op)op));
+			failed++;
+		}
+	}
+	return failed;
+}
+
+/*
+ * x -> Relu (opencl) -> a -> Sin (cpu) -> b -> Add(b, x) (opencl) -> y: x
+ * goes to the device once (both readers share its copy), a comes back, b
+ * goes over, y comes back: four copies of 4 x 33 floats per run.
+ */
+static bool check_split(char *why, size_t len)
+{
+	struct ert_graph *g = ert_graph_create();
+	int64_t dims[2] = { 4, 33 };
+	int32_t x, a, b, y;
+	ert_session *s = NULL, *ref = NULL;
+	ert_model *m;
+	bool ok = false;
+
+	if (!g)
+		return false;
+	g->opset = 17;
+	x = ert_graph_add_tensor(g, "x", ERT_DTYPE_FLOAT32, 2, dims);
+	a = ert_graph_add_tensor(g, "a", ERT_DTYPE_FLOAT32, -1, NULL);
+	b = ert_graph_add_tensor(g, "b", ERT_DTYPE_FLOAT32, -1, NULL);
+	y = ert_graph_add_tensor(g, "y", ERT_DTYPE_FLOAT32, -1, NULL);
+	ert_graph_add_input(g, x);
+	ert_graph_add_node(g, ERT_OP_Relu, "relu", 1, &x, 1, &a);
+	ert_graph_add_node(g, ERT_OP_Sin, "sin", 1, &a, 1, &b);
+	ert_graph_add_node(g, ERT_OP_Add, "add", 2, (int32_t[]){ b, x }, 1, &y);
+	ert_graph_add_output(g, y);
+	m = model_from_graph(g);
+	if (!m)
+		return false;
+	s = open_session(m, ERT_BACKEND_OPENCL, why, len);
+	ref = s ? open_session(m, ERT_BACKEND_CPU, why, len) : NULL;
+	if (s && ref) {
+		float xs[4 * 33];
+
+		for (int i = 0; i < 4 * 33; i++)
+			xs[i] = (float)((i * 37) % 19) * 0.25f - 2.0f;
+		if (ert_session_set_input(s, 0, ERT_DTYPE_FLOAT32, xs, sizeof(xs)) != ERT_OK ||
+		    ert_session_set_input(ref, 0, ERT_DTYPE_FLOAT32, xs, sizeof(xs)) != ERT_OK ||
+		    ert_session_run(s) != ERT_OK || ert_session_run(ref) != ERT_OK) {
+			snprintf(why, len, "run: %s", ert_last_error());
+		} else if (ert_session_copied_bytes(s) != 4 * sizeof(xs)) {
+			snprintf(why, len, "copied %llu bytes, expected %zu",
+				 (unsigned long long)ert_session_copied_bytes(s), 4 * sizeof(xs));
+		} else {
+			ok = compare(s, ref, 0, why, len);
+		}
+	}
+	ert_session_destroy(s);
+	ert_session_destroy(ref);
+	ert_model_unref(m);
+	return ok;
+}
+
+/* ERT_OPENCL_DEVICE: malformed or out of range, the session is not created, and says why. */
+static bool check_device_variable(char *why, size_t len)
+{
+	static const struct {
+		const char *value, *message;
+	} bad[] = {
+		{ "gpu", "is not PLATFORM:DEVICE" },
+		{ "0:", "is not PLATFORM:DEVICE" },
+		{ "0:0x", "is not PLATFORM:DEVICE" },
+		{ "99:0", "platform 99 does not exist" },
+		{ "0:99", "has no device 99" },
+	};
+	const struct op_case *c = &cases[0];
+	ert_model *m = case_model(c);
+	bool ok = m != NULL;
+
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]) && ok; i++) {
+		ert_session *s = NULL;
+		ert_config cfg;
+		ert_status st;
+
+		setenv("ERT_OPENCL_DEVICE", bad[i].value, 1);
+		ert_config_init(&cfg);
+		cfg.backends[0] = ERT_BACKEND_OPENCL;
+		cfg.num_backends = 1;
+		st = ert_session_create(m, &cfg, &s);
+		if (st != ERT_STATUS_INVALID_ARGUMENT || s || !strstr(ert_last_error(), bad[i].message)) {
+			snprintf(why, len, "ERT_OPENCL_DEVICE=%s: status %d, '%s'", bad[i].value,
+				 (int)st, ert_last_error());
+			ok = false;
+		}
+		ert_session_destroy(s);
+	}
+	if (ok) {
+		char tmp[256];
+
+		setenv("ERT_OPENCL_DEVICE", "0:0", 1);
+		ok = run_case(c, ERT_BACKEND_OPENCL, tmp, sizeof(tmp));
+		if (!ok)
+			snprintf(why, len, "ERT_OPENCL_DEVICE=0:0: %s", tmp);
+	}
+	unsetenv("ERT_OPENCL_DEVICE");
+	ert_model_unref(m);
+	return ok;
+}
+
+int main(int argc, char **argv)
+{
+	const char *filter = argc > 1 ? argv[1] : NULL;
+	struct ert_err err = { "" };
+	struct ert_backend *be = NULL;
+	int passed = 0, failed = 0, skipped = 0, claimed = 0;
+	char why[512];
+
+	if (ert_backend_create(ERT_BACKEND_OPENCL, NULL, &be, &err) != ERT_OK) {
+		for (size_t i = 0; i < N_CASES; i++)
+			if (!filter || strstr(cases[i].what, filter))
+				skipped++;
+		printf("# opencl: skipped (%s)\n", err.msg);
+		printf("%d passed, %d failed, %d skipped\n", passed, failed, skipped);
+		return 0;
+	}
+	printf("# opencl: %s\n", ert_opencl_backend_device(be));
+	ert_backend_destroy(be);
+
+	for (size_t i = 0; i < N_CASES; i++) {
+		const struct op_case *c = &cases[i];
+
+		if (filter && !strstr(c->what, filter))
+			continue;
+		why[0] = '\0';
+		if (run_case(c, ERT_BACKEND_OPENCL, why, sizeof(why))) {
+			passed++;
+			printf("ok - opencl %s: %s\n", ert_op_name(c->op), c->what);
+		} else {
+			failed++;
+			printf("not ok - opencl %s: %s: %s\n", ert_op_name(c->op), c->what, why);
+		}
+	}
+	if (!filter) {
+		int f = check_coverage(&claimed);
+
+		failed += f;
+		passed += !f;
+		printf("# opencl claims %d op types\n", claimed);
+		if (check_split(why, sizeof(why))) {
+			passed++;
+			printf("ok - opencl/cpu split: 4 copies per run, the CPU's answer\n");
+		} else {
+			failed++;
+			printf("not ok - opencl/cpu split: %s\n", why);
+		}
+		if (check_device_variable(why, sizeof(why))) {
+			passed++;
+			printf("ok - ERT_OPENCL_DEVICE: bad values refused with a reason, 0:0 runs\n");
+		} else {
+			failed++;
+			printf("not ok - ERT_OPENCL_DEVICE: %s\n", why);
+		}
+	}
+	printf("%d passed, %d failed, %d skipped\n", passed, failed, skipped);
+	return failed ? 1 : 0;
+}

@@ -1,0 +1,128 @@
+#!/bin/sh
+# The OpenCL backend (issue 9), on PoCL in CI (scripts/deps.d/opencl.list):
+# - the cross-backend op test: every op OpenCL claims, on shapes with tails,
+#   broadcasts and odd channel counts, against the CPU's scalar kernels
+#   (build/test-backend-ops, whose cases count here one by one);
+# - the zoo (mobilenet_v2, resnet18, resnet50, vit_s16) through edgert run
+#   --backend opencl: every op in one OpenCL split (--explain), outputs within
+#   1e-3 x max |ref| of the CPU backend, no NaN, the input and the output
+#   copied once each per run (edgert bench);
+# - --backend auto keeps to the CPU when the only OpenCL device is not a GPU.
+# With no OpenCL platform every check is counted as skipped.
+: "${ERT_BUILD:=build}"
+edgert=$ERT_BUILD/edgert
+out=$ERT_BUILD/opencl
+export ERT_NO_PROGRESS=1
+mkdir -p "$out"
+p=0 f=0 s=0
+ok() { p=$((p + 1)); echo "ok - $*"; }
+bad() { f=$((f + 1)); echo "not ok - $*"; }
+skip() { s=$((s + 1)); echo "skip - $*"; }
+
+if ! make -s --no-print-directory -j2 BUILD="$ERT_BUILD" "$ERT_BUILD/test-backend-ops" \
+	>"$out/build.log" 2>&1; then
+	tail -n 20 "$out/build.log"
+	echo "0 passed, 1 failed"
+	exit 1
+fi
+
+"$ERT_BUILD/test-backend-ops" >"$out/ops.log" 2>&1
+rc=$?
+grep -E '^(not ok|#)' "$out/ops.log"
+line=$(grep -E '^[0-9]+ passed, [0-9]+ failed, [0-9]+ skipped$' "$out/ops.log" | tail -n 1)
+if [ -z "$line" ] || { [ "$rc" -ne 0 ] && ! echo "$line" | grep -q ' [1-9][0-9]* failed'; }; then
+	tail -n 5 "$out/ops.log"
+	bad "test-backend-ops crashed or exited $rc without a summary"
+else
+	p=$((p + $(echo "$line" | sed -E 's/^([0-9]+) passed.*/\1/')))
+	f=$((f + $(echo "$line" | sed -E 's/.* ([0-9]+) failed.*/\1/')))
+	s=$((s + $(echo "$line" | sed -E 's/.* ([0-9]+) skipped/\1/')))
+	echo "# test-backend-ops: $line"
+fi
+
+models="mobilenet_v2 resnet18 resnet50 vit_s16"
+if grep -q '^# opencl: skipped' "$out/ops.log"; then
+	for m in $models; do
+		skip "$m on OpenCL (no OpenCL platform)"
+	done
+	skip "--backend auto without a GPU (no OpenCL platform)"
+	echo "$p passed, $f failed, $s skipped"
+	[ "$f" -eq 0 ]
+	exit
+fi
+
+# max |got - ref| <= 1e-3 x max |ref| over every output, no NaN or inf in got
+compare() { # refdir gotdir
+	/usr/bin/python3 - "$1" "$2" <<'EOF'
+import glob, os, sys
+import numpy as np
+ref_dir, got_dir = sys.argv[1], sys.argv[2]
+files = sorted(glob.glob(os.path.join(ref_dir, "*.npy")))
+if not files:
+    sys.exit("no outputs in " + ref_dir)
+for f in files:
+    r = np.load(f).astype(np.float64)
+    g = np.load(os.path.join(got_dir, os.path.basename(f))).astype(np.float64)
+    if r.shape != g.shape:
+        sys.exit("%s: shape %s, reference %s" % (os.path.basename(f), g.shape, r.shape))
+    if not np.isfinite(g).all():
+        sys.exit("%s: %d values are NaN or inf" % (os.path.basename(f), (~np.isfinite(g)).sum()))
+    err, top = np.abs(g - r).max(), np.abs(r).max()
+    print("%s: max abs error %.3g, max |ref| %.3g" % (os.path.basename(f), err, top))
+    if err > 1e-3 * top:
+        sys.exit("%s: error over 1e-3 x max |ref|" % os.path.basename(f))
+EOF
+}
+
+for m in $models; do
+	if [ ! -f "$out/$m.ert" ] || [ "$edgert" -nt "$out/$m.ert" ]; then
+		"$edgert" zoo "$m" -o "$out/$m.ert" >"$out/$m-zoo.log" 2>&1 || {
+			tail -n 3 "$out/$m-zoo.log"; bad "$m built by edgert zoo"; continue; }
+	fi
+	rm -rf "$out/$m-cpu" "$out/$m-ocl"
+	"$edgert" run "$out/$m.ert" --backend cpu --seed 5 -o "$out/$m-cpu" >"$out/$m-cpu.log" 2>&1
+	if ! "$edgert" run "$out/$m.ert" --backend opencl --seed 5 -o "$out/$m-ocl" --explain \
+		>"$out/$m-ocl.log" 2>&1; then
+		tail -n 3 "$out/$m-ocl.log"
+		bad "$m runs on OpenCL"
+		continue
+	fi
+	n=$("$edgert" info "$out/$m.ert" | sed -n 's/^ops *\([0-9]*\) nodes.*/\1/p')
+	if [ "$(grep -c '^split ' "$out/$m-ocl.log")" -eq 1 ] && grep -q '^split 1: opencl' "$out/$m-ocl.log" &&
+	   grep -q "^$n ops in 1 split" "$out/$m-ocl.log"; then
+		ok "$m: --explain shows all $n ops in one OpenCL split"
+	else
+		grep -E '^split|ops in' "$out/$m-ocl.log" | sed 's/^/# /'
+		bad "$m: --explain shows all ops in one OpenCL split"
+	fi
+	if compare "$out/$m-cpu" "$out/$m-ocl" >"$out/$m-cmp.log" 2>&1; then
+		ok "$m: OpenCL output matches the CPU backend ($(head -n 1 "$out/$m-cmp.log"))"
+	else
+		sed 's/^/# /' "$out/$m-cmp.log" | tail -n 3
+		bad "$m: OpenCL output within 1e-3 x max |ref| of the CPU backend, no NaN"
+	fi
+done
+
+# bench: per run, the input goes to the device and the logits come back
+m=mobilenet_v2
+if "$edgert" bench "$out/$m.ert" --backend opencl --loops 2 --warmup 1 --json >"$out/bench.json" \
+	2>"$out/bench.log" && grep -q "\"copied_bytes\": $((3 * 224 * 224 * 4 + 1000 * 4))}" "$out/bench.json"; then
+	ok "$m: edgert bench --backend opencl copies the input and the logits once per run"
+else
+	cat "$out/bench.json" "$out/bench.log" | tail -n 3 | sed 's/^/# /'
+	bad "$m: edgert bench --backend opencl copies the input and the logits once per run"
+fi
+
+# auto: NPU, then an OpenCL GPU, then the CPU; PoCL's device is a CPU
+if clinfo 2>/dev/null | grep -Eq 'Device Type +.*GPU'; then
+	skip "--backend auto without a GPU (this machine has one)"
+elif "$edgert" run "$out/$m.ert" --backend auto --seed 5 --explain >"$out/auto.log" 2>&1 &&
+     grep -q '^split 1: cpu' "$out/auto.log" && [ "$(grep -c '^split ' "$out/auto.log")" -eq 1 ]; then
+	ok "--backend auto keeps to the CPU when no OpenCL device is a GPU"
+else
+	grep -E '^split|rror' "$out/auto.log" | sed 's/^/# /'
+	bad "--backend auto keeps to the CPU when no OpenCL device is a GPU"
+fi
+
+echo "$p passed, $f failed, $s skipped"
+[ "$f" -eq 0 ]
