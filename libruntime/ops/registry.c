@@ -17,6 +17,7 @@ extern const struct ert_op_def ert_op_defs_quant[];
 extern const struct ert_op_def ert_op_defs_resize[];
 extern const struct ert_op_def ert_op_defs_movement[];
 extern const struct ert_op_def ert_op_defs_loss[];
+extern const struct ert_op_def ert_op_defs_recurrent[];
 
 static const struct ert_op_def *const families[] = {
 	ert_op_defs_unary,
@@ -31,6 +32,7 @@ static const struct ert_op_def *const families[] = {
 	ert_op_defs_resize,
 	ert_op_defs_movement,
 	ert_op_defs_loss,
+	ert_op_defs_recurrent,
 };
 
 static ert_infer_fn by_op[ERT_OP_COUNT];
@@ -104,18 +106,34 @@ ert_status ert_op_check_attrs(const struct ert_node *n, struct ert_err *err)
 	return ERT_OK;
 }
 
+/* ONNX makes output 0 optional for these: a node may keep only Y_h (and Y_c). */
+static bool output0_optional(enum ert_op op)
+{
+	return op == ERT_OP_RNN || op == ERT_OP_GRU || op == ERT_OP_LSTM;
+}
+
+static bool any_output(const struct ert_infer_ctx *ctx)
+{
+	for (uint32_t k = 0; k < ctx->n_out; k++)
+		if (ctx->out[k])
+			return true;
+	return false;
+}
+
 /*
  * Attribute rules first: inference and kernels may rely on them.
- * Every op in ert-ops.def writes its output 0 (ONNX makes output 0 optional
- * only for ops we do not have, such as LSTM), so a node without one is refused
- * here, once, before any family's inference reads ctx->out[0]; and a node
- * naming more outputs than its op makes is refused after it.
+ * Every op in ert-ops.def but the recurrent ones writes its output 0, so a
+ * node without one is refused here, once, before any family's inference reads
+ * ctx->out[0] (a recurrent node needs some output); and a node naming more
+ * outputs than its op makes is refused after it.
  */
 static ert_status infer_checked(struct ert_infer_ctx *ctx)
 {
 	ert_status st;
 
-	if (ctx->n_out < 1 || !ctx->out[0])
+	if (output0_optional(ctx->node->op) && !any_output(ctx))
+		return ert_infer_fail(ctx, ERT_STATUS_INVALID_MODEL, "has no outputs");
+	if (!output0_optional(ctx->node->op) && (ctx->n_out < 1 || !ctx->out[0]))
 		return ert_infer_fail(ctx, ERT_STATUS_INVALID_MODEL, "output 0 is missing");
 	st = ert_op_check_attrs(ctx->node, ctx->err);
 	if (st != ERT_OK)
