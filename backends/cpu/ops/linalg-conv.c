@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cpu/conv/dwconv.h"
 #include "cpu/conv/winograd.h"
 #include "cpu/gemm/sgemm.h"
 #include "cpu/ops/linalg-kernels.h"
@@ -371,7 +372,7 @@ ert_status ert_cpu_conv_prepare(struct ert_cpu *cpu, struct ert_exec *x, struct 
 	st = conv_plan_of(x, &p, err);
 	if (st != ERT_OK)
 		return st;
-	x->kernel = p.depthwise ? "scalar" : cpu->gemm->name;
+	x->kernel = p.depthwise ? ert_dwconv_kernel(cpu->isa, &p.g) : cpu->gemm->name;
 	if (!x->in_const[1] || p.depthwise)
 		return ERT_OK;
 	if (wino_shape(&p) && ert_wino_kernels_for(cpu->isa) && cpu->memory != ERT_LEVEL_LOW) {
@@ -511,6 +512,16 @@ ert_status ert_cpu_conv_compute(struct ert_cpu *cpu, struct ert_exec *x, struct 
 		return st;
 	if (p.depthwise) {
 		struct ert_act_desc act = ert_node_act(x->node);
+		/* the level's vector kernel (cpu/conv/dwconv.h) where it has one */
+		struct ert_dwconv_args da = {
+			.g = &p.g, .n_img = p.n_img, .c_in = p.c_in, .m = p.m, .m_g = p.m_g,
+			.x = x->in[0]->data, .w = x->in[1]->data, .bias = b ? b->data : NULL,
+			.res = res, .y = x->out[0]->data, .act = act,
+		};
+
+		if (ert_dwconv_run(cpu, &da))
+			return ERT_OK;
+
 		struct dw_job job = {
 			.p = &p, .x = x->in[0]->data, .w = x->in[1]->data,
 			.bias = b ? b->data : NULL, .y = x->out[0]->data,

@@ -1,0 +1,6 @@
+/* SPDX-License-Identifier: MIT */
+/* Depthwise convolution planes at the AVX-512 level (16 lanes, k-masks; see dwconv-tmpl.h). */
+#define ERT_SIMD_AVX512
+#define DW_LEVEL ert_dwconv_avx512
+#define DW_NAME "f32-dwconv-avx512"
+#include "cpu/conv/dwconv-tmpl.h"

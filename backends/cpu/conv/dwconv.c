@@ -1,0 +1,61 @@
+/* SPDX-License-Identifier: MIT */
+/* Depthwise convolution: the level's plane kernel over every (image, channel). */
+#include "cpu/conv/dwconv.h"
+#include "cpu/conv/dwconv-impl.h"
+
+static const struct ert_dwconv_level *level_of(enum ert_cpu_isa isa)
+{
+	return isa >= ERT_ISA_AVX512 ? &ert_dwconv_avx512
+	       : isa >= ERT_ISA_AVX2 ? &ert_dwconv_avx2 : NULL;
+}
+
+const char *ert_dwconv_kernel(enum ert_cpu_isa isa, const struct ert_conv_geom *g)
+{
+	struct ert_vec_win w;
+
+	return level_of(isa) && ert_vec_win_init(&w, g) ? level_of(isa)->name : NULL;
+}
+
+struct dw_job {
+	const struct ert_dwconv_args *a;
+	const struct ert_dwconv_level *lv;
+	struct ert_vec_win win;
+	int64_t in_sp, out_sp, kk;
+};
+
+static void dw_range(void *arg, int64_t begin, int64_t end)
+{
+	const struct dw_job *j = arg;
+	const struct ert_dwconv_args *a = j->a;
+
+	for (int64_t pl = begin; pl < end; pl++) {
+		int64_t n = pl / a->m, m = pl % a->m;
+
+		j->lv->plane(&j->win, a->x + (n * a->c_in + m / a->m_g) * j->in_sp, a->w + m * j->kk,
+			     a->bias ? a->bias[m] : 0.0f, a->res ? a->res + pl * j->out_sp : NULL,
+			     a->y + pl * j->out_sp);
+	}
+}
+
+bool ert_dwconv_run(struct ert_cpu *cpu, const struct ert_dwconv_args *a)
+{
+	struct dw_job j = { .a = a, .lv = level_of(cpu->isa) };
+	bool defer;
+	int64_t work;
+
+	if (!j.lv || !ert_vec_win_init(&j.win, a->g))
+		return false;
+	/* precision HIGH keeps libm's expf/tanhf for these, as ert_cpu_act_apply() */
+	defer = cpu->precision == ERT_LEVEL_HIGH &&
+		(a->act.type == ERT_ACT_SIGMOID || a->act.type == ERT_ACT_TANH);
+	j.win.act = defer ? (struct ert_act_desc){ ERT_ACT_NONE, 0.0f, 0.0f } : a->act;
+	j.in_sp = ert_geom_in_size(a->g);
+	j.out_sp = ert_geom_out_size(a->g);
+	j.kk = ert_geom_k_size(a->g);
+	work = j.out_sp * j.kk;
+	ert_parallel_for(cpu->pool, a->n_img * a->m, work >= 16384 ? 1 : 16384 / (work + 1),
+			 dw_range, &j);
+	if (defer)
+		ert_act_apply(&a->act, a->y, a->n_img * a->m * j.out_sp);
+	return true;
+}
