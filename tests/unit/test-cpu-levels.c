@@ -146,6 +146,8 @@ static const struct conv_case conv_cases[] = {
 	  1, true, 1, 0 },
 	{ "1x1 on 32x32 planes (B packed)", 1, 24, 32, 32, 16, 1, 1, 1, 1, 1, 1, { 0 }, 1, false,
 	  0, 0 },
+	{ "1x1, large image and M (B packed)", 1, 64, 56, 40, 72, 1, 1, 1, 1, 1, 1, { 0 }, 1, true,
+	  1, 0 },
 	/* Winograd F(4x4, 3x3) at avx2 and up (prepacked weights): its rounding is larger */
 	{ "winograd, ragged tiles", 1, 16, 17, 19, 24, 3, 3, 1, 1, 1, 1, { 1, 1, 1, 1 }, 1, true,
 	  1, 1e-4 },

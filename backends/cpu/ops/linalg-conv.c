@@ -106,19 +106,24 @@ size_t ert_cpu_conv_workspace(const struct ert_exec *x)
 }
 
 /*
- * May the GEMM kernel read a pointwise convolution's B (input channels
- * @row_bytes apart) in place instead of packing it? It then reads a K block
- * of rows, 192 bytes each, for every row block of A: from L1, or from L2
- * where the rows evict each other there, which the kernel's 16 bytes per
- * cycle of B still allow; packing costs more than that. Only a row stride
- * that puts all rows in a handful of the 64 L1 sets (a multiple of 2 or
- * 4 KiB: 32x32 or 64x64 planes) makes every read miss L1: pack then.
+ * May the GEMM kernel read a pointwise convolution's B (the image: K input
+ * planes of N pixels) where it lies instead of packing it? Packing costs a
+ * copy of B per row block of A; reading in place makes the kernel take the
+ * cache misses of K strided rows itself. Measured on Zen 4 (AVX-512), in
+ * place wins when there are few row blocks to share a packed B (M <= 64) or
+ * when the image stays in L2 (K x N floats <= 512 KiB), and loses on a
+ * large image read by many row blocks (64 -> 256 channels at 56x56: 65
+ * against 90 GFLOP/s). A row stride that puts every row in a handful of the
+ * 64 L1 sets (a multiple of 2 or 4 KiB: 32x32 or 64x64 planes) always packs.
  */
-static bool direct_b_ok(int64_t row_bytes)
+static bool direct_b_ok(const struct conv_plan *p)
 {
+	int64_t row_bytes = p->in_sp * (int64_t)sizeof(float);
 	uint64_t used = 0;
 	int n = 0;
 
+	if (p->m_g > 64 && p->k * p->n * (int64_t)sizeof(float) > (512 << 10))
+		return false;
 	for (int64_t r = 0; r < 128; r++)
 		for (int64_t l = 0; l < 3; l++)
 			used |= 1ull << ((r * row_bytes / 64 + l) % 64);
@@ -569,7 +574,7 @@ ert_status ert_cpu_conv_compute(struct ert_cpu *cpu, struct ert_exec *x, struct 
 		.a_packed = ert_cpu_packed_data(pk),
 		.b = x->in[0]->data, .b_rs = p.in_sp, .b_cs = 1,
 		.pack_b = p.pointwise ? NULL : pack_im2col, .pack_ctx = &ictx,
-		.b_direct = p.pointwise && direct_b_ok(p.in_sp * (int64_t)sizeof(float)),
+		.b_direct = p.pointwise && direct_b_ok(&p),
 		.c = x->out[0]->data, .ldc = p.n,
 		.a_off = a_off, .b_off = b_off, .c_off = c_off, .bias_off = bias_off,
 		.bias = b ? b->data : NULL, .alpha = 1.0f, .residual = res,
