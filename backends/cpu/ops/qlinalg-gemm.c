@@ -13,6 +13,7 @@
  * store in the level's epilogue. The accumulators equal the reference's
  * bit for bit, and so do the outputs.
  */
+#include <emmintrin.h>
 #include <string.h>
 
 #include "cpu/ops/qlinalg.h"
@@ -61,7 +62,7 @@ static int64_t a_rows(const struct ert_qgemm_kernel *k, int64_t K, int64_t m)
 /*
  * A lane's slot: packed B of the tile, its column sums, a per-column term,
  * packed A rows and their sums, the int32 sums of C_ROWS rows of a panel,
- * and four im2col rows.
+ * and the tile's im2col rows (K x nc bytes).
  */
 struct lane_layout {
 	size_t b, cs, t, a, rs, c, rows, total;
@@ -86,7 +87,7 @@ static void lane_layout(const struct ert_qgemm_kernel *k, int64_t K, int64_t nc,
 	l->c = off;
 	off += rup64((size_t)min64(C_ROWS, rup(m, k->mr)) * TILE_LD * sizeof(int32_t));
 	l->rows = off;
-	off += rup64((size_t)(4 * nc));
+	off += rup64((size_t)(K * nc));
 	l->total = off;
 }
 
@@ -255,43 +256,93 @@ ert_status ert_qconv_gemm_prepare(struct ert_cpu *cpu, struct ert_exec *x,
 	return st;
 }
 
-/*
- * Row @dst of the tile for window tap (kd, kh, kw) of input plane @plane:
- * the input byte each of output pixels p0 .. p0 + nc - 1 reads, @pad where it
- * falls in the padding. Pixels go by runs along one output row.
- */
-static void im2col_row(uint8_t *dst, const uint8_t *plane, const struct ert_conv_geom *g,
-		       int64_t kd, int64_t kh, int64_t kw, int64_t p0, int64_t nc, uint8_t pad)
+/* @n bytes of @v: padding runs are mostly a byte or two, not worth a call. */
+static inline void fill(uint8_t *dst, uint8_t v, int64_t n)
 {
+	if (n > 16) {
+		memset(dst, v, (size_t)n);
+		return;
+	}
+	for (int64_t i = 0; i < n; i++)
+		dst[i] = v;
+}
+
+/* @n bytes src[0], src[sw], ...: a copy, the even bytes (SSE2), or one at a time. */
+static void copy_strided(uint8_t *restrict dst, const uint8_t *restrict src, int64_t n,
+			 int64_t sw)
+{
+	int64_t c = 0;
+
+	if (sw == 1) {
+		memcpy(dst, src, (size_t)n);
+		return;
+	}
+	if (sw == 2) {
+		const __m128i even = _mm_set1_epi16(0x00ff);
+
+		/* reads up to src[2c + 31], short of the last element's src[2n - 2] */
+		for (; c + 17 <= n; c += 16) {
+			__m128i lo = _mm_and_si128(_mm_loadu_si128((const __m128i *)(src + 2 * c)), even);
+			__m128i hi = _mm_and_si128(_mm_loadu_si128((const __m128i *)(src + 2 * c + 16)),
+						   even);
+
+			_mm_storeu_si128((__m128i *)(dst + c), _mm_packus_epi16(lo, hi));
+		}
+	}
+	for (; c < n; c++)
+		dst[c] = src[c * sw];
+}
+
+/*
+ * The tile's im2col rows: row ci * kk + tap (nc bytes) holds the byte that
+ * tap (kd, kh, kw) of the group's channel ci reads for each output pixel
+ * p0 .. p0 + nc - 1, @pad where it falls in the padding. Pixels go by runs
+ * along one output row, each decomposed once for every tap and channel.
+ */
+static void im2col_tile(uint8_t *dst, const uint8_t *xg, const struct iconv_job *j, int64_t p0,
+			int64_t nc, uint8_t pad)
+{
+	const struct ert_conv_geom *g = &j->g;
 	const int64_t OH = g->out[1], OW = g->out[2], IH = g->in[1], IW = g->in[2];
-	const int64_t sw = g->stride[2];
+	const int64_t sw = g->stride[2], kk = j->kk;
 
-	for (int64_t p = p0, end = p0 + nc; p < end;) {
+	for (int64_t p = p0, off = 0; p < p0 + nc;) {
 		int64_t ow = p % OW, oh = (p / OW) % OH, od = p / OW / OH;
-		int64_t len = min64(OW - ow, end - p);
-		int64_t iz = od * g->stride[0] - g->pad_b[0] + kd * g->dil[0];
-		int64_t iy = oh * g->stride[1] - g->pad_b[1] + kh * g->dil[1];
-		int64_t ix0 = ow * sw - g->pad_b[2] + kw * g->dil[2], lo = 0, hi = -1;
+		int64_t len = min64(OW - ow, p0 + nc - p);
 
-		if (iz >= 0 && iz < g->in[0] && iy >= 0 && iy < IH) {
-			lo = ix0 >= 0 ? 0 : (-ix0 + sw - 1) / sw;
-			hi = IW - 1 - ix0 < 0 ? -1 : (IW - 1 - ix0) / sw;
-			hi = min64(hi, len - 1);
-		}
-		if (lo > hi) {
-			memset(dst, pad, (size_t)len);
-		} else {
-			const uint8_t *row = plane + (iz * IH + iy) * IW + ix0;
+		for (int64_t kd = 0, t = 0; kd < g->k[0]; kd++) {
+			int64_t iz = od * g->stride[0] - g->pad_b[0] + kd * g->dil[0];
 
-			memset(dst, pad, (size_t)lo);
-			if (sw == 1)
-				memcpy(dst + lo, row + lo, (size_t)(hi - lo + 1));
-			else
-				for (int64_t c = lo; c <= hi; c++)
-					dst[c] = row[c * sw];
-			memset(dst + hi + 1, pad, (size_t)(len - hi - 1));
+			for (int64_t kh = 0; kh < g->k[1]; kh++) {
+				int64_t iy = oh * g->stride[1] - g->pad_b[1] + kh * g->dil[1];
+				bool in = iz >= 0 && iz < g->in[0] && iy >= 0 && iy < IH;
+
+				for (int64_t kw = 0; kw < g->k[2]; kw++, t++) {
+					int64_t ix0 = ow * sw - g->pad_b[2] + kw * g->dil[2], lo = 0, hi = -1;
+					/* the tap's first input of the run, once inside */
+					int64_t so = (iz * IH + iy) * IW + ix0;
+
+					if (in) {
+						lo = ix0 >= 0 ? 0 : (-ix0 + sw - 1) / sw;
+						hi = IW - 1 - ix0 < 0 ? -1 : (IW - 1 - ix0) / sw;
+						hi = min64(hi, len - 1);
+					}
+					for (int64_t ci = 0; ci < j->cin_g; ci++) {
+						uint8_t *d = dst + (ci * kk + t) * nc + off;
+
+						if (lo > hi) {
+							fill(d, pad, len);
+							continue;
+						}
+						fill(d, pad, lo);
+						copy_strided(d + lo, xg + (so + ci * j->in_sp + lo * sw),
+							     hi - lo + 1, sw);
+						fill(d + hi + 1, pad, len - hi - 1);
+					}
+				}
+			}
 		}
-		dst += len;
+		off += len;
 		p += len;
 	}
 }
@@ -344,24 +395,20 @@ static void qconv_item(const void *arg, int64_t it, uint32_t *slot)
 
 	if (cs)
 		memset(cs, 0, (size_t)nc * sizeof(*cs));
+	/* the rows of B: the input planes themselves, or the tile's im2col */
+	const uint8_t *src = xg + p0;
+	int64_t src_stride = j->in_sp;
+
+	if (!c->direct) {
+		im2col_tile(ws + c->lay.rows, xg, j, p0, nc, c->xpad);
+		src = ws + c->lay.rows;
+		src_stride = nc;
+	}
 	for (int64_t q = 0; q < K4; q++) {
 		const uint8_t *rows[4];
 
-		for (int t = 0; t < 4; t++) {
-			int64_t kx = 4 * q + t, ci = kx / j->kk, tap = kx % j->kk;
-			uint8_t *tmp = ws + c->lay.rows + t * nc;
-
-			if (kx >= K) {
-				rows[t] = NULL;
-			} else if (c->direct) {
-				rows[t] = xg + ci * j->in_sp + p0;
-			} else {
-				im2col_row(tmp, xg + ci * j->in_sp, &j->g, tap / j->g.k[2] / j->g.k[1],
-					   (tap / j->g.k[2]) % j->g.k[1], tap % j->g.k[2], p0, nc,
-					   c->xpad);
-				rows[t] = tmp;
-			}
-		}
+		for (int t = 0; t < 4; t++)
+			rows[t] = 4 * q + t < K ? src + (4 * q + t) * src_stride : NULL;
 		ert_qgemm_pack_b_quad(k, rows, c->xflip, nc, K4, q, bp, cs);
 	}
 
