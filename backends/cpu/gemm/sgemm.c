@@ -265,22 +265,31 @@ void ert_sgemm_run(struct ert_threadpool *pool, uint32_t threads, const struct e
 	job.slot = slot_floats(d->m, d->n, d->k);
 	/* Tiles are whole register blocks: prepacked panels are stepped into by m0, n0. */
 	job.kc = min64(job.kern->kc, ERT_SGEMM_KC);
-	job.mc = min64(d->m, ERT_SGEMM_MC / MR * MR);
+	/*
+	 * Row tiles of even height (197 rows: 104 + 93, not 128 + 69), so that
+	 * threads taking one each finish together.
+	 */
+	job.mt = (d->m + ERT_SGEMM_MC / MR * MR - 1) / (ERT_SGEMM_MC / MR * MR);
 	/*
 	 * With B prepacked nothing of B is packed per tile, and A is packed once
 	 * per tile and K block: a tile spanning all of N packs each row of A
-	 * once instead of once per NC columns (threads then split M, or N below).
+	 * once instead of once per NC columns. Threads then share M first.
 	 */
-	job.nc = d->b_packed ? d->n : min64(d->n, ERT_SGEMM_NC / NR * NR);
+	if (d->b_packed)
+		while (want > 1 && d->batch * job.mt < (int64_t)want && (job.mt + 1) * 2 * MR <= d->m)
+			job.mt++;
+	job.mc = round_up((d->m + job.mt - 1) / job.mt, MR);
 	job.mt = (d->m + job.mc - 1) / job.mc;
+	job.nc = d->b_packed ? d->n : min64(d->n, ERT_SGEMM_NC / NR * NR);
 	job.nt = (d->n + job.nc - 1) / job.nc;
 	/*
 	 * Too few tiles to keep every thread busy: cut N finer. Tiles are taken
 	 * in order by whichever thread is free, so with several per thread the
 	 * last, ragged ones even out. Finer tiles cost an A panel packing each,
-	 * unless A is prepacked (Conv weights): then aim for more.
+	 * unless A is prepacked (Conv weights): then aim for more; with B
+	 * prepacked the even row tiles already share the work.
 	 */
-	int64_t per_thread = d->a_packed ? 4 : 3;
+	int64_t per_thread = d->a_packed ? 4 : d->b_packed ? 1 : 3;
 
 	while (want > 1 && d->batch * job.mt * job.nt < per_thread * (int64_t)want &&
 	       job.nc > 2 * NR) {
