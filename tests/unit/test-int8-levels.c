@@ -1,14 +1,15 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The int8 kernels (QLinearConv, ConvInteger, QLinearMatMul, MatMulInteger,
- * QGemm, QLinearAdd, QLinearMul) at every SIMD level this CPU supports against the scalar reference,
- * byte for byte: integer accumulation is exact, so every level must give
- * the same outputs. Awkward shapes: K and channel counts no multiple of any
- * block, stride 2, dilation, groups, depthwise, asymmetric padding, 1x1
- * with stride, 1-D and 3-D, batch > 1, broadcast batches; int8 and uint8
- * activations and weights, per-tensor and per-channel scales and zero
- * points, both requantisation rules, clamps, ties; with prepacked and
- * run-time weights, memory LOW, one and two threads.
+ * QGemm, QLinearAdd, QLinearMul) at every SIMD level this CPU supports
+ * against the scalar reference, byte for byte: integer accumulation is
+ * exact, so every level must give the same outputs. Awkward shapes: K and
+ * channel counts no multiple of any block, stride 2, dilation, groups,
+ * depthwise, asymmetric padding, 1x1 with stride, 1-D and 3-D, batch > 1,
+ * broadcast batches; int8 and uint8 activations and weights, per-tensor and
+ * per-channel scales and zero points, both requantisation rules, clamps,
+ * ties; with prepacked and run-time weights, memory LOW, one and two
+ * threads.
  */
 #include <math.h>
 #include <stdio.h>

@@ -4,9 +4,9 @@
  * packed int8 GEMM (cpu/qgemm/qgemm.h). Convolution is a GEMM per image and
  * group: the weights (M x K, K = cin/group x window) are its A, packed once
  * at plan time; the output pixels are its columns, their B panels packed per
- * tile of pixels straight from the image (im2col by rows of the tile: the
- * input row itself for 1x1 stride-1 layers, else a copy or gather with the
- * zero point as padding). Matrix products use A as A and B (the weights,
+ * tile of pixels from the image (the input planes themselves for 1x1
+ * stride-1 layers, else the tile's im2col, the zero point as padding).
+ * Matrix products use A as A and B (the weights,
  * packed at plan time when constant) as B. Each lane takes a tile of columns
  * and a chunk of rows, packs what it needs into its slot of the workspace
  * and finishes every output of the tile: corrections, requantisation and
@@ -115,7 +115,7 @@ struct tile {
 };
 
 /* Row @i of the tile's rows is done for columns [j0, j0 + w): its raw sums. */
-typedef void (*tile_finish_fn)(const void *ctx, int64_t i, const int32_t *raw, int64_t j0,
+typedef void (*tile_finish_fn)(void *ctx, int64_t i, const int32_t *raw, int64_t j0,
 			       int64_t w);
 
 /*
@@ -123,7 +123,7 @@ typedef void (*tile_finish_fn)(const void *ctx, int64_t i, const int32_t *raw, i
  * panel's block stays in L1 while every row block of A passes it; then
  * each row of the panel is finished.
  */
-static void run_tile(const struct tile *t, int64_t rows, tile_finish_fn finish, const void *ctx)
+static void run_tile(const struct tile *t, int64_t rows, tile_finish_fn finish, void *ctx)
 {
 	const struct ert_qgemm_kernel *k = t->k;
 	const int64_t NR = ert_qgemm_nr(k), K4 = t->K4;
@@ -204,9 +204,20 @@ struct qconv {
 	bool w_u8, need_cs, direct;
 	uint8_t xflip, xpad;      /* x's flip to unsigned; its zero point's byte (padding) */
 	int32_t bz;               /* x's zero point in packed units */
+	const int32_t *cadd, *naz, *mult, *shift; /* conv_tables() */
 };
 
-/* Dense and grouped convolutions; depthwise ones (a row per group) stay direct. */
+/*
+ * Per output channel, in front of the lanes: bias + K az' bz' (the row's
+ * constant but for -bz' rowsum), -az', and the fixed rule's multiplier and
+ * shift as ert_requant_fixed() clamps them.
+ */
+static size_t conv_tables(int64_t m)
+{
+	return 4 * rup64((size_t)(m > 0 ? m : 1) * sizeof(int32_t));
+}
+
+/* Dense and grouped convolutions; depthwise ones (under 4 rows a group): qlinalg-dw.c. */
 static bool conv_usable(const struct iconv_job *j)
 {
 	return j->m_g >= 4 && j->cin_g * j->kk > 0 && j->out_sp > 0;
@@ -224,7 +235,8 @@ size_t ert_qconv_gemm_workspace(const struct iconv_job *j)
 {
 	if (!conv_usable(j))
 		return 0;
-	return max_slot(j->m_g, j->cin_g * j->kk, j->out_sp) * ert_qlinalg_machine_lanes();
+	return conv_tables(j->m) +
+	       max_slot(j->m_g, j->cin_g * j->kk, j->out_sp) * ert_qlinalg_machine_lanes();
 }
 
 ert_status ert_qconv_gemm_prepare(struct ert_cpu *cpu, struct ert_exec *x,
@@ -353,29 +365,25 @@ struct conv_rows {
 	int64_t n, gi, p0, m0;
 	const int32_t *rsum;      /* per row of the tile */
 	const int32_t *cs;        /* per column of the tile, or NULL */
+	struct ert_qgemm_epi e;   /* the output stage, its row terms set per row */
 };
 
-static void conv_finish(const void *ctx, int64_t i, const int32_t *raw, int64_t j0, int64_t w)
+static void conv_finish(void *ctx, int64_t i, const int32_t *raw, int64_t j0, int64_t w)
 {
-	const struct conv_rows *r = ctx;
+	struct conv_rows *r = ctx;
 	const struct qconv *c = r->c;
 	const struct iconv_job *j = c->j;
 	int64_t m = r->gi * j->m_g + r->m0 + i;
-	int32_t az = ert_qlinalg_zp(j->wzp, m) - (c->w_u8 ? 128 : 0);
-	uint32_t bias = j->bias ? (uint32_t)((const int32_t *)j->bias->data)[m] : 0;
-	struct ert_qgemm_epi e = c->base;
+	struct ert_qgemm_epi *e = &r->e;
 
 	/* v = raw - bz' rowsum - az' colsum + K az' bz' + bias */
-	e.c0 = bias - (uint32_t)c->bz * (uint32_t)r->rsum[i] +
-	       (uint32_t)c->K * (uint32_t)az * (uint32_t)c->bz;
-	e.c1 = -(uint32_t)az;
-	e.u = r->cs ? r->cs + j0 : NULL;
-	if (j->chans) {
-		e.mult1 = clamp_mult(j->chans[m].m);
-		e.shift1 = clamp_shift(j->chans[m].s);
-		e.f1 = j->chans[m].f;
-	}
-	c->k->epi(raw, w, &e,
+	e->c0 = (uint32_t)c->cadd[m] - (uint32_t)c->bz * (uint32_t)r->rsum[i];
+	e->c1 = (uint32_t)c->naz[m];
+	e->u = r->cs ? r->cs + j0 : NULL;
+	e->mult1 = c->mult[m];
+	e->shift1 = c->shift[m];
+	e->f1 = j->chans ? j->chans[m].f : 0.0;
+	c->k->epi(raw, w, e,
 		  (uint8_t *)j->y->data +
 			  ((r->n * j->m + m) * j->out_sp + r->p0 + j0) * (size_t)c->osz);
 }
@@ -418,7 +426,7 @@ static void qconv_item(const void *arg, int64_t it, uint32_t *slot)
 	const int64_t step = c->w_packed ? C_ROWS : c->arows;
 	struct tile t = { .k = k, .K4 = K4, .nc = nc, .b = bp, .a_blk = blk,
 			  .c = (int32_t *)(ws + c->lay.c) };
-	struct conv_rows cr = { .c = c, .n = n, .gi = gi, .p0 = p0, .cs = cs };
+	struct conv_rows cr = { .c = c, .n = n, .gi = gi, .p0 = p0, .cs = cs, .e = c->base };
 
 	for (int64_t i0 = m_lo; i0 < m_hi; i0 += step) {
 		int64_t rows = min64(step, m_hi - i0);
@@ -449,10 +457,13 @@ bool ert_qconv_gemm_run(struct ert_cpu *cpu, struct ert_exec *x, const struct ic
 {
 	const struct ert_qgemm_kernel *k = ert_qgemm_kernel_for(cpu->isa);
 	const struct ert_cpu_packed *pk = x->state;
+	uint8_t *tables = x->workspace ? (uint8_t *)x->workspace + skip : NULL;
+	size_t tsz = conv_tables(j->m), ts = tsz / 4;
+	int32_t *cadd, *naz, *mult, *shift;
 	struct qconv c;
 	int64_t items;
 
-	if (!k || !conv_usable(j))
+	if (!k || !conv_usable(j) || !tables || x->workspace_size < skip + tsz)
 		return false;
 	memset(&c, 0, sizeof(c));
 	c.j = j;
@@ -470,6 +481,23 @@ bool ert_qconv_gemm_run(struct ert_cpu *cpu, struct ert_exec *x, const struct ic
 	c.xflip = j->x->dtype == ERT_DTYPE_INT8 ? 0x80 : 0;
 	c.xpad = (uint8_t)ert_qlinalg_zp(j->xzp, 0);
 	c.bz = ert_qlinalg_zp(j->xzp, 0) + (c.xflip ? 128 : 0);
+	cadd = (int32_t *)tables;
+	naz = (int32_t *)(tables + ts);
+	mult = (int32_t *)(tables + 2 * ts);
+	shift = (int32_t *)(tables + 3 * ts);
+	for (int64_t m = 0; m < j->m; m++) {
+		int32_t az = ert_qlinalg_zp(j->wzp, m) - (c.w_u8 ? 128 : 0);
+		uint32_t bias = j->bias ? (uint32_t)((const int32_t *)j->bias->data)[m] : 0;
+
+		cadd[m] = (int32_t)(bias + (uint32_t)c.K * (uint32_t)az * (uint32_t)c.bz);
+		naz[m] = (int32_t)-(uint32_t)az;
+		mult[m] = j->chans ? clamp_mult(j->chans[m].m) : 0;
+		shift[m] = j->chans ? clamp_shift(j->chans[m].s) : 0;
+	}
+	c.cadd = cadd;
+	c.naz = naz;
+	c.mult = mult;
+	c.shift = shift;
 	c.nc = tile_cols(k, c.K, j->out_sp);
 	c.ntiles = (j->out_sp + c.nc - 1) / c.nc;
 	c.arows = a_rows(k, c.K, j->m_g);
@@ -479,7 +507,7 @@ bool ert_qconv_gemm_run(struct ert_cpu *cpu, struct ert_exec *x, const struct ic
 	c.osz = (int64_t)ert_dtype_size(j->y->dtype);
 	lane_layout(k, c.K, c.nc, j->m_g, &c.lay);
 	epi_base(&c.base, j->qlinear, true, &j->qo);
-	*st = ert_qlinalg_run_lanes(cpu, x, skip, items * c.nchunks,
+	*st = ert_qlinalg_run_lanes(cpu, x, skip + tsz, items * c.nchunks,
 				    (int64_t)(c.lay.total / sizeof(uint32_t)), qconv_item, &c, err);
 	return true;
 }
@@ -600,7 +628,7 @@ struct mm_rows {
 	const int32_t *t;         /* per column of the tile: colsum - K bz' */
 };
 
-static void mm_finish(const void *ctx, int64_t ii, const int32_t *raw, int64_t j0, int64_t w)
+static void mm_finish(void *ctx, int64_t ii, const int32_t *raw, int64_t j0, int64_t w)
 {
 	const struct mm_rows *r = ctx;
 	const struct qmm *c = r->c;
