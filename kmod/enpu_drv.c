@@ -25,6 +25,7 @@
 #include "enpu_engine.h"
 #include "enpu_gem.h"
 #include "enpu_job.h"
+#include "enpu_mem.h"
 
 /*
  * Numeric parameters are checked against their range when set, at load
@@ -32,8 +33,8 @@
  * message (and a module load with it fails), rather than becoming, say, a
  * zero-jiffy job timeout.
  */
-static int enpu_param_set_range(const char *val, const struct kernel_param *kp,
-				unsigned int min, unsigned int max)
+int enpu_param_set_range(const char *val, const struct kernel_param *kp,
+			 unsigned int min, unsigned int max)
 {
 	int ret = param_set_uint_minmax(val, kp, min, max);
 
@@ -77,7 +78,8 @@ MODULE_PARM_DESC(test_delay_us,
 
 static struct platform_device *enpu_pdev;
 
-static int enpu_query_device(struct enpu_device *edev, struct drm_enpu_query *args)
+static int enpu_query_device(struct enpu_device *edev, struct enpu_file *fpriv,
+			     struct drm_enpu_query *args)
 {
 	struct drm_enpu_query_device q = {
 		.uapi_version = ENPU_UAPI_VERSION_MAJOR << 16 | ENPU_UAPI_VERSION_MINOR,
@@ -85,12 +87,16 @@ static int enpu_query_device(struct enpu_device *edev, struct drm_enpu_query *ar
 		.cs_version = ENPU_CS_VERSION,
 		.max_jobs_per_submit = ENPU_MAX_JOBS_PER_SUBMIT,
 		.opcode_mask = GENMASK_ULL(ENPU_OP_COUNT - 1, 0),
-		.max_bo_size = ENPU_MAX_BO_SIZE,
+		.max_bo_size = enpu_mem_max_bo_size(),
 		.max_cs_size = ENPU_MAX_CS_SIZE,
 		.max_bos_per_job = ENPU_MAX_BOS_PER_JOB,
 		.max_in_syncobjs = ENPU_MAX_IN_SYNCOBJS,
 		.job_timeout_ms = enpu_job_timeout_ms,
 		.max_job_work = ENPU_CS_MAX_WORK,
+		.mem_limit = enpu_mem_limit(),
+		.file_mem_limit = enpu_file_mem_limit(),
+		.mem_used = atomic64_read(&edev->mem_used),
+		.file_mem_used = atomic64_read(&fpriv->mem->used),
 	};
 	u32 len = min_t(u32, args->size, sizeof(q));
 
@@ -108,7 +114,7 @@ static int enpu_query_ioctl(struct drm_device *dev, void *data, struct drm_file 
 		return -EINVAL;
 	switch (args->type) {
 	case DRM_ENPU_QUERY_DEVICE:
-		return enpu_query_device(to_enpu_device(dev), args);
+		return enpu_query_device(to_enpu_device(dev), file->driver_priv, args);
 	default:
 		return -EINVAL;
 	}
@@ -125,14 +131,24 @@ static int enpu_open(struct drm_device *dev, struct drm_file *file)
 		return -ENOMEM;
 	fpriv->edev = edev;
 	mutex_init(&fpriv->submit_lock);
+	fpriv->mem = enpu_mem_create(edev);
+	if (!fpriv->mem) {
+		ret = -ENOMEM;
+		goto err_free;
+	}
 	ret = drm_sched_entity_init(&fpriv->entity, DRM_SCHED_PRIORITY_NORMAL,
 				    edev->scheds, edev->num_cores, NULL);
-	if (ret) {
-		kfree(fpriv);
-		return ret;
-	}
+	if (ret)
+		goto err_put_mem;
 	file->driver_priv = fpriv;
 	return 0;
+
+err_put_mem:
+	enpu_mem_put(fpriv->mem);
+err_free:
+	mutex_destroy(&fpriv->submit_lock);
+	kfree(fpriv);
+	return ret;
 }
 
 static void enpu_postclose(struct drm_device *dev, struct drm_file *file)
@@ -142,6 +158,8 @@ static void enpu_postclose(struct drm_device *dev, struct drm_file *file)
 	/* waits for queued jobs, or kills them when the process is exiting */
 	drm_sched_entity_destroy(&fpriv->entity);
 	mutex_destroy(&fpriv->submit_lock);
+	/* BOs and jobs still alive keep the account until they are freed */
+	enpu_mem_put(fpriv->mem);
 	kfree(fpriv);
 }
 
@@ -154,6 +172,7 @@ static int enpu_stats_show(struct seq_file *m, void *unused)
 	seq_printf(m, "bos_alive %d\n", atomic_read(&edev->bos_alive));
 	seq_printf(m, "jobs_submitted %lld\n", atomic64_read(&edev->job_seqno));
 	seq_printf(m, "resets %d\n", atomic_read(&edev->resets));
+	seq_printf(m, "mem_used %lld\n", atomic64_read(&edev->mem_used));
 	return 0;
 }
 
@@ -263,7 +282,7 @@ static const struct drm_driver enpu_drm_driver = {
 	.num_ioctls = ARRAY_SIZE(enpu_ioctls),
 	.fops = &enpu_fops,
 	.gem_create_object = enpu_gem_create_object,
-	.gem_prime_import_sg_table = drm_gem_shmem_prime_import_sg_table,
+	.gem_prime_import_sg_table = enpu_gem_prime_import_sg_table,
 	.name = "enpu",
 	.desc = "edgert virtual NPU",
 	.major = ENPU_UAPI_VERSION_MAJOR,
@@ -332,13 +351,15 @@ static int __init enpu_init(void)
 	BUILD_BUG_ON(sizeof(struct drm_enpu_syncobj) != ENPU_SYNCOBJ_V1_SIZE);
 	BUILD_BUG_ON(sizeof(struct drm_enpu_job_bo) != 8);
 	BUILD_BUG_ON(sizeof(struct drm_enpu_query) != 24);
-	BUILD_BUG_ON(sizeof(struct drm_enpu_query_device) != 56);
+	BUILD_BUG_ON(sizeof(struct drm_enpu_query_device) != 88);
 	BUILD_BUG_ON(offsetof(struct drm_enpu_query_device, max_job_work) != 48);
+	BUILD_BUG_ON(offsetof(struct drm_enpu_query_device, mem_limit) != 56);
 	BUILD_BUG_ON(sizeof(struct drm_enpu_submit) != 24);
 	BUILD_BUG_ON(sizeof(struct enpu_cs_tensor) != 48);
 	BUILD_BUG_ON(sizeof(struct enpu_cs_conv2d) % 8 || sizeof(struct enpu_cs_pool) % 8 ||
 		     sizeof(struct enpu_cs_eltwise) % 8 || sizeof(struct enpu_cs_matmul) % 8);
 
+	enpu_mem_init_limits();
 	ret = platform_driver_register(&enpu_platform_driver);
 	if (ret)
 		return ret;

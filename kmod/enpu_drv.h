@@ -27,11 +27,15 @@
 
 struct enpu_core;
 struct enpu_hw_ops;
+struct enpu_mem;
+struct kernel_param;
 
 /* module parameters (enpu_drv.c) */
 extern unsigned int enpu_job_timeout_ms;
 extern bool enpu_test_hooks;
 extern unsigned int enpu_test_delay_us;
+int enpu_param_set_range(const char *val, const struct kernel_param *kp,
+			 unsigned int min, unsigned int max);
 
 /**
  * struct enpu_device - one virtual NPU
@@ -45,6 +49,7 @@ extern unsigned int enpu_test_delay_us;
  * @job_seqno: source of job ids for tracing
  * @bos_alive: buffer objects created or imported and not yet freed
  * @resets: jobs the engine had to abandon (no progress within the timeout)
+ * @mem_used: bytes charged to all files (see enpu_mem.c)
  * @free_wq: drops finished jobs' references, off the schedulers' workqueues
  */
 struct enpu_device {
@@ -58,6 +63,7 @@ struct enpu_device {
 	atomic64_t job_seqno;
 	atomic_t bos_alive;
 	atomic_t resets;
+	atomic64_t mem_used;
 	struct workqueue_struct *free_wq;
 };
 
@@ -66,11 +72,13 @@ struct enpu_device {
  * @edev: the device
  * @entity: this file's job queue, balanced over every core
  * @submit_lock: protects the arm + push order of jobs on @entity
+ * @mem: what this file's BOs and jobs are charged to
  */
 struct enpu_file {
 	struct enpu_device *edev;
 	struct drm_sched_entity entity;
 	struct mutex submit_lock; /* protects arm + push order on entity */
+	struct enpu_mem *mem;
 };
 
 static inline struct enpu_device *to_enpu_device(struct drm_device *drm)

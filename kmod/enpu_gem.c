@@ -19,6 +19,7 @@
 
 #include "enpu_drv.h"
 #include "enpu_gem.h"
+#include "enpu_mem.h"
 
 /**
  * struct enpu_userptr - a BO over pinned user memory
@@ -30,6 +31,7 @@
  *	lock (which drm_gem_vmap holds) and kept until the BO is freed
  * @mm: the address space whose pinned_vm carries @npages, held by mmgrab()
  *	so that the charge can be dropped when the BO is freed
+ * @mem: the account of the file that created it, charged its size
  */
 struct enpu_userptr {
 	struct drm_gem_object base;
@@ -38,6 +40,7 @@ struct enpu_userptr {
 	bool readonly;
 	void *vaddr;
 	struct mm_struct *mm;
+	struct enpu_mem *mem;
 };
 
 /**
@@ -46,10 +49,13 @@ struct enpu_userptr {
  * @kmap: the engine's kernel mapping, made by the first job that uses the
  *	BO (under its dma_resv lock) and kept until the BO is freed, so that
  *	finishing a job never needs the BO's lock
+ * @mem: the account of the file that created it, charged its size; NULL
+ *	for an imported BO (its memory is the exporter's)
  */
 struct enpu_shmem {
 	struct drm_gem_shmem_object base;
 	struct iosys_map kmap;
+	struct enpu_mem *mem;
 };
 
 static const struct drm_gem_object_funcs enpu_userptr_funcs;
@@ -67,6 +73,8 @@ static void enpu_shmem_free(struct drm_gem_object *obj)
 {
 	struct enpu_device *edev = to_enpu_device(obj->dev);
 	struct enpu_shmem *bo = to_enpu_shmem(obj);
+	struct enpu_mem *mem = bo->mem;
+	size_t size = obj->size;
 
 	if (!iosys_map_is_null(&bo->kmap)) {
 		dma_resv_lock(obj->resv, NULL);
@@ -74,6 +82,9 @@ static void enpu_shmem_free(struct drm_gem_object *obj)
 		dma_resv_unlock(obj->resv);
 	}
 	drm_gem_shmem_object_free(obj);
+	/* the pages are back with shmem (or the exporter) now */
+	if (mem)
+		enpu_mem_uncharge(mem, size);
 	atomic_dec(&edev->bos_alive);
 }
 
@@ -89,19 +100,34 @@ static const struct drm_gem_object_funcs enpu_shmem_funcs = {
 	.vm_ops = &drm_gem_shmem_vm_ops,
 };
 
-/* drm_driver.gem_create_object: every shmem BO, created or imported */
+/*
+ * drm_driver.gem_create_object: every shmem BO, created or imported. Live
+ * BOs are counted by the callers once the helpers succeeded: on a failure
+ * after this hook the helpers kfree() the object without the free hook.
+ */
 struct drm_gem_object *enpu_gem_create_object(struct drm_device *dev, size_t size)
 {
 	struct enpu_shmem *bo;
 
 	/* drm_gem_shmem_free() frees the object by its shmem pointer */
 	BUILD_BUG_ON(offsetof(struct enpu_shmem, base) != 0);
-	bo = kzalloc(sizeof(*bo), GFP_KERNEL);
+	bo = kzalloc(sizeof(*bo), GFP_KERNEL_ACCOUNT);
 	if (!bo)
 		return ERR_PTR(-ENOMEM);
 	bo->base.base.funcs = &enpu_shmem_funcs;
-	atomic_inc(&to_enpu_device(dev)->bos_alive);
 	return &bo->base.base;
+}
+
+/* drm_driver.gem_prime_import_sg_table: a dma-buf of another device */
+struct drm_gem_object *enpu_gem_prime_import_sg_table(struct drm_device *dev,
+						      struct dma_buf_attachment *attach,
+						      struct sg_table *sgt)
+{
+	struct drm_gem_object *obj = drm_gem_shmem_prime_import_sg_table(dev, attach, sgt);
+
+	if (!IS_ERR(obj))
+		atomic_inc(&to_enpu_device(dev)->bos_alive);
+	return obj;
 }
 
 static struct enpu_userptr *to_enpu_userptr(struct drm_gem_object *obj)
@@ -153,6 +179,7 @@ static void enpu_userptr_free(struct drm_gem_object *obj)
 		vunmap(up->vaddr);
 	unpin_user_pages_dirty_lock(up->pages, up->npages, !up->readonly);
 	enpu_userptr_uncharge(up, up->npages);
+	enpu_mem_uncharge(up->mem, (u64)up->npages << PAGE_SHIFT);
 	kvfree(up->pages);
 	drm_gem_object_release(obj);
 	atomic_dec(&to_enpu_device(obj->dev)->bos_alive);
@@ -232,6 +259,7 @@ int enpu_gem_kmap(struct drm_gem_object *obj, void **vaddr)
 
 int enpu_bo_create_ioctl(struct drm_device *dev, void *data, struct drm_file *file)
 {
+	struct enpu_file *fpriv = file->driver_priv;
 	struct drm_enpu_bo_create *args = data;
 	struct drm_gem_shmem_object *shmem;
 	u64 size;
@@ -239,13 +267,25 @@ int enpu_bo_create_ioctl(struct drm_device *dev, void *data, struct drm_file *fi
 
 	if (args->flags || !args->size)
 		return -EINVAL;
-	if (args->size > ENPU_MAX_BO_SIZE)
+	if (args->size > enpu_mem_max_bo_size())
 		return -E2BIG;
 	size = PAGE_ALIGN(args->size);
 
+	/*
+	 * The whole size is charged now: mapping the BO or using it in a job
+	 * makes the helpers allocate every page of it, at any time.
+	 */
+	ret = enpu_mem_charge(fpriv->mem, size);
+	if (ret)
+		return ret;
 	shmem = drm_gem_shmem_create(dev, size);
-	if (IS_ERR(shmem))
+	if (IS_ERR(shmem)) {
+		enpu_mem_uncharge(fpriv->mem, size);
 		return PTR_ERR(shmem);
+	}
+	/* from here on the BO's free hook gives the charge back */
+	to_enpu_shmem(&shmem->base)->mem = fpriv->mem;
+	atomic_inc(&to_enpu_device(dev)->bos_alive);
 	ret = drm_gem_handle_create(file, &shmem->base, &args->handle);
 	/* the handle holds the reference now, or creation failed */
 	drm_gem_object_put(&shmem->base);
@@ -302,6 +342,7 @@ int enpu_bo_info_ioctl(struct drm_device *dev, void *data, struct drm_file *file
 
 int enpu_bo_userptr_ioctl(struct drm_device *dev, void *data, struct drm_file *file)
 {
+	struct enpu_file *fpriv = file->driver_priv;
 	struct drm_enpu_bo_userptr *args = data;
 	unsigned int gup_flags = FOLL_LONGTERM;
 	struct enpu_userptr *up;
@@ -312,15 +353,21 @@ int enpu_bo_userptr_ioctl(struct drm_device *dev, void *data, struct drm_file *f
 	    !PAGE_ALIGNED(args->user_ptr) || !PAGE_ALIGNED(args->size) ||
 	    args->user_ptr + args->size < args->user_ptr)
 		return -EINVAL;
-	if (args->size > ENPU_MAX_BO_SIZE)
+	if (args->size > enpu_mem_max_bo_size())
 		return -E2BIG;
 	npages = args->size >> PAGE_SHIFT;
 
-	up = kzalloc(sizeof(*up), GFP_KERNEL);
-	if (!up)
-		return -ENOMEM;
+	ret = enpu_mem_charge(fpriv->mem, args->size);
+	if (ret)
+		return ret;
+	up = kzalloc(sizeof(*up), GFP_KERNEL_ACCOUNT);
+	if (!up) {
+		ret = -ENOMEM;
+		goto err_mem;
+	}
+	up->mem = fpriv->mem;
 	up->readonly = args->flags & ENPU_USERPTR_READONLY;
-	up->pages = kvmalloc_array(npages, sizeof(*up->pages), GFP_KERNEL);
+	up->pages = kvmalloc_array(npages, sizeof(*up->pages), GFP_KERNEL_ACCOUNT);
 	if (!up->pages) {
 		ret = -ENOMEM;
 		goto err_free_up;
@@ -357,6 +404,8 @@ err_free_pages:
 	kvfree(up->pages);
 err_free_up:
 	kfree(up);
+err_mem:
+	enpu_mem_uncharge(fpriv->mem, args->size);
 	return ret;
 }
 

@@ -23,6 +23,7 @@
 #include "enpu_engine.h"
 #include "enpu_gem.h"
 #include "enpu_job.h"
+#include "enpu_mem.h"
 #include "enpu_trace.h"
 
 static unsigned int enpu_test_fail_submit;
@@ -50,6 +51,8 @@ static void enpu_job_free(struct enpu_job *job)
 	kfree(job->bos);
 	kfree(job->vaddr);
 	kvfree(job->cs);
+	if (job->mem)
+		enpu_mem_uncharge(job->mem, job->charged);
 	kfree(job);
 	if (atomic_dec_and_test(&edev->jobs_alive))
 		wake_up_all(&edev->jobs_wq);
@@ -137,6 +140,7 @@ static int enpu_job_create(struct drm_file *file, const struct drm_enpu_job *uj,
 	bool sched_init = false;
 	struct enpu_job *job;
 	u64 *sizes = NULL;
+	u64 charge;
 	int ret;
 
 	if (uj->flags & ~ENPU_JOB_FLAGS)
@@ -153,17 +157,27 @@ static int enpu_job_create(struct drm_file *file, const struct drm_enpu_job *uj,
 	    uj->in_syncobj_count > ENPU_MAX_IN_SYNCOBJS)
 		return -E2BIG;
 
-	job = kzalloc(sizeof(*job), GFP_KERNEL);
-	if (!job)
+	/* what the job keeps until it is freed, whatever becomes of the file */
+	charge = sizeof(*job) + uj->cs_size +
+		 (u64)uj->bo_count * (sizeof(*job->bos) + sizeof(*job->vaddr));
+	ret = enpu_mem_charge(fpriv->mem, charge);
+	if (ret)
+		return ret;
+	job = kzalloc(sizeof(*job), GFP_KERNEL_ACCOUNT);
+	if (!job) {
+		enpu_mem_uncharge(fpriv->mem, charge);
 		return -ENOMEM;
+	}
 	job->edev = edev;
+	job->mem = fpriv->mem;
+	job->charged = charge;
 	atomic_inc(&edev->jobs_alive);
 	job->flags = uj->flags;
 	job->cs_size = uj->cs_size;
 	job->bo_count = uj->bo_count;
-	job->cs = kvmalloc(uj->cs_size, GFP_KERNEL);
-	job->bos = kcalloc(uj->bo_count, sizeof(*job->bos), GFP_KERNEL);
-	job->vaddr = kcalloc(uj->bo_count, sizeof(*job->vaddr), GFP_KERNEL);
+	job->cs = kvmalloc(uj->cs_size, GFP_KERNEL_ACCOUNT);
+	job->bos = kcalloc(uj->bo_count, sizeof(*job->bos), GFP_KERNEL_ACCOUNT);
+	job->vaddr = kcalloc(uj->bo_count, sizeof(*job->vaddr), GFP_KERNEL_ACCOUNT);
 	sizes = kcalloc(uj->bo_count, sizeof(*sizes), GFP_KERNEL);
 	job->hw_fence = enpu_engine_fence_alloc();
 	if (!job->cs || !job->hw_fence ||
@@ -373,6 +387,7 @@ static struct dma_fence *enpu_sched_run_job(struct drm_sched_job *sched_job)
 	struct enpu_job *job = to_enpu_job(sched_job);
 	struct enpu_core *core = to_enpu_core(sched_job->sched);
 
+	job->ran = true;
 	/* a dependency failed or the file went away: do not run */
 	if (unlikely(sched_job->s_fence->finished.error))
 		return NULL;
@@ -450,6 +465,16 @@ static void enpu_job_free_work(struct work_struct *work)
 static void enpu_sched_free_job(struct drm_sched_job *sched_job)
 {
 	struct enpu_job *job = to_enpu_job(sched_job);
+
+	/*
+	 * A job that never reached run_job was killed with its entity (its
+	 * file went away). drm_sched (6.12) counted it in the core's score at
+	 * push and uncounts jobs only when they complete, so each killed job
+	 * would raise the core's score for good, and every new file would be
+	 * put on the other cores.
+	 */
+	if (!job->ran)
+		atomic_dec(sched_job->sched->score);
 
 	drm_sched_job_cleanup(sched_job);
 	INIT_WORK(&job->free_work, enpu_job_free_work);

@@ -10,6 +10,7 @@
 #include "enpu_cs.h"
 
 struct enpu_device;
+struct enpu_mem;
 struct drm_device;
 struct drm_file;
 struct drm_gem_object;
@@ -30,6 +31,7 @@ struct drm_gem_object;
  * @writes: bit i set when the job writes @bos[i]
  * @hw_fence: signalled by the engine when the job completes
  * @hw_fence_init: @hw_fence was initialised (it is then freed by its refcount)
+ * @ran: run_job was called for the job (else it was killed unrun)
  * @out_syncobj: receives the finished fence, or NULL
  * @out_point: timeline point of @out_syncobj, 0 when it is binary
  * @out_chain: preallocated chain node for @out_point, so that publishing the
@@ -39,6 +41,8 @@ struct drm_gem_object;
  *	previous timeout
  * @start_ns: when the engine started the job
  * @free_work: drops the job's references off the scheduler's workqueue
+ * @mem: the account of the submitting file, charged @charged bytes
+ * @charged: the job's own memory (structure, stream copy, BO arrays)
  */
 struct enpu_job {
 	struct drm_sched_job base;
@@ -54,12 +58,15 @@ struct enpu_job {
 	u64 writes;
 	struct dma_fence *hw_fence;
 	bool hw_fence_init;
+	bool ran;
 	struct drm_syncobj *out_syncobj;
 	u64 out_point;
 	struct dma_fence_chain *out_chain;
 	u64 last_progress;
 	u64 start_ns;
 	struct work_struct free_work;
+	struct enpu_mem *mem;
+	u64 charged;
 };
 
 static inline struct enpu_job *to_enpu_job(struct drm_sched_job *sched_job)

@@ -56,9 +56,17 @@ TEST_F(enpu, query_device)
 	ASSERT_GE(dev.max_bos_per_job, 8);
 	ASSERT_GT(dev.job_timeout_ms, 0);
 	/* uAPI 1.1: the work limit, appended at offset 48 */
-	ASSERT_EQ(56, sizeof(dev));
 	ASSERT_EQ(48, offsetof(struct drm_enpu_query_device, max_job_work));
 	ASSERT_EQ(ENPU_CS_MAX_WORK, dev.max_job_work);
+	/* uAPI 2.1: the memory limits and what is charged, from offset 56 */
+	ASSERT_EQ(88, sizeof(dev));
+	ASSERT_EQ(56, offsetof(struct drm_enpu_query_device, mem_limit));
+	ASSERT_GT(dev.mem_limit, 0);
+	ASSERT_GT(dev.file_mem_limit, 0);
+	ASSERT_LE(dev.file_mem_limit, dev.mem_limit);
+	ASSERT_LE(dev.max_bo_size, dev.file_mem_limit);
+	ASSERT_EQ(0, dev.file_mem_used);	/* a new file */
+	ASSERT_LE(dev.mem_used, dev.mem_limit);
 }
 
 TEST_F(enpu, query_size_negotiation)

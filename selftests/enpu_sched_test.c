@@ -643,6 +643,61 @@ TEST_F(sched, kill_process_with_jobs_in_flight)
 	ASSERT_EQ(1, enpu_syncobj_status(self->fd, s));
 }
 
+/*
+ * drm_sched (6.12) counts a job in its core's score when it is pushed and
+ * uncounts it when it completes, but not when it is killed unrun because
+ * its file went away; new files go to the core with the lowest score. The
+ * driver uncounts killed jobs itself: after a process with dozens of queued
+ * jobs is killed, two new files must still get two different cores (a long
+ * job on one, a short job on the other: the short one ends first). Without
+ * that, every later file went to the same core.
+ */
+TEST_F(sched, killed_jobs_leave_the_cores_balanced)
+{
+	long alive0 = enpu_stat("jobs_alive");
+	struct two_files t;
+	int pipefd[2], status;
+	int64_t t0;
+	pid_t pid;
+	char c;
+
+	slow_engine(&self->slowed, 1000);
+	ASSERT_EQ(0, pipe(pipefd));
+	pid = fork();
+	ASSERT_GE(pid, 0);
+	if (!pid) {
+		int fd = enpu_open(), i;
+		uint32_t a, b;
+
+		if (fd < 0 || enpu_bo_new(fd, PAGE, &a) || enpu_bo_new(fd, PAGE, &b))
+			_exit(1);
+		for (i = 0; i < 40; i++)
+			copy_job(fd, a, b, PAGE, NULL, 0, 0);
+		if (write(pipefd[1], "x", 1) != 1)
+			_exit(1);
+		pause();
+		_exit(0);
+	}
+	close(pipefd[1]);
+	ASSERT_EQ(1, read(pipefd[0], &c, 1));
+	close(pipefd[0]);
+	ASSERT_EQ(0, kill(pid, SIGKILL));
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	/* every job ran or was killed and freed */
+	t0 = enpu_now_ns();
+	while (alive0 >= 0 && enpu_stat("jobs_alive") > alive0 && enpu_now_ns() - t0 < 30 * SEC)
+		usleep(10000);
+
+	ASSERT_TRUE(slow_engine(&self->slowed, 20000));
+	ASSERT_EQ(0, two_files_open(self->fd, 0x11, 0x22, &t));
+	ASSERT_EQ(0, copy_job(self->fd, t.a, t.b, PAGE, NULL, 0, t.sa));
+	ASSERT_EQ(0, copy_job(t.fd2, t.c, t.d, 16, NULL, 0, t.s2));
+	ASSERT_EQ(0, enpu_syncobj_wait(t.fd2, t.s2, 20 * SEC));
+	ASSERT_EQ(0, enpu_syncobj_status(self->fd, t.sa));	/* still running */
+	ASSERT_EQ(0, enpu_syncobj_wait(self->fd, t.sa, 30 * SEC));
+	close(t.fd2);
+}
+
 /* Each child: its own file, BOs and a chain of jobs whose result it checks. */
 static int child_worker(int id)
 {

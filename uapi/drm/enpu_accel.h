@@ -60,9 +60,14 @@ extern "C" {
  *   to a read-only userptr buffer object; also a DRM core ioctl that the
  *   accel node does not offer (see below).
  * - %EFAULT: a user pointer that cannot be read or written.
- * - %ENOMEM: the kernel ran out of memory, or BO_USERPTR would take the
- *   calling process's pinned memory past its RLIMIT_MEMLOCK (as for
- *   mlock(2) and RDMA memory registration; CAP_IPC_LOCK lifts the limit).
+ * - %ENOMEM: the kernel ran out of memory; BO_CREATE, BO_USERPTR or SUBMIT
+ *   would take the bytes charged to the calling file or to the device past
+ *   &drm_enpu_query_device.file_mem_limit or .mem_limit (live BOs at their
+ *   size, userptr BOs at their pinned size, queued jobs at the size of the
+ *   kernel's copy; freed when the BO or job is, even after the file is
+ *   closed); or BO_USERPTR would take the calling process's pinned memory
+ *   past its RLIMIT_MEMLOCK (as for mlock(2) and RDMA memory registration;
+ *   CAP_IPC_LOCK lifts that limit, not the driver's).
  * - %EINTR: a signal arrived while SUBMIT waited for a buffer object's
  *   lock; nothing was queued and the call can simply be repeated.
  * - %ETIMEDOUT: BO_WAIT reached its deadline with the buffer still busy.
@@ -85,7 +90,7 @@ extern "C" {
 /** ENPU_UAPI_VERSION_MAJOR - incompatible uAPI changes bump this */
 #define ENPU_UAPI_VERSION_MAJOR 2
 /** ENPU_UAPI_VERSION_MINOR - compatible additions bump this */
-#define ENPU_UAPI_VERSION_MINOR 0
+#define ENPU_UAPI_VERSION_MINOR 1
 
 #define DRM_ENPU_QUERY			0x00
 #define DRM_ENPU_BO_CREATE		0x01
@@ -145,7 +150,8 @@ struct drm_enpu_query {
  * The reply only grows at its end, by fields whose offset and size keep
  * the structure a multiple of 8 bytes with no implicit padding. A field
  * past the @size the kernel returns was not known to that kernel: treat
- * it as absent (uAPI 1.0 replies end after @job_timeout_ms, 48 bytes).
+ * it as absent (uAPI 1.0 replies end after @job_timeout_ms, 48 bytes;
+ * 2.0 replies after @max_job_work, 56 bytes).
  */
 struct drm_enpu_query_device {
 	/** @uapi_version: (major << 16) | minor of this uAPI. */
@@ -158,7 +164,10 @@ struct drm_enpu_query_device {
 	__u32 max_jobs_per_submit;
 	/** @opcode_mask: bit n set when opcode n is supported. */
 	__u64 opcode_mask;
-	/** @max_bo_size: largest buffer object in bytes. */
+	/**
+	 * @max_bo_size: largest buffer object in bytes: 1 GiB, or
+	 * @file_mem_limit if that is smaller (since uAPI 2.1).
+	 */
 	__u64 max_bo_size;
 	/** @max_cs_size: largest command stream of one job in bytes. */
 	__u32 max_cs_size;
@@ -174,6 +183,21 @@ struct drm_enpu_query_device {
 	 * stream over it is refused with %E2BIG. Since uAPI 1.1.
 	 */
 	__u64 max_job_work;
+	/**
+	 * @mem_limit: most bytes of BOs and queued jobs on the device, all
+	 * files together (module parameter mem_limit_mb); going over it is
+	 * %ENOMEM. Since uAPI 2.1, as are the three fields after it.
+	 */
+	__u64 mem_limit;
+	/**
+	 * @file_mem_limit: most bytes of BOs and queued jobs of one open file
+	 * (module parameter file_mem_limit_mb, at most @mem_limit).
+	 */
+	__u64 file_mem_limit;
+	/** @mem_used: bytes charged on the device at the time of the call. */
+	__u64 mem_used;
+	/** @file_mem_used: bytes charged to the calling file at the time of the call. */
+	__u64 file_mem_used;
 };
 
 /**
