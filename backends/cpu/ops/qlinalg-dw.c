@@ -37,13 +37,26 @@ static dw_row_fn dw_row_for(enum ert_cpu_isa isa)
 	       : isa >= ERT_ISA_AVX2 ? ert_q8_dw_row_avx2 : NULL;
 }
 
-/* 1-D and 2-D depthwise convolutions; the GEMM takes groups of four outputs or more. */
+/* Padded planes past this many int16 (hostile pads or strides) stay with the reference. */
+#define DW_PLANE_MAX ((int64_t)1 << 22)
+
+/*
+ * 1-D and 2-D depthwise convolutions whose padded plane is of a sane size;
+ * the GEMM takes groups of four outputs or more.
+ */
 static bool dw_usable(const struct iconv_job *j)
 {
 	const struct ert_conv_geom *g = &j->g;
+	int64_t rows, cols;
 
-	return j->cin_g == 1 && j->m_g >= 1 && j->m_g < 4 && j->out_sp > 0 && j->kk > 0 &&
-	       g->in[0] == 1 && g->k[0] == 1 && g->out[0] == 1 && g->pad_b[0] == 0;
+	if (!(j->cin_g == 1 && j->m_g >= 1 && j->m_g < 4 && j->out_sp > 0 && j->kk > 0 &&
+	      g->in[0] == 1 && g->k[0] == 1 && g->out[0] == 1 && g->pad_b[0] == 0))
+		return false;
+	/* geometry keeps each term below 2^50 (linalg-geom.h): these sums cannot overflow */
+	rows = g->pad_b[1] + g->in[1] + g->pad_e[1] + (g->k[1] - 1) * g->dil[1];
+	cols = g->pad_b[2] + g->in[2] + g->pad_e[2] + (g->k[2] - 1) * g->dil[2] + g->stride[2];
+	return rows <= DW_PLANE_MAX && cols <= DW_PLANE_MAX && g->out[2] <= DW_PLANE_MAX &&
+	       g->out[1] <= DW_PLANE_MAX && rows <= DW_PLANE_MAX / cols;
 }
 
 static size_t rup64(size_t v)
