@@ -641,6 +641,28 @@ ERT_TEST(pool_every_level)
 	}
 }
 
+ERT_TEST(global_average_pool_every_level)
+{
+	static const struct {
+		int32_t rank;
+		int64_t d[5];
+	} cases[] = {
+		{ 4, { 1, 2048, 7, 7 } }, { 4, { 2, 19, 5, 3 } }, { 3, { 3, 5, 1 } },
+		{ 5, { 1, 17, 2, 3, 4 } }, { 4, { 1, 33, 64, 65 } },
+	};
+
+	for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
+		struct one o;
+
+		one_init(&o, ERT_OP_GlobalAveragePool, 1, 1, 1);
+		float *x = in_rand(&o, 0, cases[c].rank, cases[c].d, 3);
+
+		in_specials(x, o.in[0].numel);
+		compare_levels(ert_test_failed_, &o, "GlobalAveragePool", 0);
+		one_fini(&o);
+	}
+}
+
 struct dw_case {
 	const char *name;
 	int32_t nsp;
@@ -669,6 +691,11 @@ static const struct dw_case dw_cases[] = {
 	{ "pads past the window", 2, 1, 2, 1, { 5, 9 }, { 3, 3 }, { 2, 2 }, { 1, 1 },
 	  { 4, 4, 4, 5 }, true, false, ERT_ACT_TANH },
 	{ "1-D", 1, 2, 3, 1, { 50 }, { 5 }, { 2 }, { 1 }, { 2, 2 }, true, false, 0 },
+	/* rows too wide for the padded strip: straight from the input, masked edges */
+	{ "3000 wide, stride 2", 2, 1, 2, 1, { 5, 3000 }, { 3, 3 }, { 2, 2 }, { 1, 1 },
+	  { 1, 1, 0, 2 }, true, true, ERT_ACT_CLIP },
+	{ "3000 wide, dilation 3", 2, 1, 2, 1, { 8, 3001 }, { 3, 3 }, { 1, 1 }, { 3, 3 },
+	  { 3, 3, 3, 3 }, true, false, ERT_ACT_RELU },
 	{ "3-D", 3, 1, 2, 1, { 4, 8, 21 }, { 3, 3, 3 }, { 1, 1, 1 }, { 1, 1, 1 },
 	  { 1, 1, 1, 1, 1, 1 }, true, false, ERT_ACT_RELU },
 };
@@ -722,4 +749,5 @@ ERT_TEST_MAIN(ERT_TEST_ENTRY(vmath_bounds), ERT_TEST_ENTRY(act_pass_matches_refe
 	      ERT_TEST_ENTRY(unary_ops_every_level), ERT_TEST_ENTRY(unary_half_every_level),
 	      ERT_TEST_ENTRY(binary_ops_every_level), ERT_TEST_ENTRY(softmax_every_level),
 	      ERT_TEST_ENTRY(layer_norm_every_level), ERT_TEST_ENTRY(reduce_every_level),
-	      ERT_TEST_ENTRY(pool_every_level), ERT_TEST_ENTRY(depthwise_every_level))
+	      ERT_TEST_ENTRY(pool_every_level), ERT_TEST_ENTRY(global_average_pool_every_level),
+	      ERT_TEST_ENTRY(depthwise_every_level))

@@ -12,6 +12,8 @@
 #ifndef ERT_CPU_DWCONV_TMPL_H
 #define ERT_CPU_DWCONV_TMPL_H
 
+#include <string.h>
+
 #include "cpu/conv/dwconv-impl.h"
 #include "cpu/vec/vact.h"
 #include "cpu/vec/window-simd.h"
@@ -79,10 +81,130 @@ SIMD_INLINE void dw_part(const struct ert_vec_win *w, enum ert_act t, const floa
 	dw_finish(w, t, acc, res ? res + c0 : NULL, yr + c0, vm_first(nl), false);
 }
 
-SIMD_INLINE void dw_plane_t(const struct ert_vec_win *w, enum ert_act t, const float *x,
-			    const float *k, float bias, const float *res, float *y)
+/* Floats of the zero-padded input strip (32 KiB, on the stack). */
+#define DW_BUF 8192
+
+/* Lane i reads p[i * s]; everything read lies inside the padded strip. */
+SIMD_INLINE vf dw_ld(const float *p, int64_t s)
+{
+	return s == 1 ? vf_ld(p) : s == 2 ? vf_ld_s2(p) : vf_gather_s(p, s, vm_all());
+}
+
+/* Geometry of the padded strip of a 2-D plane. */
+struct dw_strip {
+	int64_t pw;          /* floats per padded row */
+	int64_t nb;          /* vector blocks per output row */
+	int64_t rows;        /* output rows per strip */
+};
+
+/*
+ * A 2-D plane whose padded strip of at least one output row fits DW_BUF:
+ * output columns rounded up to whole vectors, input rows copied between
+ * zero margins, so that every tap of every block is a plain load. A zero
+ * tap adds w * 0 = +0, which leaves every sum but -0 unchanged (the im2col
+ * convolution pads with zeros the same way).
+ */
+static bool dw_strip_of(const struct ert_conv_geom *g, struct dw_strip *st)
+{
+	int64_t s = g->stride[2], owp = (g->out[2] + VW - 1) / VW * VW;
+	int64_t span = (g->k[1] - 1) * g->dil[1] + 1;
+
+	if (g->in[0] != 1 || g->out[0] != 1 || g->k[0] != 1)
+		return false;
+	st->pw = (owp - 1) * s + (g->k[2] - 1) * g->dil[2] + 1;
+	st->nb = owp / VW;
+	if (st->pw > DW_BUF || DW_BUF / st->pw < span)
+		return false;
+	st->rows = (DW_BUF / st->pw - span) / g->stride[1] + 1;
+	return true;
+}
+
+/* Padded rows [0, n) of the strip whose first padded row is input row @iy0. */
+static void dw_fill(const struct ert_conv_geom *g, const struct dw_strip *st, const float *x,
+		    int64_t iy0, int64_t n, float *buf)
+{
+	int64_t pl = g->pad_b[2] < st->pw ? g->pad_b[2] : st->pw;
+	int64_t cnt = st->pw - pl < g->in[2] ? st->pw - pl : g->in[2];
+
+	for (int64_t r = 0; r < n; r++) {
+		float *row = buf + r * st->pw;
+		int64_t iy = iy0 + r;
+
+		if (iy < 0 || iy >= g->in[1]) {
+			memset(row, 0, (size_t)st->pw * sizeof(float));
+			continue;
+		}
+		memset(row, 0, (size_t)pl * sizeof(float));
+		memcpy(row + pl, x + iy * g->in[2], (size_t)cnt * sizeof(float));
+		memset(row + pl + cnt, 0, (size_t)(st->pw - pl - cnt) * sizeof(float));
+	}
+}
+
+/* @U (row, block) items from item @it of the strip at output row @oh0. */
+SIMD_INLINE void dw_tile(const struct ert_vec_win *w, enum ert_act t, const struct dw_strip *st,
+			 const float *buf, int64_t oh0, int64_t it, const int U, const float *k,
+			 float bias, const float *res, float *y)
 {
 	const struct ert_conv_geom *g = w->g;
+	const int64_t s = g->stride[2], OW = g->out[2];
+	const float *base[4];
+	int64_t out[4], lanes[4];
+	vf acc[4];
+
+	for (int u = 0; u < U; u++) {
+		int64_t r = (it + u) / st->nb, b = (it + u) % st->nb;
+
+		base[u] = buf + r * g->stride[1] * st->pw + b * VW * s;
+		out[u] = (oh0 + r) * OW + b * VW;
+		lanes[u] = OW - b * VW < VW ? OW - b * VW : VW;
+		acc[u] = vf_set1(bias);
+	}
+	for (int64_t kh = 0; kh < g->k[1]; kh++)
+		for (int64_t kw = 0; kw < g->k[2]; kw++) {
+			int64_t off = kh * g->dil[1] * st->pw + kw * g->dil[2];
+			vf wv = vf_set1(k[kh * g->k[2] + kw]);
+
+			for (int u = 0; u < U; u++)
+				acc[u] = vf_fma(wv, dw_ld(base[u] + off, s), acc[u]);
+		}
+	for (int u = 0; u < U; u++)
+		dw_finish(w, t, acc[u], res ? res + out[u] : NULL, y + out[u], vm_first(lanes[u]),
+			  lanes[u] == VW);
+}
+
+SIMD_INLINE void dw_plane_strips(const struct ert_vec_win *w, enum ert_act t,
+				 const struct dw_strip *st, const float *x, const float *k,
+				 float bias, const float *res, float *y, float *buf)
+{
+	const struct ert_conv_geom *g = w->g;
+	const int64_t span = (g->k[1] - 1) * g->dil[1] + 1;
+
+	for (int64_t oh0 = 0; oh0 < g->out[1]; oh0 += st->rows) {
+		int64_t nr = g->out[1] - oh0 < st->rows ? g->out[1] - oh0 : st->rows;
+		int64_t items = nr * st->nb, it = 0;
+
+		dw_fill(g, st, x, oh0 * g->stride[1] - g->pad_b[1], (nr - 1) * g->stride[1] + span,
+			buf);
+		/* four independent accumulators: across blocks and rows alike */
+		for (; it + 4 <= items; it += 4)
+			dw_tile(w, t, st, buf, oh0, it, 4, k, bias, res, y);
+		for (; it < items; it++)
+			dw_tile(w, t, st, buf, oh0, it, 1, k, bias, res, y);
+	}
+}
+
+/* @buf: DW_BUF floats of scratch */
+SIMD_INLINE void dw_plane_t(const struct ert_vec_win *w, enum ert_act t, const float *x,
+			    const float *k, float bias, const float *res, float *y, float *buf)
+{
+	const struct ert_conv_geom *g = w->g;
+	struct dw_strip st;
+
+	if (dw_strip_of(g, &st)) {
+		dw_plane_strips(w, t, &st, x, k, bias, res, y, buf);
+		return;
+	}
+	/* wider planes and 3-D: straight from the input, edges masked per lane */
 	const int64_t OW = g->out[2];
 	const float *rows[ERT_VEC_WIN_MAX];
 	int64_t tap0[ERT_VEC_WIN_MAX];
@@ -116,16 +238,20 @@ SIMD_INLINE void dw_plane_t(const struct ert_vec_win *w, enum ert_act t, const f
 static void dw_plane(const struct ert_vec_win *w, const float *x, const float *k, float bias,
 		     const float *res, float *y)
 {
+	float buf[DW_BUF] __attribute__((aligned(64)));
+
 	switch (w->act.type) {
-	case ERT_ACT_RELU: dw_plane_t(w, ERT_ACT_RELU, x, k, bias, res, y); break;
-	case ERT_ACT_CLIP: dw_plane_t(w, ERT_ACT_CLIP, x, k, bias, res, y); break;
-	case ERT_ACT_LEAKY_RELU: dw_plane_t(w, ERT_ACT_LEAKY_RELU, x, k, bias, res, y); break;
-	case ERT_ACT_SIGMOID: dw_plane_t(w, ERT_ACT_SIGMOID, x, k, bias, res, y); break;
-	case ERT_ACT_HARD_SWISH: dw_plane_t(w, ERT_ACT_HARD_SWISH, x, k, bias, res, y); break;
-	case ERT_ACT_HARD_SIGMOID: dw_plane_t(w, ERT_ACT_HARD_SIGMOID, x, k, bias, res, y); break;
-	case ERT_ACT_TANH: dw_plane_t(w, ERT_ACT_TANH, x, k, bias, res, y); break;
+	case ERT_ACT_RELU: dw_plane_t(w, ERT_ACT_RELU, x, k, bias, res, y, buf); break;
+	case ERT_ACT_CLIP: dw_plane_t(w, ERT_ACT_CLIP, x, k, bias, res, y, buf); break;
+	case ERT_ACT_LEAKY_RELU: dw_plane_t(w, ERT_ACT_LEAKY_RELU, x, k, bias, res, y, buf); break;
+	case ERT_ACT_SIGMOID: dw_plane_t(w, ERT_ACT_SIGMOID, x, k, bias, res, y, buf); break;
+	case ERT_ACT_HARD_SWISH: dw_plane_t(w, ERT_ACT_HARD_SWISH, x, k, bias, res, y, buf); break;
+	case ERT_ACT_HARD_SIGMOID:
+		dw_plane_t(w, ERT_ACT_HARD_SIGMOID, x, k, bias, res, y, buf);
+		break;
+	case ERT_ACT_TANH: dw_plane_t(w, ERT_ACT_TANH, x, k, bias, res, y, buf); break;
 	case ERT_ACT_NONE:
-	default: dw_plane_t(w, ERT_ACT_NONE, x, k, bias, res, y); break;
+	default: dw_plane_t(w, ERT_ACT_NONE, x, k, bias, res, y, buf); break;
 	}
 }
 

@@ -219,6 +219,9 @@ static ert_status pool_compute(struct ert_cpu *cpu, struct ert_exec *x, struct e
 
 	if (st != ERT_OK)
 		return st;
+	/* no elements: its other dims may still be huge, do not walk them */
+	if (x->out[0]->numel == 0)
+		return ERT_OK;
 	ert_parallel_for(cpu->pool, xv->dims[0] * xv->dims[1], 1, pool_planes, &j);
 	return ERT_OK;
 }
@@ -230,12 +233,18 @@ struct global_job {
 	void *y;
 	int64_t sp;
 	double p;
+	const struct ert_vec_kernels *vk;   /* float32 GlobalAveragePool through vk->gap */
 };
 
 static void global_planes(void *arg, int64_t begin, int64_t end)
 {
 	const struct global_job *j = arg;
 
+	if (j->vk) {
+		j->vk->gap((const float *)j->x + begin * j->sp, (float *)j->y + begin, end - begin,
+			   j->sp);
+		return;
+	}
 	for (int64_t pl = begin; pl < end; pl++) {
 		if (j->dtype != ERT_DTYPE_FLOAT32) {
 			/* GlobalMaxPool on 8-bit data */
@@ -280,16 +289,42 @@ static void global_planes(void *arg, int64_t begin, int64_t end)
 	}
 }
 
+/* float32 GlobalAveragePool over planes of 1 .. 2^26 - 1 floats: the level's kernel. */
+static const struct ert_vec_kernels *global_vec(const struct ert_cpu *cpu,
+						const struct ert_exec *x, int64_t sp)
+{
+	if (x->node->op != ERT_OP_GlobalAveragePool || x->in[0]->dtype != ERT_DTYPE_FLOAT32 ||
+	    sp < 1 || sp >= (1 << 26))
+		return NULL;
+	return ert_vec_kernels_for(cpu->isa);
+}
+
+static int64_t global_sp(const struct ert_value *xv)
+{
+	int64_t sp = 1;
+
+	for (int32_t i = 2; i < xv->rank; i++)
+		sp *= xv->dims[i];
+	return sp;
+}
+
+static ert_status global_prepare(struct ert_cpu *cpu, struct ert_exec *x, struct ert_err *err)
+{
+	const struct ert_vec_kernels *vk = global_vec(cpu, x, global_sp(x->in[0]));
+
+	x->kernel = vk ? vk->name_pool : NULL;
+	return ERT_OK;
+}
+
 static ert_status global_compute(struct ert_cpu *cpu, struct ert_exec *x, struct ert_err *err)
 {
 	const struct ert_value *xv = x->in[0];
 	struct global_job j = {
 		.op = x->node->op, .dtype = xv->dtype, .x = xv->data, .y = x->out[0]->data,
-		.sp = 1, .p = (double)ert_attr_int(x->node, "p", 2),
+		.sp = global_sp(xv), .p = (double)ert_attr_int(x->node, "p", 2),
 	};
 
-	for (int32_t i = 2; i < xv->rank; i++)
-		j.sp *= xv->dims[i];
+	j.vk = global_vec(cpu, x, j.sp);
 	ert_parallel_for(cpu->pool, xv->dims[0] * xv->dims[1], 16, global_planes, &j);
 	return ERT_OK;
 }
@@ -298,7 +333,7 @@ const struct ert_cpu_op ert_cpu_ops_pool[] = {
 	{ .op = ERT_OP_MaxPool, .prepare = pool_prepare, .compute = pool_compute },
 	{ .op = ERT_OP_AveragePool, .prepare = pool_prepare, .compute = pool_compute },
 	{ .op = ERT_OP_LpPool, .compute = pool_compute },
-	{ .op = ERT_OP_GlobalAveragePool, .compute = global_compute },
+	{ .op = ERT_OP_GlobalAveragePool, .prepare = global_prepare, .compute = global_compute },
 	{ .op = ERT_OP_GlobalMaxPool, .compute = global_compute },
 	{ .op = ERT_OP_GlobalLpPool, .compute = global_compute },
 	{ .compute = NULL },

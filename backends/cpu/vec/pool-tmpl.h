@@ -159,18 +159,32 @@ static void pool_plane(const struct ert_vec_win *w, const float *x, float *y)
 				while (nb < 4 && c0 + (nb + 1) * VW - 1 <= w->in_hi &&
 				       c0 >= w->in_lo && c0 + (nb + 1) * VW <= OW)
 					nb++;
-				if (nb == 4) {
-					if (w->max)
-						max_full(w, rows, nr, c0, 4, yr);
-					else
-						avg_full(w, rows, nr, c0, 4, cnt, yr);
-					c0 += 4 * VW;
-				} else if (nb > 0) {
-					if (w->max)
-						max_full(w, rows, nr, c0, 1, yr);
-					else
-						avg_full(w, rows, nr, c0, 1, cnt, yr);
-					c0 += VW;
+				/*
+				 * A last, partial block whose whole-vector neighbour to
+				 * the left is inside: recompute a few columns instead of
+				 * masking (the same values; y never aliases x).
+				 */
+				if (nb == 0 && nl < VW && OW >= VW && OW - VW >= w->in_lo &&
+				    OW - 1 <= w->in_hi) {
+					c0 = OW - VW;
+					nb = 1;
+				}
+				if (nb > 0) {
+#define POOL_FULL(U)                                                                     \
+	do {                                                                             \
+		if (w->max)                                                              \
+			max_full(w, rows, nr, c0, U, yr);                                \
+		else                                                                     \
+			avg_full(w, rows, nr, c0, U, cnt, yr);                           \
+	} while (0)
+					switch (nb) {
+					case 4: POOL_FULL(4); break;
+					case 3: POOL_FULL(3); break;
+					case 2: POOL_FULL(2); break;
+					default: POOL_FULL(1); break;
+					}
+#undef POOL_FULL
+					c0 += nb * VW;
 				} else {
 					if (w->max)
 						max_part(w, rows, nr, c0, nl, yr);
@@ -180,6 +194,29 @@ static void pool_plane(const struct ert_vec_win *w, const float *x, float *y)
 				}
 			}
 		}
+}
+
+/*
+ * GlobalAveragePool of @planes planes of @sp floats, VW planes at a time: a
+ * lane per plane, gathered element by element, so each lane adds in double
+ * in the reference's order and divides by sp in double (the same bits).
+ */
+static void gap_planes(const float *x, float *y, int64_t planes, int64_t sp)
+{
+	for (int64_t p0 = 0; p0 < planes; p0 += VW) {
+		vm m = vm_first(planes - p0);
+		const float *xp = x + p0 * sp;
+		vd s0 = vd_zero(), s1 = vd_zero();
+
+		for (int64_t i = 0; i < sp; i++) {
+			vf v = vf_gather_s(xp + i, sp, m);
+
+			s0 = vd_add(s0, vd_lo(v));
+			s1 = vd_add(s1, vd_hi(v));
+		}
+		vf_stm(y + p0, m, vf_from_vd(vd_div(s0, vd_set1((double)sp)),
+					    vd_div(s1, vd_set1((double)sp))));
+	}
 }
 
 #endif /* ERT_CPU_POOL_TMPL_H */

@@ -45,6 +45,7 @@ const struct ert_vec_kernels VEC_TABLE = {
 	.layer_norm = row_layer_norm,
 	.sum = row_sum,
 	.pool = pool_plane,
+	.gap = gap_planes,
 };
 
 #endif /* ERT_CPU_VEC_TMPL_H */

@@ -109,6 +109,8 @@ struct ert_vec_kernels {
 	double (*sum)(const float *x, int64_t n, bool squares);
 	/* Max or average pooling of one plane: x is in[0]*in[1]*in[2] floats */
 	void (*pool)(const struct ert_vec_win *w, const float *x, float *y);
+	/* GlobalAveragePool of @planes planes of @sp floats, 0 < sp < 2^26 */
+	void (*gap)(const float *x, float *y, int64_t planes, int64_t sp);
 };
 
 /* The table of level @isa, or NULL at the scalar level. */
