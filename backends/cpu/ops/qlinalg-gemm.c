@@ -62,14 +62,14 @@ static int64_t a_rows(const struct ert_qgemm_kernel *k, int64_t K, int64_t m)
 /*
  * A lane's slot: packed B of the tile, its column sums, a per-column term,
  * packed A rows and their sums, the int32 sums of C_ROWS rows of a panel,
- * and the tile's im2col rows (K x nc bytes).
+ * and the tile's im2col rows (K x nc bytes) unless B comes from the planes.
  */
 struct lane_layout {
 	size_t b, cs, t, a, rs, c, rows, total;
 };
 
 static void lane_layout(const struct ert_qgemm_kernel *k, int64_t K, int64_t nc, int64_t m,
-			struct lane_layout *l)
+			bool im2col, struct lane_layout *l)
 {
 	int64_t ar = a_rows(k, K, m);
 	size_t off = 0;
@@ -87,19 +87,20 @@ static void lane_layout(const struct ert_qgemm_kernel *k, int64_t K, int64_t nc,
 	l->c = off;
 	off += rup64((size_t)min64(C_ROWS, rup(m, k->mr)) * TILE_LD * sizeof(int32_t));
 	l->rows = off;
-	off += rup64((size_t)(K * nc));
+	off += im2col ? rup64((size_t)(K * nc)) : 0;
 	l->total = off;
 }
 
 /* The largest slot any level's kernel needs for M x K times K x n. */
-static size_t max_slot(int64_t m, int64_t K, int64_t n)
+static size_t max_slot(int64_t m, int64_t K, int64_t n, bool im2col)
 {
 	size_t most = 0;
 
 	for (int i = 0; ert_qgemm_kernels[i]; i++) {
 		struct lane_layout l;
 
-		lane_layout(ert_qgemm_kernels[i], K, tile_cols(ert_qgemm_kernels[i], K, n), m, &l);
+		lane_layout(ert_qgemm_kernels[i], K, tile_cols(ert_qgemm_kernels[i], K, n), m, im2col,
+			    &l);
 		most = l.total > most ? l.total : most;
 	}
 	return most;
@@ -236,7 +237,8 @@ size_t ert_qconv_gemm_workspace(const struct iconv_job *j)
 	if (!conv_usable(j))
 		return 0;
 	return conv_tables(j->m) +
-	       max_slot(j->m_g, j->cin_g * j->kk, j->out_sp) * ert_qlinalg_machine_lanes();
+	       max_slot(j->m_g, j->cin_g * j->kk, j->out_sp, !conv_direct(&j->g)) *
+		       ert_qlinalg_machine_lanes();
 }
 
 ert_status ert_qconv_gemm_prepare(struct ert_cpu *cpu, struct ert_exec *x,
@@ -505,7 +507,7 @@ bool ert_qconv_gemm_run(struct ert_cpu *cpu, struct ert_exec *x, const struct ic
 	c.mchunk = row_chunk(cpu, k, items, j->m_g);
 	c.nchunks = (j->m_g + c.mchunk - 1) / c.mchunk;
 	c.osz = (int64_t)ert_dtype_size(j->y->dtype);
-	lane_layout(k, c.K, c.nc, j->m_g, &c.lay);
+	lane_layout(k, c.K, c.nc, j->m_g, !c.direct, &c.lay);
 	epi_base(&c.base, j->qlinear, true, &j->qo);
 	*st = ert_qlinalg_run_lanes(cpu, x, skip + tsz, items * c.nchunks,
 				    (int64_t)(c.lay.total / sizeof(uint32_t)), qconv_item, &c, err);
@@ -553,7 +555,7 @@ size_t ert_qmm_gemm_workspace(const struct imm_job *j)
 {
 	if (!mm_usable_plan(j))
 		return 0;
-	return mm_tables(j->n) + max_slot(j->m, j->k, j->n) * ert_qlinalg_machine_lanes();
+	return mm_tables(j->n) + max_slot(j->m, j->k, j->n, false) * ert_qlinalg_machine_lanes();
 }
 
 static int64_t b_batches(const struct imm_job *j)
@@ -783,7 +785,7 @@ bool ert_qmm_gemm_run(struct ert_cpu *cpu, struct ert_exec *x, const struct imm_
 	c.nchunks = (j->m + c.mchunk - 1) / c.mchunk;
 	c.arows = a_rows(k, j->k, j->m);
 	c.osz = (int64_t)ert_dtype_size(j->y->dtype);
-	lane_layout(k, j->k, c.nc, j->m, &c.lay);
+	lane_layout(k, j->k, c.nc, j->m, false, &c.lay);
 	*st = ert_qlinalg_run_lanes(cpu, x, skip + tsz, items * c.nchunks,
 				    (int64_t)(c.lay.total / sizeof(uint32_t)), qmm_item, &c, err);
 	return true;
