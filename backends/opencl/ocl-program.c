@@ -52,7 +52,9 @@ static ert_status build(struct ert_ocl *cl, int idx, const struct ert_node *n,
 			struct ert_err *err)
 {
 	int common = source_index("common");
-	const char *texts[2];
+	/* test hook: a program that fails to build, to check what the user is told */
+	const char *broken = getenv("ERT_OPENCL_TEST_BREAK");
+	const char *texts[3];
 	cl_uint count = 0;
 	cl_program prog;
 	cl_int rc;
@@ -61,6 +63,8 @@ static ert_status build(struct ert_ocl *cl, int idx, const struct ert_node *n,
 	if (common >= 0 && common != idx)
 		texts[count++] = ert_ocl_sources[common].text;
 	texts[count++] = ert_ocl_sources[idx].text;
+	if (broken && !strcmp(broken, ert_ocl_sources[idx].name))
+		texts[count++] = "#error planted by ERT_OPENCL_TEST_BREAK\n";
 	prog = clCreateProgramWithSource(cl->ctx, count, texts, NULL, &rc);
 	if (!prog) {
 		snprintf(what, sizeof(what), "clCreateProgramWithSource of %s.cl",

@@ -662,6 +662,40 @@ static bool check_device_variable(char *why, size_t len)
 	return ok;
 }
 
+/*
+ * A program that fails to build for the device (ERT_OPENCL_TEST_BREAK plants
+ * an #error in it): the session is not created, and the message names the
+ * op, the program, the CL error and the compiler's words.
+ */
+static bool check_build_failure(char *why, size_t len)
+{
+	const struct op_case *c = &cases[0];
+	ert_model *m = case_model(c);
+	ert_session *s = NULL;
+	ert_config cfg;
+	ert_status st;
+	bool ok;
+
+	if (!m)
+		return false;
+	setenv("ERT_OPENCL_TEST_BREAK", "eltwise", 1);
+	ert_config_init(&cfg);
+	cfg.backends[0] = ERT_BACKEND_OPENCL;
+	cfg.num_backends = 1;
+	st = ert_session_create(m, &cfg, &s);
+	unsetenv("ERT_OPENCL_TEST_BREAK");
+	ok = st == ERT_STATUS_BACKEND && !s && strstr(ert_last_error(), "building eltwise.cl") &&
+	     strstr(ert_last_error(), "Relu 'node'") &&
+	     strstr(ert_last_error(), "CL_BUILD_PROGRAM_FAILURE") &&
+	     strstr(ert_last_error(), "build log:") &&
+	     strstr(ert_last_error(), "planted by ERT_OPENCL_TEST_BREAK");
+	if (!ok)
+		snprintf(why, len, "status %d, '%s'", (int)st, ert_last_error());
+	ert_session_destroy(s);
+	ert_model_unref(m);
+	return ok;
+}
+
 int main(int argc, char **argv)
 {
 	const char *filter = argc > 1 ? argv[1] : NULL;
@@ -707,6 +741,13 @@ int main(int argc, char **argv)
 		} else {
 			failed++;
 			printf("not ok - opencl/cpu split: %s\n", why);
+		}
+		if (check_build_failure(why, sizeof(why))) {
+			passed++;
+			printf("ok - a kernel that fails to build: the session says where and why\n");
+		} else {
+			failed++;
+			printf("not ok - a kernel that fails to build: %s\n", why);
 		}
 		if (check_device_variable(why, sizeof(why))) {
 			passed++;
