@@ -76,7 +76,43 @@ struct ert_exec {
 	const struct ert_tensor_loc *in_loc;   /* n_in entries */
 	const struct ert_tensor_loc *out_loc;  /* n_out entries */
 	struct ert_tensor_loc ws_loc;
+	/*
+	 * Set only for a step whose outputs' shapes depend on values known when
+	 * it runs (shape inference gave a dimension of -1: NonZero, Unique, ...,
+	 * see docs/dynamic-shapes.md). Its kernel gives each output its shape
+	 * through ert_exec_output() before writing it; this allocates the
+	 * output in host memory and sets out[k]'s shape and data. Only the CPU
+	 * backend runs such ops.
+	 */
+	ert_status (*alloc_output)(struct ert_exec *x, uint32_t k, int32_t rank,
+				   const int64_t *dims, struct ert_err *err);
+	void *alloc_ctx;
 };
+
+/*
+ * A kernel knows output @k's shape (rank, dims): when the step's outputs are
+ * data-dependent, allocate it; otherwise it must be the planned shape.
+ * An omitted output (out[k] NULL) is left alone.
+ */
+static inline ert_status ert_exec_output(struct ert_exec *x, uint32_t k, int32_t rank,
+					 const int64_t *dims, struct ert_err *err)
+{
+	const struct ert_value *v = k < x->n_out ? x->out[k] : NULL;
+	bool same;
+
+	if (!v)
+		return ERT_OK;
+	if (x->alloc_output)
+		return x->alloc_output(x, k, rank, dims, err);
+	same = v->rank == rank;
+	for (int32_t i = 0; same && i < rank; i++)
+		same = v->dims[i] == dims[i];
+	if (same)
+		return ERT_OK;
+	ert_err_set(err, "%s '%s': output %u's shape differs from the planned one",
+		    ert_op_name(x->node->op), x->node->name, k);
+	return ERT_STATUS_INTERNAL;
+}
 
 /*
  * A contiguous allocation in a backend's memory. host is its CPU address when the

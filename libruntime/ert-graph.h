@@ -206,7 +206,9 @@ int32_t ert_graph_producer(const struct ert_graph *g, int32_t t);
 /*
  * Tensors of @g whose values shape inference needs (ert_op_value_inputs()),
  * and everything they are computed from; Shape and Size need only their
- * input's shape. @g's nodes must be in topological order. Returns a malloc'd
+ * input's shape, and the selecting ops (NonZero, Compress, Unique,
+ * NonMaxSuppression) nothing: the nodes after them are planned once they
+ * ran. @g's nodes must be in topological order. Returns a malloc'd
  * array of n_tensors flags, or NULL on out-of-memory.
  */
 uint8_t *ert_graph_mark_value_needed(const struct ert_graph *g);

@@ -72,6 +72,9 @@ static ert_status cpu_prepare(struct ert_backend *be, struct ert_exec *x, struct
  */
 static bool outputs_empty(const struct ert_exec *x)
 {
+	/* data-dependent outputs have no size until the kernel gives it */
+	if (x->alloc_output)
+		return false;
 	for (uint32_t k = 0; k < x->n_out; k++)
 		if (x->out[k] && x->out[k]->numel)
 			return false;
@@ -194,6 +197,41 @@ ert_status ert_cpu_eval_node(const struct ert_graph *g, const struct ert_node *n
 	return ert_cpu_eval_node_with(&o, g, n, in, n_in, out, n_out, err);
 }
 
+/* Outputs of data-dependent shape, evaluated outside a session: malloc'd (out[k]'s data). */
+static ert_status eval_alloc(struct ert_exec *x, uint32_t k, int32_t rank, const int64_t *dims,
+			     struct ert_err *err)
+{
+	struct ert_value *v = x->out[k], nv = *v;
+
+	if (rank < 0 || rank > ERT_MAX_RANK) {
+		ert_err_set(err, "%s '%s': output %u of rank %d", ert_op_name(x->node->op),
+			    x->node->name, k, (int)rank);
+		return ERT_STATUS_INTERNAL;
+	}
+	ert_value_set_shape(&nv, v->dtype, rank, dims);
+	if (!ert_value_finish(&nv)) {
+		ert_err_set(err, "%s '%s': output %u is too large", ert_op_name(x->node->op),
+			    x->node->name, k);
+		return ERT_STATUS_SHAPE;
+	}
+	nv.data = malloc(nv.nbytes ? nv.nbytes : 1);
+	if (!nv.data) {
+		ert_err_set(err, "out of memory evaluating '%s'", x->node->name);
+		return ERT_STATUS_OUT_OF_MEMORY;
+	}
+	free(v->data);
+	*v = nv;
+	return ERT_OK;
+}
+
+static bool has_unknown_dim(const struct ert_value *v)
+{
+	for (int32_t i = 0; i < v->rank && i < ERT_MAX_RANK; i++)
+		if (v->dims[i] == -1)
+			return true;
+	return false;
+}
+
 ert_status ert_cpu_eval_node_with(const struct ert_cpu_eval_opts *o, const struct ert_graph *g,
 				  const struct ert_node *n, const struct ert_value *const *in,
 				  uint32_t n_in, struct ert_value *out, uint32_t n_out,
@@ -209,6 +247,7 @@ ert_status ert_cpu_eval_node_with(const struct ert_cpu_eval_opts *o, const struc
 		.isa = o->isa, .gemm = ert_sgemm_kernel_for(o->isa), .memory = o->memory,
 	};
 	struct ert_exec x;
+	bool dynamic = false;
 	ert_status st;
 
 	if (!k || !infer) {
@@ -236,7 +275,15 @@ ert_status ert_cpu_eval_node_with(const struct ert_cpu_eval_opts *o, const struc
 	st = infer(&ic);
 	if (st != ERT_OK)
 		return st;
+	for (uint32_t i = 0; i < n_out; i++)
+		dynamic |= has_unknown_dim(&out[i]);
 	for (uint32_t i = 0; i < n_out; i++) {
+		if (dynamic) {
+			/* the kernel sizes them (eval_alloc) */
+			out[i].numel = 0;
+			out[i].nbytes = 0;
+			continue;
+		}
 		if (!ert_value_finish(&out[i])) {
 			ert_err_set(err, "%s '%s': output %u is too large", ert_op_name(n->op),
 				    n->name, i);
@@ -258,6 +305,8 @@ ert_status ert_cpu_eval_node_with(const struct ert_cpu_eval_opts *o, const struc
 	x.n_in = n_in;
 	x.n_out = n_out;
 	x.in_const = in_const;
+	if (dynamic)
+		x.alloc_output = eval_alloc;
 	if (k->supports && !k->supports(&x)) {
 		ert_err_set(err, "%s '%s': this case is not supported on the cpu backend",
 			    ert_op_name(n->op), n->name);
@@ -279,6 +328,13 @@ ert_status ert_cpu_eval_node_with(const struct ert_cpu_eval_opts *o, const struc
 	if (k->release && x.state)
 		k->release(&x);
 	free(x.workspace);
+	for (uint32_t i = 0; st == ERT_OK && dynamic && i < n_out; i++) {
+		if (!out[i].data) {
+			ert_err_set(err, "%s '%s': the kernel gave output %u no shape",
+				    ert_op_name(n->op), n->name, i);
+			st = ERT_STATUS_INTERNAL;
+		}
+	}
 	if (st == ERT_OK)
 		return ERT_OK;
 fail:

@@ -813,6 +813,24 @@ out:
 	return st;
 }
 
+/*
+ * Ops whose needed output does not make their inputs needed: Shape and Size
+ * read only a shape; the selecting ops give their outputs when they run, and
+ * the nodes after them are planned then, for those values
+ * (docs/dynamic-shapes.md).
+ */
+static bool value_from_run(enum ert_op op)
+{
+	switch (op) {
+	case ERT_OP_Shape: case ERT_OP_Size:
+	case ERT_OP_NonZero: case ERT_OP_Compress: case ERT_OP_Unique:
+	case ERT_OP_NonMaxSuppression:
+		return true;
+	default:
+		return false;
+	}
+}
+
 uint8_t *ert_graph_mark_value_needed(const struct ert_graph *g)
 {
 	uint8_t *need = calloc(g->n_tensors ? g->n_tensors : 1, 1);
@@ -833,7 +851,7 @@ uint8_t *ert_graph_mark_value_needed(const struct ert_graph *g)
 			if (t < 0)
 				continue;
 			if ((k < 32 && (mask >> k) & 1) ||
-			    (out_needed && n->op != ERT_OP_Shape && n->op != ERT_OP_Size))
+			    (out_needed && !value_from_run(n->op)))
 				need[t] = 1;
 		}
 	}

@@ -104,6 +104,7 @@ static ert_status infer_topk(struct ert_infer_ctx *ctx)
 	ert_status st = need_x(ctx, false);
 	const struct ert_value *x, *kv = input(ctx, 1);
 	int64_t k, dims[ERT_MAX_RANK];
+	bool k_unknown = kv && !kv->data;
 	int32_t a;
 
 	if (st != ERT_OK)
@@ -113,17 +114,15 @@ static ert_status infer_topk(struct ert_infer_ctx *ctx)
 		if (!ert_dtype_is_int(kv->dtype) || kv->numel != 1)
 			return ert_infer_fail(ctx, ERT_STATUS_INVALID_MODEL,
 					      "K must be a one-element integer tensor");
-		if (!kv->data)
-			return ert_infer_fail(ctx, ERT_STATUS_UNSUPPORTED,
-					      "the value of K is not known at plan time");
-		k = ert_value_get_int(kv, 0);
+		/* K known only when it runs: -1, the kernel gives the shapes */
+		k = k_unknown ? -1 : ert_value_get_int(kv, 0);
 	} else {
 		k = ert_attr_int(ctx->node, "k", -1);
 	}
 	if (!ert_norm_axis(ert_attr_int(ctx->node, "axis", -1), x->rank, &a))
 		return ert_infer_fail(ctx, ERT_STATUS_SHAPE, "axis out of range for rank %d",
 				      (int)x->rank);
-	if (k < 0 || k > x->dims[a])
+	if (!k_unknown && (k < 0 || k > x->dims[a]))
 		return ert_infer_fail(ctx, ERT_STATUS_SHAPE, "K = %lld, axis has %lld elements",
 				      (long long)k, (long long)x->dims[a]);
 	for (int32_t i = 0; i < x->rank; i++)

@@ -18,6 +18,7 @@ extern const struct ert_op_def ert_op_defs_resize[];
 extern const struct ert_op_def ert_op_defs_movement[];
 extern const struct ert_op_def ert_op_defs_loss[];
 extern const struct ert_op_def ert_op_defs_recurrent[];
+extern const struct ert_op_def ert_op_defs_select[];
 
 static const struct ert_op_def *const families[] = {
 	ert_op_defs_unary,
@@ -33,6 +34,7 @@ static const struct ert_op_def *const families[] = {
 	ert_op_defs_movement,
 	ert_op_defs_loss,
 	ert_op_defs_recurrent,
+	ert_op_defs_select,
 };
 
 static ert_infer_fn by_op[ERT_OP_COUNT];
@@ -112,6 +114,22 @@ static bool output0_optional(enum ert_op op)
 	return op == ERT_OP_RNN || op == ERT_OP_GRU || op == ERT_OP_LSTM;
 }
 
+/*
+ * Ops whose output shapes may depend on input values: when those are not
+ * known, their inference gives -1 for the extents the kernel decides
+ * (ert_exec_output(), docs/dynamic-shapes.md).
+ */
+static bool data_dependent(enum ert_op op)
+{
+	switch (op) {
+	case ERT_OP_NonZero: case ERT_OP_NonMaxSuppression: case ERT_OP_Unique:
+	case ERT_OP_Compress: case ERT_OP_TopK:
+		return true;
+	default:
+		return false;
+	}
+}
+
 static bool any_output(const struct ert_infer_ctx *ctx)
 {
 	for (uint32_t k = 0; k < ctx->n_out; k++)
@@ -168,6 +186,10 @@ static ert_status infer_checked(struct ert_infer_ctx *ctx)
 		if (!ctx->out[k] || ctx->out[k]->dtype == ERT_DTYPE_UNDEFINED)
 			continue;
 		v = *ctx->out[k];
+		/* -1: an extent that only running a data-dependent op tells */
+		for (int32_t i = 0; data_dependent(ctx->node->op) && i < v.rank && i < ERT_MAX_RANK; i++)
+			if (v.dims[i] == -1)
+				v.dims[i] = 0;
 		if (v.rank < 0 || v.rank > ERT_MAX_RANK || !ert_value_finish(&v))
 			return ert_infer_fail(ctx, ERT_STATUS_SHAPE,
 					      "output %u would have %s: a dimension outside [0, 2^48] "

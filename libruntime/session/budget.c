@@ -198,11 +198,84 @@ uint64_t ert_budget_inputs(const struct ert_session *s, int64_t except)
 
 uint64_t ert_budget_plan_bytes(const struct ert_plan *p)
 {
-	uint64_t sum = p->folded_bytes;
+	uint64_t sum = p->folded_bytes + p->dyn_bytes;
 
 	for (uint32_t a = 0; a < p->n_arenas; a++)
 		sum += p->arenas[a].size; /* checked by ert_budget_check_plan() */
+	for (const struct ert_plan *c = p->conts; c; c = c->next)
+		sum += ert_budget_plan_bytes(c);
 	return sum;
+}
+
+static uint64_t session_bytes(const struct ert_session *s)
+{
+	uint64_t held = ert_budget_inputs(s, -1);
+
+	for (const struct ert_plan *p = s->plan; p; p = p->next)
+		held += ert_budget_plan_bytes(p);
+	return held;
+}
+
+static bool on_chain(const struct ert_plan *q, const struct ert_plan *chain)
+{
+	for (; chain; chain = chain->parent)
+		if (q == chain)
+			return true;
+	return false;
+}
+
+/* The least recently used cached plan off @p's chain, as a link to unhook; NULL if none. */
+static struct ert_plan **victim(struct ert_session *s, const struct ert_plan *p)
+{
+	struct ert_plan **pp, **found = NULL;
+
+	/* other roots first (the list is most recent first: take the last) */
+	for (pp = &s->plan; *pp; pp = &(*pp)->next)
+		if (*pp != p->root)
+			found = pp;
+	if (found)
+		return found;
+	/* then continuations beside the chain, nearest the root first */
+	for (const struct ert_plan *q = p->root; q && q != p; ) {
+		const struct ert_plan *next = NULL;
+
+		for (pp = (struct ert_plan **)&q->conts; *pp; pp = &(*pp)->next) {
+			if (on_chain(*pp, p))
+				next = *pp;
+			else
+				found = pp;
+		}
+		if (found)
+			return found;
+		q = next;
+	}
+	return NULL;
+}
+
+ert_status ert_budget_check_run(struct ert_session *s, const struct ert_plan *p,
+				const struct ert_node *n, const char *what, uint64_t more,
+				struct ert_err *err)
+{
+	char a[48], b[48], lim[160];
+	uint64_t total;
+
+	for (;;) {
+		struct ert_plan **pp;
+
+		if (!__builtin_add_overflow(session_bytes(s), more, &total) && total <= s->budget)
+			return ERT_OK;
+		pp = victim(s, p);
+		if (!pp)
+			break;
+		struct ert_plan *q = *pp;
+
+		*pp = q->next;
+		ert_plan_destroy(s, q);
+	}
+	ert_err_set(err, "%s '%s': %s takes %s; with the %s the session holds that is more than %s",
+		    ert_op_name(n->op), n->name, what, amount(a, sizeof(a), more),
+		    amount(b, sizeof(b), session_bytes(s)), budget_text(s, lim, sizeof(lim)));
+	return ERT_STATUS_OUT_OF_MEMORY;
 }
 
 void ert_budget_evict(struct ert_session *s, uint64_t need)
@@ -277,6 +350,13 @@ ert_status ert_budget_check_plan(struct ert_session *s, const struct ert_plan *p
 
 	for (uint32_t i = 0; i < p->n_arenas; i++)
 		over |= __builtin_add_overflow(arenas, (uint64_t)p->arenas[i].size, &arenas);
+	if (p->parent) {
+		/* planned while the parent chain runs: it stays, the rest may go */
+		if (over || __builtin_add_overflow(arenas, p->folded_bytes, &total))
+			total = UINT64_MAX;
+		return ert_budget_check_run(s, p->parent, &g->nodes[p->parent->cut],
+					    "planning the nodes after it", total, err);
+	}
 	over |= __builtin_add_overflow(in, arenas, &total);
 	over |= __builtin_add_overflow(total, p->folded_bytes, &total);
 	if (!over && total <= s->budget) {

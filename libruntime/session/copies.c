@@ -74,7 +74,8 @@ static ert_status plan_mirror(struct ert_session *s, struct ert_plan *p, uint32_
 	const struct ert_node *n = p->steps[i].x.node;
 	int32_t m;
 
-	if (pt->kind == ERT_PT_INPUT) {
+	if (pt->kind == ERT_PT_INPUT || pt->kind == ERT_PT_DYNAMIC || pt->kind == ERT_PT_OUTER) {
+		/* host memory outside the arenas */
 		if (p->arenas[arena].visible)
 			return ERT_OK;
 	} else if (pt->kind == ERT_PT_ARENA) {
@@ -194,7 +195,7 @@ ert_status ert_copies_run(struct ert_session *s, struct ert_plan *p, uint32_t st
 			continue;
 		if (!dst->visible) {
 			/* into device memory: the source is host-visible (planned so) */
-			const void *src = pt->kind == ERT_PT_INPUT ? pt->v.data :
+			const void *src = pt->kind != ERT_PT_ARENA ? pt->v.data :
 				(const uint8_t *)p->arenas[pt->arena].buf.host + p->t[pt->root].offset;
 
 			st = ert_backend_buffer_write(s->backends[dst->backend], &dst->buf, m->offset,

@@ -54,24 +54,42 @@ static bool is_inplace_op(enum ert_op op)
 	}
 }
 
+/*
+ * One signature row per key value: dtype, rank, dims; then the bytes of those
+ * shape inference reads. A root plan is keyed by the graph inputs, a
+ * continuation by its parent's dynamic outputs.
+ */
 static ert_status build_signature(struct ert_session *s, struct ert_plan *p)
 {
 	const struct ert_graph *g = s->model->graph;
+	uint32_t rows = p->parent ? p->parent->n_dyn : g->n_inputs;
 	size_t vlen = 0;
 
-	p->sig_len = (size_t)g->n_inputs * (ERT_MAX_RANK + 2);
+	p->sig_len = (size_t)rows * (ERT_MAX_RANK + 2);
 	p->sig = calloc(p->sig_len ? p->sig_len : 1, sizeof(int64_t));
 	if (!p->sig)
 		return ERT_STATUS_OUT_OF_MEMORY;
-	for (uint32_t k = 0; k < g->n_inputs; k++) {
-		const struct ert_value *v = &s->in_vals[k];
+	for (uint32_t k = 0; k < rows; k++) {
+		const struct ert_value *v = NULL;
+		bool keyed;
 		int64_t *row = &p->sig[k * (ERT_MAX_RANK + 2)];
 
+		if (p->parent) {
+			const struct ert_plan_dyn *d = &p->parent->dyn[k];
+
+			v = d->tensor >= 0 ? &p->parent->t[d->tensor].v : NULL;
+			keyed = d->keyed;
+		} else {
+			v = &s->in_vals[k];
+			keyed = s->in_value_needed[k];
+		}
+		if (!v)
+			continue;
 		row[0] = v->dtype;
 		row[1] = v->rank;
 		for (int32_t d = 0; d < v->rank; d++)
 			row[2 + d] = v->dims[d];
-		if (s->in_value_needed[k])
+		if (keyed)
 			vlen += v->nbytes;
 	}
 	p->sig_values = malloc(vlen ? vlen : 1);
@@ -79,11 +97,26 @@ static ert_status build_signature(struct ert_session *s, struct ert_plan *p)
 		return ERT_STATUS_OUT_OF_MEMORY;
 	p->sig_values_len = vlen;
 	vlen = 0;
-	for (uint32_t k = 0; k < g->n_inputs; k++) {
-		if (!s->in_value_needed[k])
-			continue;
-		memcpy(p->sig_values + vlen, s->in_bufs[k], s->in_vals[k].nbytes);
-		vlen += s->in_vals[k].nbytes;
+	for (uint32_t k = 0; k < rows; k++) {
+		const void *data;
+		size_t n;
+
+		if (p->parent) {
+			const struct ert_plan_dyn *d = &p->parent->dyn[k];
+
+			if (!d->keyed)
+				continue;
+			data = p->parent->t[d->tensor].v.data;
+			n = p->parent->t[d->tensor].v.nbytes;
+		} else {
+			if (!s->in_value_needed[k])
+				continue;
+			data = s->in_bufs[k];
+			n = s->in_vals[k].nbytes;
+		}
+		if (n)
+			memcpy(p->sig_values + vlen, data, n);
+		vlen += n;
 	}
 	return ERT_OK;
 }
@@ -118,6 +151,14 @@ void ert_plan_destroy(struct ert_session *s, struct ert_plan *p)
 {
 	if (!p)
 		return;
+	while (p->conts) {
+		struct ert_plan *c = p->conts;
+
+		p->conts = c->next;
+		ert_plan_destroy(s, c);
+	}
+	if (s->leaf == p)
+		s->leaf = NULL;
 	for (uint32_t i = 0; i < p->n_steps; i++) {
 		struct ert_step *st = &p->steps[i];
 
@@ -136,6 +177,9 @@ void ert_plan_destroy(struct ert_session *s, struct ert_plan *p)
 	free(p->in_const);
 	free(p->io_locs);
 	free(p->mirrors);
+	for (uint32_t d = 0; d < p->n_dyn; d++)
+		free(p->dyn[d].data);
+	free(p->dyn);
 	free(p->t);
 	free(p->sig);
 	free(p->sig_values);
@@ -187,6 +231,18 @@ static ert_status fold_node(struct ert_session *s, struct ert_plan *p, const str
 		return ERT_STATUS_OUT_OF_MEMORY;
 	st = ert_cpu_eval_node(g, n, (const struct ert_value *const *)ptrs, n->n_inputs, outs,
 			       n->n_outputs, err);
+	if (st == ERT_OK) {
+		uint64_t got = 0;
+
+		/* a data-dependent op's outputs were sized only now */
+		for (uint32_t k = 0; k < n->n_outputs; k++)
+			got += outs[k].nbytes;
+		if (got > bytes)
+			st = ert_budget_check_fold(s, p, n, got, err);
+		if (st != ERT_OK)
+			for (uint32_t k = 0; k < n->n_outputs; k++)
+				free(outs[k].data);
+	}
 	if (st != ERT_OK) {
 		free(outs);
 		return st;
@@ -222,11 +278,23 @@ static ert_status fail_node(struct ert_session *s, struct ert_err *err, const st
 	return st;
 }
 
+/* A dimension of -1 from shape inference: known only when the op runs. */
+static bool value_dynamic(const struct ert_value *v)
+{
+	for (int32_t i = 0; i < v->rank && i < ERT_MAX_RANK; i++)
+		if (v->dims[i] == -1)
+			return true;
+	return false;
+}
+
 static ert_status infer_node(struct ert_session *s, struct ert_plan *p, const struct ert_graph *g,
-			     const struct ert_node *n, struct ert_value **ptrs, struct ert_err *err)
+			     const struct ert_node *n, struct ert_value **ptrs, bool *dynamic,
+			     struct ert_err *err)
 {
 	ert_infer_fn infer = ert_op_infer(n->op);
 	ert_status st;
+
+	*dynamic = false;
 
 	if (!infer) {
 		ert_err_set(err, "unsupported op '%s' (node '%s'): no shape inference",
@@ -263,11 +331,20 @@ static ert_status infer_node(struct ert_session *s, struct ert_plan *p, const st
 	st = infer(&ic);
 	if (st != ERT_OK)
 		return fail_node(s, err, n, st);
+	for (uint32_t k = 0; k < n->n_outputs; k++)
+		if (n->outputs[k] >= 0 && value_dynamic(&p->t[n->outputs[k]].v))
+			*dynamic = true;
 	for (uint32_t k = 0; k < n->n_outputs; k++) {
 		int32_t t = n->outputs[k];
 
 		if (t < 0)
 			continue;
+		if (*dynamic) {
+			/* sized when the kernel gives the shape (ert_dyn_alloc() checks the budget) */
+			p->t[t].v.numel = 0;
+			p->t[t].v.nbytes = 0;
+			continue;
+		}
 		/* before anything of that size exists: folding allocates it next */
 		st = ert_budget_check_tensor(s, n, t, &p->t[t].v, err);
 		if (st != ERT_OK)
@@ -588,7 +665,137 @@ static ert_status plan_memory(struct ert_session *s, struct ert_plan *p, struct 
 	return ERT_OK;
 }
 
-ert_status ert_plan_create(struct ert_session *s, struct ert_plan **out, struct ert_err *err)
+/* Where a continuation reads tensor @t of its parent @q in host memory. */
+static void *outer_data(const struct ert_plan *q, int32_t t)
+{
+	const struct ert_plan_tensor *qt = &q->t[t];
+
+	if (qt->kind == ERT_PT_ARENA && !q->arenas[qt->arena].visible)
+		return qt->host_mirror >= 0 ? q->mirrors[qt->host_mirror].v.data : NULL;
+	return qt->v.data;
+}
+
+/* Does a node from @first on read tensor @t? */
+static bool read_after(const struct ert_graph *g, uint32_t first, int32_t t)
+{
+	for (uint32_t i = first; i < g->n_nodes; i++)
+		for (uint32_t k = 0; k < g->nodes[i].n_inputs; k++)
+			if (g->nodes[i].inputs[k] == t)
+				return true;
+	return false;
+}
+
+/*
+ * The tensors a plan starts from. A root plan: the constants and the graph
+ * inputs. A continuation: whatever its parent chain has (constants and
+ * values computed while planning shared as they are, inputs, and the rest as
+ * OUTER tensors in the parent's memory); shape inference sees the values
+ * fixed for its lifetime, as the root's sees only inputs read for their value.
+ */
+static ert_status init_tensors(struct ert_session *s, struct ert_plan *p, const uint8_t *need,
+			       struct ert_err *err)
+{
+	const struct ert_graph *g = s->model->graph;
+	const struct ert_plan *q = p->parent;
+
+	for (uint32_t t = 0; t < g->n_tensors; t++) {
+		const struct ert_tensor *gt = &g->tensors[t];
+		struct ert_plan_tensor *pt = &p->t[t];
+
+		pt->root = (int32_t)t;
+		pt->first = pt->last = -1;
+		pt->host_mirror = -1;
+		if (gt->flags & ERT_TENSOR_CONST) {
+			pt->kind = ERT_PT_CONST;
+			pt->fixed = true;
+			ert_value_set_shape(&pt->v, gt->dtype, gt->rank, gt->dims);
+			ert_value_finish(&pt->v);
+			pt->v.data = (void *)gt->data;
+			pt->v.quant = gt->quant.count ? &gt->quant : NULL;
+			continue;
+		}
+		if (!q || q->t[t].kind == ERT_PT_UNUSED)
+			continue;
+		const struct ert_plan_tensor *qt = &q->t[t];
+
+		pt->v = qt->v;
+		pt->kind = qt->kind;
+		pt->fixed = qt->fixed;
+		switch (qt->kind) {
+		case ERT_PT_ARENA:
+			pt->kind = ERT_PT_OUTER;
+			if (q->arenas[qt->arena].visible)
+				break;
+			/* device memory: a graph output's copy in host memory, else nothing */
+			if (qt->host_mirror >= 0) {
+				pt->v = q->mirrors[qt->host_mirror].v;
+				break;
+			}
+			if (!read_after(g, p->first_node, (int32_t)t)) {
+				pt->kind = ERT_PT_UNUSED;
+				break;
+			}
+			ert_err_set(err, "'%s' lies in memory the host cannot see (backend %s), and the nodes after the data-dependent %s '%s' read it: not implemented",
+				    gt->name, s->backends[q->arenas[qt->arena].backend]->ops->name,
+				    ert_op_name(g->nodes[q->cut].op), g->nodes[q->cut].name);
+			return ERT_STATUS_UNSUPPORTED;
+		case ERT_PT_DYNAMIC:
+			pt->kind = ERT_PT_OUTER;
+			pt->fixed = need[t] != 0;
+			break;
+		default:
+			break;
+		}
+		if (!pt->fixed)
+			pt->v.data = NULL;
+	}
+	for (uint32_t k = 0; k < g->n_inputs && !q; k++) {
+		struct ert_plan_tensor *pt = &p->t[g->inputs[k]];
+
+		pt->kind = ERT_PT_INPUT;
+		pt->v = s->in_vals[k];
+		pt->fixed = s->in_value_needed[k];
+		/* only inputs read for their value are visible to shape inference */
+		pt->v.data = s->in_value_needed[k] ? s->in_bufs[k] : NULL;
+	}
+	return ERT_OK;
+}
+
+/*
+ * The data-dependent step @i ends the plan: its outputs get host storage
+ * when the kernel gives their shapes (ert_dyn_alloc()), and the nodes after
+ * it are planned as a continuation once it ran.
+ */
+static ert_status add_dynamic_step(struct ert_plan *p, const struct ert_graph *g, uint32_t i,
+				   const uint8_t *need)
+{
+	const struct ert_node *n = &g->nodes[i];
+	struct ert_step *stp = &p->steps[p->n_steps];
+
+	p->dyn = calloc(n->n_outputs ? n->n_outputs : 1, sizeof(*p->dyn));
+	if (!p->dyn)
+		return ERT_STATUS_OUT_OF_MEMORY;
+	p->n_dyn = n->n_outputs;
+	for (uint32_t k = 0; k < n->n_outputs; k++) {
+		int32_t t = n->outputs[k];
+
+		p->dyn[k].tensor = t;
+		if (t < 0)
+			continue;
+		p->dyn[k].keyed = need[t] != 0;
+		p->t[t].kind = ERT_PT_DYNAMIC;
+		p->t[t].first = p->t[t].last = (int32_t)p->n_steps;
+		p->t[t].v.data = NULL;
+	}
+	stp->x.alloc_output = ert_dyn_alloc;
+	stp->x.alloc_ctx = p;
+	p->dyn_step = (int32_t)p->n_steps;
+	p->cut = i + 1 < g->n_nodes ? (int32_t)i : -1;
+	return ERT_OK;
+}
+
+static ert_status plan_create(struct ert_session *s, struct ert_plan *parent,
+			      struct ert_plan **out, struct ert_err *err)
 {
 	const struct ert_graph *g = s->model->graph;
 	struct ert_plan *p = calloc(1, sizeof(*p));
@@ -599,6 +806,11 @@ ert_status ert_plan_create(struct ert_session *s, struct ert_plan **out, struct 
 	s->failed_op[0] = '\0';
 	if (!p)
 		goto error;
+	p->sess = s;
+	p->parent = parent;
+	p->root = parent ? parent->root : p;
+	p->first_node = parent ? (uint32_t)parent->cut + 1 : 0;
+	p->dyn_step = p->cut = -1;
 	for (uint32_t i = 0; i < g->n_nodes; i++)
 		n_io += g->nodes[i].n_inputs + g->nodes[i].n_outputs;
 	p->t = calloc(g->n_tensors ? g->n_tensors : 1, sizeof(*p->t));
@@ -612,30 +824,9 @@ ert_status ert_plan_create(struct ert_session *s, struct ert_plan **out, struct 
 	st = build_signature(s, p);
 	if (st != ERT_OK)
 		goto error;
-
-	for (uint32_t t = 0; t < g->n_tensors; t++) {
-		const struct ert_tensor *gt = &g->tensors[t];
-		struct ert_plan_tensor *pt = &p->t[t];
-
-		pt->root = (int32_t)t;
-		pt->first = pt->last = -1;
-		pt->host_mirror = -1;
-		if (!(gt->flags & ERT_TENSOR_CONST))
-			continue;
-		pt->kind = ERT_PT_CONST;
-		ert_value_set_shape(&pt->v, gt->dtype, gt->rank, gt->dims);
-		ert_value_finish(&pt->v);
-		pt->v.data = (void *)gt->data;
-		pt->v.quant = gt->quant.count ? &gt->quant : NULL;
-	}
-	for (uint32_t k = 0; k < g->n_inputs; k++) {
-		struct ert_plan_tensor *pt = &p->t[g->inputs[k]];
-
-		pt->kind = ERT_PT_INPUT;
-		pt->v = s->in_vals[k];
-		/* only inputs read for their value are visible to shape inference */
-		pt->v.data = s->in_value_needed[k] ? s->in_bufs[k] : NULL;
-	}
+	st = init_tensors(s, p, need, err);
+	if (st != ERT_OK)
+		goto error;
 
 	size_t io = 0;
 
@@ -644,11 +835,13 @@ ert_status ert_plan_create(struct ert_session *s, struct ert_plan **out, struct 
 		struct ert_value **ptrs = p->io_ptrs + io;
 		bool *in_const = p->in_const + io;
 		struct ert_step *stp = &p->steps[p->n_steps];
-		bool needed = false;
+		bool needed = false, dynamic;
 
 		io += n->n_inputs + n->n_outputs;
+		if (i < p->first_node)
+			continue;
 		bind_exec(p, g, n, &stp->x, ptrs, in_const);
-		st = infer_node(s, p, g, n, ptrs, err);
+		st = infer_node(s, p, g, n, ptrs, &dynamic, err);
 		if (st != ERT_OK)
 			goto error;
 		for (uint32_t k = 0; k < n->n_outputs; k++)
@@ -656,20 +849,34 @@ ert_status ert_plan_create(struct ert_session *s, struct ert_plan **out, struct 
 				needed = true;
 		if (inputs_known(p, n) && (needed || outputs_bytes(p, n) <= fold_max_bytes(s->cfg.memory))) {
 			st = fold_node(s, p, g, n, ptrs, err);
-			if (st == ERT_OK)
+			if (st == ERT_OK) {
+				for (uint32_t k = 0; k < n->n_outputs; k++)
+					if (n->outputs[k] >= 0)
+						p->t[n->outputs[k]].fixed = true;
 				continue;
+			}
 			if (needed || st != ERT_STATUS_UNSUPPORTED) {
 				fail_node(s, err, n, st);
 				goto error;
 			}
 			err->msg[0] = '\0';
 		}
-		if (needed) {
+		if (needed && !dynamic) {
 			st = ERT_STATUS_UNSUPPORTED;
 			ert_err_set(err, "%s '%s': its output is needed while planning but its inputs are not known",
 				    ert_op_name(n->op), n->name);
 			fail_node(s, err, n, st);
 			goto error;
+		}
+		stp->node = i;
+		if (dynamic) {
+			st = add_dynamic_step(p, g, i, need);
+			if (st == ERT_OK)
+				st = place_step(s, stp, err);
+			if (st != ERT_OK)
+				goto error;
+			p->n_steps++;
+			break;
 		}
 		for (uint32_t k = 0; k < n->n_outputs; k++) {
 			int32_t t = n->outputs[k];
@@ -680,15 +887,17 @@ ert_status ert_plan_create(struct ert_session *s, struct ert_plan **out, struct 
 			p->t[t].first = (int32_t)p->n_steps;
 			p->t[t].last = (int32_t)p->n_steps;
 		}
-		stp->node = i;
 		st = place_step(s, stp, err);
 		if (st != ERT_OK)
 			goto error;
 		p->n_steps++;
 	}
 
-	/* Inputs' data pointers for the run (the buffers, valid for every plan). */
-	for (uint32_t k = 0; k < g->n_inputs; k++)
+	/* Data pointers for the run: the input buffers, the parent's tensors. */
+	for (uint32_t t = 0; t < g->n_tensors; t++)
+		if (parent && (p->t[t].kind == ERT_PT_OUTER || p->t[t].kind == ERT_PT_INPUT))
+			p->t[t].v.data = outer_data(parent, (int32_t)t);
+	for (uint32_t k = 0; k < g->n_inputs && !parent; k++)
 		p->t[g->inputs[k]].v.data = s->in_bufs[k];
 
 	for (uint32_t i = 0; i < p->n_steps; i++) {
@@ -701,10 +910,23 @@ ert_status ert_plan_create(struct ert_session *s, struct ert_plan **out, struct 
 				p->t[t].last = (int32_t)i;
 		}
 	}
+	/* what the nodes after a cut read lives until the plan's end */
+	for (uint32_t i = p->cut >= 0 ? (uint32_t)p->cut + 1 : g->n_nodes; i < g->n_nodes; i++) {
+		const struct ert_node *n = &g->nodes[i];
+
+		for (uint32_t k = 0; k < n->n_inputs; k++) {
+			int32_t t = n->inputs[k];
+
+			if (t >= 0 && p->t[t].kind == ERT_PT_ARENA)
+				p->t[t].last = (int32_t)p->n_steps;
+		}
+	}
 	for (uint32_t k = 0; k < g->n_outputs; k++) {
 		struct ert_plan_tensor *pt = &p->t[g->outputs[k]];
 
 		if (pt->kind == ERT_PT_UNUSED) {
+			if (p->cut >= 0)
+				continue; /* a continuation makes it */
 			st = ERT_STATUS_INVALID_MODEL;
 			ert_err_set(err, "graph output '%s' is never produced",
 				    g->tensors[g->outputs[k]].name);
@@ -747,4 +969,15 @@ error:
 	free(need);
 	ert_plan_destroy(s, p);
 	return st;
+}
+
+ert_status ert_plan_create(struct ert_session *s, struct ert_plan **out, struct ert_err *err)
+{
+	return plan_create(s, NULL, out, err);
+}
+
+ert_status ert_plan_create_cont(struct ert_session *s, struct ert_plan *parent,
+				struct ert_plan **out, struct ert_err *err)
+{
+	return plan_create(s, parent, out, err);
 }

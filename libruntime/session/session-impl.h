@@ -34,6 +34,18 @@ enum ert_plan_kind {
 	ERT_PT_INPUT,      /* graph input: the session's input buffer (host) */
 	ERT_PT_FOLDED,     /* computed while planning: plan-owned buffer (host) */
 	ERT_PT_ARENA,      /* written by a step: offset in its backend's arena */
+	/*
+	 * Written by a step whose output shape is known only when it runs (a
+	 * data-dependent op, session/dynamic.c): host memory the session
+	 * allocates when the kernel gives the shape, kept for later runs.
+	 */
+	ERT_PT_DYNAMIC,
+	/*
+	 * A continuation plan's view of a tensor its parent chain computes at
+	 * run time (an arena or dynamic tensor there): host memory, read in
+	 * place; its address is refreshed from the parent before every run.
+	 */
+	ERT_PT_OUTER,
 };
 
 struct ert_plan_tensor {
@@ -44,6 +56,12 @@ struct ert_plan_tensor {
 	uint32_t arena;      /* ERT_PT_ARENA: arena index (buffer type of the writer) */
 	size_t offset;       /* in that arena (of the root) */
 	int32_t host_mirror; /* graph output in device memory: its mirror in host memory, else -1 */
+	/*
+	 * The value is the same for every run of this plan, and shape inference
+	 * sees it: constants, values computed while planning, inputs read for
+	 * their value and, in a continuation, dynamic outputs it is keyed by.
+	 */
+	bool fixed;
 };
 
 /*
@@ -82,9 +100,39 @@ struct ert_arena_buf {
 	struct ert_buffer buf;
 };
 
+/* Host storage of a dynamic step's output, kept across runs (session/dynamic.c). */
+struct ert_plan_dyn {
+	int32_t tensor;
+	void *data;
+	size_t cap;          /* bytes allocated: grows, never shrinks */
+	bool given;          /* the kernel gave the shape in this run */
+	bool keyed;          /* shape inference reads its value: continuations are keyed by it */
+};
+
+/*
+ * Data-dependent shapes (docs/dynamic-shapes.md). A plan ends with the first
+ * step whose output shape depends on values known only at run time (its
+ * "dynamic step"). When nodes follow it, they are planned at run time, once
+ * that step has given its outputs' shapes, as a continuation: a plan of the
+ * rest of the graph under this one, keyed by those shapes (and by the bytes
+ * of such outputs that shape inference reads), cached like plans are.
+ */
 struct ert_plan {
-	struct ert_plan *next;        /* session's cache list, most recent first */
-	/* signature: input shapes and the bytes of inputs read for their value */
+	struct ert_plan *next;        /* session's cache list (or parent's), most recent first */
+	struct ert_session *sess;
+	struct ert_plan *parent;      /* NULL for a plan of the whole graph's start */
+	struct ert_plan *root;        /* the first plan of this chain (itself for a root) */
+	uint32_t first_node;          /* graph nodes from here on are this plan's */
+	int32_t dyn_step;             /* the dynamic step (the last), or -1 */
+	int32_t cut;                  /* node index of the dynamic step when nodes follow it, or -1 */
+	struct ert_plan_dyn *dyn;     /* one per output of the dynamic step */
+	uint32_t n_dyn;
+	uint64_t dyn_bytes;           /* their caps added up */
+	struct ert_plan *conts;       /* continuations, most recent first */
+	/*
+	 * signature: input shapes and the bytes of inputs read for their value
+	 * (a continuation: its parent's dynamic outputs, the same way)
+	 */
 	int64_t *sig;
 	size_t sig_len;
 	uint8_t *sig_values;
@@ -132,6 +180,7 @@ struct ert_session {
 	struct ert_session_tensor *in_handles, *out_handles;
 
 	struct ert_plan *plan;        /* current plan (also head of the cache), or NULL */
+	struct ert_plan *leaf;        /* the last plan of the chain the last run went through */
 	bool dirty;                   /* inputs resized since plan was made */
 	bool running;                 /* inside ert_session_run(): callbacks may not re-enter */
 	uint64_t budget;              /* bytes inputs and plans may take (max_memory or default) */
@@ -149,6 +198,13 @@ ert_status ert_set_last_error(ert_status st, const char *fmt, ...)
 
 /* Build a plan for the session's current input shapes and values. */
 ert_status ert_plan_create(struct ert_session *s, struct ert_plan **out, struct ert_err *err);
+/*
+ * Build the continuation of @parent (whose dynamic step has just run and
+ * given its outputs' shapes): the nodes after its cut.
+ */
+ert_status ert_plan_create_cont(struct ert_session *s, struct ert_plan *parent,
+				struct ert_plan **out, struct ert_err *err);
+/* Frees @p with its continuations; accepts NULL. */
 void ert_plan_destroy(struct ert_session *s, struct ert_plan *p);
 /* Does @p match the session's current inputs? */
 bool ert_plan_matches(const struct ert_session *s, const struct ert_plan *p);
@@ -174,6 +230,19 @@ ert_status ert_copies_run(struct ert_session *s, struct ert_plan *p, uint32_t st
 int32_t ert_copies_find(const struct ert_plan *p, int32_t t, uint32_t arena);
 
 /*
+ * Data-dependent shapes (dynamic.c). ert_dyn_alloc() is the dynamic step's
+ * ert_exec.alloc_output: it sizes the output's host buffer (growing it under
+ * the budget) and gives the output its shape and data. ert_dyn_next(): once
+ * @p's dynamic step ran, the continuation for the shapes it gave, from
+ * @p->conts or planned now, with its view of the parent chain's tensors up
+ * to date; STOPPED when the step did not give its outputs (skipped).
+ */
+ert_status ert_dyn_alloc(struct ert_exec *x, uint32_t k, int32_t rank, const int64_t *dims,
+			 struct ert_err *err);
+ert_status ert_dyn_next(struct ert_session *s, struct ert_plan *p, struct ert_plan **out,
+			struct ert_err *err);
+
+/*
  * The memory budget (budget.c). What a session holds: its input buffers (the
  * whole pages of their current shapes), and the arenas and the values
  * computed while planning of each plan it keeps. Checks run before the memory
@@ -190,8 +259,20 @@ ert_status ert_budget_check_input(const struct ert_session *s, uint32_t k,
 				  const struct ert_value *v, uint64_t others, struct ert_err *err);
 /* Bytes the input buffers take at their current shapes, but for input @except (-1: none). */
 uint64_t ert_budget_inputs(const struct ert_session *s, int64_t except);
-/* Bytes plan @p holds: its arenas and the values computed while planning. */
+/*
+ * Bytes plan @p holds: its arenas, the values computed while planning, its
+ * dynamic outputs' buffers, and the same of its continuations.
+ */
 uint64_t ert_budget_plan_bytes(const struct ert_plan *p);
+/*
+ * Everything the session holds grows by @more bytes for @what (a
+ * continuation being planned, a dynamic output growing) while @p's chain
+ * runs: cached plans off that chain are dropped until it fits, else
+ * OUT_OF_MEMORY naming @n and the sizes.
+ */
+ert_status ert_budget_check_run(struct ert_session *s, const struct ert_plan *p,
+				const struct ert_node *n, const char *what, uint64_t more,
+				struct ert_err *err);
 /*
  * Drop cached plans, least recently used first (the current one last), until
  * they fit beside @need bytes.

@@ -541,21 +541,17 @@ static void finish_failed_run(struct ert_session *s)
 		ert_backend_synchronize(s->backends[b], &ignored);
 }
 
-static ert_status run_plan(struct ert_session *s)
+/*
+ * Run the steps of @p, the step indices the callbacks see starting at @base;
+ * @prev is the backend of the last step run before (-1: none).
+ */
+static ert_status run_steps(struct ert_session *s, struct ert_plan *p, uint32_t base,
+			    int32_t *prev)
 {
-	struct ert_err err = { "" };
-	ert_status st;
-
-	if (s->dirty || !s->plan || (has_value_inputs(s) && !ert_plan_matches(s, s->plan))) {
-		st = activate_plan(s);
-		if (st != ERT_OK)
-			return st;
-	}
-	struct ert_plan *p = s->plan;
 	const ert_config *cfg = &s->cfg;
-	uint64_t copied = copied_bytes(s);
+	struct ert_err err = { "" };
 	uint32_t cursor = 0;
-	int32_t prev = -1;
+	ert_status st;
 
 	for (uint32_t i = 0; i < p->n_steps; i++) {
 		struct ert_step *stp = &p->steps[i];
@@ -564,7 +560,7 @@ static ert_status run_plan(struct ert_session *s)
 			.name = stp->x.node->name,
 			.type = ert_op_name(stp->x.node->op),
 			.backend = be->ops->name,
-			.index = i,
+			.index = base + i,
 			.kernel = stp->x.kernel,
 		};
 
@@ -575,19 +571,22 @@ static ert_status run_plan(struct ert_session *s)
 			return ert_session_fail(s, st, "failed to copy the inputs of %s '%s' to %s: %s",
 						info.type, info.name, be->ops->name, err.msg);
 		}
+		if ((int32_t)i == p->dyn_step)
+			for (uint32_t k = 0; k < p->n_dyn; k++)
+				p->dyn[k].given = false;
 		if (cfg->before_op && cfg->before_op(&info, cfg->callback_user))
 			continue;
 		/* a split ends: what the previous backend queued must be done */
-		if (prev >= 0 && (uint32_t)prev != stp->backend) {
-			st = ert_backend_synchronize(s->backends[prev], &err);
+		if (*prev >= 0 && (uint32_t)*prev != stp->backend) {
+			st = ert_backend_synchronize(s->backends[*prev], &err);
 			if (st != ERT_OK) {
 				finish_failed_run(s);
 				return ert_session_fail(s, st, "failed to run the ops before %s '%s' on %s: %s",
 							info.type, info.name,
-							s->backends[prev]->ops->name, err.msg);
+							s->backends[*prev]->ops->name, err.msg);
 			}
 		}
-		prev = (int32_t)stp->backend;
+		*prev = (int32_t)stp->backend;
 		st = ert_backend_compute(be, &stp->x, &err);
 		if (st != ERT_OK) {
 			finish_failed_run(s);
@@ -613,6 +612,42 @@ static ert_status run_plan(struct ert_session *s)
 		finish_failed_run(s);
 		return ert_session_fail(s, st, "failed to read the outputs back: %s", err.msg);
 	}
+	return ERT_OK;
+}
+
+static ert_status run_plan(struct ert_session *s)
+{
+	struct ert_err err = { "" };
+	ert_status st;
+
+	if (s->dirty || !s->plan || (has_value_inputs(s) && !ert_plan_matches(s, s->plan))) {
+		st = activate_plan(s);
+		if (st != ERT_OK)
+			return st;
+	}
+	struct ert_plan *p = s->plan;
+	uint64_t copied = copied_bytes(s);
+	uint32_t base = 0;
+	int32_t prev = -1;
+
+	s->leaf = NULL;
+	for (;;) {
+		st = run_steps(s, p, base, &prev);
+		if (st != ERT_OK)
+			return st;
+		if (p->cut < 0)
+			break;
+		/* the nodes after a data-dependent step, for the shapes it gave */
+		base += p->n_steps;
+		st = ert_dyn_next(s, p, &p, &err);
+		if (st != ERT_OK) {
+			const struct ert_node *n = &s->model->graph->nodes[p->cut];
+
+			finish_failed_run(s);
+			return ert_session_fail(s, st, "failed to plan the nodes after %s '%s': %s",
+						ert_op_name(n->op), n->name, err.msg);
+		}
+	}
 	for (uint32_t b = 0; b < s->n_backends; b++) {
 		st = ert_backend_synchronize(s->backends[b], &err);
 		if (st != ERT_OK) {
@@ -620,6 +655,7 @@ static ert_status run_plan(struct ert_session *s)
 			return ert_session_fail(s, st, "failed to finish run: %s", err.msg);
 		}
 	}
+	s->leaf = p;
 	s->copied_bytes = copied_bytes(s) - copied;
 	s->error[0] = '\0';
 	return ERT_OK;
@@ -645,6 +681,17 @@ ERT_API uint64_t ert_session_copied_bytes(const ert_session *s)
 	return s ? s->copied_bytes : 0;
 }
 
+/*
+ * The last plan of the chain the last run went through (a continuation when
+ * the graph has data-dependent shapes), else the current plan.
+ */
+static const struct ert_plan *current_leaf(const struct ert_session *s)
+{
+	if (s->leaf && s->plan && s->leaf->root == s->plan)
+		return s->leaf;
+	return s->plan;
+}
+
 ERT_API size_t ert_session_peak_bytes(const ert_session *s)
 {
 	size_t in = 0;
@@ -655,7 +702,10 @@ ERT_API size_t ert_session_peak_bytes(const ert_session *s)
 		in += s->in_caps[k];
 	for (uint32_t b = 0; b < s->n_backends; b++)
 		in += ert_backend_resident_bytes(s->backends[b]);
-	return in + (s->plan ? s->plan->peak_bytes : 0);
+	/* the plans the last run went through, data-dependent outputs included */
+	for (const struct ert_plan *p = current_leaf(s); p; p = p->parent)
+		in += p->peak_bytes + p->dyn_bytes;
+	return in;
 }
 
 ert_status ert_session_visit_steps(ert_session *s, ert_step_visit_fn fn, void *user)
@@ -668,12 +718,15 @@ ert_status ert_session_visit_steps(ert_session *s, ert_step_visit_fn fn, void *u
 		if (st != ERT_OK)
 			return st;
 	}
-	for (uint32_t i = 0; i < s->plan->n_steps; i++) {
-		const struct ert_step *stp = &s->plan->steps[i];
+	/* the plan, then the continuations of data-dependent shapes the last run used */
+	for (const struct ert_plan *p = s->plan; p; p = p->cut >= 0 ? p->conts : NULL) {
+		for (uint32_t i = 0; i < p->n_steps; i++) {
+			const struct ert_step *stp = &p->steps[i];
 
-		fn(stp->x.node, (const struct ert_value *const *)stp->x.in, stp->x.n_in,
-		   (const struct ert_value *const *)stp->x.out, stp->x.n_out,
-		   s->backends[stp->backend]->ops->name, user);
+			fn(stp->x.node, (const struct ert_value *const *)stp->x.in, stp->x.n_in,
+			   (const struct ert_value *const *)stp->x.out, stp->x.n_out,
+			   s->backends[stp->backend]->ops->name, user);
+		}
 	}
 	return ERT_OK;
 }
@@ -687,10 +740,14 @@ static const struct ert_value *handle_value(const ert_tensor *t)
 	if (t->is_input)
 		return &s->in_vals[t->index];
 	if (s->plan && !s->dirty) {
-		const struct ert_plan_tensor *pt = &s->plan->t[t->tensor];
+		const struct ert_plan *p = current_leaf(s);
+		const struct ert_plan_tensor *pt = &p->t[t->tensor];
 
+		/* after a data-dependent step, before a run planned the rest */
+		if (pt->kind == ERT_PT_UNUSED)
+			return NULL;
 		/* in device memory: its copy in host memory, filled by every run */
-		return pt->host_mirror >= 0 ? &s->plan->mirrors[pt->host_mirror].v : &pt->v;
+		return pt->host_mirror >= 0 ? &p->mirrors[pt->host_mirror].v : &pt->v;
 	}
 	return NULL;
 }

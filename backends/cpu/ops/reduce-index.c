@@ -231,6 +231,25 @@ ert_status ert_cpu_topk(struct ert_cpu *cpu, struct ert_exec *x, struct ert_err 
 	}
 	lane_setup(&l, in, axis);
 	l.k = x->out[0]->dims[axis];
+	if (x->alloc_output) {
+		/* K known only now: it gives the outputs' shapes */
+		int64_t dims[ERT_MAX_RANK];
+		ert_status st;
+
+		l.k = ert_value_get_int(x->in[1], 0);
+		if (l.k < 0 || l.k > in->dims[axis]) {
+			ert_err_set(err, "TopK '%s': K = %lld, axis has %lld elements",
+				    x->node->name, (long long)l.k, (long long)in->dims[axis]);
+			return ERT_STATUS_INVALID_ARGUMENT;
+		}
+		memcpy(dims, in->dims, sizeof(dims));
+		dims[axis] = l.k;
+		st = ert_exec_output(x, 0, in->rank, dims, err);
+		if (st == ERT_OK)
+			st = ert_exec_output(x, 1, in->rank, dims, err);
+		if (st != ERT_OK)
+			return st;
+	}
 	l.flag_a = ert_attr_int(x->node, "largest", 1) != 0;
 	l.ws = x->workspace;
 	if (lanes_of(in, axis) > 0 && l.k > 0)

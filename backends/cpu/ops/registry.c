@@ -18,6 +18,7 @@ extern const struct ert_cpu_op ert_cpu_ops_resize[];
 extern const struct ert_cpu_op ert_cpu_ops_movement[];
 extern const struct ert_cpu_op ert_cpu_ops_loss[];
 extern const struct ert_cpu_op ert_cpu_ops_recurrent[];
+extern const struct ert_cpu_op ert_cpu_ops_select[];
 
 static const struct ert_cpu_op *const families[] = {
 	ert_cpu_ops_unary,
@@ -34,6 +35,7 @@ static const struct ert_cpu_op *const families[] = {
 	ert_cpu_ops_movement,
 	ert_cpu_ops_loss,
 	ert_cpu_ops_recurrent,
+	ert_cpu_ops_select,
 };
 
 static const struct ert_cpu_op *by_op[ERT_OP_COUNT];
