@@ -3,6 +3,7 @@
  * Shape inference: elementwise binary, ternary (Where) and variadic ops, all
  * with numpy (multidirectional) broadcasting.
  */
+#include <stdio.h>
 #include <string.h>
 
 #include "ops/elementwise.h"
@@ -47,8 +48,11 @@ static ert_status broadcast_inputs(struct ert_infer_ctx *ctx, uint32_t first, ui
 		ert_ew_legacy_operand(ctx->node, vals[0], vals[1], &legacy);
 		vals[1] = &legacy;
 	}
-	ert_status st = ert_broadcast_shapes(vals, n, ctx->out[0], ctx->err,
-					     ert_op_name(ctx->node->op));
+	char what[200];
+
+	snprintf(what, sizeof(what), "%s '%s'", ert_op_name(ctx->node->op),
+		 ctx->node->name ? ctx->node->name : "");
+	ert_status st = ert_broadcast_shapes(vals, n, ctx->out[0], ctx->err, what);
 	if (st != ERT_OK)
 		return st;
 	ctx->out[0]->dtype = out_dt ? out_dt : dt;

@@ -4,6 +4,8 @@
  * QLinearMul, QLinearAveragePool and QLinearGlobalAveragePool, under either
  * requantisation rule (ops/qlinear.h, docs/int8.md).
  */
+#include <stdio.h>
+
 #include "ops/linalg-geom.h"
 #include "ops/qlinear.h"
 
@@ -52,7 +54,11 @@ static ert_status infer_binary(struct ert_infer_ctx *ctx)
 		return st;
 	const struct ert_value *ab[2] = { a, b };
 
-	st = ert_broadcast_shapes(ab, 2, ctx->out[0], ctx->err, ert_op_name(ctx->node->op));
+	char what[200];
+
+	snprintf(what, sizeof(what), "%s '%s'", ert_op_name(ctx->node->op),
+		 ctx->node->name ? ctx->node->name : "");
+	st = ert_broadcast_shapes(ab, 2, ctx->out[0], ctx->err, what);
 	if (st != ERT_OK)
 		return st;
 	ctx->out[0]->dtype = a->dtype;

@@ -13,7 +13,9 @@
  * INT64_MIN or bad access stops the program.
  *
  * A second table plants the same values in one declared dim of a graph input
- * (dim_rows): the model must be refused naming the input or the node, or run.
+ * (dim_rows), alone and with a dim beside it 0 (no elements, extreme dims):
+ * the model must be refused naming the input or the node, or run. A model
+ * that takes more than ALARM_SECONDS to plan and run fails the program.
  *
  * Each row first runs with its ordinary value, which must plan and run: a row
  * that fails for another reason would make its extreme cases say nothing.
@@ -29,10 +31,12 @@
  */
 #include <errno.h>
 #include <math.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "edgert.h"
 #include "ert-graph.h"
@@ -597,8 +601,11 @@ static const struct hrow rows[] = {
 static const struct hrow dim_rows[] = {
 	{ "Conv", 11, "X", 1, { X("X", F32, 4, 1, 2, 5, 5), CONV_W }, { AI("group", 1) }, 1, NULL },
 	{ "Conv", 11, "X", 3, { X("X", F32, 4, 1, 2, 5, 5), CONV_W }, { AI("group", 1) }, 1, NULL },
-	{ "ConvTranspose", 11, "X", 2, { X("X", F32, 4, 1, 2, 3, 3), CONVT_W },
+	{ "ConvTranspose", 11, "X", 3, { X("X", F32, 4, 1, 2, 3, 3), CONVT_W },
 	  { AIS("strides", 2, 2, 2) }, 1, NULL },
+	/* output_shape keeps the output whatever the input: an empty input, a full output */
+	{ "ConvTranspose", 11, "X", 2, { X("X", F32, 4, 1, 2, 3, 3), CONVT_W },
+	  { AIS("strides", 2, 2, 2), AIS("output_shape", 2, 7, 7) }, 1, NULL },
 	{ "MaxPool", 12, "X", 0, { X("X", F32, 4, 1, 1, 5, 5) }, { AIS("kernel_shape", 2, 2, 2) }, 1,
 	  NULL },
 	{ "AveragePool", 19, "X", 3, { X("X", F32, 4, 1, 1, 5, 5) },
@@ -652,10 +659,63 @@ static const struct hrow dim_rows[] = {
 	    CI("w", U8, 4, D(2, 2, 3, 3), 1, 2, 3), QSCALE("w_scale"), QZP("w_zero_point"),
 	    QSCALE("y_scale"), QZP("y_zero_point") },
 	  { NOATTR }, 1, NULL },
+	{ "Add", 13, "A", 1, { X("A", F32, 3, 2, 3, 4), X("B", F32, 1, 4) }, { NOATTR }, 1, NULL },
+	{ "Where", 16, "X", 0,
+	  { X("condition", ERT_DTYPE_BOOL, 2, 2, 3), X("X", F32, 2, 2, 3), X("Y", F32, 1, 3) },
+	  { NOATTR }, 1, NULL },
+	{ "ArgMax", 13, "data", 0, { X("data", F32, 3, 2, 3, 4) }, { AI("axis", 1) }, 1, NULL },
+	{ "CumSum", 14, "x", 1, { X("x", F32, 3, 2, 3, 4), CI("axis", I64, 0, D(0), 2) },
+	  { NOATTR }, 1, NULL },
+	{ "LogSoftmax", 13, "x", 0, { X("x", F32, 3, 2, 3, 4) }, { AI("axis", 1) }, 1, NULL },
+	{ "Hardmax", 13, "x", 2, { X("x", F32, 3, 2, 3, 4) }, { AI("axis", 0) }, 1, NULL },
+	{ "LayerNormalization", 17, "X", 0, { X("X", F32, 3, 2, 3, 4), CF("Scale", 1, 4) },
+	  { AI("axis", -1) }, 1, NULL },
+	{ "InstanceNormalization", 6, "input", 2,
+	  { X("input", F32, 4, 1, 2, 3, 3), CF("scale", 1, 2), CF("B", 1, 2) }, { NOATTR }, 1,
+	  NULL },
+	{ "BatchNormalization", 15, "X", 2,
+	  { X("X", F32, 4, 1, 2, 2, 2), CF("scale", 1, 2), CF("B", 1, 2), CF("mean", 1, 2),
+	    CF("var", 1, 2) },
+	  { NOATTR }, 1, NULL },
+	{ "MeanVarianceNormalization", 13, "X", 1, { X("X", F32, 4, 1, 2, 2, 2) },
+	  { AIS("axes", 3, 0, 2, 3) }, 1, NULL },
+	{ "LpNormalization", 1, "x", 0, { X("x", F32, 3, 2, 3, 4) }, { AI("axis", 1) }, 1, NULL },
+	{ "SpaceToDepth", 13, "input", 0, { X("input", F32, 4, 1, 1, 4, 4) }, { AI("blocksize", 2) },
+	  1, NULL },
+	{ "GatherElements", 13, "data", 1,
+	  { X("data", F32, 2, 3, 4), CI("indices", I64, 2, D(3, 1), 0, 1, 2) }, { AI("axis", 1) },
+	  1, NULL },
+	{ "ScatterElements", 16, "data", 0,
+	  { X("data", F32, 2, 3, 4), CI("indices", I64, 2, D(1, 2), 1, 3),
+	    X("updates", F32, 2, 1, 2) },
+	  { AI("axis", 1) }, 1, NULL },
+	{ "GridSample", 16, "X", 2, { X("X", F32, 4, 1, 1, 3, 3), X("grid", F32, 4, 1, 2, 2, 2) },
+	  { NOATTR }, 1, NULL },
+	{ "QuantizeLinear", 21, "x", 0, { X("x", F32, 2, 2, 4), CF("y_scale", 1, 4) },
+	  { AI("axis", 1) }, 1, NULL },
+	{ "DequantizeLinear", 21, "x", 1, { X("x", U8, 2, 2, 4), CF("x_scale", 1, 2) },
+	  { AI("axis", 0) }, 1, NULL },
+	{ "Einsum", 12, "a", 0, { X("a", F32, 2, 2, 3), X("b", F32, 2, 3, 4) },
+	  { ASTR("equation", "ij,jk->ik") }, 1, NULL },
+	{ "LpPool", 18, "X", 2, { X("X", F32, 4, 1, 1, 4, 4) }, { AIS("kernel_shape", 2, 2, 2) }, 1,
+	  NULL },
+	{ "GlobalMaxPool", 1, "X", 3, { X("X", F32, 4, 1, 2, 3, 3) }, { NOATTR }, 1, NULL },
+	{ "ReduceMax", 18, "data", 2, { X("data", F32, 3, 2, 3, 4), CI("axes", I64, 1, D(1), 1) },
+	  { NOATTR }, 1, NULL },
+	{ "Flatten", 13, "input", 2, { X("input", F32, 3, 2, 3, 4) }, { AI("axis", 1) }, 1, NULL },
+	{ "Cast", 19, "input", 0, { X("input", F32, 2, 2, 3) }, { AI("to", 7) }, 1, NULL },
+	{ "DynamicQuantizeLinear", 11, "x", 0, { X("x", F32, 2, 2, 3) }, { NOATTR }, 3, NULL },
+	{ "NegativeLogLikelihoodLoss", 13, "input", 0,
+	  { X("input", F32, 2, 2, 3), X("target", I64, 1, 2) }, { NOATTR }, 1, NULL },
 };
 
 /* While the dim rows run: build() plants in an input's dims. */
 static bool planting_dims;
+/*
+ * And, when >= 0, sets this dim of the same input to 0 (a tensor with no
+ * elements whose other dims are extreme: its loops must not walk them).
+ */
+static int zero_dim = -1;
 
 /* ---- building and running one model ---- */
 
@@ -705,8 +765,11 @@ static struct ert_graph *build(const struct hrow *r, bool plant, int64_t v)
 		int64_t dims[4];
 
 		memcpy(dims, ti->dims, sizeof(dims));
-		if (plant && planting_dims && !strcmp(ti->name, r->target))
+		if (plant && planting_dims && !strcmp(ti->name, r->target)) {
 			dims[r->pos] = v;
+			if (zero_dim >= 0)
+				dims[zero_dim] = 0;
+		}
 		for (int32_t k = 0; k < ti->rank; k++)
 			numel *= ti->dims[k];
 		ins[n_in] = ert_graph_add_tensor(g, ti->name, ti->dt, ti->rank, dims);
@@ -826,6 +889,23 @@ static bool names_it(const struct hrow *r, enum stage stage, ert_status st, cons
 	return true;
 }
 
+/* Seconds one model may take to plan and run (they take milliseconds). */
+#define ALARM_SECONDS 20
+
+static char alarm_what[160];
+
+static void on_alarm(int sig)
+{
+	static const char msg[] = "planning and running took too long: ";
+
+	(void)sig;
+	/* async-signal-safe: write(2) only */
+	if (write(2, msg, sizeof(msg) - 1) < 0 || write(2, alarm_what, strlen(alarm_what)) < 0 ||
+	    write(2, "\n", 1) < 0)
+		_exit(2);
+	_exit(1);
+}
+
 /* Memory budget of the sessions: more than any ordinary row needs. */
 #define RUN_MAX_BYTES ((uint64_t)64 << 20)
 
@@ -863,13 +943,19 @@ static int plan_and_run(const struct hrow *r, int64_t v, bool plant, const void 
 	cfg.num_threads = 1;
 	cfg.memory = ERT_LEVEL_LOW;
 	cfg.max_memory = RUN_MAX_BYTES;
+	/* a model that makes planning or a run walk a huge loop fails, not hangs */
+	snprintf(alarm_what, sizeof(alarm_what), "%s%d.%s[%d] = %lld (zero dim %d)", r->op, r->opset,
+		 r->target, r->pos, (long long)v, zero_dim);
+	alarm(ALARM_SECONDS);
 	st = ert_session_create(m, &cfg, &s);
 	if (st != ERT_OK) {
+		alarm(0);
 		rc = names_it(r, PLANNING, st, ert_last_error(), why, len) ? 1 : -1;
 		goto out;
 	}
 	fill_inputs(s);
 	st = ert_session_run(s);
+	alarm(0);
 	if (st != ERT_OK) {
 		rc = names_it(r, RUNNING, st, ert_session_error(s), why, len) ? 1 : -1;
 		goto out;
@@ -978,16 +1064,28 @@ static bool run_row(const struct hrow *r)
 			return false;
 		}
 	}
-	for (size_t e = 0; e < sizeof(extremes) / sizeof(extremes[0]); e++) {
-		for (int path = 0; path < 2; path++) {
-			why[0] = '\0';
-			if ((path ? via_ert : via_onnx)(r, true, extremes[e], why, sizeof(why)) < 0) {
-				printf("  %s = %lld (%s): %s\n", name, (long long)extremes[e],
-				       path ? "ert" : "onnx", why);
-				ok = false;
+	int32_t rank = 0;
+
+	for (int i = 0; i < 9 && r->in[i].name; i++)
+		if (!strcmp(r->in[i].name, r->target))
+			rank = r->in[i].rank;
+	/* dims rows: alone, then with the next dim and with the previous one 0 */
+	for (int z = 0; z < (planting_dims && rank > 1 ? 3 : 1); z++) {
+		zero_dim = z == 0 ? -1 : z == 1 ? (r->pos + 1) % rank : (r->pos + rank - 1) % rank;
+		for (size_t e = 0; e < sizeof(extremes) / sizeof(extremes[0]); e++) {
+			for (int path = 0; path < 2; path++) {
+				why[0] = '\0';
+				if ((path ? via_ert : via_onnx)(r, true, extremes[e], why,
+								sizeof(why)) < 0) {
+					printf("  %s = %lld (%s%s): %s\n", name,
+					       (long long)extremes[e], path ? "ert" : "onnx",
+					       zero_dim >= 0 ? ", a zero dim beside" : "", why);
+					ok = false;
+				}
 			}
 		}
 	}
+	zero_dim = -1;
 	return ok;
 }
 
@@ -1121,6 +1219,7 @@ int main(int argc, char **argv)
 		}
 		return 0;
 	}
+	signal(SIGALRM, on_alarm);
 	run_table(rows, sizeof(rows) / sizeof(rows[0]), argc > 1 ? argv[1] : NULL, &passed,
 		  &failed);
 	planting_dims = true;

@@ -70,7 +70,11 @@ static void col2im_planes(void *arg, int64_t begin, int64_t end)
 
 		for (int64_t i = 0; i < p->out_sp; i++)
 			yp[i] = b;
-		for (int64_t t = 0; t < p->kk; t++) {
+		/*
+		 * An input with no pixels adds nothing; its other dims may still be
+		 * huge (a [1, C, 2^31, 0] input): do not walk them.
+		 */
+		for (int64_t t = 0; p->in_sp > 0 && t < p->kk; t++) {
 			int64_t kw = t % g->k[2], kh = (t / g->k[2]) % g->k[1];
 			int64_t kd = t / g->k[2] / g->k[1];
 			const float *col = job->cols + (m * p->kk + t) * p->in_sp;
@@ -110,6 +114,8 @@ ert_status ert_cpu_convt_compute(struct ert_cpu *cpu, struct ert_exec *x, struct
 
 	if (st != ERT_OK)
 		return st;
+	if (x->out[0]->numel == 0)
+		return ERT_OK;
 	st = ert_cpu_ws_check(x, ert_cpu_convt_workspace(x), err);
 	if (st != ERT_OK)
 		return st;
@@ -135,7 +141,8 @@ ert_status ert_cpu_convt_compute(struct ert_cpu *cpu, struct ert_exec *x, struct
 				.m_base = gi * p.m_g, .act = ert_node_act(x->node),
 			};
 
-			ert_sgemm_run(cpu->pool, cpu->num_threads, &d, x->workspace, gws);
+			if (p.in_sp > 0)
+				ert_sgemm_run(cpu->pool, cpu->num_threads, &d, x->workspace, gws);
 			ert_parallel_for(cpu->pool, p.m_g, 1, col2im_planes, &job);
 		}
 	return ERT_OK;
