@@ -31,6 +31,9 @@ if [ -d $tr/events/enpu ]; then
 	echo 1 >$tr/events/enpu/enable
 fi
 
+# settings for the programs (scripts/vm/soak.sh: seeds and durations)
+[ -r /tests/env ] && . /tests/env
+
 for t in /tests/*_test; do
 	[ -x "$t" ] || continue
 	echo "ENPU-VM: running $(basename $t)"

@@ -168,6 +168,13 @@ for t in enpu_core_ioctl_test enpu_core_ioctl32_test; do
 		bad "$t: every DRM core ioctl on the accel node refused or served cleanly"
 	fi
 done
+# issue 13: the memory limits (ENOMEM, release after death), the random-ioctl
+# fuzzer (fixed seed, bounded time) and the processes x threads stress test
+for t in "enpu_mem_test:memory limits hold and memory comes back after the processes die" \
+	 "enpu_fuzz_test:random-ioctl fuzzer (seed 1) found nothing" \
+	 "enpu_stress_test:processes x threads with syncobjs and implicit sync: every job done"; do
+	if grep -q "^ENPU-VM: ${t%%:*} exit=0$" "$log.txt"; then ok "${t%%:*}: ${t#*:}"; else bad "${t%%:*}: ${t#*:}"; fi
+done
 if grep -q '^ENPU-VM: bench end exit=0$' "$log.txt"; then
 	ok "latency benchmark ran"
 else
