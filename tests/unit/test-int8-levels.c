@@ -325,6 +325,9 @@ static const struct mm_case mm_cases[] = {
 	{ "integer, vector, int8", ERT_OP_MatMulInteger, 1, 2, { 33 }, { 33, 70 }, 0, 0 },
 	{ "integer, batched uint8 B", ERT_OP_MatMulInteger, 3, 3, { 3, 20, 45 }, { 3, 45, 50 },
 	  U8W | WZP, 0 },
+	/* K4 = 175: more than one K block of every kernel, a short last AMX chunk */
+	{ "long K, rows and columns past the tile", ERT_OP_QLinearMatMul, 2, 2, { 37, 700 },
+	  { 700, 53 }, PER_CH | WZP | FIXED, 0 },
 };
 
 static void mm_setup(struct one *o, const struct mm_case *mc)

@@ -14,12 +14,14 @@ const struct ert_qgemm_kernel *const ert_qgemm_kernels[] = {
 	&ert_qgemm_kernel_avx2,
 	&ert_qgemm_kernel_avx512,
 	&ert_qgemm_kernel_avx512vnni,
+	&ert_qgemm_kernel_amx,
 	NULL,
 };
 
-/* The AMX level runs the VNNI kernel: its tile kernel is not written yet. */
 const struct ert_qgemm_kernel *ert_qgemm_kernel_for(enum ert_cpu_isa isa)
 {
+	if (isa >= ERT_ISA_AMX)
+		return &ert_qgemm_kernel_amx;
 	if (isa >= ERT_ISA_AVX512VNNI)
 		return &ert_qgemm_kernel_avx512vnni;
 	if (isa >= ERT_ISA_AVX512)
@@ -34,9 +36,17 @@ static size_t a_step_bytes(const struct ert_qgemm_kernel *k)
 	return k->afmt == ERT_QGEMM_A_S16 ? 8 : 4;
 }
 
+/* K4 steps a packed A block holds: AMX blocks hold whole tiles of 16. */
+static int64_t a_steps(const struct ert_qgemm_kernel *k, int64_t K)
+{
+	int64_t k4 = ert_qgemm_k4(K);
+
+	return k->afmt == ERT_QGEMM_A_AMX ? (k4 + 15) / 16 * 16 : k4;
+}
+
 size_t ert_qgemm_a_block_bytes(const struct ert_qgemm_kernel *k, int64_t K)
 {
-	return (size_t)ert_qgemm_k4(K) * (size_t)k->mr * a_step_bytes(k);
+	return (size_t)a_steps(k, K) * (size_t)k->mr * a_step_bytes(k);
 }
 
 /* One K4 step of one row: four signed bytes, stored in the kernel's A format. */
@@ -50,6 +60,8 @@ static inline void put_quad(const struct ert_qgemm_kernel *k, void *dst, int64_t
 		d[1] = v[2];
 		d[2] = v[1];
 		d[3] = v[3];
+	} else if (k->afmt == ERT_QGEMM_A_AMX) {
+		memcpy((int8_t *)dst + ((q / 16 * k->mr + i) * 16 + q % 16) * 4, v, 4);
 	} else {
 		memcpy((int8_t *)dst + (q * k->mr + i) * 4, v, 4);
 	}
@@ -59,18 +71,21 @@ void ert_qgemm_pack_a_block(const struct ert_qgemm_kernel *k, const void *a, boo
 			    int64_t rs, int64_t cs, int64_t mr, int64_t K, void *dst,
 			    int32_t *rowsum)
 {
-	const int64_t K4 = ert_qgemm_k4(K);
+	const int64_t K4 = ert_qgemm_k4(K), steps = a_steps(k, K);
 	const uint8_t flip = a_u8 ? 0x80 : 0;
 	const uint8_t *src = a;
+	static const int8_t zero[4];
 
 	for (int i = 0; i < k->mr; i++) {
 		const uint8_t *row = src + i * rs;
 		int64_t q = 0;
 		int32_t sum = 0;
 
+		/* quads past K4 (whole AMX tiles) are zeros */
+		for (q = K4; q < steps; q++)
+			put_quad(k, dst, q, i, zero);
+		q = 0;
 		if (i >= mr) {
-			static const int8_t zero[4];
-
 			for (q = 0; q < K4; q++)
 				put_quad(k, dst, q, i, zero);
 			rowsum[i] = 0;
@@ -214,7 +229,10 @@ static const struct ert_qgemm_kernel *key_kernel(const struct ert_cpu_pack_key *
 {
 	int i = key->fmt & 0xff;
 
-	return i >= 1 && i <= 3 ? ert_qgemm_kernels[i - 1] : NULL;
+	for (int n = 0; ert_qgemm_kernels[n]; n++)
+		if (n + 1 == i)
+			return ert_qgemm_kernels[n];
+	return NULL;
 }
 
 int ert_qgemm_key_fmt(const struct ert_qgemm_kernel *k, bool u8)

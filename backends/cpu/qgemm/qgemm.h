@@ -18,8 +18,11 @@
  *
  * Layouts, K4 = ceil(K / 4):
  *   packed A: blocks of MR rows, [K4][MR][4 bytes] (ERT_QGEMM_A_S8X4: the
- *     VNNI operand) or [K4][MR][2][2 int16] (ERT_QGEMM_A_S16: the bytes
- *     0, 2 and 1, 3 of each quad as int16 pairs, for vpmaddwd);
+ *     VNNI operand), [K4][MR][2][2 int16] (ERT_QGEMM_A_S16: the bytes
+ *     0, 2 and 1, 3 of each quad as int16 pairs, for vpmaddwd) or
+ *     [K4 / 16][MR][16 quads] (ERT_QGEMM_A_AMX: AMX tile rows, K4 rounded
+ *     up to 16 with zero quads); K4 step q of a block starts at q * MR *
+ *     (4 or 8) bytes in all three when q is a multiple of 16;
  *   packed B: panels of up to NR columns, [K4][w][4 bytes], w a multiple of
  *     the kernel's vector width VC (columns past the matrix zero).
  *
@@ -37,13 +40,14 @@
 #include "cpu/cpu-impl.h"
 #include "cpu/isa.h"
 
-#define ERT_QGEMM_MR_MAX 8
+#define ERT_QGEMM_MR_MAX 16
 #define ERT_QGEMM_NR_MAX 48
 #define ERT_QGEMM_NV_MAX 3
 
 enum ert_qgemm_afmt {
 	ERT_QGEMM_A_S8X4 = 1,    /* 4 bytes per row and K4 step */
 	ERT_QGEMM_A_S16 = 2,     /* 8 bytes per row and K4 step */
+	ERT_QGEMM_A_AMX = 3,     /* [K4 / 16][MR][64 bytes], K4 rounded up to 16: tile rows */
 };
 
 /*
@@ -169,6 +173,7 @@ int ert_qgemm_key_fmt(const struct ert_qgemm_kernel *k, bool u8);
 extern const struct ert_qgemm_kernel ert_qgemm_kernel_avx2;
 extern const struct ert_qgemm_kernel ert_qgemm_kernel_avx512;
 extern const struct ert_qgemm_kernel ert_qgemm_kernel_avx512vnni;
+extern const struct ert_qgemm_kernel ert_qgemm_kernel_amx;
 void ert_qgemm_epi_avx2(const int32_t *raw, int64_t n, const struct ert_qgemm_epi *e, void *dst);
 void ert_qgemm_epi_avx512(const int32_t *raw, int64_t n, const struct ert_qgemm_epi *e,
 			  void *dst);

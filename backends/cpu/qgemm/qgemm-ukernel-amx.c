@@ -1,0 +1,139 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * int8 GEMM micro-kernel, AMX (level "amx"): 16 rows x 48 columns as three
+ * 16 x 16 int32 accumulator tiles, one A tile (16 rows x 64 signed bytes:
+ * 16 K4 steps) and three B tiles (16 K4 steps x 16 column quads, unsigned)
+ * per step of 16 K4 steps, multiplied by TDPBSUD (signed A, unsigned B).
+ * The products are exact and the int32 sums wrap, as the reference's do.
+ *
+ * Packed A for this kernel (ERT_QGEMM_A_AMX) is a block of 16 rows laid out
+ * as [K4 / 16][16 rows][64 bytes], K4 rounded up to 16 with zeros, so a
+ * tile load takes a chunk with a stride of 64 bytes, and K4 step q0 (a
+ * multiple of 16) starts at q0 * 16 * 4 bytes as in the other formats.
+ * Packed B is the common [K4][w][4] panel: a tile of 16 columns at step q0
+ * is 16 rows of 64 bytes, w * 4 bytes apart. A last chunk of fewer than 16
+ * steps reads B through a copy (the rows past K are not in the panel); the
+ * zeros of A there make whatever those rows hold count for nothing.
+ *
+ * The tile configuration is loaded once per thread (it stays until the
+ * thread exits; only this kernel uses tiles). The epilogue is the AVX-512
+ * one.
+ */
+#include <immintrin.h>
+#include <stdalign.h>
+#include <string.h>
+
+#include "cpu/qgemm/qgemm.h"
+
+#define MR 16
+#define CHUNK 16	/* K4 steps per tile multiply */
+
+struct tile_config {
+	uint8_t palette;
+	uint8_t start_row;
+	uint8_t reserved[14];
+	uint16_t colsb[16];
+	uint8_t rows[16];
+};
+
+static __thread bool configured;
+
+/* Tiles 0-2: C; 3: A; 4-6: B. Every tile 16 rows of 64 bytes. */
+static void configure(void)
+{
+	alignas(64) struct tile_config cfg;
+
+	memset(&cfg, 0, sizeof(cfg));
+	cfg.palette = 1;
+	for (int t = 0; t < 7; t++) {
+		cfg.colsb[t] = 64;
+		cfg.rows[t] = 16;
+	}
+	_tile_loadconfig(&cfg);
+	configured = true;
+}
+
+/* One step of 16 K4 steps: A at @a (stride 64), B rows @bs bytes apart. */
+#define STEP(NV, a, b, bs)                                                \
+	do {                                                              \
+		_tile_loadd(3, (a), 64);                                  \
+		_tile_loadd(4, (b), (bs));                                \
+		_tile_dpbsud(0, 3, 4);                                    \
+		if ((NV) > 1) {                                           \
+			_tile_loadd(5, (b) + 64, (bs));                   \
+			_tile_dpbsud(1, 3, 5);                            \
+		}                                                         \
+		if ((NV) > 2) {                                           \
+			_tile_loadd(6, (b) + 128, (bs));                  \
+			_tile_dpbsud(2, 3, 6);                            \
+		}                                                         \
+	} while (0)
+
+static inline __attribute__((always_inline)) void
+kernel_nv(const int NV, int64_t k4, const void *a, const uint8_t *b, int64_t bw, int32_t *c,
+	  int64_t ldc, bool add)
+{
+	const uint8_t *ap = a;
+	const int64_t bs = 4 * bw, cs = 4 * ldc;
+	int64_t q = 0;
+
+	if (!configured)
+		configure();
+	if (add) {
+		_tile_loadd(0, c, cs);
+		if (NV > 1)
+			_tile_loadd(1, c + 16, cs);
+		if (NV > 2)
+			_tile_loadd(2, c + 32, cs);
+	} else {
+		_tile_zero(0);
+		if (NV > 1)
+			_tile_zero(1);
+		if (NV > 2)
+			_tile_zero(2);
+	}
+	for (; q + CHUNK <= k4; q += CHUNK)
+		STEP(NV, ap + q * MR * 4, b + q * bs, bs);
+	if (q < k4) {
+		/* the last rows of the panel, copied into 16 rows */
+		alignas(64) uint8_t tail[CHUNK][3 * 64];
+		const int64_t rem = k4 - q;
+
+		memset(tail, 0, sizeof(tail));
+		for (int64_t r = 0; r < rem; r++)
+			memcpy(tail[r], b + (q + r) * bs, (size_t)NV * 64);
+		STEP(NV, ap + q * MR * 4, &tail[0][0], (int64_t)sizeof(tail[0]));
+	}
+	_tile_stored(0, c, cs);
+	if (NV > 1)
+		_tile_stored(1, c + 16, cs);
+	if (NV > 2)
+		_tile_stored(2, c + 32, cs);
+}
+
+static void ukernel_1(int64_t k4, const void *a, const uint8_t *b, int64_t bw, int32_t *c,
+		      int64_t ldc, bool add)
+{
+	kernel_nv(1, k4, a, b, bw, c, ldc, add);
+}
+
+static void ukernel_2(int64_t k4, const void *a, const uint8_t *b, int64_t bw, int32_t *c,
+		      int64_t ldc, bool add)
+{
+	kernel_nv(2, k4, a, b, bw, c, ldc, add);
+}
+
+static void ukernel_3(int64_t k4, const void *a, const uint8_t *b, int64_t bw, int32_t *c,
+		      int64_t ldc, bool add)
+{
+	kernel_nv(3, k4, a, b, bw, c, ldc, add);
+}
+
+const struct ert_qgemm_kernel ert_qgemm_kernel_amx = {
+	.name = "q8-gemm-16x48-amx",
+	.mr = MR, .vc = 16, .nv = 3,
+	.kc4 = 128,	/* a multiple of CHUNK: only K's last block has a short chunk */
+	.afmt = ERT_QGEMM_A_AMX,
+	.ukernel = { ukernel_1, ukernel_2, ukernel_3 },
+	.epi = ert_qgemm_epi_avx512,
+};
