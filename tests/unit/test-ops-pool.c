@@ -179,6 +179,68 @@ ERT_TEST(global_and_uint8)
 	ert_graph_destroy(g);
 }
 
+/*
+ * Byte MaxPool without Indices folds a window's rows first (pool.c's
+ * max_rows_*()); with Indices it walks the taps. Both give the max of the
+ * taps inside the input, which a naive loop here checks too, for uint8 and
+ * int8, strides, dilations, asymmetric pads and ceil_mode.
+ */
+ERT_TEST(byte_maxpool)
+{
+	static const struct pool_case cases[] = {
+		{ ERT_OP_MaxPool, 112, 112, { 3, 3 }, { 2, 2 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, 0, 0 },
+		{ ERT_OP_MaxPool, 9, 11, { 3, 3 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, 0, 0 },
+		{ ERT_OP_MaxPool, 10, 7, { 3, 2 }, { 2, 3 }, { 2, 1 }, { 1, 0 }, { 0, 1 }, 1, 0 },
+		{ ERT_OP_MaxPool, 13, 17, { 2, 5 }, { 3, 2 }, { 1, 3 }, { 0, 4 }, { 1, 2 }, 1, 0 },
+	};
+
+	for (size_t ci = 0; ci < sizeof(cases) / sizeof(cases[0]); ci++)
+		for (int s8 = 0; s8 < 2; s8++) {
+			const struct pool_case *c = &cases[ci];
+			int64_t xd[4] = { 1, 2, c->h, c->w };
+			int64_t pads[4] = { c->pb[0], c->pb[1], c->pe[0], c->pe[1] };
+			size_t n = (size_t)(2 * c->h * c->w);
+			uint8_t *x = malloc(n);
+			struct one o[2];
+			float *fx = malloc(n * sizeof(float));
+
+			for (size_t i = 0; i < n; i++) {
+				x[i] = (uint8_t)(frand_r(&rng) * 127.0f + 128.0f);
+				fx[i] = s8 ? (float)(int8_t)x[i] : (float)x[i];
+			}
+			for (int with_idx = 0; with_idx < 2; with_idx++) {
+				one_init(&o[with_idx], ERT_OP_MaxPool, 0, 1, 1 + with_idx);
+				ert_node_set_attr_ints(o[with_idx].g, o[with_idx].n, "kernel_shape", c->k, 2);
+				ert_node_set_attr_ints(o[with_idx].g, o[with_idx].n, "strides", c->s, 2);
+				ert_node_set_attr_ints(o[with_idx].g, o[with_idx].n, "dilations", c->d, 2);
+				ert_node_set_attr_ints(o[with_idx].g, o[with_idx].n, "pads", pads, 4);
+				ert_node_set_attr_int(o[with_idx].g, o[with_idx].n, "ceil_mode", c->ceil);
+				set_val(&o[with_idx].in[0], s8 ? ERT_DTYPE_INT8 : ERT_DTYPE_UINT8, 4, xd, x);
+				CHECK_EQ_INT(one_run(&o[with_idx]), ERT_OK);
+			}
+			int64_t oh, ow, *idx;
+			float *ref = ref_pool(c, fx, &oh, &ow, &idx);
+
+			if (o[0].out[0].data && o[1].out[0].data) {
+				CHECK_EQ_INT(o[0].out[0].numel, 2 * oh * ow);
+				CHECK_EQ_INT(o[1].out[0].numel, 2 * oh * ow);
+				for (int64_t i = 0; i < o[0].out[0].numel && i < 2 * oh * ow; i++) {
+					const uint8_t *a = o[0].out[0].data, *b = o[1].out[0].data;
+					float got = s8 ? (float)(int8_t)a[i] : (float)a[i];
+
+					CHECK_EQ_INT(a[i], b[i]);
+					CHECK_NEAR(got, ref[i], 0);
+				}
+			}
+			one_fini(&o[0]);
+			one_fini(&o[1]);
+			free(ref);
+			free(idx);
+			free(fx);
+			free(x);
+		}
+}
+
 ERT_TEST(bad_kernel_shape)
 {
 	int64_t xd[4] = { 1, 1, 4, 4 }, k[1] = { 2 };
@@ -194,4 +256,4 @@ ERT_TEST(bad_kernel_shape)
 }
 
 ERT_TEST_MAIN(ERT_TEST_ENTRY(windowed), ERT_TEST_ENTRY(global_and_uint8),
-	      ERT_TEST_ENTRY(bad_kernel_shape))
+	      ERT_TEST_ENTRY(byte_maxpool), ERT_TEST_ENTRY(bad_kernel_shape))

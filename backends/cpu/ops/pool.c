@@ -26,6 +26,7 @@ struct pool_job {
 	/* float32 Max/AveragePool without Indices: planes through vk->pool */
 	const struct ert_vec_kernels *vk;
 	struct ert_vec_win win;
+	bool rows;                 /* byte MaxPool without Indices: max_rows_*() */
 };
 
 /*
@@ -93,6 +94,60 @@ DEFINE_MAX_PLANE(max_plane_f32, float)
 DEFINE_MAX_PLANE(max_plane_u8, uint8_t)
 DEFINE_MAX_PLANE(max_plane_i8, int8_t)
 
+/*
+ * Byte MaxPool without Indices (the int8 models' pools): the window's input
+ * rows of an output row are first folded into one row by an elementwise
+ * max (contiguous, vectorised by the compiler), then each output takes the
+ * max of its taps along that row. The same bytes as max_plane_*(): the
+ * max of the taps inside the input, 0 for a window with none.
+ */
+#define ROW_MAX 4096
+#define DEFINE_MAX_ROWS(name, T)                                                         \
+	static void name(const struct pool_job *j, int64_t pl)                           \
+	{                                                                                \
+		const struct ert_conv_geom *g = &j->g;                                   \
+		const T *x = (const T *)j->x + pl * j->in_sp;                            \
+		T *y = (T *)j->y + pl * j->out_sp;                                       \
+		const int64_t W = g->in[2];                                              \
+		T row[ROW_MAX];                                                          \
+		for (int64_t od = 0; od < g->out[0]; od++) {                             \
+			int64_t sd, ld, hd, pd;                                          \
+			tap_range(g, 0, od, &sd, &ld, &hd, &pd);                         \
+			for (int64_t oh = 0; oh < g->out[1]; oh++, y += g->out[2]) {     \
+				int64_t sh, lh, hh, ph;                                  \
+				bool any = false;                                        \
+				tap_range(g, 1, oh, &sh, &lh, &hh, &ph);                 \
+				for (int64_t a = ld; a < hd; a++)                        \
+					for (int64_t b = lh; b < hh; b++) {              \
+						const T *r = x + ((sd + a * g->dil[0]) * g->in[1] + \
+								  sh + b * g->dil[1]) * W;   \
+						if (!any)                                \
+							memcpy(row, r, (size_t)W * sizeof(T)); \
+						else                                     \
+							for (int64_t i = 0; i < W; i++)  \
+								row[i] = r[i] > row[i] ? r[i] : row[i]; \
+						any = true;                              \
+					}                                                \
+				for (int64_t ow = 0; ow < g->out[2]; ow++) {             \
+					int64_t sw, lw, hw, pw;                          \
+					T v = 0;                                         \
+					tap_range(g, 2, ow, &sw, &lw, &hw, &pw);         \
+					if (any && hw > lw) {                            \
+						v = row[sw + lw * g->dil[2]];            \
+						for (int64_t c = lw + 1; c < hw; c++) {  \
+							T e = row[sw + c * g->dil[2]];   \
+							v = e > v ? e : v;               \
+						}                                        \
+					}                                                \
+					y[ow] = v;                                       \
+				}                                                        \
+			}                                                                \
+		}                                                                        \
+	}
+
+DEFINE_MAX_ROWS(max_rows_u8, uint8_t)
+DEFINE_MAX_ROWS(max_rows_i8, int8_t)
+
 static void sum_plane(const struct pool_job *j, int64_t pl)
 {
 	const struct ert_conv_geom *g = &j->g;
@@ -152,6 +207,10 @@ static void pool_planes(void *arg, int64_t begin, int64_t end)
 				    (float *)j->y + pl * j->out_sp);
 		else if (j->kind != POOL_MAX)
 			sum_plane(j, pl);
+		else if (j->dtype == ERT_DTYPE_UINT8 && j->rows)
+			max_rows_u8(j, pl);
+		else if (j->dtype == ERT_DTYPE_INT8 && j->rows)
+			max_rows_i8(j, pl);
 		else if (j->dtype == ERT_DTYPE_UINT8)
 			max_plane_u8(j, pl);
 		else if (j->dtype == ERT_DTYPE_INT8)
@@ -197,6 +256,8 @@ static ert_status pool_job_of(const struct ert_cpu *cpu, struct ert_exec *x, str
 		j->win.max = j->kind == POOL_MAX;
 		j->win.include_pad = j->include_pad;
 	}
+	j->rows = j->kind == POOL_MAX && !j->indices && j->g.in[2] <= ROW_MAX &&
+		  (j->dtype == ERT_DTYPE_UINT8 || j->dtype == ERT_DTYPE_INT8);
 	return ERT_OK;
 }
 
