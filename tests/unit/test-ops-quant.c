@@ -30,6 +30,60 @@ ERT_TEST(quantize_uint8_half_even)
 	one_fini(&o);
 }
 
+/*
+ * One scale and zero point, float32 to int8/uint8 (the kernel's vectorised
+ * path): every byte as saturate(nearbyint(x / s) + zp) computed here in
+ * double, over halves, ties, NaN, infinities, huge values, a zero scale.
+ */
+ERT_TEST(quantize_bytes_match_rint)
+{
+	static const float specials[] = { 0.0f, -0.0f, 0.5f, -0.5f, 1.5f, -1.5f, 2.5f, 126.5f,
+					  127.5f, 128.5f, -128.5f, -129.5f, 254.5f, 255.5f, 1e9f,
+					  -1e9f, 3.4e38f, -3.4e38f, 1e-40f };
+	const float scales[] = { 1.0f, 0.5f, 0.0173f, 3.0f, 0.0f };
+	enum { N = 2000 };
+	float *x = malloc(N * sizeof(float));
+	uint32_t st = 99;
+
+	for (int i = 0; i < N; i++) {
+		size_t ns = sizeof(specials) / sizeof(specials[0]);
+
+		x[i] = (size_t)i < ns ? specials[i] : frand_r(&st) * 300.0f;
+	}
+	x[N - 1] = NAN;
+	x[N - 2] = INFINITY;
+	x[N - 3] = -INFINITY;
+	for (size_t si = 0; si < sizeof(scales) / sizeof(scales[0]); si++)
+		for (int s8 = 0; s8 < 2; s8++) {
+			struct one o;
+			float sc = scales[si];
+			uint8_t zpb = s8 ? (uint8_t)(int8_t)-7 : 131;
+			int zp = s8 ? -7 : 131, lo = s8 ? -128 : 0, hi = s8 ? 127 : 255;
+
+			one_init(&o, ERT_OP_QuantizeLinear, 13, 3, 1);
+			set_f32(&o.in[0], 1, (int64_t[]){ N }, x);
+			set_f32(&o.in[1], 0, NULL, &sc);
+			set_val(&o.in[2], s8 ? ERT_DTYPE_INT8 : ERT_DTYPE_UINT8, 0, NULL, &zpb);
+			REQUIRE(one_run(&o) == ERT_OK);
+			for (int i = 0; i < N; i++) {
+				float q = x[i] / sc;
+				double r = isnan(q) ? 0.0 : nearbyint((double)q);
+				int want, got;
+
+				r += zp;
+				want = (int)(r < lo ? lo : r > hi ? hi : r);
+				got = s8 ? ((const int8_t *)o.out[0].data)[i]
+					 : ((const uint8_t *)o.out[0].data)[i];
+				if (got != want)
+					fprintf(stderr, "x %g scale %g: got %d, want %d\n", (double)x[i],
+						(double)sc, got, want);
+				CHECK_EQ_INT(got, want);
+			}
+			one_fini(&o);
+		}
+	free(x);
+}
+
 ERT_TEST(quantize_per_axis_int4_and_blocked)
 {
 	struct one o;
@@ -137,6 +191,7 @@ ERT_TEST(dynamic_quantize_example)
 	one_fini(&o);
 }
 
-ERT_TEST_MAIN(ERT_TEST_ENTRY(quantize_uint8_half_even), ERT_TEST_ENTRY(quantize_per_axis_int4_and_blocked),
+ERT_TEST_MAIN(ERT_TEST_ENTRY(quantize_uint8_half_even), ERT_TEST_ENTRY(quantize_bytes_match_rint),
+	      ERT_TEST_ENTRY(quantize_per_axis_int4_and_blocked),
 	      ERT_TEST_ENTRY(dequantize_per_axis), ERT_TEST_ENTRY(fp8_codes),
 	      ERT_TEST_ENTRY(dynamic_quantize_example))
