@@ -111,7 +111,12 @@ expect_line "suite text: 2 threads" "^mobilenet_v2 +0\\.301 +2 +1 +$NUM +$NUM +$
 expect_line "suite text: targets" '^targets \(issue 8\)$'
 expect_line "suite text: mobilenet target" "^  mobilenet_v2 +% of 1-core peak, 1 thread +$NUM% +>= 65%: (met|MISSED)"
 expect_line "suite text: unmeasured target" '^  resnet50 +% of 1-core peak, 1 thread +- +not measured in this run$'
-expect_line "suite text: summary" '^targets: [0-9]+ met, [0-9]+ missed, 6 not measured; [0-9.]+ s in all$'
+# issue 8 sets an int8 target only from the avx512vnni level up: one more row not measured there
+case $(sed -n 's/^edgert bench --suite: kernel level \([a-z0-9]*\),.*/\1/p' "$T/out") in
+avx512vnni | amx) unmeasured=6 ;;
+*) unmeasured=5 ;;
+esac
+expect_line "suite text: summary" "^targets: [0-9]+ met, [0-9]+ missed, $unmeasured not measured; [0-9.]+ s in all\$"
 if grep -q 'by conv layer class\|^int8 ' "$T/out"; then
 	bad "suite text: resnet50 tables without resnet50"
 else
