@@ -2,7 +2,9 @@
 /*
  * CPU reference kernels: Resize and Upsample. Taps are built per axis into the
  * workspace at compute time (the sizes may come from values known only then),
- * then each output element sums its taps' product over all axes in double.
+ * then each output element sums its taps' product over all axes in double,
+ * or, where that product would cost far more than the sizes (antialias
+ * across shrinking and growing axes), the sum is taken one axis at a time.
  */
 #include <string.h>
 
@@ -173,22 +175,157 @@ static void resize_rows(void *arg, int64_t begin, int64_t end)
 	}
 }
 
-/* Workspace from shapes alone: the sizes/scales values may not be known yet. */
-static size_t resize_workspace(const struct ert_exec *x)
+/*
+ * Separable passes. Summing the product of every axis's taps per output costs
+ * out x prod(slots): with antialias (a downsampling axis has in / out taps
+ * per output) and an upsampling axis beside it, that grows with the product
+ * of max(in, out) over the axes, beyond anything the sizes bound. The same
+ * sum taken one axis at a time (shrinking axes first, so that every
+ * intermediate holds at most max(in, out) elements) costs about sum over
+ * axes of elements x slots. Such Resizes take the passes, through two
+ * intermediate buffers of doubles in the workspace; the usual ones keep the
+ * direct sum and its results.
+ */
+struct rz_shape {
+	int32_t rank;
+	int32_t slots[ERT_MAX_RANK];
+	int32_t order[ERT_MAX_RANK];   /* axes in pass order */
+	bool separable;
+	int64_t inter;                 /* elements of the larger intermediate */
+	size_t taps_bytes;
+};
+
+/*
+ * From shapes and the mode alone (the sizes or scales may be known only when
+ * it runs), so that the workspace and compute() agree.
+ */
+static void rz_shape_of(const struct ert_exec *x, struct rz_shape *sh)
 {
 	struct ert_resize_params p;
 	const struct ert_value *in = x->in[0], *out = x->out[0];
-	size_t total = 0;
+	double direct = (double)out->numel, sep = 0.0, cur = (double)in->numel;
+	int64_t dims[ERT_MAX_RANK], n = 0;
 
 	memset(&p, 0, sizeof(p));
+	memset(sh, 0, sizeof(*sh));
 	p.mode = ERT_RESIZE_LINEAR;
 	if (strcmp(ert_attr_string(x->node, "mode", "nearest"), "cubic") == 0)
 		p.mode = ERT_RESIZE_CUBIC;
 	p.antialias = ert_attr_int(x->node, "antialias", 0) != 0;
-	for (int32_t d = 0; d < in->rank; d++)
-		total += ert_resize_axis_bytes(out->dims[d], ert_resize_slots(&p, in->dims[d],
-									     out->dims[d]));
-	return total;
+	sh->rank = in->rank;
+	for (int32_t d = 0; d < in->rank; d++) {
+		sh->slots[d] = ert_resize_slots(&p, in->dims[d], out->dims[d]);
+		sh->taps_bytes += ert_resize_axis_bytes(out->dims[d], sh->slots[d]);
+		direct *= sh->slots[d];
+		dims[d] = in->dims[d];
+	}
+	/* shrinking axes first, then the others */
+	for (int pass = 0; pass < 2; pass++)
+		for (int32_t d = 0; d < in->rank; d++)
+			if ((out->dims[d] < in->dims[d]) == (pass == 0))
+				sh->order[n++] = d;
+	for (int32_t i = 0; i < in->rank; i++) {
+		int32_t d = sh->order[i];
+
+		cur = dims[d] ? cur / (double)dims[d] * (double)out->dims[d] : 0.0;
+		dims[d] = out->dims[d];
+		sep += cur * sh->slots[d];
+		if (i < in->rank - 1 && cur > (double)sh->inter)
+			sh->inter = (int64_t)cur;
+	}
+	sh->separable = in->rank > 1 && out->numel > 0 && direct > 1e6 && direct > 8.0 * sep;
+}
+
+/* Workspace from shapes alone: the sizes/scales values may not be known yet. */
+static size_t resize_workspace(const struct ert_exec *x)
+{
+	struct rz_shape sh;
+
+	rz_shape_of(x, &sh);
+	return sh.taps_bytes + (sh.separable ? 2 * (size_t)sh.inter * sizeof(double) : 0);
+}
+
+struct rz_pass {
+	const struct rz_args *a;
+	const struct ert_resize_axis *ax;
+	const double *src;             /* NULL: the input tensor */
+	double *dst;                   /* NULL: the output tensor (the last pass) */
+	int64_t outer, inner;          /* elements before and after the axis */
+	int64_t out_dims[ERT_MAX_RANK];/* the output's dims, for the last pass */
+};
+
+/* Rows (outer index, output coordinate on the axis) [begin, end) of one pass. */
+static void pass_rows(void *arg, int64_t begin, int64_t end)
+{
+	const struct rz_pass *ps = arg;
+	const struct ert_resize_axis *ax = ps->ax;
+	const struct rz_args *a = ps->a;
+	bool is_int = !ert_nx_is_float(a->out->dtype);
+
+	for (int64_t r = begin; r < end; r++) {
+		int64_t o = r / ax->out, j = r % ax->out, base = (o * ax->out + j) * ps->inner;
+		int32_t cnt = ax->count[j];
+		const int64_t *idx = ax->index + j * ax->slots;
+		const double *w = ax->weight + j * ax->slots;
+
+		for (int64_t i = 0; i < ps->inner; i++) {
+			double acc = 0.0;
+
+			for (int32_t t = 0; t < cnt; t++) {
+				int64_t off = (o * ax->in + idx[t]) * ps->inner + i;
+
+				acc += w[t] * (ps->src ? ps->src[off]
+						       : ert_nx_ld(a->in->data, a->in->dtype, off));
+			}
+			if (ps->dst) {
+				ps->dst[base + i] = acc;
+				continue;
+			}
+			/* the last pass: outside the crop on any axis extrapolates */
+			int64_t rest = base + i;
+			bool outside = false;
+
+			for (int32_t d = a->rank - 1; d >= 0; d--) {
+				outside |= a->ax[d].count[rest % ps->out_dims[d]] < 0;
+				rest /= ps->out_dims[d];
+			}
+			if (outside)
+				acc = a->extrapolation;
+			/* Integer outputs: the reference casts its float result, truncating. */
+			if (is_int)
+				acc = trunc(acc);
+			ert_nx_st(a->out->data, a->out->dtype, base + i, acc);
+		}
+	}
+}
+
+static void resize_separable(struct ert_cpu *cpu, const struct rz_args *a,
+			     const struct rz_shape *sh, double *buf0, double *buf1)
+{
+	struct rz_pass ps = { .a = a };
+	int64_t dims[ERT_MAX_RANK];
+
+	for (int32_t d = 0; d < a->rank; d++) {
+		dims[d] = a->in->dims[d];
+		ps.out_dims[d] = a->ax[d].out;
+	}
+	for (int32_t i = 0; i < a->rank; i++) {
+		int32_t d = sh->order[i];
+
+		ps.ax = &a->ax[d];
+		ps.outer = 1;
+		ps.inner = 1;
+		for (int32_t e = 0; e < d; e++)
+			ps.outer *= dims[e];
+		for (int32_t e = d + 1; e < a->rank; e++)
+			ps.inner *= dims[e];
+		ps.dst = i == a->rank - 1 ? NULL : (i % 2 ? buf1 : buf0);
+		if (ps.outer > 0 && ps.inner > 0)
+			ert_parallel_for(cpu->pool, ps.outer * ps.ax->out,
+					 ps.inner >= 4096 ? 1 : 4096 / ps.inner, pass_rows, &ps);
+		ps.src = ps.dst;
+		dims[d] = ps.ax->out;
+	}
 }
 
 static ert_status resize_compute(struct ert_cpu *cpu, struct ert_exec *x, struct ert_err *err)
@@ -199,6 +336,7 @@ static ert_status resize_compute(struct ert_cpu *cpu, struct ert_exec *x, struct
 	char *mem = x->workspace;
 	size_t used = 0;
 	int64_t stride = 1;
+	struct rz_shape sh;
 	ert_status st;
 
 	st = ert_resize_params_get(x->node, (const struct ert_value *const *)x->in, x->n_in, &p,
@@ -242,7 +380,18 @@ static ert_status resize_compute(struct ert_cpu *cpu, struct ert_exec *x, struct
 		ert_nx_st(x->out[0]->data, in->dtype, 0, ert_nx_ld(in->data, in->dtype, 0));
 		return ERT_OK;
 	}
-	if (x->out[0]->numel > 0) {
+	rz_shape_of(x, &sh);
+	if (sh.separable && x->out[0]->numel > 0) {
+		double *b0 = (double *)(void *)(mem + used);   /* used: a multiple of 8 */
+
+		if (sh.taps_bytes != used || used + 2 * (size_t)sh.inter * sizeof(double) >
+						     x->workspace_size) {
+			ert_err_set(err, "%s '%s': workspace too small", ert_op_name(x->node->op),
+				    x->node->name);
+			return ERT_STATUS_INTERNAL;
+		}
+		resize_separable(cpu, &a, &sh, b0, b0 + sh.inter);
+	} else if (x->out[0]->numel > 0) {
 		int64_t w = a.ax[in->rank - 1].out, rows = x->out[0]->numel / w;
 
 		ert_parallel_for(cpu->pool, rows, 4096 / w + 1, resize_rows, &a);
