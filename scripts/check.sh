@@ -14,9 +14,12 @@ mkdir -p "$logdir"
 
 total_p=0 total_f=0 total_s=0
 failed_suites=""
+times=""
+check_start=$(date +%s)
 for suite in tests/suites/*.sh; do
 	name=$(basename "$suite" .sh)
 	echo "== $name"
+	suite_start=$(date +%s)
 	log="$logdir/$name.log"
 	{ sh "$suite" 2>&1; echo $? >"$logdir/.rc"; } | tee "$log"
 	rc=$(cat "$logdir/.rc" 2>/dev/null || echo 0)
@@ -31,9 +34,11 @@ for suite in tests/suites/*.sh; do
 		f=$((f + 1))
 	fi
 	[ "$f" -ne 0 ] && failed_suites="$failed_suites $name"
+	times="$times $name $(( $(date +%s) - suite_start ))s"
 	total_p=$((total_p + p)); total_f=$((total_f + f)); total_s=$((total_s + s))
 done
 
+echo "suite times:$times; $(( $(date +%s) - check_start )) s in all"
 [ -n "$failed_suites" ] && echo "failing suites:$failed_suites"
 if [ "$total_s" -ne 0 ]; then
 	echo "$total_p passed, $total_f failed, $total_s skipped"
