@@ -17,68 +17,7 @@
 #include "ert-test-model.h"
 #include "ert-test.h"
 
-#if defined(__SANITIZE_ADDRESS__)
-#define HOOK_MALLOC 0
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define HOOK_MALLOC 0
-#endif
-#endif
-#ifndef HOOK_MALLOC
-#define HOOK_MALLOC 1
-#endif
-
-static atomic_int counting, allocations;
-
-#if HOOK_MALLOC
-void *__libc_malloc(size_t size);
-void *__libc_calloc(size_t n, size_t size);
-void *__libc_realloc(void *p, size_t size);
-void *__libc_memalign(size_t align, size_t size);
-void __libc_free(void *p);
-
-static void count(void)
-{
-	if (atomic_load(&counting))
-		atomic_fetch_add(&allocations, 1);
-}
-
-void *malloc(size_t size)
-{
-	count();
-	return __libc_malloc(size);
-}
-
-void *calloc(size_t n, size_t size)
-{
-	count();
-	return __libc_calloc(n, size);
-}
-
-void *realloc(void *p, size_t size)
-{
-	count();
-	return __libc_realloc(p, size);
-}
-
-void *aligned_alloc(size_t align, size_t size)
-{
-	count();
-	return __libc_memalign(align, size);
-}
-
-int posix_memalign(void **out, size_t align, size_t size)
-{
-	count();
-	*out = __libc_memalign(align, size);
-	return *out ? 0 : 12;
-}
-
-void free(void *p)
-{
-	__libc_free(p);
-}
-#endif
+#include "ert-test-malloc-count.h"
 
 #define F32 ERT_DTYPE_FLOAT32
 #define I64 ERT_DTYPE_INT64
