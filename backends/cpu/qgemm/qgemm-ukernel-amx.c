@@ -111,23 +111,9 @@ kernel_nv(const int NV, int64_t k4, const void *a, const uint8_t *b, int64_t bw,
 		_tile_stored(2, c + 32, cs);
 }
 
-static void ukernel_1(int64_t k4, const void *a, const uint8_t *b, int64_t bw, int32_t *c,
-		      int64_t ldc, bool add)
-{
-	kernel_nv(1, k4, a, b, bw, c, ldc, add);
-}
-
-static void ukernel_2(int64_t k4, const void *a, const uint8_t *b, int64_t bw, int32_t *c,
-		      int64_t ldc, bool add)
-{
-	kernel_nv(2, k4, a, b, bw, c, ldc, add);
-}
-
-static void ukernel_3(int64_t k4, const void *a, const uint8_t *b, int64_t bw, int32_t *c,
-		      int64_t ldc, bool add)
-{
-	kernel_nv(3, k4, a, b, bw, c, ldc, add);
-}
+ERT_QGEMM_UKERNEL(1)
+ERT_QGEMM_UKERNEL(2)
+ERT_QGEMM_UKERNEL(3)
 
 const struct ert_qgemm_kernel ert_qgemm_kernel_amx = {
 	.name = "q8-gemm-16x48-amx",

@@ -65,17 +65,8 @@ kernel_nv(const int NV, int64_t k4, const void *a, const uint8_t *b, int64_t bw,
 			_mm512_storeu_si512(c + i * ldc + 16 * v, acc[i][v]);
 }
 
-static void ukernel_1(int64_t k4, const void *a, const uint8_t *b, int64_t bw, int32_t *c,
-		      int64_t ldc, bool add)
-{
-	kernel_nv(1, k4, a, b, bw, c, ldc, add);
-}
-
-static void ukernel_2(int64_t k4, const void *a, const uint8_t *b, int64_t bw, int32_t *c,
-		      int64_t ldc, bool add)
-{
-	kernel_nv(2, k4, a, b, bw, c, ldc, add);
-}
+ERT_QGEMM_UKERNEL(1)
+ERT_QGEMM_UKERNEL(2)
 
 const struct ert_qgemm_kernel ert_qgemm_kernel_avx512 = {
 	.name = "q8-gemm-8x32-avx512",

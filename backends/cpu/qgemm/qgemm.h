@@ -169,6 +169,17 @@ void ert_qgemm_entry_pack(const struct ert_cpu_pack_key *key, void *dst);
 /* key->fmt for @k (level index in the low byte) and a source of @u8 bytes. */
 int ert_qgemm_key_fmt(const struct ert_qgemm_kernel *k, bool u8);
 
+/*
+ * The entry points ukernel_1 .. ukernel_N of a level's file: each calls the
+ * file's always-inline kernel_nv(NV, ...) with NV vectors of columns.
+ */
+#define ERT_QGEMM_UKERNEL(nv)                                                                 \
+	static void ukernel_##nv(int64_t k4, const void *a, const uint8_t *b, int64_t bw,     \
+				 int32_t *c, int64_t ldc, bool add)                           \
+	{                                                                                     \
+		kernel_nv(nv, k4, a, b, bw, c, ldc, add);                                      \
+	}
+
 /* Per-level pieces (qgemm-ukernel-<level>.c). */
 extern const struct ert_qgemm_kernel ert_qgemm_kernel_avx2;
 extern const struct ert_qgemm_kernel ert_qgemm_kernel_avx512;
