@@ -90,6 +90,31 @@ struct ert_exec {
 };
 
 /*
+ * For an alloc_output(): *@nv becomes output @k of @x (which must exist)
+ * with the shape @rank/@dims, its size computed and checked; nothing is
+ * allocated (nv->data is out[k]'s).
+ */
+static inline ert_status ert_exec_output_value(const struct ert_exec *x, uint32_t k,
+					       int32_t rank, const int64_t *dims,
+					       struct ert_value *nv, struct ert_err *err)
+{
+	*nv = *x->out[k];
+	if (rank < 0 || rank > ERT_MAX_RANK) {
+		ert_err_set(err, "%s '%s': output %u of rank %d", ert_op_name(x->node->op),
+			    x->node->name, k, (int)rank);
+		return ERT_STATUS_INTERNAL;
+	}
+	ert_value_set_shape(nv, nv->dtype, rank, dims);
+	if (!ert_value_finish(nv)) {
+		ert_err_set(err,
+			    "%s '%s': output %u would have a dimension outside [0, 2^48] or too many elements",
+			    ert_op_name(x->node->op), x->node->name, k);
+		return ERT_STATUS_SHAPE;
+	}
+	return ERT_OK;
+}
+
+/*
  * A kernel knows output @k's shape (rank, dims): when the step's outputs are
  * data-dependent, allocate it; otherwise it must be the planned shape.
  * An omitted output (out[k] NULL) is left alone.

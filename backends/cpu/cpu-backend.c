@@ -201,19 +201,11 @@ ert_status ert_cpu_eval_node(const struct ert_graph *g, const struct ert_node *n
 static ert_status eval_alloc(struct ert_exec *x, uint32_t k, int32_t rank, const int64_t *dims,
 			     struct ert_err *err)
 {
-	struct ert_value *v = x->out[k], nv = *v;
+	struct ert_value *v = x->out[k], nv;
+	ert_status st = ert_exec_output_value(x, k, rank, dims, &nv, err);
 
-	if (rank < 0 || rank > ERT_MAX_RANK) {
-		ert_err_set(err, "%s '%s': output %u of rank %d", ert_op_name(x->node->op),
-			    x->node->name, k, (int)rank);
-		return ERT_STATUS_INTERNAL;
-	}
-	ert_value_set_shape(&nv, v->dtype, rank, dims);
-	if (!ert_value_finish(&nv)) {
-		ert_err_set(err, "%s '%s': output %u is too large", ert_op_name(x->node->op),
-			    x->node->name, k);
-		return ERT_STATUS_SHAPE;
-	}
+	if (st != ERT_OK)
+		return st;
 	nv.data = malloc(nv.nbytes ? nv.nbytes : 1);
 	if (!nv.data) {
 		ert_err_set(err, "out of memory evaluating '%s'", x->node->name);

@@ -30,18 +30,9 @@ ert_status ert_dyn_alloc(struct ert_exec *x, uint32_t k, int32_t rank, const int
 			    x->node->name, k);
 		return ERT_STATUS_INTERNAL;
 	}
-	nv = *v;
-	if (rank < 0 || rank > ERT_MAX_RANK) {
-		ert_err_set(err, "%s '%s': output %u of rank %d", ert_op_name(x->node->op),
-			    x->node->name, k, (int)rank);
-		return ERT_STATUS_INTERNAL;
-	}
-	ert_value_set_shape(&nv, v->dtype, rank, dims);
-	if (!ert_value_finish(&nv)) {
-		ert_err_set(err, "%s '%s': output %u would have a dimension outside [0, 2^48] or too many elements",
-			    ert_op_name(x->node->op), x->node->name, k);
-		return ERT_STATUS_SHAPE;
-	}
+	st = ert_exec_output_value(x, k, rank, dims, &nv, err);
+	if (st != ERT_OK)
+		return st;
 	if (nv.nbytes > d->cap || !d->data) {
 		size_t want = nv.nbytes ? nv.nbytes : 1;
 		void *buf;
