@@ -88,6 +88,42 @@ static int copy_job(int fd, uint32_t src, uint32_t dst, uint32_t n, const uint32
 	return copy_job_pt(fd, src, dst, n, e, in_count, out, 0);
 }
 
+/*
+ * A child process of its own file with @n copy jobs queued, waiting to be
+ * killed: its pid once the jobs are submitted, or -1.
+ */
+static pid_t child_with_jobs(int n)
+{
+	int pipefd[2];
+	pid_t pid;
+	char c;
+
+	if (pipe(pipefd))
+		return -1;
+	pid = fork();
+	if (!pid) {
+		int fd = enpu_open(), i;
+		uint32_t a, b;
+
+		if (fd < 0 || enpu_bo_new(fd, PAGE, &a) || enpu_bo_new(fd, PAGE, &b))
+			_exit(1);
+		for (i = 0; i < n; i++)
+			copy_job(fd, a, b, PAGE, NULL, 0, 0);
+		if (write(pipefd[1], "x", 1) != 1)
+			_exit(1);
+		pause();
+		_exit(0);
+	}
+	close(pipefd[1]);
+	if (pid > 0 && read(pipefd[0], &c, 1) != 1) {
+		kill(pid, SIGKILL);
+		waitpid(pid, NULL, 0);
+		pid = -1;
+	}
+	close(pipefd[0]);
+	return pid;
+}
+
 TEST_F(sched, syncobj_chain)
 {
 	uint32_t s[4], bo[4];
@@ -610,28 +646,8 @@ TEST_F(sched, kill_process_with_jobs_in_flight)
 
 	slow_engine(&self->slowed, 1000);
 	for (r = 0; r < 3; r++) {
-		int pipefd[2];
-		char c;
-
-		ASSERT_EQ(0, pipe(pipefd));
-		pid = fork();
-		ASSERT_GE(pid, 0);
-		if (!pid) {
-			int fd = enpu_open(), i;
-			uint32_t a, b;
-
-			if (fd < 0 || enpu_bo_new(fd, PAGE, &a) || enpu_bo_new(fd, PAGE, &b))
-				_exit(1);
-			for (i = 0; i < 30; i++)
-				copy_job(fd, a, b, PAGE, NULL, 0, 0);
-			if (write(pipefd[1], "x", 1) != 1)
-				_exit(1);
-			pause();
-			_exit(0);
-		}
-		close(pipefd[1]);
-		ASSERT_EQ(1, read(pipefd[0], &c, 1));
-		close(pipefd[0]);
+		pid = child_with_jobs(30);
+		ASSERT_GT(pid, 0);
 		ASSERT_EQ(0, kill(pid, SIGKILL));
 		ASSERT_EQ(pid, waitpid(pid, &status, 0));
 		ASSERT_TRUE(WIFSIGNALED(status));
@@ -656,31 +672,13 @@ TEST_F(sched, killed_jobs_leave_the_cores_balanced)
 {
 	long alive0 = enpu_stat("jobs_alive");
 	struct two_files t;
-	int pipefd[2], status;
+	int status;
 	int64_t t0;
 	pid_t pid;
-	char c;
 
 	slow_engine(&self->slowed, 1000);
-	ASSERT_EQ(0, pipe(pipefd));
-	pid = fork();
-	ASSERT_GE(pid, 0);
-	if (!pid) {
-		int fd = enpu_open(), i;
-		uint32_t a, b;
-
-		if (fd < 0 || enpu_bo_new(fd, PAGE, &a) || enpu_bo_new(fd, PAGE, &b))
-			_exit(1);
-		for (i = 0; i < 40; i++)
-			copy_job(fd, a, b, PAGE, NULL, 0, 0);
-		if (write(pipefd[1], "x", 1) != 1)
-			_exit(1);
-		pause();
-		_exit(0);
-	}
-	close(pipefd[1]);
-	ASSERT_EQ(1, read(pipefd[0], &c, 1));
-	close(pipefd[0]);
+	pid = child_with_jobs(40);
+	ASSERT_GT(pid, 0);
 	ASSERT_EQ(0, kill(pid, SIGKILL));
 	ASSERT_EQ(pid, waitpid(pid, &status, 0));
 	/* every job ran or was killed and freed */
