@@ -88,6 +88,32 @@ enum ert_tensor_flags {
 };
 
 /*
+ * A float32 constant stored block-quantised in the model file (.ert
+ * encodings 3 and 4, docs/model-format.md): weight-only, symmetric. The
+ * tensor is rows = dims[0] rows (1 for rank <= 1) of row_len elements, each
+ * row cut into blocks of @block elements (the last may be shorter); value =
+ * q x scale of its block. @scales (rows x blocks_per_row float32) and @q
+ * (int8 in -127..127, or int4 in -7..7 two per byte, low nibble first, over
+ * the whole tensor in row-major order) point into the mapped file, or into
+ * @own when the image had to be copied.
+ *
+ * Such a constant is decoded to float32 only when something needs float32
+ * (ert_graph_const_data()): once, shared by every session of the model.
+ * Sessions with memory LOW leave the weights of Conv, Gemm and MatMul
+ * encoded, and the CPU backend runs them with int8 kernels (cpu/dq/).
+ */
+struct ert_wq {
+	int bits;                  /* 8 or 4 */
+	uint32_t block;
+	int64_t rows, row_len, blocks_per_row;
+	const float *scales;
+	const uint8_t *q;
+	size_t enc_bytes;          /* stored bytes (scales and values) */
+	void *own;                 /* owned copy of the stored bytes, or NULL */
+	void *_Atomic decoded;     /* float32 values once decoded (owned), else NULL */
+};
+
+/*
  * A dimension is known (>= 0) or not (-1). Unknown dimensions may carry a
  * symbolic name (ONNX dim_param, "batch") in dim_names[].
  */
@@ -98,9 +124,14 @@ struct ert_tensor {
 	int64_t dims[ERT_MAX_RANK];
 	const char *dim_names[ERT_MAX_RANK];
 	uint32_t flags;
-	const void *data;              /* ERT_TENSOR_CONST only */
-	size_t nbytes;                 /* bytes at data */
+	/*
+	 * ERT_TENSOR_CONST only. NULL for a block-quantised constant (@wq set):
+	 * read those through ert_graph_const_data().
+	 */
+	const void *data;
+	size_t nbytes;                 /* bytes at data (decoded float32 bytes with @wq) */
 	struct ert_quant quant;
+	struct ert_wq *wq;             /* block-quantised storage, or NULL */
 };
 
 #define ERT_NODE_MAX_IO 4096
@@ -172,6 +203,16 @@ int32_t ert_graph_find_tensor(const struct ert_graph *g, const char *name);
  */
 void ert_graph_set_const(struct ert_graph *g, int32_t t, const void *data, size_t nbytes,
 			 bool owned);
+
+/*
+ * The data of constant @t: its float32 values for a block-quantised constant,
+ * decoded on the first call (thread-safe: sessions on other threads may share
+ * the graph) and kept until the graph is destroyed. NULL when that decode
+ * runs out of memory (or for a non-constant).
+ */
+const void *ert_graph_const_data(const struct ert_graph *g, int32_t t);
+/* The float32 values of @wq (numel elements), decoded once; NULL on out-of-memory. */
+const float *ert_wq_decoded(struct ert_wq *wq);
 
 /* Append a node; arrays are copied. Returns the node index or -1 on out-of-memory. */
 int32_t ert_graph_add_node(struct ert_graph *g, enum ert_op op, const char *name,

@@ -27,6 +27,12 @@ struct ert_value {
 	void *data;
 	size_t nbytes;
 	const struct ert_quant *quant; /* may be NULL */
+	/*
+	 * A model constant stored block-quantised (ert-graph.h), or NULL. With
+	 * memory LOW, data is NULL for the weights the CPU's int8 kernels read
+	 * in this form (cpu/dq/); otherwise data holds the decoded values.
+	 */
+	struct ert_wq *wq;
 };
 
 struct ert_infer_ctx {

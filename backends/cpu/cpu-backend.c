@@ -12,9 +12,17 @@ static struct ert_cpu *cpu_of(struct ert_backend *be)
 	return be->ctx;
 }
 
+/* The kernel entry of step @x: the int8 one for weights left block-quantised. */
+static const struct ert_cpu_op *kernel_of(const struct ert_exec *x)
+{
+	const struct ert_cpu_op *dq = ert_cpu_dq_op(x);
+
+	return dq ? dq : ert_cpu_op_find(x->node->op);
+}
+
 static bool cpu_supports_op(struct ert_backend *be, const struct ert_exec *x)
 {
-	const struct ert_cpu_op *k = ert_cpu_op_find(x->node->op);
+	const struct ert_cpu_op *k = kernel_of(x);
 
 	return k && (!k->supports || k->supports(x));
 }
@@ -49,14 +57,14 @@ static void cpu_buffer_free(struct ert_backend *be, struct ert_buffer *buf)
 
 static size_t cpu_workspace_size(struct ert_backend *be, const struct ert_exec *x)
 {
-	const struct ert_cpu_op *k = ert_cpu_op_find(x->node->op);
+	const struct ert_cpu_op *k = kernel_of(x);
 
 	return k && k->workspace ? k->workspace(x) : 0;
 }
 
 static ert_status cpu_prepare(struct ert_backend *be, struct ert_exec *x, struct ert_err *err)
 {
-	const struct ert_cpu_op *k = ert_cpu_op_find(x->node->op);
+	const struct ert_cpu_op *k = kernel_of(x);
 	ert_status st = k && k->prepare ? k->prepare(cpu_of(be), x, err) : ERT_OK;
 
 	/* kernels with a variant per level name it; the rest are portable C */
@@ -83,7 +91,7 @@ static bool outputs_empty(const struct ert_exec *x)
 
 static ert_status cpu_compute(struct ert_backend *be, struct ert_exec *x, struct ert_err *err)
 {
-	const struct ert_cpu_op *k = ert_cpu_op_find(x->node->op);
+	const struct ert_cpu_op *k = kernel_of(x);
 
 	if (!k) {
 		ert_err_set(err, "cpu: no kernel for %s", ert_op_name(x->node->op));
@@ -94,7 +102,7 @@ static ert_status cpu_compute(struct ert_backend *be, struct ert_exec *x, struct
 
 static void cpu_release(struct ert_backend *be, struct ert_exec *x)
 {
-	const struct ert_cpu_op *k = ert_cpu_op_find(x->node->op);
+	const struct ert_cpu_op *k = kernel_of(x);
 
 	if (k && k->release && x->state)
 		k->release(x);
@@ -299,6 +307,7 @@ ert_status ert_cpu_eval_node_with(const struct ert_cpu_eval_opts *o, const struc
 	x.in_const = in_const;
 	if (dynamic)
 		x.alloc_output = eval_alloc;
+	k = kernel_of(&x);
 	if (k->supports && !k->supports(&x)) {
 		ert_err_set(err, "%s '%s': this case is not supported on the cpu backend",
 			    ert_op_name(n->op), n->name);

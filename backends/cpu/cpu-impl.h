@@ -132,6 +132,16 @@ size_t ert_cpu_backend_resident_bytes(struct ert_backend *be);
 const struct ert_cpu_op *ert_cpu_op_find(enum ert_op op);
 
 /*
+ * Dynamic quantisation (cpu/dq/). ert_cpu_dq_accepts(): may step @x (Conv,
+ * Gemm or MatMul) read its weights (input 1) block-quantised, as the model
+ * stores them? The planner leaves them so with memory LOW where it may.
+ * ert_cpu_dq_op(): the int8 kernels' entry for @x when its weights were left
+ * so (input 1 has wq and no data), else NULL.
+ */
+bool ert_cpu_dq_accepts(const struct ert_exec *x);
+const struct ert_cpu_op *ert_cpu_dq_op(const struct ert_exec *x);
+
+/*
  * Run fn(arg, begin, end) over [0, n) split into chunks of at least @grain items
  * across the pool's threads (the caller's thread takes part). Returns when all
  * chunks are done. With a NULL pool or n <= grain it runs inline.

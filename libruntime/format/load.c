@@ -318,6 +318,42 @@ static void *alloc_aligned(uint64_t nbytes)
 	return aligned_alloc(FMT_ALIGN, n ? n : FMT_ALIGN);
 }
 
+/*
+ * Block-quantised constants stay encoded (in place when the image is 64-byte
+ * aligned, as a mapping is; else in an aligned copy): they are decoded to
+ * float32 only when a session needs float32 (ert_graph_const_data()).
+ */
+static bool keep_encoded(struct loader *ld, int32_t ti, uint32_t enc, uint32_t block,
+			 const uint8_t *src, uint64_t size, int64_t numel, const char *what)
+{
+	struct ert_tensor *t = &ld->g->tensors[ti];
+	struct ert_wq *wq = ert_graph_alloc(ld->g, sizeof(*wq));
+	uint64_t nb = fmt_quant_blocks(t->rank, t->dims, numel, block);
+
+	if (!wq || (uint64_t)numel > SIZE_MAX / 4)
+		return fail(ld, ERT_STATUS_OUT_OF_MEMORY, "%s: out of memory", what);
+	memset(wq, 0, sizeof(*wq));
+	if ((uintptr_t)src % FMT_ALIGN) {
+		wq->own = alloc_aligned(size);
+		if (!wq->own)
+			return fail(ld, ERT_STATUS_OUT_OF_MEMORY, "%s: out of memory for %llu bytes",
+				    what, (unsigned long long)size);
+		memcpy(wq->own, src, size);
+		src = wq->own;
+	}
+	wq->bits = enc == FMT_ENC_Q8 ? 8 : 4;
+	wq->block = block;
+	wq->rows = t->rank >= 2 && t->dims[0] > 0 ? t->dims[0] : 1;
+	wq->row_len = numel / wq->rows;
+	wq->blocks_per_row = (int64_t)(nb / (uint64_t)wq->rows);
+	wq->scales = (const float *)(const void *)src;
+	wq->q = src + nb * 4;
+	wq->enc_bytes = size;
+	ert_graph_set_const(ld->g, ti, NULL, (size_t)numel * 4, false);
+	t->wq = wq;
+	return true;
+}
+
 static bool read_const(struct loader *ld, int32_t ti, uint32_t enc, uint32_t block,
 		       uint64_t off, uint64_t size, bool value_read, const char *what)
 {
@@ -365,6 +401,8 @@ static bool read_const(struct loader *ld, int32_t ti, uint32_t enc, uint32_t blo
 
 	const uint8_t *src = ld->img + off;
 
+	if (enc == FMT_ENC_Q8 || enc == FMT_ENC_Q4)
+		return keep_encoded(ld, ti, enc, block, src, size, numel, what);
 	/* A mapping is page aligned; an arbitrary buffer may not be: then copy. */
 	if (enc == FMT_ENC_RAW && (size == 0 || (uintptr_t)ld->img % FMT_ALIGN == 0)) {
 		ert_graph_set_const(ld->g, ti, src, size, false);

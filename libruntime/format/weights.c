@@ -1,10 +1,13 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Weight storage codecs of the .ert format: fp16 and symmetric block-wise
- * int8/int4 (weight-only; decoded to float32 at load). Sizes are computed in
+ * int8/int4 (weight-only; decoded to float32 when first needed). Sizes are computed in
  * uint64 with overflow checks because the reader calls them on untrusted shapes.
  */
 #include <math.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
 
 #include "ert-op-impl.h"
 #include "format/format-priv.h"
@@ -153,4 +156,36 @@ void fmt_decode(enum fmt_encoding enc, const uint8_t *src, int32_t rank, const i
 			}
 		}
 	}
+}
+
+/*
+ * Lazy decode of a block-quantised constant: a model is shared by sessions
+ * on any threads, so the first caller decodes under a lock and publishes the
+ * buffer; later callers see it through the atomic pointer without locking.
+ */
+static pthread_mutex_t wq_lock = PTHREAD_MUTEX_INITIALIZER; /* serialises first decodes */
+
+const float *ert_wq_decoded(struct ert_wq *wq)
+{
+	float *d = atomic_load_explicit(&wq->decoded, memory_order_acquire);
+	int64_t dims[2] = { wq->rows, wq->row_len };
+	int64_t numel = wq->rows * wq->row_len;
+
+	if (d)
+		return d;
+	pthread_mutex_lock(&wq_lock);
+	d = atomic_load_explicit(&wq->decoded, memory_order_relaxed);
+	if (!d) {
+		size_t n = ((size_t)numel * sizeof(float) + 63) & ~(size_t)63;
+
+		d = aligned_alloc(64, n ? n : 64);
+		if (d) {
+			/* rows x row_len as a rank-2 shape cuts the same rows as the tensor's */
+			fmt_decode(wq->bits == 8 ? FMT_ENC_Q8 : FMT_ENC_Q4,
+				   (const uint8_t *)wq->scales, 2, dims, numel, wq->block, d);
+			atomic_store_explicit(&wq->decoded, d, memory_order_release);
+		}
+	}
+	pthread_mutex_unlock(&wq_lock);
+	return d;
 }

@@ -240,7 +240,12 @@ static ert_status write_tensor(struct writer *w, uint32_t t)
 				    x->name, ert_dtype_name(x->dtype));
 			return ERT_STATUS_UNSUPPORTED;
 		}
-		if (numel < 0 || (!x->data && x->nbytes)) {
+		/* a block-quantised constant of a loaded model is written from its values */
+		const void *xdata = x->wq ? (const void *)ert_wq_decoded(x->wq) : x->data;
+
+		if (x->wq && !xdata)
+			return ERT_STATUS_OUT_OF_MEMORY;
+		if (numel < 0 || (!xdata && x->nbytes)) {
 			ert_err_set(w->err, "constant '%s' has no known shape or no data", x->name);
 			return ERT_STATUS_INVALID_ARGUMENT;
 		}
@@ -259,14 +264,14 @@ static ert_status write_tensor(struct writer *w, uint32_t t)
 			return ERT_STATUS_OUT_OF_MEMORY;
 		if (enc == FMT_ENC_RAW) {
 			if (size)
-				memcpy(dst, x->data, size);
+				memcpy(dst, xdata, size);
 		} else {
 			if (x->nbytes != (uint64_t)numel * 4) {
 				ert_err_set(w->err, "constant '%s' holds %zu bytes, its shape needs %llu",
 					    x->name, x->nbytes, (unsigned long long)numel * 4);
 				return ERT_STATUS_INVALID_ARGUMENT;
 			}
-			fmt_encode(enc, x->data, x->rank, x->dims, numel, block, dst);
+			fmt_encode(enc, xdata, x->rank, x->dims, numel, block, dst);
 		}
 	}
 

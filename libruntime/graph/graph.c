@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* The in-memory graph: building, look-ups, attributes. */
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -141,13 +142,25 @@ struct ert_graph *ert_graph_create(void)
 	return g;
 }
 
+/* What a tensor owns besides the arena: its data, a block-quantised copy and decode. */
+static void tensor_free_data(struct ert_tensor *t)
+{
+	if (t->flags & ERT_TENSOR_OWNED)
+		free((void *)t->data);
+	if (t->wq) {
+		free(t->wq->own);
+		free(atomic_load(&t->wq->decoded));
+		t->wq->own = NULL;
+		atomic_store(&t->wq->decoded, NULL);
+	}
+}
+
 void ert_graph_destroy(struct ert_graph *g)
 {
 	if (!g)
 		return;
 	for (uint32_t t = 0; t < g->n_tensors; t++)
-		if (g->tensors[t].flags & ERT_TENSOR_OWNED)
-			free((void *)g->tensors[t].data);
+		tensor_free_data(&g->tensors[t]);
 	for (uint32_t i = 0; i < g->n_nodes; i++) {
 		free(g->nodes[i].inputs);
 		free(g->nodes[i].outputs);
@@ -255,8 +268,8 @@ void ert_graph_set_const(struct ert_graph *g, int32_t ti, const void *data, size
 {
 	struct ert_tensor *t = &g->tensors[ti];
 
-	if (t->flags & ERT_TENSOR_OWNED)
-		free((void *)t->data);
+	tensor_free_data(t);
+	t->wq = NULL;
 	t->data = data;
 	t->nbytes = nbytes;
 	t->flags |= ERT_TENSOR_CONST;
@@ -264,6 +277,15 @@ void ert_graph_set_const(struct ert_graph *g, int32_t ti, const void *data, size
 		t->flags |= ERT_TENSOR_OWNED;
 	else
 		t->flags &= ~ERT_TENSOR_OWNED;
+}
+
+const void *ert_graph_const_data(const struct ert_graph *g, int32_t ti)
+{
+	const struct ert_tensor *t = &g->tensors[ti];
+
+	if (!(t->flags & ERT_TENSOR_CONST))
+		return NULL;
+	return t->wq ? (const void *)ert_wq_decoded(t->wq) : t->data;
 }
 
 int32_t ert_graph_add_node(struct ert_graph *g, enum ert_op op, const char *name,
@@ -655,8 +677,7 @@ ert_status ert_graph_compact(struct ert_graph *g)
 	w = 0;
 	for (uint32_t t = 0; t < nt; t++) {
 		if (!used[t]) {
-			if (g->tensors[t].flags & ERT_TENSOR_OWNED)
-				free((void *)g->tensors[t].data);
+			tensor_free_data(&g->tensors[t]);
 			remap[t] = -1;
 			continue;
 		}

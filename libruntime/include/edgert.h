@@ -255,7 +255,14 @@ typedef struct ert_config {
 	 * times the size for the 3x3 convolutions of up to 256 x 256 channels
 	 * it runs as Winograd F(4x4, 3x3) at the AVX2 level and up); with
 	 * LOW it keeps none and packs from the model's weights at every run.
-	 * LOW trades run time for memory.
+	 * A model converted with block-quantised weights (edgert convert
+	 * --weight-bits 8|4) keeps them quantised: with LOW, Conv, Gemm and
+	 * MatMul read them so on the CPU and run int8 dot products on
+	 * activations quantised as they run (per row and block of 32 along K;
+	 * about 0.5 % of the output's magnitude from the float32 kernels on the
+	 * same weights, docs/dynamic-quant.md); with NORMAL and HIGH they are
+	 * decoded to float32 once for the model, when a session first needs
+	 * them. LOW trades run time for memory.
 	 */
 	ert_level memory;
 	/* With num_threads 0: LOW uses half the online CPUs, NORMAL/HIGH all. */

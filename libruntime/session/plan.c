@@ -710,8 +710,16 @@ static ert_status init_tensors(struct ert_session *s, struct ert_plan *p, const 
 			pt->fixed = true;
 			ert_value_set_shape(&pt->v, gt->dtype, gt->rank, gt->dims);
 			ert_value_finish(&pt->v);
-			pt->v.data = (void *)gt->data;
 			pt->v.quant = gt->quant.count ? &gt->quant : NULL;
+			pt->v.wq = gt->wq;
+			/* memory LOW: see keep_encoded(); planning reads no weight of these */
+			if (gt->wq && s->cfg.memory == ERT_LEVEL_LOW && !need[t])
+				continue;
+			pt->v.data = (void *)ert_graph_const_data(g, (int32_t)t);
+			if (!pt->v.data && gt->wq) {
+				ert_err_set(err, "out of memory decoding the weights '%s'", gt->name);
+				return ERT_STATUS_OUT_OF_MEMORY;
+			}
 			continue;
 		}
 		if (!q || q->t[t].kind == ERT_PT_UNUSED)
@@ -791,6 +799,54 @@ static ert_status add_dynamic_step(struct ert_plan *p, const struct ert_graph *g
 	stp->x.alloc_ctx = p;
 	p->dyn_step = (int32_t)p->n_steps;
 	p->cut = i + 1 < g->n_nodes ? (int32_t)i : -1;
+	return ERT_OK;
+}
+
+/*
+ * Memory LOW leaves block-quantised weights encoded (init_tensors()). They
+ * stay so where every step that reads them is a CPU step whose int8 kernels
+ * take them as they are (ert_cpu_dq_accepts()); anything else (another
+ * backend, another op, a graph output) gets the float32 values, decoded once
+ * for the model.
+ */
+static ert_status keep_encoded(struct ert_session *s, struct ert_plan *p, struct ert_err *err)
+{
+	const struct ert_graph *g = s->model->graph;
+	uint8_t *fp32 = NULL;
+	bool any = false;
+
+	for (uint32_t t = 0; t < g->n_tensors && !any; t++)
+		any = p->t[t].kind == ERT_PT_CONST && p->t[t].v.wq && !p->t[t].v.data;
+	if (!any)
+		return ERT_OK;
+	fp32 = calloc(g->n_tensors, 1);
+	if (!fp32)
+		return ERT_STATUS_OUT_OF_MEMORY;
+	for (uint32_t k = 0; k < g->n_outputs; k++)
+		fp32[g->outputs[k]] = 1;
+	for (uint32_t i = 0; i < p->n_steps; i++) {
+		const struct ert_step *stp = &p->steps[i];
+		const struct ert_node *n = stp->x.node;
+		bool cpu = s->backends[stp->backend]->type == ERT_BACKEND_CPU;
+
+		for (uint32_t k = 0; k < n->n_inputs; k++)
+			if (n->inputs[k] >= 0 && !(cpu && k == 1 && ert_cpu_dq_accepts(&stp->x)))
+				fp32[n->inputs[k]] = 1;
+	}
+	/* nodes after a cut are planned later, with their own placement */
+	for (uint32_t t = 0; t < g->n_tensors; t++) {
+		struct ert_plan_tensor *pt = &p->t[t];
+
+		if (pt->kind != ERT_PT_CONST || !pt->v.wq || pt->v.data || !fp32[t])
+			continue;
+		pt->v.data = (void *)ert_graph_const_data(g, (int32_t)t);
+		if (!pt->v.data) {
+			free(fp32);
+			ert_err_set(err, "out of memory decoding the weights '%s'", g->tensors[t].name);
+			return ERT_STATUS_OUT_OF_MEMORY;
+		}
+	}
+	free(fp32);
 	return ERT_OK;
 }
 
@@ -935,6 +991,9 @@ static ert_status plan_create(struct ert_session *s, struct ert_plan *parent,
 		pt->last = (int32_t)p->n_steps;
 	}
 	sink_tiny_islands(s, p);
+	st = keep_encoded(s, p, err);
+	if (st != ERT_OK)
+		goto error;
 	st = assign_arenas(s, p);
 	if (st != ERT_OK)
 		goto error;

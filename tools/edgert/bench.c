@@ -3,6 +3,7 @@
 #include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 
 #include "cli.h"
 #include "commands.h"
@@ -11,11 +12,14 @@
 static const char usage[] =
 	"USAGE: edgert bench MODEL [--threads N] [--warmup N] [--loops N] [--json]\n"
 	"                    [--backend LIST] [--max-memory BYTES]\n"
+	"                    [--memory LEVEL]\n"
 	"       edgert bench --suite [...]   (see 'edgert bench --suite --help')\n"
 	"\n"
 	"Time ert_session_run() on seeded random inputs: after the warm-up runs,\n"
 	"report the minimum, median and maximum of the timed runs in milliseconds\n"
-	"and the peak bytes of the session's memory plan.\n"
+	"the peak bytes of the session's memory plan and the process's peak\n"
+	"resident memory (getrusage ru_maxrss: model pages read, decoded weights,\n"
+	"packed weights, arenas).\n"
 	"\n"
 	"OPTIONS:\n"
 	"  -t, --threads N     worker threads, 1..32 (default: one per CPU)\n"
@@ -24,17 +28,22 @@ static const char usage[] =
 	"  -b, --backend LIST  backends in order (cpu, opencl, vulkan, npu, auto)\n"
 	"  -j, --json          one JSON object: min_ms, median_ms, max_ms, peak_bytes,\n"
 	"                      copied_bytes (most bytes one run copied between\n"
-	"                      backends), loops, threads\n"
+	"                      backends), max_rss_bytes, loops, threads\n"
 	"      --max-memory BYTES\n"
 	"                      memory budget of the session: input buffers and\n"
 	"                      plans (K, M, G, T: powers of 1024; default half\n"
 	"                      the physical memory)\n"
+	"      --memory LEVEL  ert_config.memory: low, normal (default) or high; low\n"
+	"                      keeps no packed weights and, for a model converted\n"
+	"                      with --weight-bits, runs Conv/Gemm/MatMul on its\n"
+	"                      quantised weights (int8 kernels)\n"
 	"  -h, --help          show this help\n"
 	"\n"
 	"EXAMPLES:\n"
 	"  edgert bench mnv2.ert\n"
 	"  edgert bench r50.ert --threads 1 --loops 100\n"
 	"  edgert bench vit.ert --json > vit.json\n"
+	"  edgert bench r50-w8.ert --memory low  # quantised weights, int8 kernels\n"
 	"  edgert bench --suite              # peak, bandwidth and the zoo models\n";
 
 struct bench_opts {
@@ -44,7 +53,7 @@ struct bench_opts {
 	ert_config cfg;
 };
 
-enum { OPT_MAX_MEMORY = 256 };
+enum { OPT_MAX_MEMORY = 256, OPT_MEMORY };
 
 static int parse_args(int argc, char **argv, struct bench_opts *o)
 {
@@ -55,6 +64,7 @@ static int parse_args(int argc, char **argv, struct bench_opts *o)
 		{ "backend", required_argument, NULL, 'b' },
 		{ "json", no_argument, NULL, 'j' },
 		{ "max-memory", required_argument, NULL, OPT_MAX_MEMORY },
+		{ "memory", required_argument, NULL, OPT_MEMORY },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -88,6 +98,10 @@ static int parse_args(int argc, char **argv, struct bench_opts *o)
 			if (!cli_parse_bytes("bench", "--max-memory", optarg, &o->cfg.max_memory))
 				return 1;
 			break;
+		case OPT_MEMORY:
+			if (!cli_parse_level("bench", "--memory", optarg, &o->cfg.memory))
+				return 1;
+			break;
 		case 'h': fputs(usage, stdout); return -1;
 		default: return cli_getopt_error("bench", argv, c);
 		}
@@ -108,7 +122,8 @@ int ert_cmd_bench(int argc, char **argv)
 	ert_model *model = NULL;
 	ert_session *sess = NULL;
 	double *times = NULL, median;
-	uint64_t copied = 0;
+	uint64_t copied = 0, rss = 0;
+	struct rusage ru;
 	size_t peak;
 	int ret;
 
@@ -148,14 +163,16 @@ int ert_cmd_bench(int argc, char **argv)
 	median = o.loops % 2 ? times[o.loops / 2]
 			     : (times[o.loops / 2 - 1] + times[o.loops / 2]) / 2;
 	peak = ert_session_peak_bytes(sess);
+	if (getrusage(RUSAGE_SELF, &ru) == 0)
+		rss = (uint64_t)ru.ru_maxrss * 1024;  /* Linux reports KiB */
 	if (o.json) {
 		printf("{\"model\": ");
 		cli_json_string(stdout, o.model);
 		printf(", \"threads\": %u, \"loops\": %u, \"warmup\": %u, \"min_ms\": %.4f, "
 		       "\"median_ms\": %.4f, \"max_ms\": %.4f, \"peak_bytes\": %zu, "
-		       "\"copied_bytes\": %llu}\n",
+		       "\"copied_bytes\": %llu, \"max_rss_bytes\": %llu}\n",
 		       cli_thread_count(&o.cfg), o.loops, o.warmup, times[0], median,
-		       times[o.loops - 1], peak, (unsigned long long)copied);
+		       times[o.loops - 1], peak, (unsigned long long)copied, (unsigned long long)rss);
 	} else {
 		printf("model    %s\n", o.model);
 		printf("threads  %u\n", cli_thread_count(&o.cfg));
@@ -165,6 +182,8 @@ int ert_cmd_bench(int argc, char **argv)
 		printf("peak     %.2f MiB (%zu bytes)\n", (double)peak / (1024.0 * 1024.0), peak);
 		printf("copied   %llu bytes per run between backends (most of any run)\n",
 		       (unsigned long long)copied);
+		printf("rss      %.2f MiB peak resident memory of the process\n",
+		       (double)rss / (1024.0 * 1024.0));
 	}
 	ret = 0;
 cleanup:

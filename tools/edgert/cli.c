@@ -108,6 +108,19 @@ bad:
 	return false;
 }
 
+bool cli_parse_level(const char *cmd, const char *opt, const char *arg, ert_level *out)
+{
+	if (strcmp(arg, "low") == 0)
+		*out = ERT_LEVEL_LOW;
+	else if (strcmp(arg, "normal") == 0)
+		*out = ERT_LEVEL_NORMAL;
+	else if (strcmp(arg, "high") == 0)
+		*out = ERT_LEVEL_HIGH;
+	else
+		return cli_error(cmd, "%s must be low, normal or high, got '%s'", opt, arg), false;
+	return true;
+}
+
 int cli_getopt_error(const char *cmd, char **argv, int c)
 {
 	const char *arg = argv[optind - 1];

@@ -39,6 +39,9 @@ bool cli_parse_u64(const char *cmd, const char *opt, const char *arg, uint64_t *
  */
 bool cli_parse_bytes(const char *cmd, const char *opt, const char *arg, uint64_t *out);
 
+/* Parse "low", "normal" or "high" for @opt (ert_level); error and false otherwise. */
+bool cli_parse_level(const char *cmd, const char *opt, const char *arg, ert_level *out);
+
 /*
  * Report a getopt_long failure (@c is '?' or ':' with an optstring starting
  * with ':'). Returns 1.

@@ -1,10 +1,12 @@
 /* SPDX-License-Identifier: MIT */
-/* edgert convert: ONNX → .ert (import, optimise, serialise). */
+/* edgert convert: ONNX → .ert (import, optimise, serialise); .ert → .ert (re-encode). */
 #include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 
 #include "cli.h"
@@ -19,6 +21,8 @@ static const char usage[] =
 	"Import an ONNX model, optimise the graph (constant folding, Conv+BatchNorm\n"
 	"folding, activation fusion, Identity and inference-Dropout removal, dead-node\n"
 	"removal) and write it as an .ert model that the runtime maps in place.\n"
+	"An .ert input is written again as it is, with the weight options given\n"
+	"(its quantised weights, if any, are decoded first).\n"
 	"\n"
 	"OPTIONS:\n"
 	"  -o, --output FILE       .ert file to write (required)\n"
@@ -32,7 +36,8 @@ static const char usage[] =
 	"EXAMPLES:\n"
 	"  edgert convert resnet50.onnx -o resnet50.ert\n"
 	"  edgert convert vit.onnx -o vit-fp16.ert --fp16\n"
-	"  edgert convert llm.onnx -o llm-q4.ert --weight-bits 4 --weight-block 32\n";
+	"  edgert convert llm.onnx -o llm-q4.ert --weight-bits 4 --weight-block 32\n"
+	"  edgert convert r50.ert -o r50-w8.ert --weight-bits 8\n";
 
 struct convert_opts {
 	const char *input;
@@ -100,6 +105,8 @@ int ert_cmd_convert(int argc, char **argv)
 	struct ert_err err = { "" };
 	struct stat st_in, st_out;
 	double t0 = cli_now_ms();
+	void *map = NULL;
+	size_t map_size = 0;
 	ert_status st;
 	int ret;
 
@@ -120,8 +127,22 @@ int ert_cmd_convert(int argc, char **argv)
 		cli_error("convert", "%s", err.msg);
 		goto cleanup;
 	}
+	/* an .ert file: its graph as the loader gives it (constants point into the mapping) */
+	if (fstat(probe, &st_in) == 0 && st_in.st_size > 0) {
+		map = mmap(NULL, (size_t)st_in.st_size, PROT_READ, MAP_PRIVATE, probe, 0);
+		if (map != MAP_FAILED && ert_format_probe(map, (size_t)st_in.st_size)) {
+			map_size = (size_t)st_in.st_size;
+		} else {
+			if (map != MAP_FAILED)
+				munmap(map, (size_t)st_in.st_size);
+			map = NULL;
+		}
+	}
 	close(probe);
-	st = ert_onnx_import_file(o.input, &iopt, &g, &err);
+	if (map)
+		st = ert_format_load(map, map_size, &g, &err);
+	else
+		st = ert_onnx_import_file(o.input, &iopt, &g, &err);
 	if (st != ERT_OK) {
 		cli_progress_done();
 		cli_error("convert", "failed to import '%s': %s", o.input,
@@ -141,5 +162,7 @@ int ert_cmd_convert(int argc, char **argv)
 	ret = 0;
 cleanup:
 	ert_graph_destroy(g);
+	if (map)
+		munmap(map, map_size);
 	return ret;
 }

@@ -11,6 +11,7 @@
 static const char usage[] =
 	"USAGE: edgert profile MODEL [--threads N] [--loops N] [--top N] [--json]\n"
 	"                      [--backend LIST] [--max-memory BYTES]\n"
+	"                      [--memory LEVEL]\n"
 	"\n"
 	"Time every op of a model through the before/after op callbacks, average\n"
 	"over the runs (after one untimed warm-up run) and print a table sorted by\n"
@@ -28,6 +29,10 @@ static const char usage[] =
 	"                      memory budget of the session: input buffers and\n"
 	"                      plans (K, M, G, T: powers of 1024; default half\n"
 	"                      the physical memory)\n"
+	"      --memory LEVEL  ert_config.memory: low, normal (default) or high; low\n"
+	"                      keeps no packed weights and, for a model converted\n"
+	"                      with --weight-bits, runs Conv/Gemm/MatMul on its\n"
+	"                      quantised weights (int8 kernels)\n"
 	"  -h, --help          show this help\n"
 	"\n"
 	"EXAMPLES:\n"
@@ -56,7 +61,7 @@ struct profiler {
 	bool oom;
 };
 
-enum { OPT_MAX_MEMORY = 256 };
+enum { OPT_MAX_MEMORY = 256, OPT_MEMORY };
 
 static int parse_args(int argc, char **argv, struct profile_opts *o)
 {
@@ -67,6 +72,7 @@ static int parse_args(int argc, char **argv, struct profile_opts *o)
 		{ "backend", required_argument, NULL, 'b' },
 		{ "json", no_argument, NULL, 'j' },
 		{ "max-memory", required_argument, NULL, OPT_MAX_MEMORY },
+		{ "memory", required_argument, NULL, OPT_MEMORY },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -98,6 +104,10 @@ static int parse_args(int argc, char **argv, struct profile_opts *o)
 		case 'j': o->json = true; break;
 		case OPT_MAX_MEMORY:
 			if (!cli_parse_bytes("profile", "--max-memory", optarg, &o->cfg.max_memory))
+				return 1;
+			break;
+		case OPT_MEMORY:
+			if (!cli_parse_level("profile", "--memory", optarg, &o->cfg.memory))
 				return 1;
 			break;
 		case 'h': fputs(usage, stdout); return -1;

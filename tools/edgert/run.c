@@ -15,7 +15,7 @@
 static const char usage[] =
 	"USAGE: edgert run MODEL [-i NAME=FILE ...] [-o DIR] [--threads N]\n"
 	"                  [--backend LIST] [--seed N] [--explain] [--repeat N]\n"
-	"                  [--max-memory BYTES]\n"
+	"                  [--max-memory BYTES] [--memory LEVEL]\n"
 	"\n"
 	"Run a model (.ert or .onnx) once. Inputs come from .npy files or ONNX\n"
 	"TensorProto .pb files; inputs not given get seeded random values (floats in\n"
@@ -40,13 +40,18 @@ static const char usage[] =
 	"      --max-memory BYTES  memory budget of the session: input buffers and\n"
 	"                          plans (K, M, G, T: powers of 1024; default half\n"
 	"                          the physical memory)\n"
+	"      --memory LEVEL      ert_config.memory: low, normal (default) or high;\n"
+	"                          low keeps no packed weights and, for a model\n"
+	"                          converted with --weight-bits, runs Conv/Gemm/\n"
+	"                          MatMul on its quantised weights (int8 kernels)\n"
 	"  -h, --help              show this help\n"
 	"\n"
 	"EXAMPLES:\n"
 	"  edgert run mnv2.ert                         # random input, prints top-5\n"
 	"  edgert run mnv2.ert -i input=cat.npy -o out # out/logits.npy\n"
 	"  edgert run model.onnx -i test_data_set_0/input_0.pb --threads 1\n"
-	"  edgert run mnv2-int8.ert --backend npu --explain\n";
+	"  edgert run mnv2-int8.ert --backend npu --explain\n"
+	"  edgert run r50-w8.ert --memory low          # int8 kernels, quantised weights\n";
 
 struct run_input {
 	const char *name; /* NULL: the only input, or the .pb's own name */
@@ -64,7 +69,7 @@ struct run_opts {
 	ert_config cfg;
 };
 
-enum { OPT_MAX_MEMORY = 256 };
+enum { OPT_MAX_MEMORY = 256, OPT_MEMORY };
 
 static int parse_args(int argc, char **argv, struct run_opts *o)
 {
@@ -77,6 +82,7 @@ static int parse_args(int argc, char **argv, struct run_opts *o)
 		{ "explain", no_argument, NULL, 'e' },
 		{ "repeat", required_argument, NULL, 'r' },
 		{ "max-memory", required_argument, NULL, OPT_MAX_MEMORY },
+		{ "memory", required_argument, NULL, OPT_MEMORY },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -123,6 +129,10 @@ static int parse_args(int argc, char **argv, struct run_opts *o)
 			break;
 		case OPT_MAX_MEMORY:
 			if (!cli_parse_bytes("run", "--max-memory", optarg, &o->cfg.max_memory))
+				return 1;
+			break;
+		case OPT_MEMORY:
+			if (!cli_parse_level("run", "--memory", optarg, &o->cfg.memory))
 				return 1;
 			break;
 		case 'h': fputs(usage, stdout); return -1;
