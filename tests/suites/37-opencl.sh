@@ -7,9 +7,14 @@
 #   --backend opencl: every op in one OpenCL split (--explain), outputs within
 #   1e-3 x max |ref| of the CPU backend, no NaN, the input and the output
 #   copied once each per run (edgert bench);
-# - --backend auto keeps to the CPU when the only OpenCL device is not a GPU.
+# - --backend auto keeps to the CPU when the only OpenCL device is not a GPU;
+# - edgert conform --backend opencl on the ONNX node tests: every case whose
+#   ops all run on OpenCL passes with ONNX's tolerances (each counts here);
+#   the cases with an op OpenCL does not take are counted apart, and the op
+#   types OpenCL ran are printed.
 # With no OpenCL platform every check is counted as skipped.
 : "${ERT_BUILD:=build}"
+: "${ERT_CONFORMANCE:=../shared/conformance/onnx-backend}"
 edgert=$ERT_BUILD/edgert
 out=$ERT_BUILD/opencl
 export ERT_NO_PROGRESS=1
@@ -46,6 +51,7 @@ if grep -q '^# opencl: skipped' "$out/ops.log"; then
 		skip "$m on OpenCL (no OpenCL platform)"
 	done
 	skip "--backend auto without a GPU (no OpenCL platform)"
+	skip "ONNX node tests on OpenCL (no OpenCL platform)"
 	echo "$p passed, $f failed, $s skipped"
 	[ "$f" -eq 0 ]
 	exit
@@ -122,6 +128,25 @@ elif "$edgert" run "$out/$m.ert" --backend auto --seed 5 --explain >"$out/auto.l
 else
 	grep -E '^split|rror' "$out/auto.log" | sed 's/^/# /'
 	bad "--backend auto keeps to the CPU when no OpenCL device is a GPU"
+fi
+
+# the ONNX node tests whose ops OpenCL takes, each case one check
+if [ ! -d "$ERT_CONFORMANCE/node" ]; then
+	skip "ONNX node tests on OpenCL (no test data at '$ERT_CONFORMANCE')"
+else
+	"$edgert" conform --backend opencl "$ERT_CONFORMANCE/node" >"$out/conform.log" 2>&1
+	rc=$?
+	grep -E '^(FAIL|opencl claims|not on opencl)' "$out/conform.log" | sed 's/^not on/# not on/; s/^opencl claims/# opencl claims/'
+	line=$(grep -E '^[0-9]+ passed, [0-9]+ failed, [0-9]+ skipped, [0-9]+ not on opencl$' "$out/conform.log")
+	if [ -z "$line" ] || ! grep -q '^opencl claims [1-9][0-9]* op types' "$out/conform.log" ||
+	   { [ "$rc" -ne 0 ] && ! echo "$line" | grep -q ' [1-9][0-9]* failed'; }; then
+		tail -n 5 "$out/conform.log" | sed 's/^/# /'
+		bad "edgert conform --backend opencl: exited $rc without a summary or a claimed op type"
+	else
+		set -- $(echo "$line" | sed -E 's/^([0-9]+) passed, ([0-9]+) failed, ([0-9]+) skipped, ([0-9]+) .*/\1 \2 \3 \4/')
+		p=$((p + $1)) f=$((f + $2))
+		echo "# conform --backend opencl: $1 passed, $2 failed; $4 cases with an op left to the CPU and $3 unsupported anywhere, not counted"
+	fi
 fi
 
 echo "$p passed, $f failed, $s skipped"

@@ -30,9 +30,15 @@ struct conform_opts {
 	const char *errata_file; /* cases whose reference data is known to be wrong */
 	bool verbose;
 	bool gating;             /* --gate or --min-rate given */
+	ert_config cfg;          /* backends from --backend (num_backends 0: the CPU) */
+	bool device;             /* --backend names a backend other than the CPU */
 };
 
-enum verdict { PASS, FAIL, SKIP };
+/*
+ * OFFLOAD: with --backend naming a device, a case some of whose ops the
+ * device does not take (they would run on the CPU): not run, counted apart.
+ */
+enum verdict { PASS, FAIL, SKIP, OFFLOAD };
 
 struct skip_count {
 	char op[64];
@@ -49,6 +55,12 @@ struct tally {
 	char **errata;           /* case names, each followed by its reason */
 	char **errata_why;
 	uint32_t n_errata;
+	/* --backend naming a device */
+	uint32_t offloaded;      /* cases with an op the device did not take */
+	struct skip_count *cpu_ops; /* op types that stayed on the CPU, and in how many cases */
+	uint32_t n_cpu_ops;
+	struct skip_count *dev_ops; /* op types the device ran in cases run on it */
+	uint32_t n_dev_ops;
 };
 
 static const char usage[] =
@@ -75,13 +87,20 @@ static const char usage[] =
 	"                        one 'NAME REASON' per line: such a case that fails\n"
 	"                        is reported as XFAIL and counted as skipped; one\n"
 	"                        that passes is a failure (the erratum is stale)\n"
+	"  -b, --backend LIST    backends in order (cpu, opencl, vulkan, npu, auto);\n"
+	"                        a list without cpu tests those devices: a case runs\n"
+	"                        and counts only when every op of it runs on them;\n"
+	"                        the others are counted as 'not on DEVICE' with the\n"
+	"                        op types left to the CPU, and the op types the\n"
+	"                        device ran are listed\n"
 	"  -v, --verbose         print every case\n"
 	"  -h, --help            show this help\n"
 	"\n"
 	"EXAMPLES:\n"
 	"  edgert conform ../shared/conformance/onnx-backend/node\n"
 	"  edgert conform -f conv ../shared/conformance/onnx-backend/node\n"
-	"  edgert conform --threads 2 ../shared/conformance/onnx-backend/light\n";
+	"  edgert conform --threads 2 ../shared/conformance/onnx-backend/light\n"
+	"  edgert conform --backend opencl ../shared/conformance/onnx-backend/node\n";
 
 static int cmp_str(const void *a, const void *b)
 {
@@ -143,21 +162,31 @@ static bool is_dir(const char *path)
 	return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
 }
 
-static void count_skip(struct tally *t, const char *op)
+static void count_op(struct skip_count **list, uint32_t *n, const char *op)
 {
-	for (uint32_t i = 0; i < t->n_skips; i++) {
-		if (strcmp(t->skips[i].op, op) == 0) {
-			t->skips[i].n++;
+	for (uint32_t i = 0; i < *n; i++) {
+		if (strcmp((*list)[i].op, op) == 0) {
+			(*list)[i].n++;
 			return;
 		}
 	}
-	struct skip_count *grown = realloc(t->skips, (t->n_skips + 1) * sizeof(*grown));
+	struct skip_count *grown = realloc(*list, (*n + 1) * sizeof(*grown));
 
 	if (!grown)
 		return;
-	t->skips = grown;
-	snprintf(t->skips[t->n_skips].op, sizeof(t->skips[0].op), "%s", op);
-	t->skips[t->n_skips++].n = 1;
+	*list = grown;
+	snprintf((*list)[*n].op, sizeof((*list)[0].op), "%s", op);
+	(*list)[(*n)++].n = 1;
+}
+
+static void count_skip(struct tally *t, const char *op)
+{
+	count_op(&t->skips, &t->n_skips, op);
+}
+
+static int cmp_count_op(const void *a, const void *b)
+{
+	return strcmp(((const struct skip_count *)a)->op, ((const struct skip_count *)b)->op);
 }
 
 /* "unsupported op 'Foo' ..." or "failed to plan: Foo 'node': ..." → Foo */
@@ -355,8 +384,67 @@ static uint32_t load_tensors(const char *dir, const char *prefix, struct ert_val
 	return n;
 }
 
+/*
+ * Where a case's ops ran, with --backend naming a device: the op types of the
+ * steps on the CPU and on other backends, each type once per case. Steps of
+ * the plan are visited before each run (ert_session_visit_steps) and every
+ * op is seen again by before_op while it runs, which also covers the nodes
+ * planned at run time after a data-dependent op.
+ */
+struct placement {
+	struct skip_count *cpu, *dev;
+	uint32_t n_cpu, n_dev;
+	char dev_name[32];       /* the device's backend name, once a step ran there */
+};
+
+static void place_op(struct placement *pl, const char *type, const char *backend)
+{
+	struct skip_count **list = strcmp(backend, "cpu") == 0 ? &pl->cpu : &pl->dev;
+	uint32_t *n = list == &pl->cpu ? &pl->n_cpu : &pl->n_dev;
+
+	for (uint32_t i = 0; i < *n; i++)
+		if (strcmp((*list)[i].op, type) == 0)
+			return;
+	if (list == &pl->dev && !pl->dev_name[0])
+		snprintf(pl->dev_name, sizeof(pl->dev_name), "%s", backend);
+	count_op(list, n, type);
+}
+
+static void place_step(const struct ert_node *node, const struct ert_value *const *in,
+		       uint32_t n_in, const struct ert_value *const *out, uint32_t n_out,
+		       const char *backend, void *user)
+{
+	place_op(user, ert_op_name(node->op), backend);
+}
+
+static int place_before_op(const ert_op_info *op, void *user)
+{
+	place_op(user, op->type, op->backend);
+	return 0;
+}
+
+static void placement_clear(struct placement *pl)
+{
+	free(pl->cpu);
+	free(pl->dev);
+	pl->cpu = pl->dev = NULL;
+	pl->n_cpu = pl->n_dev = 0;
+}
+
+/* "Cast, Mul" (the CPU's op types of a case) into @buf. */
+static void placement_cpu_list(const struct placement *pl, char *buf, size_t size)
+{
+	size_t len = 0;
+
+	buf[0] = '\0';
+	for (uint32_t i = 0; i < pl->n_cpu && len + 1 < size; i++)
+		len += (size_t)snprintf(buf + len, size - len, "%s%s", i ? ", " : "",
+					pl->cpu[i].op);
+}
+
 static enum verdict run_set(const struct conform_opts *o, ert_session *sess, const char *set_dir,
-			    char *why, size_t why_size, char *skip_op, size_t skip_size)
+			    struct placement *pl, char *why, size_t why_size, char *skip_op,
+			    size_t skip_size)
 {
 	struct ert_value in[MAX_CASE_INPUTS], out[MAX_CASE_INPUTS];
 	uint32_t n_in, n_out;
@@ -391,8 +479,17 @@ static enum verdict run_set(const struct conform_opts *o, ert_session *sess, con
 			goto out;
 		}
 	}
-	ert_status st = ert_session_run(sess);
+	ert_status st = ERT_OK;
 
+	if (o->device)
+		st = ert_session_visit_steps(sess, place_step, pl);
+	if (st == ERT_OK)
+		st = ert_session_run(sess);
+	/* ops the device did not take: this case says nothing about the device */
+	if (o->device && pl->n_cpu) {
+		v = OFFLOAD;
+		goto out;
+	}
 	if (st == ERT_STATUS_UNSUPPORTED) {
 		v = SKIP;
 		snprintf(skip_op, skip_size, "%s", ert_session_failed_op(sess));
@@ -402,6 +499,12 @@ static enum verdict run_set(const struct conform_opts *o, ert_session *sess, con
 	}
 	if (st != ERT_OK) {
 		snprintf(why, why_size, "%s", ert_session_error(sess));
+		goto out;
+	}
+	if (o->device && !pl->n_dev) {
+		/* every node was computed while planning, on the host */
+		count_op(&pl->cpu, &pl->n_cpu, "(computed while planning)");
+		v = OFFLOAD;
 		goto out;
 	}
 	for (uint32_t k = 0; k < n_out; k++) {
@@ -426,8 +529,9 @@ out:
 	return v;
 }
 
-static enum verdict run_case(const struct conform_opts *o, const char *case_dir, char *why,
-			     size_t why_size, char *skip_op, size_t skip_size)
+static enum verdict run_case(const struct conform_opts *o, const char *case_dir,
+			     struct placement *pl, char *why, size_t why_size, char *skip_op,
+			     size_t skip_size)
 {
 	char path[4096], err[512];
 	ert_model *model = NULL;
@@ -448,8 +552,12 @@ static enum verdict run_case(const struct conform_opts *o, const char *case_dir,
 		snprintf(why, why_size, "load: %s", err);
 		return FAIL;
 	}
-	ert_config_init(&cfg);
+	cfg = o->cfg;
 	cfg.num_threads = o->threads;
+	if (o->device) {
+		cfg.before_op = place_before_op;
+		cfg.callback_user = pl;
+	}
 	st = ert_session_create(model, &cfg, &sess);
 	if (st == ERT_STATUS_UNSUPPORTED) {
 		op_from_message(ert_last_error(), skip_op, skip_size);
@@ -468,7 +576,7 @@ static enum verdict run_case(const struct conform_opts *o, const char *case_dir,
 	}
 	for (uint32_t i = 0; i < n_sets && v == PASS; i++) {
 		snprintf(path, sizeof(path), "%s/%s", case_dir, sets[i]);
-		v = run_set(o, sess, path, why, why_size, skip_op, skip_size);
+		v = run_set(o, sess, path, pl, why, why_size, skip_op, skip_size);
 		if (v == FAIL && n_sets > 1) {
 			char tmp[512];
 
@@ -603,12 +711,14 @@ int ert_cmd_conform(int argc, char **argv)
 		{ "gate", required_argument, NULL, 'g' },
 		{ "min-rate", required_argument, NULL, 'm' },
 		{ "errata", required_argument, NULL, 'e' },
+		{ "backend", required_argument, NULL, 'b' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct conform_opts o = { .threads = 1, .rtol = 1e-3, .atol = 1e-7, .min_rate = 0 };
 	struct tally t = { 0 };
+	char dev_name[32] = "";
 	char **cases = NULL;
 	uint32_t n_cases = 0, cap = 0;
 	bool tty = cli_progress_enabled();
@@ -617,8 +727,13 @@ int ert_cmd_conform(int argc, char **argv)
 
 	optind = 1;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":f:t:vh", longopts, NULL)) != -1) {
+	ert_config_init(&o.cfg);
+	while ((c = getopt_long(argc, argv, ":f:t:b:vh", longopts, NULL)) != -1) {
 		switch (c) {
+		case 'b':
+			if (!cli_parse_backends("conform", optarg, &o.cfg))
+				return 1;
+			break;
 		case 'f':
 			o.filter = optarg;
 			break;
@@ -666,6 +781,14 @@ int ert_cmd_conform(int argc, char **argv)
 	    load_list(o.errata_file, "errata", &t.errata, &t.errata_why, &t.n_errata) != 0)
 		goto out;
 	o.gating = o.gate_file || o.min_rate > 0;
+	/* a device listed without the CPU: its cases are those it runs entirely */
+	for (uint32_t b = 0; b < o.cfg.num_backends; b++) {
+		if (o.cfg.backends[b] == ERT_BACKEND_CPU) {
+			o.device = false;
+			break;
+		}
+		o.device = true;
+	}
 	for (int i = optind; i < argc; i++) {
 		if (!is_dir(argv[i])) {
 			cli_error("conform", "'%s' is not a directory", argv[i]);
@@ -683,11 +806,32 @@ int ert_cmd_conform(int argc, char **argv)
 	for (uint32_t i = 0; i < n_cases; i++) {
 		char why[700] = "", skip_op[64] = "";
 		const char *name = strrchr(cases[i], '/') ? strrchr(cases[i], '/') + 1 : cases[i];
+		struct placement pl = { 0 };
 		enum verdict v;
 
 		if (tty)
 			fprintf(stderr, "\r\033[K[%u/%u] %s", i + 1, n_cases, name);
-		v = run_case(&o, cases[i], why, sizeof(why), skip_op, sizeof(skip_op));
+		v = run_case(&o, cases[i], &pl, why, sizeof(why), skip_op, sizeof(skip_op));
+		if (pl.dev_name[0] && !dev_name[0])
+			snprintf(dev_name, sizeof(dev_name), "%s", pl.dev_name);
+		if (v == OFFLOAD) {
+			char ops[256];
+
+			t.offloaded++;
+			for (uint32_t k = 0; k < pl.n_cpu; k++)
+				count_op(&t.cpu_ops, &t.n_cpu_ops, pl.cpu[k].op);
+			placement_cpu_list(&pl, ops, sizeof(ops));
+			if (tty)
+				fprintf(stderr, "\r\033[K");
+			if (o.verbose)
+				printf("cpu  %s: %s on the CPU\n", name, ops);
+			placement_clear(&pl);
+			continue;
+		}
+		if (v == PASS || v == FAIL)
+			for (uint32_t k = 0; k < pl.n_dev; k++)
+				count_op(&t.dev_ops, &t.n_dev_ops, pl.dev[k].op);
+		placement_clear(&pl);
 		bool gated = false;
 
 		if (o.gate_file) {
@@ -728,6 +872,8 @@ int ert_cmd_conform(int argc, char **argv)
 			printf("FAIL %s: %s%s\n", name, why,
 			       o.gate_file && !gated && !bad_data ? " (outside the gate)" : "");
 			break;
+		case OFFLOAD:
+			break;
 		case SKIP:
 			t.skipped++;
 			count_skip(&t, skip_op);
@@ -752,6 +898,23 @@ int ert_cmd_conform(int argc, char **argv)
 			printf(" %s x%u%s", t.skips[i].op, t.skips[i].n, i + 1 < t.n_skips ? "," : "");
 		printf("\n");
 	}
+	if (o.device) {
+		const char *dev = dev_name[0] ? dev_name : "the device";
+
+		if (t.n_cpu_ops) {
+			qsort(t.cpu_ops, t.n_cpu_ops, sizeof(*t.cpu_ops), cmp_count_op);
+			printf("not on %s (op types left to the CPU, cases):", dev);
+			for (uint32_t i = 0; i < t.n_cpu_ops; i++)
+				printf(" %s x%u%s", t.cpu_ops[i].op, t.cpu_ops[i].n,
+				       i + 1 < t.n_cpu_ops ? "," : "");
+			printf("\n");
+		}
+		qsort(t.dev_ops, t.n_dev_ops, sizeof(*t.dev_ops), cmp_count_op);
+		printf("%s claims %u op types in the cases it ran:", dev, t.n_dev_ops);
+		for (uint32_t i = 0; i < t.n_dev_ops; i++)
+			printf(" %s%s", t.dev_ops[i].op, i + 1 < t.n_dev_ops ? "," : "");
+		printf("\n");
+	}
 	/* The last line counts what happened; the rules decide the exit status. */
 	uint32_t failed = t.failed + t.gate_unsupported, skipped = t.skipped - t.gate_unsupported;
 
@@ -771,8 +934,19 @@ int ert_cmd_conform(int argc, char **argv)
 	} else {
 		ret = t.failed ? 1 : 0;
 	}
-	printf("%u passed, %u failed, %u skipped\n", t.passed, failed, skipped);
+	if (o.device && !dev_name[0]) {
+		/* nothing ran on the device: no evidence either way */
+		printf("FAIL no case ran on the backends of --backend (is the device present?)\n");
+		ret = 1;
+	}
+	if (o.device)
+		printf("%u passed, %u failed, %u skipped, %u not on %s\n", t.passed, failed, skipped,
+		       t.offloaded, dev_name[0] ? dev_name : "the device");
+	else
+		printf("%u passed, %u failed, %u skipped\n", t.passed, failed, skipped);
 out:
+	free(t.cpu_ops);
+	free(t.dev_ops);
 	free_list(cases, n_cases);
 	free(t.skips);
 	free_list(t.gate_ops, t.n_gate_ops);
