@@ -119,7 +119,10 @@ ISA_FLAGS_avx2       := -mavx2 -mfma -mf16c
 ISA_FLAGS_avx512     := $(ISA_FLAGS_avx2) -mavx512f -mavx512bw -mavx512vl -mavx512dq
 ISA_FLAGS_avx512vnni := $(ISA_FLAGS_avx512) -mavx512vnni
 ISA_FLAGS_amx        := $(ISA_FLAGS_avx512vnni) -mamx-tile -mamx-int8 -mamx-bf16
-isa_flags = $(foreach l,avx2 avx512 avx512vnni amx,\
+# Not a level: AVX512_BF16 comes with some CPUs of the avx512 levels and up
+# (precision LOW's bf16 kernels, used only where cpuid reports it).
+ISA_FLAGS_avx512bf16 := $(ISA_FLAGS_avx512) -mavx512bf16
+isa_flags = $(foreach l,avx2 avx512 avx512vnni amx avx512bf16,\
 	$(if $(filter %-$(l),$(basename $(notdir $(1)))),$(ISA_FLAGS_$(l))))
 
 $(BUILD)/obj/%.o: %.c | $(BUILD)/gen/onnx.pb-c.h

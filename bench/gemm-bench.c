@@ -11,6 +11,9 @@
  * One-thread figures are per CPU-second (process CPU time), N-thread ones per
  * wall-clock second, and also per CPU-second: on a busy machine the last one
  * close to the 1-thread figure shows the threads add no work of their own.
+ * Where the CPU has AVX512_BF16, each layer also runs with precision LOW
+ * (bf16 products, 1 thread), and the micro-kernels are timed alone on
+ * L1-resident panels first.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -69,7 +72,7 @@ static double cpu_now(void)
 /* GFLOP per CPU-second of the last multi-threaded measurement (work inflation). */
 static double last_cpu_gflops;
 
-static double conv_gflops(const struct layer *l, uint32_t threads)
+static double conv_gflops(const struct layer *l, uint32_t threads, bool low)
 {
 	struct ert_graph *g = ert_graph_create();
 	int64_t group = l->group ? l->group : 1;
@@ -123,6 +126,10 @@ static double conv_gflops(const struct layer *l, uint32_t threads)
 	if (ert_cpu_isa_choose(0, &cpu.isa, &ierr) != ERT_OK)
 		cpu.isa = ERT_ISA_SCALAR;
 	cpu.gemm = ert_sgemm_kernel_for(cpu.isa);
+	if (low) {
+		cpu.precision = ERT_LEVEL_LOW;
+		cpu.gemm_low = ert_sbgemm_kernel_for(cpu.isa);
+	}
 
 	x.workspace_size = k->workspace ? k->workspace(&x) : 0;
 	x.workspace = malloc(x.workspace_size + 1);
@@ -152,6 +159,34 @@ static double conv_gflops(const struct layer *l, uint32_t threads)
 	free(yv.data);
 	ert_graph_destroy(g);
 	return flops / best / 1e9;
+}
+
+/* GFLOP/s of @k alone: 8 x 48 blocks of C from K = 256 panels that stay in L1. */
+static double ukernel_gflops(const struct ert_sgemm_kernel *k)
+{
+	const int64_t K = 256, kc = k->bf16 ? K / 2 : K, reps = 20000;
+	float *a = aligned_alloc(64, sizeof(float) * (size_t)(K * k->mr));
+	float *b = aligned_alloc(64, sizeof(float) * (size_t)(K * k->nr));
+	float *c = aligned_alloc(64, sizeof(float) * (size_t)(k->mr * k->nr));
+	struct ert_sgemm_epi e = { .alpha = 1.0f, .load_c = true };
+
+	/* small values: as floats, and as bf16 pairs read as words, nothing overflows */
+	for (int64_t i = 0; i < K * k->mr; i++)
+		a[i] = 1e-3f;
+	for (int64_t i = 0; i < K * k->nr; i++)
+		b[i] = 1e-3f;
+	memset(c, 0, sizeof(float) * (size_t)(k->mr * k->nr));
+	bench_clock = CLOCK_PROCESS_CPUTIME_ID;
+	double t0 = now();
+
+	for (int64_t r = 0; r < reps; r++)
+		k->fn(kc, a, b, k->nr, c, k->nr, k->mr, k->nr, &e);
+	double s = now() - t0;
+
+	free(a);
+	free(b);
+	free(c);
+	return 2.0 * (double)(reps * K * k->mr * k->nr) / s / 1e9;
 }
 
 int main(int argc, char **argv)
@@ -191,13 +226,31 @@ int main(int argc, char **argv)
 	bench_clock = CLOCK_PROCESS_CPUTIME_ID;
 	double ref = naive_gflops(256, 784, 256);
 
+	enum ert_cpu_isa isa;
+	struct ert_err ierr;
+
+	if (ert_cpu_isa_choose(0, &isa, &ierr) != ERT_OK)
+		isa = ERT_ISA_SCALAR;
+	const struct ert_sgemm_kernel *bf16 = ert_sbgemm_kernel_for(isa);
+
 	printf("naive reference GEMM: %.2f GFLOP/s\n", ref);
+	printf("micro-kernel %s: %.2f GFLOP/s\n", ert_sgemm_kernel_for(isa)->name,
+	       ukernel_gflops(ert_sgemm_kernel_for(isa)));
+	if (bf16)
+		printf("micro-kernel %s: %.2f GFLOP/s\n", bf16->name, ukernel_gflops(bf16));
 	for (size_t i = 0; i < sizeof(layers) / sizeof(layers[0]); i++) {
-		double g1 = conv_gflops(&layers[i], 1), gn = conv_gflops(&layers[i], threads);
+		double g1 = conv_gflops(&layers[i], 1, false);
+		double gn = conv_gflops(&layers[i], threads, false);
 
 		printf("%-22s 1 thread %6.2f GFLOP/s (x%.1f naive)  %u threads %6.2f GFLOP/s "
-		       "(x%.2f; %.2f per CPU-second)\n",
+		       "(x%.2f; %.2f per CPU-second)",
 		       layers[i].name, g1, g1 / ref, threads, gn, gn / g1, last_cpu_gflops);
+		if (bf16) {
+			double gl = conv_gflops(&layers[i], 1, true);
+
+			printf("  LOW 1 thread %6.2f GFLOP/s (x%.2f)", gl, gl / g1);
+		}
+		printf("\n");
 	}
 	return 0;
 }

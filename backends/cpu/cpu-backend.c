@@ -171,6 +171,7 @@ ert_status ert_cpu_backend_create(const ert_config *cfg, struct ert_backend **ou
 	}
 	cpu->num_threads = threads;
 	cpu->precision = cfg ? cfg->precision : ERT_LEVEL_NORMAL;
+	cpu->gemm_low = cpu->precision == ERT_LEVEL_LOW ? ert_sbgemm_kernel_for(isa) : NULL;
 	cpu->memory = cfg ? cfg->memory : ERT_LEVEL_NORMAL;
 	cpu->pool = ert_threadpool_create(threads);
 	if (!cpu->pool)
@@ -245,6 +246,8 @@ ert_status ert_cpu_eval_node_with(const struct ert_cpu_eval_opts *o, const struc
 	struct ert_cpu cpu = {
 		.pool = o->pool, .num_threads = o->pool ? ert_threadpool_size(o->pool) : 1,
 		.isa = o->isa, .gemm = ert_sgemm_kernel_for(o->isa), .memory = o->memory,
+		.precision = o->precision,
+		.gemm_low = o->precision == ERT_LEVEL_LOW ? ert_sbgemm_kernel_for(o->isa) : NULL,
 	};
 	struct ert_exec x;
 	bool dynamic = false;

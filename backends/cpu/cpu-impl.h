@@ -30,6 +30,12 @@ struct ert_cpu {
 	const struct ert_sgemm_kernel *gemm;   /* its GEMM micro-kernel */
 	ert_level precision;
 	/*
+	 * Conv, Gemm and MatMul's kernel with precision LOW: bf16 products,
+	 * fp32 sums (ert_sbgemm_kernel_for()); NULL (fp32) at other precisions
+	 * and where the level or the CPU has none.
+	 */
+	const struct ert_sgemm_kernel *gemm_low;
+	/*
 	 * The session's memory level. LOW: constant weights are never packed into
 	 * copies; kernels pack panels from the mapped weights into their workspace
 	 * at every run, as they do for weights computed at run time.
@@ -79,6 +85,9 @@ enum ert_cpu_pack_kind {
 	 */
 	ERT_CPU_PACK_Q8A,        /* A blocks and row sums: rows = m, cols = k */
 	ERT_CPU_PACK_Q8B,        /* B panels and column sums: rows = k, cols = n */
+	/* bf16 pairs for cpu->gemm_low (ert_sbgemm_pack_*_strided()), as A and B above */
+	ERT_CPU_PACK_A_BF16,
+	ERT_CPU_PACK_B_BF16,
 };
 
 /*
@@ -172,6 +181,7 @@ struct ert_cpu_eval_opts {
 	struct ert_threadpool *pool;   /* NULL: the caller's thread alone */
 	const bool *in_const;          /* n_in flags; NULL: every input constant */
 	ert_level memory;              /* LOW: nothing prepacked */
+	ert_level precision;           /* LOW: bf16 GEMM kernels where the CPU has them */
 };
 
 ert_status ert_cpu_eval_node_with(const struct ert_cpu_eval_opts *o, const struct ert_graph *g,

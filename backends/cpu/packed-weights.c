@@ -20,6 +20,10 @@ static size_t packed_floats(const struct ert_cpu_pack_key *key)
 {
 	if (key->kind == ERT_CPU_PACK_Q8A || key->kind == ERT_CPU_PACK_Q8B)
 		return ert_qgemm_entry_bytes(key) / sizeof(float);
+	if (key->kind == ERT_CPU_PACK_A_BF16)
+		return ert_sbgemm_packed_words(key->rows, key->cols, key->panel);
+	if (key->kind == ERT_CPU_PACK_B_BF16)
+		return ert_sbgemm_packed_words(key->cols, key->rows, key->panel);
 	return key->kind != ERT_CPU_PACK_B
 		       ? ert_sgemm_packed_a_floats(key->rows, key->cols, key->panel)
 		       : ert_sgemm_packed_b_floats(key->rows, key->cols, key->panel);
@@ -75,6 +79,12 @@ static struct ert_cpu_packed *pack_new(struct ert_cpu *cpu, const struct ert_cpu
 		if (key->kind == ERT_CPU_PACK_A)
 			ert_sgemm_pack_a(src, key->rs, key->cs, key->rows, key->cols, key->panel,
 					 dst);
+		else if (key->kind == ERT_CPU_PACK_A_BF16)
+			ert_sbgemm_pack_a_strided(src, key->rs, key->cs, 0, key->rows, 0, key->cols,
+						  key->panel, (uint32_t *)(void *)dst);
+		else if (key->kind == ERT_CPU_PACK_B_BF16)
+			ert_sbgemm_pack_b_strided(src, key->rs, key->cs, 0, key->rows, 0, key->cols,
+						  key->panel, (uint32_t *)(void *)dst);
 		else
 			ert_sgemm_pack_b(src, key->rs, key->cs, key->rows, key->cols, key->panel,
 					 dst);
@@ -95,6 +105,11 @@ ert_status ert_cpu_pack_get(struct ert_cpu *cpu, const struct ert_cpu_pack_key *
 	k.panel = k.kind == ERT_CPU_PACK_B ? kern->nr : kern->mr;
 	if (k.kind == ERT_CPU_PACK_Q8A || k.kind == ERT_CPU_PACK_Q8B)
 		k.panel = key_in->panel;
+	if (k.kind == ERT_CPU_PACK_A_BF16 || k.kind == ERT_CPU_PACK_B_BF16) {
+		if (!cpu->gemm_low)
+			return ERT_STATUS_INTERNAL;
+		k.panel = k.kind == ERT_CPU_PACK_B_BF16 ? cpu->gemm_low->nr : cpu->gemm_low->mr;
+	}
 	for (pk = cpu->packed; pk; pk = pk->next)
 		if (key_equal(&pk->key, key))
 			break;

@@ -244,7 +244,11 @@ typedef struct ert_config {
 	 */
 	ert_backend_type backends[ERT_MAX_BACKENDS];
 	uint32_t num_backends;                      /* 0 means {CPU} */
-	/* LOW allows backends reduced-precision kernels; HIGH forbids them. */
+	/*
+	 * LOW allows backends reduced-precision kernels (the CPU: Conv, Gemm
+	 * and MatMul in bf16 with fp32 sums where it has AVX512_BF16; see
+	 * docs/cpu-kernels.md); HIGH forbids them.
+	 */
 	ert_level precision;
 	/*
 	 * Ops whose inputs are all constant for a plan are computed once while

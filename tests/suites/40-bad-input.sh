@@ -94,6 +94,8 @@ else
 	hostile "--max-memory junk" "edgert run: --max-memory must be a byte count below 2^64 with an optional K, M, G or T suffix, got '2x'" \
 		"$E" run "$hdir/relu-2e18.ert" --max-memory 2x
 	hostile "--max-memory overflow" "got '16777216T'" "$E" run "$hdir/relu-2e18.ert" --max-memory 16777216T
+	hostile "--precision junk" "edgert run: --precision must be low, normal or high, got 'half'" \
+		"$E" run "$hdir/relu-2e18.ert" --precision half
 	echo "hostile sizes (CLI): done"
 fi
 

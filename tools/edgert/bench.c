@@ -12,7 +12,7 @@
 static const char usage[] =
 	"USAGE: edgert bench MODEL [--threads N] [--warmup N] [--loops N] [--json]\n"
 	"                    [--backend LIST] [--max-memory BYTES]\n"
-	"                    [--memory LEVEL]\n"
+	"                    [--memory LEVEL] [--precision LEVEL]\n"
 	"       edgert bench --suite [...]   (see 'edgert bench --suite --help')\n"
 	"\n"
 	"Time ert_session_run() on seeded random inputs: after the warm-up runs,\n"
@@ -37,6 +37,10 @@ static const char usage[] =
 	"                      keeps no packed weights and, for a model converted\n"
 	"                      with --weight-bits, runs Conv/Gemm/MatMul on its\n"
 	"                      quantised weights (int8 kernels)\n"
+	"      --precision LEVEL\n"
+	"                      ert_config.precision: low, normal (default) or high;\n"
+	"                      low lets the CPU run Conv, Gemm and MatMul in bf16\n"
+	"                      with fp32 sums where it has AVX512_BF16\n"
 	"  -h, --help          show this help\n"
 	"\n"
 	"EXAMPLES:\n"
@@ -53,7 +57,7 @@ struct bench_opts {
 	ert_config cfg;
 };
 
-enum { OPT_MAX_MEMORY = 256, OPT_MEMORY };
+enum { OPT_MAX_MEMORY = 256, OPT_MEMORY, OPT_PRECISION };
 
 static int parse_args(int argc, char **argv, struct bench_opts *o)
 {
@@ -65,6 +69,7 @@ static int parse_args(int argc, char **argv, struct bench_opts *o)
 		{ "json", no_argument, NULL, 'j' },
 		{ "max-memory", required_argument, NULL, OPT_MAX_MEMORY },
 		{ "memory", required_argument, NULL, OPT_MEMORY },
+		{ "precision", required_argument, NULL, OPT_PRECISION },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -100,6 +105,10 @@ static int parse_args(int argc, char **argv, struct bench_opts *o)
 			break;
 		case OPT_MEMORY:
 			if (!cli_parse_level("bench", "--memory", optarg, &o->cfg.memory))
+				return 1;
+			break;
+		case OPT_PRECISION:
+			if (!cli_parse_level("bench", "--precision", optarg, &o->cfg.precision))
 				return 1;
 			break;
 		case 'h': fputs(usage, stdout); return -1;

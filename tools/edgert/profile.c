@@ -11,7 +11,7 @@
 static const char usage[] =
 	"USAGE: edgert profile MODEL [--threads N] [--loops N] [--top N] [--json]\n"
 	"                      [--backend LIST] [--max-memory BYTES]\n"
-	"                      [--memory LEVEL]\n"
+	"                      [--memory LEVEL] [--precision LEVEL]\n"
 	"\n"
 	"Time every op of a model through the before/after op callbacks, average\n"
 	"over the runs (after one untimed warm-up run) and print a table sorted by\n"
@@ -33,6 +33,10 @@ static const char usage[] =
 	"                      keeps no packed weights and, for a model converted\n"
 	"                      with --weight-bits, runs Conv/Gemm/MatMul on its\n"
 	"                      quantised weights (int8 kernels)\n"
+	"      --precision LEVEL\n"
+	"                      ert_config.precision: low, normal (default) or high;\n"
+	"                      low lets the CPU run Conv, Gemm and MatMul in bf16\n"
+	"                      with fp32 sums where it has AVX512_BF16\n"
 	"  -h, --help          show this help\n"
 	"\n"
 	"EXAMPLES:\n"
@@ -61,7 +65,7 @@ struct profiler {
 	bool oom;
 };
 
-enum { OPT_MAX_MEMORY = 256, OPT_MEMORY };
+enum { OPT_MAX_MEMORY = 256, OPT_MEMORY, OPT_PRECISION };
 
 static int parse_args(int argc, char **argv, struct profile_opts *o)
 {
@@ -73,6 +77,7 @@ static int parse_args(int argc, char **argv, struct profile_opts *o)
 		{ "json", no_argument, NULL, 'j' },
 		{ "max-memory", required_argument, NULL, OPT_MAX_MEMORY },
 		{ "memory", required_argument, NULL, OPT_MEMORY },
+		{ "precision", required_argument, NULL, OPT_PRECISION },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -108,6 +113,10 @@ static int parse_args(int argc, char **argv, struct profile_opts *o)
 			break;
 		case OPT_MEMORY:
 			if (!cli_parse_level("profile", "--memory", optarg, &o->cfg.memory))
+				return 1;
+			break;
+		case OPT_PRECISION:
+			if (!cli_parse_level("profile", "--precision", optarg, &o->cfg.precision))
 				return 1;
 			break;
 		case 'h': fputs(usage, stdout); return -1;

@@ -15,7 +15,7 @@
 static const char usage[] =
 	"USAGE: edgert run MODEL [-i NAME=FILE ...] [-o DIR] [--threads N]\n"
 	"                  [--backend LIST] [--seed N] [--explain] [--repeat N]\n"
-	"                  [--max-memory BYTES] [--memory LEVEL]\n"
+	"                  [--max-memory BYTES] [--memory LEVEL] [--precision LEVEL]\n"
 	"\n"
 	"Run a model (.ert or .onnx) once. Inputs come from .npy files or ONNX\n"
 	"TensorProto .pb files; inputs not given get seeded random values (floats in\n"
@@ -44,6 +44,9 @@ static const char usage[] =
 	"                          low keeps no packed weights and, for a model\n"
 	"                          converted with --weight-bits, runs Conv/Gemm/\n"
 	"                          MatMul on its quantised weights (int8 kernels)\n"
+	"      --precision LEVEL   ert_config.precision: low, normal (default) or\n"
+	"                          high; low lets the CPU run Conv, Gemm and MatMul\n"
+	"                          in bf16 with fp32 sums where it has AVX512_BF16\n"
 	"  -h, --help              show this help\n"
 	"\n"
 	"EXAMPLES:\n"
@@ -69,7 +72,7 @@ struct run_opts {
 	ert_config cfg;
 };
 
-enum { OPT_MAX_MEMORY = 256, OPT_MEMORY };
+enum { OPT_MAX_MEMORY = 256, OPT_MEMORY, OPT_PRECISION };
 
 static int parse_args(int argc, char **argv, struct run_opts *o)
 {
@@ -83,6 +86,7 @@ static int parse_args(int argc, char **argv, struct run_opts *o)
 		{ "repeat", required_argument, NULL, 'r' },
 		{ "max-memory", required_argument, NULL, OPT_MAX_MEMORY },
 		{ "memory", required_argument, NULL, OPT_MEMORY },
+		{ "precision", required_argument, NULL, OPT_PRECISION },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -133,6 +137,10 @@ static int parse_args(int argc, char **argv, struct run_opts *o)
 			break;
 		case OPT_MEMORY:
 			if (!cli_parse_level("run", "--memory", optarg, &o->cfg.memory))
+				return 1;
+			break;
+		case OPT_PRECISION:
+			if (!cli_parse_level("run", "--precision", optarg, &o->cfg.precision))
 				return 1;
 			break;
 		case 'h': fputs(usage, stdout); return -1;

@@ -16,15 +16,29 @@
 #include "cpu/gemm/sgemm.h"
 
 static const struct ert_sgemm_kernel kernels[] = {
-	{ "f32-gemm-4x8-scalar", 4, 8, ERT_SGEMM_KC, ert_f32_gemm_ukernel_4x8__scalar },
-	{ "f32-gemm-6x16-avx2", 6, 16, ERT_SGEMM_KC, ert_f32_gemm_ukernel_6x16__avx2 },
+	{ "f32-gemm-4x8-scalar", 4, 8, ERT_SGEMM_KC, ert_f32_gemm_ukernel_4x8__scalar, false },
+	{ "f32-gemm-6x16-avx2", 6, 16, ERT_SGEMM_KC, ert_f32_gemm_ukernel_6x16__avx2, false },
 	/* K block 128: a 128 x 48 B panel (24 KiB) stays in a 32 KiB L1. */
-	{ "f32-gemm-8x48-avx512", 8, 48, 128, ert_f32_gemm_ukernel_8x48__avx512 },
+	{ "f32-gemm-8x48-avx512", 8, 48, 128, ert_f32_gemm_ukernel_8x48__avx512, false },
 };
 
 const struct ert_sgemm_kernel *ert_sgemm_kernel_for(enum ert_cpu_isa isa)
 {
 	return isa >= ERT_ISA_AVX512 ? &kernels[2] : isa >= ERT_ISA_AVX2 ? &kernels[1] : &kernels[0];
+}
+
+/*
+ * K block 256: a 256 x 48 B panel of bf16 (128 pairs of 48 words, 24 KiB)
+ * stays in a 32 KiB L1, as the fp32 kernel's 128 x 48 does. Even, so that
+ * no pair straddles two K blocks.
+ */
+static const struct ert_sgemm_kernel bf16_kernel = {
+	"bf16-gemm-8x48-avx512bf16", 8, 48, 256, ert_bf16_gemm_ukernel_8x48__avx512bf16, true,
+};
+
+const struct ert_sgemm_kernel *ert_sbgemm_kernel_for(enum ert_cpu_isa isa)
+{
+	return isa >= ERT_ISA_AVX512 && ert_cpu_features()->avx512bf16 ? &bf16_kernel : NULL;
 }
 
 static int64_t min64(int64_t a, int64_t b)
@@ -131,6 +145,11 @@ void ert_sgemm_pack_b(const float *b, int64_t rs, int64_t cs, int64_t k, int64_t
 	ert_sgemm_pack_b_strided(b, rs, cs, 0, k, 0, n, nr, dst);
 }
 
+size_t ert_sbgemm_packed_words(int64_t rows, int64_t k, int panel)
+{
+	return (size_t)(round_up(rows, panel) * ((k + 1) / 2));
+}
+
 struct sgemm_job {
 	const struct ert_sgemm_desc *d;
 	const struct ert_sgemm_kernel *kern;
@@ -211,6 +230,69 @@ static void run_tile(const struct sgemm_job *job, int64_t t, float *pa, float *p
 			ert_act_apply(&d->act, c + i * d->ldc, nc);
 }
 
+/*
+ * run_tile() for a bf16 kernel: A and B packed to bf16 pairs (prepacked ones
+ * hold all of K in ceil(K / 2) pairs), B from a pack_b callback converted in
+ * place, no direct B; the kernel counts K in pairs.
+ */
+static void run_tile_bf16(const struct sgemm_job *job, int64_t t, float *pa, float *pb)
+{
+	const struct ert_sgemm_desc *d = job->d;
+	const int MR = job->kern->mr, NR = job->kern->nr;
+	int64_t per_batch = job->mt * job->nt;
+	int64_t bi = t / per_batch, r = t % per_batch;
+	int64_t m0 = (r / job->nt) * job->mc, n0 = (r % job->nt) * job->nc;
+	int64_t mc = min64(job->mc, d->m - m0), nc = min64(job->nc, d->n - n0);
+	int64_t ao = d->a_off ? d->a_off[bi] : 0, bo = d->b_off ? d->b_off[bi] : 0;
+	float *c = d->c + (d->c_off ? d->c_off[bi] : 0) + m0 * d->ldc + n0;
+	const float *bias = d->bias ? d->bias + (d->bias_off ? d->bias_off[bi] : 0) + m0 : NULL;
+	const float *res = d->residual ? d->residual + (d->c_off ? d->c_off[bi] : 0) +
+					 m0 * d->ldc + n0 : NULL;
+	const int64_t kq_all = (d->k + 1) / 2;
+	int64_t k0 = 0;
+
+	do {
+		int64_t kc = min64(job->kc, d->k - k0), kq = (kc + 1) / 2;
+		struct ert_sgemm_epi e = job->epi;
+		const float *ap = pa, *bpk = pb;
+		int64_t a_ps = MR * kq, b_ps = NR * kq; /* panel strides, in pairs */
+
+		e.load_c = d->accumulate || k0 > 0;
+		if (k0 + kc < d->k)
+			e.act = ERT_EPI_NONE;
+		if (d->a_packed) {
+			ap = d->a_packed + ao + m0 * kq_all + k0 / 2 * MR;
+			a_ps = MR * kq_all;
+		} else {
+			ert_sbgemm_pack_a_strided(d->a + ao, d->a_rs, d->a_cs, m0, mc, k0, kc, MR,
+						  (uint32_t *)(void *)pa);
+		}
+		if (d->b_packed) {
+			bpk = d->b_packed + bo + n0 * kq_all + k0 / 2 * NR;
+			b_ps = NR * kq_all;
+		} else if (d->pack_b) {
+			d->pack_b(d->pack_ctx, bi, k0, kc, n0, nc, NR, pb);
+			ert_sbgemm_panels_to_bf16(pb, kc, nc, NR);
+		} else {
+			ert_sbgemm_pack_b_strided(d->b + bo, d->b_rs, d->b_cs, k0, kc, n0, nc, NR,
+						  (uint32_t *)(void *)pb);
+		}
+		for (int64_t j = 0; j < nc; j += NR) {
+			for (int64_t i = 0; i < mc; i += MR) {
+				e.bias = e.load_c || !bias ? NULL : bias + i;
+				e.res = res && k0 + kc >= d->k ? res + i * d->ldc + j : NULL;
+				job->kern->fn(kq, ap + (i / MR) * a_ps, bpk + (j / NR) * b_ps, NR,
+					      c + i * d->ldc + j, d->ldc, min64(MR, mc - i),
+					      min64(NR, nc - j), &e);
+			}
+		}
+		k0 += kc;
+	} while (k0 < d->k);
+	if (job->post_act)
+		for (int64_t i = 0; i < mc; i++)
+			ert_act_apply(&d->act, c + i * d->ldc, nc);
+}
+
 static void lane_main(void *arg, int64_t begin, int64_t end)
 {
 	struct sgemm_job *job = arg;
@@ -225,7 +307,10 @@ static void lane_main(void *arg, int64_t begin, int64_t end)
 
 			if (t >= job->tiles)
 				break;
-			run_tile(job, t, pa, pb);
+			if (job->kern->bf16)
+				run_tile_bf16(job, t, pa, pb);
+			else
+				run_tile(job, t, pa, pb);
 		}
 	}
 }

@@ -52,10 +52,29 @@ struct ert_sgemm_kernel {
 	const char *name;        /* "f32-gemm-8x48-avx512" */
 	int mr, nr, kc;          /* register block and K block */
 	ert_sgemm_ukernel_fn fn;
+	/*
+	 * bf16 operands (precision LOW): the driver packs A and B as bf16 pairs
+	 * of K steps (ert_sbgemm_pack_*), and fn gets the number of pairs for
+	 * kc, the panels' pairs through its float pointers and ldb in pairs.
+	 */
+	bool bf16;
 };
 
 /* The GEMM kernel of level @isa (the best one at or below it). */
 const struct ert_sgemm_kernel *ert_sgemm_kernel_for(enum ert_cpu_isa isa);
+
+/*
+ * The bf16 kernel (fp32 accumulation) for precision LOW at level @isa, or
+ * NULL where there is none: it needs the avx512 level or above and a CPU
+ * with AVX512_BF16 (a feature, not a level).
+ */
+const struct ert_sgemm_kernel *ert_sbgemm_kernel_for(enum ert_cpu_isa isa);
+
+/* The kernel Conv, Gemm and MatMul run in @cpu's session: bf16 with precision LOW where it can. */
+static inline const struct ert_sgemm_kernel *ert_cpu_linalg_gemm(const struct ert_cpu *cpu)
+{
+	return cpu->gemm_low ? cpu->gemm_low : cpu->gemm;
+}
 
 /*
  * Fill @dst with rows [k0, k0 + kc) and columns [n0, n0 + nc) of problem
@@ -70,7 +89,12 @@ struct ert_sgemm_desc {
 	int64_t m, n, k, batch;
 	const float *a;                 /* A(i, p) = a[a_off[b] + i * a_rs + p * a_cs] */
 	int64_t a_rs, a_cs;
-	const float *a_packed;          /* or A from ert_sgemm_pack_a() at a_packed + a_off[b] */
+	/*
+	 * Or A from ert_sgemm_pack_a() at a_packed + a_off[b] (for a bf16 kernel,
+	 * from ert_sbgemm_pack_a_strided(), a_off counting pairs); likewise
+	 * b_packed. bf16 kernels pack what is not packed, and ignore b_direct.
+	 */
+	const float *a_packed;
 	const float *b;                 /* B(p, j) = b[b_off[b] + p * b_rs + j * b_cs] */
 	int64_t b_rs, b_cs;
 	const float *b_packed;          /* or B from ert_sgemm_pack_b() at b_packed + b_off[b] */
@@ -134,5 +158,30 @@ void ert_sgemm_pack_a_strided(const float *a, int64_t rs, int64_t cs, int64_t m0
 /* Pack rows [k0, k0+kc) x cols [n0, n0+nc) of a strided B into nr-column panels. */
 void ert_sgemm_pack_b_strided(const float *b, int64_t rs, int64_t cs, int64_t k0, int64_t kc,
 			      int64_t n0, int64_t nc, int nr, float *dst);
+
+/*
+ * bf16 packing (gemm/sbgemm-avx512bf16.c; only with AVX512_BF16): fp32 in,
+ * round to nearest even, pairs of consecutive K steps out, one 32-bit word
+ * per pair, an odd K padded with a zero step. A block of rows [m0, m0+mc) x
+ * K [k0, k0+kc) as panels of ceil(kc / 2) x mr pairs; of B, K [k0, k0+kc) x
+ * columns [n0, n0+nc) as panels of ceil(kc / 2) x nr pairs (columns past nc
+ * zero). Whole matrices (k0 = 0, all of K) give the plan-time packed form,
+ * ert_sbgemm_packed_words() words (floats' worth) for @rows rounded up to
+ * @panel.
+ */
+size_t ert_sbgemm_packed_words(int64_t rows, int64_t k, int panel);
+void ert_sbgemm_pack_a_strided(const float *a, int64_t rs, int64_t cs, int64_t m0, int64_t mc,
+			       int64_t k0, int64_t kc, int mr, uint32_t *dst);
+void ert_sbgemm_pack_b_strided(const float *b, int64_t rs, int64_t cs, int64_t k0, int64_t kc,
+			       int64_t n0, int64_t nc, int nr, uint32_t *dst);
+/*
+ * In place: B panels of kc rows of nr floats (an ert_sgemm_pack_b_fn's
+ * output for nc columns) to the bf16 panels ert_sbgemm_pack_b_strided()
+ * makes.
+ */
+void ert_sbgemm_panels_to_bf16(float *buf, int64_t kc, int64_t nc, int nr);
+void ert_bf16_gemm_ukernel_8x48__avx512bf16(int64_t kq, const float *a, const float *b,
+					    int64_t ldb, float *c, int64_t ldc, int64_t mr,
+					    int64_t nr, const struct ert_sgemm_epi *e);
 
 #endif /* ERT_CPU_SGEMM_H */

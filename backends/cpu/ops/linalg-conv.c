@@ -377,7 +377,8 @@ ert_status ert_cpu_conv_prepare(struct ert_cpu *cpu, struct ert_exec *x, struct 
 	st = conv_plan_of(x, &p, err);
 	if (st != ERT_OK)
 		return st;
-	x->kernel = p.depthwise ? ert_dwconv_kernel(cpu->isa, &p.g) : cpu->gemm->name;
+	x->kernel = p.depthwise ? ert_dwconv_kernel(cpu->isa, &p.g)
+				: ert_cpu_linalg_gemm(cpu)->name;
 	if (!x->in_const[1] || p.depthwise)
 		return ERT_OK;
 	if (wino_shape(&p) && ert_wino_kernels_for(cpu->isa) && cpu->memory != ERT_LEVEL_LOW) {
@@ -397,7 +398,7 @@ ert_status ert_cpu_conv_prepare(struct ert_cpu *cpu, struct ert_exec *x, struct 
 	}
 
 	struct ert_cpu_pack_key key = {
-		.src = x->in[1]->data, .kind = ERT_CPU_PACK_A,
+		.src = x->in[1]->data, .kind = cpu->gemm_low ? ERT_CPU_PACK_A_BF16 : ERT_CPU_PACK_A,
 		.rows = p.m_g, .cols = p.k, .rs = p.k, .cs = 1,
 		.count = p.group, .src_stride = p.m_g * p.k,
 	};
@@ -568,7 +569,7 @@ ert_status ert_cpu_conv_compute(struct ert_cpu *cpu, struct ert_exec *x, struct 
 		bias_off[bi] = gi * p.m_g;
 	}
 	struct ert_sgemm_desc d = {
-		.kern = cpu->gemm,
+		.kern = ert_cpu_linalg_gemm(cpu),
 		.m = p.m_g, .n = p.n, .k = p.k, .batch = batch,
 		.a = x->in[1]->data, .a_rs = p.k, .a_cs = 1,
 		.a_packed = ert_cpu_packed_data(pk),

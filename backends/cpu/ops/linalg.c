@@ -31,7 +31,7 @@ static ert_status pack_b_state(struct ert_cpu *cpu, struct ert_exec *x, int64_t 
 			       int64_t k, int64_t n, struct ert_err *err)
 {
 	struct ert_cpu_pack_key key = {
-		.src = x->in[1]->data, .kind = ERT_CPU_PACK_B,
+		.src = x->in[1]->data, .kind = cpu->gemm_low ? ERT_CPU_PACK_B_BF16 : ERT_CPU_PACK_B,
 		.rows = k, .cols = n, .rs = rs, .cs = cs, .count = 1,
 	};
 	struct ert_cpu_packed *pk;
@@ -49,7 +49,7 @@ static ert_status gemm_prepare(struct ert_cpu *cpu, struct ert_exec *x, struct e
 	struct gemm_dims dm = gemm_dims_of(x);
 	bool tb = ert_attr_int(x->node, "transB", 0) != 0;
 
-	x->kernel = cpu->gemm->name;
+	x->kernel = ert_cpu_linalg_gemm(cpu)->name;
 	if (!x->in_const[1] || dm.k == 0)
 		return ERT_OK;
 	return pack_b_state(cpu, x, tb ? 1 : dm.n, tb ? dm.k : 1, dm.k, dm.n, err);
@@ -78,7 +78,7 @@ static ert_status gemm_compute(struct ert_cpu *cpu, struct ert_exec *x, struct e
 	if (st != ERT_OK)
 		return st;
 	struct ert_sgemm_desc d = {
-		.kern = cpu->gemm,
+		.kern = ert_cpu_linalg_gemm(cpu),
 		.m = dm.m, .n = dm.n, .k = dm.k, .batch = 1,
 		.a = a->data, .a_rs = ta ? 1 : a->dims[1], .a_cs = ta ? a->dims[1] : 1,
 		.b = b->data, .b_rs = tb ? 1 : b->dims[1], .b_cs = tb ? b->dims[1] : 1,
@@ -138,7 +138,7 @@ static ert_status matmul_prepare(struct ert_cpu *cpu, struct ert_exec *x, struct
 {
 	struct matmul_plan p = matmul_plan_of(x);
 
-	x->kernel = cpu->gemm->name;
+	x->kernel = ert_cpu_linalg_gemm(cpu)->name;
 	/* Batched B keeps its per-problem offsets: only a single matrix is packed. */
 	if (!x->in_const[1] || x->in[1]->rank > 2 || p.k == 0)
 		return ERT_OK;
@@ -192,7 +192,7 @@ static ert_status matmul_compute(struct ert_cpu *cpu, struct ert_exec *x, struct
 		}
 	}
 	struct ert_sgemm_desc d = {
-		.kern = cpu->gemm,
+		.kern = ert_cpu_linalg_gemm(cpu),
 		.m = p.m, .n = p.n, .k = p.k, .batch = p.batch,
 		.a = a->data, .a_rs = p.k, .a_cs = 1,
 		.b = b->data, .b_rs = p.n, .b_cs = 1,
