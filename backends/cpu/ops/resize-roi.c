@@ -6,11 +6,16 @@
  * others are clamped to the map, and "max" compares the four weighted corner
  * values of each sample rather than interpolated values.
  */
+#include <string.h>
+
 #include "cpu/ops/norm-access.h"
 #include "cpu/ops/resize-kernels.h"
 #include "ops/resize-roi.h"
 
-/* A grid dimension beyond this is a hostile RoI, not an image region. */
+/*
+ * A grid dimension beyond this is a hostile RoI, not an image region (the
+ * grid's product is computed in int64; only samples on the map are visited).
+ */
 #define ROI_MAX_GRID 65536
 
 struct roi_geom {
@@ -96,54 +101,202 @@ static bool sample(const struct roi_args *a, double y, double x, int64_t *pos, d
 	return true;
 }
 
+/*
+ * Sample indices [*lo, *hi) of one axis whose coordinate a + (i + 0.5) * d
+ * may land in [-1, n], the only ones that read the map: a superset (a
+ * sample each side for rounding; sample() decides), within [0, grid).
+ */
+static void axis_range(double a, double d, int64_t grid, int64_t n, int64_t *lo, int64_t *hi)
+{
+	double l, h;
+
+	*lo = *hi = 0;
+	if (grid <= 0)
+		return;
+	if (d == 0.0) {
+		if (a >= -1.0 && a <= (double)n)
+			*hi = grid;
+		return;
+	}
+	l = (-1.0 - a) / d - 0.5;
+	h = ((double)n - a) / d - 0.5;
+	if (d < 0.0) {
+		double t = l;
+
+		l = h;
+		h = t;
+	}
+	l = floor(l) - 1.0;
+	h = ceil(h) + 1.0;
+	if (!(l >= 0.0))
+		l = 0.0;
+	if (!(h <= (double)(grid - 1)))
+		h = (double)(grid - 1);
+	if (h < l)
+		return;
+	*lo = (int64_t)l;
+	*hi = (int64_t)h + 1;
+}
+
+/*
+ * One bin: samples that land more than a pixel outside the map read zero.
+ * Only the samples that can land on the map are visited, so a RoI far
+ * larger than the map (its grid follows the RoI's size) costs what the map
+ * holds, not what the RoI spans. The result is the full grid's: the
+ * average divides by every sample; the max counts a zero for the samples
+ * outside, and starts from the first sample as the ONNX reference does
+ * (which decides where NaN is kept).
+ */
+/*
+ * The bilinear weights one axis's samples give the map's rows (or columns):
+ * each sample on the map adds (1 - l) to its lower and l to its upper
+ * neighbour, as sample() clamps them. wt[] must be zero outside what this
+ * returns: the range [*r0, *r1) it wrote.
+ */
+static void axis_weights(double a, double d, int64_t grid, int64_t n, double *wt, int64_t *r0,
+			 int64_t *r1)
+{
+	int64_t lo, hi;
+
+	*r0 = n;
+	*r1 = 0;
+	axis_range(a, d, grid, n, &lo, &hi);
+	for (int64_t i = lo; i < hi; i++) {
+		double c = a + ((double)i + 0.5) * d, l;
+		int64_t cl, ch;
+
+		if (!(c >= -1.0 && c <= (double)n))
+			continue;
+		c = c > 0.0 ? c : 0.0;
+		cl = (int64_t)c;
+		if (cl >= n - 1) {
+			ch = cl = n - 1;
+			c = (double)cl;
+		} else {
+			ch = cl + 1;
+		}
+		l = c - (double)cl;
+		wt[cl] += 1.0 - l;
+		wt[ch] += l;
+		*r0 = cl < *r0 ? cl : *r0;
+		*r1 = ch + 1 > *r1 ? ch + 1 : *r1;
+	}
+}
+
+/*
+ * The average of a bin's samples is separable: the sum over the grid of
+ * bilinear samples is sum over rows r and columns c of wy[r] wx[c] X[r][c],
+ * with each axis's weights summed once. So a bin costs its grid's two sides
+ * and the pixels under it, not the grid's product (a sampling_ratio of 256
+ * is 65536 samples a bin). @wy, @wx: a->h and a->w doubles, zero.
+ */
+static double bin_average(const struct roi_args *a, const struct roi_geom *g, int64_t base,
+			  int64_t ph, int64_t pw, double *wy, double *wx)
+{
+	const double ay = g->start_h + (double)ph * g->bin_h, dy = g->bin_h / (double)g->grid_h;
+	const double ax = g->start_w + (double)pw * g->bin_w, dx = g->bin_w / (double)g->grid_w;
+	int64_t ry0, ry1, rx0, rx1;
+	double acc = 0.0;
+
+	if (g->grid_h <= 0 || g->grid_w <= 0)
+		return 0.0;
+	axis_weights(ay, dy, g->grid_h, a->h, wy, &ry0, &ry1);
+	axis_weights(ax, dx, g->grid_w, a->w, wx, &rx0, &rx1);
+	for (int64_t r = ry0; r < ry1; r++) {
+		double row = 0.0;
+
+		for (int64_t c = rx0; c < rx1; c++)
+			row += wx[c] * ert_nx_ld(a->x->data, a->x->dtype, base + r * a->w + c);
+		acc += wy[r] * row;
+	}
+	for (int64_t r = ry0; r < ry1; r++)
+		wy[r] = 0.0;
+	for (int64_t c = rx0; c < rx1; c++)
+		wx[c] = 0.0;
+	return acc / (double)(g->grid_h * g->grid_w > 1 ? g->grid_h * g->grid_w : 1);
+}
+
 static double bin_value(const struct roi_args *a, const struct roi_geom *g, int64_t base,
 			int64_t ph, int64_t pw)
 {
+	const double ay = g->start_h + (double)ph * g->bin_h, dy = g->bin_h / (double)g->grid_h;
+	const double ax = g->start_w + (double)pw * g->bin_w, dx = g->bin_w / (double)g->grid_w;
+	int64_t y0, y1, x0, x1, inside = 0;
 	double acc = 0.0, best = 0.0;
-	bool first = true;
+	bool any = false;
 
-	for (int64_t iy = 0; iy < g->grid_h; iy++) {
-		double y = g->start_h + (double)ph * g->bin_h +
-			   ((double)iy + 0.5) * g->bin_h / (double)g->grid_h;
+	if (g->grid_h <= 0 || g->grid_w <= 0)
+		return 0.0;
+	axis_range(ay, dy, g->grid_h, a->h, &y0, &y1);
+	axis_range(ax, dx, g->grid_w, a->w, &x0, &x1);
+	if (a->p.max_mode) {
+		int64_t pos[4];
+		double w[4];
 
-		for (int64_t ix = 0; ix < g->grid_w; ix++) {
-			double x = g->start_w + (double)pw * g->bin_w +
-				   ((double)ix + 0.5) * g->bin_w / (double)g->grid_w;
+		/* the first sample reads zero: the max starts from it */
+		if (!sample(a, ay + 0.5 * dy, ax + 0.5 * dx, pos, w))
+			any = true;
+	}
+	for (int64_t iy = y0; iy < y1; iy++) {
+		double y = ay + ((double)iy + 0.5) * dy;
+
+		for (int64_t ix = x0; ix < x1; ix++) {
+			double x = ax + ((double)ix + 0.5) * dx;
 			int64_t pos[4] = { 0, 0, 0, 0 };
 			double w[4] = { 0, 0, 0, 0 }, v = 0.0;
 
-			if (sample(a, y, x, pos, w)) {
-				for (int k = 0; k < 4; k++) {
-					double t = w[k] * ert_nx_ld(a->x->data, a->x->dtype,
-								    base + pos[k]);
+			if (!sample(a, y, x, pos, w))
+				continue;
+			inside++;
+			for (int k = 0; k < 4; k++) {
+				double t = w[k] * ert_nx_ld(a->x->data, a->x->dtype, base + pos[k]);
 
-					if (a->p.max_mode)
-						v = k == 0 || t > v ? t : v;
-					else
-						v += t;
-				}
+				if (a->p.max_mode)
+					v = k == 0 || t > v ? t : v;
+				else
+					v += t;
 			}
 			if (a->p.max_mode) {
-				best = first || v > best ? v : best;
-				first = false;
+				best = !any || v > best ? v : best;
+				any = true;
 			} else {
 				acc += v;
 			}
 		}
 	}
-	if (a->p.max_mode)
+	if (a->p.max_mode) {
+		if (inside < g->grid_h * g->grid_w && 0.0 > best)
+			best = 0.0;
 		return best;
+	}
 	return acc / (double)(g->grid_h * g->grid_w > 1 ? g->grid_h * g->grid_w : 1);
+}
+
+/* Per-axis weights of the separable average: a row and a column of the map. */
+size_t ert_cpu_roi_align_workspace(const struct ert_exec *x)
+{
+	const struct ert_value *v = x->in[0];
+
+	if (v->rank != 4 || v->dims[2] < 0 || v->dims[3] < 0)
+		return 0;
+	return (size_t)(v->dims[2] + v->dims[3]) * sizeof(double);
 }
 
 ert_status ert_cpu_roi_align(struct ert_cpu *cpu, struct ert_exec *x, struct ert_err *err)
 {
 	struct roi_args a = { .x = x->in[0], .rois = x->in[1], .batch = x->in[2], .y = x->out[0] };
 	ert_status st = ert_roi_params_get(x->node, a.x, a.rois, a.batch, &a.p, err);
+	double *wy, *wx;
 	int64_t nr;
 
 	if (st != ERT_OK)
 		return st;
+	/* called without its workspace (a direct kernel call): walk the samples */
+	wy = x->workspace && x->workspace_size >= ert_cpu_roi_align_workspace(x) ? x->workspace
+										   : NULL;
+	wx = wy ? wy + a.x->dims[2] : NULL;
+	if (wy)
+		memset(wy, 0, ert_cpu_roi_align_workspace(x));
 	a.c = a.x->dims[1];
 	a.h = a.x->dims[2];
 	a.w = a.x->dims[3];
@@ -166,7 +319,9 @@ ert_status ert_cpu_roi_align(struct ert_cpu *cpu, struct ert_exec *x, struct ert
 			for (int64_t ph = 0; ph < a.p.out_h; ph++)
 				for (int64_t pw = 0; pw < a.p.out_w; pw++)
 					ert_nx_st(a.y->data, a.y->dtype, obase + ph * a.p.out_w + pw,
-						  bin_value(&a, &g, base, ph, pw));
+						  a.p.max_mode || !wy
+							  ? bin_value(&a, &g, base, ph, pw)
+							  : bin_average(&a, &g, base, ph, pw, wy, wx));
 		}
 	}
 	return ERT_OK;

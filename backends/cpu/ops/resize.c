@@ -404,6 +404,6 @@ const struct ert_cpu_op ert_cpu_ops_resize[] = {
 	{ .op = ERT_OP_Upsample, .workspace = resize_workspace, .compute = resize_compute },
 	{ .op = ERT_OP_GridSample, .compute = ert_cpu_grid_sample },
 	{ .op = ERT_OP_AffineGrid, .compute = ert_cpu_affine_grid },
-	{ .op = ERT_OP_RoiAlign, .compute = ert_cpu_roi_align },
+	{ .op = ERT_OP_RoiAlign, .workspace = ert_cpu_roi_align_workspace, .compute = ert_cpu_roi_align },
 	{ .compute = NULL },
 };
