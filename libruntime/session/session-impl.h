@@ -183,6 +183,7 @@ struct ert_session {
 	struct ert_plan *leaf;        /* the last plan of the chain the last run went through */
 	bool dirty;                   /* inputs resized since plan was made */
 	bool running;                 /* inside ert_session_run(): callbacks may not re-enter */
+	const struct ert_step *cb_step; /* the step an after_op callback is called for, or NULL */
 	uint64_t budget;              /* bytes inputs and plans may take (max_memory or default) */
 	uint64_t copied_bytes;        /* bytes copied between backends by the last run */
 	char error[512];
@@ -313,5 +314,15 @@ typedef void (*ert_step_visit_fn)(const struct ert_node *node, const struct ert_
 				  uint32_t n_in, const struct ert_value *const *out,
 				  uint32_t n_out, const char *backend, void *user);
 ert_status ert_session_visit_steps(ert_session *sess, ert_step_visit_fn fn, void *user);
+/*
+ * From an after_op callback only (edgert diff): the node of the op the
+ * callback is called for (NULL elsewhere), and its output @k: *@v_out its
+ * value (shape, dtype; NULL when the output is absent) and, with @dst, its
+ * @size bytes (its nbytes) copied there, read back through the backend where
+ * it lies in device memory (counted in that backend's copied bytes).
+ */
+const struct ert_node *ert_session_op_node(const ert_session *sess);
+ert_status ert_session_op_output(ert_session *sess, uint32_t k, const struct ert_value **v_out,
+				 void *dst, size_t size);
 
 #endif

@@ -594,13 +594,18 @@ static ert_status run_steps(struct ert_session *s, struct ert_plan *p, uint32_t 
 						info.name, err.msg);
 		}
 		if (cfg->after_op) {
+			int stop;
+
 			st = ert_backend_synchronize(be, &err);
 			if (st != ERT_OK) {
 				finish_failed_run(s);
 				return ert_session_fail(s, st, "failed to run %s '%s': %s",
 							info.type, info.name, err.msg);
 			}
-			if (cfg->after_op(&info, cfg->callback_user))
+			s->cb_step = stp;
+			stop = cfg->after_op(&info, cfg->callback_user);
+			s->cb_step = NULL;
+			if (stop)
 				return ert_session_fail(s, ERT_STATUS_STOPPED,
 							"run stopped after %s '%s'", info.type,
 							info.name);
@@ -728,6 +733,50 @@ ert_status ert_session_visit_steps(ert_session *s, ert_step_visit_fn fn, void *u
 			   s->backends[stp->backend]->ops->name, user);
 		}
 	}
+	return ERT_OK;
+}
+
+const struct ert_node *ert_session_op_node(const ert_session *s)
+{
+	return s && s->cb_step ? s->cb_step->x.node : NULL;
+}
+
+ert_status ert_session_op_output(ert_session *s, uint32_t k, const struct ert_value **v_out,
+				 void *dst, size_t size)
+{
+	const struct ert_step *stp = s ? s->cb_step : NULL;
+	struct ert_err err = { "" };
+	const struct ert_value *v;
+	ert_status st;
+
+	if (!stp)
+		return ert_set_last_error(ERT_STATUS_INVALID_ARGUMENT,
+					  "op_output: called outside an after_op callback");
+	if (k >= stp->x.n_out)
+		return ert_session_fail(s, ERT_STATUS_NOT_FOUND, "op_output: %s '%s' has %u outputs",
+					ert_op_name(stp->x.node->op), stp->x.node->name,
+					stp->x.n_out);
+	v = stp->x.out[k];
+	*v_out = v;
+	if (!dst || !v || !v->nbytes)
+		return ERT_OK;
+	if (size != v->nbytes)
+		return ert_session_fail(s, ERT_STATUS_SHAPE,
+					"op_output: output %u of '%s' has %zu bytes, not %zu", k,
+					stp->x.node->name, v->nbytes, size);
+	if (v->data) {
+		memcpy(dst, v->data, size);
+		return ERT_OK;
+	}
+	/* device memory: the step's outputs lie in its backend's arena */
+	if (!stp->x.out_loc || !stp->x.out_loc[k].buf)
+		return ert_session_fail(s, ERT_STATUS_INTERNAL, "op_output: output %u of '%s' has no place",
+					k, stp->x.node->name);
+	st = ert_backend_buffer_read(s->backends[stp->backend], stp->x.out_loc[k].buf,
+				     stp->x.out_loc[k].offset, dst, size, &err);
+	if (st != ERT_OK)
+		return ert_session_fail(s, st, "op_output: reading output %u of '%s': %s", k,
+					stp->x.node->name, err.msg);
 	return ERT_OK;
 }
 

@@ -16,5 +16,6 @@ int ert_cmd_profile(int argc, char **argv);
 int ert_cmd_zoo(int argc, char **argv);
 int ert_cmd_conform(int argc, char **argv); /* conform.c */
 int ert_cmd_quantize(int argc, char **argv); /* quantize*.c */
+int ert_cmd_diff(int argc, char **argv);     /* diff.c */
 
 #endif /* ERT_COMMANDS_H */

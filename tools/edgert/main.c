@@ -20,6 +20,7 @@ static const struct command commands[] = {
 	{ "run", ert_cmd_run, "run a model on .npy/.pb or random inputs, write outputs" },
 	{ "bench", ert_cmd_bench, "time a model: min, median, max and peak memory" },
 	{ "profile", ert_cmd_profile, "per-op time table of a model" },
+	{ "diff", ert_cmd_diff, "compare a backend with the CPU op by op" },
 	{ "quantize", ert_cmd_quantize, "post-training int8 quantisation with calibration" },
 	{ "conform", ert_cmd_conform, "run ONNX backend test cases with ONNX's tolerances" },
 	{ "zoo", ert_cmd_zoo, "build a standard architecture with random weights" },
