@@ -79,6 +79,9 @@ static struct ert_cpu_packed *pack_new(struct ert_cpu *cpu, const struct ert_cpu
 		if (key->kind == ERT_CPU_PACK_A)
 			ert_sgemm_pack_a(src, key->rs, key->cs, key->rows, key->cols, key->panel,
 					 dst);
+		else if (key->kind == ERT_CPU_PACK_A_BF16 && cpu->gemm_low->a_rows)
+			ert_sbgemm_pack_a_rows(src, key->rs, key->cs, 0, key->rows, 0, key->cols,
+					       key->panel, cpu->gemm_low->kc, (uint32_t *)(void *)dst);
 		else if (key->kind == ERT_CPU_PACK_A_BF16)
 			ert_sbgemm_pack_a_strided(src, key->rs, key->cs, 0, key->rows, 0, key->cols,
 						  key->panel, (uint32_t *)(void *)dst);

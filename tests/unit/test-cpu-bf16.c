@@ -218,15 +218,14 @@ static ert_status run(struct one *o, enum ert_cpu_isa isa, struct ert_threadpool
 }
 
 /*
- * Every case at the best level with precision LOW, four ways (prepacked
+ * Every case at level @isa with precision LOW, four ways (prepacked
  * weights, run-time weights, memory LOW, two threads), against the scalar
  * fp32 reference within the bf16 bound; or, without bf16, bit for bit
  * against NORMAL.
  */
-ERT_TEST(low_precision_every_case)
+static void low_at(int *ert_test_failed_, enum ert_cpu_isa isa)
 {
-	enum ert_cpu_isa best = ert_cpu_isa_best();
-	const struct ert_sgemm_kernel *bf16 = ert_sbgemm_kernel_for(best);
+	const struct ert_sgemm_kernel *bf16 = ert_sbgemm_kernel_for(isa);
 	struct ert_threadpool *pool = ert_threadpool_create(2);
 	const char *name;
 	enum expect kind;
@@ -236,7 +235,9 @@ ERT_TEST(low_precision_every_case)
 	REQUIRE(pool);
 	if (!bf16)
 		printf("note: no AVX512_BF16 at level %s: bf16 cases skipped; "
-		       "checking that LOW runs fp32\n", ert_cpu_isa_name(best));
+		       "checking that LOW runs fp32\n", ert_cpu_isa_name(isa));
+	else
+		printf("level %s: %s\n", ert_cpu_isa_name(isa), bf16->name);
 	for (size_t i = 0; case_build(i, &o, false, &name, &kind); i++) {
 		struct ert_value ref, sum, got, want;
 		/* largest |got - ref| / sum where bf16 runs, and where fp32 should */
@@ -258,14 +259,14 @@ ERT_TEST(low_precision_every_case)
 			double *w = f32 ? &worst_f32 : &worst;
 
 			any_bf16 |= !f32;
-			if (run(&o, best, p, const_w, mem, ERT_LEVEL_LOW, &got) != ERT_OK) {
+			if (run(&o, isa, p, const_w, mem, ERT_LEVEL_LOW, &got) != ERT_OK) {
 				fprintf(stderr, "%s (variant %d): %s\n", name, v, o.err.msg);
 				*ert_test_failed_ = 1;
 				continue;
 			}
 			CHECK_EQ_INT(got.numel, ref.numel);
 			if (!bf16) {
-				REQUIRE(run(&o, best, p, const_w, mem, ERT_LEVEL_NORMAL, &want) ==
+				REQUIRE(run(&o, isa, p, const_w, mem, ERT_LEVEL_NORMAL, &want) ==
 					ERT_OK);
 				CHECK(got.numel == want.numel &&
 				      !memcmp(got.data, want.data, (size_t)got.numel * sizeof(float)));
@@ -307,6 +308,22 @@ ERT_TEST(low_precision_every_case)
 	}
 	CHECK(cases > 10);
 	ert_threadpool_destroy(pool);
+}
+
+/* At the best level, and at each level below it that has a bf16 kernel of its own. */
+ERT_TEST(low_precision_every_case)
+{
+	const struct ert_sgemm_kernel *prev = NULL;
+	enum ert_cpu_isa best = ert_cpu_isa_best();
+
+	low_at(ert_test_failed_, best);
+	for (int isa = ERT_ISA_AVX512; isa < (int)best; isa++) {
+		const struct ert_sgemm_kernel *k = ert_sbgemm_kernel_for((enum ert_cpu_isa)isa);
+
+		if (k && k != prev && k != ert_sbgemm_kernel_for(best))
+			low_at(ert_test_failed_, (enum ert_cpu_isa)isa);
+		prev = k;
+	}
 }
 
 /* NORMAL and HIGH: fp32 kernels, the same bits, within fp32 rounding of scalar. */
@@ -432,16 +449,11 @@ static float bf16_round(float f)
  * packed from the matrix and converted in place from fp32 panels give the
  * same words.
  */
-ERT_TEST(bf16_ukernel_edges)
+static void ukernel_edges(int *ert_test_failed_, const struct ert_sgemm_kernel *k)
 {
-	const struct ert_sgemm_kernel *k = ert_sbgemm_kernel_for(ert_cpu_isa_best());
+	/* kq = 19: one whole 16-pair AMX step and a short one */
 	const int64_t kc = 37, kq = (kc + 1) / 2, ldc = 64, lda = 41, ldb = 53;
 	uint32_t seed = 11;
-
-	if (!k) {
-		printf("note: no AVX512_BF16: bf16 micro-kernel not tested here\n");
-		return;
-	}
 	float *a = malloc(sizeof(float) * (size_t)(k->mr * lda));
 	float *b = malloc(sizeof(float) * (size_t)(kc * ldb));
 	float *fp = malloc(sizeof(float) * (size_t)(kc * k->nr * 2));
@@ -459,7 +471,10 @@ ERT_TEST(bf16_ukernel_edges)
 		bias[i] = frand_r(&seed);
 	for (int64_t mr = 1; mr <= k->mr; mr++) {
 		/* A: rows of a (lda apart), the last rows past mr must pack as zeros */
-		ert_sbgemm_pack_a_strided(a, lda, 1, 0, mr, 0, kc, k->mr, pa);
+		if (k->a_rows)
+			ert_sbgemm_pack_a_rows(a, lda, 1, 0, mr, 0, kc, k->mr, k->kc, pa);
+		else
+			ert_sbgemm_pack_a_strided(a, lda, 1, 0, mr, 0, kc, k->mr, pa);
 		for (int64_t nr = 1; nr <= k->nr; nr++) {
 			ert_sbgemm_pack_b_strided(b, ldb, 1, 0, kc, 0, nr, k->nr, pb);
 			/* the same panel from fp32 rows, converted in place */
@@ -525,6 +540,21 @@ ERT_TEST(bf16_ukernel_edges)
 	free(pa);
 	free(pb);
 	free(c);
+}
+
+ERT_TEST(bf16_ukernel_edges)
+{
+	const struct ert_sgemm_kernel *last = NULL;
+
+	for (int isa = ERT_ISA_AVX512; isa <= (int)ert_cpu_isa_best(); isa++) {
+		const struct ert_sgemm_kernel *k = ert_sbgemm_kernel_for((enum ert_cpu_isa)isa);
+
+		if (k && k != last)
+			ukernel_edges(ert_test_failed_, k);
+		last = k;
+	}
+	if (!last)
+		printf("note: no AVX512_BF16: bf16 micro-kernels not tested here\n");
 }
 
 ERT_TEST_MAIN(ERT_TEST_ENTRY(low_precision_every_case), ERT_TEST_ENTRY(normal_and_high_unchanged),

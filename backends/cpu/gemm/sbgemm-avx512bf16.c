@@ -138,6 +138,43 @@ void ert_sbgemm_pack_a_strided(const float *a, int64_t rs, int64_t cs, int64_t m
 	}
 }
 
+void ert_sbgemm_pack_a_rows(const float *a, int64_t rs, int64_t cs, int64_t m0, int64_t mc,
+			    int64_t k0, int64_t kc, int MRp, int64_t kblock, uint32_t *dst)
+{
+	float g[32];
+
+	for (int64_t i0 = 0; i0 < mc; i0 += MRp) {
+		int64_t mr = mc - i0 < MRp ? mc - i0 : MRp;
+
+		for (int64_t b0 = 0; b0 < kc; b0 += kblock) {
+			int64_t kb = kc - b0 < kblock ? kc - b0 : kblock, kq = (kb + 1) / 2;
+
+			for (int i = 0; i < MRp; i++) {
+				const float *r = a + (m0 + i0 + i) * rs + (k0 + b0) * cs;
+				uint32_t *d = dst + i * kq;
+
+				for (int64_t p0 = 0; p0 < kb; p0 += 32) {
+					int64_t n = kb - p0 < 32 ? kb - p0 : 32;
+					const float *src = r + p0 * cs;
+					__m512i v = _mm512_setzero_si512();
+
+					if (i < mr) {
+						if (cs != 1) {
+							for (int64_t p = 0; p < n; p++)
+								g[p] = src[p * cs];
+							src = g;
+						}
+						v = cvt32(_mm512_maskz_loadu_ps(mask16(n), src),
+							  _mm512_maskz_loadu_ps(mask16(n - 16), src + 16));
+					}
+					_mm512_mask_storeu_epi32(d + p0 / 2, mask16((n + 1) / 2), v);
+				}
+			}
+			dst += MRp * kq;
+		}
+	}
+}
+
 static inline __attribute__((always_inline)) void
 kernel_nv(const int NV, int64_t kq, const uint32_t *restrict a, const uint32_t *restrict b,
 	  int64_t ldb, float *restrict c, int64_t ldc, int64_t mr, int64_t nr,

@@ -16,10 +16,10 @@
 #include "cpu/gemm/sgemm.h"
 
 static const struct ert_sgemm_kernel kernels[] = {
-	{ "f32-gemm-4x8-scalar", 4, 8, ERT_SGEMM_KC, ert_f32_gemm_ukernel_4x8__scalar, false },
-	{ "f32-gemm-6x16-avx2", 6, 16, ERT_SGEMM_KC, ert_f32_gemm_ukernel_6x16__avx2, false },
+	{ "f32-gemm-4x8-scalar", 4, 8, ERT_SGEMM_KC, ert_f32_gemm_ukernel_4x8__scalar, false, false },
+	{ "f32-gemm-6x16-avx2", 6, 16, ERT_SGEMM_KC, ert_f32_gemm_ukernel_6x16__avx2, false, false },
 	/* K block 128: a 128 x 48 B panel (24 KiB) stays in a 32 KiB L1. */
-	{ "f32-gemm-8x48-avx512", 8, 48, 128, ert_f32_gemm_ukernel_8x48__avx512, false },
+	{ "f32-gemm-8x48-avx512", 8, 48, 128, ert_f32_gemm_ukernel_8x48__avx512, false, false },
 };
 
 const struct ert_sgemm_kernel *ert_sgemm_kernel_for(enum ert_cpu_isa isa)
@@ -32,13 +32,19 @@ const struct ert_sgemm_kernel *ert_sgemm_kernel_for(enum ert_cpu_isa isa)
  * stays in a 32 KiB L1, as the fp32 kernel's 128 x 48 does. Even, so that
  * no pair straddles two K blocks.
  */
-static const struct ert_sgemm_kernel bf16_kernel = {
-	"bf16-gemm-8x48-avx512bf16", 8, 48, 256, ert_bf16_gemm_ukernel_8x48__avx512bf16, true,
+static const struct ert_sgemm_kernel bf16_kernels[] = {
+	{ "bf16-gemm-8x48-avx512bf16", 8, 48, 256, ert_bf16_gemm_ukernel_8x48__avx512bf16, true,
+	  false },
+	/* 256: eight 16-pair tile steps per K block; the B tiles' 24 KiB stay in L1 */
+	{ "bf16-gemm-16x48-amx", 16, 48, 256, ert_bf16_gemm_ukernel_16x48__amx, true, true },
 };
 
 const struct ert_sgemm_kernel *ert_sbgemm_kernel_for(enum ert_cpu_isa isa)
 {
-	return isa >= ERT_ISA_AVX512 && ert_cpu_features()->avx512bf16 ? &bf16_kernel : NULL;
+	/* both pack with vcvtne2ps2bf16: the AMX kernel wants AVX512_BF16 too */
+	if (isa < ERT_ISA_AVX512 || !ert_cpu_features()->avx512bf16)
+		return NULL;
+	return isa >= ERT_ISA_AMX ? &bf16_kernels[1] : &bf16_kernels[0];
 }
 
 static int64_t min64(int64_t a, int64_t b)
@@ -263,6 +269,9 @@ static void run_tile_bf16(const struct sgemm_job *job, int64_t t, float *pa, flo
 		if (d->a_packed) {
 			ap = d->a_packed + ao + m0 * kq_all + k0 / 2 * MR;
 			a_ps = MR * kq_all;
+		} else if (job->kern->a_rows) {
+			ert_sbgemm_pack_a_rows(d->a + ao, d->a_rs, d->a_cs, m0, mc, k0, kc, MR, kc,
+					       (uint32_t *)(void *)pa);
 		} else {
 			ert_sbgemm_pack_a_strided(d->a + ao, d->a_rs, d->a_cs, m0, mc, k0, kc, MR,
 						  (uint32_t *)(void *)pa);

@@ -19,7 +19,7 @@
  * Register-block sizes differ by kernel level (struct ert_sgemm_kernel); these
  * bound them, for scratch sized before the level is known.
  */
-#define ERT_SGEMM_MR_MAX 8
+#define ERT_SGEMM_MR_MAX 16
 #define ERT_SGEMM_NR_MAX 48
 #define ERT_SGEMM_KC 256
 #define ERT_SGEMM_MC 128
@@ -58,6 +58,11 @@ struct ert_sgemm_kernel {
 	 * kc, the panels' pairs through its float pointers and ldb in pairs.
 	 */
 	bool bf16;
+	/*
+	 * bf16 A packed by rows (ert_sbgemm_pack_a_rows(), blocks of kc of K)
+	 * instead of as [K/2][mr] pairs: the AMX tile kernel's layout.
+	 */
+	bool a_rows;
 };
 
 /* The GEMM kernel of level @isa (the best one at or below it). */
@@ -66,7 +71,8 @@ const struct ert_sgemm_kernel *ert_sgemm_kernel_for(enum ert_cpu_isa isa);
 /*
  * The bf16 kernel (fp32 accumulation) for precision LOW at level @isa, or
  * NULL where there is none: it needs the avx512 level or above and a CPU
- * with AVX512_BF16 (a feature, not a level).
+ * with AVX512_BF16 (a feature, not a level); at the amx level, the AMX-BF16
+ * tile kernel.
  */
 const struct ert_sgemm_kernel *ert_sbgemm_kernel_for(enum ert_cpu_isa isa);
 
@@ -175,6 +181,13 @@ void ert_sbgemm_pack_a_strided(const float *a, int64_t rs, int64_t cs, int64_t m
 void ert_sbgemm_pack_b_strided(const float *b, int64_t rs, int64_t cs, int64_t k0, int64_t kc,
 			       int64_t n0, int64_t nc, int nr, uint32_t *dst);
 /*
+ * A as the AMX kernel reads it: per panel of mr rows, K in blocks of
+ * @kblock (the kernel's K block; the last may be shorter), each block as mr
+ * rows of ceil(kb / 2) pairs; as many words as ert_sbgemm_pack_a_strided().
+ */
+void ert_sbgemm_pack_a_rows(const float *a, int64_t rs, int64_t cs, int64_t m0, int64_t mc,
+			    int64_t k0, int64_t kc, int mr, int64_t kblock, uint32_t *dst);
+/*
  * In place: B panels of kc rows of nr floats (an ert_sgemm_pack_b_fn's
  * output for nc columns) to the bf16 panels ert_sbgemm_pack_b_strided()
  * makes.
@@ -183,5 +196,8 @@ void ert_sbgemm_panels_to_bf16(float *buf, int64_t kc, int64_t nc, int nr);
 void ert_bf16_gemm_ukernel_8x48__avx512bf16(int64_t kq, const float *a, const float *b,
 					    int64_t ldb, float *c, int64_t ldc, int64_t mr,
 					    int64_t nr, const struct ert_sgemm_epi *e);
+void ert_bf16_gemm_ukernel_16x48__amx(int64_t kq, const float *a, const float *b, int64_t ldb,
+				      float *c, int64_t ldc, int64_t mr, int64_t nr,
+				      const struct ert_sgemm_epi *e);
 
 #endif /* ERT_CPU_SGEMM_H */
