@@ -80,8 +80,8 @@ static const struct conv_case conv_cases[] = {
 	{ "1x1, K past the K block", 2, 300, 7, 15, 20, 1, 1, 1, 1, 0, 1, true, false, 1, K_GEMM },
 	{ "1x1 + residual, ReLU", 2, 24, 7, 9, 40, 1, 1, 1, 1, 0, 1, true, true, 1, K_GEMM },
 	{ "3x3 + residual, Clip", 2, 6, 10, 11, 13, 3, 3, 1, 1, 1, 1, true, true, 2, K_GEMM },
-	{ "winograd stays fp32", 1, 16, 17, 19, 24, 3, 3, 1, 1, 1, 1, true, false, 1,
-	  K_WINO },
+	/* fp32 Winograd, or the bf16 GEMM with a kernel that beats it (AMX) */
+	{ "winograd shape", 1, 16, 17, 19, 24, 3, 3, 1, 1, 1, 1, true, false, 1, K_WINO },
 	{ "depthwise stays fp32", 1, 16, 11, 13, 16, 3, 3, 1, 1, 1, 16, true, false, 1,
 	  K_DW },
 };
@@ -255,7 +255,8 @@ static void low_at(int *ert_test_failed_, enum ert_cpu_isa isa)
 			ert_level mem = v == 2 ? ERT_LEVEL_LOW : ERT_LEVEL_NORMAL;
 			struct ert_threadpool *p = v == 3 ? pool : NULL;
 			/* Winograd needs prepacked weights; without, the 3x3 runs as GEMM */
-			bool f32 = kind == K_DW || (kind == K_WINO && const_w && mem != ERT_LEVEL_LOW);
+			bool f32 = kind == K_DW || (kind == K_WINO && const_w && mem != ERT_LEVEL_LOW &&
+						    bf16 && !bf16->over_winograd);
 			double *w = f32 ? &worst_f32 : &worst;
 
 			any_bf16 |= !f32;
@@ -408,12 +409,15 @@ ERT_TEST(kernel_names)
 				CHECK_EQ_INT(op->prepare(&cpu, &x, &err), ERT_OK);
 				/* a depthwise convolution without a vector kernel names none */
 				CHECK(x.kernel != NULL || kind == K_DW);
-				if (bf && kind == K_GEMM)
+				/* Winograd, unless the bf16 kernel is the faster way */
+				bool wino = kind == K_WINO && bf && !bf->over_winograd;
+
+				if (bf && (kind == K_GEMM || (kind == K_WINO && !wino)))
 					CHECK(x.kernel && !strcmp(x.kernel, bf->name) &&
 					      strstr(x.kernel, "bf16"));
 				else
 					CHECK(!x.kernel || !strstr(x.kernel, "bf16"));
-				if (bf && kind == K_WINO)
+				if (wino)
 					CHECK(x.kernel && strstr(x.kernel, "winograd") != NULL);
 				if (x.state && op->release)
 					op->release(&x);

@@ -16,10 +16,13 @@
 #include "cpu/gemm/sgemm.h"
 
 static const struct ert_sgemm_kernel kernels[] = {
-	{ "f32-gemm-4x8-scalar", 4, 8, ERT_SGEMM_KC, ert_f32_gemm_ukernel_4x8__scalar, false, false },
-	{ "f32-gemm-6x16-avx2", 6, 16, ERT_SGEMM_KC, ert_f32_gemm_ukernel_6x16__avx2, false, false },
+	{ "f32-gemm-4x8-scalar", 4, 8, ERT_SGEMM_KC, ert_f32_gemm_ukernel_4x8__scalar, false, false,
+	  false },
+	{ "f32-gemm-6x16-avx2", 6, 16, ERT_SGEMM_KC, ert_f32_gemm_ukernel_6x16__avx2, false, false,
+	  false },
 	/* K block 128: a 128 x 48 B panel (24 KiB) stays in a 32 KiB L1. */
-	{ "f32-gemm-8x48-avx512", 8, 48, 128, ert_f32_gemm_ukernel_8x48__avx512, false, false },
+	{ "f32-gemm-8x48-avx512", 8, 48, 128, ert_f32_gemm_ukernel_8x48__avx512, false, false,
+	  false },
 };
 
 const struct ert_sgemm_kernel *ert_sgemm_kernel_for(enum ert_cpu_isa isa)
@@ -34,9 +37,14 @@ const struct ert_sgemm_kernel *ert_sgemm_kernel_for(enum ert_cpu_isa isa)
  */
 static const struct ert_sgemm_kernel bf16_kernels[] = {
 	{ "bf16-gemm-8x48-avx512bf16", 8, 48, 256, ert_bf16_gemm_ukernel_8x48__avx512bf16, true,
-	  false },
-	/* 256: eight 16-pair tile steps per K block; the B tiles' 24 KiB stay in L1 */
-	{ "bf16-gemm-16x48-amx", 16, 48, 256, ert_bf16_gemm_ukernel_16x48__amx, true, true },
+	  false, false },
+	/*
+	 * 256: eight 16-pair tile steps per K block; the B tiles' 24 KiB stay in
+	 * L1. Over Winograd: on Sapphire Rapids, resnet18 at 1 thread took 23 ms
+	 * with its 3x3 layers on this kernel against 26 ms on fp32 Winograd.
+	 */
+	{ "bf16-gemm-16x48-amx", 16, 48, 256, ert_bf16_gemm_ukernel_16x48__amx, true, true,
+	  true },
 };
 
 const struct ert_sgemm_kernel *ert_sbgemm_kernel_for(enum ert_cpu_isa isa)

@@ -63,6 +63,11 @@ struct ert_sgemm_kernel {
 	 * instead of as [K/2][mr] pairs: the AMX tile kernel's layout.
 	 */
 	bool a_rows;
+	/*
+	 * 3x3 stride-1 convolutions run on this kernel rather than on fp32
+	 * Winograd F(4x4, 3x3) (measured faster on whole models).
+	 */
+	bool over_winograd;
 };
 
 /* The GEMM kernel of level @isa (the best one at or below it). */

@@ -55,8 +55,9 @@ static ert_status conv_plan_of(const struct ert_exec *x, struct conv_plan *p,
  * convolution wide enough to gain: at least 16 channels in and out and 16
  * output tiles. Its packed filters take 4x (36/9) the memory of the weights,
  * so layers with more than 256 x 256 channels keep the direct convolution,
- * as does memory LOW (nothing prepacked) and the scalar level (the
- * reference). The shape test; the rest is decided in prepare().
+ * as does memory LOW (nothing prepacked), the scalar level (the
+ * reference), and precision LOW with a bf16 kernel that is faster than it
+ * (over_winograd: AMX). The shape test; the rest is decided in prepare().
  */
 static bool wino_shape(const struct conv_plan *p)
 {
@@ -381,7 +382,8 @@ ert_status ert_cpu_conv_prepare(struct ert_cpu *cpu, struct ert_exec *x, struct 
 				: ert_cpu_linalg_gemm(cpu)->name;
 	if (!x->in_const[1] || p.depthwise)
 		return ERT_OK;
-	if (wino_shape(&p) && ert_wino_kernels_for(cpu->isa) && cpu->memory != ERT_LEVEL_LOW) {
+	if (wino_shape(&p) && ert_wino_kernels_for(cpu->isa) && cpu->memory != ERT_LEVEL_LOW &&
+	    !(cpu->gemm_low && cpu->gemm_low->over_winograd)) {
 		struct ert_cpu_pack_key wkey = {
 			.src = x->in[1]->data, .kind = ERT_CPU_PACK_WINO,
 			.rows = p.m, .cols = p.c_in, .rs = p.c_in * 9, .cs = 9,
