@@ -38,6 +38,14 @@ struct tile_config {
 
 static __thread bool configured;
 
+/*
+ * GCC's tile intrinsics are asm statements that do not tell the compiler
+ * they read memory (tileloadd takes the address in a register; ldtilecfg
+ * names only the first 8 bytes): stores to a local buffer right before one
+ * could be dropped or sunk past it. This makes them visible first.
+ */
+#define MEMORY_BARRIER() __asm__ volatile("" ::: "memory")
+
 /* Tiles 0-2: C; 3: A; 4-6: B. Every tile 16 rows of 64 bytes. */
 static void configure(void)
 {
@@ -49,6 +57,7 @@ static void configure(void)
 		cfg.colsb[t] = 64;
 		cfg.rows[t] = 16;
 	}
+	MEMORY_BARRIER();
 	_tile_loadconfig(&cfg);
 	configured = true;
 }
@@ -102,6 +111,7 @@ kernel_nv(const int NV, int64_t k4, const void *a, const uint8_t *b, int64_t bw,
 		memset(tail, 0, sizeof(tail));
 		for (int64_t r = 0; r < rem; r++)
 			memcpy(tail[r], b + (q + r) * bs, (size_t)NV * 64);
+		MEMORY_BARRIER();
 		STEP(NV, ap + q * MR * 4, &tail[0][0], (int64_t)sizeof(tail[0]));
 	}
 	_tile_stored(0, c, cs);
@@ -109,6 +119,8 @@ kernel_nv(const int NV, int64_t k4, const void *a, const uint8_t *b, int64_t bw,
 		_tile_stored(1, c + 16, cs);
 	if (NV > 2)
 		_tile_stored(2, c + 32, cs);
+	/* and what the tiles stored is memory the caller reads */
+	MEMORY_BARRIER();
 }
 
 ERT_QGEMM_UKERNEL(1)
