@@ -307,6 +307,7 @@ static void ocl_destroy(struct ert_backend *be)
 			free(c);
 		}
 		ert_ocl_programs_release(cl);
+		ert_ocl_cache_close(cl);
 		ert_ocl_device_close(cl);
 		free(cl);
 	}
@@ -355,6 +356,7 @@ static ert_status create(const ert_config *cfg, bool gpu_only, struct ert_backen
 		ocl_destroy(be);
 		return st;
 	}
+	ert_ocl_cache_open(cl, cfg ? cfg->cache_path : NULL);
 	*out = be;
 	return ERT_OK;
 }
@@ -375,4 +377,9 @@ ert_status ert_opencl_backend_probe(const ert_config *cfg, struct ert_backend **
 const char *ert_opencl_backend_device(const struct ert_backend *be)
 {
 	return be && be->ops == &ocl_ops ? ((const struct ert_ocl *)be->ctx)->device_name : NULL;
+}
+
+const struct ert_ocl_cache *ert_opencl_backend_cache(const struct ert_backend *be)
+{
+	return be && be->ops == &ocl_ops ? &((const struct ert_ocl *)be->ctx)->cache : NULL;
 }

@@ -132,6 +132,11 @@ ert_status ert_ocl_device_open(struct ert_ocl *cl, bool gpu_only, struct ert_err
 	cl->platform_name[sizeof(cl->platform_name) - 1] = '\0';
 	info_string(cl->device, CL_DEVICE_NAME, cl->device_name, sizeof(cl->device_name));
 	info_string(cl->device, CL_DRIVER_VERSION, cl->driver_version, sizeof(cl->driver_version));
+	info_string(cl->device, CL_DEVICE_VERSION, cl->device_version, sizeof(cl->device_version));
+	if (clGetPlatformInfo(cl->platform, CL_PLATFORM_VERSION, sizeof(cl->platform_version),
+			      cl->platform_version, NULL) != CL_SUCCESS)
+		snprintf(cl->platform_version, sizeof(cl->platform_version), "?");
+	cl->platform_version[sizeof(cl->platform_version) - 1] = '\0';
 	cl->device_type = device_type(cl->device);
 	rc = clGetDeviceInfo(cl->device, CL_DEVICE_MAX_WORK_GROUP_SIZE, sizeof(cl->max_wg),
 			     &cl->max_wg, NULL);

@@ -45,6 +45,25 @@ extern const unsigned ert_ocl_n_sources;
 
 struct ert_ocl_const;
 
+/* A program binary of the cache file (ocl-cache.c). */
+struct ert_ocl_cache_entry {
+	char name[32];               /* the kernels/ file, without .cl */
+	uint64_t hash;               /* of the sources and build options it was built from */
+	unsigned char *bin;
+	size_t size;
+};
+
+struct ert_ocl_cache {
+	char *path;                  /* ert_config.cache_path, or NULL: no cache */
+	struct ert_ocl_cache_entry entries[ERT_OCL_MAX_PROGRAMS];
+	uint32_t n;
+	bool rejected;               /* the file was there and was ignored */
+	bool unwritable;             /* a write failed (and was reported): no more tries */
+	/* this backend's programs: loaded from a cached binary, built from source */
+	uint32_t loaded, built;
+	char note[384];              /* the last warning, also printed on stderr */
+};
+
 struct ert_ocl {
 	cl_platform_id platform;
 	cl_device_id device;
@@ -53,6 +72,8 @@ struct ert_ocl {
 	char platform_name[128];
 	char device_name[128];
 	char driver_version[64];
+	char platform_version[128];  /* CL_PLATFORM_VERSION */
+	char device_version[128];    /* CL_DEVICE_VERSION */
 	cl_device_type device_type;
 	size_t max_wg;               /* CL_DEVICE_MAX_WORK_GROUP_SIZE */
 	cl_ulong max_alloc;          /* CL_DEVICE_MAX_MEM_ALLOC_SIZE */
@@ -60,6 +81,7 @@ struct ert_ocl {
 	ert_level precision;
 	/* programs built for the device on first use, one per source */
 	cl_program programs[ERT_OCL_MAX_PROGRAMS];
+	struct ert_ocl_cache cache;
 	/* constants uploaded once per session, shared by every plan's steps */
 	struct ert_ocl_const *consts;
 	size_t const_bytes;
@@ -99,6 +121,27 @@ void ert_ocl_device_close(struct ert_ocl *cl);
 ert_status ert_ocl_kernel_create(struct ert_ocl *cl, const char *program, const char *kernel,
 				 cl_kernel *out, const struct ert_node *n, struct ert_err *err);
 void ert_ocl_programs_release(struct ert_ocl *cl);
+
+/* ---- the cache file of program binaries (ocl-cache.c) ---- */
+
+#define ERT_OCL_HASH_INIT 0xcbf29ce484222325ull
+/* FNV-1a 64 of @size bytes, continuing from @h (ERT_OCL_HASH_INIT to start). */
+uint64_t ert_ocl_hash(uint64_t h, const void *data, size_t size);
+/*
+ * Read the cache file at @path (NULL: no cache) once the device is open. A
+ * file that cannot be used is ignored with a warning on stderr (kept in
+ * cache.note) and rewritten when a program is built; a missing one is
+ * created then.
+ */
+void ert_ocl_cache_open(struct ert_ocl *cl, const char *path);
+/* The cached binary of program @name built from sources of @hash, or NULL. */
+const struct ert_ocl_cache_entry *ert_ocl_cache_find(struct ert_ocl *cl, const char *name,
+						     uint64_t hash);
+/* Keep @prog's binary as program @name's and rewrite the file (no-op without a cache). */
+void ert_ocl_cache_put(struct ert_ocl *cl, const char *name, uint64_t hash, cl_program prog);
+void ert_ocl_cache_close(struct ert_ocl *cl);
+/* For tests: the backend's cache counters and last warning (NULL for another backend). */
+const struct ert_ocl_cache *ert_opencl_backend_cache(const struct ert_backend *be);
 
 /* ---- constants (ocl-backend.c) ---- */
 

@@ -48,12 +48,44 @@ static void append_log(struct ert_ocl *cl, cl_program prog, struct ert_err *err)
 	free(log);
 }
 
+/*
+ * The program from the cache file's binary for these sources, if the driver
+ * takes it; NULL otherwise (no entry, or a binary it refuses: then the
+ * sources are built and the entry replaced).
+ */
+static cl_program from_cache(struct ert_ocl *cl, int idx, uint64_t hash)
+{
+	const struct ert_ocl_cache_entry *e = ert_ocl_cache_find(cl, ert_ocl_sources[idx].name, hash);
+	const unsigned char *bin;
+	cl_int rc, status = CL_SUCCESS;
+	cl_program prog;
+
+	if (!e)
+		return NULL;
+	bin = e->bin;
+	prog = clCreateProgramWithBinary(cl->ctx, 1, &cl->device, &e->size, &bin, &status, &rc);
+	if (prog && rc == CL_SUCCESS && status == CL_SUCCESS)
+		rc = clBuildProgram(prog, 1, &cl->device, BUILD_OPTIONS, NULL, NULL);
+	if (prog && rc == CL_SUCCESS && status == CL_SUCCESS) {
+		cl->cache.loaded++;
+		return prog;
+	}
+	if (prog)
+		clReleaseProgram(prog);
+	snprintf(cl->cache.note, sizeof(cl->cache.note),
+		 "the driver refused the cached binary of %s.cl (%s): building it from source",
+		 ert_ocl_sources[idx].name, ert_ocl_error_name(rc != CL_SUCCESS ? rc : status));
+	fprintf(stderr, "edgert: opencl: %s\n", cl->cache.note);
+	return NULL;
+}
+
 static ert_status build(struct ert_ocl *cl, int idx, const struct ert_node *n,
 			struct ert_err *err)
 {
 	int common = source_index("common");
 	/* test hook: a program that fails to build, to check what the user is told */
 	const char *broken = getenv("ERT_OPENCL_TEST_BREAK");
+	uint64_t hash = ert_ocl_hash(ERT_OCL_HASH_INIT, BUILD_OPTIONS, sizeof(BUILD_OPTIONS));
 	const char *texts[3];
 	cl_uint count = 0;
 	cl_program prog;
@@ -65,6 +97,18 @@ static ert_status build(struct ert_ocl *cl, int idx, const struct ert_node *n,
 	texts[count++] = ert_ocl_sources[idx].text;
 	if (broken && !strcmp(broken, ert_ocl_sources[idx].name))
 		texts[count++] = "#error planted by ERT_OPENCL_TEST_BREAK\n";
+	/* the cache key: every text the compiler sees, with its length */
+	for (cl_uint i = 0; i < count; i++) {
+		size_t len = strlen(texts[i]);
+
+		hash = ert_ocl_hash(hash, &len, sizeof(len));
+		hash = ert_ocl_hash(hash, texts[i], len);
+	}
+	prog = from_cache(cl, idx, hash);
+	if (prog) {
+		cl->programs[idx] = prog;
+		return ERT_OK;
+	}
 	prog = clCreateProgramWithSource(cl->ctx, count, texts, NULL, &rc);
 	if (!prog) {
 		snprintf(what, sizeof(what), "clCreateProgramWithSource of %s.cl",
@@ -83,6 +127,8 @@ static ert_status build(struct ert_ocl *cl, int idx, const struct ert_node *n,
 		return st;
 	}
 	cl->programs[idx] = prog;
+	cl->cache.built++;
+	ert_ocl_cache_put(cl, ert_ocl_sources[idx].name, hash, prog);
 	return ERT_OK;
 }
 

@@ -11,7 +11,11 @@
 # - edgert conform --backend opencl on the ONNX node tests: every case whose
 #   ops all run on OpenCL passes with ONNX's tolerances (each counts here);
 #   the cases with an op OpenCL does not take are counted apart, and the op
-#   types OpenCL ran are printed.
+#   types OpenCL ran are printed;
+# - the cache file of program binaries (build/test-ocl-cache: cold, warm,
+#   damaged, truncated, foreign, unrelated, unwritable), and the cold vs
+#   warm session creation of mobilenet_v2 printed (edgert bench --cache,
+#   PoCL's own kernel cache off; a figure, not a timed test).
 # With no OpenCL platform every check is counted as skipped.
 : "${ERT_BUILD:=build}"
 : "${ERT_CONFORMANCE:=../shared/conformance/onnx-backend}"
@@ -25,6 +29,7 @@ bad() { f=$((f + 1)); echo "not ok - $*"; }
 skip() { s=$((s + 1)); echo "skip - $*"; }
 
 if ! make -s --no-print-directory -j2 BUILD="$ERT_BUILD" "$ERT_BUILD/test-backend-ops" \
+	"$ERT_BUILD/test-ocl-cache" \
 	>"$out/build.log" 2>&1; then
 	tail -n 20 "$out/build.log"
 	echo "0 passed, 1 failed"
@@ -45,6 +50,20 @@ else
 	echo "# test-backend-ops: $line"
 fi
 
+"$ERT_BUILD/test-ocl-cache" >"$out/cache.log" 2>"$out/cache.err"
+rc=$?
+grep -E '^(not ok|#)' "$out/cache.log"
+line=$(grep -E '^[0-9]+ passed, [0-9]+ failed, [0-9]+ skipped$' "$out/cache.log" | tail -n 1)
+if [ -z "$line" ] || { [ "$rc" -ne 0 ] && ! echo "$line" | grep -q ' [1-9][0-9]* failed'; }; then
+	tail -n 5 "$out/cache.log" "$out/cache.err"
+	bad "test-ocl-cache crashed or exited $rc without a summary"
+else
+	p=$((p + $(echo "$line" | sed -E 's/^([0-9]+) passed.*/\1/')))
+	f=$((f + $(echo "$line" | sed -E 's/.* ([0-9]+) failed.*/\1/')))
+	s=$((s + $(echo "$line" | sed -E 's/.* ([0-9]+) skipped/\1/')))
+	echo "# test-ocl-cache: $line"
+fi
+
 models="mobilenet_v2 resnet18 resnet50 vit_s16"
 if grep -q '^# opencl: skipped' "$out/ops.log"; then
 	for m in $models; do
@@ -52,6 +71,7 @@ if grep -q '^# opencl: skipped' "$out/ops.log"; then
 	done
 	skip "--backend auto without a GPU (no OpenCL platform)"
 	skip "ONNX node tests on OpenCL (no OpenCL platform)"
+	skip "session creation with the cache file (no OpenCL platform)"
 	echo "$p passed, $f failed, $s skipped"
 	[ "$f" -eq 0 ]
 	exit
@@ -112,7 +132,7 @@ done
 # bench: per run, the input goes to the device and the logits come back
 m=mobilenet_v2
 if "$edgert" bench "$out/$m.ert" --backend opencl --loops 2 --warmup 1 --json >"$out/bench.json" \
-	2>"$out/bench.log" && grep -q "\"copied_bytes\": $((3 * 224 * 224 * 4 + 1000 * 4))}" "$out/bench.json"; then
+	2>"$out/bench.log" && grep -Eq "\"copied_bytes\": $((3 * 224 * 224 * 4 + 1000 * 4))[,}]" "$out/bench.json"; then
 	ok "$m: edgert bench --backend opencl copies the input and the logits once per run"
 else
 	cat "$out/bench.json" "$out/bench.log" | tail -n 3 | sed 's/^/# /'
@@ -128,6 +148,21 @@ elif "$edgert" run "$out/$m.ert" --backend auto --seed 5 --explain >"$out/auto.l
 else
 	grep -E '^split|rror' "$out/auto.log" | sed 's/^/# /'
 	bad "--backend auto keeps to the CPU when no OpenCL device is a GPU"
+fi
+
+# cold vs warm session creation with the cache file (PoCL's own cache off)
+rm -f "$out/kernels.cache"
+for run in cold warm; do
+	POCL_KERNEL_CACHE=0 "$edgert" bench "$out/$m.ert" --backend opencl --cache "$out/kernels.cache" \
+		--loops 1 --warmup 0 --json >"$out/create-$run.json" 2>"$out/create-$run.log"
+done
+ms() { sed -n 's/.*"create_ms": \([0-9.]*\).*/\1/p' "$1"; }
+cold=$(ms "$out/create-cold.json") warm=$(ms "$out/create-warm.json")
+if [ -n "$cold" ] && [ -n "$warm" ] && [ -s "$out/kernels.cache" ]; then
+	ok "$m: session creation with the cache file: $(awk "BEGIN { printf \"cold %.0f ms, warm %.0f ms (%.1fx)\", $cold, $warm, $cold / $warm }")"
+else
+	cat "$out/create-cold.log" "$out/create-warm.log" | tail -n 3 | sed 's/^/# /'
+	bad "$m: edgert bench --cache, cold and warm"
 fi
 
 # the ONNX node tests whose ops OpenCL takes, each case one check

@@ -13,9 +13,11 @@ static const char usage[] =
 	"USAGE: edgert bench MODEL [--threads N] [--warmup N] [--loops N] [--json]\n"
 	"                    [--backend LIST] [--max-memory BYTES]\n"
 	"                    [--memory LEVEL] [--precision LEVEL]\n"
+	"                    [--cache FILE]\n"
 	"       edgert bench --suite [...]   (see 'edgert bench --suite --help')\n"
 	"\n"
-	"Time ert_session_run() on seeded random inputs: after the warm-up runs,\n"
+	"Time ert_session_create() (planning, kernels prepared) once, then\n"
+	"ert_session_run() on seeded random inputs: after the warm-up runs,\n"
 	"report the minimum, median and maximum of the timed runs in milliseconds\n"
 	"the peak bytes of the session's memory plan and the process's peak\n"
 	"resident memory (getrusage ru_maxrss: model pages read, decoded weights,\n"
@@ -26,9 +28,12 @@ static const char usage[] =
 	"  -w, --warmup N      untimed runs first, 0..10000 (default 3)\n"
 	"  -n, --loops N       timed runs, 1..100000 (default 20)\n"
 	"  -b, --backend LIST  backends in order (cpu, opencl, vulkan, npu, auto)\n"
-	"  -j, --json          one JSON object: min_ms, median_ms, max_ms, peak_bytes,\n"
-	"                      copied_bytes (most bytes one run copied between\n"
-	"                      backends), max_rss_bytes, loops, threads\n"
+	"  -j, --json          one JSON object: create_ms, min_ms, median_ms, max_ms,\n"
+	"                      peak_bytes, copied_bytes (most bytes one run copied\n"
+	"                      between backends), max_rss_bytes, loops, threads\n"
+	"      --cache FILE    ert_config.cache_path: where GPU backends keep\n"
+	"                      prepared kernels between runs (OpenCL: program\n"
+	"                      binaries); compare create with a cold and a warm file\n"
 	"      --max-memory BYTES\n"
 	"                      memory budget of the session: input buffers and\n"
 	"                      plans (K, M, G, T: powers of 1024; default half\n"
@@ -57,7 +62,7 @@ struct bench_opts {
 	ert_config cfg;
 };
 
-enum { OPT_MAX_MEMORY = 256, OPT_MEMORY, OPT_PRECISION };
+enum { OPT_MAX_MEMORY = 256, OPT_MEMORY, OPT_PRECISION, OPT_CACHE };
 
 static int parse_args(int argc, char **argv, struct bench_opts *o)
 {
@@ -70,6 +75,7 @@ static int parse_args(int argc, char **argv, struct bench_opts *o)
 		{ "max-memory", required_argument, NULL, OPT_MAX_MEMORY },
 		{ "memory", required_argument, NULL, OPT_MEMORY },
 		{ "precision", required_argument, NULL, OPT_PRECISION },
+		{ "cache", required_argument, NULL, OPT_CACHE },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -111,6 +117,7 @@ static int parse_args(int argc, char **argv, struct bench_opts *o)
 			if (!cli_parse_level("bench", "--precision", optarg, &o->cfg.precision))
 				return 1;
 			break;
+		case OPT_CACHE: o->cfg.cache_path = optarg; break;
 		case 'h': fputs(usage, stdout); return -1;
 		default: return cli_getopt_error("bench", argv, c);
 		}
@@ -130,7 +137,7 @@ int ert_cmd_bench(int argc, char **argv)
 	struct bench_opts o = { .warmup = 3, .loops = 20 };
 	ert_model *model = NULL;
 	ert_session *sess = NULL;
-	double *times = NULL, median;
+	double *times = NULL, median, t_create;
 	uint64_t copied = 0, rss = 0;
 	struct rusage ru;
 	size_t peak;
@@ -150,8 +157,15 @@ int ert_cmd_bench(int argc, char **argv)
 		cli_error("bench", "out of memory");
 		goto cleanup;
 	}
-	if (!cli_session_open("bench", o.model, &o.cfg, &model, &sess) ||
-	    !cli_inputs_random("bench", sess, 0))
+	if (!cli_load_model("bench", o.model, &model))
+		goto cleanup;
+	t_create = cli_now_ms();
+	if (ert_session_create(model, &o.cfg, &sess) != ERT_OK) {
+		cli_error("bench", "%s", ert_last_error());
+		goto cleanup;
+	}
+	t_create = cli_now_ms() - t_create;
+	if (!cli_inputs_random("bench", sess, 0))
 		goto cleanup;
 	for (uint32_t i = 0; i < o.warmup + o.loops; i++) {
 		double t0 = cli_now_ms();
@@ -177,6 +191,7 @@ int ert_cmd_bench(int argc, char **argv)
 	if (o.json) {
 		printf("{\"model\": ");
 		cli_json_string(stdout, o.model);
+		printf(", \"create_ms\": %.4f", t_create);
 		printf(", \"threads\": %u, \"loops\": %u, \"warmup\": %u, \"min_ms\": %.4f, "
 		       "\"median_ms\": %.4f, \"max_ms\": %.4f, \"peak_bytes\": %zu, "
 		       "\"copied_bytes\": %llu, \"max_rss_bytes\": %llu}\n",
@@ -185,6 +200,7 @@ int ert_cmd_bench(int argc, char **argv)
 	} else {
 		printf("model    %s\n", o.model);
 		printf("threads  %u\n", cli_thread_count(&o.cfg));
+		printf("create   %.3f ms (ert_session_create)\n", t_create);
 		printf("runs     %u (after %u warm-up)\n", o.loops, o.warmup);
 		printf("min      %.3f ms\nmedian   %.3f ms\nmax      %.3f ms\n", times[0], median,
 		       times[o.loops - 1]);

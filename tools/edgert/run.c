@@ -16,6 +16,7 @@ static const char usage[] =
 	"USAGE: edgert run MODEL [-i NAME=FILE ...] [-o DIR] [--threads N]\n"
 	"                  [--backend LIST] [--seed N] [--explain] [--repeat N]\n"
 	"                  [--max-memory BYTES] [--memory LEVEL] [--precision LEVEL]\n"
+	"                  [--cache FILE]\n"
 	"\n"
 	"Run a model (.ert or .onnx) once. Inputs come from .npy files or ONNX\n"
 	"TensorProto .pb files; inputs not given get seeded random values (floats in\n"
@@ -47,6 +48,9 @@ static const char usage[] =
 	"      --precision LEVEL   ert_config.precision: low, normal (default) or\n"
 	"                          high; low lets the CPU run Conv, Gemm and MatMul\n"
 	"                          in bf16 with fp32 sums where it has AVX512_BF16\n"
+	"      --cache FILE        ert_config.cache_path: where GPU backends keep\n"
+	"                          prepared kernels between runs (OpenCL: program\n"
+	"                          binaries, see docs/opencl.md)\n"
 	"  -h, --help              show this help\n"
 	"\n"
 	"EXAMPLES:\n"
@@ -72,7 +76,7 @@ struct run_opts {
 	ert_config cfg;
 };
 
-enum { OPT_MAX_MEMORY = 256, OPT_MEMORY, OPT_PRECISION };
+enum { OPT_MAX_MEMORY = 256, OPT_MEMORY, OPT_PRECISION, OPT_CACHE };
 
 static int parse_args(int argc, char **argv, struct run_opts *o)
 {
@@ -87,6 +91,7 @@ static int parse_args(int argc, char **argv, struct run_opts *o)
 		{ "max-memory", required_argument, NULL, OPT_MAX_MEMORY },
 		{ "memory", required_argument, NULL, OPT_MEMORY },
 		{ "precision", required_argument, NULL, OPT_PRECISION },
+		{ "cache", required_argument, NULL, OPT_CACHE },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -143,6 +148,7 @@ static int parse_args(int argc, char **argv, struct run_opts *o)
 			if (!cli_parse_level("run", "--precision", optarg, &o->cfg.precision))
 				return 1;
 			break;
+		case OPT_CACHE: o->cfg.cache_path = optarg; break;
 		case 'h': fputs(usage, stdout); return -1;
 		default: return cli_getopt_error("run", argv, c);
 		}
