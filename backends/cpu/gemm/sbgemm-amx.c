@@ -14,46 +14,12 @@
 #include <stdalign.h>
 #include <string.h>
 
+#include "cpu/amx-tiles.h"
 #include "cpu/gemm/sgemm.h"
 #include "cpu/gemm/sgemm-epi-avx512.h"
 
 #define MR 16
 #define NR 48
-
-struct tile_config {
-	uint8_t palette;
-	uint8_t start_row;
-	uint8_t reserved[14];
-	uint16_t colsb[16];
-	uint8_t rows[16];
-};
-
-/*
- * Tiles 0-2: C; 3: A; 4-6: B; each 16 rows of 64 bytes (the int8 AMX kernel
- * loads the same configuration, so either may run after the other).
- */
-static __thread bool configured;
-
-static void configure(void)
-{
-	alignas(64) struct tile_config cfg;
-
-	memset(&cfg, 0, sizeof(cfg));
-	cfg.palette = 1;
-	for (int t = 0; t < 7; t++) {
-		cfg.colsb[t] = 64;
-		cfg.rows[t] = 16;
-	}
-	_tile_loadconfig(&cfg);
-	configured = true;
-}
-
-/*
- * GCC's tile intrinsics are asm statements without a memory operand: it
- * does not see _tile_loadd() read, nor _tile_stored() write, the stack
- * blocks, and would drop or move the plain stores and loads around them.
- */
-#define TILE_MEMORY_BARRIER() __asm__ volatile("" ::: "memory")
 
 static inline __attribute__((always_inline)) void
 finish(const int NV, float (*cb)[NR], float *c, int64_t ldc, int64_t mr, int64_t nr,
@@ -86,8 +52,7 @@ void ert_bf16_gemm_ukernel_16x48__amx(int64_t kq, const float *a, const float *b
 	alignas(64) float cb[MR][NR];
 	int64_t q0 = 0;
 
-	if (!configured)
-		configure();
+	ert_amx_ensure_configured();
 	_tile_zero(0);
 	_tile_zero(1);
 	_tile_zero(2);
@@ -116,7 +81,7 @@ void ert_bf16_gemm_ukernel_16x48__amx(int64_t kq, const float *a, const float *b
 			memcpy(at[i], pa + i * kq + q0, (size_t)r * 4);
 		for (int64_t q = 0; q < r; q++)
 			memcpy(bt[q], pb + (q0 + q) * ldb, (size_t)nv * 64);
-		TILE_MEMORY_BARRIER();
+		ERT_AMX_MEMORY_BARRIER();
 		_tile_loadd(3, at, 64);
 		_tile_loadd(4, bt, NR * 4);
 		_tile_dpbf16ps(0, 3, 4);
@@ -134,7 +99,7 @@ void ert_bf16_gemm_ukernel_16x48__amx(int64_t kq, const float *a, const float *b
 		_tile_stored(1, &cb[0][16], NR * 4);
 	if (nv > 2)
 		_tile_stored(2, &cb[0][32], NR * 4);
-	TILE_MEMORY_BARRIER();
+	ERT_AMX_MEMORY_BARRIER();
 	if (nv == 3)
 		finish(3, cb, c, ldc, mr, nr, e);
 	else if (nv == 2)

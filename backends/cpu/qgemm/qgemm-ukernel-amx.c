@@ -15,52 +15,18 @@
  * steps reads B through a copy (the rows past K are not in the panel); the
  * zeros of A there make whatever those rows hold count for nothing.
  *
- * The tile configuration is loaded once per thread (it stays until the
- * thread exits; only this kernel uses tiles). The epilogue is the AVX-512
- * one.
+ * The tile configuration, shared with the bf16 tile kernel, is loaded once
+ * per thread (cpu/amx-tiles.h). The epilogue is the AVX-512 one.
  */
 #include <immintrin.h>
 #include <stdalign.h>
 #include <string.h>
 
+#include "cpu/amx-tiles.h"
 #include "cpu/qgemm/qgemm.h"
 
 #define MR 16
 #define CHUNK 16	/* K4 steps per tile multiply */
-
-struct tile_config {
-	uint8_t palette;
-	uint8_t start_row;
-	uint8_t reserved[14];
-	uint16_t colsb[16];
-	uint8_t rows[16];
-};
-
-static __thread bool configured;
-
-/*
- * GCC's tile intrinsics are asm statements that do not tell the compiler
- * they read memory (tileloadd takes the address in a register; ldtilecfg
- * names only the first 8 bytes): stores to a local buffer right before one
- * could be dropped or sunk past it. This makes them visible first.
- */
-#define MEMORY_BARRIER() __asm__ volatile("" ::: "memory")
-
-/* Tiles 0-2: C; 3: A; 4-6: B. Every tile 16 rows of 64 bytes. */
-static void configure(void)
-{
-	alignas(64) struct tile_config cfg;
-
-	memset(&cfg, 0, sizeof(cfg));
-	cfg.palette = 1;
-	for (int t = 0; t < 7; t++) {
-		cfg.colsb[t] = 64;
-		cfg.rows[t] = 16;
-	}
-	MEMORY_BARRIER();
-	_tile_loadconfig(&cfg);
-	configured = true;
-}
 
 /* One step of 16 K4 steps: A at @a (stride 64), B rows @bs bytes apart. */
 #define STEP(NV, a, b, bs)                                                \
@@ -86,8 +52,7 @@ kernel_nv(const int NV, int64_t k4, const void *a, const uint8_t *b, int64_t bw,
 	const int64_t bs = 4 * bw, cs = 4 * ldc;
 	int64_t q = 0;
 
-	if (!configured)
-		configure();
+	ert_amx_ensure_configured();
 	if (add) {
 		_tile_loadd(0, c, cs);
 		if (NV > 1)
@@ -111,7 +76,7 @@ kernel_nv(const int NV, int64_t k4, const void *a, const uint8_t *b, int64_t bw,
 		memset(tail, 0, sizeof(tail));
 		for (int64_t r = 0; r < rem; r++)
 			memcpy(tail[r], b + (q + r) * bs, (size_t)NV * 64);
-		MEMORY_BARRIER();
+		ERT_AMX_MEMORY_BARRIER();
 		STEP(NV, ap + q * MR * 4, &tail[0][0], (int64_t)sizeof(tail[0]));
 	}
 	_tile_stored(0, c, cs);
@@ -120,7 +85,7 @@ kernel_nv(const int NV, int64_t k4, const void *a, const uint8_t *b, int64_t bw,
 	if (NV > 2)
 		_tile_stored(2, c + 32, cs);
 	/* and what the tiles stored is memory the caller reads */
-	MEMORY_BARRIER();
+	ERT_AMX_MEMORY_BARRIER();
 }
 
 ERT_QGEMM_UKERNEL(1)
