@@ -176,19 +176,43 @@ struct sgemm_job {
 	atomic_int_fast64_t next;
 };
 
+/* Where tile @t of a job lies: its problem, rows and columns, and operands. */
+struct tile_pos {
+	int64_t bi, m0, n0, mc, nc, ao, bo;
+	float *c;
+	const float *bias, *res;
+};
+
+static struct tile_pos tile_pos_of(const struct sgemm_job *job, int64_t t)
+{
+	const struct ert_sgemm_desc *d = job->d;
+	int64_t per_batch = job->mt * job->nt, r = t % per_batch, co;
+	struct tile_pos tp;
+
+	tp.bi = t / per_batch;
+	tp.m0 = (r / job->nt) * job->mc;
+	tp.n0 = (r % job->nt) * job->nc;
+	tp.mc = min64(job->mc, d->m - tp.m0);
+	tp.nc = min64(job->nc, d->n - tp.n0);
+	tp.ao = d->a_off ? d->a_off[tp.bi] : 0;
+	tp.bo = d->b_off ? d->b_off[tp.bi] : 0;
+	co = (d->c_off ? d->c_off[tp.bi] : 0) + tp.m0 * d->ldc + tp.n0;
+	tp.c = d->c + co;
+	tp.bias = d->bias ? d->bias + (d->bias_off ? d->bias_off[tp.bi] : 0) + tp.m0 : NULL;
+	/* the residual joins once the sum is complete, as a separate Add would */
+	tp.res = d->residual ? d->residual + co : NULL;
+	return tp;
+}
+
 static void run_tile(const struct sgemm_job *job, int64_t t, float *pa, float *pb)
 {
 	const struct ert_sgemm_desc *d = job->d;
 	const int MR = job->kern->mr, NR = job->kern->nr;
-	int64_t per_batch = job->mt * job->nt;
-	int64_t bi = t / per_batch, r = t % per_batch;
-	int64_t m0 = (r / job->nt) * job->mc, n0 = (r % job->nt) * job->nc;
-	int64_t mc = min64(job->mc, d->m - m0), nc = min64(job->nc, d->n - n0);
-	int64_t ao = d->a_off ? d->a_off[bi] : 0, bo = d->b_off ? d->b_off[bi] : 0;
-	float *c = d->c + (d->c_off ? d->c_off[bi] : 0) + m0 * d->ldc + n0;
-	const float *bias = d->bias ? d->bias + (d->bias_off ? d->bias_off[bi] : 0) + m0 : NULL;
-	const float *res = d->residual ? d->residual + (d->c_off ? d->c_off[bi] : 0) +
-					 m0 * d->ldc + n0 : NULL;
+	struct tile_pos tp = tile_pos_of(job, t);
+	const int64_t bi = tp.bi, m0 = tp.m0, n0 = tp.n0, mc = tp.mc, nc = tp.nc;
+	const int64_t ao = tp.ao, bo = tp.bo;
+	float *c = tp.c;
+	const float *bias = tp.bias, *res = tp.res;
 	const bool direct = d->b_direct && !d->b_packed && !d->pack_b && d->b_cs == 1;
 	int64_t k0 = 0;
 
@@ -253,15 +277,11 @@ static void run_tile_bf16(const struct sgemm_job *job, int64_t t, float *pa, flo
 {
 	const struct ert_sgemm_desc *d = job->d;
 	const int MR = job->kern->mr, NR = job->kern->nr;
-	int64_t per_batch = job->mt * job->nt;
-	int64_t bi = t / per_batch, r = t % per_batch;
-	int64_t m0 = (r / job->nt) * job->mc, n0 = (r % job->nt) * job->nc;
-	int64_t mc = min64(job->mc, d->m - m0), nc = min64(job->nc, d->n - n0);
-	int64_t ao = d->a_off ? d->a_off[bi] : 0, bo = d->b_off ? d->b_off[bi] : 0;
-	float *c = d->c + (d->c_off ? d->c_off[bi] : 0) + m0 * d->ldc + n0;
-	const float *bias = d->bias ? d->bias + (d->bias_off ? d->bias_off[bi] : 0) + m0 : NULL;
-	const float *res = d->residual ? d->residual + (d->c_off ? d->c_off[bi] : 0) +
-					 m0 * d->ldc + n0 : NULL;
+	struct tile_pos tp = tile_pos_of(job, t);
+	const int64_t bi = tp.bi, m0 = tp.m0, n0 = tp.n0, mc = tp.mc, nc = tp.nc;
+	const int64_t ao = tp.ao, bo = tp.bo;
+	float *c = tp.c;
+	const float *bias = tp.bias, *res = tp.res;
 	const int64_t kq_all = (d->k + 1) / 2;
 	int64_t k0 = 0;
 
