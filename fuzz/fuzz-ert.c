@@ -42,9 +42,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		/* touch every constant so ASan sees any pointer outside the image */
 		volatile uint8_t sink = 0;
 
-		for (uint32_t t = 0; t < g->n_tensors; t++)
-			if (g->tensors[t].nbytes)
-				sink ^= ((const uint8_t *)g->tensors[t].data)[g->tensors[t].nbytes - 1];
+		for (uint32_t t = 0; t < g->n_tensors; t++) {
+			size_t n;
+			const uint8_t *b = ert_tensor_stored(&g->tensors[t], &n);
+
+			if (n)
+				sink ^= b[n - 1];
+		}
 		bool npu = fz_wants_npu(g);
 
 		(void)sink;

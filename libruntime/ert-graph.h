@@ -205,6 +205,20 @@ void ert_graph_set_const(struct ert_graph *g, int32_t t, const void *data, size_
 			 bool owned);
 
 /*
+ * The bytes constant @t keeps as loaded (a block-quantised one's encoded
+ * scales and values, else its data) and their count in *@n; NULL when none.
+ */
+static inline const uint8_t *ert_tensor_stored(const struct ert_tensor *t, size_t *n)
+{
+	if (t->wq) {
+		*n = t->wq->enc_bytes;
+		return (const uint8_t *)(const void *)t->wq->scales;
+	}
+	*n = t->data ? t->nbytes : 0;
+	return (const uint8_t *)t->data;
+}
+
+/*
  * The data of constant @t: its float32 values for a block-quantised constant,
  * decoded on the first call (thread-safe: sessions on other threads may share
  * the graph) and kept until the graph is destroyed. NULL when that decode

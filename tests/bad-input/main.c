@@ -101,9 +101,13 @@ ert_status bi_load_ert(const uint8_t *data, size_t size, char *msg, size_t msg_s
 		/* read the last byte of every constant: ASan catches any pointer past the image */
 		volatile uint8_t sink = 0;
 
-		for (uint32_t t = 0; t < g->n_tensors; t++)
-			if (g->tensors[t].nbytes)
-				sink ^= ((const uint8_t *)g->tensors[t].data)[g->tensors[t].nbytes - 1];
+		for (uint32_t t = 0; t < g->n_tensors; t++) {
+			size_t n;
+			const uint8_t *b = ert_tensor_stored(&g->tensors[t], &n);
+
+			if (n)
+				sink ^= b[n - 1];
+		}
 		(void)sink;
 		ert_graph_destroy(g);
 	} else if (g) {
