@@ -125,4 +125,19 @@ void cli_format_shape(char *buf, size_t size, int32_t rank, const int64_t *dims,
 /* Write @s as a JSON string literal (with quotes) to @f. */
 void cli_json_string(FILE *f, const char *s);
 
+/* Usage lines of the session options bench and profile share. */
+#define CLI_HELP_SESSION_LEVELS \
+	"      --max-memory BYTES\n" \
+	"                      memory budget of the session: input buffers and\n" \
+	"                      plans (K, M, G, T: powers of 1024; default half\n" \
+	"                      the physical memory)\n" \
+	"      --memory LEVEL  ert_config.memory: low, normal (default) or high; low\n" \
+	"                      keeps no packed weights and, for a model converted\n" \
+	"                      with --weight-bits, runs Conv/Gemm/MatMul on its\n" \
+	"                      quantised weights (int8 kernels)\n" \
+	"      --precision LEVEL\n" \
+	"                      ert_config.precision: low, normal (default) or high;\n" \
+	"                      low lets the CPU run Conv, Gemm and MatMul in bf16\n" \
+	"                      with fp32 sums where it has AVX512_BF16\n"
+
 #endif /* ERT_CLI_H */
