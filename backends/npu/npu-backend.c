@@ -16,6 +16,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "ert-probes.h"
 #include "npu/npu-impl.h"
 
 #define NPU_SLAB_SIZE ((size_t)4 << 20)
@@ -387,7 +388,7 @@ static ert_status npu_synchronize(struct ert_backend *be, struct ert_err *err)
 
 	while (done < npu->n_jobs && st == ERT_OK) {
 		uint32_t n = 0;
-		uint64_t seqno;
+		uint64_t seqno = 0;
 
 		while (done + n < npu->n_jobs && n < 16 && n < npu->info->max_jobs_per_submit) {
 			struct npu_job_buf *j = &npu->jobs[done + n];
@@ -411,6 +412,7 @@ static ert_status npu_synchronize(struct ert_backend *be, struct ert_err *err)
 			n++;
 		}
 		st = npu_submit(npu->dev, jobs, n, &seqno, err);
+		ert_probe_npu_submit(n, seqno, st);
 		if (st == ERT_OK) {
 			npu->last_seqno = seqno;
 			npu->in_flight = true;
@@ -421,9 +423,11 @@ static ert_status npu_synchronize(struct ert_backend *be, struct ert_err *err)
 	if (npu->in_flight) {
 		/* after a refused SUBMIT, drain what went before but report the refusal */
 		struct ert_err drained;
-		ert_status ws = npu_wait(npu->dev, npu->last_seqno, NPU_WAIT_NS,
-					 st == ERT_OK ? err : &drained);
+		ert_status ws;
 
+		ert_probe_npu_wait_start(npu->last_seqno);
+		ws = npu_wait(npu->dev, npu->last_seqno, NPU_WAIT_NS, st == ERT_OK ? err : &drained);
+		ert_probe_npu_wait_end(npu->last_seqno, ws);
 		npu->in_flight = false;
 		if (st == ERT_OK)
 			st = ws;

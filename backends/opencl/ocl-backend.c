@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ert-probes.h"
 #include "opencl/ocl-impl.h"
 
 /* Constants on the device, keyed by their host bytes' address and size. */
@@ -269,8 +270,11 @@ static ert_status ocl_compute(struct ert_backend *be, struct ert_exec *x, struct
 
 static ert_status ocl_synchronize(struct ert_backend *be, struct ert_err *err)
 {
-	cl_int rc = clFinish(ocl_of(be)->queue);
+	cl_int rc;
 
+	ert_probe_gpu_wait_start();
+	rc = clFinish(ocl_of(be)->queue);
+	ert_probe_gpu_wait_end(rc);
 	/* a device that is lost or reset fails here, after the ops were queued */
 	if (rc != CL_SUCCESS)
 		return ert_ocl_fail(err, rc, "waiting for the device (clFinish)", NULL);

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "ert-probes.h"
 #include "opencl/ocl-impl.h"
 
 /* Tensors are addressed in elements: offsets from the planner are multiples of 64 bytes. */
@@ -228,6 +229,7 @@ ert_status ert_ocl_step_run(struct ert_ocl *cl, const struct ert_ocl_step *st,
 		if (rc != CL_SUCCESS)
 			return ert_ocl_fail(err, rc, "clEnqueueNDRangeKernel", st->node);
 	}
+	ert_probe_gpu_submit(st->n_launch, st->n_copy);
 	return ERT_OK;
 }
 

@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ert-probes.h"
 #include "session/session-impl.h"
 
 int32_t ert_copies_find(const struct ert_plan *p, int32_t t, uint32_t arena)
@@ -198,11 +199,16 @@ ert_status ert_copies_run(struct ert_session *s, struct ert_plan *p, uint32_t st
 			const void *src = pt->kind != ERT_PT_ARENA ? pt->v.data :
 				(const uint8_t *)p->arenas[pt->arena].buf.host + p->t[pt->root].offset;
 
+			ert_probe_copy(step, n, pt->kind != ERT_PT_ARENA ? "host" :
+				       s->backends[p->arenas[pt->arena].backend]->ops->name,
+				       s->backends[dst->backend]->ops->name);
 			st = ert_backend_buffer_write(s->backends[dst->backend], &dst->buf, m->offset,
 						      src, n, err);
 		} else {
 			const struct ert_arena_buf *from = &p->arenas[pt->arena];
 
+			ert_probe_copy(step, n, s->backends[from->backend]->ops->name,
+				       s->backends[dst->backend]->ops->name);
 			st = ert_backend_buffer_read(s->backends[from->backend], &from->buf,
 						     p->t[pt->root].offset,
 						     (uint8_t *)dst->buf.host + m->offset, n, err);

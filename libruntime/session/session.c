@@ -7,6 +7,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "ert-probes.h"
 #include "session/session-impl.h"
 
 ert_status ert_session_fail(struct ert_session *s, ert_status st, const char *fmt, ...)
@@ -190,7 +191,9 @@ static ert_status activate_plan(struct ert_session *s)
 			goto found;
 		}
 	}
+	ert_probe_plan_start(s);
 	st = ert_plan_create(s, &p, &err);
+	ert_probe_plan_end(s, st);
 	if (st != ERT_OK)
 		return ert_session_fail(s, st, "failed to plan: %s", err.msg);
 found:
@@ -578,6 +581,7 @@ static ert_status run_steps(struct ert_session *s, struct ert_plan *p, uint32_t 
 			continue;
 		/* a split ends: what the previous backend queued must be done */
 		if (*prev >= 0 && (uint32_t)*prev != stp->backend) {
+			ert_probe_split(info.index, s->backends[*prev]->ops->name, info.backend);
 			st = ert_backend_synchronize(s->backends[*prev], &err);
 			if (st != ERT_OK) {
 				finish_failed_run(s);
@@ -587,7 +591,12 @@ static ert_status run_steps(struct ert_session *s, struct ert_plan *p, uint32_t 
 			}
 		}
 		*prev = (int32_t)stp->backend;
+		ert_probe_op_start(info.index, info.type, info.backend, info.name);
 		st = ert_backend_compute(be, &stp->x, &err);
+		/* after_op reads the op's outputs: its backend must have finished it */
+		if (st == ERT_OK && cfg->after_op)
+			st = ert_backend_synchronize(be, &err);
+		ert_probe_op_end(info.index, st);
 		if (st != ERT_OK) {
 			finish_failed_run(s);
 			return ert_session_fail(s, st, "failed to run %s '%s': %s", info.type,
@@ -596,12 +605,6 @@ static ert_status run_steps(struct ert_session *s, struct ert_plan *p, uint32_t 
 		if (cfg->after_op) {
 			int stop;
 
-			st = ert_backend_synchronize(be, &err);
-			if (st != ERT_OK) {
-				finish_failed_run(s);
-				return ert_session_fail(s, st, "failed to run %s '%s': %s",
-							info.type, info.name, err.msg);
-			}
 			s->cb_step = stp;
 			stop = cfg->after_op(&info, cfg->callback_user);
 			s->cb_step = NULL;
@@ -676,7 +679,9 @@ ERT_API ert_status ert_session_run(ert_session *s)
 		return ert_session_fail(s, ERT_STATUS_BUSY,
 					"run: the session is already running (called from a callback)");
 	s->running = true;
+	ert_probe_run_start(s);
 	st = run_plan(s);
+	ert_probe_run_end(s, st);
 	s->running = false;
 	return st;
 }
