@@ -3,20 +3,27 @@
 #include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include "cli.h"
 #include "commands.h"
 #include "inputs.h"
+#include "profile.h"
 
 static const char usage[] =
 	"USAGE: edgert profile MODEL [--threads N] [--loops N] [--top N] [--json]\n"
 	"                      [--backend LIST] [--max-memory BYTES]\n"
 	"                      [--memory LEVEL] [--precision LEVEL]\n"
+	"                      [--trace FILE.json] [--svg FILE.svg]\n"
 	"\n"
 	"Time every op of a model through the before/after op callbacks, average\n"
 	"over the runs (after one untimed warm-up run) and print a table sorted by\n"
 	"time: op name, type, backend, kernel (on the CPU: the micro-kernel or the\n"
-	"kernel level), milliseconds and share of the total.\n"
+	"kernel level), milliseconds and share of the total. --trace writes the timed\n"
+	"runs as a Chrome trace (open it in ui.perfetto.dev or chrome://tracing),\n"
+	"--svg a bar chart of the time by op type and backend; no privileges needed\n"
+	"(edgert trace adds the kernel's side, see docs/tracing.md).\n"
 	"\n"
 	"OPTIONS:\n"
 	"  -t, --threads N     worker threads, 1..32 (default: one per CPU)\n"
@@ -25,36 +32,28 @@ static const char usage[] =
 	"  -b, --backend LIST  backends in order (cpu, opencl, vulkan, npu, auto)\n"
 	"  -j, --json          JSON: total_ms and ops [{name, type, backend, kernel, ms,\n"
 	"                      share}]\n"
+	"      --trace FILE    write the timed runs as Chrome trace JSON: a span per run\n"
+	"                      and per op on the session's thread\n"
+	"      --svg FILE      write a bar chart (SVG) of the mean time by op type and\n"
+	"                      backend, naming the slowest op\n"
 	CLI_HELP_SESSION_LEVELS
 	"  -h, --help          show this help\n"
 	"\n"
 	"EXAMPLES:\n"
 	"  edgert profile mnv2.ert --top 10\n"
 	"  edgert profile r50.ert --threads 1 --loops 5\n"
-	"  edgert profile vit.ert --json > vit-ops.json\n";
+	"  edgert profile vit.ert --json > vit-ops.json\n"
+	"  edgert profile mnv2.ert --loops 3 --trace mnv2.json --svg mnv2.svg\n";
 
 struct profile_opts {
 	const char *model;
+	const char *trace, *svg;
 	uint32_t loops, top;
 	bool json;
 	ert_config cfg;
 };
 
-struct op_stat {
-	char *name, *type, *backend, *kernel;
-	double total_ms;
-	uint32_t calls;
-};
-
-struct profiler {
-	struct op_stat *ops; /* by execution index */
-	uint32_t n, cap;
-	double t_start;
-	bool measuring;      /* false during the warm-up run */
-	bool oom;
-};
-
-enum { OPT_MAX_MEMORY = 256, OPT_MEMORY, OPT_PRECISION };
+enum { OPT_MAX_MEMORY = 256, OPT_MEMORY, OPT_PRECISION, OPT_TRACE, OPT_SVG };
 
 static int parse_args(int argc, char **argv, struct profile_opts *o)
 {
@@ -67,6 +66,8 @@ static int parse_args(int argc, char **argv, struct profile_opts *o)
 		{ "max-memory", required_argument, NULL, OPT_MAX_MEMORY },
 		{ "memory", required_argument, NULL, OPT_MEMORY },
 		{ "precision", required_argument, NULL, OPT_PRECISION },
+		{ "trace", required_argument, NULL, OPT_TRACE },
+		{ "svg", required_argument, NULL, OPT_SVG },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -108,6 +109,8 @@ static int parse_args(int argc, char **argv, struct profile_opts *o)
 			if (!cli_parse_level("profile", "--precision", optarg, &o->cfg.precision))
 				return 1;
 			break;
+		case OPT_TRACE: o->trace = optarg; break;
+		case OPT_SVG: o->svg = optarg; break;
 		case 'h': fputs(usage, stdout); return -1;
 		default: return cli_getopt_error("profile", argv, c);
 		}
@@ -120,6 +123,8 @@ static int before_op(const ert_op_info *op, void *user)
 	struct profiler *p = user;
 
 	(void)op;
+	if (p->record)
+		p->op_t0 = profile_now_ns();
 	p->t_start = cli_now_ms();
 	return 0;
 }
@@ -129,6 +134,7 @@ static int after_op(const ert_op_info *op, void *user)
 {
 	struct profiler *p = user;
 	double dt = cli_now_ms() - p->t_start;
+	uint64_t t1 = p->record ? profile_now_ns() : 0;
 	struct op_stat *s;
 
 	if (op->index >= p->cap) {
@@ -162,6 +168,21 @@ static int after_op(const ert_op_info *op, void *user)
 	if (p->measuring) {
 		s->total_ms += dt;
 		s->calls++;
+		if (p->record) {
+			/* reserved after the warm-up run; grows only if a run has more ops */
+			if (p->n_ev == p->cap_ev) {
+				uint32_t cap = p->cap_ev ? p->cap_ev * 2 : 256;
+				struct prof_event *ev = realloc(p->ev, cap * sizeof(*ev));
+
+				if (!ev) {
+					p->oom = true;
+					return 1;
+				}
+				p->ev = ev;
+				p->cap_ev = cap;
+			}
+			p->ev[p->n_ev++] = (struct prof_event){ op->index, p->op_t0, t1 };
+		}
 	}
 	return 0;
 }
@@ -233,6 +254,7 @@ int ert_cmd_profile(int argc, char **argv)
 	ert_model *model = NULL;
 	ert_session *sess = NULL;
 	double total = 0;
+	ert_status st;
 	int ret;
 
 	ert_config_init(&o.cfg);
@@ -243,12 +265,36 @@ int ert_cmd_profile(int argc, char **argv)
 	o.cfg.before_op = before_op;
 	o.cfg.after_op = after_op;
 	o.cfg.callback_user = &p;
+	if ((o.trace && !profile_check_output(o.trace)) || (o.svg && !profile_check_output(o.svg)))
+		goto cleanup;
 	if (!cli_session_open("profile", o.model, &o.cfg, &model, &sess) ||
 	    !cli_inputs_random("profile", sess, 0))
 		goto cleanup;
+	if (o.trace) {
+		p.run_t0 = calloc(o.loops, sizeof(*p.run_t0));
+		p.run_t1 = calloc(o.loops, sizeof(*p.run_t1));
+		if (!p.run_t0 || !p.run_t1) {
+			cli_error("profile", "out of memory");
+			goto cleanup;
+		}
+		p.tid = (uint32_t)syscall(SYS_gettid);
+	}
 	for (uint32_t i = 0; i <= o.loops; i++) {
 		p.measuring = i > 0;
-		if (ert_session_run(sess) != ERT_OK) {
+		if (i == 1 && o.trace) {
+			/* the warm-up run counted the ops: room for every timed run's */
+			uint64_t want = (uint64_t)p.n * o.loops;
+
+			p.ev = want && want < UINT32_MAX ? malloc(want * sizeof(*p.ev)) : NULL;
+			p.cap_ev = p.ev ? (uint32_t)want : 0;
+			p.record = true;
+		}
+		if (i && o.trace)
+			p.run_t0[i - 1] = profile_now_ns();
+		st = ert_session_run(sess);
+		if (i && o.trace)
+			p.run_t1[i - 1] = profile_now_ns();
+		if (st != ERT_OK) {
 			cli_progress_done();
 			cli_error("profile", "failed to run '%s': %s", o.model,
 				  p.oom ? "out of memory" : ert_session_error(sess));
@@ -271,6 +317,11 @@ int ert_cmd_profile(int argc, char **argv)
 		s->total_ms = s->calls ? s->total_ms / o.loops : 0;
 		total += s->total_ms;
 	}
+	/* the files first: when one cannot be written, nothing is printed */
+	if (o.trace && !profile_write_trace(o.trace, o.model, &p, o.loops))
+		goto cleanup;
+	if (o.svg && !profile_write_svg(o.svg, o.model, &p, total, o.loops))
+		goto cleanup;
 	qsort(p.ops, p.n, sizeof(*p.ops), cmp_time_desc);
 	if (o.json)
 		print_json(&o, &p, total);
@@ -285,6 +336,9 @@ cleanup:
 		free(p.ops[i].kernel);
 	}
 	free(p.ops);
+	free(p.ev);
+	free(p.run_t0);
+	free(p.run_t1);
 	ert_session_destroy(sess);
 	ert_model_unref(model);
 	return ret;

@@ -1,0 +1,62 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * profile.h — edgert profile's measurements, shared by profile.c (the runs,
+ * the table) and profile-out.c (the --trace and --svg files).
+ */
+#ifndef ERT_PROFILE_H
+#define ERT_PROFILE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+struct op_stat {
+	char *name, *type, *backend, *kernel;
+	double total_ms;
+	uint32_t calls;
+};
+
+/* One op of one timed run, for --trace: CLOCK_MONOTONIC nanoseconds. */
+struct prof_event {
+	uint32_t op;       /* execution index (ert_op_info.index) */
+	uint64_t t0, t1;
+};
+
+struct profiler {
+	struct op_stat *ops; /* by execution index */
+	uint32_t n, cap;
+	double t_start;
+	bool measuring;      /* false during the warm-up run */
+	bool oom;
+	/* --trace: every op of every timed run, and the runs' bounds */
+	bool record;
+	uint64_t op_t0;
+	struct prof_event *ev;
+	uint32_t n_ev, cap_ev;
+	uint64_t *run_t0, *run_t1; /* [loops] */
+	uint32_t tid;              /* the thread that ran the session */
+};
+
+uint64_t profile_now_ns(void);
+
+/*
+ * Before anything runs: false (with the error printed) when @path names a
+ * directory or its directory cannot be written, so that a bad --trace or
+ * --svg fails at once and leaves every other output unwritten.
+ */
+bool profile_check_output(const char *path);
+
+/*
+ * Write the timed runs as a Chrome trace (one track: the thread that ran
+ * the session; a span per run, a span per op inside it) to @path. @p->ops
+ * must still be in execution order. Prints the error and returns false.
+ */
+bool profile_write_trace(const char *path, const char *model, const struct profiler *p,
+			 uint32_t loops);
+/*
+ * Write the bar chart of @p's mean per-op times (total_ms already divided
+ * by the runs; any order) to @path. Prints the error and returns false.
+ */
+bool profile_write_svg(const char *path, const char *model, const struct profiler *p,
+		       double total_ms, uint32_t loops);
+
+#endif /* ERT_PROFILE_H */
