@@ -10,8 +10,9 @@
 #   make modules          kernel module (see mk/kernel.mk and Kbuild)
 #
 # Sources are picked up by wildcard: a new file in libruntime/, backends/cpu/,
-# backends/npu/ or backends/opencl/ (and its ops/ and kernels/) is part of the
-# library without touching this file.
+# backends/npu/, backends/opencl/ (and its ops/ and kernels/) or
+# backends/gpu-common/ (what the GPU backends share) is part of the library
+# without touching this file.
 
 CC       ?= cc
 PREFIX   ?= /usr/local
@@ -51,7 +52,7 @@ LDLIBS   += -lprotobuf-c -lz -lm -lpthread $(DRM_LIBS) $(CL_LIBS)
 ALL_LDFLAGS := -pthread $(SANFLAGS) $(LDFLAGS)
 
 LIB_SRCS  := $(sort $(wildcard libruntime/*.c libruntime/*/*.c backends/cpu/*.c backends/cpu/*/*.c \
-		backends/npu/*.c backends/opencl/*.c backends/opencl/ops/*.c))
+		backends/npu/*.c backends/opencl/*.c backends/opencl/ops/*.c backends/gpu-common/*.c))
 # The enpu command stream validator/executor, shared with the kernel module
 # (GPL-2.0-only, freestanding): the simulator in backends/npu runs it. It
 # stays one object of its own, built from kmod/ unchanged.

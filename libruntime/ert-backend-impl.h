@@ -210,6 +210,12 @@ struct ert_backend_ops {
 	 * the CPU backend runs all of it. 0: no such rule.
 	 */
 	uint64_t min_island_macs;
+	/*
+	 * Called once every step of a new plan is prepared (optional): where a
+	 * backend writes down what preparing learnt (a GPU backend's cache
+	 * file of program binaries and tuned launches) once, not per step.
+	 */
+	void (*plan_prepared)(struct ert_backend *be);
 };
 
 struct ert_backend {
@@ -300,6 +306,12 @@ static inline void ert_backend_release(struct ert_backend *be, struct ert_exec *
 {
 	if (be->ops->release)
 		be->ops->release(be, x);
+}
+
+static inline void ert_backend_plan_prepared(struct ert_backend *be)
+{
+	if (be->ops->plan_prepared)
+		be->ops->plan_prepared(be);
 }
 
 static inline ert_status ert_backend_synchronize(struct ert_backend *be, struct ert_err *err)

@@ -253,6 +253,8 @@ static ert_status ocl_prepare(struct ert_backend *be, struct ert_exec *x, struct
 	s = op->prepare(cl, x, st, err);
 	if (s == ERT_OK)
 		s = ert_ocl_step_check(st, err);
+	if (s == ERT_OK)
+		s = ert_ocl_step_tune(cl, st, err);
 	if (s != ERT_OK)
 		ocl_release(be, x);
 	return s;
@@ -291,6 +293,11 @@ static uint64_t ocl_copied_bytes(struct ert_backend *be)
 	return ocl_of(be)->copied;
 }
 
+static void ocl_plan_prepared(struct ert_backend *be)
+{
+	ert_ocl_cache_flush(ocl_of(be));
+}
+
 static void ocl_destroy(struct ert_backend *be)
 {
 	struct ert_ocl *cl;
@@ -311,7 +318,11 @@ static void ocl_destroy(struct ert_backend *be)
 			free(c);
 		}
 		ert_ocl_programs_release(cl);
+		/* what a plan that failed half-way built or tuned is kept too */
+		ert_ocl_cache_flush(cl);
 		ert_ocl_cache_close(cl);
+		if (cl->tune_queue)
+			clReleaseCommandQueue(cl->tune_queue);
 		ert_ocl_device_close(cl);
 		free(cl);
 	}
@@ -336,6 +347,7 @@ static const struct ert_backend_ops ocl_ops = {
 	.destroy = ocl_destroy,
 	.resident_bytes = ocl_resident_bytes,
 	.copied_bytes = ocl_copied_bytes,
+	.plan_prepared = ocl_plan_prepared,
 };
 
 static ert_status create(const ert_config *cfg, bool gpu_only, struct ert_backend **out,
@@ -355,6 +367,7 @@ static ert_status create(const ert_config *cfg, bool gpu_only, struct ert_backen
 	be->type = ERT_BACKEND_OPENCL;
 	be->ctx = cl;
 	cl->precision = cfg ? cfg->precision : ERT_LEVEL_NORMAL;
+	cl->tune = cfg ? cfg->tune : ERT_TUNE_FAST;
 	st = ert_ocl_device_open(cl, gpu_only, err);
 	if (st != ERT_OK) {
 		ocl_destroy(be);

@@ -2,13 +2,16 @@
 /*
  * The cache file (ert_config.cache_path): program binaries the driver gave
  * for this device, so that a later session loads them instead of compiling
- * the sources. Layout (host byte order, which the device key implies):
+ * the sources, and the launches tuned on it (ocl-tune.c), so that a later
+ * session times nothing. Layout (host byte order, which the device key
+ * implies):
  *
- *   "ERTCLBIN" u32 version
+ *   "ERTCLBIN" u32 version (2; 1 had no tuning table)
  *   key: u32 count, then per string u32 length + bytes (platform, platform
  *        version, device, device version, driver version)
  *   u32 entries, then per entry: u32 name length + name, u64 source hash,
  *        u64 binary size + binary
+ *   the tuning table (gpu-common/gpu-tune.h: ert_tune_serialize)
  *   u64 FNV-1a of every byte before it
  *
  * A file that is short, damaged (checksum), of another version or of another
@@ -28,7 +31,7 @@
 #include "opencl/ocl-impl.h"
 
 #define MAGIC "ERTCLBIN"
-#define VERSION 1u
+#define VERSION 2u
 #define MAX_FILE (256u << 20)
 #define N_KEY 5
 
@@ -154,8 +157,16 @@ static const char *parse(struct ert_ocl *cl, const unsigned char *buf, size_t si
 		memcpy(e->bin, bin, e->size);
 		c->n++;
 	}
-	if (r.bad || r.left)
+	if (r.bad)
 		return "damaged (length)";
+	size_t used = 0;
+	const char *why = ert_tune_parse(&c->tuned, r.p, r.left, &used);
+
+	if (why)
+		return why;
+	if (used != r.left)
+		return "damaged (length)";
+	c->tuned.dirty = false;
 	return NULL;
 }
 
@@ -164,6 +175,7 @@ static void drop_entries(struct ert_ocl_cache *c)
 	for (uint32_t i = 0; i < c->n; i++)
 		free(c->entries[i].bin);
 	c->n = 0;
+	ert_tune_table_free(&c->tuned);
 }
 
 void ert_ocl_cache_open(struct ert_ocl *cl, const char *path)
@@ -249,15 +261,19 @@ static void save(struct ert_ocl *cl)
 	uint64_t sum = ERT_OCL_HASH_INIT;
 	const char *key[N_KEY];
 	char *tmp = malloc(len + 16);
+	size_t table_size = ert_tune_serialize(&c->tuned, NULL, 0);
+	unsigned char *table = malloc(table_size);
 	bool ok;
 	FILE *f = NULL;
 	int fd;
 
 	/* one warning is enough: the same path will not become writable mid-session */
-	if (!tmp || c->unwritable) {
+	if (!tmp || !table || c->unwritable) {
 		free(tmp);
+		free(table);
 		return;
 	}
+	ert_tune_serialize(&c->tuned, table, table_size);
 	snprintf(tmp, len + 16, "%s.tmp.XXXXXX", c->path);
 	fd = mkstemp(tmp);
 	if (fd < 0 || !(f = fdopen(fd, "wb"))) {
@@ -268,6 +284,7 @@ static void save(struct ert_ocl *cl)
 			unlink(tmp);
 		}
 		free(tmp);
+		free(table);
 		return;
 	}
 	key_strings(cl, key);
@@ -281,6 +298,7 @@ static void save(struct ert_ocl *cl)
 		ok = put_str(f, &sum, e->name) && put_u64(f, &sum, e->hash) &&
 		     put_u64(f, &sum, e->size) && put_bytes(f, &sum, e->bin, e->size);
 	}
+	ok = ok && table && put_bytes(f, &sum, table, table_size);
 	ok = ok && fwrite(&sum, 1, 8, f) == 8;
 	/* the data reaches the disk before the rename makes it the cache file */
 	ok = ok && fflush(f) == 0 && fsync(fileno(f)) == 0;
@@ -291,6 +309,7 @@ static void save(struct ert_ocl *cl)
 		unlink(tmp);
 	}
 	free(tmp);
+	free(table);
 }
 
 void ert_ocl_cache_put(struct ert_ocl *cl, const char *name, uint64_t hash, cl_program prog)
@@ -328,7 +347,19 @@ void ert_ocl_cache_put(struct ert_ocl *cl, const char *name, uint64_t hash, cl_p
 	e->hash = hash;
 	e->bin = bin;
 	e->size = size;
+	c->dirty = true;
+}
+
+void ert_ocl_cache_flush(struct ert_ocl *cl)
+{
+	struct ert_ocl_cache *c = &cl->cache;
+
+	if (!c->path || (!c->dirty && !c->tuned.dirty))
+		return;
 	save(cl);
+	/* written, or unwritable (and said so once): either way nothing to retry */
+	c->dirty = false;
+	c->tuned.dirty = false;
 }
 
 void ert_ocl_cache_close(struct ert_ocl *cl)

@@ -24,6 +24,7 @@
 #include <CL/cl.h>
 
 #include "ert-backend-impl.h"
+#include "gpu-common/gpu-tune.h"
 
 /* The backend's factories (session/backend.c's registry) and its device's name, for tools. */
 ert_status ert_opencl_backend_create(const ert_config *cfg, struct ert_backend **out,
@@ -57,10 +58,19 @@ struct ert_ocl_cache {
 	char *path;                  /* ert_config.cache_path, or NULL: no cache */
 	struct ert_ocl_cache_entry entries[ERT_OCL_MAX_PROGRAMS];
 	uint32_t n;
+	bool dirty;                  /* entries changed since the file was read or written */
 	bool rejected;               /* the file was there and was ignored */
 	bool unwritable;             /* a write failed (and was reported): no more tries */
 	/* this backend's programs: loaded from a cached binary, built from source */
 	uint32_t loaded, built;
+	/* tuned launches (ocl-tune.c): the file's, then this session's choices */
+	struct ert_tune_table tuned;
+	/*
+	 * launches whose candidates were timed, launches that took a choice
+	 * from the table, and entries of the table that were refused (not a
+	 * candidate of their launch)
+	 */
+	uint32_t tune_timed, tune_reused, tune_refused;
 	char note[384];              /* the last warning, also printed on stderr */
 };
 
@@ -79,8 +89,12 @@ struct ert_ocl {
 	cl_ulong max_alloc;          /* CL_DEVICE_MAX_MEM_ALLOC_SIZE */
 	cl_ulong local_mem;          /* CL_DEVICE_LOCAL_MEM_SIZE */
 	ert_level precision;
+	ert_tune tune;               /* ert_config.tune */
+	/* a queue with profiling, made the first time a launch is tuned */
+	cl_command_queue tune_queue;
 	/* programs built for the device on first use, one per source */
 	cl_program programs[ERT_OCL_MAX_PROGRAMS];
+	uint64_t program_hash[ERT_OCL_MAX_PROGRAMS]; /* of what each was built from */
 	struct ert_ocl_cache cache;
 	/* constants uploaded once per session, shared by every plan's steps */
 	struct ert_ocl_const *consts;
@@ -137,8 +151,13 @@ void ert_ocl_cache_open(struct ert_ocl *cl, const char *path);
 /* The cached binary of program @name built from sources of @hash, or NULL. */
 const struct ert_ocl_cache_entry *ert_ocl_cache_find(struct ert_ocl *cl, const char *name,
 						     uint64_t hash);
-/* Keep @prog's binary as program @name's and rewrite the file (no-op without a cache). */
+/* Keep @prog's binary as program @name's (no-op without a cache); written by the next flush. */
 void ert_ocl_cache_put(struct ert_ocl *cl, const char *name, uint64_t hash, cl_program prog);
+/*
+ * Rewrite the file when a program was built or a launch tuned since it was
+ * read or written (after each plan is prepared, and when the backend goes).
+ */
+void ert_ocl_cache_flush(struct ert_ocl *cl);
 void ert_ocl_cache_close(struct ert_ocl *cl);
 /* For tests: the backend's cache counters and last warning (NULL for another backend). */
 const struct ert_ocl_cache *ert_opencl_backend_cache(const struct ert_backend *be);
@@ -168,6 +187,19 @@ struct ert_ocl_launch {
 	size_t lws[3];
 	bool has_lws;
 	cl_uint next_arg;            /* index of the next argument to set */
+	/*
+	 * Until the step is tuned (ocl-tune.c): the kernels of its variants
+	 * (var[0] == kernel), every argument set on each, the space the tuner
+	 * chooses in (NULL: nothing to choose), the program, the name of the
+	 * first variant, and a digest of the launch's sizes and scalar
+	 * arguments (the shape of the tuning key).
+	 */
+	cl_kernel var[ERT_TUNE_MAX_VARIANTS];
+	uint32_t n_var;
+	struct ert_tune_space *space;
+	int program;
+	const char *name;
+	uint64_t shape;
 };
 
 /* What prepare() makes for a step (ert_exec.state); freed by release(). */
@@ -222,6 +254,38 @@ ert_status ert_ocl_ws(const struct ert_exec *x, struct ert_ocl_ref *out, struct 
 ert_status ert_ocl_launch_add(struct ert_ocl *cl, struct ert_ocl_step *st, const char *program,
 			      const char *kernel, cl_uint dims, const size_t *gws,
 			      const size_t *lws, struct ert_err *err);
+/*
+ * The same for a kernel without a required work-group size: @lws is the
+ * built-in local size, and the tuner may choose another (ert_config.tune).
+ */
+ert_status ert_ocl_launch_tunable(struct ert_ocl *cl, struct ert_ocl_step *st,
+				  const char *program, const char *kernel, cl_uint dims,
+				  const size_t *gws, const size_t *lws, struct ert_err *err);
+/*
+ * A launch of one of @n kernels of @program that take the same arguments and
+ * compute the same thing (tile variants), each with its own sizes; the tuner
+ * chooses one, the first being the built-in choice. Arguments are set on
+ * every variant.
+ */
+struct ert_ocl_variant {
+	const char *kernel;
+	cl_uint dims;
+	size_t gws[3];
+	size_t lws[3];
+	bool free_lws;               /* no required work-group size: the tuner may change lws */
+};
+ert_status ert_ocl_launch_variants(struct ert_ocl *cl, struct ert_ocl_step *st,
+				   const char *program, const struct ert_ocl_variant *v,
+				   uint32_t n, struct ert_err *err);
+/*
+ * Choose each launch's variant and local size (ert_config.tune): from the
+ * table of tuned launches, else by timing the candidates on a profiling
+ * queue with the step's real arguments (its outputs are written with
+ * whatever its inputs hold: nothing reads them before a run writes them
+ * again). Releases the kernels not chosen. Called once the step's arguments
+ * are all set.
+ */
+ert_status ert_ocl_step_tune(struct ert_ocl *cl, struct ert_ocl_step *st, struct ert_err *err);
 void ert_ocl_arg_ref(struct ert_ocl_step *st, const struct ert_ocl_ref *r);
 void ert_ocl_arg_mem(struct ert_ocl_step *st, cl_mem m);
 void ert_ocl_arg_int(struct ert_ocl_step *st, cl_int v);
@@ -236,6 +300,8 @@ ert_status ert_ocl_copy_add(struct ert_ocl_step *st, const struct ert_ocl_ref *s
 /* A read-only device copy of @count ints, owned by @st (counted as resident). */
 ert_status ert_ocl_table(struct ert_ocl *cl, struct ert_ocl_step *st, const cl_int *data,
 			 size_t count, cl_mem *out, struct ert_err *err);
+/* The index of program @name among ert_ocl_sources, or -1. */
+int ert_ocl_program_index(const char *name);
 /* Enqueue the step's copies and launches. */
 ert_status ert_ocl_step_run(struct ert_ocl *cl, const struct ert_ocl_step *st,
 			    struct ert_err *err);

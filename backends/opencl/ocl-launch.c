@@ -4,6 +4,7 @@
  * time (prepare), then only enqueued at every run.
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "ert-probes.h"
@@ -75,9 +76,10 @@ ert_status ert_ocl_ws(const struct ert_exec *x, struct ert_ocl_ref *out, struct 
 	return ERT_STATUS_BACKEND;
 }
 
-ert_status ert_ocl_launch_add(struct ert_ocl *cl, struct ert_ocl_step *st, const char *program,
-			      const char *kernel, cl_uint dims, const size_t *gws,
-			      const size_t *lws, struct ert_err *err)
+/* The launch of variant 0's sizes; every variant's kernel created. */
+static ert_status launch_new(struct ert_ocl *cl, struct ert_ocl_step *st, const char *program,
+			     const struct ert_ocl_variant *v, uint32_t n, bool has_lws,
+			     struct ert_err *err)
 {
 	struct ert_ocl_launch *l;
 	ert_status s;
@@ -89,51 +91,154 @@ ert_status ert_ocl_launch_add(struct ert_ocl *cl, struct ert_ocl_step *st, const
 	}
 	l = &st->launch[st->n_launch];
 	memset(l, 0, sizeof(*l));
-	s = ert_ocl_kernel_create(cl, program, kernel, &l->kernel, st->node, err);
-	if (s != ERT_OK)
-		return s;
+	for (uint32_t i = 0; i < n; i++) {
+		s = ert_ocl_kernel_create(cl, program, v[i].kernel, &l->var[i], st->node, err);
+		if (s != ERT_OK) {
+			for (uint32_t j = 0; j < i; j++)
+				clReleaseKernel(l->var[j]);
+			return s;
+		}
+	}
 	st->n_launch++;
-	l->dims = dims;
-	l->has_lws = lws != NULL;
-	for (cl_uint d = 0; d < dims; d++) {
-		l->lws[d] = lws ? lws[d] : 1;
+	l->n_var = n;
+	l->kernel = l->var[0];
+	l->program = ert_ocl_program_index(program);
+	l->name = v[0].kernel;
+	l->dims = v[0].dims;
+	l->has_lws = has_lws;
+	for (cl_uint d = 0; d < l->dims; d++) {
+		l->lws[d] = has_lws ? v[0].lws[d] : 1;
 		/* an empty range would be an error: such a launch writes nothing */
-		l->gws[d] = ert_ocl_round_up(gws[d] ? gws[d] : 1, l->lws[d]);
+		l->gws[d] = ert_ocl_round_up(v[0].gws[d] ? v[0].gws[d] : 1, l->lws[d]);
+	}
+	l->shape = ert_ocl_hash(ERT_OCL_HASH_INIT, &n, sizeof(n));
+	for (uint32_t i = 0; i < n; i++) {
+		l->shape = ert_ocl_hash(l->shape, &v[i].dims, sizeof(v[i].dims));
+		l->shape = ert_ocl_hash(l->shape, v[i].gws, sizeof(v[i].gws[0]) * v[i].dims);
 	}
 	return ERT_OK;
 }
 
-static void set_arg(struct ert_ocl_step *st, size_t size, const void *value)
+/* What the tuner may choose from for the launch just added; nothing when there is no choice. */
+static ert_status launch_space(struct ert_ocl *cl, struct ert_ocl_step *st,
+			       const struct ert_ocl_variant *v, uint32_t n, struct ert_err *err)
 {
 	struct ert_ocl_launch *l = &st->launch[st->n_launch - 1];
-	cl_int rc = clSetKernelArg(l->kernel, l->next_arg, size, value);
+	struct ert_tune_space *sp;
 
-	if (rc != CL_SUCCESS && st->arg_rc == CL_SUCCESS) {
-		st->arg_rc = rc;
-		st->arg_index = l->next_arg;
+	if (n == 1 && !v[0].free_lws)
+		return ERT_OK;
+	sp = calloc(1, sizeof(*sp));
+	if (!sp) {
+		ert_err_set(err, "opencl: out of memory preparing %s '%s'", ert_op_name(st->node->op),
+			    st->node->name);
+		return ERT_STATUS_OUT_OF_MEMORY;
+	}
+	sp->n = n;
+	for (uint32_t i = 0; i < n; i++) {
+		struct ert_tune_variant *t = &sp->v[i];
+		size_t kwg = 0;
+
+		t->dims = v[i].dims;
+		t->free_lws = v[i].free_lws;
+		for (cl_uint d = 0; d < v[i].dims && d < 3; d++) {
+			t->gws[d] = v[i].gws[d] ? v[i].gws[d] : 1;
+			t->lws[d] = v[i].lws[d];
+		}
+		/* the kernel may allow fewer items per group than the device */
+		t->max_wg = cl->max_wg;
+		if (clGetKernelWorkGroupInfo(l->var[i], cl->device, CL_KERNEL_WORK_GROUP_SIZE,
+					     sizeof(kwg), &kwg, NULL) == CL_SUCCESS && kwg &&
+		    kwg < t->max_wg)
+			t->max_wg = kwg;
+	}
+	l->space = sp;
+	return ERT_OK;
+}
+
+ert_status ert_ocl_launch_add(struct ert_ocl *cl, struct ert_ocl_step *st, const char *program,
+			      const char *kernel, cl_uint dims, const size_t *gws,
+			      const size_t *lws, struct ert_err *err)
+{
+	struct ert_ocl_variant v = { .kernel = kernel, .dims = dims };
+
+	for (cl_uint d = 0; d < dims && d < 3; d++) {
+		v.gws[d] = gws[d];
+		v.lws[d] = lws ? lws[d] : 1;
+	}
+	return launch_new(cl, st, program, &v, 1, lws != NULL, err);
+}
+
+ert_status ert_ocl_launch_tunable(struct ert_ocl *cl, struct ert_ocl_step *st,
+				  const char *program, const char *kernel, cl_uint dims,
+				  const size_t *gws, const size_t *lws, struct ert_err *err)
+{
+	struct ert_ocl_variant v = { .kernel = kernel, .dims = dims, .free_lws = true };
+	ert_status s;
+
+	for (cl_uint d = 0; d < dims && d < 3; d++) {
+		v.gws[d] = gws[d];
+		v.lws[d] = lws[d];
+	}
+	s = launch_new(cl, st, program, &v, 1, true, err);
+	return s == ERT_OK ? launch_space(cl, st, &v, 1, err) : s;
+}
+
+ert_status ert_ocl_launch_variants(struct ert_ocl *cl, struct ert_ocl_step *st,
+				   const char *program, const struct ert_ocl_variant *v,
+				   uint32_t n, struct ert_err *err)
+{
+	ert_status s;
+
+	if (!n || n > ERT_TUNE_MAX_VARIANTS) {
+		ert_err_set(err, "opencl: %s '%s': %u kernel variants (1..%d)",
+			    ert_op_name(st->node->op), st->node->name, n, ERT_TUNE_MAX_VARIANTS);
+		return ERT_STATUS_INTERNAL;
+	}
+	s = launch_new(cl, st, program, v, n, true, err);
+	return s == ERT_OK ? launch_space(cl, st, v, n, err) : s;
+}
+
+/* @shape: the value is part of the launch's shape (sizes, flags), not a buffer or its offset. */
+static void set_arg(struct ert_ocl_step *st, size_t size, const void *value, bool shape)
+{
+	struct ert_ocl_launch *l = &st->launch[st->n_launch - 1];
+
+	for (uint32_t i = 0; i < l->n_var; i++) {
+		cl_int rc = clSetKernelArg(l->var[i], l->next_arg, size, value);
+
+		if (rc != CL_SUCCESS && st->arg_rc == CL_SUCCESS) {
+			st->arg_rc = rc;
+			st->arg_index = l->next_arg;
+		}
+	}
+	if (shape) {
+		l->shape = ert_ocl_hash(l->shape, &size, sizeof(size));
+		if (value)
+			l->shape = ert_ocl_hash(l->shape, value, size);
 	}
 	l->next_arg++;
 }
 
 void ert_ocl_arg_ref(struct ert_ocl_step *st, const struct ert_ocl_ref *r)
 {
-	set_arg(st, sizeof(r->mem), &r->mem);
-	set_arg(st, sizeof(r->off), &r->off);
+	set_arg(st, sizeof(r->mem), &r->mem, false);
+	set_arg(st, sizeof(r->off), &r->off, false);
 }
 
 void ert_ocl_arg_mem(struct ert_ocl_step *st, cl_mem m)
 {
-	set_arg(st, sizeof(m), &m);
+	set_arg(st, sizeof(m), &m, false);
 }
 
 void ert_ocl_arg_int(struct ert_ocl_step *st, cl_int v)
 {
-	set_arg(st, sizeof(v), &v);
+	set_arg(st, sizeof(v), &v, true);
 }
 
 void ert_ocl_arg_float(struct ert_ocl_step *st, cl_float v)
 {
-	set_arg(st, sizeof(v), &v);
+	set_arg(st, sizeof(v), &v, true);
 }
 
 void ert_ocl_arg_int8(struct ert_ocl_step *st, const cl_int *v8)
@@ -141,12 +246,12 @@ void ert_ocl_arg_int8(struct ert_ocl_step *st, const cl_int *v8)
 	cl_int8 v;
 
 	memcpy(v.s, v8, sizeof(v.s));
-	set_arg(st, sizeof(v), &v);
+	set_arg(st, sizeof(v), &v, true);
 }
 
 void ert_ocl_arg_local(struct ert_ocl_step *st, size_t bytes)
 {
-	set_arg(st, bytes, NULL);
+	set_arg(st, bytes, NULL, true);
 }
 
 ert_status ert_ocl_step_check(struct ert_ocl_step *st, struct ert_err *err)
@@ -237,8 +342,18 @@ void ert_ocl_step_free(struct ert_ocl *cl, struct ert_ocl_step *st)
 {
 	if (!st)
 		return;
-	for (uint32_t i = 0; i < st->n_launch; i++)
-		clReleaseKernel(st->launch[i].kernel);
+	for (uint32_t i = 0; i < st->n_launch; i++) {
+		struct ert_ocl_launch *l = &st->launch[i];
+
+		/* untuned (a failed prepare): every variant; tuned: the one kept */
+		if (l->n_var) {
+			for (uint32_t v = 0; v < l->n_var; v++)
+				clReleaseKernel(l->var[v]);
+		} else {
+			clReleaseKernel(l->kernel);
+		}
+		free(l->space);
+	}
 	for (uint32_t i = 0; i < st->n_consts; i++)
 		ert_ocl_const_put(cl, st->consts[i]);
 	for (uint32_t i = 0; i < st->n_tables; i++) {

@@ -17,7 +17,7 @@
  */
 #define BUILD_OPTIONS "-cl-std=CL1.2"
 
-static int source_index(const char *name)
+int ert_ocl_program_index(const char *name)
 {
 	for (unsigned i = 0; i < ert_ocl_n_sources && i < ERT_OCL_MAX_PROGRAMS; i++)
 		if (!strcmp(ert_ocl_sources[i].name, name))
@@ -82,7 +82,7 @@ static cl_program from_cache(struct ert_ocl *cl, int idx, uint64_t hash)
 static ert_status build(struct ert_ocl *cl, int idx, const struct ert_node *n,
 			struct ert_err *err)
 {
-	int common = source_index("common");
+	int common = ert_ocl_program_index("common");
 	/* test hook: a program that fails to build, to check what the user is told */
 	const char *broken = getenv("ERT_OPENCL_TEST_BREAK");
 	uint64_t hash = ert_ocl_hash(ERT_OCL_HASH_INIT, BUILD_OPTIONS, sizeof(BUILD_OPTIONS));
@@ -104,6 +104,7 @@ static ert_status build(struct ert_ocl *cl, int idx, const struct ert_node *n,
 		hash = ert_ocl_hash(hash, &len, sizeof(len));
 		hash = ert_ocl_hash(hash, texts[i], len);
 	}
+	cl->program_hash[idx] = hash;
 	prog = from_cache(cl, idx, hash);
 	if (prog) {
 		cl->programs[idx] = prog;
@@ -135,7 +136,7 @@ static ert_status build(struct ert_ocl *cl, int idx, const struct ert_node *n,
 ert_status ert_ocl_kernel_create(struct ert_ocl *cl, const char *program, const char *kernel,
 				 cl_kernel *out, const struct ert_node *n, struct ert_err *err)
 {
-	int idx = source_index(program);
+	int idx = ert_ocl_program_index(program);
 	cl_kernel k;
 	cl_int rc;
 

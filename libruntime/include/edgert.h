@@ -201,6 +201,20 @@ typedef enum ert_level {
 	ERT_LEVEL_LOW = 2,
 } ert_level;
 
+/*
+ * Autotuning of GPU kernels (ert_config.tune): work-group sizes, and the tile
+ * variant where a kernel has several, chosen per kernel and shape while a
+ * session is planned by timing the candidates on the device. With a cache
+ * file (ert_config.cache_path) the choices are kept there and a later
+ * session times nothing. The CPU backend does not tune.
+ */
+typedef enum ert_tune {
+	ERT_TUNE_FAST = 0,   /* default: the built-in choice and a few others */
+	ERT_TUNE_NONE = 1,   /* the built-in choices; nothing is timed */
+	ERT_TUNE_NORMAL = 2, /* every work-group size of a kernel up to the device's limit */
+	ERT_TUNE_WIDE = 3,   /* NORMAL's, smaller ones and the driver's own choice, timed longer */
+} ert_tune;
+
 #define ERT_MAX_BACKENDS 4
 #define ERT_MAX_THREADS 32
 #define ERT_MAX_RANK 8
@@ -316,6 +330,15 @@ typedef struct ert_config {
 	 * mapped zero pages: memory is committed as the application writes them.
 	 */
 	uint64_t max_memory;
+	/*
+	 * Autotuning of GPU kernels while planning (enum ert_tune; FAST by
+	 * default). Each kernel and shape is tuned once per session, or once
+	 * per device, driver and kernel source when a cache file is set. A
+	 * choice made by a wider mode serves a narrower one; a narrower one is
+	 * tuned again by a wider mode. Values past ERT_TUNE_WIDE fail session
+	 * creation with ERT_STATUS_INVALID_ARGUMENT.
+	 */
+	ert_tune tune;
 } ert_config;
 
 /**

@@ -1019,6 +1019,8 @@ static ert_status plan_create(struct ert_session *s, struct ert_plan *parent,
 		}
 		stp->prepared = true;
 	}
+	for (uint32_t i = 0; i < s->n_backends; i++)
+		ert_backend_plan_prepared(s->backends[i]);
 	free(need);
 	*out = p;
 	return ERT_OK;

@@ -126,6 +126,7 @@ static ert_status create_backends(struct ert_session *s, struct ert_err *err)
 static const size_t config_sizes[] = {
 	offsetof(ert_config, cpu_level),    /* 0.1 */
 	offsetof(ert_config, max_memory),   /* 0.1 + cpu_level */
+	offsetof(ert_config, tune),         /* + max_memory */
 	sizeof(ert_config),
 };
 
@@ -172,6 +173,10 @@ static ert_status check_config(const ert_config *cfg, struct ert_err *err)
 	}
 	if ((unsigned)cfg->cpu_level > ERT_CPU_LEVEL_AMX) {
 		ert_err_set(err, "cpu_level %d is not an ert_cpu_level", cfg->cpu_level);
+		return ERT_STATUS_INVALID_ARGUMENT;
+	}
+	if ((unsigned)cfg->tune > ERT_TUNE_WIDE) {
+		ert_err_set(err, "tune %d is not an ert_tune (fast, none, normal, wide)", cfg->tune);
 		return ERT_STATUS_INVALID_ARGUMENT;
 	}
 	return ERT_OK;

@@ -6,8 +6,13 @@
  * foreign (another device, with a valid checksum) or unrelated file is
  * ignored with a warning, the programs are built, and the file is rewritten
  * so that the next session is warm again; a path that cannot be written
- * leaves the session working. With no OpenCL platform every check is
- * reported skipped.
+ * leaves the session working. Tuned launches (ert_config.tune) are kept in
+ * the same file: a cold session times them and writes them, a warm one
+ * times nothing and computes the same outputs, NONE times nothing and uses
+ * the built-in sizes, a wider mode tunes again and its choices serve a
+ * narrower one, an entry that is not a candidate of its launch is refused
+ * (that launch tuned again) and an entry out of any range makes the file
+ * damaged. With no OpenCL platform every check is reported skipped.
  *
  * Prints one line per check and ends with "N passed, N failed, N skipped".
  */
@@ -65,6 +70,7 @@ static ert_model *test_model(void)
 
 struct outcome {
 	uint32_t loaded, built;
+	uint32_t timed, reused, refused;
 	bool rejected;
 	char note[384];
 	float y[N_X];
@@ -72,8 +78,8 @@ struct outcome {
 	char error[512];
 };
 
-/* One session on OpenCL with the cache file at @p: what its cache did, and its output. */
-static struct outcome session(ert_model *m, const char *p)
+/* One session on OpenCL with the cache file at @p, tuning with @mode: what its cache did, and its output. */
+static struct outcome session_tuned(ert_model *m, const char *p, ert_tune mode)
 {
 	struct outcome o = { 0 };
 	ert_session *s = NULL;
@@ -84,6 +90,7 @@ static struct outcome session(ert_model *m, const char *p)
 	cfg.backends[0] = ERT_BACKEND_OPENCL;
 	cfg.num_backends = 1;
 	cfg.cache_path = p;
+	cfg.tune = mode;
 	if (ert_session_create(m, &cfg, &s) != ERT_OK) {
 		snprintf(o.error, sizeof(o.error), "session: %s", ert_last_error());
 		return o;
@@ -94,6 +101,9 @@ static struct outcome session(ert_model *m, const char *p)
 		o.loaded = c->loaded;
 		o.built = c->built;
 		o.rejected = c->rejected;
+		o.timed = c->tune_timed;
+		o.reused = c->tune_reused;
+		o.refused = c->tune_refused;
 		snprintf(o.note, sizeof(o.note), "%s", c->note);
 	}
 	for (int i = 0; i < N_X; i++)
@@ -107,6 +117,11 @@ static struct outcome session(ert_model *m, const char *p)
 	}
 	ert_session_destroy(s);
 	return o;
+}
+
+static struct outcome session(ert_model *m, const char *p)
+{
+	return session_tuned(m, p, ERT_TUNE_FAST);
 }
 
 static unsigned char *read_file(const char *p, size_t *size)
@@ -166,6 +181,88 @@ static void refused(ert_model *m, const char *what, const void *bytes, size_t si
 	      why);
 }
 
+/*
+ * The tuning entry of kernel @name in the file's table (at its end, after
+ * the binaries, which may hold the name too): the offset of its first local
+ * size, or 0.
+ */
+static size_t tuned_lws_at(const unsigned char *buf, size_t size, const char *name)
+{
+	uint32_t len = (uint32_t)strlen(name);
+
+	for (size_t at = size - 8 - len; at >= 4; at--) {
+		uint32_t l;
+
+		memcpy(&l, buf + at - 4, 4);
+		/* name, source, shape, mode, variant, then lws */
+		if (l == len && !memcmp(buf + at, name, len) && at + len + 28 + 12 <= size - 8)
+			return at + len + 8 + 8 + 4 + 4;
+	}
+	return 0;
+}
+
+static void tuning(ert_model *m, const unsigned char *good, size_t size,
+		   const struct outcome *cold)
+{
+	unsigned char *bad = malloc(size);
+	char why[1200];
+	struct outcome o, n, f;
+	size_t at = tuned_lws_at(good, size, "unary_f32");
+	uint32_t lws = 0;
+	uint64_t sum;
+
+	/* NONE: the built-in sizes, nothing timed or read, the same output */
+	o = session_tuned(m, path, ERT_TUNE_NONE);
+	snprintf(why, sizeof(why), "timed %u, reused %u, %s", o.timed, o.reused, o.error);
+	check(o.ran && !o.timed && !o.reused && !memcmp(o.y, cold->y, sizeof(o.y)),
+	      "tune none: nothing timed or taken from the file, the same output", why);
+
+	/* a wider mode tunes again; its choices then serve FAST */
+	n = session_tuned(m, path, ERT_TUNE_NORMAL);
+	f = session(m, path);
+	snprintf(why, sizeof(why), "normal: timed %u, reused %u, %s; fast after it: timed %u, reused %u",
+		 n.timed, n.reused, n.error, f.timed, f.reused);
+	check(n.ran && n.timed >= cold->timed && f.ran && !f.timed &&
+	      f.reused == cold->timed + cold->reused && !memcmp(n.y, cold->y, sizeof(n.y)),
+	      "tune normal: tunes FAST's launches again, FAST then takes NORMAL's choices", why);
+
+	if (!bad || !at) {
+		check(false, "a tuning entry in the file", "no entry for unary_f32 at the file's end");
+		failed += 3;
+		free(bad);
+		return;
+	}
+	/* an entry that is no candidate of its launch (a local size of 96): refused, tuned again */
+	memcpy(bad, good, size);
+	lws = 96;
+	memcpy(bad + at, &lws, 4);
+	sum = ert_ocl_hash(ERT_OCL_HASH_INIT, bad, size - 8);
+	memcpy(bad + size - 8, &sum, 8);
+	if (!write_file(path, bad, size)) {
+		check(false, "a refused tuning entry", "cannot write the test file");
+	} else {
+		o = session(m, path);
+		n = session(m, path);
+		snprintf(why, sizeof(why),
+			 "loaded %u, rejected %d, timed %u, refused %u, %s; next: timed %u, refused %u",
+			 o.loaded, o.rejected, o.timed, o.refused, o.error, n.timed, n.refused);
+		check(o.ran && !o.rejected && o.loaded == cold->built && o.refused == 1 &&
+		      o.timed == 1 && !memcmp(o.y, cold->y, sizeof(o.y)) && n.ran && !n.timed &&
+		      !n.refused,
+		      "a tuning entry that is no candidate: refused and tuned again, the rest used, "
+		      "then rewritten",
+		      why);
+	}
+	/* an entry out of any range (a local size of 7777): the file is damaged */
+	memcpy(bad, good, size);
+	lws = 7777;
+	memcpy(bad + at, &lws, 4);
+	sum = ert_ocl_hash(ERT_OCL_HASH_INIT, bad, size - 8);
+	memcpy(bad + size - 8, &sum, 8);
+	refused(m, "a tuning entry out of range", bad, size, "damaged (tuning entry)", cold);
+	free(bad);
+}
+
 int main(void)
 {
 	struct ert_err err = { "" };
@@ -177,7 +274,7 @@ int main(void)
 
 	if (ert_backend_create(ERT_BACKEND_OPENCL, NULL, &be, &err) != ERT_OK) {
 		printf("# opencl: skipped (%s)\n", err.msg);
-		printf("0 passed, 0 failed, 11 skipped\n");
+		printf("0 passed, 0 failed, 17 skipped\n");
 		return 0;
 	}
 	snprintf(dev, sizeof(dev), "%s", ert_opencl_backend_device(be));
@@ -208,10 +305,17 @@ int main(void)
 	check(warm.ran && warm.loaded == cold.built && !warm.built && !warm.rejected &&
 	      !memcmp(warm.y, cold.y, sizeof(warm.y)),
 	      "warm: every program loaded from the file, the same output", why);
+	snprintf(why, sizeof(why), "cold: timed %u, reused %u; warm: timed %u, reused %u, refused %u",
+		 cold.timed, cold.reused, warm.timed, warm.reused, warm.refused);
+	check(cold.timed >= 2 && warm.ran && !warm.timed && !warm.refused &&
+	      warm.reused == cold.timed + cold.reused,
+	      "tuning: the cold session times its launches, the warm one takes them all from the file",
+	      why);
 	if (!good) {
-		printf("%d passed, %d failed, 0 skipped\n", passed, failed + 9);
+		printf("%d passed, %d failed, 0 skipped\n", passed, failed + 14);
 		return 1;
 	}
+	tuning(m, good, size, &cold);
 	unsigned char *bad = malloc(size);
 
 	if (!bad)

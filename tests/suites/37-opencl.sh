@@ -13,7 +13,8 @@
 #   the cases with an op OpenCL does not take are counted apart, and the op
 #   types OpenCL ran are printed;
 # - the cache file of program binaries (build/test-ocl-cache: cold, warm,
-#   damaged, truncated, foreign, unrelated, unwritable), and the cold vs
+#   damaged, truncated, foreign, unrelated, unwritable; tuned launches
+#   written, taken warm, refused when damaged, none), and the cold vs
 #   warm session creation of mobilenet_v2 printed (edgert bench --cache,
 #   PoCL's own kernel cache off; a figure, not a timed test).
 # With no OpenCL platform every check is counted as skipped.

@@ -243,6 +243,10 @@ ERT_TEST(bad_arguments)
 	CHECK(s == NULL);
 	CHECK(strstr(ert_last_error(), "num_threads") != NULL);
 	ert_config_init(&cfg);
+	cfg.tune = (ert_tune)(ERT_TUNE_WIDE + 1);
+	CHECK_EQ_INT(ert_session_create(m, &cfg, &s), ERT_STATUS_INVALID_ARGUMENT);
+	CHECK(strstr(ert_last_error(), "tune") != NULL);
+	ert_config_init(&cfg);
 	cfg.struct_size = 12;
 	CHECK_EQ_INT(ert_session_create(m, &cfg, &s), ERT_STATUS_INVALID_ARGUMENT);
 	CHECK_EQ_INT(ert_session_create(NULL, NULL, &s), ERT_STATUS_INVALID_ARGUMENT);

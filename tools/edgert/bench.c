@@ -13,7 +13,7 @@ static const char usage[] =
 	"USAGE: edgert bench MODEL [--threads N] [--warmup N] [--loops N] [--json]\n"
 	"                    [--backend LIST] [--max-memory BYTES]\n"
 	"                    [--memory LEVEL] [--precision LEVEL]\n"
-	"                    [--cache FILE]\n"
+	"                    [--cache FILE] [--tune MODE]\n"
 	"       edgert bench --suite [...]   (see 'edgert bench --suite --help')\n"
 	"\n"
 	"Time ert_session_create() (planning, kernels prepared) once, then\n"
@@ -35,6 +35,7 @@ static const char usage[] =
 	"                      prepared kernels between runs (OpenCL: program\n"
 	"                      binaries); compare create with a cold and a warm file\n"
 	CLI_HELP_SESSION_LEVELS
+	CLI_HELP_TUNE
 	"  -h, --help          show this help\n"
 	"\n"
 	"EXAMPLES:\n"
@@ -51,7 +52,7 @@ struct bench_opts {
 	ert_config cfg;
 };
 
-enum { OPT_MAX_MEMORY = 256, OPT_MEMORY, OPT_PRECISION, OPT_CACHE };
+enum { OPT_MAX_MEMORY = 256, OPT_MEMORY, OPT_PRECISION, OPT_CACHE, OPT_TUNE };
 
 static int parse_args(int argc, char **argv, struct bench_opts *o)
 {
@@ -65,6 +66,7 @@ static int parse_args(int argc, char **argv, struct bench_opts *o)
 		{ "memory", required_argument, NULL, OPT_MEMORY },
 		{ "precision", required_argument, NULL, OPT_PRECISION },
 		{ "cache", required_argument, NULL, OPT_CACHE },
+		{ "tune", required_argument, NULL, OPT_TUNE },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -107,6 +109,10 @@ static int parse_args(int argc, char **argv, struct bench_opts *o)
 				return 1;
 			break;
 		case OPT_CACHE: o->cfg.cache_path = optarg; break;
+		case OPT_TUNE:
+			if (!cli_parse_tune("bench", "--tune", optarg, &o->cfg.tune))
+				return 1;
+			break;
 		case 'h': fputs(usage, stdout); return -1;
 		default: return cli_getopt_error("bench", argv, c);
 		}

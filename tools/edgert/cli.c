@@ -13,6 +13,7 @@
 
 #include "cli.h"
 #include "format/ert-format.h"
+#include "gpu-common/gpu-tune.h"
 #include "onnx/onnx-import.h"
 
 int cli_error(const char *cmd, const char *fmt, ...)
@@ -118,6 +119,14 @@ bool cli_parse_level(const char *cmd, const char *opt, const char *arg, ert_leve
 		*out = ERT_LEVEL_HIGH;
 	else
 		return cli_error(cmd, "%s must be low, normal or high, got '%s'", opt, arg), false;
+	return true;
+}
+
+bool cli_parse_tune(const char *cmd, const char *opt, const char *arg, ert_tune *out)
+{
+	if (!ert_tune_mode_parse(arg, out))
+		return cli_error(cmd, "%s must be none, fast, normal or wide, got '%s'", opt, arg),
+		       false;
 	return true;
 }
 

@@ -42,6 +42,9 @@ bool cli_parse_bytes(const char *cmd, const char *opt, const char *arg, uint64_t
 /* Parse "low", "normal" or "high" for @opt (ert_level); error and false otherwise. */
 bool cli_parse_level(const char *cmd, const char *opt, const char *arg, ert_level *out);
 
+/* Parse "none", "fast", "normal" or "wide" for @opt (ert_tune); error and false otherwise. */
+bool cli_parse_tune(const char *cmd, const char *opt, const char *arg, ert_tune *out);
+
 /*
  * Report a getopt_long failure (@c is '?' or ':' with an optstring starting
  * with ':'). Returns 1.
@@ -139,5 +142,11 @@ void cli_json_string(FILE *f, const char *s);
 	"                      ert_config.precision: low, normal (default) or high;\n" \
 	"                      low lets the CPU run Conv, Gemm and MatMul in bf16\n" \
 	"                      with fp32 sums where it has AVX512_BF16\n"
+
+/* Usage lines of --tune, which run, bench, profile and diff share. */
+#define CLI_HELP_TUNE \
+	"      --tune MODE     ert_config.tune: autotuning of GPU kernels while\n" \
+	"                      planning: none, fast (default), normal or wide\n" \
+	"                      (with --cache, kept in the cache file)\n"
 
 #endif /* ERT_CLI_H */

@@ -21,6 +21,7 @@
 static const char usage[] =
 	"USAGE: edgert diff MODEL --backend LIST [-i NAME=FILE ...] [--seed N]\n"
 	"                   [--rtol R] [--atol A] [--min-cosine C] [--quiet] [--json]\n"
+	"                   [--tune MODE]\n"
 	"\n"
 	"Run a model on the CPU backend (the reference) and on the backends of\n"
 	"LIST with the same inputs, and compare every tensor an op writes, op by\n"
@@ -44,6 +45,8 @@ static const char usage[] =
 	"      --min-cosine C      lowest cosine similarity, -1..1 (default 0.999)\n"
 	"  -q, --quiet             print only the outputs that differ and the summary\n"
 	"      --json              print the comparison as JSON instead\n"
+	"      --tune MODE         ert_config.tune of the backend's session: none,\n"
+	"                          fast (default), normal or wide\n"
 	"  -h, --help              show this help\n"
 	"\n"
 	"EXAMPLES:\n"
@@ -245,7 +248,7 @@ static int dev_after_op(const ert_op_info *op, void *user)
 
 static int parse_args(int argc, char **argv, struct diff_opts *o)
 {
-	enum { OPT_RTOL = 256, OPT_ATOL, OPT_MIN_COS, OPT_JSON };
+	enum { OPT_RTOL = 256, OPT_ATOL, OPT_MIN_COS, OPT_JSON, OPT_TUNE };
 	static const struct option longopts[] = {
 		{ "backend", required_argument, NULL, 'b' },
 		{ "input", required_argument, NULL, 'i' },
@@ -256,6 +259,7 @@ static int parse_args(int argc, char **argv, struct diff_opts *o)
 		{ "min-cosine", required_argument, NULL, OPT_MIN_COS },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "json", no_argument, NULL, OPT_JSON },
+		{ "tune", required_argument, NULL, OPT_TUNE },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -314,6 +318,10 @@ static int parse_args(int argc, char **argv, struct diff_opts *o)
 		}
 		case 'q': o->quiet = true; break;
 		case OPT_JSON: o->json = true; break;
+		case OPT_TUNE:
+			if (!cli_parse_tune("diff", "--tune", optarg, &o->cfg.tune))
+				return 1;
+			break;
 		case 'h': fputs(usage, stdout); return -1;
 		default: return cli_getopt_error("diff", argv, c);
 		}

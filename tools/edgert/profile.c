@@ -14,7 +14,7 @@
 static const char usage[] =
 	"USAGE: edgert profile MODEL [--threads N] [--loops N] [--top N] [--json]\n"
 	"                      [--backend LIST] [--max-memory BYTES]\n"
-	"                      [--memory LEVEL] [--precision LEVEL]\n"
+	"                      [--memory LEVEL] [--precision LEVEL] [--tune MODE]\n"
 	"                      [--trace FILE.json] [--svg FILE.svg]\n"
 	"\n"
 	"Time every op of a model through the before/after op callbacks, average\n"
@@ -37,6 +37,7 @@ static const char usage[] =
 	"      --svg FILE      write a bar chart (SVG) of the mean time by op type and\n"
 	"                      backend, naming the slowest op\n"
 	CLI_HELP_SESSION_LEVELS
+	CLI_HELP_TUNE
 	"  -h, --help          show this help\n"
 	"\n"
 	"EXAMPLES:\n"
@@ -53,7 +54,7 @@ struct profile_opts {
 	ert_config cfg;
 };
 
-enum { OPT_MAX_MEMORY = 256, OPT_MEMORY, OPT_PRECISION, OPT_TRACE, OPT_SVG };
+enum { OPT_MAX_MEMORY = 256, OPT_MEMORY, OPT_PRECISION, OPT_TRACE, OPT_SVG, OPT_TUNE };
 
 static int parse_args(int argc, char **argv, struct profile_opts *o)
 {
@@ -68,6 +69,7 @@ static int parse_args(int argc, char **argv, struct profile_opts *o)
 		{ "precision", required_argument, NULL, OPT_PRECISION },
 		{ "trace", required_argument, NULL, OPT_TRACE },
 		{ "svg", required_argument, NULL, OPT_SVG },
+		{ "tune", required_argument, NULL, OPT_TUNE },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -111,6 +113,10 @@ static int parse_args(int argc, char **argv, struct profile_opts *o)
 			break;
 		case OPT_TRACE: o->trace = optarg; break;
 		case OPT_SVG: o->svg = optarg; break;
+		case OPT_TUNE:
+			if (!cli_parse_tune("profile", "--tune", optarg, &o->cfg.tune))
+				return 1;
+			break;
 		case 'h': fputs(usage, stdout); return -1;
 		default: return cli_getopt_error("profile", argv, c);
 		}

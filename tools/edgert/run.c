@@ -16,7 +16,7 @@ static const char usage[] =
 	"USAGE: edgert run MODEL [-i NAME=FILE ...] [-o DIR] [--threads N]\n"
 	"                  [--backend LIST] [--seed N] [--explain] [--repeat N]\n"
 	"                  [--max-memory BYTES] [--memory LEVEL] [--precision LEVEL]\n"
-	"                  [--cache FILE]\n"
+	"                  [--cache FILE] [--tune MODE]\n"
 	"\n"
 	"Run a model (.ert or .onnx) once. Inputs come from .npy files or ONNX\n"
 	"TensorProto .pb files; inputs not given get seeded random values (floats in\n"
@@ -50,7 +50,9 @@ static const char usage[] =
 	"                          in bf16 with fp32 sums where it has AVX512_BF16\n"
 	"      --cache FILE        ert_config.cache_path: where GPU backends keep\n"
 	"                          prepared kernels between runs (OpenCL: program\n"
-	"                          binaries, see docs/opencl.md)\n"
+	"                          binaries and tuned launches, see docs/opencl.md)\n"
+	"      --tune MODE         ert_config.tune: autotuning of GPU kernels while\n"
+	"                          planning: none, fast (default), normal or wide\n"
 	"  -h, --help              show this help\n"
 	"\n"
 	"EXAMPLES:\n"
@@ -76,7 +78,7 @@ struct run_opts {
 	ert_config cfg;
 };
 
-enum { OPT_MAX_MEMORY = 256, OPT_MEMORY, OPT_PRECISION, OPT_CACHE };
+enum { OPT_MAX_MEMORY = 256, OPT_MEMORY, OPT_PRECISION, OPT_CACHE, OPT_TUNE };
 
 static int parse_args(int argc, char **argv, struct run_opts *o)
 {
@@ -92,6 +94,7 @@ static int parse_args(int argc, char **argv, struct run_opts *o)
 		{ "memory", required_argument, NULL, OPT_MEMORY },
 		{ "precision", required_argument, NULL, OPT_PRECISION },
 		{ "cache", required_argument, NULL, OPT_CACHE },
+		{ "tune", required_argument, NULL, OPT_TUNE },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -149,6 +152,10 @@ static int parse_args(int argc, char **argv, struct run_opts *o)
 				return 1;
 			break;
 		case OPT_CACHE: o->cfg.cache_path = optarg; break;
+		case OPT_TUNE:
+			if (!cli_parse_tune("run", "--tune", optarg, &o->cfg.tune))
+				return 1;
+			break;
 		case 'h': fputs(usage, stdout); return -1;
 		default: return cli_getopt_error("run", argv, c);
 		}

@@ -34,14 +34,17 @@ static inline bool ocl_const_or_absent(const struct ert_exec *x, uint32_t k)
 	return k >= x->n_in || !x->in[k] || (x->in_const[k] && x->in[k]->data);
 }
 
-/* 1-D launch of @n items, in groups of 64 (every device runs those). */
+/*
+ * 1-D launch of @n items, in groups of 64 (every device runs those) unless
+ * the tuner finds a better size.
+ */
 static inline ert_status ocl_launch_1d(struct ert_ocl *cl, struct ert_ocl_step *st,
 				       const char *prog, const char *kernel, int64_t n,
 				       struct ert_err *err)
 {
 	size_t g = (size_t)n, l = 64;
 
-	return ert_ocl_launch_add(cl, st, prog, kernel, 1, &g, &l, err);
+	return ert_ocl_launch_tunable(cl, st, prog, kernel, 1, &g, &l, err);
 }
 
 /*
