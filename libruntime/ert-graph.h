@@ -236,6 +236,8 @@ struct ert_attr *ert_node_add_attr(struct ert_graph *g, struct ert_node *n, cons
 				   enum ert_attr_type type);
 bool ert_node_set_attr_int(struct ert_graph *g, struct ert_node *n, const char *name, int64_t v);
 bool ert_node_set_attr_float(struct ert_graph *g, struct ert_node *n, const char *name, float v);
+bool ert_node_set_attr_string(struct ert_graph *g, struct ert_node *n, const char *name,
+			      const char *v);
 bool ert_node_set_attr_ints(struct ert_graph *g, struct ert_node *n, const char *name,
 			    const int64_t *v, uint32_t count);
 

@@ -143,7 +143,8 @@ uint16_t ert_fp32_to_bf16(float f);
 /*
  * Fused activation carried by Conv/ConvTranspose/Gemm/MatMul/Add nodes after the
  * fusion pass: attribute "ert.act" (INT, enum ert_act) and "ert.act_params"
- * (FLOATS: LeakyRelu alpha; Clip min, max; HardSigmoid alpha, beta).
+ * (FLOATS: LeakyRelu alpha; Clip min, max; HardSigmoid alpha, beta; Gelu
+ * p0 = 1 for approximate="tanh", 0 for the erf form).
  */
 enum ert_act {
 	ERT_ACT_NONE = 0,
@@ -154,12 +155,22 @@ enum ert_act {
 	ERT_ACT_HARD_SWISH = 5,
 	ERT_ACT_HARD_SIGMOID = 6,
 	ERT_ACT_TANH = 7,
+	ERT_ACT_GELU = 8,
 };
 
 struct ert_act_desc {
 	enum ert_act type;
 	float p0, p1;
 };
+
+/*
+ * Activations whose vector kernels are approximations (vmath.h): precision
+ * HIGH runs them through libm instead.
+ */
+static inline bool ert_act_is_approx(enum ert_act t)
+{
+	return t == ERT_ACT_SIGMOID || t == ERT_ACT_TANH || t == ERT_ACT_GELU;
+}
 
 /* Read a node's fused activation (NONE when absent). */
 struct ert_act_desc ert_node_act(const struct ert_node *n);

@@ -384,6 +384,24 @@ bool ert_node_set_attr_float(struct ert_graph *g, struct ert_node *n, const char
 	return a != NULL;
 }
 
+bool ert_node_set_attr_string(struct ert_graph *g, struct ert_node *n, const char *name,
+			      const char *v)
+{
+	size_t len = strlen(v);
+	char *copy = ert_graph_alloc(g, len + 1);
+	struct ert_attr *a;
+
+	if (!copy)
+		return false;
+	memcpy(copy, v, len + 1);
+	a = attr_replace(g, n, name, ERT_ATTR_STRING);
+	if (!a)
+		return false;
+	a->s = copy;
+	a->len = (uint32_t)len;
+	return true;
+}
+
 bool ert_node_set_attr_ints(struct ert_graph *g, struct ert_node *n, const char *name,
 			    const int64_t *v, uint32_t count)
 {

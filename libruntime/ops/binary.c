@@ -156,7 +156,7 @@ static ert_status infer_where(struct ert_infer_ctx *ctx)
 }
 
 static const struct ert_attr_rule add_rules[] = {
-	ERT_RULE_INT("ert.act", ERT_ACT_NONE, ERT_ACT_TANH), ERT_RULE_END,
+	ERT_RULE_INT("ert.act", ERT_ACT_NONE, ERT_ACT_GELU), ERT_RULE_END,
 };
 static const struct ert_attr_rule mod_rules[] = { ERT_RULE_FLAG("fmod"), ERT_RULE_END };
 

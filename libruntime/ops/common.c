@@ -189,6 +189,17 @@ struct ert_act_desc ert_node_act(const struct ert_node *n)
 	return a;
 }
 
+/* The Gelu op's reference, in double as the CPU's scalar unary kernel has it. */
+static float gelu_ref(float v, bool tanh_form)
+{
+	double d = v;
+
+	if (tanh_form)
+		return (float)(0.5 * d * (1.0 + tanh(0.79788456080286535588 *
+						     (d + 0.044715 * d * d * d))));
+	return (float)(0.5 * d * (1.0 + erf(d * 0.70710678118654752440)));
+}
+
 void ert_act_apply(const struct ert_act_desc *act, float *x, int64_t count)
 {
 	int64_t i;
@@ -230,6 +241,10 @@ void ert_act_apply(const struct ert_act_desc *act, float *x, int64_t count)
 	case ERT_ACT_TANH:
 		for (i = 0; i < count; i++)
 			x[i] = tanhf(x[i]);
+		break;
+	case ERT_ACT_GELU:
+		for (i = 0; i < count; i++)
+			x[i] = gelu_ref(x[i], act->p0 != 0.0f);
 		break;
 	}
 }

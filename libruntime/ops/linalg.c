@@ -260,7 +260,7 @@ static ert_status infer_einsum(struct ert_infer_ctx *ctx)
 #define CONV_RULES                                                                \
 	ERT_RULE_INT("group", 1, ERT_DIM_MAX), ERT_RULE_SPATIAL("kernel_shape", 1),       \
 	ERT_RULE_SPATIAL("strides", 1), ERT_RULE_SPATIAL("dilations", 1),                 \
-	ERT_RULE_SPATIAL("pads", 0), ERT_RULE_INT("ert.act", ERT_ACT_NONE, ERT_ACT_TANH)
+	ERT_RULE_SPATIAL("pads", 0), ERT_RULE_INT("ert.act", ERT_ACT_NONE, ERT_ACT_GELU)
 
 static const struct ert_attr_rule conv_rules[] = { CONV_RULES, ERT_RULE_END };
 static const struct ert_attr_rule convt_rules[] = {
@@ -272,10 +272,10 @@ static const struct ert_attr_rule convt_rules[] = {
 };
 static const struct ert_attr_rule gemm_rules[] = {
 	ERT_RULE_FLAG("transA"), ERT_RULE_FLAG("transB"), ERT_RULE_FLAG("broadcast"),
-	ERT_RULE_INT("ert.act", ERT_ACT_NONE, ERT_ACT_TANH), ERT_RULE_END,
+	ERT_RULE_INT("ert.act", ERT_ACT_NONE, ERT_ACT_GELU), ERT_RULE_END,
 };
 static const struct ert_attr_rule matmul_rules[] = {
-	ERT_RULE_INT("ert.act", ERT_ACT_NONE, ERT_ACT_TANH), ERT_RULE_END,
+	ERT_RULE_INT("ert.act", ERT_ACT_NONE, ERT_ACT_GELU), ERT_RULE_END,
 };
 
 const struct ert_op_def ert_op_defs_linalg[] = {

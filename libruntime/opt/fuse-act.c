@@ -8,6 +8,7 @@
 #include <float.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "opt/opt-private.h"
 
@@ -48,6 +49,16 @@ static bool act_of(const struct ert_graph *g, const struct ert_node *n, struct e
 	case ERT_OP_Tanh:
 		a->type = ERT_ACT_TANH;
 		return true;
+	case ERT_OP_Gelu: {
+		const char *how = ert_attr_string(n, "approximate", "none");
+
+		/* anything else is refused by the op's own check: leave it to that */
+		if (strcmp(how, "none") && strcmp(how, "tanh"))
+			return false;
+		a->type = ERT_ACT_GELU;
+		a->p0 = strcmp(how, "tanh") ? 0.0f : 1.0f;
+		return true;
+	}
 	case ERT_OP_HardSwish:
 		a->type = ERT_ACT_HARD_SWISH;
 		return true;
@@ -147,6 +158,7 @@ static enum ert_op unfused_op(enum ert_act a)
 	case ERT_ACT_HARD_SWISH: return ERT_OP_HardSwish;
 	case ERT_ACT_HARD_SIGMOID: return ERT_OP_HardSigmoid;
 	case ERT_ACT_TANH: return ERT_OP_Tanh;
+	case ERT_ACT_GELU: return ERT_OP_Gelu;
 	default: return ERT_OP_COUNT;
 	}
 }
@@ -226,8 +238,11 @@ ert_status ert_opt_unfuse_activations(struct ert_graph *g, struct ert_err *err)
 		host = &g->nodes[i];   /* the node array may have moved */
 		struct ert_node *an = &g->nodes[ai];
 
-		an->opset = host->opset;
+		/* Gelu exists from opset 20: a host of an older opset got it from a newer model */
+		an->opset = op == ERT_OP_Gelu && host->opset && host->opset < 20 ? 20 : host->opset;
 		if ((op == ERT_OP_LeakyRelu && !ert_node_set_attr_float(g, an, "alpha", a.p0)) ||
+		    (op == ERT_OP_Gelu && a.p0 != 0.0f &&
+		     !ert_node_set_attr_string(g, an, "approximate", "tanh")) ||
 		    (op == ERT_OP_HardSigmoid && (!ert_node_set_attr_float(g, an, "alpha", a.p0) ||
 						  !ert_node_set_attr_float(g, an, "beta", a.p1))) ||
 		    !ert_node_set_attr_int(g, host, "ert.act", ERT_ACT_NONE))

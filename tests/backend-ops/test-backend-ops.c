@@ -124,6 +124,8 @@ static const struct op_case cases[] = {
 	BIN(Add, "Add [5,7] + scalar", X(5, 7), X0),
 	BIN(Add, "Add fused ReLU", X(2, 67), X(67), ACT(1)),
 	BIN(Add, "Add fused Clip 0..6", X(2, 67), W(2, 67), ACT(2), ACTP(0.0f, 6.0f)),
+	BIN(Add, "Add fused Gelu", X(3, 67), W(67), ACT(8), ACTP(0.0f, 0.0f)),
+	BIN(Add, "Add fused Gelu (tanh form)", X(3, 67), W(67), ACT(8), ACTP(1.0f, 0.0f)),
 	BIN(Sub, "Sub [4,9] - [9]", X(4, 9), X(9)),
 	BIN(Sub, "Sub [1] - [3,70]", X(1), X(3, 70)),
 	BIN(Mul, "Mul [2,16,9,9] * [1,16,1,1]", X(2, 16, 9, 9), W(1, 16, 1, 1)),
@@ -197,6 +199,7 @@ static const struct op_case cases[] = {
 	{ "MatMul [33] . [33,7] (1-D A)", ERT_OP_MatMul, 17, 2, 1, { X(33), W(33, 7) }, { { 0 } }, false },
 	{ "MatMul [4,33] . [33] (1-D B)", ERT_OP_MatMul, 17, 2, 1, { X(4, 33), X(33) }, { { 0 } }, false },
 	{ "MatMul fused Sigmoid", ERT_OP_MatMul, 17, 2, 1, { X(3, 40), W(40, 70) }, { ACT(4) }, false },
+	{ "MatMul fused Gelu", ERT_OP_MatMul, 17, 2, 1, { X(3, 40), W(40, 70) }, { ACT(8) }, false },
 
 	/* pooling */
 	{ "MaxPool 3x3 stride 2 pad 1, 13x13", ERT_OP_MaxPool, 12, 1, 1, { X(1, 5, 13, 13) },

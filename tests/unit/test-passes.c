@@ -448,6 +448,71 @@ ERT_TEST(fuse_activations)
 	ert_graph_destroy(g);
 }
 
+/*
+ * Gelu (both forms) fuses as ERT_ACT_GELU, p0 = 1 for approximate="tanh"; the
+ * quantizer's undo gives the Gelu node back with its attribute and an opset
+ * that has Gelu. An unknown form is left to the op's own check.
+ */
+ERT_TEST(fuse_gelu)
+{
+	static const char *const forms[] = { NULL, "none", "tanh", "sigmoid" };
+
+	for (size_t i = 0; i < sizeof(forms) / sizeof(forms[0]); i++) {
+		struct ert_graph *gs[2] = { build_conv_act(ERT_OP_Gelu, false),
+					    build_conv_act(ERT_OP_Gelu, false) };
+		struct ert_graph *before = gs[0], *g = gs[1];
+		struct ert_err err = { "" };
+		bool tanh_form = forms[i] && !strcmp(forms[i], "tanh");
+		bool known = !forms[i] || strcmp(forms[i], "sigmoid");
+
+		REQUIRE(before && g);
+		for (int k = 0; k < 2; k++) {
+			gs[k]->opset = 20;
+			for (uint32_t j = 0; j < gs[k]->n_nodes; j++) {
+				gs[k]->nodes[j].opset = 20;
+				if (forms[i] && gs[k]->nodes[j].op == ERT_OP_Gelu)
+					REQUIRE(ert_node_set_attr_string(gs[k], &gs[k]->nodes[j],
+									 "approximate", forms[i]));
+			}
+		}
+		if (!known) {
+			CHECK_EQ_INT(optimize(g), ERT_OK);
+			CHECK_EQ_INT(g->n_nodes, 2);
+			CHECK_EQ_INT(ert_node_act(&g->nodes[0]).type, ERT_ACT_NONE);
+			ert_graph_destroy(before);
+			ert_graph_destroy(g);
+			continue;
+		}
+		CHECK_EQ_INT(optimize(g), ERT_OK);
+		REQUIRE(g->n_nodes == 1);
+		struct ert_act_desc a = ert_node_act(&g->nodes[0]);
+
+		CHECK_EQ_INT(a.type, ERT_ACT_GELU);
+		CHECK(a.p0 == (tanh_form ? 1.0f : 0.0f));
+		if (have_kernels((enum ert_op[]){ ERT_OP_Gelu, ERT_OP_Conv }, 2, "fuse_gelu"))
+			check_same(ert_test_failed_, before, g, 4, (int64_t[]){ 1, 2, 5, 5 }, 1e-5);
+
+		/* the quantizer's undo: Conv, then the Gelu of the same form */
+		g->nodes[0].opset = 13;
+		CHECK_EQ_INT(ert_opt_unfuse_activations(g, &err), ERT_OK);
+		REQUIRE(g->n_nodes == 2);
+		for (uint32_t j = 0; j < g->n_nodes; j++) {
+			const struct ert_node *n = &g->nodes[j];
+
+			CHECK_EQ_INT(ert_node_act(n).type, ERT_ACT_NONE);
+			if (n->op != ERT_OP_Gelu)
+				continue;
+			CHECK_EQ_INT(n->opset, 20);
+			CHECK(!strcmp(ert_attr_string(n, "approximate", "none"),
+				      tanh_form ? "tanh" : "none"));
+		}
+		if (have_kernels((enum ert_op[]){ ERT_OP_Gelu, ERT_OP_Conv }, 2, "fuse_gelu"))
+			check_same(ert_test_failed_, before, g, 4, (int64_t[]){ 1, 2, 5, 5 }, 1e-5);
+		ert_graph_destroy(before);
+		ert_graph_destroy(g);
+	}
+}
+
 /* MatMul read twice, Clip with a non-constant bound, Relu on int32: none fuse. */
 ERT_TEST(fuse_refusals)
 {
@@ -725,7 +790,7 @@ ERT_TEST(propagate_shapes)
 
 ERT_TEST_MAIN(ERT_TEST_ENTRY(fold_shape_chain), ERT_TEST_ENTRY(fold_constants),
 	      ERT_TEST_ENTRY(fold_size_cap), ERT_TEST_ENTRY(conv_bn_fold),
-	      ERT_TEST_ENTRY(fuse_activations), ERT_TEST_ENTRY(fuse_refusals),
+	      ERT_TEST_ENTRY(fuse_activations), ERT_TEST_ENTRY(fuse_gelu), ERT_TEST_ENTRY(fuse_refusals),
 	      ERT_TEST_ENTRY(fuse_residual),
 	      ERT_TEST_ENTRY(remove_identity), ERT_TEST_ENTRY(keep_training_dropout),
 	      ERT_TEST_ENTRY(remove_dead), ERT_TEST_ENTRY(propagate_shapes))

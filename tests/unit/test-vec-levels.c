@@ -272,14 +272,18 @@ ERT_TEST(vmath_bounds)
 	CHECK(levels > 0 || ert_cpu_isa_best() == ERT_ISA_SCALAR);
 }
 
-/* The activation pass against ert_act_apply(): the same bits except Sigmoid and Tanh. */
+/*
+ * The activation pass against ert_act_apply(): the same bits except Sigmoid
+ * and Tanh (3 ulp of the exact value) and Gelu (vmath.h's bounds: 6 ulp for
+ * the erf form, 70 for the tanh form, outputs below 1e-20 within 1e-20).
+ */
 ERT_TEST(act_pass_matches_reference)
 {
 	static const struct ert_act_desc acts[] = {
 		{ ERT_ACT_RELU, 0, 0 }, { ERT_ACT_CLIP, -0.5f, 0.7f }, { ERT_ACT_CLIP, 0.7f, -0.5f },
 		{ ERT_ACT_LEAKY_RELU, 0.1f, 0 }, { ERT_ACT_HARD_SWISH, 0, 0 },
 		{ ERT_ACT_HARD_SIGMOID, 0.2f, 0.5f }, { ERT_ACT_SIGMOID, 0, 0 },
-		{ ERT_ACT_TANH, 0, 0 },
+		{ ERT_ACT_TANH, 0, 0 }, { ERT_ACT_GELU, 0, 0 }, { ERT_ACT_GELU, 1, 0 },
 	};
 	enum { N = 203 };
 	float x[N], want[N], got[N];
@@ -296,15 +300,20 @@ ERT_TEST(act_pass_matches_reference)
 				memcpy(got, x, sizeof(x));
 				ert_act_apply(&acts[a], want, n);
 				vk->act(&acts[a], got, n);
-				if (acts[a].type != ERT_ACT_SIGMOID && acts[a].type != ERT_ACT_TANH) {
+				if (!ert_act_is_approx(acts[a].type)) {
 					CHECK(!memcmp(want, got, sizeof(x)));
 					continue;
 				}
 				for (int i = 0; i < N; i++) {
-					double r = acts[a].type == ERT_ACT_SIGMOID ? r_sigmoid(x[i])
-										  : tanh(x[i]);
+					enum ert_act t = acts[a].type;
+					double r = t == ERT_ACT_SIGMOID ? r_sigmoid(x[i])
+						   : t == ERT_ACT_TANH ? tanh(x[i])
+						   : acts[a].p0 != 0 ? r_gelu_tanh(x[i]) : r_gelu(x[i]);
+					double tol = t != ERT_ACT_GELU ? 3 : acts[a].p0 != 0 ? 70 : 6;
+					bool tiny = t == ERT_ACT_GELU && i < n && fabs(r) < 1e-20 &&
+						    fabs(got[i] - r) <= 1e-20;
 
-					if (!(ulp_err(got[i], i < n ? r : x[i]) <= 3)) {
+					if (!tiny && !(ulp_err(got[i], i < n ? r : x[i]) <= tol)) {
 						fprintf(stderr, "act %d at %s, n %d: [%d] %g\n",
 							acts[a].type, vk->level, n, i, got[i]);
 						CHECK(0);
@@ -440,7 +449,7 @@ ERT_TEST(binary_ops_every_level)
 		runs += compare_levels(ert_test_failed_, &o, v ? "Mean of 3" : "Sum of 3", 0);
 		one_fini(&o);
 	}
-	for (int act = ERT_ACT_RELU; act <= ERT_ACT_TANH; act++) {
+	for (int act = ERT_ACT_RELU; act <= ERT_ACT_GELU; act++) {
 		struct one o;
 		int64_t d[2] = { 3, 77 };
 		float p[2] = { act == ERT_ACT_HARD_SIGMOID ? 0.2f : -0.4f, 0.6f };
@@ -453,7 +462,7 @@ ERT_TEST(binary_ops_every_level)
 		ert_opt_set_attr_floats(o.g, o.n, "ert.act_params", p, 2);
 		snprintf(what, sizeof(what), "Add + act %d", act);
 		runs += compare_levels(ert_test_failed_, &o, what,
-				       act == ERT_ACT_SIGMOID || act == ERT_ACT_TANH ? 1e-6 : 0);
+				       ert_act_is_approx((enum ert_act)act) ? 1e-6 : 0);
 		one_fini(&o);
 	}
 	CHECK(runs > 0 || ert_cpu_isa_best() == ERT_ISA_SCALAR);

@@ -250,6 +250,7 @@ static void dw_plane(const struct ert_vec_win *w, const float *x, const float *k
 		dw_plane_t(w, ERT_ACT_HARD_SIGMOID, x, k, bias, res, y, buf);
 		break;
 	case ERT_ACT_TANH: dw_plane_t(w, ERT_ACT_TANH, x, k, bias, res, y, buf); break;
+	case ERT_ACT_GELU: dw_plane_t(w, ERT_ACT_GELU, x, k, bias, res, y, buf); break;
 	case ERT_ACT_NONE:
 	default: dw_plane_t(w, ERT_ACT_NONE, x, k, bias, res, y, buf); break;
 	}

@@ -46,8 +46,7 @@ bool ert_dwconv_run(struct ert_cpu *cpu, const struct ert_dwconv_args *a)
 	if (!j.lv || !ert_vec_win_init(&j.win, a->g))
 		return false;
 	/* precision HIGH keeps libm's expf/tanhf for these, as ert_cpu_act_apply() */
-	defer = cpu->precision == ERT_LEVEL_HIGH &&
-		(a->act.type == ERT_ACT_SIGMOID || a->act.type == ERT_ACT_TANH);
+	defer = cpu->precision == ERT_LEVEL_HIGH && ert_act_is_approx(a->act.type);
 	j.win.act = defer ? (struct ert_act_desc){ ERT_ACT_NONE, 0.0f, 0.0f } : a->act;
 	j.in_sp = ert_geom_in_size(a->g);
 	j.out_sp = ert_geom_out_size(a->g);

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "cpu/gemm/sgemm.h"
+#include "cpu/vec/vec.h"
 
 static const struct ert_sgemm_kernel kernels[] = {
 	{ "f32-gemm-4x8-scalar", 4, 8, ERT_SGEMM_KC, ert_f32_gemm_ukernel_4x8__scalar, false, false,
@@ -265,7 +266,7 @@ static void run_tile(const struct sgemm_job *job, int64_t t, float *pa, float *p
 	} while (k0 < d->k);
 	if (job->post_act)
 		for (int64_t i = 0; i < mc; i++)
-			ert_act_apply(&d->act, c + i * d->ldc, nc);
+			ert_cpu_act_apply(d->cpu, &d->act, c + i * d->ldc, nc);
 }
 
 /*
@@ -327,7 +328,7 @@ static void run_tile_bf16(const struct sgemm_job *job, int64_t t, float *pa, flo
 	} while (k0 < d->k);
 	if (job->post_act)
 		for (int64_t i = 0; i < mc; i++)
-			ert_act_apply(&d->act, c + i * d->ldc, nc);
+			ert_cpu_act_apply(d->cpu, &d->act, c + i * d->ldc, nc);
 }
 
 static void lane_main(void *arg, int64_t begin, int64_t end)

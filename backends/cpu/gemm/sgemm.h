@@ -126,6 +126,12 @@ struct ert_sgemm_desc {
 	/* Added after the product and bias, before act: residual[c_off[b] + i * ldc + j]. */
 	const float *residual;
 	struct ert_act_desc act;        /* applied to C once a tile is complete */
+	/*
+	 * The session's CPU: an activation the micro-kernel's epilogue does not
+	 * have runs on its vector kernels (ert_cpu_act_apply); NULL: the scalar
+	 * reference.
+	 */
+	const struct ert_cpu *cpu;
 };
 
 /* Workspace bytes ert_sgemm_run() needs for problems of this size. */

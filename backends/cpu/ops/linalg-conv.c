@@ -492,7 +492,7 @@ static void wino_conv(struct ert_cpu *cpu, struct ert_exec *x, const struct conv
 			ert_parallel_for(cpu->pool, p->c_in, 4, wino_input_range, &job);
 
 			struct ert_sgemm_desc d = {
-				.kern = cpu->gemm,
+				.kern = cpu->gemm, .cpu = cpu,
 				.m = p->m, .n = nt, .k = p->c_in, .batch = ERT_WINO_POS,
 				.a_packed = pk->data, .b_packed = v,
 				.c = m, .ldc = job.ldm,
@@ -571,7 +571,7 @@ ert_status ert_cpu_conv_compute(struct ert_cpu *cpu, struct ert_exec *x, struct 
 		bias_off[bi] = gi * p.m_g;
 	}
 	struct ert_sgemm_desc d = {
-		.kern = ert_cpu_linalg_gemm(cpu),
+		.kern = ert_cpu_linalg_gemm(cpu), .cpu = cpu,
 		.m = p.m_g, .n = p.n, .k = p.k, .batch = batch,
 		.a = x->in[1]->data, .a_rs = p.k, .a_cs = 1,
 		.a_packed = ert_cpu_packed_data(pk),

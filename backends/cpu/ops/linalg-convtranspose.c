@@ -127,7 +127,7 @@ ert_status ert_cpu_convt_compute(struct ert_cpu *cpu, struct ert_exec *x, struct
 	for (int64_t n = 0; n < p.n_img; n++)
 		for (int64_t gi = 0; gi < p.group; gi++) {
 			struct ert_sgemm_desc d = {
-				.kern = cpu->gemm,
+				.kern = cpu->gemm, .cpu = cpu,
 				.m = p.m_g * p.kk, .n = p.in_sp, .k = p.cin_g, .batch = 1,
 				.a = wd + gi * p.cin_g * p.m_g * p.kk, .a_rs = 1,
 				.a_cs = p.m_g * p.kk,

@@ -194,7 +194,7 @@ ert_status ert_cpu_einsum_gemm(struct ert_cpu *cpu, struct ert_exec *x,
 		c_off[t] = t * p.m * p.n;
 	}
 	struct ert_sgemm_desc d = {
-		.kern = cpu->gemm,
+		.kern = cpu->gemm, .cpu = cpu,
 		.m = p.m, .n = p.n, .k = p.k, .batch = p.batch,
 		.a = a, .a_rs = p.a_trans ? 1 : p.k, .a_cs = p.a_trans ? p.m : 1,
 		.b = b, .b_rs = p.b_trans ? 1 : p.n, .b_cs = p.b_trans ? p.k : 1,

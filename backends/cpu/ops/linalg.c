@@ -78,7 +78,7 @@ static ert_status gemm_compute(struct ert_cpu *cpu, struct ert_exec *x, struct e
 	if (st != ERT_OK)
 		return st;
 	struct ert_sgemm_desc d = {
-		.kern = ert_cpu_linalg_gemm(cpu),
+		.kern = ert_cpu_linalg_gemm(cpu), .cpu = cpu,
 		.m = dm.m, .n = dm.n, .k = dm.k, .batch = 1,
 		.a = a->data, .a_rs = ta ? 1 : a->dims[1], .a_cs = ta ? a->dims[1] : 1,
 		.b = b->data, .b_rs = tb ? 1 : b->dims[1], .b_cs = tb ? b->dims[1] : 1,
@@ -192,7 +192,7 @@ static ert_status matmul_compute(struct ert_cpu *cpu, struct ert_exec *x, struct
 		}
 	}
 	struct ert_sgemm_desc d = {
-		.kern = ert_cpu_linalg_gemm(cpu),
+		.kern = ert_cpu_linalg_gemm(cpu), .cpu = cpu,
 		.m = p.m, .n = p.n, .k = p.k, .batch = p.batch,
 		.a = a->data, .a_rs = p.k, .a_cs = 1,
 		.b = b->data, .b_rs = p.n, .b_cs = 1,

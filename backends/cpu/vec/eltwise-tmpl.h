@@ -118,6 +118,7 @@ static void act_apply(const struct ert_act_desc *act, float *x, int64_t n)
 	case ERT_ACT_HARD_SWISH: act_loop(act, ERT_ACT_HARD_SWISH, x, n); break;
 	case ERT_ACT_HARD_SIGMOID: act_loop(act, ERT_ACT_HARD_SIGMOID, x, n); break;
 	case ERT_ACT_TANH: act_loop(act, ERT_ACT_TANH, x, n); break;
+	case ERT_ACT_GELU: act_loop(act, ERT_ACT_GELU, x, n); break;
 	case ERT_ACT_NONE:
 	default: break;
 	}

@@ -3,7 +3,7 @@
  * vact.h — the fused activations of ert_act_apply() (libruntime/ops/common.c)
  * on one vector, written with the reference's comparisons and operation order
  * so that ReLU, Clip, LeakyRelu, HardSwish and HardSigmoid agree bit for bit;
- * Sigmoid and Tanh are vmath.h's approximations (bounds stated there).
+ * Sigmoid, Tanh and Gelu are vmath.h's approximations (bounds stated there).
  */
 #ifndef ERT_CPU_VACT_H
 #define ERT_CPU_VACT_H
@@ -43,6 +43,8 @@ SIMD_INLINE vf vact(const struct ert_act_desc *a, vf x)
 		return vclamp01(vf_add(vf_mul(vf_set1(a->p0), x), vf_set1(a->p1)));
 	case ERT_ACT_TANH:
 		return vtanh(x);
+	case ERT_ACT_GELU:
+		return a->p0 != 0.0f ? vgelu_tanh(x) : vgelu(x);
 	case ERT_ACT_NONE:
 	default:
 		return x;

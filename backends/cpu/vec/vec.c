@@ -12,7 +12,7 @@ void ert_cpu_act_apply(const struct ert_cpu *cpu, const struct ert_act_desc *act
 		       int64_t n)
 {
 	const struct ert_vec_kernels *vk = cpu ? ert_vec_kernels_for(cpu->isa) : NULL;
-	bool approx = act->type == ERT_ACT_SIGMOID || act->type == ERT_ACT_TANH;
+	bool approx = ert_act_is_approx(act->type);
 
 	if (act->type == ERT_ACT_NONE)
 		return;

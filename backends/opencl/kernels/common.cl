@@ -1,6 +1,17 @@
 /* SPDX-License-Identifier: MIT */
 /* Helpers every program shares; ocl-codes.h comes before this. */
 
+/* Gelu's two forms (the op's approximate = "none" and "tanh"). */
+inline float ert_gelu(float v)
+{
+	return 0.5f * v * (1.0f + erf(v * 0.70710678118654752440f));
+}
+
+inline float ert_gelu_tanh(float v)
+{
+	return 0.5f * v * (1.0f + tanh(0.79788456080286535588f * (v + 0.044715f * v * v * v)));
+}
+
 /* A fused activation, as ert_act_apply() computes it on the CPU. */
 inline float ert_act(float v, int act, float p0, float p1)
 {
@@ -19,6 +30,8 @@ inline float ert_act(float v, int act, float p0, float p1)
 		return clamp(p0 * v + p1, 0.0f, 1.0f);
 	case OCL_ACT_TANH:
 		return tanh(v);
+	case OCL_ACT_GELU: /* p0: 1 for approximate="tanh" */
+		return p0 != 0.0f ? ert_gelu_tanh(v) : ert_gelu(v);
 	default:
 		return v;
 	}

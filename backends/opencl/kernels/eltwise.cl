@@ -38,9 +38,9 @@ inline float unary_op(float v, int op, float p0, float p1)
 	case OCL_UN_ERF:
 		return erf(v);
 	case OCL_UN_GELU:
-		return 0.5f * v * (1.0f + erf(v * 0.70710678118654752440f));
+		return ert_gelu(v);
 	case OCL_UN_GELU_TANH:
-		return 0.5f * v * (1.0f + tanh(0.79788456080286535588f * (v + 0.044715f * v * v * v)));
+		return ert_gelu_tanh(v);
 	case OCL_UN_SOFTPLUS:
 		return v > 0.0f ? v + log1p(exp(-v)) : log1p(exp(v));
 	case OCL_UN_FLOOR:

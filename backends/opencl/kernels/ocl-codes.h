@@ -16,6 +16,7 @@
 #define OCL_ACT_HARD_SWISH 5
 #define OCL_ACT_HARD_SIGMOID 6
 #define OCL_ACT_TANH 7
+#define OCL_ACT_GELU 8
 
 /* unary_f32 */
 #define OCL_UN_COPY 0
