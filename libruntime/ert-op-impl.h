@@ -98,6 +98,11 @@ ert_infer_fn ert_op_infer(enum ert_op op);
  * -1 is out of range [1, 281474976710656]"); ERT_OK for ops without rules.
  */
 ert_status ert_op_check_attrs(const struct ert_node *n, struct ert_err *err);
+/*
+ * A random generator (RandomNormal, Bernoulli, ...): never evaluated while
+ * planning nor folded into a constant, whatever its inputs (ops/random.c).
+ */
+bool ert_op_is_random(enum ert_op op);
 
 /* ---- helpers shared by shape inference and kernels (ops/common.c) ---- */
 

@@ -478,6 +478,7 @@ const struct ert_op_def ert_op_defs_movement[] = {
 	{ ERT_OP_GatherElements, ert_mv_infer_gather_elements, axis_rules },
 	{ ERT_OP_GatherND, ert_mv_infer_gather_nd, gather_nd_rules },
 	{ ERT_OP_ScatterElements, ert_mv_infer_scatter_elements, axis_rules },
+	{ ERT_OP_Scatter, ert_mv_infer_scatter_elements, axis_rules },
 	{ ERT_OP_ScatterND, ert_mv_infer_scatter_nd, gather_nd_rules },
 	{ ERT_OP_Pad, ert_mv_infer_pad, pad_rules },
 	{ ERT_OP_CenterCropPad, ert_mv_infer_pad, axes_rules },

@@ -19,6 +19,11 @@ extern const struct ert_op_def ert_op_defs_movement[];
 extern const struct ert_op_def ert_op_defs_loss[];
 extern const struct ert_op_def ert_op_defs_recurrent[];
 extern const struct ert_op_def ert_op_defs_select[];
+extern const struct ert_op_def ert_op_defs_signal[];
+extern const struct ert_op_def ert_op_defs_spatial[];
+extern const struct ert_op_def ert_op_defs_reverse[];
+extern const struct ert_op_def ert_op_defs_det[];
+extern const struct ert_op_def ert_op_defs_random[];
 
 static const struct ert_op_def *const families[] = {
 	ert_op_defs_unary,
@@ -35,6 +40,11 @@ static const struct ert_op_def *const families[] = {
 	ert_op_defs_loss,
 	ert_op_defs_recurrent,
 	ert_op_defs_select,
+	ert_op_defs_signal,
+	ert_op_defs_spatial,
+	ert_op_defs_reverse,
+	ert_op_defs_det,
+	ert_op_defs_random,
 };
 
 static ert_infer_fn by_op[ERT_OP_COUNT];

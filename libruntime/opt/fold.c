@@ -200,8 +200,9 @@ ert_status ert_opt_fold_constants(struct ert_graph *g, bool *changed, struct ert
 		struct ert_node *n = &g->nodes[i];
 		ert_status st = ERT_OK;
 
+		/* a random generator draws anew at every run */
 		if (n->dead || writes_graph_output(g, n) || n->op == ERT_OP_QuantizeLinear ||
-		    n->op == ERT_OP_DequantizeLinear)
+		    n->op == ERT_OP_DequantizeLinear || ert_op_is_random(n->op))
 			continue;
 		if (n->op == ERT_OP_Shape || n->op == ERT_OP_Size)
 			st = fold_shape(g, n, changed, err);

@@ -363,6 +363,9 @@ static bool inputs_known(const struct ert_plan *p, const struct ert_node *n)
 	/* Shape and Size read only their input's shape, known by now */
 	if (n->op == ERT_OP_Shape || n->op == ERT_OP_Size)
 		return true;
+	/* a random generator draws anew at every run: never fold it */
+	if (ert_op_is_random(n->op))
+		return false;
 	for (uint32_t k = 0; k < n->n_inputs; k++) {
 		int32_t t = n->inputs[k];
 

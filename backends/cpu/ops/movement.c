@@ -176,6 +176,7 @@ const struct ert_cpu_op ert_cpu_ops_movement[] = {
 	MV_OP(GatherElements, ert_mv_cpu_gather_elements),
 	MV_OP(GatherND, ert_mv_cpu_gather_nd),
 	MV_OP(ScatterElements, ert_mv_cpu_scatter_elements),
+	MV_OP(Scatter, ert_mv_cpu_scatter_elements),
 	MV_OP(ScatterND, ert_mv_cpu_scatter_nd),
 	MV_OP(Shape, ert_mv_cpu_shape),
 	MV_OP(Size, ert_mv_cpu_size),

@@ -19,6 +19,10 @@ extern const struct ert_cpu_op ert_cpu_ops_movement[];
 extern const struct ert_cpu_op ert_cpu_ops_loss[];
 extern const struct ert_cpu_op ert_cpu_ops_recurrent[];
 extern const struct ert_cpu_op ert_cpu_ops_select[];
+extern const struct ert_cpu_op ert_cpu_ops_signal[];
+extern const struct ert_cpu_op ert_cpu_ops_spatial[];
+extern const struct ert_cpu_op ert_cpu_ops_reverse_det[];
+extern const struct ert_cpu_op ert_cpu_ops_random[];
 
 static const struct ert_cpu_op *const families[] = {
 	ert_cpu_ops_unary,
@@ -36,6 +40,10 @@ static const struct ert_cpu_op *const families[] = {
 	ert_cpu_ops_loss,
 	ert_cpu_ops_recurrent,
 	ert_cpu_ops_select,
+	ert_cpu_ops_signal,
+	ert_cpu_ops_spatial,
+	ert_cpu_ops_reverse_det,
+	ert_cpu_ops_random,
 };
 
 static const struct ert_cpu_op *by_op[ERT_OP_COUNT];
