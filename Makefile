@@ -140,7 +140,8 @@ $(BUILD)/libedgert.so: $(LIB_OBJS) libruntime/edgert.map
 	@ln -sf libedgert.so $(BUILD)/libedgert.so.0
 
 $(BUILD)/edgert: $(TOOL_OBJS) $(BUILD)/libedgert.a
-	$(CC) $(ALL_LDFLAGS) -o $@ $(TOOL_OBJS) $(BUILD)/libedgert.a $(LDLIBS)
+	$(CC) $(ALL_LDFLAGS) -o $@ $(TOOL_OBJS) $(TRACER_OBJS) $(BUILD)/libedgert.a $(LDLIBS) \
+		$(TRACER_LIBS)
 
 # The CLI's code without main(), for unit tests of tool code (edgert quantize).
 $(BUILD)/libedgert-cli.a: $(filter-out $(BUILD)/obj/tools/edgert/main.o,$(TOOL_OBJS))

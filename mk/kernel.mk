@@ -76,5 +76,5 @@ kernel-clean:
 # The edgert CLI linked statically, for the test VM's initramfs (no libc there);
 # without the OpenCL backend, which needs the shared ICD loader (Makefile).
 $(BUILD)/edgert-static: $(TOOL_OBJS) $(BUILD)/libedgert-nocl.a
-	$(CC) $(ALL_LDFLAGS) -static -o $@ $(TOOL_OBJS) $(BUILD)/libedgert-nocl.a \
-		$(filter-out $(CL_LIBS),$(LDLIBS))
+	$(CC) $(ALL_LDFLAGS) -static -o $@ $(TOOL_OBJS) $(TRACER_OBJS) $(BUILD)/libedgert-nocl.a \
+		$(filter-out $(CL_LIBS),$(LDLIBS)) $(TRACER_LIBS)

@@ -5,7 +5,9 @@
 # inside each run span, with time never going back and spans nested
 # (tests/trace/check-trace.py); the SVG must parse as XML and name the
 # slowest op that the same run's --json puts first; a path that cannot be
-# written fails with one clear line and writes nothing else.
+# written fails with one clear line and writes nothing else. Then edgert
+# trace's errors (no BTF, no privileges) and, where this machine allows BPF,
+# a traced CPU run validated the same way (the VM suite traces the NPU).
 set -u
 : "${ERT_BUILD:=build}"
 E="$ERT_BUILD/edgert"
@@ -155,6 +157,63 @@ if [ $? -eq 1 ] && grep -q "needs a value" "$T/err"; then
 	ok "--trace without a file is refused"
 else
 	bad "--trace without a file: $(cat "$T/err")"
+fi
+
+# --- edgert trace (BPF) outside the VM ----------------------------------------------
+# Errors first: each is one line naming the problem and pointing to profile --trace.
+expect_trace_error() {
+	name=$1 pat=$2; shift 2
+	rm -f "$T/tr.json"
+	"$@" >"$T/out" 2>"$T/err"
+	rc=$?
+	if [ $rc -eq 1 ] && [ "$(wc -l <"$T/err")" -eq 1 ] && grep -q -- "$pat" "$T/err" &&
+	   grep -q "edgert profile --trace FILE" "$T/err" && [ ! -e "$T/tr.json" ] && [ ! -s "$T/out" ]; then
+		ok "trace $name: exit 1, '$(cat "$T/err")'"
+	else
+		bad "trace $name: exit $rc, '$(head -n 2 "$T/err")'"
+	fi
+}
+"$E" trace "$T/mnv2.ert" >"$T/out" 2>"$T/err"
+if [ $? -eq 1 ] && grep -q "missing -o FILE" "$T/err"; then ok "trace without -o refused"; else
+	bad "trace without -o: $(cat "$T/err")"; fi
+if "$E" trace --help | grep -q "CAP_BPF"; then ok "trace --help"; else bad "trace --help"; fi
+if "$E" trace "$T/mnv2.ert" -o "$T/tr.json" --warmup 0 2>&1 | grep -q "built without the BPF tracer"; then
+	# a build without clang/bpftool/libbpf/BTF (mk/bpf.mk): the one message, nothing traced
+	expect_trace_error "not built" "built without the BPF tracer" "$E" trace "$T/mnv2.ert" -o "$T/tr.json"
+	skip=$((skip + 1)); echo "ok - trace on this machine # SKIP this edgert has no BPF tracer"
+else
+	expect_trace_error "without BTF" "no kernel BTF at /nonexistent/vmlinux" \
+		env ERT_TRACE_BTF=/nonexistent/vmlinux "$E" trace "$T/mnv2.ert" -o "$T/tr.json"
+	if [ "$(id -u)" -eq 0 ] && command -v setpriv >/dev/null 2>&1; then
+		# nobody may write the trace here: only the privileges are missing
+		chmod 1777 "$T"
+		expect_trace_error "as an unprivileged user" "needs root, or CAP_BPF and CAP_PERFMON" \
+			setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all \
+			"$E" trace "$T/mnv2.ert" -o "$T/tr.json"
+		chmod 700 "$T"
+	fi
+	# the real thing, where this machine lets us load BPF (root, BTF)
+	rm -f "$T/tr.json"
+	if "$E" trace "$T/mnv2.ert" -o "$T/tr.json" --loops 2 --threads 2 >"$T/out" 2>"$T/err"; then
+		n=$(json_ops "$T/cpu-prof.json")
+		if $CHECK "$T/tr.json" --ops "$n" --runs 2 >"$T/check.out"; then
+			ok "edgert trace (USDT) on the CPU: $(cat "$T/check.out")"
+		else
+			sed 's/^/# /' "$T/check.out" | head -n 10
+			bad "edgert trace (USDT) on the CPU: trace valid"
+		fi
+		if grep -q "^traced 2 runs of .*14 USDT probes" "$T/out" && grep -q "^Conv  *cpu " "$T/out" &&
+		   grep -q "^idle: " "$T/out" && grep -q "^copies between backends: " "$T/out"; then
+			ok "trace summary: per op type, copies, idle gaps"
+		else
+			sed 's/^/# /' "$T/out"
+			bad "trace summary lines"
+		fi
+	elif grep -q "needs root\|failed to load\|failed to attach\|no kernel BTF" "$T/err"; then
+		skip=$((skip + 1)); echo "ok - trace on this machine # SKIP $(cat "$T/err")"
+	else
+		bad "edgert trace: $(head -n 3 "$T/err")"
+	fi
 fi
 
 finish

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: MIT
 """Validate a Chrome trace written by `edgert profile --trace` or `edgert trace`.
 
-    check-trace.py TRACE --ops N [--runs R] [--npu]
+    check-trace.py TRACE --ops N [--runs R] [--npu [--signal]]
 
 Checks (docs/tracing.md describes the events):
   - the file parses as JSON with a traceEvents list;
@@ -12,7 +12,7 @@ Checks (docs/tracing.md describes the events):
     holding exactly N spans of category "op" on its track, whose args.index
     are 0..N-1 once each;
   - --npu: at least one NPU job; every job has a submit instant, an engine
-    span and a signal instant (when any signal was traced), in the order
+    span and a signal instant (when any signal was traced; --signal: always), in the order
     submit <= engine start <= engine end <= signal; the submit and the engine
     span lie inside the span of one op on the submitting thread's track, the
     op whose backend is "npu"; every flow start has its finish.
@@ -30,6 +30,7 @@ def main():
     ap.add_argument("--ops", type=int, required=True)
     ap.add_argument("--runs", type=int)
     ap.add_argument("--npu", action="store_true")
+    ap.add_argument("--signal", action="store_true")
     a = ap.parse_args()
     errors = []
 
@@ -104,7 +105,7 @@ def main():
                 continue
             ts = decimal.Decimal(s["ts"])
             order = [("submit", ts), ("start", eng["_t0"]), ("end", eng["_t1"])]
-            if signal:
+            if signal or a.signal:
                 if job not in signal:
                     errors.append(f"job {job}: no signal event")
                 else:

@@ -117,3 +117,15 @@ void ct_flow(struct ct_writer *w, uint32_t pid, uint32_t tid, bool start, const 
 	put_us(w->f, "ts", ts_ns, w->t0_ns);
 	fputc('}', w->f);
 }
+
+void ct_async(struct ct_writer *w, uint32_t pid, bool begin, const char *cat, const char *name,
+	      uint64_t id, uint64_t ts_ns, const struct ct_arg *args, uint32_t n_args)
+{
+	head(w, begin ? "b" : "e", pid, 0);
+	put_str(w->f, "cat", cat);
+	put_str(w->f, "name", name);
+	fprintf(w->f, ", \"id\": %" PRIu64, id);
+	put_us(w->f, "ts", ts_ns, w->t0_ns);
+	put_args(w->f, args, n_args);
+	fputc('}', w->f);
+}

@@ -52,4 +52,12 @@ void ct_instant(struct ct_writer *w, uint32_t pid, uint32_t tid, const char *cat
 void ct_flow(struct ct_writer *w, uint32_t pid, uint32_t tid, bool start, const char *cat,
 	     const char *name, uint64_t id, uint64_t ts_ns);
 
+/*
+ * One end of an async span (ph "b" at @begin, else "e"): spans of one @cat
+ * and @name that may overlap, told apart by @id; viewers draw them on a
+ * track of the process named after @name.
+ */
+void ct_async(struct ct_writer *w, uint32_t pid, bool begin, const char *cat, const char *name,
+	      uint64_t id, uint64_t ts_ns, const struct ct_arg *args, uint32_t n_args);
+
 #endif /* ERT_CHROME_TRACE_H */

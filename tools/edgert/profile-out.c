@@ -23,22 +23,21 @@ uint64_t profile_now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
-bool profile_check_output(const char *path)
+bool profile_check_output(const char *cmd, const char *path)
 {
 	char dir[4096];
 	struct stat st;
 
 	if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
-		return cli_error("profile", "failed to write '%s': it is a directory", path), false;
+		return cli_error(cmd, "failed to write '%s': it is a directory", path), false;
 	if (snprintf(dir, sizeof(dir), "%s", path) >= (int)sizeof(dir))
-		return cli_error("profile", "failed to write '%s': the path is too long", path), false;
+		return cli_error(cmd, "failed to write '%s': the path is too long", path), false;
 	if (access(dirname(dir), W_OK | X_OK) != 0)
-		return cli_error("profile", "failed to write '%s': %s", path, strerror(errno)), false;
+		return cli_error(cmd, "failed to write '%s': %s", path, strerror(errno)), false;
 	return true;
 }
 
-/* Write what a memory stream holds to @path (atomically); frees the buffer. */
-static bool write_out(const char *path, FILE *f, char **buf, size_t *len)
+bool profile_write_stream(const char *cmd, const char *path, FILE *f, char **buf, size_t *len)
 {
 	struct ert_err err = { "" };
 	bool ok = !ferror(f);
@@ -47,13 +46,13 @@ static bool write_out(const char *path, FILE *f, char **buf, size_t *len)
 		ok = false;
 	if (!ok) {
 		free(*buf);
-		return cli_error("profile", "failed to write '%s': out of memory", path), false;
+		return cli_error(cmd, "failed to write '%s': out of memory", path), false;
 	}
 	struct iovec iov = { .iov_base = *buf, .iov_len = *len };
 
 	if (ert_file_write_atomic(path, &iov, 1, &err) != ERT_OK) {
 		free(*buf);
-		return cli_error("profile", "failed to write '%s': %s", path, err.msg), false;
+		return cli_error(cmd, "failed to write '%s': %s", path, err.msg), false;
 	}
 	free(*buf);
 	return true;
@@ -96,7 +95,7 @@ bool profile_write_trace(const char *path, const char *model, const struct profi
 		}
 	}
 	ct_end(&w);
-	return write_out(path, f, &buf, &len);
+	return profile_write_stream("profile", path, f, &buf, &len);
 }
 
 bool profile_write_svg(const char *path, const char *model, const struct profiler *p,
@@ -136,5 +135,5 @@ bool profile_write_svg(const char *path, const char *model, const struct profile
 	}
 	chart_svg_write(f, title, bars, nb, total_ms, slow ? &slowest : NULL);
 	free(bars);
-	return write_out(path, f, &buf, &len);
+	return profile_write_stream("profile", path, f, &buf, &len);
 }

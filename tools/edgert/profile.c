@@ -271,7 +271,8 @@ int ert_cmd_profile(int argc, char **argv)
 	o.cfg.before_op = before_op;
 	o.cfg.after_op = after_op;
 	o.cfg.callback_user = &p;
-	if ((o.trace && !profile_check_output(o.trace)) || (o.svg && !profile_check_output(o.svg)))
+	if ((o.trace && !profile_check_output("profile", o.trace)) ||
+	    (o.svg && !profile_check_output("profile", o.svg)))
 		goto cleanup;
 	if (!cli_session_open("profile", o.model, &o.cfg, &model, &sess) ||
 	    !cli_inputs_random("profile", sess, 0))

@@ -8,6 +8,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 
 struct op_stat {
 	char *name, *type, *backend, *kernel;
@@ -43,7 +44,13 @@ uint64_t profile_now_ns(void);
  * directory or its directory cannot be written, so that a bad --trace or
  * --svg fails at once and leaves every other output unwritten.
  */
-bool profile_check_output(const char *path);
+bool profile_check_output(const char *cmd, const char *path);
+/*
+ * Close the memory stream @f (which filled *@buf, *@len) and write what it
+ * holds to @path atomically; frees the buffer. Prints the error as @cmd and
+ * returns false.
+ */
+bool profile_write_stream(const char *cmd, const char *path, FILE *f, char **buf, size_t *len);
 
 /*
  * Write the timed runs as a Chrome trace (one track: the thread that ran
