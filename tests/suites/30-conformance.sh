@@ -39,7 +39,8 @@ run() {
 	fi
 }
 
-run node --gate "$here/../conformance/node-gate.txt" --errata "$here/../conformance/node-errata.txt" --min-rate 0.80 "$ERT_CONFORMANCE/node"
+run node --gate "$here/../conformance/node-gate.txt" --errata "$here/../conformance/node-errata.txt" \
+	--tolerances "$here/../conformance/node-tolerances.txt" --min-rate 0.80 "$ERT_CONFORMANCE/node"
 run light --threads 2 "$ERT_CONFORMANCE/light"
 run pytorch-converted --min-rate 0.90 "$ERT_CONFORMANCE/pytorch-converted"
 run pytorch-operator --min-rate 0.90 "$ERT_CONFORMANCE/pytorch-operator"

@@ -28,6 +28,15 @@ struct conform_opts {
 	const char *gate_file;   /* op types a test must pass when it uses only these */
 	double min_rate;         /* with a gate: minimum share of all tests passed */
 	const char *errata_file; /* cases whose reference data is known to be wrong */
+	const char *tol_file;    /* cases with their own absolute tolerance */
+	/*
+	 * Set per case: the model has a random generator (Bernoulli, Random*,
+	 * Multinomial). Its outputs are checked for dtype, shape and support
+	 * (every value within the reference's range, and whole where the
+	 * reference's values all are), never element by element: ONNX's
+	 * expected values are one draw of numpy's generator.
+	 */
+	bool random;
 	bool verbose;
 	bool gating;             /* --gate or --min-rate given */
 	ert_config cfg;          /* backends from --backend (num_backends 0: the CPU) */
@@ -55,6 +64,10 @@ struct tally {
 	char **errata;           /* case names, each followed by its reason */
 	char **errata_why;
 	uint32_t n_errata;
+	char **tols;             /* --tolerances: case names, each followed by "ATOL REASON" */
+	char **tols_why;
+	uint32_t n_tols;
+	uint32_t random_cases;   /* cases compared for dtype, shape and support only */
 	/* --backend naming a device */
 	uint32_t offloaded;      /* cases with an op the device did not take */
 	struct skip_count *cpu_ops; /* op types that stayed on the CPU, and in how many cases */
@@ -87,6 +100,8 @@ static const char usage[] =
 	"                        one 'NAME REASON' per line: such a case that fails\n"
 	"                        is reported as XFAIL and counted as skipped; one\n"
 	"                        that passes is a failure (the erratum is stale)\n"
+	"      --tolerances FILE cases compared with their own absolute tolerance,\n"
+	"                        one 'NAME ATOL REASON' per line\n"
 	"  -b, --backend LIST    backends in order (cpu, opencl, vulkan, npu, auto);\n"
 	"                        a list without cpu tests those devices: a case runs\n"
 	"                        and counts only when every op of it runs on them;\n"
@@ -219,26 +234,50 @@ static void op_from_message(const char *msg, char *op, size_t size)
 		snprintf(op, size, "%.*s", (int)(q - p), p);
 }
 
-/* Does the model use only gate ops, and only tensors (of any dtype but string)? */
-static bool in_gate(const struct tally *t, const char *model_path)
+/* The case's model as protobuf-c reads it (the caller frees it), or NULL. */
+static Onnx__ModelProto *read_model(const char *model_path)
 {
 	struct ert_err oerr = { "" };
 	FILE *f = ert_file_fopen_regular(model_path, NULL, &oerr);
 	Onnx__ModelProto *m = NULL;
 	uint8_t *buf = NULL;
 	long size;
-	bool ok = false;
 
 	if (!f)
+		return NULL;
+	if (fseek(f, 0, SEEK_END) == 0 && (size = ftell(f)) > 0 && fseek(f, 0, SEEK_SET) == 0 &&
+	    (buf = malloc((size_t)size)) && fread(buf, 1, (size_t)size, f) == (size_t)size)
+		m = onnx__model_proto__unpack(NULL, (size_t)size, buf);
+	free(buf);
+	fclose(f);
+	if (m && !m->graph) {
+		onnx__model_proto__free_unpacked(m, NULL);
+		m = NULL;
+	}
+	return m;
+}
+
+/* Does the model's main graph hold a random generator? */
+static bool has_random_op(const char *model_path)
+{
+	Onnx__ModelProto *m = read_model(model_path);
+	bool found = false;
+
+	for (size_t i = 0; m && i < m->graph->n_node && !found; i++)
+		found = ert_op_is_random(ert_op_from_name(m->graph->node[i]->op_type));
+	if (m)
+		onnx__model_proto__free_unpacked(m, NULL);
+	return found;
+}
+
+/* Does the model use only gate ops, and only tensors (of any dtype but string)? */
+static bool in_gate(const struct tally *t, const char *model_path)
+{
+	Onnx__ModelProto *m = read_model(model_path);
+	bool ok;
+
+	if (!m)
 		return false;
-	if (fseek(f, 0, SEEK_END) != 0 || (size = ftell(f)) <= 0 || fseek(f, 0, SEEK_SET) != 0)
-		goto out;
-	buf = malloc((size_t)size);
-	if (!buf || fread(buf, 1, (size_t)size, f) != (size_t)size)
-		goto out;
-	m = onnx__model_proto__unpack(NULL, (size_t)size, buf);
-	if (!m || !m->graph)
-		goto out;
 	ok = true;
 	for (size_t i = 0; i < m->graph->n_node && ok; i++) {
 		bool found = false;
@@ -260,11 +299,7 @@ static bool in_gate(const struct tally *t, const char *model_path)
 				ok = false;
 		}
 	}
-out:
-	if (m)
-		onnx__model_proto__free_unpacked(m, NULL);
-	free(buf);
-	fclose(f);
+	onnx__model_proto__free_unpacked(m, NULL);
 	return ok;
 }
 
@@ -274,6 +309,38 @@ static double value_at(const struct ert_value *v, const void *data, int64_t i)
 
 	tmp.data = (void *)data;
 	return ert_value_get_float(&tmp, i);
+}
+
+/*
+ * A random generator's output against one reference draw: every value lies
+ * in [min, max] of the reference's, and is whole where all of those are
+ * (Bernoulli's 0 and 1 stay 0 and 1).
+ */
+static bool compare_support(const ert_tensor *got, const struct ert_value *want, char *why,
+			    size_t why_size)
+{
+	const void *gd = ert_tensor_data(got);
+	double lo = INFINITY, hi = -INFINITY;
+	bool whole = true;
+
+	for (int64_t i = 0; i < want->numel; i++) {
+		double w = value_at(want, want->data, i);
+
+		lo = fmin(lo, w);
+		hi = fmax(hi, w);
+		whole &= w == floor(w);
+	}
+	for (int64_t i = 0; i < want->numel; i++) {
+		double g = value_at(want, gd, i);
+
+		if (!(g >= lo && g <= hi) || (whole && g != floor(g))) {
+			snprintf(why, why_size, "random output: element %lld = %g is outside the "
+				 "reference's support ([%g, %g]%s)", (long long)i, g, lo, hi,
+				 whole ? ", whole numbers" : "");
+			return false;
+		}
+	}
+	return true;
 }
 
 /* Compare one output; writes a reason into @why on mismatch. */
@@ -312,6 +379,8 @@ static bool compare_output(const struct conform_opts *o, const ert_tensor *got,
 		snprintf(why, why_size, "no data");
 		return false;
 	}
+	if (o->random)
+		return compare_support(got, want, why, why_size);
 	bool is_float = ert_dtype_is_float(dt) && ert_dtype_size(dt) >= 2;
 
 	if (!is_float) {
@@ -711,6 +780,7 @@ int ert_cmd_conform(int argc, char **argv)
 		{ "gate", required_argument, NULL, 'g' },
 		{ "min-rate", required_argument, NULL, 'm' },
 		{ "errata", required_argument, NULL, 'e' },
+		{ "tolerances", required_argument, NULL, 'T' },
 		{ "backend", required_argument, NULL, 'b' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
@@ -762,6 +832,9 @@ int ert_cmd_conform(int argc, char **argv)
 		case 'e':
 			o.errata_file = optarg;
 			break;
+		case 'T':
+			o.tol_file = optarg;
+			break;
 		case 'v':
 			o.verbose = true;
 			break;
@@ -780,6 +853,19 @@ int ert_cmd_conform(int argc, char **argv)
 	if (o.errata_file &&
 	    load_list(o.errata_file, "errata", &t.errata, &t.errata_why, &t.n_errata) != 0)
 		goto out;
+	if (o.tol_file &&
+	    load_list(o.tol_file, "tolerances", &t.tols, &t.tols_why, &t.n_tols) != 0)
+		goto out;
+	for (uint32_t i = 0; i < t.n_tols; i++) {
+		char *end;
+		double a = strtod(t.tols_why[i], &end);
+
+		if (end == t.tols_why[i] || !(a >= 0 && a <= 1)) {
+			cli_error("conform", "tolerances file: '%s %s': expected NAME ATOL REASON with "
+				  "ATOL in [0, 1]", t.tols[i], t.tols_why[i]);
+			goto out;
+		}
+	}
 	o.gating = o.gate_file || o.min_rate > 0;
 	/* a device listed without the CPU: its cases are those it runs entirely */
 	for (uint32_t b = 0; b < o.cfg.num_backends; b++) {
@@ -809,9 +895,19 @@ int ert_cmd_conform(int argc, char **argv)
 		struct placement pl = { 0 };
 		enum verdict v;
 
+		struct conform_opts co = o;
+		char mpath[4200];
+
 		if (tty)
 			fprintf(stderr, "\r\033[K[%u/%u] %s", i + 1, n_cases, name);
-		v = run_case(&o, cases[i], &pl, why, sizeof(why), skip_op, sizeof(skip_op));
+		for (uint32_t k = 0; k < t.n_tols; k++)
+			if (strcmp(t.tols[k], name) == 0)
+				co.atol = strtod(t.tols_why[k], NULL);
+		snprintf(mpath, sizeof(mpath), "%s/model.onnx", cases[i]);
+		co.random = has_random_op(mpath);
+		v = run_case(&co, cases[i], &pl, why, sizeof(why), skip_op, sizeof(skip_op));
+		if (co.random && v == PASS)
+			t.random_cases++;
 		if (pl.dev_name[0] && !dev_name[0])
 			snprintf(dev_name, sizeof(dev_name), "%s", pl.dev_name);
 		if (v == OFFLOAD) {
@@ -892,6 +988,9 @@ int ert_cmd_conform(int argc, char **argv)
 		fprintf(stderr, "\r\033[K");
 	if (t.known_bad)
 		printf("skipped (known bad reference data): %u\n", t.known_bad);
+	if (t.random_cases)
+		printf("passed with random outputs (dtype, shape and support compared): %u\n",
+		       t.random_cases);
 	if (t.n_skips) {
 		printf("skipped (unsupported op):");
 		for (uint32_t i = 0; i < t.n_skips; i++)
@@ -952,5 +1051,7 @@ out:
 	free_list(t.gate_ops, t.n_gate_ops);
 	free_list(t.errata, t.n_errata);
 	free_list(t.errata_why, t.n_errata);
+	free_list(t.tols, t.n_tols);
+	free_list(t.tols_why, t.n_tols);
 	return ret;
 }
