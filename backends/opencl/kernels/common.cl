@@ -1,6 +1,38 @@
 /* SPDX-License-Identifier: MIT */
 /* Helpers every program shares; ocl-codes.h comes before this. */
 
+/*
+ * Storage. Every program is built in two variants: float32 storage (the
+ * default) and float16 storage (-DERT_F16, precision LOW). Kernels declare
+ * their float tensors as T and read and write them only through LD()/ST(),
+ * which convert to and from float: vload_half/vstore_half are core OpenCL
+ * 1.2, so the float16 variant builds on any device. Where the device has
+ * cl_khr_fp16 the backend adds -DERT_F16_ARITH: the elementwise ops then
+ * compute in half (CT, LDC()/STC()); convolutions, matrix products and
+ * reductions always accumulate in float.
+ */
+#ifdef ERT_F16_ARITH
+#pragma OPENCL EXTENSION cl_khr_fp16 : enable
+#endif
+#ifdef ERT_F16
+#define T half
+#define LD(p, i) vload_half((i), (p))
+#define ST(p, i, v) vstore_half_rte((float)(v), (i), (p))
+#else
+#define T float
+#define LD(p, i) ((p)[i])
+#define ST(p, i, v) ((p)[i] = (float)(v))
+#endif
+#ifdef ERT_F16_ARITH
+#define CT half
+#define LDC(p, i) ((p)[i])
+#define STC(p, i, v) ((p)[i] = (half)(v))
+#else
+#define CT float
+#define LDC(p, i) LD(p, i)
+#define STC(p, i, v) ST(p, i, v)
+#endif
+
 /* Gelu's two forms (the op's approximate = "none" and "tanh"). */
 inline float ert_gelu(float v)
 {

@@ -7,9 +7,9 @@
  * geo8: H, W, KH, KW, sh, sw, ph, pw; geob8: dh, dw, OH, OW, C (input
  * channels), OC, multiplier (OC / C), N.
  */
-__kernel void conv_dw_f32(__global const float *x, int xo, __global const float *w, int wo,
-			  __global float *y, int yo, __global const float *bias, int bo,
-			  int has_bias, __global const float *res, int ro, int has_res,
+__kernel void conv_dw_f32(__global const T *x, int xo, __global const T *w, int wo,
+			  __global T *y, int yo, __global const T *bias, int bo,
+			  int has_bias, __global const T *res, int ro, int has_res,
 			  int8 geo8, int8 geob8, int act, float p0, float p1)
 {
 	int geo[8], geob[8];
@@ -29,8 +29,8 @@ __kernel void conv_dw_f32(__global const float *x, int xo, __global const float 
 	t /= OH;
 	int oc = t % OC, n = t / OC;
 	int ic = oc / mult;
-	__global const float *xp = x + xo + (n * C + ic) * H * W;
-	__global const float *wp = w + wo + oc * KH * KW;
+	__global const T *xp = x + xo + (n * C + ic) * H * W;
+	__global const T *wp = w + wo + oc * KH * KW;
 	float acc = 0.0f;
 
 	for (int ky = 0; ky < KH; ky++) {
@@ -42,12 +42,12 @@ __kernel void conv_dw_f32(__global const float *x, int xo, __global const float 
 			int ix = ox * geo[5] - geo[7] + kx * geob[1];
 
 			if (ix >= 0 && ix < W)
-				acc += xp[iy * W + ix] * wp[ky * KW + kx];
+				acc += LD(xp, iy * W + ix) * LD(wp, ky * KW + kx);
 		}
 	}
 	if (has_bias)
-		acc += bias[bo + oc];
+		acc += LD(bias, bo + oc);
 	if (has_res)
-		acc += res[ro + i];
-	y[yo + i] = ert_act(acc, act, p0, p1);
+		acc += LD(res, ro + i);
+	ST(y, yo + i, ert_act(acc, act, p0, p1));
 }

@@ -1,7 +1,10 @@
 /* SPDX-License-Identifier: MIT */
-/* Elementwise ops on float32: one work-item per output element. */
+/*
+ * Elementwise ops: one work-item per output element, in CT (half where the
+ * float16 variant runs on a device with cl_khr_fp16, float otherwise).
+ */
 
-inline float unary_op(float v, int op, float p0, float p1)
+inline CT unary_op(CT v, int op, float p0, float p1)
 {
 	switch (op) {
 	case OCL_UN_RELU:
@@ -54,16 +57,16 @@ inline float unary_op(float v, int op, float p0, float p1)
 	}
 }
 
-__kernel void unary_f32(__global const float *x, int xo, __global float *y, int yo, int n,
+__kernel void unary_f32(__global const T *x, int xo, __global T *y, int yo, int n,
 			int op, float p0, float p1)
 {
 	int i = get_global_id(0);
 
 	if (i < n)
-		y[yo + i] = unary_op(x[xo + i], op, p0, p1);
+		STC(y, yo + i, unary_op(LDC(x, xo + i), op, p0, p1));
 }
 
-inline float binary_op(float a, float b, int op)
+inline CT binary_op(CT a, CT b, int op)
 {
 	switch (op) {
 	case OCL_BIN_ADD: return a + b;
@@ -83,8 +86,8 @@ inline float binary_op(float a, float b, int op)
  * @rank <= 8 dims of the output and each input's strides (0 where it is
  * broadcast), merging dims where it can.
  */
-__kernel void binary_f32(__global const float *a, int ao, __global const float *b, int bo,
-			 __global float *c, int co, int n, int op, int rank, int8 dims8,
+__kernel void binary_f32(__global const T *a, int ao, __global const T *b, int bo,
+			 __global T *c, int co, int n, int op, int rank, int8 dims8,
 			 int8 sa8, int8 sb8, int act, float p0, float p1)
 {
 	int i = get_global_id(0);
@@ -95,19 +98,19 @@ __kernel void binary_f32(__global const float *a, int ao, __global const float *
 	vstore8(dims8, 0, dims);
 	vstore8(sa8, 0, sa);
 	vstore8(sb8, 0, sb);
-	float v = binary_op(a[ao + ert_strided_index(i, rank, dims, sa)],
-			    b[bo + ert_strided_index(i, rank, dims, sb)], op);
+	CT v = binary_op(LDC(a, ao + ert_strided_index(i, rank, dims, sa)),
+			 LDC(b, bo + ert_strided_index(i, rank, dims, sb)), op);
 
-	c[co + i] = ert_act(v, act, p0, p1);
+	ST(c, co + i, ert_act(v, act, p0, p1));
 }
 
 /* Same shapes: no index arithmetic. */
-__kernel void binary_same_f32(__global const float *a, int ao, __global const float *b, int bo,
-			      __global float *c, int co, int n, int op, int act, float p0,
+__kernel void binary_same_f32(__global const T *a, int ao, __global const T *b, int bo,
+			      __global T *c, int co, int n, int op, int act, float p0,
 			      float p1)
 {
 	int i = get_global_id(0);
 
 	if (i < n)
-		c[co + i] = ert_act(binary_op(a[ao + i], b[bo + i], op), act, p0, p1);
+		ST(c, co + i, ert_act(binary_op(LDC(a, ao + i), LDC(b, bo + i), op), act, p0, p1));
 }

@@ -15,6 +15,9 @@
  * Batches run along dimension 2: @boff holds four element offsets per batch
  * (A, B, C and residual, bias), so any broadcast of batch dims and any group
  * layout is a table the host fills once.
+ *
+ * Tensors are T (float or half storage, common.cl); the tiles, products and
+ * sums are float in both variants.
  */
 #define TS_M OCL_GEMM_TS_M
 #define TS_N OCL_GEMM_TS_N
@@ -25,11 +28,11 @@
 #define RTS_N (TS_N / WPT_N)
 
 /* geo8: H, W, KH, KW, sh, sw, ph, pw; geo8b: dh, dw, OW, 0... */
-inline float load_b(__global const float *B, int k, int n, int b_rs, int b_cs, int conv,
+inline float load_b(__global const T *B, int k, int n, int b_rs, int b_cs, int conv,
 		    const int *geo, const int *geob)
 {
 	if (!conv)
-		return B[k * b_rs + n * b_cs];
+		return LD(B, k * b_rs + n * b_cs);
 	int khw = geo[2] * geo[3];
 	int ic = k / khw, r = k - ic * khw;
 	int ky = r / geo[3], kx = r - ky * geo[3];
@@ -39,17 +42,17 @@ inline float load_b(__global const float *B, int k, int n, int b_rs, int b_cs, i
 
 	if (iy < 0 || iy >= geo[0] || ix < 0 || ix >= geo[1])
 		return 0.0f;
-	return B[(ic * geo[0] + iy) * geo[1] + ix];
+	return LD(B, (ic * geo[0] + iy) * geo[1] + ix);
 }
 
 __kernel __attribute__((reqd_work_group_size(RTS_N, RTS_M, 1)))
-void gemm_f32(__global const float *A, int ao, int a_rs, int a_cs,
-	      __global const float *B, int bo, int b_rs, int b_cs,
-	      __global float *C, int co, int ldc, int M, int N, int K,
+void gemm_f32(__global const T *A, int ao, int a_rs, int a_cs,
+	      __global const T *B, int bo, int b_rs, int b_cs,
+	      __global T *C, int co, int ldc, int M, int N, int K,
 	      __global const int *boff,
-	      __global const float *bias, int bias_o, int bias_rs, int bias_cs, int has_bias,
+	      __global const T *bias, int bias_o, int bias_rs, int bias_cs, int has_bias,
 	      float alpha, float beta,
-	      __global const float *res, int res_o, int has_res,
+	      __global const T *res, int res_o, int has_res,
 	      int act, float p0, float p1, int conv, int8 geo8, int8 geob8)
 {
 	__local float As[TS_K][TS_M];
@@ -74,7 +77,7 @@ void gemm_f32(__global const float *A, int ao, int a_rs, int a_cs,
 			int kk = l / TS_M, mm = l - kk * TS_M;
 			int m = m0 + mm, k = k0 + kk;
 
-			As[kk][mm] = m < M && k < K ? A[m * a_rs + k * a_cs] : 0.0f;
+			As[kk][mm] = m < M && k < K ? LD(A, m * a_rs + k * a_cs) : 0.0f;
 		}
 		for (int l = lid; l < TS_K * TS_N; l += RTS_M * RTS_N) {
 			int kk = l / TS_N, nn = l - kk * TS_N;
@@ -116,10 +119,10 @@ void gemm_f32(__global const float *A, int ao, int a_rs, int a_cs,
 				continue;
 			v = alpha * acc[wm][wn];
 			if (has_bias)
-				v += beta * bias[b_base + m * bias_rs + n * bias_cs];
+				v += beta * LD(bias, b_base + m * bias_rs + n * bias_cs);
 			if (has_res)
-				v += res[res_o + boff[4 * z + 2] + m * ldc + n];
-			C[c_base + m * ldc + n] = ert_act(v, act, p0, p1);
+				v += LD(res, res_o + boff[4 * z + 2] + m * ldc + n);
+			ST(C, c_base + m * ldc + n, ert_act(v, act, p0, p1));
 		}
 	}
 }

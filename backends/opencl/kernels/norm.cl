@@ -2,7 +2,8 @@
 /*
  * Normalisations, one work-group of RED_WG items per row, with reductions in
  * local memory. A row of Softmax is @len elements @inner apart; LayerNorm's
- * rows are contiguous.
+ * rows are contiguous. Tensors are T (common.cl); sums and the arithmetic
+ * are float in both variants.
  */
 #define RED_WG 64
 
@@ -27,51 +28,51 @@ inline float wg_reduce(__local float *part, float v, bool is_max)
 }
 
 __kernel __attribute__((reqd_work_group_size(RED_WG, 1, 1)))
-void softmax_f32(__global const float *x, int xo, __global float *y, int yo, int len,
+void softmax_f32(__global const T *x, int xo, __global T *y, int yo, int len,
 		 int inner, int log_softmax)
 {
 	__local float part[RED_WG];
 	int row = get_group_id(0), l = get_local_id(0);
 	int base = (row / inner) * len * inner + row % inner;
-	__global const float *xp = x + xo + base;
-	__global float *yp = y + yo + base;
+	__global const T *xp = x + xo + base;
+	__global T *yp = y + yo + base;
 	float m = -INFINITY, s = 0.0f;
 
 	for (int j = l; j < len; j += RED_WG)
-		m = fmax(m, xp[j * inner]);
+		m = fmax(m, LD(xp, j * inner));
 	m = wg_reduce(part, m, true);
 	for (int j = l; j < len; j += RED_WG)
-		s += exp(xp[j * inner] - m);
+		s += exp(LD(xp, j * inner) - m);
 	s = wg_reduce(part, s, false);
 	if (log_softmax) {
 		float ls = log(s);
 
 		for (int j = l; j < len; j += RED_WG)
-			yp[j * inner] = xp[j * inner] - m - ls;
+			ST(yp, j * inner, LD(xp, j * inner) - m - ls);
 	} else {
 		for (int j = l; j < len; j += RED_WG)
-			yp[j * inner] = exp(xp[j * inner] - m) / s;
+			ST(yp, j * inner, exp(LD(xp, j * inner) - m) / s);
 	}
 }
 
 /* y = (x - mean) / sqrt(var + eps) * scale + bias over each row of @len. */
 __kernel __attribute__((reqd_work_group_size(RED_WG, 1, 1)))
-void layernorm_f32(__global const float *x, int xo, __global const float *sc, int so,
-		   __global const float *b, int bo, int has_bias, __global float *y, int yo,
+void layernorm_f32(__global const T *x, int xo, __global const T *sc, int so,
+		   __global const T *b, int bo, int has_bias, __global T *y, int yo,
 		   int len, float eps)
 {
 	__local float part[RED_WG];
 	int row = get_group_id(0), l = get_local_id(0);
-	__global const float *xp = x + xo + row * len;
-	__global float *yp = y + yo + row * len;
+	__global const T *xp = x + xo + row * len;
+	__global T *yp = y + yo + row * len;
 	float s = 0.0f, mean, var;
 
 	for (int j = l; j < len; j += RED_WG)
-		s += xp[j];
+		s += LD(xp, j);
 	mean = wg_reduce(part, s, false) / (float)len;
 	s = 0.0f;
 	for (int j = l; j < len; j += RED_WG) {
-		float d = xp[j] - mean;
+		float d = LD(xp, j) - mean;
 
 		s += d * d;
 	}
@@ -79,8 +80,8 @@ void layernorm_f32(__global const float *x, int xo, __global const float *sc, in
 	float inv = 1.0f / sqrt(var + eps);
 
 	for (int j = l; j < len; j += RED_WG) {
-		float v = (xp[j] - mean) * inv * sc[so + j];
+		float v = (LD(xp, j) - mean) * inv * LD(sc, so + j);
 
-		yp[j] = has_bias ? v + b[bo + j] : v;
+		ST(yp, j, has_bias ? v + LD(b, bo + j) : v);
 	}
 }

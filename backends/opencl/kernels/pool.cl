@@ -11,8 +11,10 @@
  * plane_reduce_f32: the mean or max of each row of @len elements (GlobalAveragePool,
  * GlobalMaxPool, ReduceMean over trailing axes), one work-group of RED_WG
  * items per row.
+ *
+ * Tensors are T (common.cl); maxima and sums are taken in float.
  */
-__kernel void pool2d_f32(__global const float *x, int xo, __global float *y, int yo, int mode,
+__kernel void pool2d_f32(__global const T *x, int xo, __global T *y, int yo, int mode,
 			 int8 geo8, int8 geob8)
 {
 	int geo[8], geob[8];
@@ -27,7 +29,7 @@ __kernel void pool2d_f32(__global const float *x, int xo, __global float *y, int
 		return;
 	int ox = i % OW, t = i / OW;
 	int oy = t % OH, pl = t / OH;
-	__global const float *xp = x + xo + pl * H * W;
+	__global const T *xp = x + xo + pl * H * W;
 	int sy = oy * geo[4] - geo[6], sx = ox * geo[5] - geo[7];
 	float acc = 0.0f;
 	int cnt = 0;
@@ -44,7 +46,7 @@ __kernel void pool2d_f32(__global const float *x, int xo, __global float *y, int
 
 			if (ix < 0 || ix >= W)
 				continue;
-			v = xp[iy * W + ix];
+			v = LD(xp, iy * W + ix);
 			if (mode == OCL_POOL_MAX) {
 				if (!any || v > acc || isnan(v))
 					acc = v;
@@ -59,23 +61,23 @@ __kernel void pool2d_f32(__global const float *x, int xo, __global float *y, int
 		acc = acc / (float)(KH * KW);
 	else if (mode == OCL_POOL_AVG)
 		acc = cnt ? acc / (float)cnt : 0.0f;
-	y[yo + i] = acc;
+	ST(y, yo + i, acc);
 }
 
 #define RED_WG 64
 
 __kernel __attribute__((reqd_work_group_size(RED_WG, 1, 1)))
-void plane_reduce_f32(__global const float *x, int xo, __global float *y, int yo, int len,
+void plane_reduce_f32(__global const T *x, int xo, __global T *y, int yo, int len,
 		      int mode)
 {
 	__local float part[RED_WG];
 	int row = get_group_id(0), l = get_local_id(0);
-	__global const float *xp = x + xo + row * len;
+	__global const T *xp = x + xo + row * len;
 	bool max = mode == OCL_POOL_MAX;
 	float acc = max ? -INFINITY : 0.0f;
 
 	for (int j = l; j < len; j += RED_WG) {
-		float v = xp[j];
+		float v = LD(xp, j);
 
 		acc = max ? (v > acc || isnan(v) ? v : acc) : acc + v;
 	}
@@ -90,5 +92,5 @@ void plane_reduce_f32(__global const float *x, int xo, __global float *y, int yo
 		}
 	}
 	if (l == 0)
-		y[yo + row] = max ? part[0] : part[0] / (float)len;
+		ST(y, yo + row, max ? part[0] : part[0] / (float)len);
 }
