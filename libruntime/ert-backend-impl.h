@@ -29,10 +29,16 @@
 struct ert_backend;
 struct ert_buffer;
 
-/* A place in a backend's buffer: @offset bytes into @buf (a multiple of 64). */
+/*
+ * A place in a backend's buffer: @offset bytes into @buf (a multiple of 64).
+ * @storage is the dtype of the bytes there when it differs from the value's:
+ * ERT_DTYPE_FLOAT16 for a float32 tensor stored as float16 (precision LOW on
+ * a backend whose fp16_storage() says yes, docs/opencl.md); 0 otherwise.
+ */
 struct ert_tensor_loc {
 	const struct ert_buffer *buf;
 	size_t offset;
+	ert_dtype storage;
 };
 
 /*
@@ -76,6 +82,14 @@ struct ert_exec {
 	const struct ert_tensor_loc *in_loc;   /* n_in entries */
 	const struct ert_tensor_loc *out_loc;  /* n_out entries */
 	struct ert_tensor_loc ws_loc;
+	/*
+	 * The step runs in float16 (precision LOW on a backend whose
+	 * fp16_storage() says yes, and the fp16 overflow guard did not keep it
+	 * in float32): every float32 tensor it reads or writes in its arena is
+	 * stored as float16 (in_loc/out_loc storage), and float32 constants
+	 * are the backend's to convert. False: float32 throughout.
+	 */
+	bool fp16;
 	/*
 	 * Set only for a step whose outputs' shapes depend on values known when
 	 * it runs (shape inference gave a dimension of -1: NonZero, Unique, ...,
@@ -216,6 +230,23 @@ struct ert_backend_ops {
 	 * file of program binaries and tuned launches) once, not per step.
 	 */
 	void (*plan_prepared)(struct ert_backend *be);
+	/*
+	 * Precision LOW: may float32 tensors in this backend's (device) memory
+	 * be stored as float16 (optional: NULL means no)? A backend that says
+	 * yes runs steps with ert_exec.fp16 set and provides buffer_convert().
+	 * The session decides which steps (session/fp16-guard.c) and converts
+	 * at the copies between host and device memory (session/copies.c).
+	 */
+	bool (*fp16_storage)(struct ert_backend *be);
+	/*
+	 * Convert @count elements at @src_offset in @buf, stored as @from, to
+	 * @to at @dst_offset in @buf (float32 <-> float16), queued like a step:
+	 * where a step in float16 reads a tensor a step in float32 wrote in
+	 * device memory, or the other way round.
+	 */
+	ert_status (*buffer_convert)(struct ert_backend *be, const struct ert_buffer *buf,
+				     size_t src_offset, ert_dtype from, size_t dst_offset,
+				     ert_dtype to, size_t count, struct ert_err *err);
 };
 
 struct ert_backend {
@@ -283,6 +314,20 @@ static inline ert_status ert_backend_buffer_read(struct ert_backend *be,
 						 void *dst, size_t size, struct ert_err *err)
 {
 	return be->ops->buffer_read(be, buf, offset, dst, size, err);
+}
+
+static inline bool ert_backend_fp16_storage(struct ert_backend *be)
+{
+	return be->ops->fp16_storage && be->ops->buffer_convert && be->ops->fp16_storage(be);
+}
+
+static inline ert_status ert_backend_buffer_convert(struct ert_backend *be,
+						    const struct ert_buffer *buf,
+						    size_t src_offset, ert_dtype from,
+						    size_t dst_offset, ert_dtype to, size_t count,
+						    struct ert_err *err)
+{
+	return be->ops->buffer_convert(be, buf, src_offset, from, dst_offset, to, count, err);
 }
 
 static inline size_t ert_backend_workspace_size(struct ert_backend *be, const struct ert_exec *x)

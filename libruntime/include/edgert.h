@@ -215,6 +215,24 @@ typedef enum ert_tune {
 	ERT_TUNE_WIDE = 3,   /* NORMAL's, smaller ones and the driver's own choice, timed longer */
 } ert_tune;
 
+/*
+ * The fp16 overflow guard (ert_config.fp16_guard). With precision LOW, a GPU
+ * backend that stores float16 (OpenCL on a device with cl_khr_fp16) runs
+ * ops in float16, except those the guard keeps in float32: while a plan is
+ * made, the whole graph runs once on the CPU backend (a calibration run)
+ * and every tensor's max |x| is recorded; an op whose float inputs or
+ * outputs reach ert_config.fp16_bound, or are inf or NaN there, runs in
+ * float32. `edgert run --explain` says which ops and why. The calibration
+ * run costs one CPU inference each time a plan is made (each input shape).
+ */
+typedef enum ert_fp16_guard {
+	/* on; the calibration inputs are the library's: float inputs uniform in
+	 * [-1, 1) from a fixed seed (xorshift32, seed 0x2545F491, in input order),
+	 * other inputs zero */
+	ERT_FP16_GUARD_ON = 0,
+	ERT_FP16_GUARD_OFF = 1,      /* off: every op the backend takes runs in float16 */
+} ert_fp16_guard;
+
 #define ERT_MAX_BACKENDS 4
 #define ERT_MAX_THREADS 32
 #define ERT_MAX_RANK 8
@@ -339,6 +357,15 @@ typedef struct ert_config {
 	 * creation with ERT_STATUS_INVALID_ARGUMENT.
 	 */
 	ert_tune tune;
+	/*
+	 * Added after tune. The fp16 overflow guard (see enum
+	 * ert_fp16_guard; only with precision LOW on a backend storing float16)
+	 * and its bound on max |x|: 0 means 2^14 (16384, a quarter of float16's
+	 * largest value, 65504: room for what an op computes between its inputs
+	 * and its outputs); at most 65504.
+	 */
+	ert_fp16_guard fp16_guard;
+	float fp16_bound;
 } ert_config;
 
 /**

@@ -13,6 +13,12 @@
  * The copy is done by the backend that owns the device memory (its
  * buffer_write() or buffer_read()), which counts the bytes in copied_bytes().
  * Nothing here is specific to an API: OpenCL and Vulkan both come through it.
+ *
+ * Precision LOW (fp16-guard.c): a mirror in device memory is stored as
+ * float16 when its readers run in float16; copies into it convert on the
+ * host, reads of float16 widen on the host. Where a step reads a tensor of
+ * its own arena stored otherwise than it runs, the mirror is in that same
+ * arena, and the backend converts (buffer_convert()).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -20,15 +26,17 @@
 #include "ert-probes.h"
 #include "session/session-impl.h"
 
-int32_t ert_copies_find(const struct ert_plan *p, int32_t t, uint32_t arena)
+int32_t ert_copies_find(const struct ert_plan *p, int32_t t, uint32_t arena, bool fp16)
 {
 	for (uint32_t m = 0; m < p->n_mirrors; m++)
-		if (p->mirrors[m].tensor == t && p->mirrors[m].arena == arena)
+		if (p->mirrors[m].tensor == t && p->mirrors[m].arena == arena &&
+		    p->mirrors[m].fp16 == fp16)
 			return (int32_t)m;
 	return -1;
 }
 
-static int32_t add_mirror(struct ert_plan *p, int32_t t, uint32_t arena, int32_t first)
+static int32_t add_mirror(struct ert_plan *p, int32_t t, uint32_t arena, int32_t first,
+			  bool fp16)
 {
 	struct ert_plan_mirror *m = &p->mirrors[p->n_mirrors];
 
@@ -38,6 +46,7 @@ static int32_t add_mirror(struct ert_plan *p, int32_t t, uint32_t arena, int32_t
 	m->first = m->last = first;
 	m->v = p->t[t].v;
 	m->v.data = NULL;
+	m->fp16 = fp16;
 	return (int32_t)p->n_mirrors++;
 }
 
@@ -73,6 +82,7 @@ static ert_status plan_mirror(struct ert_session *s, struct ert_plan *p, uint32_
 {
 	const struct ert_plan_tensor *pt = &p->t[t];
 	const struct ert_node *n = p->steps[i].x.node;
+	bool fp16 = ert_step_reads_fp16(p, i, t);
 	int32_t m;
 
 	if (pt->kind == ERT_PT_INPUT || pt->kind == ERT_PT_DYNAMIC || pt->kind == ERT_PT_OUTER) {
@@ -80,9 +90,13 @@ static ert_status plan_mirror(struct ert_session *s, struct ert_plan *p, uint32_
 		if (p->arenas[arena].visible)
 			return ERT_OK;
 	} else if (pt->kind == ERT_PT_ARENA) {
-		if (pt->arena == arena || (p->arenas[arena].visible && p->arenas[pt->arena].visible))
+		/* in its home, stored as the step reads it; else converted there */
+		if (pt->arena == arena && pt->fp16 == fp16)
 			return ERT_OK;
-		if (!p->arenas[arena].visible && !p->arenas[pt->arena].visible) {
+		if (p->arenas[arena].visible && p->arenas[pt->arena].visible)
+			return ERT_OK;
+		if (pt->arena != arena && !p->arenas[arena].visible &&
+		    !p->arenas[pt->arena].visible) {
 			ert_err_set(err, "%s '%s' on backend %s reads '%s' from backend %s: copies between two kinds of device memory ('%s', '%s') are not implemented",
 				    ert_op_name(n->op), n->name, arena_backend(s, p, arena),
 				    s->model->graph->tensors[t].name,
@@ -94,10 +108,36 @@ static ert_status plan_mirror(struct ert_session *s, struct ert_plan *p, uint32_
 		/* constants: prepare() gets their host data, to upload if it must */
 		return ERT_OK;
 	}
-	m = ert_copies_find(p, t, arena);
+	m = ert_copies_find(p, t, arena, fp16);
 	if (m < 0)
-		m = add_mirror(p, t, arena, (int32_t)i);
+		m = add_mirror(p, t, arena, (int32_t)i, fp16);
 	p->mirrors[m].last = (int32_t)i;
+	return ERT_OK;
+}
+
+/*
+ * Host bytes for the copies that convert on the host: float32 into a float16
+ * mirror in device memory (the source is not ours to overwrite). Reads of
+ * float16 from device memory widen in the destination, from its end.
+ */
+static ert_status plan_staging(struct ert_plan *p)
+{
+	size_t need = 0;
+
+	for (uint32_t m = 0; m < p->n_mirrors; m++) {
+		const struct ert_plan_mirror *mr = &p->mirrors[m];
+		const struct ert_plan_tensor *pt = &p->t[mr->tensor];
+
+		if (mr->fp16 && (pt->kind != ERT_PT_ARENA || pt->arena != mr->arena) &&
+		    (size_t)mr->v.numel * 2 > need)
+			need = (size_t)mr->v.numel * 2;
+	}
+	if (!need)
+		return ERT_OK;
+	p->staging = malloc(need);
+	if (!p->staging)
+		return ERT_STATUS_OUT_OF_MEMORY;
+	p->staging_size = need;
 	return ERT_OK;
 }
 
@@ -156,9 +196,9 @@ ert_status ert_copies_plan(struct ert_session *s, struct ert_plan *p, struct ert
 				    g->tensors[g->outputs[k]].name);
 			return ERT_STATUS_UNSUPPORTED;
 		}
-		m = ert_copies_find(p, g->outputs[k], (uint32_t)h);
+		m = ert_copies_find(p, g->outputs[k], (uint32_t)h, false);
 		if (m < 0)
-			m = add_mirror(p, g->outputs[k], (uint32_t)h, (int32_t)p->n_steps);
+			m = add_mirror(p, g->outputs[k], (uint32_t)h, (int32_t)p->n_steps, false);
 		p->mirrors[m].last = (int32_t)p->n_steps;
 		pt->host_mirror = m;
 	}
@@ -173,46 +213,78 @@ ert_status ert_copies_plan(struct ert_session *s, struct ert_plan *p, struct ert
 
 		for (uint32_t k = 0; k < n->n_inputs; k++) {
 			int32_t m = n->inputs[k] < 0 ? -1 :
-				ert_copies_find(p, n->inputs[k], p->steps[i].arena);
+				ert_copies_find(p, n->inputs[k], p->steps[i].arena,
+						ert_step_reads_fp16(p, i, n->inputs[k]));
 
 			if (m >= 0)
 				x->in[k] = &p->mirrors[m].v;
 		}
 	}
-	return ERT_OK;
+	return plan_staging(p);
+}
+
+/* Widen @n float16 values at the start of @buf to float32 over the whole of it, from the end. */
+static void widen_in_place(void *buf, size_t n)
+{
+	const uint16_t *h = buf;
+	float *f = buf;
+
+	for (size_t i = n; i-- > 0;)
+		f[i] = ert_fp16_to_fp32(h[i]);
+}
+
+/* Fill mirror @m: a copy between host and device memory, or a conversion in device memory. */
+static ert_status fill_mirror(struct ert_session *s, struct ert_plan *p,
+			      const struct ert_plan_mirror *m, struct ert_err *err)
+{
+	const struct ert_plan_tensor *pt = &p->t[m->tensor];
+	const struct ert_arena_buf *dst = &p->arenas[m->arena];
+	size_t n = pt->v.nbytes;
+
+	if (pt->kind == ERT_PT_ARENA && pt->arena == m->arena)
+		return ert_backend_buffer_convert(s->backends[dst->backend], &dst->buf,
+						  p->t[pt->root].offset,
+						  pt->fp16 ? ERT_DTYPE_FLOAT16 : ERT_DTYPE_FLOAT32,
+						  m->offset,
+						  m->fp16 ? ERT_DTYPE_FLOAT16 : ERT_DTYPE_FLOAT32,
+						  (size_t)pt->v.numel, err);
+	if (!dst->visible) {
+		/* into device memory: the source is host-visible (planned so) */
+		const void *src = pt->kind != ERT_PT_ARENA ? pt->v.data :
+			(const uint8_t *)p->arenas[pt->arena].buf.host + p->t[pt->root].offset;
+
+		if (m->fp16) {
+			uint16_t *h = p->staging;
+			const float *f = src;
+
+			for (size_t i = 0; i < (size_t)pt->v.numel; i++)
+				h[i] = ert_fp32_to_fp16(f[i]);
+			src = h;
+			n = (size_t)pt->v.numel * 2;
+		}
+		return ert_backend_buffer_write(s->backends[dst->backend], &dst->buf, m->offset,
+						src, n, err);
+	}
+	const struct ert_arena_buf *from = &p->arenas[pt->arena];
+	uint8_t *to = (uint8_t *)dst->buf.host + m->offset;
+	ert_status st = ert_backend_buffer_read(s->backends[from->backend], &from->buf,
+						p->t[pt->root].offset, to,
+						ert_plan_stored_bytes(&pt->v, pt->fp16), err);
+
+	if (st == ERT_OK && pt->fp16)
+		widen_in_place(to, (size_t)pt->v.numel);
+	return st;
 }
 
 ert_status ert_copies_run(struct ert_session *s, struct ert_plan *p, uint32_t step,
 			  uint32_t *cursor, struct ert_err *err)
 {
 	for (; *cursor < p->n_mirrors && p->mirrors[*cursor].first == (int32_t)step; (*cursor)++) {
-		const struct ert_plan_mirror *m = &p->mirrors[*cursor];
-		const struct ert_plan_tensor *pt = &p->t[m->tensor];
-		const struct ert_arena_buf *dst = &p->arenas[m->arena];
-		size_t n = pt->v.nbytes;
 		ert_status st;
 
-		if (!n)
+		if (!p->t[p->mirrors[*cursor].tensor].v.nbytes)
 			continue;
-		if (!dst->visible) {
-			/* into device memory: the source is host-visible (planned so) */
-			const void *src = pt->kind != ERT_PT_ARENA ? pt->v.data :
-				(const uint8_t *)p->arenas[pt->arena].buf.host + p->t[pt->root].offset;
-
-			ert_probe_copy(step, n, pt->kind != ERT_PT_ARENA ? "host" :
-				       s->backends[p->arenas[pt->arena].backend]->ops->name,
-				       s->backends[dst->backend]->ops->name);
-			st = ert_backend_buffer_write(s->backends[dst->backend], &dst->buf, m->offset,
-						      src, n, err);
-		} else {
-			const struct ert_arena_buf *from = &p->arenas[pt->arena];
-
-			ert_probe_copy(step, n, s->backends[from->backend]->ops->name,
-				       s->backends[dst->backend]->ops->name);
-			st = ert_backend_buffer_read(s->backends[from->backend], &from->buf,
-						     p->t[pt->root].offset,
-						     (uint8_t *)dst->buf.host + m->offset, n, err);
-		}
+		st = fill_mirror(s, p, &p->mirrors[*cursor], err);
 		if (st != ERT_OK)
 			return st;
 	}

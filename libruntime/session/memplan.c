@@ -73,7 +73,9 @@ ert_status ert_memplan_run(struct ert_session *s, struct ert_plan *p, struct ert
 		if (pt->kind != ERT_PT_ARENA || pt->root != (int32_t)t)
 			continue;
 		blocks[nb] = (struct block){ 0, 0, pt->first, pt->last, BLOCK_TENSOR, t, pt->arena };
-		if (!align_up(pt->v.nbytes ? pt->v.nbytes : 1, &blocks[nb++].size))
+		size_t bytes = ert_plan_stored_bytes(&pt->v, pt->fp16);
+
+		if (!align_up(bytes ? bytes : 1, &blocks[nb++].size))
 			goto overflow;
 	}
 	/* A tensor aliased by a later view lives until the view's last reader. */
@@ -98,7 +100,9 @@ ert_status ert_memplan_run(struct ert_session *s, struct ert_plan *p, struct ert
 		const struct ert_plan_mirror *mr = &p->mirrors[m];
 
 		blocks[nb] = (struct block){ 0, 0, mr->first, mr->last, BLOCK_MIRROR, m, mr->arena };
-		if (!align_up(mr->v.nbytes ? mr->v.nbytes : 1, &blocks[nb++].size))
+		size_t bytes = ert_plan_stored_bytes(&mr->v, mr->fp16);
+
+		if (!align_up(bytes ? bytes : 1, &blocks[nb++].size))
 			goto overflow;
 	}
 

@@ -177,6 +177,7 @@ void ert_plan_destroy(struct ert_session *s, struct ert_plan *p)
 	free(p->in_const);
 	free(p->io_locs);
 	free(p->mirrors);
+	free(p->staging);
 	for (uint32_t d = 0; d < p->n_dyn; d++)
 		free(p->dyn[d].data);
 	free(p->dyn);
@@ -552,6 +553,9 @@ static void plan_aliases(struct ert_plan *p, const struct ert_graph *g)
 			continue;
 		if (is_inplace_op(n->op) && in->v.dtype != out->v.dtype)
 			continue;
+		/* one stored as float16, the other not (precision LOW): a conversion */
+		if (in->fp16 != out->fp16)
+			continue;
 		out->root = in->root;
 		if (out->last > root->last)
 			root->last = out->last;
@@ -595,24 +599,30 @@ static void set_locations(struct ert_plan *p)
 		for (uint32_t k = 0; k < x->n_in + x->n_out; k++) {
 			bool is_in = k < x->n_in;
 			int32_t t = is_in ? x->node->inputs[k] : x->node->outputs[k - x->n_in];
-			int32_t m = t >= 0 && is_in ? ert_copies_find(p, t, p->steps[i].arena) : -1;
+			int32_t m = t >= 0 && is_in ?
+				ert_copies_find(p, t, p->steps[i].arena,
+						ert_step_reads_fp16(p, i, t)) : -1;
 			uint32_t a;
 			size_t off;
+			bool fp16;
 
-			loc[k] = (struct ert_tensor_loc){ NULL, 0 };
+			loc[k] = (struct ert_tensor_loc){ NULL, 0, 0 };
 			if (t < 0)
 				continue;
 			if (m >= 0) {
 				a = p->mirrors[m].arena;
 				off = p->mirrors[m].offset;
+				fp16 = p->mirrors[m].fp16;
 			} else if (p->t[t].kind == ERT_PT_ARENA) {
 				a = p->t[t].arena;
 				off = p->t[p->t[t].root].offset;
+				fp16 = p->t[t].fp16;
 			} else {
 				continue;
 			}
 			if (!strcmp(p->arenas[a].type, type))
-				loc[k] = (struct ert_tensor_loc){ &p->arenas[a].buf, off };
+				loc[k] = (struct ert_tensor_loc){ &p->arenas[a].buf, off,
+								  fp16 ? ERT_DTYPE_FLOAT16 : 0 };
 		}
 	}
 }
@@ -661,7 +671,7 @@ static ert_status plan_memory(struct ert_session *s, struct ert_plan *p, struct 
 		if (stp->x.workspace_size) {
 			stp->x.workspace = arena_addr(p, stp->arena, stp->ws_offset);
 			stp->x.ws_loc = (struct ert_tensor_loc){ &p->arenas[stp->arena].buf,
-								 stp->ws_offset };
+								 stp->ws_offset, 0 };
 		}
 	}
 	set_locations(p);
@@ -998,6 +1008,9 @@ static ert_status plan_create(struct ert_session *s, struct ert_plan *parent,
 	if (st != ERT_OK)
 		goto error;
 	st = assign_arenas(s, p);
+	if (st != ERT_OK)
+		goto error;
+	st = ert_fp16_plan(s, p, err);
 	if (st != ERT_OK)
 		goto error;
 	plan_aliases(p, g);

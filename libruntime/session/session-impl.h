@@ -56,6 +56,7 @@ struct ert_plan_tensor {
 	uint32_t arena;      /* ERT_PT_ARENA: arena index (buffer type of the writer) */
 	size_t offset;       /* in that arena (of the root) */
 	int32_t host_mirror; /* graph output in device memory: its mirror in host memory, else -1 */
+	bool fp16;           /* a float32 tensor stored as float16 in its arena (fp16-guard.c) */
 	/*
 	 * The value is the same for every run of this plan, and shape inference
 	 * sees it: constants, values computed while planning, inputs read for
@@ -79,6 +80,12 @@ struct ert_plan_mirror {
 	int32_t first, last;
 	size_t offset;
 	struct ert_value v;
+	/*
+	 * Stored as float16 (readers there are steps in float16). A mirror in
+	 * the arena of the tensor's home is a conversion between float32 and
+	 * float16 storage, done by the arena's backend (buffer_convert()).
+	 */
+	bool fp16;
 };
 
 struct ert_step {
@@ -88,6 +95,15 @@ struct ert_step {
 	struct ert_exec x;
 	size_t ws_offset;    /* workspace offset in that arena */
 	bool prepared;
+	/*
+	 * Precision LOW on a backend that stores float16 (fp16-guard.c): the
+	 * step could run in float16 (x.fp16 says whether it does), and when
+	 * the overflow guard kept it in float32, the tensor that made it
+	 * (kept_tensor, else -1) and that tensor's max |x| in the calibration run.
+	 */
+	bool low;
+	int32_t kept_tensor;
+	float kept_max;
 };
 
 /* One per buffer type that some step of the plan uses. */
@@ -153,6 +169,10 @@ struct ert_plan {
 	/* copies at splits, in the order of their first step */
 	struct ert_plan_mirror *mirrors;
 	uint32_t n_mirrors;
+	/* host bytes where copies into float16 mirrors are converted first */
+	void *staging;
+	size_t staging_size;
+	float fp16_bound;             /* the overflow guard's bound (0: guard off) */
 	size_t peak_bytes;            /* the arenas' sizes added up */
 };
 
@@ -227,8 +247,33 @@ ert_status ert_memplan_run(struct ert_session *s, struct ert_plan *p, struct ert
 ert_status ert_copies_plan(struct ert_session *s, struct ert_plan *p, struct ert_err *err);
 ert_status ert_copies_run(struct ert_session *s, struct ert_plan *p, uint32_t step,
 			  uint32_t *cursor, struct ert_err *err);
-/* The mirror of tensor @t in @arena, or -1 when readers there read it in place. */
-int32_t ert_copies_find(const struct ert_plan *p, int32_t t, uint32_t arena);
+/*
+ * The mirror of tensor @t in @arena stored as float16 or not (@fp16), or -1
+ * when readers there read it in place.
+ */
+int32_t ert_copies_find(const struct ert_plan *p, int32_t t, uint32_t arena, bool fp16);
+/* Does step @i read tensor @t as float16 (a float32 tensor, the step in float16)? */
+static inline bool ert_step_reads_fp16(const struct ert_plan *p, uint32_t i, int32_t t)
+{
+	return p->steps[i].x.fp16 && p->t[t].v.dtype == ERT_DTYPE_FLOAT32;
+}
+
+/* Bytes of @v stored as float16 (@fp16) or as its dtype. */
+static inline size_t ert_plan_stored_bytes(const struct ert_value *v, bool fp16)
+{
+	return fp16 ? (size_t)v->numel * 2 : v->nbytes;
+}
+
+/*
+ * Precision LOW on backends that store float16 (fp16-guard.c), once arenas
+ * are assigned: which steps run in float16 (ert_exec.fp16) and which tensors
+ * are stored so. With the overflow guard on (ert_config.fp16_guard), a
+ * calibration run of the whole graph on the CPU backend records every
+ * tensor's max |x|, and a step whose float inputs or outputs reach the
+ * bound (ert_config.fp16_bound, 2^14 by default), or are inf/NaN, stays in
+ * float32 (ert_step.kept_tensor/kept_max say why).
+ */
+ert_status ert_fp16_plan(struct ert_session *s, struct ert_plan *p, struct ert_err *err);
 
 /*
  * Data-dependent shapes (dynamic.c). ert_dyn_alloc() is the dynamic step's
@@ -322,6 +367,15 @@ ert_status ert_session_visit_steps(ert_session *sess, ert_step_visit_fn fn, void
  * it lies in device memory (counted in that backend's copied bytes).
  */
 const struct ert_node *ert_session_op_node(const ert_session *sess);
+/*
+ * For edgert run --explain: how the current plan runs @node under precision
+ * LOW. False when the node is not a step of it or its backend stores no
+ * float16 (then float32). Otherwise *@fp16_out says whether it runs in
+ * float16 and, when the guard kept it in float32, *@tensor_out names the
+ * tensor (else NULL), *@max_out its max |x| and *@bound_out the bound.
+ */
+bool ert_session_fp16_note(ert_session *sess, const struct ert_node *node, bool *fp16_out,
+			   const char **tensor_out, float *max_out, float *bound_out);
 ert_status ert_session_op_output(ert_session *sess, uint32_t k, const struct ert_value **v_out,
 				 void *dst, size_t size);
 

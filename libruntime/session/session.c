@@ -127,6 +127,7 @@ static const size_t config_sizes[] = {
 	offsetof(ert_config, cpu_level),    /* 0.1 */
 	offsetof(ert_config, max_memory),   /* 0.1 + cpu_level */
 	offsetof(ert_config, tune),         /* + max_memory */
+	offsetof(ert_config, fp16_guard),   /* + tune */
 	sizeof(ert_config),
 };
 
@@ -177,6 +178,14 @@ static ert_status check_config(const ert_config *cfg, struct ert_err *err)
 	}
 	if ((unsigned)cfg->tune > ERT_TUNE_WIDE) {
 		ert_err_set(err, "tune %d is not an ert_tune (fast, none, normal, wide)", cfg->tune);
+		return ERT_STATUS_INVALID_ARGUMENT;
+	}
+	if ((unsigned)cfg->fp16_guard > ERT_FP16_GUARD_OFF) {
+		ert_err_set(err, "fp16_guard %d is not an ert_fp16_guard", cfg->fp16_guard);
+		return ERT_STATUS_INVALID_ARGUMENT;
+	}
+	if (!(cfg->fp16_bound >= 0.0f && cfg->fp16_bound <= 65504.0f)) {
+		ert_err_set(err, "fp16_bound %g is outside [0, 65504]", (double)cfg->fp16_bound);
 		return ERT_STATUS_INVALID_ARGUMENT;
 	}
 	return ERT_OK;
@@ -782,11 +791,16 @@ ert_status ert_session_op_output(ert_session *s, uint32_t k, const struct ert_va
 	if (!stp->x.out_loc || !stp->x.out_loc[k].buf)
 		return ert_session_fail(s, ERT_STATUS_INTERNAL, "op_output: output %u of '%s' has no place",
 					k, stp->x.node->name);
+	/* stored as float16 (precision LOW): read the halves, widen from the end */
+	bool half = stp->x.out_loc[k].storage == ERT_DTYPE_FLOAT16;
+
 	st = ert_backend_buffer_read(s->backends[stp->backend], stp->x.out_loc[k].buf,
-				     stp->x.out_loc[k].offset, dst, size, &err);
+				     stp->x.out_loc[k].offset, dst, half ? (size_t)v->numel * 2 : size, &err);
 	if (st != ERT_OK)
 		return ert_session_fail(s, st, "op_output: reading output %u of '%s': %s", k,
 					stp->x.node->name, err.msg);
+	for (size_t i = half ? (size_t)v->numel : 0; i-- > 0;)
+		((float *)dst)[i] = ert_fp16_to_fp32(((const uint16_t *)dst)[i]);
 	return ERT_OK;
 }
 
