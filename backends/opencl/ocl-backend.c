@@ -5,6 +5,7 @@
  * the tensors that cross at its splits with buffer_write/buffer_read.
  */
 #include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -15,7 +16,9 @@
 struct ert_ocl_const {
 	struct ert_ocl_const *next;
 	const void *key;
-	size_t size;
+	size_t size;                 /* of the host bytes (float32) */
+	size_t stored;               /* on the device */
+	bool f16;
 	uint32_t refs;
 	cl_mem mem;
 };
@@ -30,15 +33,17 @@ static struct ert_ocl *ocl_of(struct ert_backend *be)
  * constant's bytes (the mapped model, or a plan's folded value) outlive every
  * step that reads them, and each entry lives only as long as such steps.
  */
-ert_status ert_ocl_const_get(struct ert_ocl *cl, const void *data, size_t size,
+ert_status ert_ocl_const_get(struct ert_ocl *cl, const void *data, size_t size, bool f16,
 			     struct ert_ocl_const **out, const struct ert_node *n,
 			     struct ert_err *err)
 {
 	struct ert_ocl_const *c;
+	uint16_t *half = NULL;
+	size_t stored = f16 ? size / 2 : size;
 	cl_int rc;
 
 	for (c = cl->consts; c; c = c->next) {
-		if (c->key == data && c->size == size) {
+		if (c->key == data && c->size == size && c->f16 == f16) {
 			c->refs++;
 			*out = c;
 			return ERT_OK;
@@ -50,23 +55,32 @@ ert_status ert_ocl_const_get(struct ert_ocl *cl, const void *data, size_t size,
 		return ERT_STATUS_OUT_OF_MEMORY;
 	}
 	c = calloc(1, sizeof(*c));
-	if (!c) {
+	if (f16 && stored)
+		half = malloc(stored);
+	if (!c || (f16 && stored && !half)) {
+		free(c);
 		ert_err_set(err, "opencl: out of memory");
 		return ERT_STATUS_OUT_OF_MEMORY;
 	}
+	for (size_t i = 0; half && i < stored / 2; i++)
+		half[i] = ert_fp32_to_fp16(((const float *)data)[i]);
 	/* COPY_HOST_PTR: the bytes are read now, the host copy is not kept */
-	c->mem = clCreateBuffer(cl->ctx, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, size ? size : 4,
-				size ? (void *)data : (void *)&c->size, &rc);
+	c->mem = clCreateBuffer(cl->ctx, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR,
+				stored ? stored : 4,
+				half ? (void *)half : stored ? (void *)data : (void *)&c->size, &rc);
+	free(half);
 	if (!c->mem) {
 		free(c);
 		return ert_ocl_fail(err, rc, "uploading a constant (clCreateBuffer)", n);
 	}
 	c->key = data;
 	c->size = size;
+	c->stored = stored;
+	c->f16 = f16;
 	c->refs = 1;
 	c->next = cl->consts;
 	cl->consts = c;
-	cl->const_bytes += size;
+	cl->const_bytes += stored;
 	*out = c;
 	return ERT_OK;
 }
@@ -83,7 +97,7 @@ void ert_ocl_const_put(struct ert_ocl *cl, struct ert_ocl_const *c)
 			break;
 		}
 	}
-	cl->const_bytes -= c->size;
+	cl->const_bytes -= c->stored;
 	clReleaseMemObject(c->mem);
 	free(c);
 }
@@ -246,6 +260,7 @@ static ert_status ocl_prepare(struct ert_backend *be, struct ert_exec *x, struct
 		return ERT_STATUS_OUT_OF_MEMORY;
 	}
 	st->node = x->node;
+	st->f16 = x->fp16;
 	x->state = st;
 	x->kernel = op->kernel_name;
 	if (outputs_empty(x))
@@ -283,6 +298,47 @@ static ert_status ocl_synchronize(struct ert_backend *be, struct ert_err *err)
 	return ERT_OK;
 }
 
+static bool ocl_fp16_storage(struct ert_backend *be)
+{
+	return ocl_of(be)->f16_storage;
+}
+
+static ert_status ocl_buffer_convert(struct ert_backend *be, const struct ert_buffer *buf,
+				     size_t src_offset, ert_dtype from, size_t dst_offset,
+				     ert_dtype to, size_t count, struct ert_err *err)
+{
+	struct ert_ocl *cl = ocl_of(be);
+	bool widen = from == ERT_DTYPE_FLOAT16;
+	cl_kernel k = cl->convert[widen];
+	cl_mem mem = (cl_mem)buf->handle;
+	cl_int so = (cl_int)(src_offset / ert_dtype_size(from));
+	cl_int dof = (cl_int)(dst_offset / ert_dtype_size(to)), n = (cl_int)count;
+	size_t lws = 64, gws = ert_ocl_round_up(count ? count : 1, lws);
+	cl_int rc = CL_SUCCESS;
+
+	if (!k || from == to || (from != ERT_DTYPE_FLOAT16 && from != ERT_DTYPE_FLOAT32) ||
+	    (to != ERT_DTYPE_FLOAT16 && to != ERT_DTYPE_FLOAT32)) {
+		ert_err_set(err, "opencl: no conversion from %s to %s storage", ert_dtype_name(from),
+			    ert_dtype_name(to));
+		return ERT_STATUS_INTERNAL;
+	}
+	/* one queue, one thread per session: setting the shared kernel's arguments is safe */
+	cl_int args[] = {
+		clSetKernelArg(k, 0, sizeof(mem), &mem), clSetKernelArg(k, 1, sizeof(so), &so),
+		clSetKernelArg(k, 2, sizeof(mem), &mem), clSetKernelArg(k, 3, sizeof(dof), &dof),
+		clSetKernelArg(k, 4, sizeof(n), &n),
+	};
+	for (size_t i = 0; i < sizeof(args) / sizeof(args[0]); i++)
+		if (args[i] != CL_SUCCESS && rc == CL_SUCCESS)
+			rc = args[i];
+	if (rc == CL_SUCCESS)
+		rc = clEnqueueNDRangeKernel(cl->queue, k, 1, NULL, &gws, &lws, 0, NULL, NULL);
+	if (rc != CL_SUCCESS)
+		return ert_ocl_fail(err, rc, widen ? "converting float16 to float32 (f16_to_f32)" :
+				    "converting float32 to float16 (f32_to_f16)", NULL);
+	return ERT_OK;
+}
+
 static size_t ocl_resident_bytes(struct ert_backend *be)
 {
 	return ocl_of(be)->const_bytes;
@@ -317,6 +373,9 @@ static void ocl_destroy(struct ert_backend *be)
 			clReleaseMemObject(c->mem);
 			free(c);
 		}
+		for (int i = 0; i < 2; i++)
+			if (cl->convert[i])
+				clReleaseKernel(cl->convert[i]);
 		ert_ocl_programs_release(cl);
 		/* what a plan that failed half-way built or tuned is kept too */
 		ert_ocl_cache_flush(cl);
@@ -348,7 +407,43 @@ static const struct ert_backend_ops ocl_ops = {
 	.resident_bytes = ocl_resident_bytes,
 	.copied_bytes = ocl_copied_bytes,
 	.plan_prepared = ocl_plan_prepared,
+	.fp16_storage = ocl_fp16_storage,
+	.buffer_convert = ocl_buffer_convert,
 };
+
+/*
+ * Precision LOW: float16 storage where the device has cl_khr_fp16, or where
+ * $ERT_OPENCL_F16=storage asks for it (a test hook: PoCL has no cl_khr_fp16,
+ * but vload_half/vstore_half are core); $ERT_OPENCL_F16=off: float32. The
+ * conversion kernels are built now, while the session is being created.
+ */
+static ert_status setup_fp16(struct ert_ocl *cl, struct ert_err *err)
+{
+	const char *env = getenv("ERT_OPENCL_F16");
+	char ext[8192] = "";
+
+	if (clGetDeviceInfo(cl->device, CL_DEVICE_EXTENSIONS, sizeof(ext) - 1, ext, NULL) !=
+	    CL_SUCCESS)
+		ext[0] = '\0';
+	cl->has_fp16 = strstr(ext, "cl_khr_fp16") != NULL;
+	if (env && strcmp(env, "storage") && strcmp(env, "off") && strcmp(env, "")) {
+		ert_err_set(err, "opencl: ERT_OPENCL_F16='%s': expected 'storage' or 'off'", env);
+		return ERT_STATUS_INVALID_ARGUMENT;
+	}
+	if (env && !strcmp(env, "storage"))
+		cl->has_fp16 = false;
+	if (cl->precision != ERT_LEVEL_LOW || (env && !strcmp(env, "off")) ||
+	    (!cl->has_fp16 && !(env && !strcmp(env, "storage"))))
+		return ERT_OK;
+	cl->f16_storage = true;
+	ert_status st = ert_ocl_kernel_create(cl, "convert", false, "f32_to_f16", &cl->convert[0],
+					      NULL, err);
+
+	if (st == ERT_OK)
+		st = ert_ocl_kernel_create(cl, "convert", false, "f16_to_f32", &cl->convert[1],
+					   NULL, err);
+	return st;
+}
 
 static ert_status create(const ert_config *cfg, bool gpu_only, struct ert_backend **out,
 			 struct ert_err *err)
@@ -374,6 +469,11 @@ static ert_status create(const ert_config *cfg, bool gpu_only, struct ert_backen
 		return st;
 	}
 	ert_ocl_cache_open(cl, cfg ? cfg->cache_path : NULL);
+	st = setup_fp16(cl, err);
+	if (st != ERT_OK) {
+		ocl_destroy(be);
+		return st;
+	}
 	*out = be;
 	return ERT_OK;
 }

@@ -42,7 +42,7 @@ struct ert_ocl_source {
 extern const struct ert_ocl_source ert_ocl_sources[];
 extern const unsigned ert_ocl_n_sources;
 
-#define ERT_OCL_MAX_PROGRAMS 16
+#define ERT_OCL_MAX_PROGRAMS 32
 
 struct ert_ocl_const;
 
@@ -92,9 +92,23 @@ struct ert_ocl {
 	ert_tune tune;               /* ert_config.tune */
 	/* a queue with profiling, made the first time a launch is tuned */
 	cl_command_queue tune_queue;
-	/* programs built for the device on first use, one per source */
-	cl_program programs[ERT_OCL_MAX_PROGRAMS];
-	uint64_t program_hash[ERT_OCL_MAX_PROGRAMS]; /* of what each was built from */
+	/*
+	 * Precision LOW: float32 tensors stored as float16 (f16_storage) where
+	 * the device has cl_khr_fp16 (has_fp16; elementwise ops then compute in
+	 * half), or where $ERT_OPENCL_F16=storage asks for it on a device
+	 * without (float16 storage, float arithmetic: for tests on PoCL).
+	 * $ERT_OPENCL_F16=off keeps LOW in float32.
+	 */
+	bool has_fp16;
+	bool f16_storage;
+	cl_kernel convert[2];        /* f32_to_f16, f16_to_f32 (convert.cl) */
+	/* programs built for the device on first use, one per source and storage (f32, f16) */
+	cl_program programs[2][ERT_OCL_MAX_PROGRAMS];
+	/*
+	 * Of what each was built from, float32 variants first, then float16
+	 * (ert_ocl_launch.program indexes this: f16 x ERT_OCL_MAX_PROGRAMS + source)
+	 */
+	uint64_t program_hash[2 * ERT_OCL_MAX_PROGRAMS];
 	struct ert_ocl_cache cache;
 	/* constants uploaded once per session, shared by every plan's steps */
 	struct ert_ocl_const *consts;
@@ -128,12 +142,13 @@ void ert_ocl_device_close(struct ert_ocl *cl);
 /* ---- programs (ocl-program.c) ---- */
 
 /*
- * A new kernel @kernel of program @program (a kernels/ file), building the
- * program for the device the first time. A build failure is reported with
+ * A new kernel @kernel of program @program (a kernels/ file) in its float32
+ * or (@f16) float16 storage variant, building that for the device the first time. A build failure is reported with
  * the start of the build log.
  */
-ert_status ert_ocl_kernel_create(struct ert_ocl *cl, const char *program, const char *kernel,
-				 cl_kernel *out, const struct ert_node *n, struct ert_err *err);
+ert_status ert_ocl_kernel_create(struct ert_ocl *cl, const char *program, bool f16,
+				 const char *kernel, cl_kernel *out, const struct ert_node *n,
+				 struct ert_err *err);
 void ert_ocl_programs_release(struct ert_ocl *cl);
 
 /* ---- the cache file of program binaries (ocl-cache.c) ---- */
@@ -167,9 +182,10 @@ const struct ert_ocl_cache *ert_opencl_backend_cache(const struct ert_backend *b
 /*
  * A device copy of constant @data (@size bytes), uploaded on first request
  * and shared: every step of every plan that asks for the same bytes gets the
- * same buffer. Drop it with ert_ocl_const_put().
+ * same buffer. With @f16, @data is float32 and the device copy float16.
+ * Drop it with ert_ocl_const_put().
  */
-ert_status ert_ocl_const_get(struct ert_ocl *cl, const void *data, size_t size,
+ert_status ert_ocl_const_get(struct ert_ocl *cl, const void *data, size_t size, bool f16,
 			     struct ert_ocl_const **out, const struct ert_node *n,
 			     struct ert_err *err);
 void ert_ocl_const_put(struct ert_ocl *cl, struct ert_ocl_const *c);
@@ -222,14 +238,16 @@ struct ert_ocl_step {
 	size_t table_bytes[2];
 	uint32_t n_tables;
 	const struct ert_node *node; /* for messages */
+	bool f16;                    /* float32 tensors stored as float16 (ert_exec.fp16) */
 	cl_int arg_rc;               /* first failure setting an argument */
 	cl_uint arg_index;
 };
 
-/* A tensor on the device: a buffer and an offset in elements of its dtype. */
+/* A tensor on the device: a buffer and an offset in elements of its storage (@es bytes). */
 struct ert_ocl_ref {
 	cl_mem mem;
 	cl_int off;
+	cl_int es;
 };
 
 /*

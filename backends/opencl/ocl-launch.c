@@ -14,12 +14,13 @@
 static bool to_ref(const struct ert_tensor_loc *loc, const struct ert_value *v,
 		   struct ert_ocl_ref *out)
 {
-	size_t es = ert_dtype_size(v->dtype);
+	size_t es = loc->storage ? ert_dtype_size(loc->storage) : ert_dtype_size(v->dtype);
 
 	if (!loc->buf || !es || loc->offset % es || loc->offset / es > INT32_MAX)
 		return false;
 	out->mem = (cl_mem)loc->buf->handle;
 	out->off = (cl_int)(loc->offset / es);
+	out->es = (cl_int)es;
 	return true;
 }
 
@@ -42,12 +43,15 @@ ert_status ert_ocl_in(struct ert_ocl *cl, struct ert_exec *x, struct ert_ocl_ste
 				    ert_op_name(x->node->op), x->node->name, ERT_OCL_MAX_CONSTS);
 			return ERT_STATUS_BACKEND;
 		}
-		s = ert_ocl_const_get(cl, v->data, v->nbytes, &st->consts[st->n_consts], x->node,
-				      err);
+		bool f16 = st->f16 && v->dtype == ERT_DTYPE_FLOAT32;
+
+		s = ert_ocl_const_get(cl, v->data, v->nbytes, f16, &st->consts[st->n_consts],
+				      x->node, err);
 		if (s != ERT_OK)
 			return s;
 		out->mem = ert_ocl_const_mem(st->consts[st->n_consts++]);
 		out->off = 0;
+		out->es = f16 ? 2 : (cl_int)ert_dtype_size(v->dtype);
 		return ERT_OK;
 	}
 	ert_err_set(err, "opencl: %s '%s': input %u is not in device memory", ert_op_name(x->node->op),
@@ -92,7 +96,8 @@ static ert_status launch_new(struct ert_ocl *cl, struct ert_ocl_step *st, const 
 	l = &st->launch[st->n_launch];
 	memset(l, 0, sizeof(*l));
 	for (uint32_t i = 0; i < n; i++) {
-		s = ert_ocl_kernel_create(cl, program, v[i].kernel, &l->var[i], st->node, err);
+		s = ert_ocl_kernel_create(cl, program, st->f16, v[i].kernel, &l->var[i], st->node,
+					  err);
 		if (s != ERT_OK) {
 			for (uint32_t j = 0; j < i; j++)
 				clReleaseKernel(l->var[j]);
@@ -103,6 +108,9 @@ static ert_status launch_new(struct ert_ocl *cl, struct ert_ocl_step *st, const 
 	l->n_var = n;
 	l->kernel = l->var[0];
 	l->program = ert_ocl_program_index(program);
+	/* the float16 variant's hash follows the float32 ones (ert_ocl.program_hash) */
+	if (l->program >= 0 && st->f16)
+		l->program += ERT_OCL_MAX_PROGRAMS;
 	l->name = v[0].kernel;
 	l->dims = v[0].dims;
 	l->has_lws = has_lws;

@@ -2,7 +2,9 @@
 /*
  * Programs: each kernels/ file is one program, built for the session's device
  * the first time one of its kernels is asked for, with kernels/common.cl in
- * front of it (activations and helpers every program shares).
+ * front of it (activations and helpers every program shares), in one or two
+ * variants: float32 storage, and float16 storage for precision LOW
+ * (-DERT_F16, with -DERT_F16_ARITH where the device has cl_khr_fp16).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,6 +18,20 @@
  * with relaxed math on every device.
  */
 #define BUILD_OPTIONS "-cl-std=CL1.2"
+
+/* The build options of a program's variant: float32 or float16 storage (common.cl). */
+static const char *build_options(const struct ert_ocl *cl, bool f16)
+{
+	if (!f16)
+		return BUILD_OPTIONS;
+	return cl->has_fp16 ? BUILD_OPTIONS " -DERT_F16 -DERT_F16_ARITH" : BUILD_OPTIONS " -DERT_F16";
+}
+
+/* The cache file's name for a program's variant: "gemm", "gemm.f16". */
+static void variant_name(char *buf, size_t size, int idx, bool f16)
+{
+	snprintf(buf, size, "%s%s", ert_ocl_sources[idx].name, f16 ? ".f16" : "");
+}
 
 int ert_ocl_program_index(const char *name)
 {
@@ -53,9 +69,13 @@ static void append_log(struct ert_ocl *cl, cl_program prog, struct ert_err *err)
  * takes it; NULL otherwise (no entry, or a binary it refuses: then the
  * sources are built and the entry replaced).
  */
-static cl_program from_cache(struct ert_ocl *cl, int idx, uint64_t hash)
+static cl_program from_cache(struct ert_ocl *cl, int idx, bool f16, uint64_t hash)
 {
-	const struct ert_ocl_cache_entry *e = ert_ocl_cache_find(cl, ert_ocl_sources[idx].name, hash);
+	char name[32];
+	const struct ert_ocl_cache_entry *e;
+
+	variant_name(name, sizeof(name), idx, f16);
+	e = ert_ocl_cache_find(cl, name, hash);
 	const unsigned char *bin;
 	cl_int rc, status = CL_SUCCESS;
 	cl_program prog;
@@ -65,7 +85,7 @@ static cl_program from_cache(struct ert_ocl *cl, int idx, uint64_t hash)
 	bin = e->bin;
 	prog = clCreateProgramWithBinary(cl->ctx, 1, &cl->device, &e->size, &bin, &status, &rc);
 	if (prog && rc == CL_SUCCESS && status == CL_SUCCESS)
-		rc = clBuildProgram(prog, 1, &cl->device, BUILD_OPTIONS, NULL, NULL);
+		rc = clBuildProgram(prog, 1, &cl->device, build_options(cl, f16), NULL, NULL);
 	if (prog && rc == CL_SUCCESS && status == CL_SUCCESS) {
 		cl->cache.loaded++;
 		return prog;
@@ -73,19 +93,21 @@ static cl_program from_cache(struct ert_ocl *cl, int idx, uint64_t hash)
 	if (prog)
 		clReleaseProgram(prog);
 	snprintf(cl->cache.note, sizeof(cl->cache.note),
-		 "the driver refused the cached binary of %s.cl (%s): building it from source",
-		 ert_ocl_sources[idx].name, ert_ocl_error_name(rc != CL_SUCCESS ? rc : status));
+		 "the driver refused the cached binary of %s (%s): building it from source",
+		 name, ert_ocl_error_name(rc != CL_SUCCESS ? rc : status));
 	fprintf(stderr, "edgert: opencl: %s\n", cl->cache.note);
 	return NULL;
 }
 
-static ert_status build(struct ert_ocl *cl, int idx, const struct ert_node *n,
+static ert_status build(struct ert_ocl *cl, int idx, bool f16, const struct ert_node *n,
 			struct ert_err *err)
 {
 	int common = ert_ocl_program_index("common");
 	/* test hook: a program that fails to build, to check what the user is told */
 	const char *broken = getenv("ERT_OPENCL_TEST_BREAK");
-	uint64_t hash = ert_ocl_hash(ERT_OCL_HASH_INIT, BUILD_OPTIONS, sizeof(BUILD_OPTIONS));
+	const char *options = build_options(cl, f16);
+	uint64_t hash = ert_ocl_hash(ERT_OCL_HASH_INIT, options, strlen(options) + 1);
+	char name[32];
 	const char *texts[3];
 	cl_uint count = 0;
 	cl_program prog;
@@ -104,10 +126,11 @@ static ert_status build(struct ert_ocl *cl, int idx, const struct ert_node *n,
 		hash = ert_ocl_hash(hash, &len, sizeof(len));
 		hash = ert_ocl_hash(hash, texts[i], len);
 	}
-	cl->program_hash[idx] = hash;
-	prog = from_cache(cl, idx, hash);
+	cl->program_hash[(f16 ? ERT_OCL_MAX_PROGRAMS : 0) + idx] = hash;
+	variant_name(name, sizeof(name), idx, f16);
+	prog = from_cache(cl, idx, f16, hash);
 	if (prog) {
-		cl->programs[idx] = prog;
+		cl->programs[f16][idx] = prog;
 		return ERT_OK;
 	}
 	prog = clCreateProgramWithSource(cl->ctx, count, texts, NULL, &rc);
@@ -116,25 +139,26 @@ static ert_status build(struct ert_ocl *cl, int idx, const struct ert_node *n,
 			 ert_ocl_sources[idx].name);
 		return ert_ocl_fail(err, rc, what, n);
 	}
-	rc = clBuildProgram(prog, 1, &cl->device, BUILD_OPTIONS, NULL, NULL);
+	rc = clBuildProgram(prog, 1, &cl->device, options, NULL, NULL);
 	if (rc != CL_SUCCESS) {
 		ert_status st;
 
-		snprintf(what, sizeof(what), "building %s.cl for %s", ert_ocl_sources[idx].name,
-			 cl->device_name);
+		snprintf(what, sizeof(what), "building %s.cl%s for %s", ert_ocl_sources[idx].name,
+			 f16 ? " (float16 storage)" : "", cl->device_name);
 		st = ert_ocl_fail(err, rc, what, n);
 		append_log(cl, prog, err);
 		clReleaseProgram(prog);
 		return st;
 	}
-	cl->programs[idx] = prog;
+	cl->programs[f16][idx] = prog;
 	cl->cache.built++;
-	ert_ocl_cache_put(cl, ert_ocl_sources[idx].name, hash, prog);
+	ert_ocl_cache_put(cl, name, hash, prog);
 	return ERT_OK;
 }
 
-ert_status ert_ocl_kernel_create(struct ert_ocl *cl, const char *program, const char *kernel,
-				 cl_kernel *out, const struct ert_node *n, struct ert_err *err)
+ert_status ert_ocl_kernel_create(struct ert_ocl *cl, const char *program, bool f16,
+				 const char *kernel, cl_kernel *out, const struct ert_node *n,
+				 struct ert_err *err)
 {
 	int idx = ert_ocl_program_index(program);
 	cl_kernel k;
@@ -144,13 +168,13 @@ ert_status ert_ocl_kernel_create(struct ert_ocl *cl, const char *program, const 
 		ert_err_set(err, "opencl: no program '%s' in this build", program);
 		return ERT_STATUS_BACKEND;
 	}
-	if (!cl->programs[idx]) {
-		ert_status st = build(cl, idx, n, err);
+	if (!cl->programs[f16][idx]) {
+		ert_status st = build(cl, idx, f16, n, err);
 
 		if (st != ERT_OK)
 			return st;
 	}
-	k = clCreateKernel(cl->programs[idx], kernel, &rc);
+	k = clCreateKernel(cl->programs[f16][idx], kernel, &rc);
 	if (!k) {
 		char what[160];
 
@@ -163,9 +187,11 @@ ert_status ert_ocl_kernel_create(struct ert_ocl *cl, const char *program, const 
 
 void ert_ocl_programs_release(struct ert_ocl *cl)
 {
-	for (unsigned i = 0; i < ERT_OCL_MAX_PROGRAMS; i++) {
-		if (cl->programs[i])
-			clReleaseProgram(cl->programs[i]);
-		cl->programs[i] = NULL;
+	for (unsigned v = 0; v < 2; v++) {
+		for (unsigned i = 0; i < ERT_OCL_MAX_PROGRAMS; i++) {
+			if (cl->programs[v][i])
+				clReleaseProgram(cl->programs[v][i]);
+			cl->programs[v][i] = NULL;
+		}
 	}
 }

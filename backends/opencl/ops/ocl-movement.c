@@ -4,7 +4,8 @@
  * Identity, Dropout) as a buffer copy, or nothing when the planner put the
  * output on its input; Transpose, Slice and Concat as strided copies
  * (movement.cl's copy_nd_u32) and Gather with planning-time indices.
- * Elements are moved as bits: any dtype of 4 bytes (views: any dtype).
+ * Elements are moved as bits: any dtype of 4 bytes (views: any dtype), and
+ * float32 stored as float16 (precision LOW) with the _u16 kernels.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -38,8 +39,8 @@ static ert_status view_prepare(struct ert_ocl *cl, struct ert_exec *x, struct er
 	if (s == ERT_OK)
 		s = ert_ocl_out(x, 0, &dst, err);
 	if (s == ERT_OK)
-		s = ert_ocl_copy_add(st, &src, &dst, ert_dtype_size(x->in[0]->dtype),
-				     x->out[0]->nbytes, err);
+		s = ert_ocl_copy_add(st, &src, &dst, (size_t)src.es,
+				     (size_t)x->out[0]->numel * (size_t)src.es, err);
 	return s;
 }
 
@@ -68,7 +69,8 @@ static ert_status copy_nd(struct ert_ocl *cl, struct ert_ocl_step *st,
 	if (!n)
 		return ERT_OK;
 	r = ocl_fold_dims(rank, d, 2, str);
-	s = ocl_launch_1d(cl, st, "movement", "copy_nd_u32", n, err);
+	s = ocl_launch_1d(cl, st, "movement", src->es == 2 ? "copy_nd_u16" : "copy_nd_u32", n,
+			  err);
 	if (s != ERT_OK)
 		return s;
 	ocl_int8(d8, d, r);
@@ -269,7 +271,8 @@ static ert_status gather_prepare(struct ert_ocl *cl, struct ert_exec *x, struct 
 	if (s == ERT_OK)
 		s = ert_ocl_out(x, 0, &dst, err);
 	if (s == ERT_OK)
-		s = ocl_launch_1d(cl, st, "movement", "gather_u32", x->out[0]->numel, err);
+		s = ocl_launch_1d(cl, st, "movement", src.es == 2 ? "gather_u16" : "gather_u32",
+				  x->out[0]->numel, err);
 	if (s != ERT_OK)
 		return s;
 	ert_ocl_arg_ref(st, &src);
