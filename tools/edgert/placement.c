@@ -9,6 +9,8 @@
 
 struct visit {
 	const struct ert_graph *g;
+	ert_session *sess;
+	uint32_t fp16_ops, fp32_kept;
 	const char **producer;   /* per graph tensor: backend of the step writing it */
 	FILE *out;
 	const char *split_backend;
@@ -37,6 +39,20 @@ static void visit_step(const struct ert_node *n, const struct ert_value *const *
 		fprintf(v->out, "split %u: %s\n", v->split, backend);
 	}
 	fprintf(v->out, "  %-4u %-26s %s\n", v->steps, ert_op_name(n->op), n->name);
+
+	bool fp16;
+	const char *why;
+	float max, bound;
+
+	/* precision LOW on a backend storing float16: what the fp16 guard kept in fp32 */
+	if (ert_session_fp16_note(v->sess, n, &fp16, &why, &max, &bound)) {
+		v->fp16_ops += fp16;
+		if (!fp16 && why) {
+			v->fp32_kept++;
+			fprintf(v->out, "         kept in fp32 by the fp16 guard: max |x| of '%s' is %g (bound %g)\n",
+				why, (double)max, (double)bound);
+		}
+	}
 	for (uint32_t k = 0; k < n_in && k < n->n_inputs; k++) {
 		int32_t t = n->inputs[k];
 		const char *from = t >= 0 ? v->producer[t] : NULL;
@@ -58,7 +74,7 @@ static void visit_step(const struct ert_node *n, const struct ert_value *const *
 bool cli_print_placement(const char *cmd, ert_model *model, ert_session *sess, FILE *out)
 {
 	const struct ert_graph *g = ert_model_graph(model);
-	struct visit v = { .g = g, .out = out };
+	struct visit v = { .g = g, .out = out, .sess = sess };
 	ert_status st;
 
 	v.producer = calloc(g->n_tensors ? g->n_tensors : 1, sizeof(*v.producer));
@@ -77,5 +93,8 @@ bool cli_print_placement(const char *cmd, ert_model *model, ert_session *sess, F
 	fprintf(out, "%u op%s in %u split%s; %u crossing%s of %zu bytes between backends\n",
 		v.steps, v.steps == 1 ? "" : "s", v.split, v.split == 1 ? "" : "s", v.crossings,
 		v.crossings == 1 ? "" : "s", v.crossing_bytes);
+	if (v.fp16_ops || v.fp32_kept)
+		fprintf(out, "precision low: %u op%s in fp16, %u kept in fp32 by the fp16 guard\n",
+			v.fp16_ops, v.fp16_ops == 1 ? "" : "s", v.fp32_kept);
 	return true;
 }

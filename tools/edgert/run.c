@@ -16,7 +16,7 @@ static const char usage[] =
 	"USAGE: edgert run MODEL [-i NAME=FILE ...] [-o DIR] [--threads N]\n"
 	"                  [--backend LIST] [--seed N] [--explain] [--repeat N]\n"
 	"                  [--max-memory BYTES] [--memory LEVEL] [--precision LEVEL]\n"
-	"                  [--cache FILE] [--tune MODE]\n"
+	"                  [--cache FILE] [--tune MODE] [--fp16-guard on|off]\n"
 	"\n"
 	"Run a model (.ert or .onnx) once. Inputs come from .npy files or ONNX\n"
 	"TensorProto .pb files; inputs not given get seeded random values (floats in\n"
@@ -48,6 +48,10 @@ static const char usage[] =
 	"      --precision LEVEL   ert_config.precision: low, normal (default) or\n"
 	"                          high; low lets the CPU run Conv, Gemm and MatMul\n"
 	"                          in bf16 with fp32 sums where it has AVX512_BF16\n"
+	"      --fp16-guard on|off ert_config.fp16_guard (default on): with\n"
+	"                          --precision low on a GPU storing float16, ops\n"
+	"                          whose values reach 2^14 in a CPU calibration run\n"
+	"                          stay in float32 (--explain names them)\n"
 	"      --cache FILE        ert_config.cache_path: where GPU backends keep\n"
 	"                          prepared kernels between runs (OpenCL: program\n"
 	"                          binaries and tuned launches, see docs/opencl.md)\n"
@@ -78,7 +82,7 @@ struct run_opts {
 	ert_config cfg;
 };
 
-enum { OPT_MAX_MEMORY = 256, OPT_MEMORY, OPT_PRECISION, OPT_CACHE, OPT_TUNE };
+enum { OPT_MAX_MEMORY = 256, OPT_MEMORY, OPT_PRECISION, OPT_CACHE, OPT_TUNE, OPT_FP16_GUARD };
 
 static int parse_args(int argc, char **argv, struct run_opts *o)
 {
@@ -95,6 +99,7 @@ static int parse_args(int argc, char **argv, struct run_opts *o)
 		{ "precision", required_argument, NULL, OPT_PRECISION },
 		{ "cache", required_argument, NULL, OPT_CACHE },
 		{ "tune", required_argument, NULL, OPT_TUNE },
+		{ "fp16-guard", required_argument, NULL, OPT_FP16_GUARD },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -155,6 +160,11 @@ static int parse_args(int argc, char **argv, struct run_opts *o)
 		case OPT_TUNE:
 			if (!cli_parse_tune("run", "--tune", optarg, &o->cfg.tune))
 				return 1;
+			break;
+		case OPT_FP16_GUARD:
+			if (strcmp(optarg, "on") && strcmp(optarg, "off"))
+				return cli_error("run", "--fp16-guard wants on or off, got '%s'", optarg);
+			o->cfg.fp16_guard = strcmp(optarg, "on") ? ERT_FP16_GUARD_OFF : ERT_FP16_GUARD_ON;
 			break;
 		case 'h': fputs(usage, stdout); return -1;
 		default: return cli_getopt_error("run", argv, c);
