@@ -25,6 +25,7 @@
 #include "edgert.h"
 #include "ert-backend-impl.h"
 #include "ert-graph.h"
+#include "format/ert-format.h"
 #include "ert-test-model.h"
 #include "opencl/ocl-impl.h"
 #include "session/session-impl.h"
@@ -407,13 +408,23 @@ static void visit(const struct ert_node *node, const struct ert_value *const *in
 	p->steps++;
 }
 
-static ert_session *open_session(ert_model *m, ert_backend_type type, char *why, size_t len)
+/*
+ * $ERT_TEST_PRECISION=low: the OpenCL sessions run with precision LOW
+ * (float16 where the device has cl_khr_fp16 or $ERT_OPENCL_F16=storage),
+ * compared with cosine >= 0.999 and max abs error <= 1e-2 x max |ref|.
+ */
+static ert_level test_precision = ERT_LEVEL_NORMAL;
+
+static ert_session *open_session_cfg(ert_model *m, ert_backend_type type, ert_level precision,
+				     ert_fp16_guard guard, char *why, size_t len)
 {
 	ert_session *s = NULL;
 	ert_config cfg;
 
 	ert_config_init(&cfg);
 	cfg.num_threads = 1;
+	cfg.precision = type == ERT_BACKEND_CPU ? ERT_LEVEL_NORMAL : precision;
+	cfg.fp16_guard = guard;
 	if (type == ERT_BACKEND_CPU) {
 		/* the oracle: the scalar kernels */
 		cfg.cpu_level = ERT_CPU_LEVEL_SCALAR;
@@ -424,6 +435,11 @@ static ert_session *open_session(ert_model *m, ert_backend_type type, char *why,
 	if (ert_session_create(m, &cfg, &s) != ERT_OK)
 		snprintf(why, len, "session on %s: %s", ert_backend_type_name(type), ert_last_error());
 	return s;
+}
+
+static ert_session *open_session(ert_model *m, ert_backend_type type, char *why, size_t len)
+{
+	return open_session_cfg(m, type, test_precision, ERT_FP16_GUARD_ON, why, len);
 }
 
 /* Give both sessions the case's values for every graph input. */
@@ -476,7 +492,8 @@ static bool compare(ert_session *got, ert_session *ref, uint32_t k, char *why, s
 	}
 	const float *g = ert_tensor_data(tg), *r = ert_tensor_data(tr);
 	size_t n = bytes / sizeof(float), worst = 0;
-	double max_ref = 0.0, max_err = 0.0;
+	double max_ref = 0.0, max_err = 0.0, gg = 0.0, rr = 0.0, gr = 0.0;
+	double tol = test_precision == ERT_LEVEL_LOW ? 1e-2 : 1e-3;
 
 	for (size_t i = 0; i < n; i++) {
 		if (isnan(r[i]) != isnan(g[i])) {
@@ -485,6 +502,15 @@ static bool compare(ert_session *got, ert_session *ref, uint32_t k, char *why, s
 		}
 		if (isnan(r[i]))
 			continue;
+		if (isinf(g[i]) && !isinf(r[i])) {
+			snprintf(why, len, "output %u[%zu]: %g, reference %g", k, i, g[i], r[i]);
+			return false;
+		}
+		if (!isinf(r[i])) {
+			gg += (double)g[i] * g[i];
+			rr += (double)r[i] * r[i];
+			gr += (double)g[i] * r[i];
+		}
 		if (fabs(r[i]) > max_ref)
 			max_ref = fabs(r[i]);
 		if (fabs((double)g[i] - r[i]) > max_err) {
@@ -492,9 +518,14 @@ static bool compare(ert_session *got, ert_session *ref, uint32_t k, char *why, s
 			worst = i;
 		}
 	}
-	if (max_err > 1e-3 * max_ref + 1e-7) {
-		snprintf(why, len, "output %u: max abs error %.3g at %zu (%g vs %g) over %.3g x 1e-3",
-			 k, max_err, worst, g[worst], r[worst], max_ref);
+	if (max_err > tol * max_ref + 1e-7) {
+		snprintf(why, len, "output %u: max abs error %.3g at %zu (%g vs %g) over %.3g x %g",
+			 k, max_err, worst, g[worst], r[worst], max_ref, tol);
+		return false;
+	}
+	/* LOW: the direction too (cosine), where the reference is not all zeros */
+	if (test_precision == ERT_LEVEL_LOW && rr > 0.0 && gr / sqrt(gg * rr) < 0.999) {
+		snprintf(why, len, "output %u: cosine %.6f < 0.999", k, gr / sqrt(gg * rr));
 		return false;
 	}
 	return true;
@@ -571,6 +602,22 @@ static int check_coverage(int *claimed)
  * goes to the device once (both readers share its copy), a comes back, b
  * goes over, y comes back: four copies of 4 x 33 floats per run.
  */
+/* Does @s keep float32 tensors as float16 on the device (precision LOW)? */
+static bool fp16_storage(ert_session *s)
+{
+	const struct ert_graph *g = s->model->graph;
+
+	for (uint32_t i = 0; i < g->n_nodes; i++) {
+		bool fp16;
+		const char *t;
+		float max, bound;
+
+		if (ert_session_fp16_note(s, &g->nodes[i], &fp16, &t, &max, &bound) && fp16)
+			return true;
+	}
+	return false;
+}
+
 static bool check_split(char *why, size_t len)
 {
 	struct ert_graph *g = ert_graph_create();
@@ -606,9 +653,11 @@ static bool check_split(char *why, size_t len)
 		    ert_session_set_input(ref, 0, ERT_DTYPE_FLOAT32, xs, sizeof(xs)) != ERT_OK ||
 		    ert_session_run(s) != ERT_OK || ert_session_run(ref) != ERT_OK) {
 			snprintf(why, len, "run: %s", ert_last_error());
-		} else if (ert_session_copied_bytes(s) != 4 * sizeof(xs)) {
-			snprintf(why, len, "copied %llu bytes, expected %zu",
-				 (unsigned long long)ert_session_copied_bytes(s), 4 * sizeof(xs));
+		} else if (ert_session_copied_bytes(s) != 4 * sizeof(xs) / (fp16_storage(s) ? 2 : 1)) {
+			snprintf(why, len, "copied %llu bytes, expected %zu%s",
+				 (unsigned long long)ert_session_copied_bytes(s),
+				 4 * sizeof(xs) / (fp16_storage(s) ? 2 : 1),
+				 fp16_storage(s) ? " (float16 storage)" : "");
 		} else {
 			ok = compare(s, ref, 0, why, len);
 		}
@@ -699,6 +748,208 @@ static bool check_build_failure(char *why, size_t len)
 	return ok;
 }
 
+/*
+ * A model built to overflow float16 in its middle (docs/opencl.md, "Precision
+ * LOW"): x in [-1, 1) of [1, 64]; up = x * 500 (|up| <= 500); sq = up * up
+ * (up to 250000, over float16's 65504); down = sq * 1e-4 (<= 25); relu;
+ * y = relu x W (64 x 16, W in [-1, 1)). The guard must keep 'square' and
+ * 'scale_down' in float32 and run the rest in float16.
+ */
+static struct ert_graph *overflow_graph(void)
+{
+	struct ert_graph *g = ert_graph_create();
+	int64_t xd[2] = { 1, 64 }, wd[2] = { 64, 16 }, sd[1] = { 1 };
+	int32_t x, c_up, up, sq, c_down, down, r, w, y;
+	float *cu = malloc(4), *cd = malloc(4), *wv = malloc(64 * 16 * 4);
+	uint32_t seed = 7;
+
+	if (!g || !cu || !cd || !wv) {
+		free(cu);
+		free(cd);
+		free(wv);
+		ert_graph_destroy(g);
+		return NULL;
+	}
+	g->opset = 13;
+	*cu = 500.0f;
+	*cd = 1e-4f;
+	for (int i = 0; i < 64 * 16; i++) {
+		seed = seed * 1664525u + 1013904223u;
+		wv[i] = (float)(seed >> 8) / 8388608.0f - 1.0f;
+	}
+	x = ert_graph_add_tensor(g, "x", ERT_DTYPE_FLOAT32, 2, xd);
+	ert_graph_add_input(g, x);
+	c_up = ert_graph_add_tensor(g, "c_up", ERT_DTYPE_FLOAT32, 1, sd);
+	ert_graph_set_const(g, c_up, cu, 4, true);
+	c_down = ert_graph_add_tensor(g, "c_down", ERT_DTYPE_FLOAT32, 1, sd);
+	ert_graph_set_const(g, c_down, cd, 4, true);
+	w = ert_graph_add_tensor(g, "w", ERT_DTYPE_FLOAT32, 2, wd);
+	ert_graph_set_const(g, w, wv, 64 * 16 * 4, true);
+	up = ert_graph_add_tensor(g, "up", ERT_DTYPE_UNDEFINED, -1, NULL);
+	sq = ert_graph_add_tensor(g, "sq", ERT_DTYPE_UNDEFINED, -1, NULL);
+	down = ert_graph_add_tensor(g, "down", ERT_DTYPE_UNDEFINED, -1, NULL);
+	r = ert_graph_add_tensor(g, "r", ERT_DTYPE_UNDEFINED, -1, NULL);
+	y = ert_graph_add_tensor(g, "y", ERT_DTYPE_UNDEFINED, -1, NULL);
+	int32_t i_up[2] = { x, c_up }, i_sq[2] = { up, up }, i_down[2] = { sq, c_down };
+	int32_t i_mm[2] = { r, w };
+
+	if (ert_graph_add_node(g, ERT_OP_Mul, "scale_up", 2, i_up, 1, &up) < 0 ||
+	    ert_graph_add_node(g, ERT_OP_Mul, "square", 2, i_sq, 1, &sq) < 0 ||
+	    ert_graph_add_node(g, ERT_OP_Mul, "scale_down", 2, i_down, 1, &down) < 0 ||
+	    ert_graph_add_node(g, ERT_OP_Relu, "relu", 1, &down, 1, &r) < 0 ||
+	    ert_graph_add_node(g, ERT_OP_MatMul, "matmul", 2, i_mm, 1, &y) < 0) {
+		ert_graph_destroy(g);
+		return NULL;
+	}
+	for (uint32_t i = 0; i < g->n_nodes; i++)
+		g->nodes[i].opset = 13;
+	ert_graph_add_output(g, y);
+	return g;
+}
+
+/* Input values of the overflow model: x[i] spread over [-1, 1]. */
+static void overflow_input(float *x)
+{
+	for (int i = 0; i < 64; i++)
+		x[i] = -1.0f + (float)i * (2.0f / 63.0f);
+}
+
+static const char *const kept_by_guard[] = { "square", "scale_down" };
+
+/* Does the plan of @s run each step as the guard should (@guard on) or all in fp16 (off)? */
+static bool check_decision(ert_session *s, bool guard, char *why, size_t len)
+{
+	const struct ert_graph *g = s->model->graph;
+
+	for (uint32_t i = 0; i < g->n_nodes; i++) {
+		const struct ert_node *n = &g->nodes[i];
+		bool fp16, kept = false;
+		const char *t;
+		float max, bound;
+
+		for (size_t k = 0; guard && k < 2; k++)
+			kept = kept || !strcmp(n->name, kept_by_guard[k]);
+		if (!ert_session_fp16_note(s, n, &fp16, &t, &max, &bound)) {
+			snprintf(why, len, "%s: no precision LOW note (not in float16 storage?)", n->name);
+			return false;
+		}
+		if (fp16 == kept || (kept && (!t || !(max >= bound)))) {
+			snprintf(why, len, "%s: %s (tensor %s, max %g, bound %g), expected %s", n->name,
+				 fp16 ? "fp16" : "fp32", t ? t : "-", (double)max, (double)bound,
+				 kept ? "fp32" : "fp16");
+			return false;
+		}
+	}
+	return true;
+}
+
+/* Run the overflow model; *@bad_out: how many outputs are inf or NaN. */
+static bool run_overflow(ert_session *s, ert_session *ref, int *bad_out, char *why, size_t len)
+{
+	float x[64];
+	const ert_tensor *t;
+	const float *y;
+
+	overflow_input(x);
+	if (ert_session_set_input(s, 0, ERT_DTYPE_FLOAT32, x, sizeof(x)) != ERT_OK ||
+	    ert_session_set_input(ref, 0, ERT_DTYPE_FLOAT32, x, sizeof(x)) != ERT_OK ||
+	    ert_session_run(s) != ERT_OK || ert_session_run(ref) != ERT_OK) {
+		snprintf(why, len, "run: %s / %s", ert_session_error(s), ert_session_error(ref));
+		return false;
+	}
+	t = ert_session_get_output(s, 0);
+	y = ert_tensor_data(t);
+	*bad_out = 0;
+	for (size_t i = 0; i < ert_tensor_element_count(t); i++)
+		*bad_out += !isfinite(y[i]);
+	return true;
+}
+
+/*
+ * The fp16 overflow guard on the overflow model, in float16 storage
+ * ($ERT_OPENCL_F16=storage where the device lacks cl_khr_fp16): the guard
+ * keeps the two ops around the overflow in float32 and the output matches
+ * the CPU; with the guard off every op runs in float16 and the output holds
+ * inf or NaN. Then LOW without float16 storage (ERT_OPENCL_F16=off):
+ * float32 throughout, within 1e-3 x max |ref|.
+ */
+static bool check_fp16_guard(char *why, size_t len)
+{
+	struct ert_graph *g = overflow_graph();
+	ert_model *m = g ? model_from_graph(g) : NULL;
+	const char *env = getenv("ERT_OPENCL_F16");
+	char *saved = env ? strdup(env) : NULL;
+	ert_level prec = test_precision;
+	ert_session *on = NULL, *off = NULL, *f32 = NULL, *ref = NULL;
+	bool ok = false;
+	int bad;
+
+	if (!m)
+		goto out;
+	test_precision = ERT_LEVEL_LOW;
+	/* a device with cl_khr_fp16 uses it as is; one without gets float16 storage */
+	if (!env || !*env)
+		setenv("ERT_OPENCL_F16", "storage", 1);
+	ref = open_session(m, ERT_BACKEND_CPU, why, len);
+	on = ref ? open_session_cfg(m, ERT_BACKEND_OPENCL, ERT_LEVEL_LOW, ERT_FP16_GUARD_ON, why,
+				    len) : NULL;
+	off = on ? open_session_cfg(m, ERT_BACKEND_OPENCL, ERT_LEVEL_LOW, ERT_FP16_GUARD_OFF, why,
+				    len) : NULL;
+	if (!off)
+		goto out;
+	if (!check_decision(on, true, why, len) || !check_decision(off, false, why, len))
+		goto out;
+	if (!run_overflow(on, ref, &bad, why, len))
+		goto out;
+	if (bad) {
+		snprintf(why, len, "guard on: %d outputs inf or NaN", bad);
+		goto out;
+	}
+	if (!compare(on, ref, 0, why, len))
+		goto out;
+	if (!run_overflow(off, ref, &bad, why, len))
+		goto out;
+	if (!bad) {
+		snprintf(why, len, "guard off: no inf or NaN in the output (does float16 overflow?)");
+		goto out;
+	}
+	setenv("ERT_OPENCL_F16", "off", 1);
+	test_precision = ERT_LEVEL_NORMAL;   /* float32 storage: the fp32 tolerance */
+	f32 = open_session_cfg(m, ERT_BACKEND_OPENCL, ERT_LEVEL_LOW, ERT_FP16_GUARD_ON, why, len);
+	if (!f32 || !run_overflow(f32, ref, &bad, why, len) || !compare(f32, ref, 0, why, len))
+		goto out;
+	ok = true;
+out:
+	if (saved)
+		setenv("ERT_OPENCL_F16", saved, 1);
+	else
+		unsetenv("ERT_OPENCL_F16");
+	free(saved);
+	test_precision = prec;
+	ert_session_destroy(on);
+	ert_session_destroy(off);
+	ert_session_destroy(f32);
+	ert_session_destroy(ref);
+	ert_model_unref(m);
+	return ok;
+}
+
+/* --write-overflow-model FILE: the overflow model as an .ert file, for edgert run. */
+static int write_overflow_model(const char *path)
+{
+	struct ert_graph *g = overflow_graph();
+	struct ert_err err = { "" };
+	ert_status st = g ? ert_format_write_file(g, NULL, path, &err) : ERT_STATUS_OUT_OF_MEMORY;
+
+	ert_graph_destroy(g);
+	if (st != ERT_OK) {
+		fprintf(stderr, "test-backend-ops: failed to write %s: %s %s\n", path,
+			ert_status_string(st), err.msg);
+		return 1;
+	}
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	const char *filter = argc > 1 ? argv[1] : NULL;
@@ -707,6 +958,10 @@ int main(int argc, char **argv)
 	int passed = 0, failed = 0, skipped = 0, claimed = 0;
 	char why[512];
 
+	if (argc == 3 && !strcmp(argv[1], "--write-overflow-model"))
+		return write_overflow_model(argv[2]);
+	if (getenv("ERT_TEST_PRECISION") && !strcmp(getenv("ERT_TEST_PRECISION"), "low"))
+		test_precision = ERT_LEVEL_LOW;
 	if (ert_backend_create(ERT_BACKEND_OPENCL, NULL, &be, &err) != ERT_OK) {
 		for (size_t i = 0; i < N_CASES; i++)
 			if (!filter || strstr(cases[i].what, filter))
@@ -751,6 +1006,13 @@ int main(int argc, char **argv)
 		} else {
 			failed++;
 			printf("not ok - a kernel that fails to build: %s\n", why);
+		}
+		if (check_fp16_guard(why, sizeof(why))) {
+			passed++;
+			printf("ok - fp16 guard: the overflow model's square and scale_down kept in fp32, the CPU's answer; inf/NaN with the guard off; LOW without fp16 storage within 1e-3\n");
+		} else {
+			failed++;
+			printf("not ok - fp16 guard: %s\n", why);
 		}
 		if (check_device_variable(why, sizeof(why))) {
 			passed++;

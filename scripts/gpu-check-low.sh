@@ -1,0 +1,83 @@
+#!/bin/sh
+# gpu-check-low.sh BUILD_DIR: precision LOW on an OpenCL GPU with cl_khr_fp16
+# (the NVIDIA machine, docs/opencl.md "On the NVIDIA machine": set
+# OCL_ICD_VENDORS and LD_LIBRARY_PATH first). Checks, against the CPU backend:
+#   1. the op test in LOW (ERT_TEST_PRECISION=low: cosine >= 0.999, max abs
+#      error <= 1e-2 x max |ref|), with the fp16 guard check among its cases;
+#   2. the zoo in LOW: every op on the GPU, cosine >= 0.999, no inf/NaN;
+#   3. the overflow model: inf/NaN with --fp16-guard off, the CPU's answer
+#      (cosine >= 0.999) with it on, and --explain naming the two ops kept.
+# Prints PASS/FAIL lines; exits 1 when anything failed. Needs numpy in $PYTHON (default python3).
+set -u
+b=${1:-build}
+edgert=$b/edgert
+out=${TMPDIR:-/tmp}/gpu-check-low.$$
+mkdir -p "$out"
+fails=0
+pass() { echo "PASS $*"; }
+fail() { echo "FAIL $*"; fails=$((fails + 1)); }
+
+# cmp DIR_REF DIR_GOT: cosine >= 0.999 and no inf/NaN for every .npy
+cmp() {
+	"${PYTHON:-python3}" - "$1" "$2" <<'PY'
+import glob, os, sys
+import numpy as np
+for f in sorted(glob.glob(os.path.join(sys.argv[1], "*.npy"))):
+    r = np.load(f).astype(np.float64).ravel()
+    g = np.load(os.path.join(sys.argv[2], os.path.basename(f))).astype(np.float64).ravel()
+    bad = (~np.isfinite(g)).sum()
+    cos = float(g @ r / (np.linalg.norm(g) * np.linalg.norm(r) + 1e-30)) if not bad else 0.0
+    print("%s: cosine %.6f, %d inf/NaN, max abs error %.3g, max |ref| %.3g" %
+          (os.path.basename(f), cos, bad, np.abs(g - r).max() if not bad else float("inf"), np.abs(r).max()))
+    if bad or cos < 0.999:
+        sys.exit(1)
+PY
+}
+
+clinfo 2>/dev/null | grep -q cl_khr_fp16 || echo "note: no device lists cl_khr_fp16: LOW runs in float32"
+
+if ERT_TEST_PRECISION=low "$b/test-backend-ops" >"$out/ops.log" 2>&1; then
+	pass "op test in LOW: $(tail -n 1 "$out/ops.log")"
+else
+	grep '^not ok' "$out/ops.log" | head -n 10
+	fail "op test in LOW: $(tail -n 1 "$out/ops.log")"
+fi
+
+for m in mobilenet_v2 resnet18 resnet50 vit_s16; do
+	"$edgert" zoo "$m" -o "$out/$m.ert" >/dev/null 2>&1 || { fail "$m: edgert zoo"; continue; }
+	"$edgert" run "$out/$m.ert" --backend cpu --seed 5 -o "$out/$m-cpu" >/dev/null 2>&1
+	if ! "$edgert" run "$out/$m.ert" --backend opencl --precision low --seed 5 --explain \
+		-o "$out/$m-low" >"$out/$m-low.log" 2>&1; then
+		tail -n 3 "$out/$m-low.log"; fail "$m: run in LOW"; continue
+	fi
+	grep -E '^precision low|^[0-9]+ ops in' "$out/$m-low.log"
+	if [ "$(grep -c '^split ' "$out/$m-low.log")" -eq 1 ] && cmp "$out/$m-cpu" "$out/$m-low"; then
+		pass "$m in LOW: one OpenCL split, cosine >= 0.999, no inf/NaN"
+	else
+		fail "$m in LOW: one OpenCL split, cosine >= 0.999, no inf/NaN"
+	fi
+done
+
+m=$out/overflow.ert
+"$b/test-backend-ops" --write-overflow-model "$m" || fail "writing the overflow model"
+"$edgert" run "$m" --backend cpu --seed 5 -o "$out/of-cpu" >/dev/null 2>&1
+"$edgert" run "$m" --backend opencl --precision low --fp16-guard off --seed 5 -o "$out/of-off" \
+	>/dev/null 2>&1
+if cmp "$out/of-cpu" "$out/of-off" >"$out/of-off.log" 2>&1; then
+	cat "$out/of-off.log"; fail "overflow model, guard off: expected inf/NaN"
+else
+	pass "overflow model, guard off: $(head -n 1 "$out/of-off.log")"
+fi
+"$edgert" run "$m" --backend opencl --precision low --seed 5 --explain -o "$out/of-on" \
+	>"$out/of-on.log" 2>&1
+grep -E 'kept in fp32|^precision low' "$out/of-on.log"
+if [ "$(grep -c 'kept in fp32 by the fp16 guard' "$out/of-on.log")" -eq 2 ] &&
+   cmp "$out/of-cpu" "$out/of-on" >"$out/of-on.cmp" 2>&1; then
+	pass "overflow model, guard on: 2 ops kept in fp32, $(head -n 1 "$out/of-on.cmp")"
+else
+	cat "$out/of-on.cmp" 2>/dev/null; fail "overflow model, guard on"
+fi
+
+rm -rf "$out"
+echo "$fails failed"
+[ "$fails" -eq 0 ]
