@@ -7,7 +7,9 @@
  *   A_s * B_s / C_s (Mul) are computed in float32, applied in double, and the
  *   result rounded half to even;
  *   fixed rule: TFLite's ADD (inputs shifted left 20 bits, each scaled, the
- *   sum scaled) and MUL, exactly as the enpu ELTWISE command.
+ *   sum scaled) and MUL, exactly as the enpu ELTWISE command. The fixed
+ *   rule's Add is ert_q8_add_run(), which QLinearConv's fused residual
+ *   stage shares.
  *
  * An input byte has only 256 values, so Add looks each input's scaled
  * contribution up in a table built once per run. Above the scalar level the
@@ -29,9 +31,8 @@ struct qbin_job {
 	/* Mul: one multiplier */
 	int32_t m, s;
 	double f;
-	/* Add, indexed by the input byte: fixed rule's a', b', float rule's reals */
-	int32_t out_m, out_s;
-	int32_t ta[256], tb[256];
+	/* Add: the fixed rule's, or the float rule's reals indexed by the input byte */
+	struct ert_q8_add add;
 	double fa[256], fb[256];
 	/* the SIMD level's kernel and its parameters, or NULL */
 	ert_q8_bin_fn vec;
@@ -50,6 +51,10 @@ static void qbin_run(void *ctx, const int64_t *off, const int64_t *step, int64_t
 	const uint8_t *a = j->a + off[0], *b = j->b + off[1];
 	int64_t sa = step[0], sb = step[1];
 
+	if (!j->mul && j->qo.fixed) {
+		ert_q8_add_run(&j->add, a, sa, b, sb, (uint8_t *)j->y + out_off, n);
+		return;
+	}
 	if (j->vec) {
 		j->vec(&j->vp, a, sa, b, sb, (uint8_t *)j->y + out_off, n);
 		return;
@@ -63,10 +68,6 @@ static void qbin_run(void *ctx, const int64_t *off, const int64_t *step, int64_t
 
 			q = j->qo.fixed ? ert_qout_fixed(&j->qo, p, j->m, j->s)
 					: ert_qout_float(&j->qo, (double)p * j->f);
-		} else if (j->qo.fixed) {
-			int32_t sum = (int32_t)((uint32_t)j->ta[va] + (uint32_t)j->tb[vb]);
-
-			q = ert_qout_fixed(&j->qo, sum, j->out_m, j->out_s);
 		} else {
 			q = ert_qout_float(&j->qo, j->fa[va] + j->fb[vb]);
 		}
@@ -86,7 +87,53 @@ static int32_t clamp_shift(int32_t s)
 	       : s < ERT_QUANT_SHIFT_MIN ? ERT_QUANT_SHIFT_MIN : s;
 }
 
-static ert_status qbin_params(const struct ert_exec *x, struct qbin_job *j, struct ert_err *err)
+bool ert_q8_add_init(struct ert_q8_add *p, enum ert_cpu_isa isa, const struct ert_qout *qo,
+		     double as, int32_t azp, double bs, int32_t bzp, double cs)
+{
+	struct ert_quant_add q;
+
+	memset(p, 0, sizeof(*p));
+	if (!ert_quant_add_params(as, bs, cs, &q))
+		return false;
+	p->qo = *qo;
+	p->out_m = q.out_mult;
+	p->out_s = q.out_shift;
+	for (int v = 0; v < 256; v++) {
+		int32_t da = byte_value(qo->dtype, v) - azp, db = byte_value(qo->dtype, v) - bzp;
+
+		p->ta[v] = ert_requant_fixed(da * (1 << ERT_QUANT_ADD_LEFT_SHIFT), q.a_mult,
+					     q.a_shift);
+		p->tb[v] = ert_requant_fixed(db * (1 << ERT_QUANT_ADD_LEFT_SHIFT), q.b_mult,
+					     q.b_shift);
+	}
+	p->vec = isa >= ERT_ISA_AVX512 ? ert_q8_bin_avx512
+		 : isa >= ERT_ISA_AVX2 ? ert_q8_bin_avx2 : NULL;
+	p->vp = (struct ert_q8_bin){
+		.fixed = true, .u8 = qo->dtype == ERT_DTYPE_UINT8, .azp = azp, .bzp = bzp,
+		.am = clamp_mult(q.a_mult), .as = clamp_shift(q.a_shift),
+		.bm = clamp_mult(q.b_mult), .bs = clamp_shift(q.b_shift),
+		.m = clamp_mult(q.out_mult), .s = clamp_shift(q.out_shift),
+		.zp = qo->zp, .lo = qo->lo, .hi = qo->hi,
+	};
+	return true;
+}
+
+void ert_q8_add_run(const struct ert_q8_add *p, const uint8_t *a, int64_t sa, const uint8_t *b,
+		    int64_t sb, uint8_t *y, int64_t n)
+{
+	if (p->vec) {
+		p->vec(&p->vp, a, sa, b, sb, y, n);
+		return;
+	}
+	for (int64_t k = 0; k < n; k++) {
+		int32_t sum = (int32_t)((uint32_t)p->ta[a[k * sa]] + (uint32_t)p->tb[b[k * sb]]);
+
+		ert_q8_store(y, p->qo.dtype, k, ert_qout_fixed(&p->qo, sum, p->out_m, p->out_s));
+	}
+}
+
+static ert_status qbin_params(struct ert_cpu *cpu, const struct ert_exec *x, struct qbin_job *j,
+			      struct ert_err *err)
 {
 	double as = ert_qparam_float(x->in[1], 0), bs = ert_qparam_float(x->in[4], 0);
 	double cs = ert_qparam_float(x->in[6], 0);
@@ -98,27 +145,9 @@ static ert_status qbin_params(const struct ert_exec *x, struct qbin_job *j, stru
 		j->f = (double)((float)as * (float)bs / (float)cs);
 		return ERT_OK;
 	}
-	if (j->qo.fixed) {
-		struct ert_quant_add p;
-
-		if (!ert_quant_add_params(as, bs, cs, &p))
-			return ERT_STATUS_UNSUPPORTED;
-		j->out_m = p.out_mult;
-		j->out_s = p.out_shift;
-		j->vp.am = clamp_mult(p.a_mult);
-		j->vp.as = clamp_shift(p.a_shift);
-		j->vp.bm = clamp_mult(p.b_mult);
-		j->vp.bs = clamp_shift(p.b_shift);
-		for (int v = 0; v < 256; v++) {
-			int32_t da = byte_value(j->dt, v) - j->azp, db = byte_value(j->dt, v) - j->bzp;
-
-			j->ta[v] = ert_requant_fixed(da * (1 << ERT_QUANT_ADD_LEFT_SHIFT), p.a_mult,
-						     p.a_shift);
-			j->tb[v] = ert_requant_fixed(db * (1 << ERT_QUANT_ADD_LEFT_SHIFT), p.b_mult,
-						     p.b_shift);
-		}
-		return ERT_OK;
-	}
+	if (j->qo.fixed)
+		return ert_q8_add_init(&j->add, cpu->isa, &j->qo, as, j->azp, bs, j->bzp, cs)
+			       ? ERT_OK : ERT_STATUS_UNSUPPORTED;
 	float ra = (float)as / (float)cs, rb = (float)bs / (float)cs;
 
 	j->vp.ra = ra;
@@ -150,7 +179,7 @@ static ert_status qbin_compute(struct ert_cpu *cpu, struct ert_exec *x, struct e
 	j.bzp = ert_qparam_int(x->n_in > 5 ? x->in[5] : NULL, 0);
 	if ((st = ert_qout_init(&j.qo, x, y, x->n_in > 7 ? x->in[7] : NULL, err)) != ERT_OK)
 		return st;
-	if ((st = qbin_params(x, &j, err)) != ERT_OK) {
+	if ((st = qbin_params(cpu, x, &j, err)) != ERT_OK) {
 		ert_err_set(err, "%s '%s': multipliers cannot be represented",
 			    ert_op_name(x->node->op), x->node->name);
 		return st;
@@ -164,8 +193,8 @@ static ert_status qbin_compute(struct ert_cpu *cpu, struct ert_exec *x, struct e
 	j.vp.u8 = j.dt == ERT_DTYPE_UINT8;
 	j.vp.azp = j.azp;
 	j.vp.bzp = j.bzp;
-	j.vp.m = clamp_mult(j.mul ? j.m : j.out_m);
-	j.vp.s = clamp_shift(j.mul ? j.s : j.out_s);
+	j.vp.m = clamp_mult(j.m);
+	j.vp.s = clamp_shift(j.s);
 	j.vp.f = j.f;
 	j.vp.zp = j.qo.zp;
 	j.vp.lo = j.qo.lo;

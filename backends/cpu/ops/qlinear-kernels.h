@@ -97,4 +97,32 @@ void ert_q8_bin_avx2(const struct ert_q8_bin *p, const uint8_t *a, int64_t sa, c
 void ert_q8_bin_avx512(const struct ert_q8_bin *p, const uint8_t *a, int64_t sa, const uint8_t *b,
 		       int64_t sb, uint8_t *y, int64_t n);
 
+/*
+ * The fixed-rule QLinearAdd (TFLite's ADD, docs/int8.md) of runs of
+ * elements at one level: the scalar loop over 256-entry tables of each
+ * input's scaled value, or the level's lanes. QLinearAdd runs through it,
+ * and so does the residual stage of a QLinearConv with "ert.residual"
+ * (qlinalg.c), which adds its requantised rows to the residual while they
+ * are in cache: the same code, so the same bytes as the two ops apart.
+ */
+struct ert_q8_add {
+	struct ert_qout qo;       /* output type, zero point, clamp */
+	int32_t out_m, out_s;     /* the sum's multiplier */
+	int32_t ta[256], tb[256]; /* requant((v - zp) << 20, m, s) of each input byte */
+	ert_q8_bin_fn vec;        /* the level's lanes, or NULL */
+	struct ert_q8_bin vp;     /* their parameters */
+};
+
+/*
+ * Set up @p for inputs of @qo->dtype with scales @as, @bs and zero points
+ * @azp, @bzp, output scale @cs, at level @isa. False when a multiplier
+ * cannot be represented (shape inference refuses those).
+ */
+bool ert_q8_add_init(struct ert_q8_add *p, enum ert_cpu_isa isa, const struct ert_qout *qo,
+		     double as, int32_t azp, double bs, int32_t bzp, double cs);
+
+/* y[k] = add(a[k * sa], b[k * sb]) for k < @n; y may be a (same step). */
+void ert_q8_add_run(const struct ert_q8_add *p, const uint8_t *a, int64_t sa, const uint8_t *b,
+		    int64_t sb, uint8_t *y, int64_t n);
+
 #endif /* ERT_CPU_QLINEAR_KERNELS_H */
