@@ -12,7 +12,149 @@
 #include "ops/linalg-geom.h"
 #include "ops/quant-fixed.h"
 
+/* ---- ELTWISE pieces, shared with CONV2D's fused residual ----------------- */
+
+struct elt_params {
+	struct enpu_cs_quant q;
+	int32_t a_mult, a_shift, b_mult, b_shift;
+};
+
+/*
+ * The ELTWISE parameters of a QLinearAdd/QLinearMul whose inputs A and B and
+ * output have their scales and zero points at inputs @idx[0..5] (A_s, A_zp,
+ * B_s, B_zp, Y_s, Y_zp), the clamp the node's.
+ */
+static bool elt_params_at(const struct ert_exec *x, const uint32_t *idx, bool mul,
+			  struct elt_params *e)
+{
+	double as, bs, ys;
+
+	memset(e, 0, sizeof(*e));
+	if (!nl_scalar_scale(x, idx[0], &as) || !nl_scalar_zp(x, idx[1], &e->q.in_zp) ||
+	    !nl_scalar_scale(x, idx[2], &bs) || !nl_scalar_zp(x, idx[3], &e->q.in2_zp) ||
+	    !nl_scalar_scale(x, idx[4], &ys) || !nl_scalar_zp(x, idx[5], &e->q.out_zp))
+		return false;
+	nl_clamp_of(x->node, &e->q.act_min, &e->q.act_max);
+	if (mul)
+		return ert_quant_product_multiplier(as, bs, ys, &e->q.out_mult, &e->q.out_shift);
+	struct ert_quant_add p;
+
+	if (!ert_quant_add_params(as, bs, ys, &p))
+		return false;
+	e->a_mult = p.a_mult;
+	e->a_shift = p.a_shift;
+	e->b_mult = p.b_mult;
+	e->b_shift = p.b_shift;
+	e->q.out_mult = p.out_mult;
+	e->q.out_shift = p.out_shift;
+	return true;
+}
+
+/* Broadcast view of @v against the 4-D output dims: stride 0 where v's dim is 1. */
+static bool bcast4(const struct ert_value *v, const int64_t *od, int64_t *d, int64_t *s)
+{
+	if (!nl_as4(v, d, s, 1))
+		return false;
+	for (int i = 0; i < 4; i++) {
+		if (d[i] == od[i])
+			continue;
+		if (d[i] != 1)
+			return false;
+		s[i] = 0;
+	}
+	return true;
+}
+
+/* A 4-D view: where it lives, its dims and byte strides. */
+struct view4 {
+	uint32_t ref;
+	uint64_t off;
+	int64_t d[4], s[4];
+};
+
+/*
+ * ELTWISE commands for out = a (op) b over @o's dims, a and b broadcast
+ * views of them, cut by rows under the work limit. a may be out itself
+ * (the same view): each element is read before it is written.
+ */
+static ert_status elt_cmds(struct lower *l, const struct elt_params *e, uint32_t op,
+			   const struct view4 *a, const struct view4 *b, const struct view4 *o)
+{
+	struct rows4 r = nl_split_rows(o->d, 16, 0, l->limit);
+
+	for (int64_t i = 0; i < nl_pieces(&r); i++) {
+		int64_t at[3], cd[4], ca[4], cb[4];
+		struct npu_cmd_entry *c;
+
+		nl_piece_at(&r, i, at, cd);
+		for (int k = 0; k < 4; k++) {
+			ca[k] = a->d[k] == 1 ? 1 : cd[k];
+			cb[k] = b->d[k] == 1 ? 1 : cd[k];
+		}
+		c = nl_add_cmd(l, ENPU_OP_ELTWISE, sizeof(struct enpu_cs_eltwise),
+			       (uint64_t)cd[0] * cd[1] * cd[2] * cd[3] * 16);
+		if (!c)
+			return ERT_STATUS_OUT_OF_MEMORY;
+		if (c->work > l->limit)
+			return nl_lower_fail(l, ERT_STATUS_UNSUPPORTED,
+					     "a row exceeds the work limit");
+		struct enpu_cs_eltwise *el = &c->c.elt;
+
+		el->a = nl_tensor4(a->ref, a->off + nl_piece_offset(at, a->s), ca, a->s);
+		el->b = nl_tensor4(b->ref, b->off + nl_piece_offset(at, b->s), cb, b->s);
+		el->out = nl_tensor4(o->ref, o->off + nl_piece_offset(at, o->s), cd, o->s);
+		el->quant = e->q;
+		el->op = op;
+		el->a_mult = e->a_mult;
+		el->a_shift = e->a_shift;
+		el->b_mult = e->b_mult;
+		el->b_shift = e->b_shift;
+	}
+	return ERT_OK;
+}
+
 /* ---- CONV2D --------------------------------------------------------------- */
+
+/*
+ * A QLinearConv with "ert.residual" (docs/int8.md): its own output stage
+ * does not clamp, the node's clamp being the fused QLinearAdd's; that Add
+ * reads the output (y_s, y_zp at 6, 7) as A and the residual (9, 10, 11) as
+ * B and writes the sum (12, 13) over it, after the convolution's commands.
+ */
+static const uint32_t res_idx[6] = { 6, 7, 10, 11, 12, 13 };
+
+static bool conv_residual(const struct ert_exec *x)
+{
+	return ert_attr_int(x->node, "ert.residual", 0) != 0;
+}
+
+static bool residual_supported(const struct ert_exec *x)
+{
+	struct elt_params e;
+	int64_t od[4], os[4], rd[4], rs[4];
+
+	if (x->n_in != 14 || !nl_is_int8(nl_in_at(x, 9)) || !nl_as4(x->out[0], od, os, 1) ||
+	    !nl_as4(nl_in_at(x, 9), rd, rs, 1))
+		return false;
+	for (int i = 0; i < 4; i++)
+		if (rd[i] != od[i])
+			return false;
+	return elt_params_at(x, res_idx, false, &e);
+}
+
+static ert_status lower_residual(struct lower *l, uint32_t r_out, uint64_t o_out)
+{
+	struct ert_exec *x = l->x;
+	struct elt_params e;
+	struct view4 o = { .ref = r_out, .off = o_out }, b;
+	ert_status st;
+
+	elt_params_at(x, res_idx, false, &e);
+	nl_as4(x->out[0], o.d, o.s, 1);
+	nl_as4(nl_in_at(x, 9), b.d, b.s, 1);
+	st = nl_locate(l, nl_in_at(x, 9), 9, x->in_const[9], &b.ref, &b.off);
+	return st == ERT_OK ? elt_cmds(l, &e, ENPU_ELTWISE_ADD, &o, &b, &o) : st;
+}
 
 struct conv_plan {
 	int64_t n, ic, h, w, oc, oh, ow, kh, kw, groups, icg;
@@ -96,6 +238,8 @@ static bool conv_supported(const struct ert_exec *x, uint64_t limit)
 
 	if (b && (!nl_in_is_const(x, 8) || b->dtype != ERT_DTYPE_INT32 || b->numel != c.oc))
 		return false;
+	if (conv_residual(x) && !residual_supported(x))
+		return false;
 	int32_t *tab = malloc((size_t)c.oc * 8);
 	bool ok = tab && nl_requant_table(x, xs, 4, ys, c.oc, tab);
 
@@ -122,6 +266,10 @@ static ert_status lower_conv(struct lower *l)
 	nl_weight_zp(x, 5, &q.in2_zp);
 	nl_scalar_zp(x, 7, &q.out_zp);
 	nl_clamp_of(x->node, &q.act_min, &q.act_max);
+	if (conv_residual(x)) {
+		q.act_min = -128;
+		q.act_max = 127;
+	}
 
 	int32_t *tab = malloc((size_t)c.oc * 8);
 
@@ -239,7 +387,8 @@ static ert_status lower_conv(struct lower *l)
 			cv->groups = (uint32_t)ng;
 		}
 	}
-	return ERT_OK;
+	/* the commands of one job run in order: the Add reads the finished output */
+	return conv_residual(x) ? lower_residual(l, r_out, o_out) : ERT_OK;
 }
 
 /* ---- MATMUL (QLinearMatMul, QGemm) --------------------------------------- */
@@ -433,49 +582,11 @@ static ert_status lower_mm(struct lower *l)
 
 /* ---- ELTWISE (QLinearAdd, QLinearMul) ------------------------------------ */
 
-struct elt_params {
-	struct enpu_cs_quant q;
-	int32_t a_mult, a_shift, b_mult, b_shift;
-};
+static const uint32_t elt_idx[6] = { 1, 2, 4, 5, 6, 7 };
 
 static bool elt_params(const struct ert_exec *x, struct elt_params *e)
 {
-	double as, bs, ys;
-
-	memset(e, 0, sizeof(*e));
-	if (!nl_scalar_scale(x, 1, &as) || !nl_scalar_zp(x, 2, &e->q.in_zp) ||
-	    !nl_scalar_scale(x, 4, &bs) || !nl_scalar_zp(x, 5, &e->q.in2_zp) ||
-	    !nl_scalar_scale(x, 6, &ys) || !nl_scalar_zp(x, 7, &e->q.out_zp))
-		return false;
-	nl_clamp_of(x->node, &e->q.act_min, &e->q.act_max);
-	if (x->node->op == ERT_OP_QLinearMul)
-		return ert_quant_product_multiplier(as, bs, ys, &e->q.out_mult, &e->q.out_shift);
-	struct ert_quant_add p;
-
-	if (!ert_quant_add_params(as, bs, ys, &p))
-		return false;
-	e->a_mult = p.a_mult;
-	e->a_shift = p.a_shift;
-	e->b_mult = p.b_mult;
-	e->b_shift = p.b_shift;
-	e->q.out_mult = p.out_mult;
-	e->q.out_shift = p.out_shift;
-	return true;
-}
-
-/* Broadcast view of @v against the 4-D output dims: stride 0 where v's dim is 1. */
-static bool bcast4(const struct ert_value *v, const int64_t *od, int64_t *d, int64_t *s)
-{
-	if (!nl_as4(v, d, s, 1))
-		return false;
-	for (int i = 0; i < 4; i++) {
-		if (d[i] == od[i])
-			continue;
-		if (d[i] != 1)
-			return false;
-		s[i] = 0;
-	}
-	return true;
+	return elt_params_at(x, elt_idx, x->node->op == ERT_OP_QLinearMul, e);
 }
 
 static bool elt_supported(const struct ert_exec *x)
@@ -489,57 +600,27 @@ static bool elt_supported(const struct ert_exec *x)
 		return false;
 	return elt_params(x, &e);
 }
+
 static ert_status lower_elt(struct lower *l)
 {
 	struct ert_exec *x = l->x;
 	struct elt_params e;
-	int64_t od[4], os[4], ad[4], as[4], bd[4], bs[4];
-	uint32_t r_a, r_b, r_o;
-	uint64_t o_a, o_b, o_o;
+	struct view4 a, b, o;
 	ert_status st;
 
 	elt_params(x, &e);
-	nl_as4(x->out[0], od, os, 1);
-	bcast4(nl_in_at(x, 0), od, ad, as);
-	bcast4(nl_in_at(x, 3), od, bd, bs);
-	st = nl_locate(l, nl_in_at(x, 0), 0, x->in_const[0], &r_a, &o_a);
+	nl_as4(x->out[0], o.d, o.s, 1);
+	bcast4(nl_in_at(x, 0), o.d, a.d, a.s);
+	bcast4(nl_in_at(x, 3), o.d, b.d, b.s);
+	st = nl_locate(l, nl_in_at(x, 0), 0, x->in_const[0], &a.ref, &a.off);
 	if (st == ERT_OK)
-		st = nl_locate(l, nl_in_at(x, 3), 3, x->in_const[3], &r_b, &o_b);
+		st = nl_locate(l, nl_in_at(x, 3), 3, x->in_const[3], &b.ref, &b.off);
 	if (st == ERT_OK)
-		st = nl_locate(l, x->out[0], -1, false, &r_o, &o_o);
+		st = nl_locate(l, x->out[0], -1, false, &o.ref, &o.off);
 	if (st != ERT_OK)
 		return st;
-	struct rows4 r = nl_split_rows(od, 16, 0, l->limit);
-
-	for (int64_t i = 0; i < nl_pieces(&r); i++) {
-		int64_t at[3], cd[4], ca[4], cb[4];
-		struct npu_cmd_entry *c;
-
-		nl_piece_at(&r, i, at, cd);
-		for (int k = 0; k < 4; k++) {
-			ca[k] = ad[k] == 1 ? 1 : cd[k];
-			cb[k] = bd[k] == 1 ? 1 : cd[k];
-		}
-		c = nl_add_cmd(l, ENPU_OP_ELTWISE, sizeof(struct enpu_cs_eltwise),
-			       (uint64_t)cd[0] * cd[1] * cd[2] * cd[3] * 16);
-		if (!c)
-			return ERT_STATUS_OUT_OF_MEMORY;
-		if (c->work > l->limit)
-			return nl_lower_fail(l, ERT_STATUS_UNSUPPORTED,
-					     "a row exceeds the work limit");
-		struct enpu_cs_eltwise *el = &c->c.elt;
-
-		el->a = nl_tensor4(r_a, o_a + nl_piece_offset(at, as), ca, as);
-		el->b = nl_tensor4(r_b, o_b + nl_piece_offset(at, bs), cb, bs);
-		el->out = nl_tensor4(r_o, o_o + nl_piece_offset(at, os), cd, os);
-		el->quant = e.q;
-		el->op = x->node->op == ERT_OP_QLinearMul ? ENPU_ELTWISE_MUL : ENPU_ELTWISE_ADD;
-		el->a_mult = e.a_mult;
-		el->a_shift = e.a_shift;
-		el->b_mult = e.b_mult;
-		el->b_shift = e.b_shift;
-	}
-	return ERT_OK;
+	return elt_cmds(l, &e, x->node->op == ERT_OP_QLinearMul ? ENPU_ELTWISE_MUL : ENPU_ELTWISE_ADD,
+			&a, &b, &o);
 }
 
 /* ---- POOL ------------------------------------------------------------------ */

@@ -192,8 +192,8 @@ static bool read_header(struct loader *ld)
 			    "model file is %llu bytes but its header says %llu%s",
 			    (unsigned long long)ld->size, (unsigned long long)fsize,
 			    fsize > ld->size ? " (truncated)" : "");
-	/* Versions 1 to 3 fix the header size; later versions may only grow it. */
-	if (ld->version <= 3 && hs != FMT_HEADER_V1)
+	/* Versions 1 to 4 fix the header size; later versions may only grow it. */
+	if (ld->version <= 4 && hs != FMT_HEADER_V1)
 		return fail(ld, ERT_STATUS_INVALID_MODEL,
 			    "header size %u, format version %u has %u", hs, ld->version,
 			    FMT_HEADER_V1);
@@ -813,10 +813,11 @@ ert_status ert_format_load(const void *data, size_t size, struct ert_graph **out
 	/*
 	 * Each file version has its own reading rules. v2 differs from v1 only
 	 * in the value checksum and flag, which read_header() and
-	 * read_tensor() handle; the records are the same. v3 has v2's layout
-	 * (it may hold Conv nodes with a fused residual, docs/model-format.md).
+	 * read_tensor() handle; the records are the same. v3 and v4 have v2's
+	 * layout (v3 may hold Conv nodes with a fused residual, v4 QLinearConv
+	 * nodes with one too: docs/model-format.md).
 	 */
-	if (ld.version >= 1 && ld.version <= 3 &&
+	if (ld.version >= 1 && ld.version <= 4 &&
 	    (!read_tensors(&ld) || !read_nodes(&ld) || !read_graph(&ld)))
 		goto fail;
 	st = ert_graph_validate(ld.g, err);

@@ -6,6 +6,7 @@
  * representable, which needs the scales at plan time.
  */
 #include <math.h>
+#include <string.h>
 
 #include "ops/linalg-geom.h"
 #include "ops/qlinear.h"
@@ -47,6 +48,47 @@ static ert_status check_param(struct ert_infer_ctx *ctx, uint32_t i, bool scale,
 			      per_len > 0 ? " or one value per channel" : "");
 }
 
+/*
+ * "ert.residual" = 1 (opt/fuse-residual.c, docs/int8.md): a fixed-rule
+ * QLinearAdd fused after the convolution. Inputs 9 to 13 are the residual
+ * (the output's shape and type), its scale and zero point, and the sum's
+ * scale and zero point; the convolution's own output (y_scale,
+ * y_zero_point) is the Add's other input, and ert.clamp is the Add's.
+ */
+static ert_status residual_check(struct ert_infer_ctx *ctx)
+{
+	const struct ert_value *y = ctx->out[0], *r = in_at(ctx, 9);
+	static const uint32_t scales[] = { 10, 12 };
+	struct ert_quant_add p;
+	ert_status st;
+
+	if (ctx->n_in != 14 || !r)
+		return ert_infer_fail(ctx, ERT_STATUS_INVALID_MODEL,
+				      "ert.residual needs 14 inputs, the residual at 9");
+	if (r->dtype != y->dtype || r->rank != y->rank ||
+	    memcmp(r->dims, y->dims, (size_t)y->rank * sizeof(y->dims[0])))
+		return ert_infer_fail(ctx, ERT_STATUS_SHAPE,
+				      "the residual must have the output's shape and type");
+	if ((st = check_param(ctx, 10, true, 0, false)) ||
+	    (st = check_param(ctx, 11, false, 0, true)) ||
+	    (st = check_param(ctx, 12, true, 0, false)) ||
+	    (st = check_param(ctx, 13, false, 0, true)))
+		return st;
+	for (uint32_t i = 11; i <= 13; i += 2)
+		if (in_at(ctx, i) && in_at(ctx, i)->dtype != y->dtype)
+			return ert_infer_fail(ctx, ERT_STATUS_DTYPE,
+					      "input %u must have the output's dtype", i);
+	if ((st = ert_qinfer_scales_known(ctx, scales, 2)) != ERT_OK)
+		return st;
+	if (!ert_quant_add_params(ert_qparam_float(in_at(ctx, 6), 0),
+				  ert_qparam_float(in_at(ctx, 10), 0),
+				  ert_qparam_float(in_at(ctx, 12), 0), &p))
+		return ert_infer_fail(ctx, ERT_STATUS_UNSUPPORTED,
+				      "ert.residual: the sum's multiplier is too large for the "
+				      "fixed-point rule");
+	return ERT_OK;
+}
+
 static ert_status infer_qlinearconv(struct ert_infer_ctx *ctx)
 {
 	const struct ert_value *x = in_at(ctx, 0), *w = in_at(ctx, 3), *yzp = in_at(ctx, 7);
@@ -67,13 +109,22 @@ static ert_status infer_qlinearconv(struct ert_infer_ctx *ctx)
 	if (b && (b->dtype != ERT_DTYPE_INT32 || b->rank != 1 || b->dims[0] != w->dims[0]))
 		return ert_infer_fail(ctx, ERT_STATUS_SHAPE, "B must be %lld int32 values",
 				      (long long)w->dims[0]);
+	bool residual = ert_attr_int(ctx->node, "ert.residual", 0) != 0;
+
+	if (!residual && ctx->n_in > 9)
+		return ert_infer_fail(ctx, ERT_STATUS_INVALID_MODEL,
+				      "%u inputs: more than 9 need ert.residual", ctx->n_in);
 	st = ert_conv_shape(ctx, x, w, yzp ? yzp->dtype : ERT_DTYPE_UINT8);
-	if (st != ERT_OK || (st = ert_qinfer_rule(ctx, ctx->out[0]->dtype, &rule)) != ERT_OK ||
-	    !rule.fixed)
+	if (st != ERT_OK || (st = ert_qinfer_rule(ctx, ctx->out[0]->dtype, &rule)) != ERT_OK)
 		return st;
-	if ((st = ert_qinfer_scales_known(ctx, scales, 3)) != ERT_OK)
+	if (!rule.fixed)
+		return residual ? ert_infer_fail(ctx, ERT_STATUS_UNSUPPORTED,
+						 "ert.residual needs ert.requant = 1")
+				: ERT_OK;
+	if ((st = ert_qinfer_scales_known(ctx, scales, 3)) != ERT_OK ||
+	    (st = ert_qinfer_product_mults(ctx, 1, 4, 6, w->dims[0])) != ERT_OK)
 		return st;
-	return ert_qinfer_product_mults(ctx, 1, 4, 6, w->dims[0]);
+	return residual ? residual_check(ctx) : ERT_OK;
 }
 
 static ert_status infer_convinteger(struct ert_infer_ctx *ctx)

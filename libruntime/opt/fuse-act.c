@@ -164,9 +164,61 @@ static enum ert_op unfused_op(enum ert_act a)
 }
 
 /*
+ * The int8 form: a QLinearConv with "ert.residual" writes a new tensor again
+ * (inputs 0 to 8, no clamp), and a fixed-rule QLinearAdd of it (y_scale,
+ * y_zero_point) and the residual (inputs 9 to 13), with the Conv's clamp,
+ * writes the Conv's old output.
+ */
+static ert_status unfuse_q8_residual(struct ert_graph *g, uint32_t i)
+{
+	struct ert_node *c = &g->nodes[i];
+	const struct ert_attr *cl = ert_node_attr(c, "ert.clamp");
+	int64_t lohi[2] = { 0, 0 };
+	uint32_t n_cl = 0;
+	char name[160];
+	int32_t y = c->outputs[0], t, ai, in[8];
+
+	if (cl) {
+		const int64_t *v = ert_attr_ints(c, "ert.clamp", &n_cl);
+
+		if (n_cl != 2)
+			return ERT_STATUS_INVALID_MODEL;
+		lohi[0] = v[0];
+		lohi[1] = v[1];
+	}
+	snprintf(name, sizeof(name), "%.120s.pre_residual", g->tensors[y].name);
+	t = ert_graph_add_tensor_unique(g, name, g->tensors[y].dtype, -1, NULL);
+	if (t < 0)
+		return ERT_STATUS_OUT_OF_MEMORY;
+	c = &g->nodes[i];
+	int32_t sides[8] = { t, c->inputs[6], c->inputs[7], c->inputs[9], c->inputs[10],
+			     c->inputs[11], c->inputs[12], c->inputs[13] };
+
+	memcpy(in, sides, sizeof(in));
+	snprintf(name, sizeof(name), "%.120s.residual", g->nodes[i].name);
+	ai = ert_graph_add_node(g, ERT_OP_QLinearAdd, name, 8, in, 1, &y);
+	if (ai < 0)
+		return ERT_STATUS_OUT_OF_MEMORY;
+	c = &g->nodes[i];   /* the node array may have moved */
+	struct ert_node *an = &g->nodes[ai];
+	int64_t full[2] = { g->tensors[y].dtype == ERT_DTYPE_UINT8 ? 0 : -128,
+			    g->tensors[y].dtype == ERT_DTYPE_UINT8 ? 255 : 127 };
+
+	an->opset = c->opset;
+	if (!ert_node_set_attr_int(g, an, "ert.requant", 1) ||
+	    (cl && !ert_node_set_attr_ints(g, an, "ert.clamp", lohi, 2)) ||
+	    (cl && !ert_node_set_attr_ints(g, c, "ert.clamp", full, 2)) ||
+	    !ert_node_set_attr_int(g, c, "ert.residual", 0))
+		return ERT_STATUS_OUT_OF_MEMORY;
+	c->n_inputs = c->inputs[8] >= 0 ? 9 : 8;
+	c->outputs[0] = t;
+	return ERT_OK;
+}
+
+/*
  * Undo residual fusion (opt/fuse-residual.c): each Conv with "ert.residual"
  * writes a new tensor again, and an Add of it and the residual, carrying the
- * Conv's activation, writes the Conv's old output.
+ * Conv's activation, writes the Conv's old output; likewise the int8 form.
  */
 static ert_status unfuse_residuals(struct ert_graph *g, struct ert_err *err)
 {
@@ -177,6 +229,19 @@ static ert_status unfuse_residuals(struct ert_graph *g, struct ert_err *err)
 		char name[160];
 		int32_t y, t, ai, in[2];
 
+		if (!c->dead && c->op == ERT_OP_QLinearConv && ert_attr_int(c, "ert.residual", 0) &&
+		    c->n_inputs == 14 && c->n_outputs == 1 && c->outputs[0] >= 0) {
+			ert_status st = unfuse_q8_residual(g, i);
+
+			if (st == ERT_STATUS_OUT_OF_MEMORY)
+				goto oom;
+			if (st != ERT_OK) {
+				ert_err_set(err, "failed to split the fused residual of '%s': bad ert.clamp",
+					    g->nodes[i].name);
+				return st;
+			}
+			continue;
+		}
 		if (c->dead || c->op != ERT_OP_Conv || !ert_attr_int(c, "ert.residual", 0) ||
 		    c->n_inputs != 4 || c->n_outputs != 1 || c->outputs[0] < 0)
 			continue;

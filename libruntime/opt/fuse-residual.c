@@ -11,10 +11,22 @@
  * come before it). Runs after QDQ fusion, so an int8 pattern is never
  * broken up, and leaves alone a Conv or an R that a DequantizeLinear feeds.
  * ert_opt_unfuse_activations() undoes it for the quantizer.
+ *
+ * The int8 form (docs/int8.md, "Fused residual"): a fixed-rule QLinearAdd
+ * of a fixed-rule QLinearConv's output, its only use, whose scale and zero
+ * point the Add reads as the Conv wrote them, and of R of exactly that
+ * shape and type, becomes the QLinearConv with "ert.residual" = 1 and five
+ * more inputs: R, R's scale and zero point, the sum's scale and zero point.
+ * The Conv keeps its own requantisation, which must not clamp (no ert.clamp
+ * narrower than its type), and takes the Add's ert.clamp. The Add's
+ * arithmetic is symmetric in its inputs, so which side the Conv was on does
+ * not matter.
  */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "ops/qlinear.h"
 #include "opt/opt-private.h"
 
 static bool same_static_shape(const struct ert_tensor *a, const struct ert_tensor *b)
@@ -45,6 +57,106 @@ static bool fusable(const struct ert_graph *g, const int32_t *producer, const st
 	return !from_dequantize(g, producer, r);
 }
 
+/* A constant scalar float32 scale at @t, or NaN. */
+static double const_scale(const struct ert_graph *g, int32_t t)
+{
+	const float *v = t >= 0 ? ert_opt_const_f32(g, t, 1) : NULL;
+
+	return v ? (double)*v : NAN;
+}
+
+/* A zero point of @dt at @t: absent is 0; false unless a constant scalar. */
+static bool const_zp(const struct ert_graph *g, int32_t t, ert_dtype dt, int32_t *zp)
+{
+	struct ert_value v;
+
+	*zp = 0;
+	if (t < 0)
+		return true;
+	ert_opt_tensor_value(g, t, &v);
+	if (!v.data || v.dtype != dt || v.numel != 1)
+		return false;
+	*zp = ert_qparam_int(&v, 0);
+	return true;
+}
+
+/* ert.clamp of @n is absent or the whole range of @dt. */
+static bool clamp_is_full(const struct ert_node *n, ert_dtype dt)
+{
+	struct ert_qrule r;
+
+	return !ert_qrule_read(n, dt, &r) && r.lo == (dt == ERT_DTYPE_UINT8 ? 0 : -128) &&
+	       r.hi == (dt == ERT_DTYPE_UINT8 ? 255 : 127);
+}
+
+/* May QLinearConv @c (output @x) take QLinearAdd @add's other input, side @side? */
+static bool q8_fusable(const struct ert_graph *g, const struct ert_node *c,
+		       const struct ert_node *add, int side)
+{
+	int32_t x = add->inputs[3 * side], r = add->inputs[3 - 3 * side];
+	int32_t xzp = add->n_inputs > (uint32_t)(3 * side + 2) ? add->inputs[3 * side + 2] : -1;
+	ert_dtype dt = g->tensors[x].dtype;
+	struct ert_qrule rule;
+	int32_t a, b;
+	double ys, as;
+
+	if (c->op != ERT_OP_QLinearConv || c->n_outputs != 1 || c->outputs[0] != x ||
+	    c->n_inputs < 8 || c->n_inputs > 9 || ert_attr_int(c, "ert.requant", 0) != 1 ||
+	    ert_attr_int(c, "ert.residual", 0) || ert_node_act(c).type != ERT_ACT_NONE ||
+	    (dt != ERT_DTYPE_INT8 && dt != ERT_DTYPE_UINT8) || !clamp_is_full(c, dt) ||
+	    ert_qrule_read(add, dt, &rule))
+		return false;
+	if (r < 0 || g->tensors[r].dtype != dt || g->tensors[add->outputs[0]].dtype != dt ||
+	    !same_static_shape(&g->tensors[x], &g->tensors[r]) ||
+	    !same_static_shape(&g->tensors[x], &g->tensors[add->outputs[0]]))
+		return false;
+	/* the Add reads the Conv's output with the scale and zero point it was written with */
+	ys = const_scale(g, c->inputs[6]);
+	as = const_scale(g, add->inputs[3 * side + 1]);
+	if (!(ys > 0.0) || ys != as || !const_zp(g, c->inputs[7], dt, &a) ||
+	    !const_zp(g, xzp, dt, &b) || a != b)
+		return false;
+	/* R's and the sum's scales and zero points, as shape inference will want them */
+	return const_scale(g, add->inputs[4 - 3 * side]) > 0.0 && const_scale(g, add->inputs[6]) > 0.0 &&
+	       const_zp(g, add->n_inputs > (uint32_t)(5 - 3 * side) ? add->inputs[5 - 3 * side] : -1,
+			dt, &a) &&
+	       const_zp(g, add->n_inputs > 7 ? add->inputs[7] : -1, dt, &b);
+}
+
+/* QLinearConv @ci takes QLinearAdd @add (the Conv on @side); false on out-of-memory. */
+static bool q8_fuse(struct ert_graph *g, uint32_t ci, struct ert_node *add, int side)
+{
+	struct ert_node *c = &g->nodes[ci];
+	int32_t *in = realloc(c->inputs, 14 * sizeof(*in));
+	struct ert_qrule rule;
+	bool clamp = ert_node_attr(add, "ert.clamp") != NULL;
+	int64_t lohi[2];
+
+	ert_qrule_read(add, g->tensors[add->outputs[0]].dtype, &rule); /* q8_fusable() checked it */
+	lohi[0] = rule.lo;
+	lohi[1] = rule.hi;
+	if (!in)
+		return false;
+	c->inputs = in;
+	if (c->n_inputs < 9)
+		in[8] = -1;
+	in[9] = add->inputs[3 - 3 * side];
+	in[10] = add->inputs[4 - 3 * side];
+	in[11] = add->n_inputs > (uint32_t)(5 - 3 * side) ? add->inputs[5 - 3 * side] : -1;
+	in[12] = add->inputs[6];
+	in[13] = add->n_inputs > 7 ? add->inputs[7] : -1;
+	if (!ert_node_set_attr_int(g, c, "ert.residual", 1))
+		return false;
+	if (clamp && !ert_node_set_attr_ints(g, c, "ert.clamp", lohi, 2)) {
+		/* undo: the Conv computes what it did before */
+		ert_node_set_attr_int(g, c, "ert.residual", 0);
+		return false;
+	}
+	c->n_inputs = 14;
+	c->outputs[0] = add->outputs[0];
+	return true;
+}
+
 ert_status ert_opt_fuse_residual(struct ert_graph *g, bool *changed, struct ert_err *err)
 {
 	uint32_t *uses = ert_opt_count_uses(g);
@@ -59,6 +171,30 @@ ert_status ert_opt_fuse_residual(struct ert_graph *g, bool *changed, struct ert_
 	for (uint32_t ai = 0; ai < g->n_nodes; ai++) {
 		struct ert_node *add = &g->nodes[ai];
 
+		if (!add->dead && add->op == ERT_OP_QLinearAdd && ert_attr_int(add, "ert.requant", 0) == 1 &&
+		    add->n_inputs >= 7 && add->n_inputs <= 8 && add->n_outputs == 1 &&
+		    add->outputs[0] >= 0 && add->inputs[0] >= 0 && add->inputs[3] >= 0 &&
+		    add->inputs[0] != add->inputs[3] && ert_node_act(add).type == ERT_ACT_NONE) {
+			for (int side = 0; side < 2; side++) {
+				int32_t x = add->inputs[3 * side];
+
+				if (producer[x] < 0 || uses[x] != 1 || ert_opt_is_graph_output(g, x) ||
+				    g->nodes[producer[x]].dead ||
+				    !q8_fusable(g, &g->nodes[producer[x]], add, side))
+					continue;
+				if (!q8_fuse(g, (uint32_t)producer[x], add, side)) {
+					ert_err_set(err, "failed to fuse '%s' into '%s': out of memory",
+						    add->name, g->nodes[producer[x]].name);
+					st = ERT_STATUS_OUT_OF_MEMORY;
+					goto out;
+				}
+				producer[add->outputs[0]] = producer[x];
+				add->dead = true;
+				*changed = true;
+				break;
+			}
+			continue;
+		}
 		if (add->dead || add->op != ERT_OP_Add || add->n_inputs != 2 || add->n_outputs != 1 ||
 		    add->outputs[0] < 0 || add->inputs[0] < 0 || add->inputs[1] < 0 ||
 		    add->inputs[0] == add->inputs[1])

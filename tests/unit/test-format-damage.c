@@ -149,7 +149,7 @@ ERT_TEST(versions)
 	im = fresh();
 	fmt_put32(im.p + FMT_OFF_VERSION, 0);
 	EXPECT(im, im.size, ERT_STATUS_INVALID_MODEL, "version 0");
-	/* versions 1 to 3 fix the header size; such a file claiming a longer header is damaged */
+	/* versions 1 to 4 fix the header size; such a file claiming a longer header is damaged */
 	im = fresh();
 	fmt_put32(im.p + FMT_OFF_HEADER_SIZE, FMT_HEADER_V1 + 8);
 	reseal(&im);

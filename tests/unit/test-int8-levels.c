@@ -516,6 +516,196 @@ ERT_TEST(qlinear_binary_every_level)
 	CHECK(runs > 0);
 }
 
+/* ---- QLinearConv with a fused residual ("ert.residual") ---- */
+
+/*
+ * The fused node against the QLinearConv and the QLinearAdd it replaces,
+ * at the same level (and against the scalar pair): every conv case, made
+ * fixed-rule and without a clamp of its own, its output added to a random
+ * residual of its shape; the sum's clamp on every other case, the
+ * conv's output on either side of the Add, the residual's and the sum's
+ * scales above, below and equal to the conv's.
+ */
+static void copy_ints(struct one *dst, const struct one *src, const char *name)
+{
+	uint32_t n = 0;
+	const int64_t *v = ert_attr_ints(src->n, name, &n);
+
+	if (v)
+		ert_node_set_attr_ints(dst->g, dst->n, name, v, n);
+}
+
+/* The conv's output (side @swap: as B), then the Add; the result in *@out. */
+static ert_status pair_at(struct one *conv, struct one *add, bool swap, enum ert_cpu_isa isa,
+			  struct ert_threadpool *pool, bool const_w, ert_level mem,
+			  struct ert_value *out)
+{
+	struct ert_value y;
+	ert_status st = run_at(conv, isa, pool, const_w, mem, &y);
+
+	if (st != ERT_OK)
+		return st;
+	add->in[swap ? 3 : 0] = y;
+	st = run_at(add, isa, pool, const_w, mem, out);
+	add->in[swap ? 3 : 0].data = NULL;
+	free(y.data);
+	if (st != ERT_OK)
+		snprintf(conv->err.msg, sizeof(conv->err.msg), "%s", add->err.msg);
+	return st;
+}
+
+static const float res_scales[3][2] = { { 0.5f, 1.1f }, { 1.7f, 2.3f }, { 1.0f, 0.9f } };
+
+ERT_TEST(qlinearconv_residual_every_level)
+{
+	struct ert_threadpool *pool = ert_threadpool_create(2);
+	enum ert_cpu_isa best = ert_cpu_isa_best();
+	int runs = 0;
+
+	REQUIRE(pool);
+	for (size_t i = 0; i < sizeof(conv_cases) / sizeof(conv_cases[0]); i++) {
+		struct conv_case cc = conv_cases[i];
+		bool u8 = cc.flags & U8Y, swap = i % 2, clamp = i % 2 == 0;
+		ert_dtype dt = u8 ? ERT_DTYPE_UINT8 : ERT_DTYPE_INT8;
+		int zlo = u8 ? 90 : -30, zhi = u8 ? 160 : 30;
+		struct one conv, add, f;
+		struct ert_value ref, want, got;
+
+		cc.flags = (cc.flags | FIXED) & ~(unsigned)CLAMP;
+		conv_setup(&conv, &cc, false);
+		/* the conv's output: its shape and type for the residual */
+		REQUIRE(run_at(&conv, ERT_ISA_SCALAR, NULL, true, ERT_LEVEL_NORMAL, &ref) == ERT_OK);
+		REQUIRE(ref.dtype == dt);
+		float ys = ert_value_get_float(conv.inp[6], 0);
+		const float *sc = res_scales[i % 3];
+
+		one_init(&add, ERT_OP_QLinearAdd, 1, 8, 1);
+		set_in(&add, swap ? 3 : 0, dt, ref.rank, ref.dims, NULL);
+		add.in[swap ? 4 : 1] = conv.in[6];
+		add.in[swap ? 5 : 2] = conv.in[7];
+		in_bytes(&add, swap ? 0 : 3, dt, ref.rank, ref.dims);
+		in_scales(&add, swap ? 1 : 4, 0, ys * sc[0], false);
+		in_zp(&add, swap ? 2 : 5, dt, 0, zlo, zhi);
+		in_scales(&add, 6, 0, ys * sc[1], false);
+		in_zp(&add, 7, dt, 0, zlo, zhi);
+		free(ref.data);
+		set_rule(&add, true, clamp ? zlo + 20 : 1, clamp ? zhi + 60 : 0);
+
+		one_init(&f, ERT_OP_QLinearConv, 10, 14, 1);
+		for (uint32_t k = 0; k < 9; k++) {
+			f.in[k] = conv.in[k];
+			f.inp[k] = k < conv.n_in ? &f.in[k] : NULL;
+		}
+		for (uint32_t k = 0; k < 3; k++)
+			f.in[9 + k] = add.in[(swap ? 0 : 3) + k];
+		f.in[12] = add.in[6];
+		f.in[13] = add.in[7];
+		copy_ints(&f, &conv, "strides");
+		copy_ints(&f, &conv, "dilations");
+		copy_ints(&f, &conv, "pads");
+		copy_ints(&f, &add, "ert.clamp");
+		ert_node_set_attr_int(f.g, f.n, "group", cc.group);
+		ert_node_set_attr_int(f.g, f.n, "ert.requant", 1);
+		ert_node_set_attr_int(f.g, f.n, "ert.residual", 1);
+
+		if (pair_at(&conv, &add, swap, ERT_ISA_SCALAR, NULL, true, ERT_LEVEL_NORMAL, &ref) !=
+		    ERT_OK) {
+			fprintf(stderr, "%s: scalar pair failed: %s\n", cc.name, conv.err.msg);
+			*ert_test_failed_ = 1;
+			goto next;
+		}
+		for (int isa = ERT_ISA_SCALAR; isa <= (int)best; isa++) {
+			for (int v = 0; v < 4; v++) {
+				bool const_w = v != 1;
+				ert_level mem = v == 2 ? ERT_LEVEL_LOW : ERT_LEVEL_NORMAL;
+				struct ert_threadpool *p = v == 3 ? pool : NULL;
+				const char *lv = ert_cpu_isa_name((enum ert_cpu_isa)isa);
+
+				if (pair_at(&conv, &add, swap, (enum ert_cpu_isa)isa, p, const_w, mem,
+					    &want) != ERT_OK) {
+					fprintf(stderr, "%s at %s: pair: %s\n", cc.name, lv, conv.err.msg);
+					*ert_test_failed_ = 1;
+					continue;
+				}
+				if (run_at(&f, (enum ert_cpu_isa)isa, p, const_w, mem, &got) != ERT_OK) {
+					fprintf(stderr, "%s at %s: fused: %s\n", cc.name, lv, f.err.msg);
+					*ert_test_failed_ = 1;
+					free(want.data);
+					continue;
+				}
+				CHECK_EQ_INT(got.dtype, dt);
+				CHECK_EQ_INT(got.numel, want.numel);
+				if (got.numel == want.numel &&
+				    (first_diff(&got, &want) >= 0 || first_diff(&got, &ref) >= 0)) {
+					fprintf(stderr, "%s at %s (variant %d): fused output differs\n",
+						cc.name, lv, v);
+					*ert_test_failed_ = 1;
+				}
+				free(want.data);
+				free(got.data);
+				runs++;
+			}
+		}
+		free(ref.data);
+next:
+		one_fini(&f);
+		one_fini(&add);
+		one_fini(&conv);
+	}
+	ert_threadpool_destroy(pool);
+	CHECK(runs > 0);
+}
+
+/*
+ * What the fused form refuses: a broadcast residual, another type, the float
+ * rule, a sum's multiplier too large, extra inputs without ert.residual.
+ */
+ERT_TEST(qlinearconv_residual_refused)
+{
+	const struct conv_case *cc = &conv_cases[0];
+	struct ert_value y;
+	struct one f;
+
+	/* bad -1: the valid form, which runs */
+	for (int bad = -1; bad < 4; bad++) {
+		conv_setup(&f, cc, false); /* for the shapes of x and w */
+		struct one g;
+		int64_t rd[4] = { cc->n, cc->m, 7, 9 };
+
+		one_init(&g, ERT_OP_QLinearConv, 10, 14, 1);
+		for (uint32_t k = 0; k < 9; k++)
+			g.in[k] = f.in[k];
+		if (bad == 0)
+			rd[2] = rd[3] = 1; /* broadcast along the pixels */
+		in_bytes(&g, 9, bad == 1 ? ERT_DTYPE_UINT8 : ERT_DTYPE_INT8, 4, rd);
+		in_scales(&g, 10, 0, 0.5f, false);
+		in_zp(&g, 11, ERT_DTYPE_INT8, 0, -3, 3);
+		in_scales(&g, 12, 0, bad == 3 ? 1e-20f : 1.5f, false);
+		in_zp(&g, 13, ERT_DTYPE_INT8, 0, -3, 3);
+		if (bad != 2)
+			ert_node_set_attr_int(g.g, g.n, "ert.requant", 1);
+		ert_node_set_attr_int(g.g, g.n, "ert.residual", 1);
+		ert_status st = run_at(&g, ERT_ISA_SCALAR, NULL, true, ERT_LEVEL_NORMAL, &y);
+
+		CHECK(bad < 0 ? st == ERT_OK : st != ERT_OK);
+		if (st == ERT_OK)
+			free(y.data);
+		one_fini(&g);
+		one_fini(&f);
+	}
+	/* and more than 9 inputs without ert.residual */
+	conv_setup(&f, cc, false);
+	struct one g;
+
+	one_init(&g, ERT_OP_QLinearConv, 10, 10, 1);
+	for (uint32_t k = 0; k < 9; k++)
+		g.in[k] = f.in[k];
+	in_scales(&g, 9, 0, 0.5f, false);
+	CHECK(run_at(&g, ERT_ISA_SCALAR, NULL, true, ERT_LEVEL_NORMAL, &y) != ERT_OK);
+	one_fini(&g);
+	one_fini(&f);
+}
+
 /*
  * The SIMD path is the one that runs: prepare() names each level's int8 GEMM
  * kernel for a dense convolution and a matrix product, and its depthwise
@@ -572,4 +762,6 @@ ERT_TEST(kernel_names)
 
 ERT_TEST_MAIN(ERT_TEST_ENTRY(qlinearconv_every_level), ERT_TEST_ENTRY(convinteger_every_level),
 	      ERT_TEST_ENTRY(matmul_every_level), ERT_TEST_ENTRY(qgemm_every_level),
-	      ERT_TEST_ENTRY(qlinear_binary_every_level), ERT_TEST_ENTRY(kernel_names))
+	      ERT_TEST_ENTRY(qlinear_binary_every_level),
+	      ERT_TEST_ENTRY(qlinearconv_residual_every_level),
+	      ERT_TEST_ENTRY(qlinearconv_residual_refused), ERT_TEST_ENTRY(kernel_names))

@@ -21,6 +21,7 @@
 #include "ert-test-qgraph.h"
 #include "ert-test.h"
 #include "npu/npu-impl.h"
+#include "opt/passes.h"
 #include "session/session-impl.h"
 
 /* ---- running and comparing ------------------------------------------------- */
@@ -432,6 +433,113 @@ ERT_TEST(eltwise_broadcast)
 	qb_output(&b, q_binary(&b, ERT_OP_QLinearAdd, "npu:add-w", y, qb_const_act(&b, 1, wd),
 			       1, 0).t);
 	check_model(ert_test_failed_, model_from_graph(b.g), 2, 4, NULL, 0, 0);
+}
+
+/*
+ * ResNet blocks whose QLinearAdds the optimiser fuses into the QLinearConv
+ * before them (opt/fuse-residual.c, "ert.residual"): the conv on either
+ * side of its Add, a stride-2 block with a shortcut convolution, and one
+ * block past the work limit, whose CONV2D and ELTWISE commands are cut. The
+ * fused model on the NPU and on the CPU, and the model the quantizer's undo
+ * (ert_opt_unfuse_activations) makes of it, give the unfused model's bytes;
+ * an Add of a broadcast operand stays unfused.
+ */
+static struct ert_graph *residual_blocks(void)
+{
+	struct qb b = qb_begin(1313);
+	int64_t xd[4] = { 2, 16, 12, 10 }, bd[4] = { 1, 40, 256, 256 }, cd[4] = { 1, 16, 1, 1 };
+	struct qt x = qb_input(&b, "x", 4, xd), big = qb_input(&b, "big", 4, bd);
+	const struct conv_spec c3 = { .oc = 16, .kh = 3, .kw = 3, .pads = { 1, 1, 1, 1 },
+				      .per_channel = true, .bias = true, .lo = -20, .hi = 127 };
+	const struct conv_spec c1 = { .oc = 16, .kh = 1, .kw = 1, .bias = true };
+	const struct conv_spec c3s = { .oc = 24, .kh = 3, .kw = 3, .pads = { 1, 1, 1, 1 },
+				       .stride = { 2, 2 }, .per_channel = true };
+	const struct conv_spec c1s = { .oc = 24, .kh = 1, .kw = 1, .stride = { 2, 2 },
+				       .bias = true };
+	const struct conv_spec cb = { .oc = 40, .kh = 1, .kw = 1, .bias = true };
+	struct qt a = q_conv(&b, "npu:a", x, &c3);
+	struct qt s1 = q_binary(&b, ERT_OP_QLinearAdd, "npu:add1", q_conv(&b, "npu:b", a, &c1), x,
+				-10, 127);
+	struct qt s2 = q_binary(&b, ERT_OP_QLinearAdd, "npu:add2", s1,
+				q_conv(&b, "npu:c", s1, &c1), 1, 0);
+	struct qt s3 = q_binary(&b, ERT_OP_QLinearAdd, "npu:add3", q_conv(&b, "npu:d", s2, &c3s),
+				q_conv(&b, "npu:e", s2, &c1s), 0, 100);
+	struct qt s4 = q_binary(&b, ERT_OP_QLinearAdd, "npu:add4", q_conv(&b, "npu:f", s2, &c1),
+				qb_const_act(&b, 4, cd), 1, 0);
+	struct qt sb = q_binary(&b, ERT_OP_QLinearAdd, "npu:add-big",
+				q_conv(&b, "npu:big", big, &cb), big, -128, 60);
+
+	/* the big block's ELTWISE exceeds the work limit: 40 * 256 * 256 * 16 > 2^25 */
+	qb_output(&b, s3.t);
+	qb_output(&b, s4.t);
+	qb_output(&b, sb.t);
+	return b.g;
+}
+
+static int count_residual(const ert_model *m)
+{
+	const struct ert_graph *g = ert_model_graph(m);
+	int n = 0;
+
+	for (uint32_t i = 0; i < g->n_nodes; i++)
+		n += g->nodes[i].op == ERT_OP_QLinearConv &&
+		     ert_attr_int(&g->nodes[i], "ert.residual", 0) == 1;
+	return n;
+}
+
+ERT_TEST(conv_residual)
+{
+	struct ert_graph *fg = residual_blocks(), *ug = residual_blocks();
+	struct ert_err err = { "" };
+	ert_model *plain = model_from_graph(residual_blocks()), *fused, *unfused;
+	ert_session *npu = NULL, *cpu = NULL, *ref = NULL, *un = NULL;
+
+	REQUIRE(fg && ug && plain);
+	CHECK_EQ_INT(ert_graph_optimize(fg, &err), ERT_OK);
+	/* the quantizer's undo gives the two ops back */
+	CHECK_EQ_INT(ert_graph_optimize(ug, &err), ERT_OK);
+	CHECK_EQ_INT(ert_opt_unfuse_activations(ug, &err), ERT_OK);
+	fused = model_from_graph(fg);
+	unfused = model_from_graph(ug);
+	REQUIRE(fused && unfused);
+	CHECK_EQ_INT(count_residual(unfused), 0);
+	CHECK_EQ_INT(ert_model_graph(unfused)->n_nodes, ert_model_graph(plain)->n_nodes);
+	/* add1 to add3 and add-big fuse; add4's operand is a broadcast constant */
+	CHECK_EQ_INT(count_residual(plain), 0);
+	CHECK_EQ_INT(count_residual(fused), 4);
+	npu = new_session(fused, true);
+	cpu = new_session(fused, false);
+	ref = new_session(plain, false);
+	un = new_session(unfused, false);
+	if (!npu || !cpu || !ref || !un)
+		goto out;
+	CHECK(npu_cmds(npu, "npu:big") >= 4);
+	CHECK(npu_cmds(npu, "npu:b") >= 2);
+	for (int i = 0; i < 2; i++) {
+		fill_inputs(ert_test_failed_, npu, ref, 77 + (uint64_t)i);
+		fill_inputs(ert_test_failed_, cpu, ref, 77 + (uint64_t)i);
+		fill_inputs(ert_test_failed_, un, ref, 77 + (uint64_t)i);
+		CHECK_EQ_INT(ert_session_run(ref), ERT_OK);
+		CHECK_EQ_INT(ert_session_run(cpu), ERT_OK);
+		CHECK_EQ_INT(ert_session_run(un), ERT_OK);
+		CHECK_EQ_INT(ert_session_run(npu), ERT_OK);
+		if (*ert_test_failed_) {
+			fprintf(stderr, "%s\n", ert_session_error(npu));
+			break;
+		}
+		compare_outputs(ert_test_failed_, cpu, ref);
+		compare_outputs(ert_test_failed_, npu, ref);
+		compare_outputs(ert_test_failed_, un, ref);
+	}
+out:
+	CHECK(npu && cpu && ref && un);
+	ert_session_destroy(npu);
+	ert_session_destroy(cpu);
+	ert_session_destroy(ref);
+	ert_session_destroy(un);
+	ert_model_unref(fused);
+	ert_model_unref(unfused);
+	ert_model_unref(plain);
 }
 
 /* Element-wise ops over more than the work limit, in one island with a small convolution. */
@@ -850,7 +958,8 @@ int main(int argc, char **argv)
 		ERT_TEST_ENTRY(conv_split_rows), ERT_TEST_ENTRY(conv_split_padding_rows),
 		ERT_TEST_ENTRY(conv_row_over_limit), ERT_TEST_ENTRY(matmul_gemm),
 		ERT_TEST_ENTRY(matmul_split), ERT_TEST_ENTRY(eltwise_broadcast),
-		ERT_TEST_ENTRY(eltwise_split), ERT_TEST_ENTRY(wide_split),
+		ERT_TEST_ENTRY(conv_residual), ERT_TEST_ENTRY(eltwise_split),
+		ERT_TEST_ENTRY(wide_split),
 		ERT_TEST_ENTRY(pools), ERT_TEST_ENTRY(pool_split_rows), ERT_TEST_ENTRY(movement),
 		ERT_TEST_ENTRY(concat_many_inputs), ERT_TEST_ENTRY(island_many_buffers),
 		ERT_TEST_ENTRY(movement_split),

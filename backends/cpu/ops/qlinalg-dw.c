@@ -214,6 +214,8 @@ static void dw_item(const void *arg, int64_t pl, uint32_t *slot)
 		d->row(rows, w, (int)j->kk, acc, d->span);
 		d->epi(acc, OW, &e, y + (size_t)(oh * OW * d->osz));
 	}
+	if (j->res)
+		ert_qconv_residual(j, pl * j->out_sp, j->out_sp);
 }
 
 bool ert_qconv_dw_run(struct ert_cpu *cpu, struct ert_exec *x, const struct iconv_job *j,

@@ -385,9 +385,12 @@ static void conv_finish(void *ctx, int64_t i, const int32_t *raw, int64_t j0, in
 	e->mult1 = c->mult[m];
 	e->shift1 = c->shift[m];
 	e->f1 = j->chans ? j->chans[m].f : 0.0;
-	c->k->epi(raw, w, e,
-		  (uint8_t *)j->y->data +
-			  ((r->n * j->m + m) * j->out_sp + r->p0 + j0) * (size_t)c->osz);
+	int64_t at = (r->n * j->m + m) * j->out_sp + r->p0 + j0;
+
+	c->k->epi(raw, w, e, (uint8_t *)j->y->data + at * c->osz);
+	/* the fused QLinearAdd while the row is in L1 */
+	if (j->res)
+		ert_qconv_residual(j, at, w);
 }
 
 static void qconv_item(const void *arg, int64_t it, uint32_t *slot)

@@ -274,6 +274,8 @@ static void iconv_plane(const void *arg, int64_t pl, uint32_t *acc)
 
 	for (int64_t o = 0; o < j->out_sp; o++)
 		ert_q8_store(j->y->data, j->qo.dtype, y0 + o, q_finish(&j->qo, ch, (int32_t)acc[o]));
+	if (j->res)
+		ert_qconv_residual(j, y0, j->out_sp);
 }
 
 static bool iconv_setup(const struct ert_exec *x, struct iconv_job *j, struct ert_err *err)
@@ -292,6 +294,7 @@ static bool iconv_setup(const struct ert_exec *x, struct iconv_job *j, struct er
 		j->ys = x->in[6];
 		j->yzp = in_at(x, 7);
 		j->bias = in_at(x, 8);
+		j->r = ert_attr_int(x->node, "ert.residual", 0) ? in_at(x, 9) : NULL;
 	}
 	j->y = x->out[0];
 	if (ert_geom_conv(x->node, j->x->rank - 2, j->x->dims + 2, j->w->dims + 2, false, &j->g,
@@ -334,8 +337,41 @@ static ert_status iconv_prepare(struct ert_cpu *cpu, struct ert_exec *x, struct 
 	return ert_qconv_gemm_prepare(cpu, x, &j, err);
 }
 
+/*
+ * "ert.residual" (opt/fuse-residual.c): the conv's own output stage keeps
+ * its zero point and requantises to the type's full range, as the
+ * QLinearConv did before the fusion; ert.clamp is the QLinearAdd's, which
+ * takes that output as A (x_s... y_s, y_zp) and r (inputs 9, 10, 11) as B,
+ * with output scale and zero point inputs 12 and 13.
+ */
+static ert_status residual_setup(struct ert_cpu *cpu, const struct ert_exec *x,
+				 struct iconv_job *j, struct ert_q8_add *res, struct ert_err *err)
+{
+	struct ert_qout out = j->qo;
+	const struct ert_value *r = j->r, *rs = in_at(x, 10), *cs = in_at(x, 12);
+
+	if (!j->qo.fixed || !rs || !cs || r->dtype != j->y->dtype || r->numel != j->y->numel) {
+		ert_err_set(err, "%s '%s': bad ert.residual inputs", ert_op_name(x->node->op),
+			    x->node->name);
+		return ERT_STATUS_INVALID_MODEL;
+	}
+	out.zp = ert_qparam_int(in_at(x, 13), 0);
+	if (!ert_q8_add_init(res, cpu->isa, &out, ert_qparam_float(j->ys, 0), j->qo.zp,
+			     ert_qparam_float(rs, 0), ert_qparam_int(in_at(x, 11), 0),
+			     ert_qparam_float(cs, 0))) {
+		ert_err_set(err, "%s '%s': residual multipliers cannot be represented",
+			    ert_op_name(x->node->op), x->node->name);
+		return ERT_STATUS_UNSUPPORTED;
+	}
+	j->qo.lo = j->qo.dtype == ERT_DTYPE_UINT8 ? 0 : -128;
+	j->qo.hi = j->qo.dtype == ERT_DTYPE_UINT8 ? 255 : 127;
+	j->res = res;
+	return ERT_OK;
+}
+
 static ert_status iconv_compute(struct ert_cpu *cpu, struct ert_exec *x, struct ert_err *err)
 {
+	struct ert_q8_add res;
 	struct iconv_job j;
 	size_t skip;
 	ert_status st;
@@ -356,6 +392,8 @@ static ert_status iconv_compute(struct ert_cpu *cpu, struct ert_exec *x, struct 
 		j.chans = x->workspace;
 		if ((st = ert_qout_init(&j.qo, x, j.y, j.yzp, err)) != ERT_OK ||
 		    (st = q_chans(x, &j.qo, j.xs, j.ws, j.ys, 1.0f, j.m, x->workspace, err)) != ERT_OK)
+			return st;
+		if (j.r && (st = residual_setup(cpu, x, &j, &res, err)) != ERT_OK)
 			return st;
 	}
 	if (ert_qconv_gemm_run(cpu, x, &j, skip, &st, err) ||

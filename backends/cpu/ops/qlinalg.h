@@ -28,7 +28,22 @@ struct iconv_job {
 	struct ert_qout qo;
 	const struct q_chan *chans;  /* QLinearConv: one per output channel */
 	int64_t c_in, m, group, cin_g, m_g, kk, in_sp, out_sp;
+	/*
+	 * QLinearConv with "ert.residual" (input 9, of y's shape): each run of
+	 * requantised outputs y[i..i+n) becomes add(y, r) in place, through
+	 * res (qout above: the type's full range, the clamp being res's).
+	 */
+	const struct ert_value *r;
+	const struct ert_q8_add *res;
 };
+
+/* The fused residual stage over @n outputs from flat index @i of y (qlinalg.c). */
+static inline void ert_qconv_residual(const struct iconv_job *j, int64_t i, int64_t n)
+{
+	uint8_t *y = (uint8_t *)j->y->data + i;
+
+	ert_q8_add_run(j->res, y, 1, (const uint8_t *)j->r->data + i, 1, y, n);
+}
 
 enum imm_kind { IMM_INTEGER, IMM_QLINEAR, IMM_QGEMM };
 
