@@ -6,7 +6,8 @@
 #
 # Cases: one per TAP test case, plus "module builds W=1 clean", "selftests
 # build", "checkpatch --strict clean", "sparse clean", at least 40 driver
-# cases run, every selftest program exited 0, the benchmark ran, "VM reached
+# cases run, every selftest program exited 0, the benchmark ran, edgert trace
+# on the int8 mobilenet_v2 (issue 12), "VM reached
 # end marker", "rmmod enpu succeeded", "no kernel warnings".
 set -u
 
@@ -119,6 +120,11 @@ for m in $model_list; do
 	fi
 done
 echo "$model_list" >"$models/list"
+# the int8 mobilenet_v2's op count on the NPU (the simulator places it the
+# same way), for the edgert trace check below
+n_trace_ops=$(ERT_NPU_DEVICE=sim ERT_QUIET=1 ERT_NO_PROGRESS=1 "$edgert" profile \
+	"$models/mobilenet_v2-int8.ert" --backend npu --loops 1 --json 2>/dev/null |
+	python3 -c 'import json,sys; print(len(json.load(sys.stdin)["ops"]))' 2>/dev/null)
 
 if ! sh scripts/vm/mkinitramfs.sh "$kver" "$src/kmod/enpu.ko" "$out/vm/tests" \
 	"$out/vm/initramfs.cpio.gz" "cores=2 job_timeout_ms=500 test_hooks=1" >"$out/vm/mkinitramfs.log" 2>&1; then
@@ -193,6 +199,23 @@ for m in $model_list; do
 		bad "$m int8 on /dev/accel/accel0 bit-identical to the CPU backend (CPU ${want:-none}, NPU ${got:-none})"
 	fi
 done
+# issue 12: edgert trace in the VM: the runtime's probes and the driver's
+# tracepoints in one timeline (tests/trace/check-trace.py: one op span per
+# node, NPU jobs inside the op that submitted them, submit <= start <= end <=
+# fence signal, time never going back, spans nested)
+sed -n '/^ENPU-VM-TRACE-JSON-BEGIN$/,/^ENPU-VM-TRACE-JSON-END$/p' "$log.txt" | sed '1d;$d' |
+	grep -E '^[A-Za-z0-9+/=]+$' | base64 -d 2>/dev/null | gzip -dc >"$out/vm-trace.json" 2>/dev/null
+if grep -q '^ENPU-VM-TRACE: exit=0$' "$log.txt" &&
+   grep -q '^ENPU-VM-TRACE-LOG: traced 1 run of .*USDT probes, enpu tracepoints, dma_fence' "$log.txt" &&
+   python3 tests/trace/check-trace.py "$out/vm-trace.json" --ops "${n_trace_ops:-0}" --runs 1 \
+	--npu --signal >"$out/vm-trace.check" 2>&1; then
+	ok "edgert trace on mobilenet_v2 int8 (npu): $(cat "$out/vm-trace.check")"
+	grep '^ENPU-VM-TRACE-LOG: \(NPU\|idle\|copies\)' "$log.txt" | sed 's/^ENPU-VM-TRACE-LOG: /# /'
+else
+	grep '^ENPU-VM-TRACE: \|^ENPU-VM-TRACE-LOG: ' "$log.txt" | head -n 30 | sed 's/^/# /'
+	sed 's/^/# /' "$out/vm-trace.check" 2>/dev/null | head -n 20
+	bad "edgert trace on mobilenet_v2 int8 (npu): trace valid (${n_trace_ops:-?} ops)"
+fi
 # the hang hook: run 1 fails with a clear error, run 2 of the same session succeeds
 if grep -q '^ENPU-VM-HANG: exit=1$' "$log.txt" &&
    grep -q '^ENPU-VM-HANG: .*failed to run .*(this run):.*' "$log.txt" &&

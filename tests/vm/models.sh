@@ -29,6 +29,19 @@ for name in $(cat $m/list); do
 	grep -q simulator /tmp/$name.log && echo "ENPU-VM-MODEL: $name ran on the simulator"
 done
 
+# issue 12: edgert trace (BPF: the runtime's USDT probes, the enpu, dma_fence
+# and drm_sched tracepoints) on the int8 mobilenet_v2; the trace goes to the
+# console gzipped and base64-encoded, and the host validates it
+$edgert trace $m/mobilenet_v2-int8.ert --backend npu --warmup 0 -o /tmp/trace.json \
+	>/tmp/trace.log 2>&1
+echo "ENPU-VM-TRACE: exit=$?"
+sed 's/^/ENPU-VM-TRACE-LOG: /' /tmp/trace.log
+if [ -s /tmp/trace.json ]; then
+	echo "ENPU-VM-TRACE-JSON-BEGIN"
+	gzip -9c /tmp/trace.json | base64
+	echo "ENPU-VM-TRACE-JSON-END"
+fi
+
 # the driver's hang hook kills the first job of the first run; the second
 # run of the same session must succeed
 ERT_NPU_TEST_HANG=1 $edgert run $m/mobilenet_v2-int8.ert --backend npu --repeat 2 \
