@@ -14,13 +14,14 @@
  * that table too. Arguments that are strings are pointers to NUL-terminated
  * names valid during the probe (read them with bpf_probe_read_user_str).
  *
- * Without <sys/sdt.h> (Debian: systemtap-sdt-dev) the probes compile to
- * nothing and the probe suite says so.
+ * Without <sys/sdt.h> (Debian: systemtap-sdt-dev), or with -DERT_NO_PROBES
+ * (scripts/bench-probes.sh measures a build with against one without), the
+ * probes compile to nothing and the probe suite says so.
  */
 #ifndef ERT_PROBES_H
 #define ERT_PROBES_H
 
-#if defined(__has_include)
+#if defined(__has_include) && !defined(ERT_NO_PROBES)
 #if __has_include(<sys/sdt.h>)
 #include <sys/sdt.h>
 #define ERT_HAVE_PROBES 1
