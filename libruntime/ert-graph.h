@@ -51,6 +51,7 @@ enum ert_attr_type {
 	ERT_ATTR_INT = 2,
 	ERT_ATTR_STRING = 3,
 	ERT_ATTR_TENSOR = 4,  /* ->tensor is a tensor index in the graph */
+	ERT_ATTR_GRAPH = 5,   /* ->graph: a subgraph the node's graph owns (If, Loop, Scan) */
 	ERT_ATTR_FLOATS = 6,
 	ERT_ATTR_INTS = 7,
 	ERT_ATTR_STRINGS = 8,
@@ -68,6 +69,7 @@ struct ert_attr {
 		const float *floats;
 		const int64_t *ints;
 		const char *const *strings;
+		struct ert_graph *graph;
 	};
 	uint32_t len;          /* STRING: byte length without the NUL */
 };
@@ -85,6 +87,8 @@ enum ert_tensor_flags {
 	ERT_TENSOR_INPUT = 1u << 1,  /* graph input */
 	ERT_TENSOR_OUTPUT = 1u << 2, /* graph output */
 	ERT_TENSOR_OWNED = 1u << 3,  /* data was malloc'd and is freed with the graph */
+	/* in a subgraph: a value of an enclosing graph (one of the graph's captures) */
+	ERT_TENSOR_OUTER = 1u << 4,
 };
 
 /*
@@ -151,6 +155,13 @@ struct ert_node {
 
 struct ert_graph_hash;
 
+/*
+ * Deepest nesting of subgraphs a graph may hold: the main graph is depth 0,
+ * an If branch in it depth 1, a Loop body inside that branch depth 2, ...
+ * Deeper graphs are refused when validated (docs/control-flow.md).
+ */
+#define ERT_GRAPH_MAX_DEPTH 16
+
 struct ert_graph {
 	struct ert_tensor *tensors;
 	uint32_t n_tensors, cap_tensors;
@@ -167,6 +178,23 @@ struct ert_graph {
 
 	struct ert_arena *arena;     /* strings, attributes, small arrays */
 	struct ert_graph_hash *names; /* tensor name → index */
+
+	/*
+	 * Subgraphs (If branches, Loop and Scan bodies; docs/control-flow.md).
+	 * A subgraph has its own tensors, nodes, inputs and outputs, and
+	 * @parent, the graph whose node holds it in a GRAPH attribute. Its
+	 * @captures are its tensors (flag OUTER) that stand for values of
+	 * enclosing graphs; the node reads those values as *implicit inputs*:
+	 * its inputs end with the captures of each of its GRAPH attributes,
+	 * attribute by attribute, bound position by position (a capture's name
+	 * is informational). So ordering, liveness and the passes see them as
+	 * ordinary inputs of the node.
+	 */
+	struct ert_graph *parent;
+	int32_t *captures;
+	uint32_t n_captures, cap_captures;
+	struct ert_graph **subs;     /* subgraphs created under this graph (owned) */
+	uint32_t n_subs, cap_subs;
 };
 
 /* Error message buffer used throughout the internals: "what: why". */
@@ -245,6 +273,26 @@ bool ert_graph_add_input(struct ert_graph *g, int32_t t);
 bool ert_graph_add_output(struct ert_graph *g, int32_t t);
 
 /*
+ * A new empty subgraph owned by @g (freed with it), its parent, with @g's
+ * opset and IR version; NULL on out-of-memory. Attach it to a node with a
+ * GRAPH attribute (ert_node_set_attr_graph()).
+ */
+struct ert_graph *ert_graph_add_subgraph(struct ert_graph *g);
+/* Make tensor @t of subgraph @g a capture (flag OUTER), appended to g->captures. */
+bool ert_graph_add_capture(struct ert_graph *g, int32_t t);
+bool ert_node_set_attr_graph(struct ert_graph *g, struct ert_node *n, const char *name,
+			     struct ert_graph *sub);
+/* Subgraph attribute @name of @n, or NULL. */
+struct ert_graph *ert_attr_graph(const struct ert_node *n, const char *name);
+/*
+ * Implicit inputs of @n: its GRAPH attributes' captures added up. They are
+ * the last ones of n->inputs; the others are the op's own (explicit) inputs.
+ */
+uint32_t ert_node_implicit_inputs(const struct ert_node *n);
+/* Depth of @g: 0 for a main graph, 1 for a subgraph of it, ... */
+uint32_t ert_graph_depth(const struct ert_graph *g);
+
+/*
  * Sort nodes topologically (stable for already-sorted graphs). Fails with a
  * message on a cycle or on a tensor consumed but never produced.
  */
@@ -253,7 +301,10 @@ ert_status ert_graph_toposort(struct ert_graph *g, struct ert_err *err);
 ert_status ert_graph_compact(struct ert_graph *g);
 /*
  * Check indices, arities and dtypes: every reference in range, every consumed
- * tensor produced once or constant or an input. Used after loading untrusted files.
+ * tensor produced once or constant or an input (or, in a subgraph, a
+ * capture). Subgraphs are validated the same way, with the structure their op
+ * asks for (ert_op_check_subgraphs()), at most ERT_GRAPH_MAX_DEPTH deep.
+ * Used after loading untrusted files.
  */
 ert_status ert_graph_validate(const struct ert_graph *g, struct ert_err *err);
 

@@ -104,6 +104,32 @@ ert_status ert_op_check_attrs(const struct ert_node *n, struct ert_err *err);
  */
 bool ert_op_is_random(enum ert_op op);
 
+/*
+ * The subgraphs of @n (ops/control.c): If has then_branch and else_branch,
+ * without inputs, each with as many outputs as the node; Loop and Scan a
+ * body whose inputs and outputs match the node's as the ONNX spec says
+ * (Scan's counts, directions and axes included). Any other op with a GRAPH
+ * attribute is refused. INVALID_MODEL with a message naming the node and
+ * the counts; ERT_OK for a node without subgraphs that needs none.
+ * Called by ert_graph_validate() for every node.
+ */
+ert_status ert_op_check_subgraphs(const struct ert_node *n, struct ert_err *err);
+
+/*
+ * Scan's layout (ONNX opset 8 differs from 9 and later): how many state
+ * and scan inputs and outputs @n has, and whether input 0 is opset 8's
+ * sequence_lens (with a batch axis 0 on every input and output).
+ * Only for a node that passed ert_op_check_subgraphs().
+ */
+struct ert_scan_layout {
+	bool v8;
+	uint32_t first;    /* index of the first state input: 1 in opset 8, else 0 */
+	uint32_t n_state;  /* N: loop state variables */
+	uint32_t n_scan;   /* M: scan inputs */
+	uint32_t n_out;    /* K: scan outputs */
+};
+void ert_scan_layout(const struct ert_node *n, struct ert_scan_layout *out);
+
 /* ---- helpers shared by shape inference and kernels (ops/common.c) ---- */
 
 /*

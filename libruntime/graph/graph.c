@@ -165,6 +165,10 @@ void ert_graph_destroy(struct ert_graph *g)
 		free(g->nodes[i].inputs);
 		free(g->nodes[i].outputs);
 	}
+	for (uint32_t i = 0; i < g->n_subs; i++)
+		ert_graph_destroy(g->subs[i]);
+	free(g->subs);
+	free(g->captures);
 	free(g->tensors);
 	free(g->nodes);
 	free(g->inputs);
@@ -438,6 +442,65 @@ bool ert_graph_add_output(struct ert_graph *g, int32_t t)
 {
 	g->tensors[t].flags |= ERT_TENSOR_OUTPUT;
 	return add_index(&g->outputs, &g->n_outputs, &g->cap_outputs, t);
+}
+
+struct ert_graph *ert_graph_add_subgraph(struct ert_graph *g)
+{
+	struct ert_graph *sub;
+
+	if (!grow((void **)&g->subs, &g->cap_subs, g->n_subs + 1, sizeof(*g->subs)))
+		return NULL;
+	sub = ert_graph_create();
+	if (!sub)
+		return NULL;
+	sub->parent = g;
+	sub->opset = g->opset;
+	sub->ir_version = g->ir_version;
+	g->subs[g->n_subs++] = sub;
+	return sub;
+}
+
+bool ert_graph_add_capture(struct ert_graph *g, int32_t t)
+{
+	g->tensors[t].flags |= ERT_TENSOR_OUTER;
+	return add_index(&g->captures, &g->n_captures, &g->cap_captures, t);
+}
+
+bool ert_node_set_attr_graph(struct ert_graph *g, struct ert_node *n, const char *name,
+			     struct ert_graph *sub)
+{
+	struct ert_attr *a = attr_replace(g, n, name, ERT_ATTR_GRAPH);
+
+	if (!a)
+		return false;
+	a->graph = sub;
+	return true;
+}
+
+struct ert_graph *ert_attr_graph(const struct ert_node *n, const char *name)
+{
+	const struct ert_attr *a = ert_node_attr(n, name);
+
+	return a && a->type == ERT_ATTR_GRAPH ? a->graph : NULL;
+}
+
+uint32_t ert_node_implicit_inputs(const struct ert_node *n)
+{
+	uint64_t sum = 0;
+
+	for (uint32_t a = 0; a < n->n_attrs; a++)
+		if (n->attrs[a].type == ERT_ATTR_GRAPH && n->attrs[a].graph)
+			sum += n->attrs[a].graph->n_captures;
+	return sum > UINT32_MAX ? UINT32_MAX : (uint32_t)sum;
+}
+
+uint32_t ert_graph_depth(const struct ert_graph *g)
+{
+	uint32_t d = 0;
+
+	for (; g->parent && d <= ERT_GRAPH_MAX_DEPTH; g = g->parent)
+		d++;
+	return d;
 }
 
 int32_t ert_graph_producer(const struct ert_graph *g, int32_t t)
@@ -726,7 +789,90 @@ ert_status ert_graph_compact(struct ert_graph *g)
 	return ERT_OK;
 }
 
+static ert_status validate_graph(const struct ert_graph *g, uint32_t depth, struct ert_err *err);
+
+/*
+ * The GRAPH attributes of @n (in @g at @depth): each a subgraph of @g,
+ * within the nesting limit, its captures bound to the node's last inputs;
+ * each validated like a graph, then the structure the op asks for.
+ */
+static ert_status validate_subgraphs(const struct ert_graph *g, const struct ert_node *n,
+				     uint32_t depth, struct ert_err *err)
+{
+	uint64_t implicit = 0;
+	uint32_t next;
+
+	for (uint32_t a = 0; a < n->n_attrs; a++) {
+		const struct ert_attr *at = &n->attrs[a];
+
+		if (at->type != ERT_ATTR_GRAPH)
+			continue;
+		if (!at->graph) {
+			ert_err_set(err, "%s '%s' attribute '%s' holds no graph", ert_op_name(n->op),
+				    n->name, at->name);
+			return ERT_STATUS_INVALID_MODEL;
+		}
+		if (at->graph->parent != g) {
+			ert_err_set(err, "%s '%s' attribute '%s': the subgraph belongs to another graph (a cycle?)",
+				    ert_op_name(n->op), n->name, at->name);
+			return ERT_STATUS_INVALID_MODEL;
+		}
+		if (depth + 1 > ERT_GRAPH_MAX_DEPTH) {
+			ert_err_set(err, "%s '%s' attribute '%s': subgraphs nest deeper than %d levels",
+				    ert_op_name(n->op), n->name, at->name, ERT_GRAPH_MAX_DEPTH);
+			return ERT_STATUS_INVALID_MODEL;
+		}
+		implicit += at->graph->n_captures;
+	}
+	if (implicit > n->n_inputs) {
+		ert_err_set(err, "%s '%s' has %u inputs, fewer than the %llu outer values its subgraphs read",
+			    ert_op_name(n->op), n->name, n->n_inputs, (unsigned long long)implicit);
+		return ERT_STATUS_INVALID_MODEL;
+	}
+	next = n->n_inputs - (uint32_t)implicit;
+	for (uint32_t a = 0; a < n->n_attrs; a++) {
+		const struct ert_attr *at = &n->attrs[a];
+		const struct ert_graph *sub = at->graph;
+		struct ert_err sub_err = { { 0 } };
+		ert_status st;
+
+		if (at->type != ERT_ATTR_GRAPH)
+			continue;
+		st = validate_graph(sub, depth + 1, &sub_err);
+		if (st != ERT_OK) {
+			ert_err_set(err, "%s '%s' %s: %s", ert_op_name(n->op), n->name, at->name,
+				    sub_err.msg);
+			return st;
+		}
+		for (uint32_t c = 0; c < sub->n_captures; c++, next++) {
+			const struct ert_tensor *in = &sub->tensors[sub->captures[c]];
+			int32_t t = n->inputs[next];
+
+			if (t < 0) {
+				ert_err_set(err, "%s '%s' %s: outer value '%s' is bound to no input",
+					    ert_op_name(n->op), n->name, at->name, in->name);
+				return ERT_STATUS_INVALID_MODEL;
+			}
+			if (in->dtype != ERT_DTYPE_UNDEFINED &&
+			    g->tensors[t].dtype != ERT_DTYPE_UNDEFINED &&
+			    in->dtype != g->tensors[t].dtype) {
+				ert_err_set(err, "%s '%s' %s: outer value '%s' is %s, but '%s' bound to it is %s",
+					    ert_op_name(n->op), n->name, at->name, in->name,
+					    ert_dtype_name(in->dtype), g->tensors[t].name,
+					    ert_dtype_name(g->tensors[t].dtype));
+				return ERT_STATUS_INVALID_MODEL;
+			}
+		}
+	}
+	return ert_op_check_subgraphs(n, err);
+}
+
 ert_status ert_graph_validate(const struct ert_graph *g, struct ert_err *err)
+{
+	return validate_graph(g, ert_graph_depth(g), err);
+}
+
+static ert_status validate_graph(const struct ert_graph *g, uint32_t depth, struct ert_err *err)
 {
 	uint32_t nt = g->n_tensors;
 	uint8_t *avail = calloc(nt ? nt : 1, 1);
@@ -787,6 +933,21 @@ ert_status ert_graph_validate(const struct ert_graph *g, struct ert_err *err)
 		}
 		avail[g->inputs[k]] = 1;
 	}
+	if (g->n_captures && !g->parent) {
+		ert_err_set(err, "a main graph reads %u outer values", g->n_captures);
+		goto out;
+	}
+	for (uint32_t k = 0; k < g->n_captures; k++) {
+		int32_t t = g->captures[k];
+
+		if (t < 0 || (uint32_t)t >= nt || !(g->tensors[t].flags & ERT_TENSOR_OUTER) ||
+		    (g->tensors[t].flags & (ERT_TENSOR_CONST | ERT_TENSOR_INPUT)) || avail[t]) {
+			ert_err_set(err, "outer value %u refers to tensor %d of %u, not a value of its own",
+				    k, t, nt);
+			goto out;
+		}
+		avail[t] = 1;
+	}
 	for (uint32_t i = 0; i < g->n_nodes; i++) {
 		const struct ert_node *n = &g->nodes[i];
 
@@ -821,6 +982,10 @@ ert_status ert_graph_validate(const struct ert_graph *g, struct ert_err *err)
 		/* integer attributes within their op's bounds (ops/: ert_attr_rule) */
 		if (ert_op_check_attrs(n, err) != ERT_OK)
 			goto out;
+		st = validate_subgraphs(g, n, depth, err);
+		if (st != ERT_OK)
+			goto out;
+		st = ERT_STATUS_INVALID_MODEL;
 		for (uint32_t k = 0; k < n->n_outputs; k++) {
 			int32_t t = n->outputs[k];
 

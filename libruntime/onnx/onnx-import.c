@@ -14,6 +14,13 @@ struct importer {
 	struct ert_graph *g;
 	const char *dir;
 	struct ert_err *err;
+	/*
+	 * A subgraph's importer: the one of the graph whose node holds it, and
+	 * the subgraph's depth (docs/control-flow.md). Names the subgraph does
+	 * not define are values of the enclosing graphs: captures.
+	 */
+	struct importer *outer;
+	uint32_t depth;
 };
 
 static const char *str_or_empty(const char *s)
@@ -49,13 +56,20 @@ static ert_status oom(struct importer *im, const char *what)
 	return ERT_STATUS_OUT_OF_MEMORY;
 }
 
-/* Index of the tensor called @name, created with unknown type when new. */
+/*
+ * Index of the tensor called @name, created with unknown type when new. In a
+ * subgraph, every name it defines exists before its nodes are read
+ * (declare_outputs()), so a new name is an outer value: a capture.
+ */
 static int32_t tensor_ref(struct importer *im, const char *name)
 {
 	int32_t t = ert_graph_find_tensor(im->g, name);
 
-	if (t < 0)
-		t = ert_graph_add_tensor(im->g, name, ERT_DTYPE_UNDEFINED, -1, NULL);
+	if (t >= 0)
+		return t;
+	t = ert_graph_add_tensor(im->g, name, ERT_DTYPE_UNDEFINED, -1, NULL);
+	if (t >= 0 && im->outer && !ert_graph_add_capture(im->g, t))
+		return -1;
 	return t;
 }
 
@@ -267,6 +281,8 @@ static enum ert_attr_type attr_type_of(const Onnx__AttributeProto *a)
 		return ERT_ATTR_STRING;
 	if (a->t)
 		return ERT_ATTR_TENSOR;
+	if (a->g)
+		return ERT_ATTR_GRAPH;
 	if (a->n_floats)
 		return ERT_ATTR_FLOATS;
 	if (a->n_ints)
@@ -275,6 +291,9 @@ static enum ert_attr_type attr_type_of(const Onnx__AttributeProto *a)
 		return ERT_ATTR_STRINGS;
 	return ERT_ATTR_UNDEFINED;
 }
+
+static ert_status import_graph_attr(struct importer *im, int32_t ni,
+				    const Onnx__AttributeProto *a, const char *name);
 
 static ert_status import_attr(struct importer *im, int32_t ni, const Onnx__AttributeProto *a)
 {
@@ -302,9 +321,11 @@ static ert_status import_attr(struct importer *im, int32_t ni, const Onnx__Attri
 	case ERT_ATTR_INTS:
 	case ERT_ATTR_STRINGS:
 		break;
+	case ERT_ATTR_GRAPH:
+		return import_graph_attr(im, ni, a, name);
 	default:
 		ert_err_set(im->err, "node '%s' (%s) attribute '%s': attributes of type %d "
-			    "(graphs, sparse tensors, tensor lists, types) are not supported",
+			    "(graph lists, sparse tensors, tensor lists, types) are not supported",
 			    node_name, ert_op_name(g->nodes[ni].op), name, (int)type);
 		return ERT_STATUS_UNSUPPORTED;
 	}
@@ -474,6 +495,45 @@ static ert_status import_constant(struct importer *im, const Onnx__NodeProto *np
 	return ERT_OK;
 }
 
+/*
+ * The values node @ni's subgraphs read from enclosing graphs become its last
+ * inputs, resolved here (a capture of this graph again when this graph is a
+ * subgraph that does not define them).
+ */
+static ert_status add_implicit_inputs(struct importer *im, int32_t ni)
+{
+	struct ert_node *n = &im->g->nodes[ni];
+	uint32_t extra = ert_node_implicit_inputs(n), at = n->n_inputs;
+	int32_t *in;
+
+	if (!extra)
+		return ERT_OK;
+	if (extra > ERT_NODE_MAX_IO - n->n_inputs) {
+		ert_err_set(im->err, "node '%s' reads %u values of enclosing graphs, too many",
+			    n->name, extra);
+		return ERT_STATUS_UNSUPPORTED;
+	}
+	in = realloc(n->inputs, (n->n_inputs + extra) * sizeof(*in));
+	if (!in)
+		return oom(im, "node inputs");
+	n->inputs = in;
+	for (uint32_t a = 0; a < n->n_attrs; a++) {
+		const struct ert_graph *sub = n->attrs[a].graph;
+
+		if (n->attrs[a].type != ERT_ATTR_GRAPH)
+			continue;
+		for (uint32_t c = 0; c < sub->n_captures; c++) {
+			int32_t t = tensor_ref(im, sub->tensors[sub->captures[c]].name);
+
+			if (t < 0)
+				return oom(im, "node inputs");
+			in[at++] = t;
+		}
+	}
+	n->n_inputs = at;
+	return ERT_OK;
+}
+
 static ert_status import_node(struct importer *im, const Onnx__NodeProto *np, int32_t *io)
 {
 	const char *type = str_or_empty(np->op_type);
@@ -529,7 +589,7 @@ static ert_status import_node(struct importer *im, const Onnx__NodeProto *np, in
 		if (st != ERT_OK)
 			return st;
 	}
-	return ERT_OK;
+	return add_implicit_inputs(im, ni);
 }
 
 static ert_status import_nodes(struct importer *im, const Onnx__GraphProto *gp)
@@ -542,6 +602,65 @@ static ert_status import_nodes(struct importer *im, const Onnx__GraphProto *gp)
 	for (size_t i = 0; i < gp->n_node && st == ERT_OK; i++)
 		st = import_node(im, gp->node[i], io);
 	free(io);
+	return st;
+}
+
+/* A subgraph defines its node outputs before its nodes are read: see tensor_ref(). */
+static ert_status declare_outputs(struct importer *im, const Onnx__GraphProto *gp)
+{
+	for (size_t i = 0; i < gp->n_node; i++) {
+		const Onnx__NodeProto *np = gp->node[i];
+
+		for (size_t k = 0; k < np->n_output; k++) {
+			const char *tn = np->output[k];
+
+			if (!tn || !*tn || ert_graph_find_tensor(im->g, tn) >= 0)
+				continue;
+			if (ert_graph_add_tensor(im->g, tn, ERT_DTYPE_UNDEFINED, -1, NULL) < 0)
+				return oom(im, "a subgraph");
+		}
+	}
+	return ERT_OK;
+}
+
+static ert_status import_graph_attr(struct importer *im, int32_t ni,
+				    const Onnx__AttributeProto *a, const char *name)
+{
+	struct ert_node *n = &im->g->nodes[ni];
+	struct importer sub = { .dir = im->dir, .err = im->err, .outer = im,
+				.depth = im->depth + 1 };
+	const Onnx__GraphProto *gp = a->g;
+	ert_status st;
+
+	if (!gp) {
+		ert_err_set(im->err, "node '%s' attribute '%s' has no graph", n->name, name);
+		return ERT_STATUS_INVALID_MODEL;
+	}
+	if (sub.depth > ERT_GRAPH_MAX_DEPTH) {
+		ert_err_set(im->err, "%s '%s' attribute '%s': subgraphs nest deeper than %d levels",
+			    ert_op_name(n->op), n->name, name, ERT_GRAPH_MAX_DEPTH);
+		return ERT_STATUS_INVALID_MODEL;
+	}
+	sub.g = ert_graph_add_subgraph(im->g);
+	if (!sub.g || !ert_node_set_attr_graph(im->g, n, name, sub.g))
+		return oom(im, "a subgraph");
+	if ((st = import_initializers(&sub, gp)) != ERT_OK ||
+	    (st = import_inputs(&sub, gp)) != ERT_OK ||
+	    (st = declare_outputs(&sub, gp)) != ERT_OK ||
+	    (st = import_nodes(&sub, gp)) != ERT_OK ||
+	    (st = import_outputs(&sub, gp)) != ERT_OK)
+		goto error;
+	if (sub.g->n_nodes && (st = ert_graph_toposort(sub.g, im->err)) != ERT_OK)
+		goto error;
+	return ERT_OK;
+error:
+	{
+		char msg[sizeof(im->err->msg)];
+
+		snprintf(msg, sizeof(msg), "%s", im->err->msg);
+		ert_err_set(im->err, "%s '%s' %s: %s", ert_op_name(im->g->nodes[ni].op),
+			    im->g->nodes[ni].name, name, msg);
+	}
 	return st;
 }
 

@@ -24,6 +24,7 @@ extern const struct ert_op_def ert_op_defs_spatial[];
 extern const struct ert_op_def ert_op_defs_reverse[];
 extern const struct ert_op_def ert_op_defs_det[];
 extern const struct ert_op_def ert_op_defs_random[];
+extern const struct ert_op_def ert_op_defs_control[];
 
 static const struct ert_op_def *const families[] = {
 	ert_op_defs_unary,
@@ -45,6 +46,7 @@ static const struct ert_op_def *const families[] = {
 	ert_op_defs_reverse,
 	ert_op_defs_det,
 	ert_op_defs_random,
+	ert_op_defs_control,
 };
 
 static ert_infer_fn by_op[ERT_OP_COUNT];
@@ -134,6 +136,7 @@ static bool data_dependent(enum ert_op op)
 	switch (op) {
 	case ERT_OP_NonZero: case ERT_OP_NonMaxSuppression: case ERT_OP_Unique:
 	case ERT_OP_Compress: case ERT_OP_TopK:
+	case ERT_OP_If: case ERT_OP_Loop: case ERT_OP_Scan:
 		return true;
 	default:
 		return false;

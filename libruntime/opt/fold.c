@@ -163,7 +163,12 @@ static ert_status fold_node(struct ert_graph *g, struct ert_node *n, bool *chang
 	const struct ert_value *in[64 + 8] = { NULL }; /* spare NULLs for reading ahead */
 	struct ert_err local;
 
-	if (n->n_inputs > 64 || n->n_outputs > 64 || n->n_outputs == 0)
+	/*
+	 * Control flow stays a node: a Loop of constants could run for as long
+	 * as its trip count says, at import time (docs/control-flow.md).
+	 */
+	if (n->n_inputs > 64 || n->n_outputs > 64 || n->n_outputs == 0 ||
+	    n->op == ERT_OP_If || n->op == ERT_OP_Loop || n->op == ERT_OP_Scan)
 		return ERT_OK;
 	for (uint32_t k = 0; k < n->n_inputs; k++) {
 		if (n->inputs[k] >= 0) {

@@ -35,7 +35,8 @@ static ert_status model_new(struct ert_graph *g, ert_model **out)
 
 static void model_free(ert_model *m)
 {
-	ert_graph_destroy(m->graph);
+	if (!m->graph_borrowed)
+		ert_graph_destroy(m->graph);
 	if (m->map)
 		munmap(m->map, m->map_size);
 	free(m->copy);

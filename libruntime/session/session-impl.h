@@ -20,6 +20,7 @@ struct ert_model {
 	void *map;            /* mmap of an .ert file, or NULL */
 	size_t map_size;
 	void *copy;           /* malloc'd copy of an in-memory model, or NULL */
+	bool graph_borrowed;  /* a subgraph's view (session/subgraph.c): not freed here */
 };
 
 /*

@@ -1,0 +1,263 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * A subgraph run as a session of its own (ert-subgraph.h). The session's
+ * model is a view of the subgraph: its tensors copied (so inputs and
+ * constant captures can be marked), its nodes, outputs, strings and
+ * subgraphs shared with the model's graph.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "ert-subgraph.h"
+#include "session/session-impl.h"
+
+struct subrun_input {
+	int32_t tensor;      /* tensor of the view */
+	int32_t slot;        /* the session's input index, or -1: a constant capture */
+	struct ert_value v;  /* the value set last (data: the staged copy) */
+	size_t cap;          /* bytes allocated at v.data */
+	bool set;
+};
+
+struct ert_subrun {
+	const struct ert_graph *sub;
+	struct ert_graph *view;
+	ert_model *model;
+	ert_session *sess;
+	ert_config cfg;
+	uint32_t n_in;
+	struct subrun_input *in;
+};
+
+static void view_free(struct ert_graph *g)
+{
+	if (!g)
+		return;
+	free(g->tensors);
+	free(g->inputs);
+	free(g);
+}
+
+static struct ert_graph *view_create(const struct ert_graph *sub,
+				     const struct ert_value *const *caps, const bool *caps_const)
+{
+	struct ert_graph *g = calloc(1, sizeof(*g));
+	uint32_t n_in = sub->n_inputs + sub->n_captures;
+
+	if (!g)
+		return NULL;
+	*g = *sub;
+	g->parent = NULL;
+	g->captures = NULL;
+	g->n_captures = g->cap_captures = 0;
+	g->subs = NULL;
+	g->n_subs = g->cap_subs = 0;
+	g->tensors = malloc((sub->n_tensors ? sub->n_tensors : 1) * sizeof(*g->tensors));
+	g->inputs = malloc((n_in ? n_in : 1) * sizeof(*g->inputs));
+	if (!g->tensors || !g->inputs) {
+		view_free(g);
+		return NULL;
+	}
+	if (sub->n_tensors)
+		memcpy(g->tensors, sub->tensors, sub->n_tensors * sizeof(*g->tensors));
+	g->cap_tensors = sub->n_tensors;
+	g->n_inputs = 0;
+	g->cap_inputs = n_in;
+	for (uint32_t k = 0; k < sub->n_inputs; k++)
+		g->inputs[g->n_inputs++] = sub->inputs[k];
+	for (uint32_t c = 0; c < sub->n_captures; c++) {
+		struct ert_tensor *x = &g->tensors[sub->captures[c]];
+		const struct ert_value *v = caps ? caps[c] : NULL;
+
+		x->flags &= ~(uint32_t)(ERT_TENSOR_OUTER | ERT_TENSOR_OWNED);
+		if (v && v->data && caps_const && caps_const[c]) {
+			/* the same value every run: the body reads it in place, as a constant */
+			x->flags |= ERT_TENSOR_CONST;
+			x->dtype = v->dtype;
+			x->rank = v->rank;
+			memcpy(x->dims, v->dims, sizeof(x->dims));
+			x->data = v->data;
+			x->nbytes = v->nbytes;
+			x->wq = NULL;
+			memset(&x->quant, 0, sizeof(x->quant));
+			x->quant.axis = -1;
+			continue;
+		}
+		x->flags |= ERT_TENSOR_INPUT;
+		g->inputs[g->n_inputs++] = sub->captures[c];
+	}
+	return g;
+}
+
+void ert_subrun_destroy(struct ert_subrun *r)
+{
+	if (!r)
+		return;
+	ert_session_destroy(r->sess);
+	ert_model_unref(r->model);
+	view_free(r->view);
+	if (r->in)
+		for (uint32_t k = 0; k < r->n_in; k++)
+			free(r->in[k].v.data);
+	free(r->in);
+	free(r);
+}
+
+ert_status ert_subrun_create(const struct ert_graph *sub, const ert_config *cfg,
+			     const struct ert_value *const *caps, const bool *caps_const,
+			     struct ert_subrun **out, struct ert_err *err)
+{
+	struct ert_subrun *r = calloc(1, sizeof(*r));
+	uint32_t slot = 0;
+
+	if (!r)
+		goto oom;
+	r->sub = sub;
+	r->cfg = *cfg;
+	r->cfg.backends[0] = ERT_BACKEND_CPU;
+	r->cfg.num_backends = 1;
+	r->cfg.shape_mutable = 1;
+	r->cfg.cache_path = NULL;
+	r->cfg.before_op = NULL;
+	r->cfg.after_op = NULL;
+	r->cfg.callback_user = NULL;
+	r->n_in = sub->n_inputs + sub->n_captures;
+	r->in = calloc(r->n_in ? r->n_in : 1, sizeof(*r->in));
+	r->view = view_create(sub, caps, caps_const);
+	if (!r->in || !r->view)
+		goto oom;
+	r->model = calloc(1, sizeof(*r->model));
+	if (!r->model)
+		goto oom;
+	atomic_init(&r->model->refs, 1);
+	r->model->graph = r->view;
+	r->model->graph_borrowed = true;
+	for (uint32_t k = 0; k < r->n_in; k++) {
+		int32_t t = k < sub->n_inputs ? sub->inputs[k] : sub->captures[k - sub->n_inputs];
+
+		r->in[k].tensor = t;
+		r->in[k].slot = (r->view->tensors[t].flags & ERT_TENSOR_CONST) ? -1 : (int32_t)slot++;
+	}
+	*out = r;
+	return ERT_OK;
+oom:
+	ert_subrun_destroy(r);
+	ert_err_set(err, "out of memory preparing a subgraph");
+	return ERT_STATUS_OUT_OF_MEMORY;
+}
+
+ert_status ert_subrun_set(struct ert_subrun *r, uint32_t k, const struct ert_value *v,
+			  struct ert_err *err)
+{
+	struct subrun_input *in = &r->in[k];
+	void *data = in->v.data;
+
+	if (in->slot < 0)
+		return ERT_OK;
+	if (!v || (!v->data && v->nbytes)) {
+		ert_err_set(err, "subgraph input '%s' has no value",
+			    r->view->tensors[in->tensor].name);
+		return ERT_STATUS_INVALID_ARGUMENT;
+	}
+	if (v->nbytes > in->cap) {
+		data = realloc(in->v.data, v->nbytes);
+		if (!data) {
+			ert_err_set(err, "out of memory setting subgraph input '%s'",
+				    r->view->tensors[in->tensor].name);
+			return ERT_STATUS_OUT_OF_MEMORY;
+		}
+		in->cap = v->nbytes;
+	}
+	in->v = *v;
+	in->v.data = data;
+	in->v.quant = NULL;
+	in->v.wq = NULL;
+	if (v->nbytes)
+		memcpy(data, v->data, v->nbytes);
+	in->set = true;
+	return ERT_OK;
+}
+
+/* The session fits the inputs' types and ranks; else (re)create it for them. */
+static ert_status ensure_session(struct ert_subrun *r, struct ert_err *err)
+{
+	bool fits = r->sess != NULL;
+	ert_status st;
+
+	for (uint32_t k = 0; k < r->n_in && fits; k++) {
+		const struct ert_tensor *x = &r->view->tensors[r->in[k].tensor];
+
+		if (r->in[k].slot >= 0)
+			fits = x->dtype == r->in[k].v.dtype && x->rank == r->in[k].v.rank;
+	}
+	if (fits)
+		return ERT_OK;
+	ert_session_destroy(r->sess);
+	r->sess = NULL;
+	for (uint32_t k = 0; k < r->n_in; k++) {
+		struct ert_tensor *x = &r->view->tensors[r->in[k].tensor];
+
+		if (r->in[k].slot < 0)
+			continue;
+		/* any extent: the session is resized to each run's shapes */
+		x->dtype = r->in[k].v.dtype;
+		x->rank = r->in[k].v.rank;
+		for (int32_t d = 0; d < x->rank; d++) {
+			x->dims[d] = -1;
+			x->dim_names[d] = NULL;
+		}
+	}
+	st = ert_session_create(r->model, &r->cfg, &r->sess);
+	if (st != ERT_OK)
+		ert_err_set(err, "%s", ert_last_error());
+	return st;
+}
+
+ert_status ert_subrun_run(struct ert_subrun *r, struct ert_err *err)
+{
+	ert_status st;
+
+	for (uint32_t k = 0; k < r->n_in; k++) {
+		if (r->in[k].slot >= 0 && !r->in[k].set) {
+			ert_err_set(err, "subgraph input '%s' was not set",
+				    r->view->tensors[r->in[k].tensor].name);
+			return ERT_STATUS_INTERNAL;
+		}
+	}
+	st = ensure_session(r, err);
+	if (st != ERT_OK)
+		return st;
+	for (uint32_t k = 0; k < r->n_in; k++) {
+		const struct ert_value *v = &r->in[k].v;
+		ert_tensor *t;
+
+		if (r->in[k].slot < 0)
+			continue;
+		st = ert_session_resize_input(r->sess, (uint32_t)r->in[k].slot, (uint32_t)v->rank,
+					      v->dims);
+		if (st != ERT_OK) {
+			ert_err_set(err, "%s", ert_session_error(r->sess));
+			return st;
+		}
+		t = ert_session_get_input(r->sess, (uint32_t)r->in[k].slot);
+		if (v->nbytes)
+			memcpy(ert_tensor_data(t), v->data, v->nbytes);
+	}
+	st = ert_session_run(r->sess);
+	if (st != ERT_OK)
+		ert_err_set(err, "%s", ert_session_error(r->sess));
+	return st;
+}
+
+void ert_subrun_output(struct ert_subrun *r, uint32_t k, struct ert_value *out)
+{
+	const ert_tensor *t = ert_session_get_output(r->sess, k);
+
+	memset(out, 0, sizeof(*out));
+	out->dtype = ert_tensor_dtype(t);
+	out->rank = (int32_t)ert_tensor_rank(t);
+	for (int32_t d = 0; d < out->rank; d++)
+		out->dims[d] = ert_tensor_dim(t, (uint32_t)d);
+	ert_value_finish(out);
+	out->data = ert_tensor_data(t);
+}
