@@ -42,6 +42,8 @@ enum fmt_section {
 	FMT_SEC_GRAPH = 4,
 	FMT_SEC_WEIGHTS = 5,
 	FMT_SEC_COUNT_V1 = 5,
+	FMT_SEC_SUBGRAPHS = 6,     /* v5: the nested graphs of If, Loop and Scan */
+	FMT_SEC_MAX = 6,
 };
 
 enum fmt_encoding {
@@ -56,6 +58,8 @@ enum fmt_encoding {
 #define FMT_TENSOR_FIXED (6 * 4 + ERT_MAX_RANK * 8 + ERT_MAX_RANK * 4 + 2 * 8 + 3 * 4)
 #define FMT_NODE_FIXED (6 * 4)
 #define FMT_ATTR_FIXED (3 * 4)
+/* fixed part of a subgraph record (v5): parent, two ranges, three list counts */
+#define FMT_SUBGRAPH_FIXED (8 * 4)
 
 #define FMT_TENSOR_FLAGS (ERT_TENSOR_CONST | ERT_TENSOR_INPUT | ERT_TENSOR_OUTPUT)
 /*

@@ -18,10 +18,15 @@ struct loader {
 	uint32_t version;
 	ert_status st;
 	struct ert_err *err;
-	uint64_t sec_off[FMT_SEC_COUNT_V1 + 1], sec_size[FMT_SEC_COUNT_V1 + 1];
+	uint64_t sec_off[FMT_SEC_MAX + 1], sec_size[FMT_SEC_MAX + 1];
 	uint32_t n_strings;
 	const uint8_t *str_index, *str_bytes;
-	struct ert_graph *g;
+	struct ert_graph *g;      /* the graph whose records are being read */
+	uint32_t cur;             /* its number: 0 the main graph, i + 1 subgraph i */
+	/* v5: the main graph, then each subgraph (SUBGRAPHS section) */
+	struct ert_graph **graphs;
+	struct sub_rec *subs;
+	uint32_t n_subs;
 	uint8_t *rec_flags;       /* INPUT/OUTPUT bits as the tensor records state them */
 	struct range *ranges;     /* weight ranges of constants, for the overlap check */
 	uint32_t n_ranges;
@@ -30,7 +35,17 @@ struct loader {
 
 struct range {
 	uint64_t off, size;
-	uint32_t id;    /* tensor index, or section type for the section table */
+	uint32_t id;    /* tensor record, or section type for the section table */
+	const char *name; /* tensor records: the tensor's name */
+};
+
+/* A subgraph record (v5), checked; its lists read once its tensors are. */
+struct sub_rec {
+	uint32_t parent, depth;
+	uint32_t first_tensor, n_tensors, first_node, n_nodes;
+	uint32_t n_lists[3];        /* inputs, outputs, captures */
+	const uint8_t *lists[3];    /* their i32 indices in the image */
+	bool used;                  /* a GRAPH attribute refers to it */
 };
 
 struct cur {
@@ -143,6 +158,7 @@ bool ert_format_probe(const void *data, size_t size)
 
 static const char *const section_names[] = {
 	"?", "string table", "tensor table", "node table", "graph section", "weights section",
+	"subgraph section",
 };
 
 static int cmp_range(const void *a, const void *b)
@@ -192,8 +208,8 @@ static bool read_header(struct loader *ld)
 			    "model file is %llu bytes but its header says %llu%s",
 			    (unsigned long long)ld->size, (unsigned long long)fsize,
 			    fsize > ld->size ? " (truncated)" : "");
-	/* Versions 1 to 4 fix the header size; later versions may only grow it. */
-	if (ld->version <= 4 && hs != FMT_HEADER_V1)
+	/* Versions 1 to 5 fix the header size; later versions may only grow it. */
+	if (ld->version <= 5 && hs != FMT_HEADER_V1)
 		return fail(ld, ERT_STATUS_INVALID_MODEL,
 			    "header size %u, format version %u has %u", hs, ld->version,
 			    FMT_HEADER_V1);
@@ -210,7 +226,9 @@ static bool read_header(struct loader *ld)
 		uint32_t type = fmt_get32(e);
 		uint64_t off = fmt_get64(e + 8), size = fmt_get64(e + 16);
 
-		if (type < 1 || type > FMT_SEC_COUNT_V1 || fmt_get32(e + 4))
+		/* version 5 adds the subgraph section */
+		if (type < 1 || type > (ld->version >= 5 ? FMT_SEC_MAX : FMT_SEC_COUNT_V1) ||
+		    fmt_get32(e + 4))
 			return fail(ld, ERT_STATUS_INVALID_MODEL,
 				    "section %u has unknown type %u", s, type);
 		if (ld->sec_off[type])
@@ -228,8 +246,11 @@ static bool read_header(struct loader *ld)
 				    (unsigned long long)off, FMT_ALIGN);
 		ld->sec_off[type] = off;
 		ld->sec_size[type] = size;
-		secs[s] = (struct range){ off, size, type };
+		secs[s] = (struct range){ off, size, type, NULL };
 	}
+	if (ld->version >= 5 && !ld->sec_size[FMT_SEC_SUBGRAPHS] && !ld->sec_off[FMT_SEC_SUBGRAPHS])
+		return fail(ld, ERT_STATUS_INVALID_MODEL, "format version %u needs a %s",
+			    ld->version, section_names[FMT_SEC_SUBGRAPHS]);
 	qsort(secs, ns, sizeof(secs[0]), cmp_range);
 	for (uint32_t s = 1; s < ns; s++)
 		if (secs[s - 1].size > secs[s].off - secs[s - 1].off)
@@ -395,7 +416,8 @@ static bool read_const(struct loader *ld, int32_t ti, uint32_t enc, uint32_t blo
 			    (unsigned long long)off, (unsigned long long)size,
 			    (unsigned long long)ws, (unsigned long long)wl);
 	if (size)
-		ld->ranges[ld->n_ranges++] = (struct range){ off, size, (uint32_t)ti };
+		ld->ranges[ld->n_ranges++] =
+			(struct range){ off, size, (uint32_t)ti, ld->g->tensors[ti].name };
 	if (value_read)
 		ld->value_crc = fmt_crc32(ld->value_crc, ld->img + off, size);
 
@@ -516,7 +538,7 @@ static bool read_tensor(struct loader *ld, struct cur *c, uint32_t i)
 			zp[k] = (int32_t)rd32(c);
 		t->quant = (struct ert_quant){ qaxis, qcount, sc, zp };
 	}
-	ld->rec_flags[ti] = (uint8_t)(flags & (ERT_TENSOR_INPUT | ERT_TENSOR_OUTPUT));
+	ld->rec_flags[i] = (uint8_t)(flags & (ERT_TENSOR_INPUT | ERT_TENSOR_OUTPUT));
 	if (enc != FMT_ENC_NONE)
 		return read_const(ld, ti, enc, block, off, size, flags & FMT_TENSOR_VALUE, what);
 	return true;
@@ -539,9 +561,21 @@ static bool read_tensors(struct loader *ld)
 	ld->ranges = malloc((n ? n : 1) * sizeof(*ld->ranges));
 	if (!ld->rec_flags || !ld->ranges)
 		return fail(ld, ERT_STATUS_OUT_OF_MEMORY, "out of memory for %u tensors", n);
-	for (uint32_t i = 0; i < n; i++)
+	if (ld->n_subs && (uint64_t)ld->subs[ld->n_subs - 1].first_tensor +
+				  ld->subs[ld->n_subs - 1].n_tensors != n)
+		return fail(ld, ERT_STATUS_INVALID_MODEL,
+			    "the subgraphs' tensors end at record %llu, the tensor table has %u",
+			    (unsigned long long)ld->subs[ld->n_subs - 1].first_tensor +
+				    ld->subs[ld->n_subs - 1].n_tensors, n);
+	for (uint32_t i = 0, gi = 0; i < n; i++) {
+		/* records of the main graph first, then each subgraph's range */
+		while (gi < ld->n_subs && i == ld->subs[gi].first_tensor)
+			gi++;
+		ld->g = ld->graphs[gi];
 		if (!read_tensor(ld, &c, i))
 			return false;
+	}
+	ld->g = ld->graphs[0];
 	if (c.pos != c.len)
 		return fail(ld, ERT_STATUS_INVALID_MODEL, "tensor table has %llu trailing bytes",
 			    (unsigned long long)(c.len - c.pos));
@@ -559,8 +593,7 @@ static bool read_tensors(struct loader *ld)
 
 		if (a->size > b->off - a->off)
 			return fail(ld, ERT_STATUS_INVALID_MODEL,
-				    "data of tensors '%s' and '%s' overlap",
-				    ld->g->tensors[a->id].name, ld->g->tensors[b->id].name);
+				    "data of tensors '%s' and '%s' overlap", a->name, b->name);
 	}
 	return true;
 }
@@ -576,6 +609,34 @@ static bool read_index(struct loader *ld, struct cur *c, bool optional, const ch
 	}
 	return fail(ld, ERT_STATUS_INVALID_MODEL, "%s %u: tensor index %d out of range (%u tensors)",
 		    what, k, t, ld->g->n_tensors);
+}
+
+/*
+ * A GRAPH attribute names subgraph record k, which must belong to the graph
+ * being read (its parent) and be used by no other attribute: so subgraphs
+ * form a tree, and a cycle cannot be written down.
+ */
+static bool read_graph_attr(struct loader *ld, struct cur *c, struct ert_attr *a,
+			    const char *what)
+{
+	uint32_t k = rd32(c);
+
+	if (k >= ld->n_subs)
+		return fail(ld, ERT_STATUS_INVALID_MODEL,
+			    "%s: attribute '%s' refers to subgraph %u of %u", what, a->name, k,
+			    ld->n_subs);
+	if (ld->subs[k].parent != ld->cur)
+		return fail(ld, ERT_STATUS_INVALID_MODEL,
+			    "%s: attribute '%s' refers to subgraph %u, which belongs to graph %u, "
+			    "not to this graph %u (a cycle or a shared subgraph)", what, a->name, k,
+			    ld->subs[k].parent, ld->cur);
+	if (ld->subs[k].used)
+		return fail(ld, ERT_STATUS_INVALID_MODEL,
+			    "%s: attribute '%s' refers to subgraph %u, which another attribute "
+			    "holds already", what, a->name, k);
+	ld->subs[k].used = true;
+	a->graph = ld->graphs[k + 1];
+	return true;
 }
 
 static bool read_attr(struct loader *ld, struct cur *c, struct ert_attr *a, const char *what)
@@ -615,6 +676,17 @@ static bool read_attr(struct loader *ld, struct cur *c, struct ert_attr *a, cons
 		if (!need_items(c, count, 8, "attribute values"))
 			return false;
 		break;
+	case ERT_ATTR_GRAPH:
+		if (ld->version < 5)
+			return fail(ld, ERT_STATUS_INVALID_MODEL,
+				    "%s: attribute '%s' is a graph, which format version %u cannot hold",
+				    what, a->name, ld->version);
+		if (count != 1)
+			return fail(ld, ERT_STATUS_INVALID_MODEL,
+				    "%s: attribute '%s' is a scalar with count %u", what, a->name, count);
+		if (!need(c, 4))
+			return false;
+		return read_graph_attr(ld, c, a, what);
 	default:
 		return fail(ld, ERT_STATUS_INVALID_MODEL, "%s: attribute '%s' has unknown type %u",
 			    what, a->name, type);
@@ -742,8 +814,23 @@ static bool read_nodes(struct loader *ld)
 	io = malloc(2 * ERT_NODE_MAX_IO * sizeof(*io));
 	if (!io)
 		return fail(ld, ERT_STATUS_OUT_OF_MEMORY, "out of memory reading nodes");
-	for (uint32_t i = 0; i < n && ok; i++)
+	if (ld->n_subs && (uint64_t)ld->subs[ld->n_subs - 1].first_node +
+				  ld->subs[ld->n_subs - 1].n_nodes != n) {
+		free(io);
+		return fail(ld, ERT_STATUS_INVALID_MODEL,
+			    "the subgraphs' nodes end at record %llu, the node table has %u",
+			    (unsigned long long)ld->subs[ld->n_subs - 1].first_node +
+				    ld->subs[ld->n_subs - 1].n_nodes, n);
+	}
+	for (uint32_t i = 0, gi = 0; i < n && ok; i++) {
+		while (gi < ld->n_subs && i == ld->subs[gi].first_node)
+			gi++;
+		ld->g = ld->graphs[gi];
+		ld->cur = gi;
 		ok = read_node(ld, &c, i, io);
+	}
+	ld->g = ld->graphs[0];
+	ld->cur = 0;
 	free(io);
 	if (ok && c.pos != c.len)
 		return fail(ld, ERT_STATUS_INVALID_MODEL, "node table has %llu trailing bytes",
@@ -793,6 +880,125 @@ static bool read_graph(struct loader *ld)
 	return true;
 }
 
+/*
+ * v5, before the tensors: the subgraph records, checked, and a graph for
+ * each, owned by its parent. Records come in preorder: a subgraph's parent
+ * is a graph before it, so parents exist first and nesting is a tree.
+ */
+static bool read_subgraphs(struct loader *ld)
+{
+	struct cur c = section(ld, FMT_SEC_SUBGRAPHS, "subgraph section");
+	uint32_t n;
+
+	if (!need(&c, 4))
+		return false;
+	n = rd32(&c);
+	if (!need_items(&c, n, FMT_SUBGRAPH_FIXED, "subgraphs"))
+		return false;
+	ld->subs = calloc(n ? n : 1, sizeof(*ld->subs));
+	ld->graphs = calloc((size_t)n + 1, sizeof(*ld->graphs));
+	if (!ld->subs || !ld->graphs)
+		return fail(ld, ERT_STATUS_OUT_OF_MEMORY, "out of memory for %u subgraphs", n);
+	ld->graphs[0] = ld->g;
+	for (uint32_t i = 0; i < n; i++) {
+		struct sub_rec *r = &ld->subs[i];
+
+		if (!need(&c, FMT_SUBGRAPH_FIXED - 4))
+			return false;
+		r->parent = rd32(&c);
+		r->first_tensor = rd32(&c);
+		r->n_tensors = rd32(&c);
+		r->first_node = rd32(&c);
+		r->n_nodes = rd32(&c);
+		for (int l = 0; l < 3; l++) {
+			if (!need(&c, 4))
+				return false;
+			r->n_lists[l] = rd32(&c);
+			if (!need_items(&c, r->n_lists[l], 4, "subgraph tensor indices"))
+				return false;
+			r->lists[l] = c.p + c.pos;
+			c.pos += (uint64_t)r->n_lists[l] * 4;
+		}
+		if (r->parent > i)
+			return fail(ld, ERT_STATUS_INVALID_MODEL,
+				    "subgraph %u names graph %u as its parent: a parent comes before "
+				    "its subgraphs (a cycle?)", i, r->parent);
+		r->depth = r->parent ? ld->subs[r->parent - 1].depth + 1 : 1;
+		if (r->depth > ERT_GRAPH_MAX_DEPTH)
+			return fail(ld, ERT_STATUS_INVALID_MODEL,
+				    "subgraph %u nests %u levels deep, at most %d", i, r->depth,
+				    ERT_GRAPH_MAX_DEPTH);
+		if (i && ((uint64_t)ld->subs[i - 1].first_tensor + ld->subs[i - 1].n_tensors !=
+				  r->first_tensor ||
+			  (uint64_t)ld->subs[i - 1].first_node + ld->subs[i - 1].n_nodes !=
+				  r->first_node))
+			return fail(ld, ERT_STATUS_INVALID_MODEL,
+				    "subgraph %u: its tensors or nodes do not follow those of subgraph %u",
+				    i, i - 1);
+		if (r->n_tensors > INT32_MAX || r->n_nodes > INT32_MAX ||
+		    r->n_lists[0] > ERT_NODE_MAX_IO || r->n_lists[1] > ERT_NODE_MAX_IO ||
+		    r->n_lists[2] > ERT_NODE_MAX_IO)
+			return fail(ld, ERT_STATUS_INVALID_MODEL,
+				    "subgraph %u has too many tensors, nodes, inputs, outputs or outer values", i);
+		ld->graphs[i + 1] = ert_graph_add_subgraph(ld->graphs[r->parent]);
+		if (!ld->graphs[i + 1])
+			return fail(ld, ERT_STATUS_OUT_OF_MEMORY, "out of memory for subgraph %u", i);
+		ld->n_subs = i + 1;
+	}
+	if (c.pos != c.len)
+		return fail(ld, ERT_STATUS_INVALID_MODEL, "subgraph section has %llu trailing bytes",
+			    (unsigned long long)(c.len - c.pos));
+	return true;
+}
+
+/* v5, once the tensors are read: each subgraph's inputs, outputs and outer values. */
+static bool read_subgraph_lists(struct loader *ld)
+{
+	static const char *const what[3] = { "input", "output", "outer value" };
+
+	for (uint32_t i = 0; i < ld->n_subs; i++) {
+		const struct sub_rec *r = &ld->subs[i];
+		struct ert_graph *g = ld->graphs[i + 1];
+
+		for (int l = 0; l < 3; l++) {
+			for (uint32_t k = 0; k < r->n_lists[l]; k++) {
+				int32_t t = (int32_t)fmt_get32(r->lists[l] + 4 * k);
+				bool ok;
+
+				if (t < 0 || (uint32_t)t >= g->n_tensors)
+					return fail(ld, ERT_STATUS_INVALID_MODEL,
+						    "subgraph %u %s %u: tensor index %d out of range "
+						    "(%u tensors)", i, what[l], k, t, g->n_tensors);
+				if (l == 2 && (g->tensors[t].flags & (ERT_TENSOR_CONST | ERT_TENSOR_OUTER)))
+					return fail(ld, ERT_STATUS_INVALID_MODEL,
+						    "subgraph %u outer value %u: '%s' is a constant or "
+						    "listed twice", i, k, g->tensors[t].name);
+				ok = l == 0 ? ert_graph_add_input(g, t)
+				     : l == 1 ? ert_graph_add_output(g, t) : ert_graph_add_capture(g, t);
+				if (!ok)
+					return fail(ld, ERT_STATUS_OUT_OF_MEMORY, "out of memory");
+			}
+		}
+		for (uint32_t t = 0; t < g->n_tensors; t++)
+			if ((g->tensors[t].flags & (ERT_TENSOR_INPUT | ERT_TENSOR_OUTPUT)) !=
+			    ld->rec_flags[r->first_tensor + t])
+				return fail(ld, ERT_STATUS_INVALID_MODEL,
+					    "subgraph %u tensor '%s': input/output flags disagree with "
+					    "its lists", i, g->tensors[t].name);
+	}
+	return true;
+}
+
+static bool check_subgraphs_used(struct loader *ld)
+{
+	for (uint32_t i = 0; i < ld->n_subs; i++)
+		if (!ld->subs[i].used)
+			return fail(ld, ERT_STATUS_INVALID_MODEL,
+				    "subgraph %u belongs to graph %u, but no node there holds it", i,
+				    ld->subs[i].parent);
+	return true;
+}
+
 ert_status ert_format_load(const void *data, size_t size, struct ert_graph **out,
 			   struct ert_err *err)
 {
@@ -815,10 +1021,24 @@ ert_status ert_format_load(const void *data, size_t size, struct ert_graph **out
 	 * in the value checksum and flag, which read_header() and
 	 * read_tensor() handle; the records are the same. v3 and v4 have v2's
 	 * layout (v3 may hold Conv nodes with a fused residual, v4 QLinearConv
-	 * nodes with one too: docs/model-format.md).
+	 * nodes with one too: docs/model-format.md). v5 adds the subgraph
+	 * section and GRAPH attributes.
 	 */
-	if (ld.version >= 1 && ld.version <= 4 &&
-	    (!read_tensors(&ld) || !read_nodes(&ld) || !read_graph(&ld)))
+	if (ld.version >= 1 && ld.version <= 4) {
+		ld.graphs = calloc(1, sizeof(*ld.graphs));
+		if (!ld.graphs) {
+			ld.st = ERT_STATUS_OUT_OF_MEMORY;
+			ert_err_set(err, "out of memory loading model");
+			goto fail;
+		}
+		ld.graphs[0] = ld.g;
+		if (!read_tensors(&ld) || !read_nodes(&ld) || !read_graph(&ld))
+			goto fail;
+	}
+	/* v5 adds subgraphs: their records first, their lists once the tensors are read */
+	if (ld.version == 5 &&
+	    (!read_subgraphs(&ld) || !read_tensors(&ld) || !read_subgraph_lists(&ld) ||
+	     !read_nodes(&ld) || !check_subgraphs_used(&ld) || !read_graph(&ld)))
 		goto fail;
 	st = ert_graph_validate(ld.g, err);
 	if (st != ERT_OK) {
@@ -827,11 +1047,15 @@ ert_status ert_format_load(const void *data, size_t size, struct ert_graph **out
 	}
 	free(ld.rec_flags);
 	free(ld.ranges);
+	free(ld.graphs);
+	free(ld.subs);
 	*out = ld.g;
 	return ERT_OK;
 fail:
 	free(ld.rec_flags);
 	free(ld.ranges);
+	free(ld.graphs);
+	free(ld.subs);
 	ert_graph_destroy(ld.g);
 	return ld.st;
 }

@@ -165,26 +165,69 @@ struct writer {
 	const struct ert_graph *g;
 	struct ert_write_options opt;
 	struct strtab strs;
-	struct buf tensors, nodes, graph, weights;
+	struct buf tensors, nodes, graph, subgraphs, weights;
+	/*
+	 * The main graph, then its subgraphs in preorder (a subgraph after the
+	 * graph holding it): file graph number i. @tbase: the first tensor
+	 * record of each; the per-tensor arrays below are indexed by record.
+	 */
+	const struct ert_graph **graphs;
+	uint32_t n_graphs, cap_graphs;
+	uint32_t *tbase;
+	uint32_t n_records;
 	uint8_t *enc;        /* per tensor: chosen enum fmt_encoding */
 	uint8_t *value_read; /* per tensor: planning reads its values (FMT_TENSOR_VALUE) */
 	size_t *data_field;  /* per tensor: position of data_offset in ->tensors */
 	struct ert_err *err;
 };
 
-/* Decide the storage of every constant from the options and how it is used. */
-static bool choose_encodings(struct writer *w)
+/* Add @g and, in preorder, the subgraphs its live nodes hold. */
+static bool collect_graphs(struct writer *w, const struct ert_graph *g, uint32_t depth)
 {
-	const struct ert_graph *g = w->g;
+	if (depth > ERT_GRAPH_MAX_DEPTH)
+		return false;
+	if (w->n_graphs == w->cap_graphs) {
+		uint32_t cap = w->cap_graphs ? 2 * w->cap_graphs : 8;
+		const struct ert_graph **p = realloc(w->graphs, cap * sizeof(*p));
+
+		if (!p)
+			return false;
+		w->graphs = p;
+		w->cap_graphs = cap;
+	}
+	w->graphs[w->n_graphs++] = g;
+	for (uint32_t i = 0; i < g->n_nodes; i++) {
+		const struct ert_node *n = &g->nodes[i];
+
+		for (uint32_t a = 0; a < n->n_attrs && !n->dead; a++)
+			if (n->attrs[a].type == ERT_ATTR_GRAPH &&
+			    !collect_graphs(w, n->attrs[a].graph, depth + 1))
+				return false;
+	}
+	return true;
+}
+
+static uint32_t graph_number(const struct writer *w, const struct ert_graph *g)
+{
+	for (uint32_t i = 0; i < w->n_graphs; i++)
+		if (w->graphs[i] == g)
+			return i;
+	return UINT32_MAX;
+}
+
+/* Decide the storage of every constant of graph @gi from the options and how it is used. */
+static bool choose_encodings(struct writer *w, uint32_t gi)
+{
+	const struct ert_graph *g = w->graphs[gi];
+	uint32_t base = w->tbase[gi];
 	uint8_t *weight = calloc(g->n_tensors ? g->n_tensors : 1, 1);
 	uint8_t *by_value = calloc(g->n_tensors ? g->n_tensors : 1, 1);
+	uint8_t *value_read = ert_graph_mark_value_needed(g);
 
-	w->enc = calloc(g->n_tensors ? g->n_tensors : 1, 1);
-	w->data_field = calloc(g->n_tensors ? g->n_tensors : 1, sizeof(size_t));
-	w->value_read = ert_graph_mark_value_needed(g);
-	if (!weight || !by_value || !w->enc || !w->data_field || !w->value_read) {
+	if (!weight || !by_value || !value_read) {
 		free(weight);
 		free(by_value);
+		free(value_read);
 		return false;
 	}
 	for (uint32_t i = 0; i < g->n_nodes; i++) {
@@ -205,27 +248,56 @@ static bool choose_encodings(struct writer *w)
 		const struct ert_tensor *x = &g->tensors[t];
 		int64_t numel = ert_shape_numel(x->rank, x->dims);
 
+		w->value_read[base + t] = value_read[t];
 		if (!(x->flags & ERT_TENSOR_CONST))
 			continue;
-		w->enc[t] = FMT_ENC_RAW;
+		w->enc[base + t] = FMT_ENC_RAW;
 		if (x->dtype != ERT_DTYPE_FLOAT32 || by_value[t] || numel <= 0)
 			continue;
 		if (weight[t] && numel >= FMT_QUANT_MIN_ELEMS && w->opt.weight_bits == 8)
-			w->enc[t] = FMT_ENC_Q8;
+			w->enc[base + t] = FMT_ENC_Q8;
 		else if (weight[t] && numel >= FMT_QUANT_MIN_ELEMS && w->opt.weight_bits == 4)
-			w->enc[t] = FMT_ENC_Q4;
+			w->enc[base + t] = FMT_ENC_Q4;
 		else if (w->opt.fp16)
-			w->enc[t] = FMT_ENC_FP16;
+			w->enc[base + t] = FMT_ENC_FP16;
 	}
 	free(weight);
 	free(by_value);
+	free(value_read);
 	return true;
 }
 
-static ert_status write_tensor(struct writer *w, uint32_t t)
+/* The per-record arrays, for every graph. */
+static bool plan_records(struct writer *w)
 {
-	const struct ert_tensor *x = &w->g->tensors[t];
-	enum fmt_encoding enc = (enum fmt_encoding)w->enc[t];
+	uint64_t n = 0;
+
+	w->tbase = calloc(w->n_graphs, sizeof(*w->tbase));
+	if (!w->tbase)
+		return false;
+	for (uint32_t i = 0; i < w->n_graphs; i++) {
+		w->tbase[i] = (uint32_t)n;
+		n += w->graphs[i]->n_tensors;
+	}
+	if (n > INT32_MAX)
+		return false;
+	w->n_records = (uint32_t)n;
+	w->enc = calloc(n ? n : 1, 1);
+	w->value_read = calloc(n ? n : 1, 1);
+	w->data_field = calloc(n ? n : 1, sizeof(size_t));
+	if (!w->enc || !w->value_read || !w->data_field)
+		return false;
+	for (uint32_t i = 0; i < w->n_graphs; i++)
+		if (!choose_encodings(w, i))
+			return false;
+	return true;
+}
+
+static ert_status write_tensor(struct writer *w, const struct ert_graph *g, uint32_t t,
+			       uint32_t rec)
+{
+	const struct ert_tensor *x = &g->tensors[t];
+	enum fmt_encoding enc = (enum fmt_encoding)w->enc[rec];
 	int64_t numel = ert_shape_numel(x->rank, x->dims);
 	uint32_t block = enc == FMT_ENC_Q8 || enc == FMT_ENC_Q4 ? w->opt.weight_block : 0;
 	uint64_t off = 0, size = 0;
@@ -282,13 +354,13 @@ static ert_status write_tensor(struct writer *w, uint32_t t)
 	put_u32(b, enc);
 	put_u32(b, (uint32_t)x->rank);
 	put_u32(b, (x->flags & FMT_TENSOR_FLAGS) |
-		   (enc != FMT_ENC_NONE && w->value_read[t] ? FMT_TENSOR_VALUE : 0));
+		   (enc != FMT_ENC_NONE && w->value_read[rec] ? FMT_TENSOR_VALUE : 0));
 	put_u32(b, block);
 	for (int i = 0; i < ERT_MAX_RANK; i++)
 		put_u64(b, i < x->rank ? (uint64_t)x->dims[i] : 0);
 	for (int i = 0; i < ERT_MAX_RANK; i++)
 		put_u32(b, i < x->rank ? str_ref(&w->strs, x->dim_names[i]) : FMT_STR_NONE);
-	w->data_field[t] = b->len;
+	w->data_field[rec] = b->len;
 	put_u64(b, off);
 	put_u64(b, size);
 	put_u32(b, (uint32_t)(x->quant.count ? x->quant.axis : -1));
@@ -326,6 +398,10 @@ static void write_attr(struct writer *w, const struct ert_attr *a)
 	case ERT_ATTR_TENSOR:
 		put_u32(b, (uint32_t)a->tensor);
 		break;
+	case ERT_ATTR_GRAPH:
+		/* the subgraph's index in the SUBGRAPHS section (graph number - 1) */
+		put_u32(b, graph_number(w, a->graph) - 1);
+		break;
 	case ERT_ATTR_FLOATS:
 		for (uint32_t i = 0; i < count; i++)
 			put_f32(b, a->floats[i]);
@@ -343,46 +419,90 @@ static void write_attr(struct writer *w, const struct ert_attr *a)
 	}
 }
 
-static ert_status write_nodes(struct writer *w)
+static uint32_t live_nodes(const struct ert_graph *g)
 {
-	const struct ert_graph *g = w->g;
 	uint32_t live = 0;
 
 	for (uint32_t i = 0; i < g->n_nodes; i++)
 		live += !g->nodes[i].dead;
-	put_u32(&w->nodes, live);
-	for (uint32_t i = 0; i < g->n_nodes; i++) {
-		const struct ert_node *n = &g->nodes[i];
+	return live;
+}
 
-		if (n->dead)
-			continue;
-		if ((unsigned)n->op >= ERT_OP_COUNT) {
-			ert_err_set(w->err, "node '%s' has an unknown op", n->name);
-			return ERT_STATUS_INVALID_ARGUMENT;
-		}
-		for (uint32_t a = 0; a < n->n_attrs; a++) {
-			enum ert_attr_type ty = n->attrs[a].type;
+/* The nodes of every graph, graph after graph; tensor indices are the graph's own. */
+static ert_status write_nodes(struct writer *w)
+{
+	uint64_t live = 0;
 
-			if (ty < ERT_ATTR_FLOAT || ty > ERT_ATTR_STRINGS || ty == 5) {
-				ert_err_set(w->err, "node '%s' attribute '%s' has type %d",
-					    n->name, n->attrs[a].name, (int)ty);
+	for (uint32_t gi = 0; gi < w->n_graphs; gi++)
+		live += live_nodes(w->graphs[gi]);
+	if (live > INT32_MAX)
+		return ERT_STATUS_OUT_OF_MEMORY;
+	put_u32(&w->nodes, (uint32_t)live);
+	for (uint32_t gi = 0; gi < w->n_graphs; gi++) {
+		const struct ert_graph *g = w->graphs[gi];
+
+		for (uint32_t i = 0; i < g->n_nodes; i++) {
+			const struct ert_node *n = &g->nodes[i];
+
+			if (n->dead)
+				continue;
+			if ((unsigned)n->op >= ERT_OP_COUNT) {
+				ert_err_set(w->err, "node '%s' has an unknown op", n->name);
 				return ERT_STATUS_INVALID_ARGUMENT;
 			}
+			for (uint32_t a = 0; a < n->n_attrs; a++) {
+				enum ert_attr_type ty = n->attrs[a].type;
+
+				if (ty < ERT_ATTR_FLOAT || ty > ERT_ATTR_STRINGS ||
+				    (ty == ERT_ATTR_GRAPH && !n->attrs[a].graph)) {
+					ert_err_set(w->err, "node '%s' attribute '%s' has type %d",
+						    n->name, n->attrs[a].name, (int)ty);
+					return ERT_STATUS_INVALID_ARGUMENT;
+				}
+			}
+			put_u32(&w->nodes, str_ref(&w->strs, ert_op_name(n->op)));
+			put_u32(&w->nodes, str_ref(&w->strs, n->name));
+			put_u32(&w->nodes, n->opset);
+			put_u32(&w->nodes, n->n_inputs);
+			put_u32(&w->nodes, n->n_outputs);
+			put_u32(&w->nodes, n->n_attrs);
+			for (uint32_t k = 0; k < n->n_inputs; k++)
+				put_u32(&w->nodes, (uint32_t)n->inputs[k]);
+			for (uint32_t k = 0; k < n->n_outputs; k++)
+				put_u32(&w->nodes, (uint32_t)n->outputs[k]);
+			for (uint32_t a = 0; a < n->n_attrs; a++)
+				write_attr(w, &n->attrs[a]);
 		}
-		put_u32(&w->nodes, str_ref(&w->strs, ert_op_name(n->op)));
-		put_u32(&w->nodes, str_ref(&w->strs, n->name));
-		put_u32(&w->nodes, n->opset);
-		put_u32(&w->nodes, n->n_inputs);
-		put_u32(&w->nodes, n->n_outputs);
-		put_u32(&w->nodes, n->n_attrs);
-		for (uint32_t k = 0; k < n->n_inputs; k++)
-			put_u32(&w->nodes, (uint32_t)n->inputs[k]);
-		for (uint32_t k = 0; k < n->n_outputs; k++)
-			put_u32(&w->nodes, (uint32_t)n->outputs[k]);
-		for (uint32_t a = 0; a < n->n_attrs; a++)
-			write_attr(w, &n->attrs[a]);
 	}
 	return ERT_OK;
+}
+
+static void put_list(struct buf *b, const int32_t *v, uint32_t n)
+{
+	put_u32(b, n);
+	for (uint32_t k = 0; k < n; k++)
+		put_u32(b, (uint32_t)v[k]);
+}
+
+/* v5: one record per subgraph (docs/model-format.md, SUBGRAPHS). */
+static void write_subgraphs(struct writer *w)
+{
+	uint32_t node = live_nodes(w->graphs[0]);
+
+	put_u32(&w->subgraphs, w->n_graphs - 1);
+	for (uint32_t gi = 1; gi < w->n_graphs; gi++) {
+		const struct ert_graph *g = w->graphs[gi];
+
+		put_u32(&w->subgraphs, graph_number(w, g->parent));
+		put_u32(&w->subgraphs, w->tbase[gi]);
+		put_u32(&w->subgraphs, g->n_tensors);
+		put_u32(&w->subgraphs, node);
+		put_u32(&w->subgraphs, live_nodes(g));
+		node += live_nodes(g);
+		put_list(&w->subgraphs, g->inputs, g->n_inputs);
+		put_list(&w->subgraphs, g->outputs, g->n_outputs);
+		put_list(&w->subgraphs, g->captures, g->n_captures);
+	}
 }
 
 static void write_graph(struct writer *w)
@@ -404,9 +524,12 @@ static void write_graph(struct writer *w)
 static ert_status assemble(struct writer *w, void **data_out, size_t *size_out)
 {
 	struct buf strings = { 0 }, out = { 0 };
-	struct buf *meta[4] = { &strings, &w->tensors, &w->nodes, &w->graph };
-	uint64_t off[5], size[5];
-	uint32_t hdr = FMT_HEADER_V1 + FMT_SEC_COUNT_V1 * FMT_SECTION_ENTRY;
+	/* section types in file order: WEIGHTS last */
+	static const uint32_t types[6] = { FMT_SEC_STRINGS, FMT_SEC_TENSORS, FMT_SEC_NODES,
+					   FMT_SEC_GRAPH, FMT_SEC_SUBGRAPHS, FMT_SEC_WEIGHTS };
+	struct buf *meta[5] = { &strings, &w->tensors, &w->nodes, &w->graph, &w->subgraphs };
+	uint64_t off[6], size[6];
+	uint32_t n_sec = 6, hdr = FMT_HEADER_V1 + n_sec * FMT_SECTION_ENTRY;
 
 	put_u32(&strings, w->strs.count);
 	if (w->strs.index.len)
@@ -416,21 +539,21 @@ static ert_status assemble(struct writer *w, void **data_out, size_t *size_out)
 
 	uint64_t pos = hdr;
 
-	for (int s = 0; s < 4; s++) {
+	for (int s = 0; s < 5; s++) {
 		pos = (pos + 7) & ~(uint64_t)7;
 		off[s] = pos;
 		size[s] = meta[s]->len;
 		pos += size[s];
 	}
 	pos = (pos + FMT_ALIGN - 1) & ~(uint64_t)(FMT_ALIGN - 1);
-	off[4] = pos;
-	size[4] = w->weights.len;
+	off[5] = pos;
+	size[5] = w->weights.len;
 
 	/* the stored bytes of the constants planning reads, in tensor order */
 	uint32_t value_crc = (uint32_t)crc32(0L, Z_NULL, 0);
 
 	if (!w->tensors.oom)
-		for (uint32_t t = 0; t < w->g->n_tensors; t++)
+		for (uint32_t t = 0; t < w->n_records; t++)
 			if (w->enc[t] != FMT_ENC_NONE && w->value_read[t])
 				value_crc = fmt_crc32(value_crc,
 						      w->weights.p + fmt_get64(w->tensors.p +
@@ -438,10 +561,10 @@ static ert_status assemble(struct writer *w, void **data_out, size_t *size_out)
 						      fmt_get64(w->tensors.p + w->data_field[t] + 8));
 	/* Data offsets were written relative to the weights; make them absolute. */
 	if (!w->tensors.oom)
-		for (uint32_t t = 0; t < w->g->n_tensors; t++)
+		for (uint32_t t = 0; t < w->n_records; t++)
 			if (w->enc[t] != FMT_ENC_NONE)
 				fmt_put64(w->tensors.p + w->data_field[t],
-					  fmt_get64(w->tensors.p + w->data_field[t]) + off[4]);
+					  fmt_get64(w->tensors.p + w->data_field[t]) + off[5]);
 
 	uint8_t *h = buf_grow(&out, hdr);
 
@@ -449,19 +572,19 @@ static ert_status assemble(struct writer *w, void **data_out, size_t *size_out)
 		memset(h, 0, hdr);
 		memcpy(h, FMT_MAGIC, FMT_MAGIC_LEN);
 		fmt_put32(h + FMT_OFF_VERSION, ERT_FORMAT_VERSION);
-		fmt_put64(h + FMT_OFF_FILE_SIZE, off[4] + size[4]);
-		fmt_put32(h + FMT_OFF_NSECTIONS, FMT_SEC_COUNT_V1);
+		fmt_put64(h + FMT_OFF_FILE_SIZE, off[5] + size[5]);
+		fmt_put32(h + FMT_OFF_NSECTIONS, n_sec);
 		fmt_put32(h + FMT_OFF_HEADER_SIZE, FMT_HEADER_V1);
 		fmt_put32(h + FMT_OFF_VALUE_CHECKSUM, value_crc);
-		for (uint32_t s = 0; s < FMT_SEC_COUNT_V1; s++) {
+		for (uint32_t s = 0; s < n_sec; s++) {
 			uint8_t *e = h + FMT_HEADER_V1 + s * FMT_SECTION_ENTRY;
 
-			fmt_put32(e, s + 1);
+			fmt_put32(e, types[s]);
 			fmt_put64(e + 8, off[s]);
 			fmt_put64(e + 16, size[s]);
 		}
 	}
-	for (int s = 0; s < 4; s++) {
+	for (int s = 0; s < 5; s++) {
 		pad_to(&out, 8);
 		if (meta[s]->len)
 			put_bytes(&out, meta[s]->p, meta[s]->len);
@@ -475,7 +598,7 @@ static ert_status assemble(struct writer *w, void **data_out, size_t *size_out)
 		ert_err_set(w->err, "out of memory writing model");
 		return ERT_STATUS_OUT_OF_MEMORY;
 	}
-	fmt_put32(out.p + FMT_OFF_CHECKSUM, fmt_checksum(out.p, FMT_HEADER_V1, FMT_SEC_COUNT_V1));
+	fmt_put32(out.p + FMT_OFF_CHECKSUM, fmt_checksum(out.p, FMT_HEADER_V1, n_sec));
 	*data_out = out.p;
 	*size_out = out.len;
 	return ERT_OK;
@@ -501,25 +624,36 @@ ert_status ert_format_write_memory(const struct ert_graph *g,
 	}
 	if (!w.opt.weight_block)
 		w.opt.weight_block = FMT_DEFAULT_BLOCK;
-	if (!choose_encodings(&w)) {
+	if (!collect_graphs(&w, g, 0)) {
+		st = ERT_STATUS_INVALID_ARGUMENT;
+		ert_err_set(err, "failed to write model: subgraphs nest deeper than %d levels",
+			    ERT_GRAPH_MAX_DEPTH);
+		goto out;
+	}
+	if (!plan_records(&w)) {
 		st = ERT_STATUS_OUT_OF_MEMORY;
 		goto out;
 	}
-	put_u32(&w.tensors, g->n_tensors);
-	for (uint32_t t = 0; t < g->n_tensors && st == ERT_OK; t++)
-		st = write_tensor(&w, t);
+	put_u32(&w.tensors, w.n_records);
+	for (uint32_t gi = 0; gi < w.n_graphs && st == ERT_OK; gi++)
+		for (uint32_t t = 0; t < w.graphs[gi]->n_tensors && st == ERT_OK; t++)
+			st = write_tensor(&w, w.graphs[gi], t, w.tbase[gi] + t);
 	if (st == ERT_OK)
 		st = write_nodes(&w);
-	if (st == ERT_OK)
+	if (st == ERT_OK) {
 		write_graph(&w);
+		write_subgraphs(&w);
+	}
 	if (st == ERT_OK && (w.strs.oom || w.tensors.oom || w.nodes.oom || w.graph.oom ||
-			     w.weights.oom))
+			     w.subgraphs.oom || w.weights.oom))
 		st = ERT_STATUS_OUT_OF_MEMORY;
 	if (st == ERT_OK)
 		st = assemble(&w, data_out, size_out);
 out:
 	if (st == ERT_STATUS_OUT_OF_MEMORY)
 		ert_err_set(err, "out of memory writing model");
+	free(w.graphs);
+	free(w.tbase);
 	free(w.enc);
 	free(w.value_read);
 	free(w.data_field);
@@ -529,6 +663,7 @@ out:
 	free(w.tensors.p);
 	free(w.nodes.p);
 	free(w.graph.p);
+	free(w.subgraphs.p);
 	free(w.weights.p);
 	return st;
 }

@@ -36,9 +36,12 @@ void bi_ert_reseal(uint8_t *img, size_t size)
 
 size_t bi_ert_tables_end(const uint8_t *img, size_t size)
 {
-	size_t end = FMT_HEADER_V1 + FMT_SEC_COUNT_V1 * FMT_SECTION_ENTRY;
+	/* the writer's images: 5 sections up to version 3, 6 from version 4 on */
+	uint32_t ns = fmt_get32(img + FMT_OFF_NSECTIONS) > FMT_SEC_COUNT_V1 ? FMT_SEC_MAX
+									     : FMT_SEC_COUNT_V1;
+	size_t end = FMT_HEADER_V1 + ns * FMT_SECTION_ENTRY;
 
-	for (uint32_t s = 0; s < FMT_SEC_COUNT_V1; s++) {
+	for (uint32_t s = 0; s < ns; s++) {
 		const uint8_t *e = img + FMT_HEADER_V1 + s * FMT_SECTION_ENTRY;
 		uint64_t off = fmt_get64(e + 8), len = fmt_get64(e + 16);
 

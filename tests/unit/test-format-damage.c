@@ -56,7 +56,7 @@ static struct image fresh(void)
 
 static uint8_t *sec_entry(struct image *im, uint32_t type)
 {
-	for (uint32_t s = 0; s < FMT_SEC_COUNT_V1; s++) {
+	for (uint32_t s = 0; s < fmt_get32(im->p + FMT_OFF_NSECTIONS); s++) {
 		uint8_t *e = im->p + FMT_HEADER_V1 + s * FMT_SECTION_ENTRY;
 
 		if (fmt_get32(e) == type)
@@ -82,9 +82,30 @@ static uint8_t *node_rec(struct image *im)
 	return sec(im, FMT_SEC_NODES) + 4;
 }
 
+/*
+ * Make @im a version @v image (v < 5): the empty subgraph section that
+ * version 5 adds is dropped from the section table (its four zero bytes
+ * become padding), the weights' entry taking its place.
+ */
+static void downgrade(struct image *im, uint32_t v)
+{
+	uint8_t *sub = sec_entry(im, FMT_SEC_SUBGRAPHS), *wts = sec_entry(im, FMT_SEC_WEIGHTS);
+	uint8_t *last = im->p + FMT_HEADER_V1 + FMT_SEC_COUNT_V1 * FMT_SECTION_ENTRY;
+
+	if (sub && wts && fmt_get32(im->p + fmt_get64(sub + 8)) == 0) {
+		memcpy(sub, wts, FMT_SECTION_ENTRY);
+		if (wts != sub)
+			memset(wts, 0, FMT_SECTION_ENTRY);
+		memset(last, 0, FMT_SECTION_ENTRY);
+		fmt_put32(im->p + FMT_OFF_NSECTIONS, FMT_SEC_COUNT_V1);
+	}
+	fmt_put32(im->p + FMT_OFF_VERSION, v);
+}
+
 static void reseal(struct image *im)
 {
-	fmt_put32(im->p + FMT_OFF_CHECKSUM, fmt_checksum(im->p, FMT_HEADER_V1, FMT_SEC_COUNT_V1));
+	fmt_put32(im->p + FMT_OFF_CHECKSUM,
+		  fmt_checksum(im->p, FMT_HEADER_V1, fmt_get32(im->p + FMT_OFF_NSECTIONS)));
 }
 
 /* Load @im (size @size), expect @st and @needle in the message. */
@@ -149,7 +170,7 @@ ERT_TEST(versions)
 	im = fresh();
 	fmt_put32(im.p + FMT_OFF_VERSION, 0);
 	EXPECT(im, im.size, ERT_STATUS_INVALID_MODEL, "version 0");
-	/* versions 1 to 4 fix the header size; such a file claiming a longer header is damaged */
+	/* versions 1 to 5 fix the header size; such a file claiming a longer header is damaged */
 	im = fresh();
 	fmt_put32(im.p + FMT_OFF_HEADER_SIZE, FMT_HEADER_V1 + 8);
 	reseal(&im);
@@ -275,19 +296,19 @@ ERT_TEST(value_checksum)
 	reseal(&im);
 	EXPECT(im, im.size, ERT_STATUS_INVALID_MODEL, "value flag on a non-constant");
 	im = fresh_reshape();
-	fmt_put32(im.p + FMT_OFF_VERSION, 1);
+	downgrade(&im, 1);
 	fmt_put32(im.p + FMT_OFF_VALUE_CHECKSUM, 0);
 	reseal(&im);
 	EXPECT(im, im.size, ERT_STATUS_INVALID_MODEL, "undefined flags 0x9");
 	/* in a version 1 file the field is reserved */
 	im = fresh();
-	fmt_put32(im.p + FMT_OFF_VERSION, 1);
+	downgrade(&im, 1);
 	fmt_put32(im.p + FMT_OFF_VALUE_CHECKSUM, 1);
 	reseal(&im);
 	EXPECT(im, im.size, ERT_STATUS_INVALID_MODEL, "reserved header byte 36");
 	/* a version 1 file with no flag and the field zero loads */
 	im = fresh();
-	fmt_put32(im.p + FMT_OFF_VERSION, 1);
+	downgrade(&im, 1);
 	reseal(&im);
 	EXPECT(im, im.size, ERT_OK, "");
 }
