@@ -873,6 +873,23 @@ static bool run_overflow(ert_session *s, ert_session *ref, int *bad_out, char *w
  * inf or NaN. Then LOW without float16 storage (ERT_OPENCL_F16=off):
  * float32 throughout, within 1e-3 x max |ref|.
  */
+/* Does the OpenCL device store float16 for precision LOW by itself (cl_khr_fp16)? */
+static bool native_fp16(void)
+{
+	struct ert_err err = { "" };
+	struct ert_backend *be = NULL;
+	ert_config cfg;
+	bool yes;
+
+	ert_config_init(&cfg);
+	cfg.precision = ERT_LEVEL_LOW;
+	if (ert_backend_create(ERT_BACKEND_OPENCL, &cfg, &be, &err) != ERT_OK)
+		return false;
+	yes = ert_backend_fp16_storage(be);
+	ert_backend_destroy(be);
+	return yes;
+}
+
 static bool check_fp16_guard(char *why, size_t len)
 {
 	struct ert_graph *g = overflow_graph();
@@ -888,7 +905,7 @@ static bool check_fp16_guard(char *why, size_t len)
 		goto out;
 	test_precision = ERT_LEVEL_LOW;
 	/* a device with cl_khr_fp16 uses it as is; one without gets float16 storage */
-	if (!env || !*env)
+	if ((!env || !*env) && !native_fp16())
 		setenv("ERT_OPENCL_F16", "storage", 1);
 	ref = open_session(m, ERT_BACKEND_CPU, why, len);
 	on = ref ? open_session_cfg(m, ERT_BACKEND_OPENCL, ERT_LEVEL_LOW, ERT_FP16_GUARD_ON, why,
