@@ -280,11 +280,16 @@ ert_status ert_copies_run(struct ert_session *s, struct ert_plan *p, uint32_t st
 			  uint32_t *cursor, struct ert_err *err)
 {
 	for (; *cursor < p->n_mirrors && p->mirrors[*cursor].first == (int32_t)step; (*cursor)++) {
+		const struct ert_plan_mirror *m = &p->mirrors[*cursor];
+		const struct ert_plan_tensor *pt = &p->t[m->tensor];
 		ert_status st;
 
-		if (!p->t[p->mirrors[*cursor].tensor].v.nbytes)
+		if (!pt->v.nbytes)
 			continue;
-		st = fill_mirror(s, p, &p->mirrors[*cursor], err);
+		ert_probe_copy(step, pt->v.nbytes, pt->kind != ERT_PT_ARENA ? "host" :
+			       s->backends[p->arenas[pt->arena].backend]->ops->name,
+			       s->backends[p->arenas[m->arena].backend]->ops->name);
+		st = fill_mirror(s, p, m, err);
 		if (st != ERT_OK)
 			return st;
 	}
