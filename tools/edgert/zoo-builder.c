@@ -11,6 +11,7 @@ bool zoo_begin(struct zoo_builder *b, int64_t opset, uint64_t seed)
 {
 	memset(b, 0, sizeof(*b));
 	b->relu6_min = b->relu6_max = -1;
+	b->batch = 1;
 	cli_rng_seed(&b->rng, seed);
 	b->g = ert_graph_create();
 	if (!b->g)

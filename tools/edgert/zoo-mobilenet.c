@@ -32,7 +32,7 @@ static int32_t inverted_residual(struct zoo_builder *b, int32_t x, int64_t cin, 
 
 static bool build(struct zoo_builder *b)
 {
-	int64_t in_dims[4] = { 1, 3, 224, 224 };
+	int64_t in_dims[4] = { b->batch, 3, 224, 224 };
 	int64_t c = 32;
 	int32_t x = zoo_input(b, "input", 4, in_dims);
 

@@ -39,7 +39,7 @@ static int32_t bottleneck(struct zoo_builder *b, int32_t x, int64_t cin, int64_t
 static bool build_resnet(struct zoo_builder *b, const int *blocks, bool bottlenecks)
 {
 	static const int64_t widths[4] = { 64, 128, 256, 512 };
-	int64_t in_dims[4] = { 1, 3, 224, 224 };
+	int64_t in_dims[4] = { b->batch, 3, 224, 224 };
 	int64_t c = 64;
 	int32_t x = zoo_input(b, "input", 4, in_dims);
 

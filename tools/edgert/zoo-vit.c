@@ -67,9 +67,10 @@ static int32_t mlp(struct zoo_builder *b, int32_t x)
 
 static bool build(struct zoo_builder *b)
 {
-	static const int64_t in_dims[4] = { 1, 3, 224, 224 };
+	const int64_t in_dims[4] = { b->batch, 3, 224, 224 };
 	static const int64_t flat[3] = { 0, DIM, -1 }, to_tokens[3] = { 0, 2, 1 };
-	static const int64_t cls_dims[3] = { 1, 1, DIM }, pos_dims[3] = { 1, TOKENS, DIM };
+	const int64_t cls_dims[3] = { 1, 1, DIM }, pos_dims[3] = { 1, TOKENS, DIM };
+	const int64_t cls_batch[3] = { b->batch, 1, DIM };
 	static const int64_t zero = 0;
 	int32_t x = zoo_input(b, "input", 4, in_dims);
 	struct ert_node *n = NULL;
@@ -89,6 +90,10 @@ static bool build(struct zoo_builder *b)
 	x = zoo_transpose(b, zoo_reshape(b, x, 3, flat), 3, to_tokens);
 
 	in[0] = zoo_weight(b, "cls_token", 3, cls_dims, 0.02f);
+	/* one class token per image: broadcast by adding zeros (folded while planning) */
+	if (b->batch > 1)
+		in[0] = zoo_op2(b, ERT_OP_Add, "cls_batch", zoo_fill(b, "cls_zeros", 3, cls_batch, 0.0f),
+				in[0]);
 	in[1] = x;
 	x = zoo_op(b, ERT_OP_Concat, "cls_concat", 2, in, NULL, &n);
 	if (x < 0 || !ert_node_set_attr_int(b->g, n, "axis", 1))

@@ -11,7 +11,7 @@
 #include "zoo.h"
 
 static const char usage[] =
-	"USAGE: edgert zoo NAME -o OUT.ert [--seed N] [--no-optimize]\n"
+	"USAGE: edgert zoo NAME -o OUT.ert [--seed N] [--batch N] [--no-optimize]\n"
 	"       edgert zoo --list\n"
 	"\n"
 	"Build a standard architecture in C with seeded random weights (He-scaled,\n"
@@ -21,6 +21,8 @@ static const char usage[] =
 	"OPTIONS:\n"
 	"  -o, --output FILE   .ert file to write (required)\n"
 	"  -s, --seed N        weight seed, 0..2^64-1 (default 0)\n"
+	"  -n, --batch N       images per run, 1..1024 (default 1): input Nx3x224x224,\n"
+	"                      logits Nx1000\n"
 	"      --no-optimize   write the graph as built (no activation fusion)\n"
 	"  -l, --list          list the architectures\n"
 	"  -h, --help          show this help\n"
@@ -50,6 +52,12 @@ const struct zoo_arch *zoo_find(const char *name)
 bool zoo_write_file(const char *cmd, const struct zoo_arch *arch, uint64_t seed, bool optimize,
 		    const char *path, uint32_t *n_nodes_out)
 {
+	return zoo_write_file_batch(cmd, arch, seed, 1, optimize, path, n_nodes_out);
+}
+
+bool zoo_write_file_batch(const char *cmd, const struct zoo_arch *arch, uint64_t seed,
+			  int64_t batch, bool optimize, const char *path, uint32_t *n_nodes_out)
+{
 	struct ert_write_options wopt = { 0 };
 	struct zoo_builder b;
 	struct ert_graph *g = NULL;
@@ -58,7 +66,10 @@ bool zoo_write_file(const char *cmd, const struct zoo_arch *arch, uint64_t seed,
 	bool ok = false;
 
 	cli_progress(cmd, "building graph", 0, 0);
-	if (!zoo_begin(&b, arch->opset, seed) || !arch->build(&b)) {
+	bool begun = zoo_begin(&b, arch->opset, seed);
+
+	b.batch = batch;
+	if (!begun || !arch->build(&b)) {
 		cli_progress_done();
 		cli_error(cmd, "failed to build %s: out of memory", arch->name);
 		goto cleanup;
@@ -96,6 +107,7 @@ struct zoo_opts {
 	const char *name;
 	const char *output;
 	uint64_t seed;
+	int64_t batch;
 	bool optimize;
 	bool list;
 };
@@ -105,20 +117,27 @@ static int parse_args(int argc, char **argv, struct zoo_opts *o)
 	static const struct option longopts[] = {
 		{ "output", required_argument, NULL, 'o' },
 		{ "seed", required_argument, NULL, 's' },
+		{ "batch", required_argument, NULL, 'n' },
 		{ "no-optimize", no_argument, NULL, 'O' },
 		{ "list", no_argument, NULL, 'l' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
+	long long v;
 	int c;
 
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":o:s:lh", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":o:s:n:lh", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'o': o->output = optarg; break;
 		case 's':
 			if (!cli_parse_u64("zoo", "--seed", optarg, &o->seed))
 				return 1;
+			break;
+		case 'n':
+			if (!cli_parse_int("zoo", "--batch", optarg, 1, 1024, &v))
+				return 1;
+			o->batch = v;
 			break;
 		case 'O': o->optimize = false; break;
 		case 'l': o->list = true; break;
@@ -140,7 +159,7 @@ static int parse_args(int argc, char **argv, struct zoo_opts *o)
 
 int ert_cmd_zoo(int argc, char **argv)
 {
-	struct zoo_opts o = { .optimize = true };
+	struct zoo_opts o = { .optimize = true, .batch = 1 };
 	const struct zoo_arch *arch;
 	uint32_t n_nodes = 0;
 	int ret;
@@ -156,9 +175,12 @@ int ert_cmd_zoo(int argc, char **argv)
 	arch = zoo_find(o.name);
 	if (!arch)
 		return cli_error("zoo", "unknown architecture '%s' (see 'edgert zoo --list')", o.name);
-	if (!zoo_write_file("zoo", arch, o.seed, o.optimize, o.output, &n_nodes))
+	if (!zoo_write_file_batch("zoo", arch, o.seed, o.batch, o.optimize, o.output, &n_nodes))
 		return 1;
-	printf("%s: %s, %u nodes, seed %llu\n", o.output, arch->name, n_nodes,
+	printf("%s: %s, %u nodes, seed %llu", o.output, arch->name, n_nodes,
 	       (unsigned long long)o.seed);
+	if (o.batch > 1)
+		printf(", batch %lld", (long long)o.batch);
+	printf("\n");
 	return 0;
 }

@@ -23,6 +23,7 @@ struct zoo_builder {
 	bool failed;          /* sticky: some step ran out of memory */
 	int32_t relu6_min, relu6_max; /* shared Clip bounds, created on first use */
 	uint32_t counter;     /* for unique node names */
+	int64_t batch;        /* the input's first dim (zoo_begin: 1) */
 };
 
 /* Start a graph with the default-domain @opset. False on out-of-memory. */
@@ -103,5 +104,8 @@ const struct zoo_arch *zoo_find(const char *name);
  */
 bool zoo_write_file(const char *cmd, const struct zoo_arch *arch, uint64_t seed, bool optimize,
 		    const char *path, uint32_t *n_nodes_out);
+/* The same with a batch of @batch images (1..1024): input Nx3x224x224, logits Nx1000. */
+bool zoo_write_file_batch(const char *cmd, const struct zoo_arch *arch, uint64_t seed,
+			  int64_t batch, bool optimize, const char *path, uint32_t *n_nodes_out);
 
 #endif /* ERT_ZOO_H */
