@@ -5,6 +5,7 @@
 
 #include "cli.h"
 #include "placement.h"
+#include "opencl/ocl-impl.h"
 #include "session/session-impl.h"
 
 struct visit {
@@ -96,5 +97,11 @@ bool cli_print_placement(const char *cmd, ert_model *model, ert_session *sess, F
 	if (v.fp16_ops || v.fp32_kept)
 		fprintf(out, "precision low: %u op%s in fp16, %u kept in fp32 by the fp16 guard\n",
 			v.fp16_ops, v.fp16_ops == 1 ? "" : "s", v.fp32_kept);
+	for (uint32_t i = 0; i < sess->n_backends; i++) {
+		const char *dev = ert_opencl_backend_device(sess->backends[i]);
+
+		if (dev)
+			fprintf(out, "opencl device: %s\n", dev);
+	}
 	return true;
 }
