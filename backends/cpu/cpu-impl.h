@@ -189,4 +189,16 @@ ert_status ert_cpu_eval_node_with(const struct ert_cpu_eval_opts *o, const struc
 				  uint32_t n_in, struct ert_value *out, uint32_t n_out,
 				  struct ert_err *err);
 
+/* Check that compute() got the workspace the kernel asked for. */
+static inline ert_status ert_cpu_ws_check(const struct ert_exec *x, size_t need,
+					  struct ert_err *err)
+{
+	if (need && (!x->workspace || x->workspace_size < need)) {
+		ert_err_set(err, "%s '%s': workspace of %zu bytes, %zu needed",
+			    ert_op_name(x->node->op), x->node->name, x->workspace_size, need);
+		return ERT_STATUS_INTERNAL;
+	}
+	return ERT_OK;
+}
+
 #endif /* ERT_CPU_IMPL_H */

@@ -20,16 +20,4 @@ ert_status ert_cpu_einsum_gemm(struct ert_cpu *cpu, struct ert_exec *x,
 			       const struct ert_einsum *e, bool *done);
 ert_status ert_cpu_einsum_compute(struct ert_cpu *cpu, struct ert_exec *x, struct ert_err *err);
 
-/* Check that compute() got the workspace the kernel asked for. */
-static inline ert_status ert_cpu_ws_check(const struct ert_exec *x, size_t need,
-					  struct ert_err *err)
-{
-	if (need && (!x->workspace || x->workspace_size < need)) {
-		ert_err_set(err, "%s '%s': workspace of %zu bytes, %zu needed",
-			    ert_op_name(x->node->op), x->node->name, x->workspace_size, need);
-		return ERT_STATUS_INTERNAL;
-	}
-	return ERT_OK;
-}
-
 #endif /* ERT_CPU_LINALG_KERNELS_H */

@@ -2,7 +2,7 @@
 /*
  * CPU reference kernels: DFT, STFT, the Hann/Hamming/Blackman windows and
  * MelWeightMatrix. Transforms run in double: a radix-2 FFT for power-of-two
- * lengths, a direct sum over a twiddle table otherwise.
+ * lengths, Bluestein's chirp transform (on radix-2 FFTs) otherwise.
  */
 #include <math.h>
 
@@ -29,61 +29,140 @@ static void twiddles(struct cplx *tw, int64_t n)
 	}
 }
 
-/*
- * In-place transform of @a (n values), forward or inverse (conjugate
- * twiddles, no scaling); @tmp holds n values for the direct sum.
- */
-static void transform(struct cplx *a, struct cplx *tmp, const struct cplx *tw, int64_t n,
-		      bool inverse)
+/* In-place radix-2 FFT of @a (n a power of two), forward or inverse (no scaling). */
+static void fft_pow2(struct cplx *a, const struct cplx *tw, int64_t n, bool inverse)
 {
 	double sgn = inverse ? -1.0 : 1.0;
 
-	if (is_pow2(n)) {
-		for (int64_t i = 1, j = 0; i < n; i++) {
-			int64_t bit = n >> 1;
+	for (int64_t i = 1, j = 0; i < n; i++) {
+		int64_t bit = n >> 1;
 
-			for (; j & bit; bit >>= 1)
-				j ^= bit;
+		for (; j & bit; bit >>= 1)
 			j ^= bit;
-			if (i < j) {
-				struct cplx t = a[i];
+		j ^= bit;
+		if (i < j) {
+			struct cplx t = a[i];
 
-				a[i] = a[j];
-				a[j] = t;
+			a[i] = a[j];
+			a[j] = t;
+		}
+	}
+	for (int64_t len = 2; len <= n; len <<= 1) {
+		int64_t step = n / len;
+
+		for (int64_t s = 0; s < n; s += len)
+			for (int64_t k = 0; k < len / 2; k++) {
+				struct cplx w = tw[k * step], u = a[s + k], v = a[s + k + len / 2];
+				double vr = v.re * w.re - sgn * v.im * w.im;
+				double vi = v.re * sgn * w.im + v.im * w.re;
+
+				a[s + k].re = u.re + vr;
+				a[s + k].im = u.im + vi;
+				a[s + k + len / 2].re = u.re - vr;
+				a[s + k + len / 2].im = u.im - vi;
 			}
-		}
-		for (int64_t len = 2; len <= n; len <<= 1) {
-			int64_t step = n / len;
+	}
+}
 
-			for (int64_t s = 0; s < n; s += len)
-				for (int64_t k = 0; k < len / 2; k++) {
-					struct cplx w = tw[k * step], u = a[s + k], v = a[s + k + len / 2];
-					double vr = v.re * w.re - sgn * v.im * w.im;
-					double vi = v.re * sgn * w.im + v.im * w.re;
+/*
+ * A transform of length n in O(n log n) for any n: a radix-2 FFT when n is a
+ * power of two, else Bluestein's: with the chirp c[k] = exp(-pi i k^2 / n),
+ * X[k] = c[k] sum_j (x[j] c[j]) conj(c[k - j]), a convolution done by FFTs of
+ * length m, the power of two >= 2n - 1. (A direct sum would take n^2 steps:
+ * a model asking for a DFT of a large odd length would hold the CPU for days.)
+ */
+struct fft {
+	int64_t n, m;
+	struct cplx *tw;      /* m twiddles of length m */
+	struct cplx *chirp;   /* n (Bluestein) */
+	struct cplx *bf;      /* m: the FFT of conj(c) laid out circularly (Bluestein) */
+	struct cplx *work;    /* m (Bluestein) */
+};
 
-					a[s + k].re = u.re + vr;
-					a[s + k].im = u.im + vi;
-					a[s + k + len / 2].re = u.re - vr;
-					a[s + k + len / 2].im = u.im - vi;
-				}
-		}
+static int64_t fft_len(int64_t n)
+{
+	int64_t m = 1;
+
+	if (is_pow2(n))
+		return n;
+	while (m < 2 * n - 1)
+		m <<= 1;
+	return m;
+}
+
+/* cplx values of work area fft_init() needs for length @n */
+static size_t fft_ws(int64_t n)
+{
+	int64_t m = fft_len(n);
+
+	return is_pow2(n) ? (size_t)n : 3 * (size_t)m + (size_t)n;
+}
+
+static void fft_init(struct fft *f, int64_t n, struct cplx *ws)
+{
+	f->n = n;
+	f->m = fft_len(n);
+	f->tw = ws;
+	twiddles(f->tw, f->m);
+	if (f->m == n)
+		return;
+	f->chirp = ws + f->m;
+	f->bf = f->chirp + n;
+	f->work = f->bf + f->m;
+	for (int64_t k = 0; k < n; k++) {
+		/* k^2 mod 2n keeps the angle small: k^2 < 2^62 for n < 2^31 */
+		double a = -M_PI * (double)((k * k) % (2 * n)) / (double)n;
+
+		f->chirp[k].re = cos(a);
+		f->chirp[k].im = sin(a);
+	}
+	for (int64_t k = 0; k < f->m; k++)
+		f->bf[k].re = f->bf[k].im = 0;
+	for (int64_t k = 0; k < n; k++) {
+		struct cplx c = { f->chirp[k].re, -f->chirp[k].im };
+
+		f->bf[k] = c;
+		if (k)
+			f->bf[f->m - k] = c;
+	}
+	fft_pow2(f->bf, f->tw, f->m, false);
+}
+
+/* In-place transform of @a (n values), forward or inverse (no scaling). */
+static void transform(const struct fft *f, struct cplx *a, bool inverse)
+{
+	int64_t n = f->n, m = f->m;
+	struct cplx *w = f->work;
+	double sgn = inverse ? -1.0 : 1.0;   /* inverse: conj(F(conj(a))) */
+
+	if (m == n) {
+		fft_pow2(a, f->tw, n, inverse);
 		return;
 	}
 	for (int64_t k = 0; k < n; k++) {
-		double re = 0, im = 0;
+		struct cplx x = { a[k].re, sgn * a[k].im }, c = f->chirp[k];
 
-		for (int64_t j = 0; j < n; j++) {
-			/* j * k < n^2 <= 2^48: no overflow */
-			struct cplx w = tw[(j * k) % n];
-
-			re += a[j].re * w.re - a[j].im * sgn * w.im;
-			im += a[j].re * sgn * w.im + a[j].im * w.re;
-		}
-		tmp[k].re = re;
-		tmp[k].im = im;
+		w[k].re = x.re * c.re - x.im * c.im;
+		w[k].im = x.re * c.im + x.im * c.re;
 	}
-	for (int64_t k = 0; k < n; k++)
-		a[k] = tmp[k];
+	for (int64_t k = n; k < m; k++)
+		w[k].re = w[k].im = 0;
+	fft_pow2(w, f->tw, m, false);
+	for (int64_t k = 0; k < m; k++) {
+		struct cplx x = w[k], b = f->bf[k];
+
+		w[k].re = x.re * b.re - x.im * b.im;
+		w[k].im = x.re * b.im + x.im * b.re;
+	}
+	fft_pow2(w, f->tw, m, true);
+	for (int64_t k = 0; k < n; k++) {
+		struct cplx x = w[k], c = f->chirp[k];
+		double re = (x.re * c.re - x.im * c.im) / (double)m;
+		double im = (x.re * c.im + x.im * c.re) / (double)m;
+
+		a[k].re = re;
+		a[k].im = sgn * im;
+	}
 }
 
 static size_t dft_workspace(const struct ert_exec *x)
@@ -93,7 +172,7 @@ static size_t dft_workspace(const struct ert_exec *x)
 
 	if (ert_dft_params(x->node, (const struct ert_value *const *)x->in, x->n_in, &p, &e))
 		return 0;
-	return 3 * (size_t)p.n * sizeof(struct cplx);
+	return ((size_t)p.n + fft_ws(p.n)) * sizeof(struct cplx);
 }
 
 static ert_status dft_compute(struct ert_cpu *cpu, struct ert_exec *x, struct ert_err *err)
@@ -104,19 +183,22 @@ static ert_status dft_compute(struct ert_cpu *cpu, struct ert_exec *x, struct er
 	ert_status st = ert_dft_params(x->node, (const struct ert_value *const *)x->in, x->n_in, &p,
 				       err);
 
+	if (st == ERT_OK)
+		st = ert_cpu_ws_check(x, dft_workspace(x), err);
 	if (st != ERT_OK)
 		return st;
 	int64_t n = p.n, m = in->dims[p.axis], outer = 1, inner = 1;
 	int64_t cin = in->dims[in->rank - 1], cout = out->dims[out->rank - 1];
 	int64_t m_out = out->dims[p.axis];
-	struct cplx *tw = x->workspace, *a = tw + n, *tmp = a + n;
+	struct cplx *a = x->workspace;
+	struct fft f;
 	bool irfft = p.inverse && p.onesided;
 
 	for (int32_t d = 0; d < p.axis; d++)
 		outer *= in->dims[d];
 	for (int32_t d = p.axis + 1; d < in->rank - 1; d++)
 		inner *= in->dims[d];
-	twiddles(tw, n);
+	fft_init(&f, n, a + n);
 	for (int64_t o = 0; o < outer; o++) {
 		for (int64_t i = 0; i < inner; i++) {
 			int64_t keep = irfft ? n / 2 + 1 : n;
@@ -136,7 +218,7 @@ static ert_status dft_compute(struct ert_cpu *cpu, struct ert_exec *x, struct er
 					a[k].im = -a[n - k].im;
 				}
 			}
-			transform(a, tmp, tw, n, p.inverse);
+			transform(&f, a, p.inverse);
 			for (int64_t k = 0; k < m_out; k++) {
 				int64_t e = ((o * m_out + k) * inner + i) * cout;
 				double s = p.inverse ? 1.0 / (double)n : 1.0;
@@ -157,7 +239,7 @@ static size_t stft_workspace(const struct ert_exec *x)
 
 	if (ert_stft_params(x->node, (const struct ert_value *const *)x->in, x->n_in, &p, &e))
 		return 0;
-	return 3 * (size_t)p.length * sizeof(struct cplx);
+	return ((size_t)p.length + fft_ws(p.length)) * sizeof(struct cplx);
 }
 
 static ert_status stft_compute(struct ert_cpu *cpu, struct ert_exec *x, struct ert_err *err)
@@ -168,12 +250,15 @@ static ert_status stft_compute(struct ert_cpu *cpu, struct ert_exec *x, struct e
 	ert_status st = ert_stft_params(x->node, (const struct ert_value *const *)x->in, x->n_in, &p,
 					err);
 
+	if (st == ERT_OK)
+		st = ert_cpu_ws_check(x, stft_workspace(x), err);
 	if (st != ERT_OK)
 		return st;
 	int64_t len = sig->dims[1], c = sig->dims[2], l = p.length;
-	struct cplx *tw = x->workspace, *a = tw + l, *tmp = a + l;
+	struct cplx *a = x->workspace;
+	struct fft ft;
 
-	twiddles(tw, l);
+	fft_init(&ft, l, a + l);
 	for (int64_t b = 0; b < sig->dims[0]; b++) {
 		for (int64_t f = 0; f < p.frames; f++) {
 			for (int64_t t = 0; t < l; t++) {
@@ -183,7 +268,7 @@ static ert_status stft_compute(struct ert_cpu *cpu, struct ert_exec *x, struct e
 				a[t].re = ert_value_get_float(sig, e) * w;
 				a[t].im = c == 2 ? ert_value_get_float(sig, e + 1) * w : 0;
 			}
-			transform(a, tmp, tw, l, false);
+			transform(&ft, a, false);
 			for (int64_t k = 0; k < p.bins; k++) {
 				int64_t e = ((b * p.frames + f) * p.bins + k) * 2;
 
