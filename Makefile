@@ -205,7 +205,7 @@ bench: tools
 	$(BUILD)/edgert bench --suite $(BENCH_ARGS)
 
 clean:
-	rm -rf build build-san build-fuzz build-clang
+	rm -rf build build-san build-fuzz build-clang build-noprobes
 
 # Parts of the tree with a build of their own (kernel module, selftests, fuzzers)
 # hook in here.

@@ -176,7 +176,11 @@ expect_trace_error() {
 "$E" trace "$T/mnv2.ert" >"$T/out" 2>"$T/err"
 if [ $? -eq 1 ] && grep -q "missing -o FILE" "$T/err"; then ok "trace without -o refused"; else
 	bad "trace without -o: $(cat "$T/err")"; fi
-if "$E" trace --help | grep -q "CAP_BPF"; then ok "trace --help"; else bad "trace --help"; fi
+if "$E" trace --help | grep -q "CAP_BPF" && "$E" trace --help | grep -q "^EXAMPLES"; then
+	ok "trace --help"; else bad "trace --help"; fi
+"$E" trace "$T/mnv2.ert" -o "$T/tr.json" --loops 0 >"$T/out" 2>"$T/err"
+if [ $? -eq 1 ] && grep -q -- "--loops must be 1..1000, got '0'" "$T/err" && [ ! -e "$T/tr.json" ]; then
+	ok "trace --loops 0 refused"; else bad "trace --loops 0: $(cat "$T/err")"; fi
 if "$E" trace "$T/mnv2.ert" -o "$T/tr.json" --warmup 0 2>&1 | grep -q "built without the BPF tracer"; then
 	# a build without clang/bpftool/libbpf/BTF (mk/bpf.mk): the one message, nothing traced
 	expect_trace_error "not built" "built without the BPF tracer" "$E" trace "$T/mnv2.ert" -o "$T/tr.json"
@@ -191,6 +195,16 @@ else
 			setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all \
 			"$E" trace "$T/mnv2.ert" -o "$T/tr.json"
 		chmod 700 "$T"
+	fi
+	# a model that is not there: the session's error, after the tracer loaded
+	if [ "$(id -u)" -eq 0 ]; then
+		"$E" trace "$T/none.ert" -o "$T/tr.json" >"$T/out" 2>"$T/err"
+		if [ $? -eq 1 ] && grep -q "cannot open '$T/none.ert'\|needs root\|failed to load" "$T/err" &&
+		   [ ! -e "$T/tr.json" ]; then
+			ok "trace of a missing model: '$(cat "$T/err")'"
+		else
+			bad "trace of a missing model: $(cat "$T/err")"
+		fi
 	fi
 	# the real thing, where this machine lets us load BPF (root, BTF)
 	rm -f "$T/tr.json"
