@@ -32,6 +32,17 @@ enum ert_op {
 const char *ert_op_name(enum ert_op op);
 /* Look an ONNX op type up; ERT_OP_COUNT when unknown. */
 enum ert_op ert_op_from_name(const char *name);
+
+/* The newest opset of ONNX's default domain edgert knows (ert-ops-opset.def). */
+#define ERT_ONNX_OPSET_MAX 22
+
+/* The opsets of @domain ("" ONNX's default, "com.microsoft") in which an op is read. */
+struct ert_op_opset {
+	const char *domain;
+	int64_t since, until;   /* until resolved: ERT_ONNX_OPSET_MAX when the op is current */
+};
+/* @op's range from ert-ops-opset.def, or NULL for edgert's own ops (QLinearLookup). */
+const struct ert_op_opset *ert_op_opset(enum ert_op op);
 /*
  * Bit i set: input i is read for its *value* by shape inference (Reshape's shape,
  * Slice's starts, ...), so the planner must know it at plan time.

@@ -126,6 +126,11 @@ ert_status ert_npu_wrap(struct ert_npu *npu, void *p, size_t nbytes, struct npu_
 
 /* ---- npu-lower.c ---- */
 
+/*
+ * The op types the NPU has a lowering for, whatever the node (edgert ops):
+ * ert_npu_supports() then decides per node (int8 only, its limits).
+ */
+bool ert_npu_claims_op(enum ert_op op);
 /* May the NPU run @x? int8 ops with ert.requant = 1 and plain int8 movement. */
 bool ert_npu_supports(struct ert_npu *npu, const struct ert_exec *x);
 /* Lower @x into x->state (struct npu_op). */

@@ -412,6 +412,17 @@ static bool movement_supported(const struct ert_exec *x)
 	}
 }
 
+bool nl_move_op(enum ert_op op)
+{
+	switch (op) {
+	case ERT_OP_DequantizeLinear: case ERT_OP_QLinearLookup: case ERT_OP_Transpose:
+	case ERT_OP_Concat: case ERT_OP_Slice: case ERT_OP_Pad:
+		return true;
+	default:
+		return is_view(op);
+	}
+}
+
 bool nl_move_supports(const struct ert_exec *x)
 {
 	switch (x->node->op) {

@@ -349,6 +349,11 @@ bool ert_npu_supports(struct ert_npu *npu, const struct ert_exec *x)
 	return nl_move_supports(x);
 }
 
+bool ert_npu_claims_op(enum ert_op op)
+{
+	return nl_compute_op(op) || nl_move_op(op);
+}
+
 ert_status ert_npu_lower(struct ert_npu *npu, struct ert_exec *x, struct ert_err *err)
 {
 	struct npu_op *op = calloc(1, sizeof(*op));

@@ -98,6 +98,7 @@ bool nl_compute_op(enum ert_op op);
 bool nl_compute_supports(const struct ert_exec *x, uint64_t limit);
 ert_status nl_compute_lower(struct lower *l);
 /* Everything else the NPU runs: byte moves, DequantizeLinear, QLinearLookup. */
+bool nl_move_op(enum ert_op op);
 bool nl_move_supports(const struct ert_exec *x);
 ert_status nl_move_lower(struct lower *l);
 

@@ -154,10 +154,17 @@ static ert_status import_opset(struct importer *im, const Onnx__ModelProto *m)
 
 		if (!is_default_domain(o->domain))
 			continue;
-		if (!o->has_version || o->version < 1 || o->version > 1000) {
+		if (!o->has_version || o->version < 1) {
 			ert_err_set(im->err, "model imports opset version %lld of the default domain",
 				    (long long)o->version);
 			return ERT_STATUS_INVALID_MODEL;
+		}
+		/* a newer opset may have changed any op: edgert cannot know how */
+		if (o->version > ERT_ONNX_OPSET_MAX) {
+			ert_err_set(im->err, "model imports opset %lld of the default domain; edgert "
+				    "reads opsets 1 to %d (edgert ops lists each op's range)",
+				    (long long)o->version, ERT_ONNX_OPSET_MAX);
+			return ERT_STATUS_UNSUPPORTED;
 		}
 		im->g->opset = o->version;
 	}
@@ -534,11 +541,34 @@ static ert_status add_implicit_inputs(struct importer *im, int32_t ni)
 	return ERT_OK;
 }
 
+/* A default-domain op read outside its opset range (ert-ops-opset.def) is refused. */
+static ert_status check_opset(struct importer *im, enum ert_op op, const char *type,
+			      const char *name)
+{
+	const struct ert_op_opset *r = ert_op_opset(op);
+
+	if (!r)
+		return ERT_OK; /* unknown or edgert's own: refused below with their own messages */
+	if (im->g->opset < r->since) {
+		ert_err_set(im->err, "op '%s' (node '%s') exists from opset %lld; the model imports "
+			    "opset %lld", type, name, (long long)r->since, (long long)im->g->opset);
+		return ERT_STATUS_INVALID_MODEL;
+	}
+	if (im->g->opset > r->until) {
+		ert_err_set(im->err, "unsupported op '%s' (node '%s'): ONNX deprecated it after opset "
+			    "%lld; the model imports opset %lld", type, name, (long long)r->until,
+			    (long long)im->g->opset);
+		return ERT_STATUS_UNSUPPORTED;
+	}
+	return ERT_OK;
+}
+
 static ert_status import_node(struct importer *im, const Onnx__NodeProto *np, int32_t *io)
 {
 	const char *type = str_or_empty(np->op_type);
 	const char *name = str_or_empty(np->name);
 	enum ert_op op;
+	ert_status st;
 	int32_t ni;
 
 	if (!is_default_domain(np->domain) &&
@@ -551,9 +581,11 @@ static ert_status import_node(struct importer *im, const Onnx__NodeProto *np, in
 			    "com.microsoft domain", type, name, type);
 		return ERT_STATUS_UNSUPPORTED;
 	}
-	if (strcmp(type, "Constant") == 0)
-		return import_constant(im, np);
 	op = ert_op_from_name(type);
+	if (is_default_domain(np->domain) && (st = check_opset(im, op, type, name)) != ERT_OK)
+		return st;
+	if (op == ERT_OP_Constant)
+		return import_constant(im, np);
 	if (op == ERT_OP_QLinearLookup) {
 		ert_err_set(im->err, "unsupported op '%s' (node '%s'): edgert's own op, not an ONNX one",
 			    type, name);
@@ -584,8 +616,7 @@ static ert_status import_node(struct importer *im, const Onnx__NodeProto *np, in
 	if (ni < 0)
 		return oom(im, "nodes");
 	for (size_t k = 0; k < np->n_attribute; k++) {
-		ert_status st = import_attr(im, ni, np->attribute[k]);
-
+		st = import_attr(im, ni, np->attribute[k]);
 		if (st != ERT_OK)
 			return st;
 	}

@@ -77,7 +77,7 @@ expect_ok "edgert --version" "$E" --version
 expect_out "edgert --version" "edgert [0-9]"
 expect_fail "edgert (no command)" "missing command" "$E"
 expect_fail "unknown command" "unknown command 'frobnicate'" "$E" frobnicate
-for cmd in convert info run bench profile zoo conform quantize; do
+for cmd in convert info run bench profile zoo conform quantize ops; do
 	expect_ok "$cmd --help" "$E" "$cmd" --help
 	if grep -qi "usage" "$T/out" && grep -qi "examples" "$T/out"; then ok; else
 		bad "$cmd --help lacks USAGE or EXAMPLES"; fi
@@ -349,6 +349,40 @@ else
 	skip=$((skip + 13))
 fi
 # a real architecture: the same MACs as torchvision's ResNet-50, and quantised weights run
+# edgert ops: the op table (no model, no device needed)
+expect_ok "ops" "$E" ops
+expect_out "ops header" "^OP  *DOMAIN  *OPSETS  *BACKENDS"
+expect_out "ops Conv" "^Conv  *ai.onnx  *1-[0-9]*  *cpu opencl$"
+expect_out "ops DFT" "^DFT  *ai.onnx  *17-[0-9]*  *cpu$"
+expect_out "ops Upsample deprecated after 9" "^Upsample  *ai.onnx  *7-9  *cpu$"
+expect_out "ops QGemm com.microsoft" "^QGemm  *com.microsoft  *1-1  *cpu npu$"
+expect_out "ops summary" "^[0-9]* ops (cpu [0-9]*, opencl [0-9]*, npu [0-9]*)"
+if grep -q "QLinearLookup" "$T/out"; then bad "ops lists edgert's own QLinearLookup"; else ok; fi
+expect_ok "ops --backend npu" "$E" ops --backend npu
+if grep -v "^OP " "$T/out" | grep -v " ops (" | grep -qv " npu$"; then
+	bad "ops --backend npu lists an op the NPU does not claim"
+else
+	ok
+fi
+expect_ok "ops --json" "$E" ops --json
+expect_out "ops --json DFT" '"op": "DFT", "domain": "ai.onnx", "since": 17, "until": [0-9]*, "backends": \["cpu"\]'
+if command -v python3 >/dev/null 2>&1; then
+	python3 -c 'import json, sys
+d = json.load(open(sys.argv[1]))
+ops = {o["op"]: o for o in d["ops"]}
+assert d["count"] == len(d["ops"]) > 100, d["count"]
+assert ops["Relu"]["backends"][0] == "cpu" and ops["Relu"]["since"] == 1
+assert ops["Reshape"]["since"] == 5 and ops["Scatter"]["until"] == 10
+assert all(o["until"] <= d["opset_max"] for o in d["ops"])
+' "$T/out" 2>"$T/err" && ok || bad "ops --json does not parse or lacks rows: $(head -n 3 "$T/err")"
+else
+	echo "skip: no python3 to parse ops --json"
+	skip=$((skip + 1))
+fi
+expect_fail "ops bad flag" "unknown option '--bogus'" "$E" ops --bogus
+expect_fail "ops bad backend" "must be cpu, opencl or npu" "$E" ops --backend gpu
+expect_fail "ops extra argument" "unexpected argument 'x'" "$E" ops x
+
 r50="$ERT_CONFORMANCE/light/test_resnet50"
 sq="$ERT_CONFORMANCE/light/test_squeezenet"
 if [ -f "$r50/model.onnx" ] && [ -f "$sq/model.onnx" ]; then

@@ -589,6 +589,63 @@ ERT_TEST(bad_models)
 }
 
 /* Bytes that are not a model, truncated models, and deeply nested graphs. */
+/* x[4] -> @op -> y, in a model importing @opset */
+static Onnx__ModelProto *one_op_model(struct mb *b, int64_t opset, const char *op)
+{
+	Onnx__ModelProto *m = mk_model(b, opset);
+
+	add_input(b, m, "x", ERT_DTYPE_FLOAT32, 1, (int64_t[]){ 4 });
+	add_node(b, m, op, "n0", IO("x", NULL, "y", NULL));
+	add_output(b, m, "y", ERT_DTYPE_FLOAT32, 1, (int64_t[]){ 4 });
+	return m;
+}
+
+/*
+ * ert-ops-opset.def: every ONNX op of ert-ops.def has a range, and the
+ * importer refuses a node outside its op's range and an opset newer than
+ * edgert knows, each with a message naming the numbers.
+ */
+ERT_TEST(opset_ranges)
+{
+	struct mb b = { .n = 0 };
+	struct ert_graph *g = NULL;
+	struct ert_err err = { "" };
+
+	for (int op = 0; op < ERT_OP_COUNT; op++) {
+		const struct ert_op_opset *r = ert_op_opset((enum ert_op)op);
+
+		if (op == ERT_OP_QLinearLookup) {
+			CHECK(r == NULL);
+			continue;
+		}
+		if (!r) {
+			fprintf(stderr, "%s has no line in ert-ops-opset.def\n", ert_op_name(op));
+			CHECK(r != NULL);
+			continue;
+		}
+		CHECK(r->since >= 1 && r->since <= r->until && r->until <= ERT_ONNX_OPSET_MAX);
+	}
+	CHECK_EQ_INT(ert_op_opset(ERT_OP_DFT)->since, 17);
+	CHECK_EQ_INT(ert_op_opset(ERT_OP_Upsample)->until, 9);
+	CHECK(strcmp(ert_op_opset(ERT_OP_QGemm)->domain, "com.microsoft") == 0);
+	/* Relu exists from opset 1, Gelu from 20, HardSwish from 14 */
+	CHECK_EQ_INT(import_model(one_op_model(&b, 13, "Relu"), NULL, false, &g, &err), ERT_OK);
+	ert_graph_destroy(g);
+	g = NULL;
+	CHECK_EQ_INT(import_model(one_op_model(&b, ERT_ONNX_OPSET_MAX, "Gelu"), NULL, false, &g, &err),
+		     ERT_OK);
+	ert_graph_destroy(g);
+	expect_fail(ert_test_failed_, one_op_model(&b, 13, "Gelu"), ERT_STATUS_INVALID_MODEL,
+		    "op 'Gelu' (node 'n0') exists from opset 20; the model imports opset 13");
+	expect_fail(ert_test_failed_, one_op_model(&b, 13, "HardSwish"), ERT_STATUS_INVALID_MODEL,
+		    "exists from opset 14");
+	expect_fail(ert_test_failed_, one_op_model(&b, 11, "Upsample"), ERT_STATUS_UNSUPPORTED,
+		    "ONNX deprecated it after opset 9; the model imports opset 11");
+	expect_fail(ert_test_failed_, one_op_model(&b, ERT_ONNX_OPSET_MAX + 1, "Relu"),
+		    ERT_STATUS_UNSUPPORTED, "edgert reads opsets 1 to");
+	mb_free(&b);
+}
+
 ERT_TEST(bad_bytes)
 {
 	struct mb b = { .n = 0 };
@@ -812,5 +869,5 @@ ERT_TEST(tensor_file)
 
 ERT_TEST_MAIN(ERT_TEST_ENTRY(conv_relu), ERT_TEST_ENTRY(contrib_domain),
 	      ERT_TEST_ENTRY(initializer_dtypes),
-	      ERT_TEST_ENTRY(constants), ERT_TEST_ENTRY(bad_models), ERT_TEST_ENTRY(bad_bytes),
+	      ERT_TEST_ENTRY(constants), ERT_TEST_ENTRY(bad_models), ERT_TEST_ENTRY(bad_bytes), ERT_TEST_ENTRY(opset_ranges),
 	      ERT_TEST_ENTRY(external_data), ERT_TEST_ENTRY(tensor_file))

@@ -18,5 +18,6 @@ int ert_cmd_conform(int argc, char **argv); /* conform.c */
 int ert_cmd_quantize(int argc, char **argv); /* quantize*.c */
 int ert_cmd_diff(int argc, char **argv);     /* diff.c */
 int ert_cmd_trace(int argc, char **argv);    /* trace.c */
+int ert_cmd_ops(int argc, char **argv);      /* ops.c */
 
 #endif /* ERT_COMMANDS_H */

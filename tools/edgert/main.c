@@ -23,6 +23,7 @@ static const struct command commands[] = {
 	{ "diff", ert_cmd_diff, "compare a backend with the CPU op by op" },
 	{ "quantize", ert_cmd_quantize, "post-training int8 quantisation with calibration" },
 	{ "conform", ert_cmd_conform, "run ONNX backend test cases with ONNX's tolerances" },
+	{ "ops", ert_cmd_ops, "list the ONNX ops edgert reads: opset ranges, backends" },
 	{ "trace", ert_cmd_trace, "timeline of a run across the runtime and the driver (BPF)" },
 	{ "zoo", ert_cmd_zoo, "build a standard architecture with random weights" },
 };
