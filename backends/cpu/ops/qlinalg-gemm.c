@@ -364,7 +364,7 @@ static void im2col_tile(uint8_t *dst, const uint8_t *xg, const struct iconv_job 
 /* The rows of one lane's tile: image n, group gi, pixels from p0, rows from m0 of the group. */
 struct conv_rows {
 	const struct qconv *c;
-	int64_t n, gi, p0, m0;
+	int64_t n, gi, p0, m0, nc;
 	const int32_t *rsum;      /* per row of the tile */
 	const int32_t *cs;        /* per column of the tile, or NULL */
 	struct ert_qgemm_epi e;   /* the output stage, its row terms set per row */
@@ -385,12 +385,22 @@ static void conv_finish(void *ctx, int64_t i, const int32_t *raw, int64_t j0, in
 	e->mult1 = c->mult[m];
 	e->shift1 = c->shift[m];
 	e->f1 = j->chans ? j->chans[m].f : 0.0;
-	int64_t at = (r->n * j->m + m) * j->out_sp + r->p0 + j0;
+	c->k->epi(raw, w, e,
+		  (uint8_t *)j->y->data +
+			  ((r->n * j->m + m) * j->out_sp + r->p0 + j0) * (size_t)c->osz);
+	/*
+	 * The fused residual's row of the tile, which qconv_item() reads once
+	 * every panel is done: a few lines from another plane each, which the
+	 * hardware prefetchers do not see coming; fetched into L2 while the
+	 * other panels are computed.
+	 */
+	if (j->res && j0 == 0) {
+		const char *rp = (const char *)j->r->data + (r->n * j->m + m) * j->out_sp + r->p0;
 
-	c->k->epi(raw, w, e, (uint8_t *)j->y->data + at * c->osz);
-	/* the fused QLinearAdd while the row is in L1 */
-	if (j->res)
-		ert_qconv_residual(j, at, w);
+		for (int64_t o = 0; o < r->nc; o += 64)
+			_mm_prefetch(rp + o, _MM_HINT_T1);
+		_mm_prefetch(rp + r->nc - 1, _MM_HINT_T1);
+	}
 }
 
 static void qconv_item(const void *arg, int64_t it, uint32_t *slot)
@@ -431,7 +441,8 @@ static void qconv_item(const void *arg, int64_t it, uint32_t *slot)
 	const int64_t step = c->w_packed ? C_ROWS : c->arows;
 	struct tile t = { .k = k, .K4 = K4, .nc = nc, .b = bp, .a_blk = blk,
 			  .c = (int32_t *)(ws + c->lay.c) };
-	struct conv_rows cr = { .c = c, .n = n, .gi = gi, .p0 = p0, .cs = cs, .e = c->base };
+	struct conv_rows cr = { .c = c, .n = n, .gi = gi, .p0 = p0, .nc = nc, .cs = cs,
+				.e = c->base };
 
 	for (int64_t i0 = m_lo; i0 < m_hi; i0 += step) {
 		int64_t rows = min64(step, m_hi - i0);
@@ -454,6 +465,9 @@ static void qconv_item(const void *arg, int64_t it, uint32_t *slot)
 		}
 		cr.m0 = i0;
 		run_tile(&t, rows, conv_finish, &cr);
+		/* the fused QLinearAdd over the tile's rows while they are in cache */
+		for (int64_t i = 0; j->res && i < rows; i++)
+			ert_qconv_residual(j, (n * j->m + gi * j->m_g + i0 + i) * j->out_sp + p0, nc);
 	}
 }
 
