@@ -176,7 +176,8 @@ void ert_graph_destroy(struct ert_graph *g)
 	if (g->names)
 		free(g->names->slots);
 	free(g->names);
-	ert_arena_destroy(g->arena);
+	if (!g->parent)
+		ert_arena_destroy(g->arena);
 	free(g);
 }
 
@@ -450,9 +451,16 @@ struct ert_graph *ert_graph_add_subgraph(struct ert_graph *g)
 
 	if (!grow((void **)&g->subs, &g->cap_subs, g->n_subs + 1, sizeof(*g->subs)))
 		return NULL;
-	sub = ert_graph_create();
-	if (!sub)
+	/* strings and attributes go to the main graph's arena: subgraphs are small */
+	sub = calloc(1, sizeof(*sub));
+	if (sub)
+		sub->names = calloc(1, sizeof(*sub->names));
+	if (!sub || !sub->names) {
+		free(sub);
 		return NULL;
+	}
+	sub->arena = g->arena;
+	sub->producer = "";
 	sub->parent = g;
 	sub->opset = g->opset;
 	sub->ir_version = g->ir_version;
@@ -801,6 +809,7 @@ static ert_status validate_subgraphs(const struct ert_graph *g, const struct ert
 {
 	uint64_t implicit = 0;
 	uint32_t next;
+	ert_status st;
 
 	for (uint32_t a = 0; a < n->n_attrs; a++) {
 		const struct ert_attr *at = &n->attrs[a];
@@ -829,12 +838,15 @@ static ert_status validate_subgraphs(const struct ert_graph *g, const struct ert
 			    ert_op_name(n->op), n->name, n->n_inputs, (unsigned long long)implicit);
 		return ERT_STATUS_INVALID_MODEL;
 	}
+	/* the op's own structure first: it says what is wrong in the op's terms */
+	st = ert_op_check_subgraphs(n, err);
+	if (st != ERT_OK)
+		return st;
 	next = n->n_inputs - (uint32_t)implicit;
 	for (uint32_t a = 0; a < n->n_attrs; a++) {
 		const struct ert_attr *at = &n->attrs[a];
 		const struct ert_graph *sub = at->graph;
 		struct ert_err sub_err = { { 0 } };
-		ert_status st;
 
 		if (at->type != ERT_ATTR_GRAPH)
 			continue;
@@ -864,7 +876,7 @@ static ert_status validate_subgraphs(const struct ert_graph *g, const struct ert
 			}
 		}
 	}
-	return ert_op_check_subgraphs(n, err);
+	return ERT_OK;
 }
 
 ert_status ert_graph_validate(const struct ert_graph *g, struct ert_err *err)

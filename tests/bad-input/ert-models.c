@@ -5,6 +5,7 @@
 
 #include "bad-input.h"
 #include "format/ert-format.h"
+#include "../unit/ert-test-control.h"
 
 static float *rand_floats(int64_t n, uint64_t seed)
 {
@@ -214,6 +215,15 @@ int bi_ert_images(struct bi_image *out, int max)
 	n = add_image(out, n, max, "ert mlp fp16", mlp, &fp16);
 	n = add_image(out, n, max, "ert conv int8", conv, &q8);
 	n = add_image(out, n, max, "ert conv int4", conv, &q4);
+	/* subgraphs: If and a Loop whose body holds an If, captures two levels deep; Scan */
+	struct ert_graph *cf = ct_build_if_loop(), *scan = ct_build_scan();
+	struct ert_err err;
+
+	if (cf && ert_graph_toposort(cf, &err) == ERT_OK)
+		n = add_image(out, n, max, "ert control flow", cf, NULL);
+	n = add_image(out, n, max, "ert scan", scan, NULL);
+	ert_graph_destroy(cf);
+	ert_graph_destroy(scan);
 	ert_graph_destroy(mlp);
 	ert_graph_destroy(conv);
 	ert_graph_destroy(quant);

@@ -171,12 +171,12 @@ static uint8_t *read_file(const char *path, size_t *size)
 
 static void ert_sources(struct bi_run *run)
 {
-	struct bi_image imgs[8];
-	int n = bi_ert_images(imgs, 8);
+	struct bi_image imgs[10];
+	int n = bi_ert_images(imgs, 10);
 	struct bi_group grp;
 
 	bi_group_begin(&grp, run, "valid .ert images");
-	bi_check(&grp, n == 6, "%d of 6 images written", n);
+	bi_check(&grp, n == 8, "%d of 8 images written", n);
 	for (int i = 0; i < n; i++) {
 		char msg[600] = "";
 
@@ -289,8 +289,8 @@ static void onnx_sources(struct bi_run *run, const char *root)
 
 static int write_seeds(const char *dir)
 {
-	struct bi_image imgs[8];
-	int n = bi_ert_images(imgs, 8), bad = 0;
+	struct bi_image imgs[10];
+	int n = bi_ert_images(imgs, 10), bad = 0;
 
 	for (int i = 0; i < n; i++) {
 		char path[1024];

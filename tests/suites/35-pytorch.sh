@@ -82,5 +82,38 @@ else
 	echo "FAIL $m: export"
 	f=$((f + 1))
 fi
+
+# A torch.jit.script model with an If and a Loop on tensor values
+# (tests/pytorch/control.py, docs/control-flow.md): converted once, run on
+# inputs that take each branch with different trip counts, matched against
+# PyTorch.
+m=control_flow
+d="$out/$m"
+if { [ -f "$d/else/expected.npy" ] && [ ! "$here/control.py" -nt "$d/else/expected.npy" ]; } ||
+	"$py" "$here/control.py" export "$d" >"$out/$m.export.log" 2>&1; then
+	if ! "$edgert" convert "$d/model.onnx" -o "$d/model.ert" >"$d/convert.log" 2>&1; then
+		echo "FAIL $m: convert: $(tail -n 1 "$d/convert.log")"
+		f=$((f + 1))
+	else
+		for c in then else; do
+			rm -rf "$d/$c/result"
+			if ! "$edgert" run "$d/model.ert" -i x="$d/$c/x.npy" -i n="$d/$c/n.npy" \
+				-o "$d/$c/result" --threads 2 >"$d/$c/run.log" 2>&1; then
+				echo "FAIL $m ($c branch): run: $(tail -n 1 "$d/$c/run.log")"
+				f=$((f + 1))
+			elif res=$("$py" "$here/control.py" compare "$d/$c/result/y.npy" "$d/$c/expected.npy"); then
+				echo "ok   $m ($c branch): $res"
+				p=$((p + 1))
+			else
+				echo "FAIL $m ($c branch): $res"
+				f=$((f + 1))
+			fi
+		done
+	fi
+else
+	tail -n 5 "$out/$m.export.log"
+	echo "FAIL $m: export"
+	f=$((f + 1))
+fi
 echo "pytorch: $p passed, $f failed"
 [ "$f" -eq 0 ]

@@ -4,8 +4,10 @@
  * ModelProto (protobuf-c, ONNX's own schema), so a test can feed the same model
  * to the ONNX importer and to the .ert loader. Covers what test graphs hold:
  * graph inputs with static shapes, constants as initializers (raw_data),
- * INT/INTS/FLOAT/FLOATS/STRING attributes and constant TENSOR attributes; the
- * node of onnxruntime's int8 ops goes to the com.microsoft domain.
+ * INT/INTS/FLOAT/FLOATS/STRING attributes, constant TENSOR attributes and
+ * GRAPH attributes (subgraphs: their captures are referred to by name, as
+ * ONNX does, so a node's implicit inputs are left out); the node of
+ * onnxruntime's int8 ops goes to the com.microsoft domain.
  */
 #ifndef ERT_TEST_ONNX_WRITE_H
 #define ERT_TEST_ONNX_WRITE_H
@@ -127,6 +129,8 @@ static inline bool ow_contrib(enum ert_op op)
 	       op == ERT_OP_QLinearAveragePool || op == ERT_OP_QLinearGlobalAveragePool;
 }
 
+static inline Onnx__GraphProto *ow_graph(struct ow_pool *p, const struct ert_graph *g);
+
 static inline Onnx__AttributeProto *ow_attr(struct ow_pool *p, const struct ert_graph *g,
 					    const struct ert_attr *a)
 {
@@ -165,6 +169,9 @@ static inline Onnx__AttributeProto *ow_attr(struct ow_pool *p, const struct ert_
 	case ERT_ATTR_TENSOR:
 		o->t = ow_tensor(p, &g->tensors[a->tensor]);
 		break;
+	case ERT_ATTR_GRAPH:
+		o->g = ow_graph(p, a->graph);
+		break;
 	default:
 		o->has_type = 0;
 		break;
@@ -182,21 +189,64 @@ static inline bool ow_attr_tensor(const struct ert_graph *g, int32_t t)
 	return false;
 }
 
+/* The GraphProto of @g (a subgraph too: its outputs carry their types then). */
+static inline Onnx__GraphProto *ow_graph(struct ow_pool *p, const struct ert_graph *g)
+{
+	Onnx__GraphProto *gp = ow_alloc(p, sizeof(*gp));
+
+	onnx__graph_proto__init(gp);
+	gp->name = ow_str(p, g->parent ? "sub" : "test");
+	gp->initializer = ow_alloc(p, (g->n_tensors + 1) * sizeof(*gp->initializer));
+	gp->input = ow_alloc(p, (g->n_inputs + 1) * sizeof(*gp->input));
+	gp->output = ow_alloc(p, (g->n_outputs + 1) * sizeof(*gp->output));
+	gp->node = ow_alloc(p, (g->n_nodes + 1) * sizeof(*gp->node));
+	for (uint32_t t = 0; t < g->n_tensors; t++)
+		if ((g->tensors[t].flags & ERT_TENSOR_CONST) && !ow_attr_tensor(g, t))
+			gp->initializer[gp->n_initializer++] = ow_tensor(p, &g->tensors[t]);
+	for (uint32_t k = 0; k < g->n_inputs; k++)
+		gp->input[gp->n_input++] = ow_value_info(p, &g->tensors[g->inputs[k]], true);
+	for (uint32_t k = 0; k < g->n_outputs; k++) {
+		const struct ert_tensor *x = &g->tensors[g->outputs[k]];
+
+		gp->output[gp->n_output++] =
+			ow_value_info(p, x, g->parent && x->dtype != ERT_DTYPE_UNDEFINED);
+	}
+	for (uint32_t i = 0; i < g->n_nodes; i++) {
+		const struct ert_node *n = &g->nodes[i];
+		Onnx__NodeProto *np = ow_alloc(p, sizeof(*np));
+		uint32_t n_in = n->n_inputs - ert_node_implicit_inputs(n);
+
+		onnx__node_proto__init(np);
+		np->op_type = ow_str(p, ert_op_name(n->op));
+		np->name = ow_str(p, n->name ? n->name : "");
+		np->domain = ow_str(p, ow_contrib(n->op) ? "com.microsoft" : "");
+		np->input = ow_alloc(p, (n->n_inputs + 1) * sizeof(char *));
+		np->output = ow_alloc(p, (n->n_outputs + 1) * sizeof(char *));
+		np->attribute = ow_alloc(p, (n->n_attrs + 1) * sizeof(*np->attribute));
+		for (uint32_t k = 0; k < n_in; k++)
+			np->input[np->n_input++] =
+				ow_str(p, n->inputs[k] >= 0 ? g->tensors[n->inputs[k]].name : "");
+		for (uint32_t k = 0; k < n->n_outputs; k++)
+			np->output[np->n_output++] =
+				ow_str(p, n->outputs[k] >= 0 ? g->tensors[n->outputs[k]].name : "");
+		for (uint32_t a = 0; a < n->n_attrs; a++)
+			np->attribute[np->n_attribute++] = ow_attr(p, g, &n->attrs[a]);
+		gp->node[gp->n_node++] = np;
+	}
+	return gp;
+}
+
 /* Serialise @g into a malloc'd buffer; returns its size, 0 on failure. */
 static inline size_t ert_test_graph_to_onnx(const struct ert_graph *g, uint8_t **out)
 {
 	struct ow_pool p = { 0 };
 	Onnx__ModelProto *m = ow_alloc(&p, sizeof(*m));
-	Onnx__GraphProto *gp = ow_alloc(&p, sizeof(*gp));
 	Onnx__OperatorSetIdProto *os[2];
 	size_t len;
 
 	onnx__model_proto__init(m);
-	onnx__graph_proto__init(gp);
 	m->has_ir_version = 1;
 	m->ir_version = 8;
-	m->graph = gp;
-	gp->name = ow_str(&p, "test");
 	m->opset_import = ow_alloc(&p, 2 * sizeof(*m->opset_import));
 	for (int i = 0; i < 2; i++) {
 		os[i] = ow_alloc(&p, sizeof(*os[i]));
@@ -207,39 +257,7 @@ static inline size_t ert_test_graph_to_onnx(const struct ert_graph *g, uint8_t *
 		m->opset_import[i] = os[i];
 	}
 	m->n_opset_import = 2;
-
-	gp->initializer = ow_alloc(&p, (g->n_tensors + 1) * sizeof(*gp->initializer));
-	gp->input = ow_alloc(&p, (g->n_inputs + 1) * sizeof(*gp->input));
-	gp->output = ow_alloc(&p, (g->n_outputs + 1) * sizeof(*gp->output));
-	gp->node = ow_alloc(&p, (g->n_nodes + 1) * sizeof(*gp->node));
-	for (uint32_t t = 0; t < g->n_tensors; t++)
-		if ((g->tensors[t].flags & ERT_TENSOR_CONST) && !ow_attr_tensor(g, t))
-			gp->initializer[gp->n_initializer++] = ow_tensor(&p, &g->tensors[t]);
-	for (uint32_t k = 0; k < g->n_inputs; k++)
-		gp->input[gp->n_input++] = ow_value_info(&p, &g->tensors[g->inputs[k]], true);
-	for (uint32_t k = 0; k < g->n_outputs; k++)
-		gp->output[gp->n_output++] = ow_value_info(&p, &g->tensors[g->outputs[k]], false);
-	for (uint32_t i = 0; i < g->n_nodes; i++) {
-		const struct ert_node *n = &g->nodes[i];
-		Onnx__NodeProto *np = ow_alloc(&p, sizeof(*np));
-
-		onnx__node_proto__init(np);
-		np->op_type = ow_str(&p, ert_op_name(n->op));
-		np->name = ow_str(&p, n->name ? n->name : "");
-		np->domain = ow_str(&p, ow_contrib(n->op) ? "com.microsoft" : "");
-		np->input = ow_alloc(&p, (n->n_inputs + 1) * sizeof(char *));
-		np->output = ow_alloc(&p, (n->n_outputs + 1) * sizeof(char *));
-		np->attribute = ow_alloc(&p, (n->n_attrs + 1) * sizeof(*np->attribute));
-		for (uint32_t k = 0; k < n->n_inputs; k++)
-			np->input[np->n_input++] =
-				ow_str(&p, n->inputs[k] >= 0 ? g->tensors[n->inputs[k]].name : "");
-		for (uint32_t k = 0; k < n->n_outputs; k++)
-			np->output[np->n_output++] =
-				ow_str(&p, n->outputs[k] >= 0 ? g->tensors[n->outputs[k]].name : "");
-		for (uint32_t a = 0; a < n->n_attrs; a++)
-			np->attribute[np->n_attribute++] = ow_attr(&p, g, &n->attrs[a]);
-		gp->node[gp->n_node++] = np;
-	}
+	m->graph = ow_graph(&p, g);
 	len = onnx__model_proto__get_packed_size(m);
 	*out = malloc(len ? len : 1);
 	if (!*out) {

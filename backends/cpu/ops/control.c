@@ -18,12 +18,23 @@ struct cf_buf {
 	size_t cap;
 };
 
+/* Per-iteration outputs stacked: @iters blocks of @slot's shape in @b. */
+struct stack_out {
+	struct ert_value slot;   /* shape of one iteration's output */
+	bool seen;
+};
+
 struct cf_state {
 	struct ert_subrun *run[2];  /* If: then, else; Loop and Scan: the body */
 	uint32_t n_run;
 	/* kept across runs, grown when needed: slices, scan outputs, states */
 	struct cf_buf *buf;
 	uint32_t n_buf;
+	/* per-run bookkeeping, sized for the node once: runs allocate nothing */
+	struct stack_out *so;          /* n_out + n_in entries */
+	int32_t *axes;                 /* n_in entries */
+	const struct ert_value **ins;  /* n_in entries */
+	struct ert_value *tmp;         /* n_in entries */
 };
 
 static void state_free(struct cf_state *s)
@@ -35,6 +46,10 @@ static void state_free(struct cf_state *s)
 	for (uint32_t b = 0; b < s->n_buf; b++)
 		free(s->buf[b].p);
 	free(s->buf);
+	free(s->so);
+	free(s->axes);
+	free(s->ins);
+	free(s->tmp);
 	free(s);
 }
 
@@ -75,7 +90,11 @@ static ert_status state_create(struct ert_cpu *cpu, const struct ert_exec *x,
 	/* slices and stacked outputs; opset 8's Scan also per-batch inputs and states */
 	s->n_buf = 2 * (x->n_in + x->n_out);
 	s->buf = calloc(s->n_buf, sizeof(*s->buf));
-	if (!s->buf) {
+	s->so = calloc((size_t)x->n_out + x->n_in + 1, sizeof(*s->so));
+	s->axes = calloc((size_t)x->n_in + 1, sizeof(*s->axes));
+	s->ins = calloc((size_t)x->n_in + 1, sizeof(*s->ins));
+	s->tmp = calloc((size_t)x->n_in + 1, sizeof(*s->tmp));
+	if (!s->buf || !s->so || !s->axes || !s->ins || !s->tmp) {
 		state_free(s);
 		return fail(x, err, ERT_STATUS_OUT_OF_MEMORY, "out of memory");
 	}
@@ -228,12 +247,6 @@ static ert_status if_run(struct cf_state *s, struct ert_exec *x, struct ert_err 
 	return st;
 }
 
-/* Per-iteration outputs stacked: @iters blocks of @slot's shape in @b. */
-struct stack_out {
-	struct ert_value slot;   /* shape of one iteration's output */
-	bool seen;
-};
-
 static ert_status stack_add(const struct ert_exec *x, struct stack_out *so, struct cf_buf *b,
 			    int64_t at, const struct ert_value *v, uint32_t k, struct ert_err *err)
 {
@@ -322,17 +335,14 @@ static ert_status loop_run(struct cf_state *s, struct ert_exec *x, struct ert_er
 	uint8_t cond = c ? *(const uint8_t *)c->data != 0 : 1;
 	struct ert_value iter = { .dtype = ERT_DTYPE_INT64, .rank = 0, .data = &i };
 	struct ert_value cv = { .dtype = ERT_DTYPE_BOOL, .rank = 0, .data = &cond };
-	struct stack_out *so = calloc(scans ? scans : 1, sizeof(*so));
+	struct stack_out *so = s->so;
 	ert_status st = ERT_OK;
 	bool ran = false;
 
-	if (!so)
-		return fail(x, err, ERT_STATUS_OUT_OF_MEMORY, "out of memory");
-	if (!m && !c) {
-		st = fail(x, err, ERT_STATUS_INVALID_MODEL, "has neither a trip count nor a "
-			  "condition: it would not end");
-		goto out;
-	}
+	memset(so, 0, (scans ? scans : 1) * sizeof(*so));
+	if (!m && !c)
+		return fail(x, err, ERT_STATUS_INVALID_MODEL, "has neither a trip count nor a "
+			    "condition: it would not end");
 	ert_value_finish(&iter);
 	ert_value_finish(&cv);
 	st = set_captures(x, r, body, 2 + carried, explicit_inputs(x), err);
@@ -375,8 +385,6 @@ static ert_status loop_run(struct cf_state *s, struct ert_exec *x, struct ert_er
 	}
 	for (uint32_t k = 0; k < scans && st == ERT_OK; k++)
 		st = stack_put(x, carried + k, &so[k], &s->buf[k], i, 0, false, err);
-out:
-	free(so);
 	return st;
 }
 
@@ -466,16 +474,13 @@ static ert_status scan8_run(struct cf_state *s, struct ert_exec *x,
 	const struct ert_value *seq = x->in[0];
 	uint32_t nb = x->n_in + x->n_out;
 	int64_t batch = x->in[L->first]->dims[0];
-	struct ert_value *tmp = calloc(L->n_state + L->n_scan + 1, sizeof(*tmp));
+	struct ert_value *tmp = s->tmp;
 	ert_status st = ERT_OK;
 	bool ran;
 
-	if (!tmp)
-		return fail(x, err, ERT_STATUS_OUT_OF_MEMORY, "out of memory");
 	if (seq && seq->numel != batch) {
-		st = fail(x, err, ERT_STATUS_SHAPE, "sequence_lens has %lld entries for a batch "
-			  "of %lld", (long long)seq->numel, (long long)batch);
-		goto out;
+		return fail(x, err, ERT_STATUS_SHAPE, "sequence_lens has %lld entries for a batch "
+			    "of %lld", (long long)seq->numel, (long long)batch);
 	}
 	for (int64_t b = 0; b < batch && st == ERT_OK; b++) {
 		int64_t n = seq ? ert_value_get_int(seq, b) : len;
@@ -563,8 +568,6 @@ static ert_status scan8_run(struct cf_state *s, struct ert_exec *x,
 		}
 		st = put_output(x, out, &v, err);
 	}
-out:
-	free(tmp);
 	return st;
 }
 
@@ -574,9 +577,9 @@ static ert_status scan_run(struct cf_state *s, struct ert_exec *x, struct ert_er
 	struct ert_scan_layout L;
 	const int64_t *in_axes, *out_axes, *in_dirs, *out_dirs;
 	uint32_t cnt;
-	int32_t *axes = NULL;
-	struct stack_out *so = NULL;
-	const struct ert_value **ins = NULL;
+	int32_t *axes = s->axes;
+	struct stack_out *so = s->so;
+	const struct ert_value **ins = s->ins;
 	int64_t len = 0;
 	ert_status st = ERT_OK;
 	bool ran;
@@ -586,13 +589,7 @@ static ert_status scan_run(struct cf_state *s, struct ert_exec *x, struct ert_er
 	out_axes = ert_attr_ints(x->node, "scan_output_axes", &cnt);
 	in_dirs = ert_attr_ints(x->node, L.v8 ? "directions" : "scan_input_directions", &cnt);
 	out_dirs = ert_attr_ints(x->node, "scan_output_directions", &cnt);
-	axes = calloc(L.n_scan + 1, sizeof(*axes));
-	so = calloc(L.n_out + 1, sizeof(*so));
-	ins = calloc(L.n_state + L.n_scan + 1, sizeof(*ins));
-	if (!axes || !so || !ins) {
-		st = fail(x, err, ERT_STATUS_OUT_OF_MEMORY, "out of memory");
-		goto out;
-	}
+	memset(so, 0, ((size_t)x->n_out + x->n_in + 1) * sizeof(*so));
 	for (uint32_t j = 0; j < L.n_scan; j++) {
 		const struct ert_value *v = x->in[L.first + L.n_state + j];
 
@@ -634,9 +631,6 @@ static ert_status scan_run(struct cf_state *s, struct ert_exec *x, struct ert_er
 	}
 	st = scan8_run(s, x, &L, axes, in_dirs, len, so, ins, err);
 out:
-	free(axes);
-	free(so);
-	free(ins);
 	return st;
 }
 
