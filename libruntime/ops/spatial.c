@@ -118,16 +118,19 @@ ert_status ert_col2im_params(const struct ert_node *n, const struct ert_value *c
 					   p->dil[d], p->stride[d]);
 		if (p->blocks[d] < 1)
 			return fail(n, err, ERT_STATUS_SHAPE,
-				    "a block of %lld (dilation %lld) does not fit image dim %d of %lld "
-				    "with its pads", (long long)p->block[d], (long long)p->dil[d],
-				    (int)d, (long long)p->img[d]);
+				    "block_shape[%d] = %lld with dilations[%d] = %lld does not fit "
+				    "image_shape[%d] = %lld with its pads", (int)d,
+				    (long long)p->block[d], (int)d, (long long)p->dil[d], (int)d,
+				    (long long)p->img[d]);
 		if (!ert_mul_i64(p->block_size, p->block[d], &p->block_size) ||
 		    !ert_mul_i64(cols, p->blocks[d], &cols))
 			return fail(n, err, ERT_STATUS_SHAPE, "block sizes overflow");
 	}
 	if (x->dims[1] % p->block_size != 0 || x->dims[2] != cols)
 		return fail(n, err, ERT_STATUS_SHAPE,
-			    "input [%lld, %lld, %lld] needs dim 1 a multiple of %lld and dim 2 = %lld",
+			    "input [%lld, %lld, %lld] needs dim 1 a multiple of %lld (block_shape) and "
+			    "dim 2 = %lld (the blocks image_shape, block_shape, dilations, pads and "
+			    "strides give)",
 			    (long long)x->dims[0], (long long)x->dims[1], (long long)x->dims[2],
 			    (long long)p->block_size, (long long)cols);
 	p->channels = x->dims[1] / p->block_size;
@@ -200,28 +203,30 @@ ert_status ert_deform_params(const struct ert_node *n, const struct ert_value *c
 	if (!ert_mul_i64(w->dims[1], p->group, &want) || want != x->dims[1] ||
 	    w->dims[0] % p->group || x->dims[1] % p->offset_group)
 		return fail(n, err, ERT_STATUS_SHAPE,
-			    "X has %lld channels, W is [%lld, %lld, ...]: not divisible into %lld "
-			    "groups and %lld offset groups", (long long)x->dims[1],
+			    "X has %lld channels, W is [%lld, %lld, ...]: not divisible into "
+			    "group = %lld and offset_group = %lld", (long long)x->dims[1],
 			    (long long)w->dims[0], (long long)w->dims[1], (long long)p->group,
 			    (long long)p->offset_group);
 	for (int d = 0; d < 2; d++) {
 		p->out[d] = slide_count(x->dims[2 + d], p->pad[d], p->pad[2 + d], p->kernel[d],
 					p->dil[d], p->stride[d]);
 		if (p->out[d] < 0)
-			return fail(n, err, ERT_STATUS_SHAPE, "the kernel does not fit spatial dim %d",
-				    d);
+			return fail(n, err, ERT_STATUS_SHAPE, "kernel_shape with dilations does not "
+				    "fit spatial dim %d with its pads", d);
 	}
 	taps = p->kernel[0] * p->kernel[1]; /* both are dims of W: the product fits */
 	if (!ert_mul_i64(taps, 2 * p->offset_group, &want) || off->rank != 4 ||
 	    off->dims[0] != x->dims[0] || off->dims[1] != want || off->dims[2] != p->out[0] ||
 	    off->dims[3] != p->out[1])
-		return fail(n, err, ERT_STATUS_SHAPE, "offset must be [%lld, %lld, %lld, %lld]",
+		return fail(n, err, ERT_STATUS_SHAPE, "offset must be [%lld, %lld, %lld, %lld] (from "
+			    "X, kernel_shape, offset_group, strides, dilations and pads)",
 			    (long long)x->dims[0], (long long)want, (long long)p->out[0],
 			    (long long)p->out[1]);
 	if (mask && (mask->rank != 4 || mask->dims[0] != x->dims[0] ||
 		     mask->dims[1] != want / 2 || mask->dims[2] != p->out[0] ||
 		     mask->dims[3] != p->out[1]))
-		return fail(n, err, ERT_STATUS_SHAPE, "mask must be [%lld, %lld, %lld, %lld]",
+		return fail(n, err, ERT_STATUS_SHAPE, "mask must be [%lld, %lld, %lld, %lld] (from "
+			    "X, kernel_shape, offset_group, strides, dilations and pads)",
 			    (long long)x->dims[0], (long long)want / 2, (long long)p->out[0],
 			    (long long)p->out[1]);
 	if (b && (b->rank != 1 || b->dims[0] != w->dims[0]))
@@ -314,7 +319,8 @@ ert_status ert_unpool_params(const struct ert_node *n, const struct ert_value *c
 			/* the indices address the inferred shape, placed at the output's start */
 			if (v < p->inferred[d] || v > ERT_DIM_MAX || (d < 2 && v != p->inferred[d]))
 				return fail(n, err, ERT_STATUS_SHAPE,
-					    "output_shape[%d] = %lld, expected %s%lld", (int)d,
+					    "output_shape[%d] = %lld, expected %s%lld (what X, "
+					    "kernel_shape, strides and pads infer)", (int)d,
 					    (long long)v, d < 2 ? "" : "at least ",
 					    (long long)p->inferred[d]);
 			p->out[d] = v;

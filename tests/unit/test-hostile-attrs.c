@@ -591,6 +591,74 @@ static const struct hrow rows[] = {
 	  { X("X", U8, 4, 1, 2, 3, 3), QSCALE("x_scale"), QZP("x_zero_point"), QSCALE("y_scale"),
 	    QZP("y_zero_point") },
 	  { AI("channels_last", 0) }, 1, NULL },
+
+	/* signal processing: lengths from plan-time inputs */
+#define WIN(op) { op, 17, "size", 0, { CI("size", I64, 0, D(0), 10) }, { AI("periodic", 1) }, 1, NULL }
+	WIN("HannWindow"), WIN("HammingWindow"), WIN("BlackmanWindow"),
+	{ "HannWindow", 17, "periodic", 0, { CI("size", I64, 0, D(0), 10) }, { AI("periodic", 0) }, 1,
+	  NULL },
+	{ "BlackmanWindow", 17, "output_datatype", 0, { CI("size", I64, 0, D(0), 10) },
+	  { AI("output_datatype", 1) }, 1, NULL },
+#define DFT_IN { X("x", F32, 3, 1, 8, 1), CI("dft_length", I64, 0, D(0), 8), CI("axis", I64, 0, D(0), 1) }
+	{ "DFT", 20, "dft_length", 0, DFT_IN, { AI("onesided", 0) }, 1, NULL },
+	{ "DFT", 20, "axis", 0, DFT_IN, { AI("onesided", 0) }, 1, NULL },
+	{ "DFT", 20, "onesided", 0, DFT_IN, { AI("onesided", 0) }, 1, NULL },
+	{ "DFT", 20, "inverse", 0, DFT_IN, { AI("inverse", 0) }, 1, NULL },
+	{ "DFT", 17, "axis", 0, { X("x", F32, 3, 1, 8, 1) }, { AI("axis", 1) }, 1, NULL },
+#define STFT_IN { X("signal", F32, 3, 1, 16, 1), CI("frame_step", I64, 0, D(0), 4), NONE, \
+		  CI("frame_length", I64, 0, D(0), 8) }
+	{ "STFT", 17, "frame_step", 0, STFT_IN, { AI("onesided", 1) }, 1, NULL },
+	{ "STFT", 17, "frame_length", 0, STFT_IN, { AI("onesided", 1) }, 1, NULL },
+	{ "STFT", 17, "onesided", 0, STFT_IN, { AI("onesided", 1) }, 1, NULL },
+
+	/* image rearrangement and sampling */
+#define COL2IM_IN { X("input", F32, 3, 1, 4, 4), CI("image_shape", I64, 1, D(2), 3, 3), \
+		    CI("block_shape", I64, 1, D(2), 2, 2) }
+	{ "Col2Im", 18, "image_shape", 0, COL2IM_IN, { NOATTR }, 1, NULL },
+	{ "Col2Im", 18, "block_shape", 1, COL2IM_IN, { NOATTR }, 1, NULL },
+	{ "Col2Im", 18, "dilations", 0, COL2IM_IN, { AIS("dilations", 2, 1, 1) }, 1, NULL },
+	{ "Col2Im", 18, "strides", 1, COL2IM_IN, { AIS("strides", 2, 1, 1) }, 1, NULL },
+	{ "Col2Im", 18, "pads", 0, COL2IM_IN, { AIS("pads", 4, 0, 0, 0, 0) }, 1, NULL },
+#define DEFORM_IN { X("X", F32, 4, 1, 2, 3, 3), CF("W", 4, 2, 1, 2, 2), X("offset", F32, 4, 1, 8, 2, 2) }
+#define DEFORM_ROW(attr, pos, ...) { "DeformConv", 19, attr, pos, DEFORM_IN, \
+		{ AIS("kernel_shape", 2, 2, 2), AI("group", 2), __VA_ARGS__ }, 1, NULL }
+	DEFORM_ROW("kernel_shape", 0, NOATTR),
+	DEFORM_ROW("group", 0, NOATTR),
+	DEFORM_ROW("offset_group", 0, AI("offset_group", 1)),
+	DEFORM_ROW("strides", 1, AIS("strides", 2, 1, 1)),
+	DEFORM_ROW("dilations", 0, AIS("dilations", 2, 1, 1)),
+	DEFORM_ROW("pads", 3, AIS("pads", 4, 0, 0, 0, 0)),
+#define UNPOOL_IN { X("xT", F32, 4, 1, 1, 2, 2), CI("xI", I64, 4, D(1, 1, 2, 2), 0, 3, 8, 15), \
+		    CI("output_shape", I64, 1, D(4), 1, 1, 4, 4) }
+	{ "MaxUnpool", 11, "kernel_shape", 0, UNPOOL_IN,
+	  { AIS("kernel_shape", 2, 2, 2), AIS("strides", 2, 2, 2) }, 1, NULL },
+	{ "MaxUnpool", 11, "strides", 1, UNPOOL_IN,
+	  { AIS("kernel_shape", 2, 2, 2), AIS("strides", 2, 2, 2) }, 1, NULL },
+	{ "MaxUnpool", 11, "pads", 0, UNPOOL_IN,
+	  { AIS("kernel_shape", 2, 2, 2), AIS("strides", 2, 2, 2), AIS("pads", 4, 0, 0, 0, 0) }, 1,
+	  NULL },
+	{ "MaxUnpool", 11, "xI", 2, UNPOOL_IN,
+	  { AIS("kernel_shape", 2, 2, 2), AIS("strides", 2, 2, 2) }, 1, NULL },
+	{ "MaxUnpool", 11, "output_shape", 3, UNPOOL_IN,
+	  { AIS("kernel_shape", 2, 2, 2), AIS("strides", 2, 2, 2) }, 1, NULL },
+	{ "ReverseSequence", 10, "sequence_lens", 1,
+	  { X("x", F32, 2, 4, 2), CI("sequence_lens", I64, 1, D(2), 1, 4) }, { NOATTR }, 1, NULL },
+	{ "ReverseSequence", 10, "batch_axis", 0,
+	  { X("x", F32, 2, 4, 2), CI("sequence_lens", I64, 1, D(2), 1, 4) },
+	  { AI("batch_axis", 1), AI("time_axis", 0) }, 1, NULL },
+	{ "Scatter", 9, "axis", 0,
+	  { X("data", F32, 2, 3, 3), CI("indices", I64, 2, D(1, 2), 0, 2), CF("updates", 2, 1, 2) },
+	  { AI("axis", 1) }, 1, NULL },
+
+	/* random generators: never folded, sizes from attributes */
+	{ "RandomNormal", 1, "shape", 1, { NONE }, { AIS("shape", 2, 2, 3) }, 1, NULL },
+	{ "RandomUniform", 1, "dtype", 0, { NONE }, { AIS("shape", 2, 2, 3), AI("dtype", 1) }, 1,
+	  NULL },
+	{ "RandomUniformLike", 1, "dtype", 0, { X("x", F32, 2, 2, 3) }, { AI("dtype", 1) }, 1, NULL },
+	{ "Bernoulli", 15, "dtype", 0, { X("x", F32, 1, 4) }, { AI("dtype", 1) }, 1, NULL },
+	{ "Multinomial", 7, "sample_size", 0, { X("x", F32, 2, 2, 3) }, { AI("sample_size", 4) }, 1,
+	  NULL },
+	{ "Multinomial", 7, "dtype", 0, { X("x", F32, 2, 2, 3) }, { AI("dtype", 6) }, 1, NULL },
 };
 
 /*
