@@ -10,9 +10,9 @@
 #   make modules          kernel module (see mk/kernel.mk and Kbuild)
 #
 # Sources are picked up by wildcard: a new file in libruntime/, backends/cpu/,
-# backends/npu/, backends/opencl/ (and its ops/ and kernels/) or
-# backends/gpu-common/ (what the GPU backends share) is part of the library
-# without touching this file.
+# backends/npu/, backends/opencl/ (and its ops/ and kernels/),
+# backends/vulkan/ (and its ops/ and shaders/) or backends/gpu-common/ (what
+# the GPU backends share) is part of the library without touching this file.
 
 CC       ?= cc
 PREFIX   ?= /usr/local
@@ -44,15 +44,21 @@ DRM_LIBS   := $(shell pkg-config --libs libdrm 2>/dev/null || echo -ldrm)
 # system with no OpenCL driver still runs everything else.
 CL_CFLAGS  := $(shell pkg-config --cflags OpenCL 2>/dev/null)
 CL_LIBS    := $(shell pkg-config --libs OpenCL 2>/dev/null || echo -lOpenCL)
+# Vulkan: the loader (libvulkan.so.1) and its headers, for backends/vulkan.
+# Shaders are compiled by glslc when building (scripts/embed-spv.sh); the
+# backend asks the loader for devices at run time.
+VK_CFLAGS  := $(shell pkg-config --cflags vulkan 2>/dev/null)
+VK_LIBS    := $(shell pkg-config --libs vulkan 2>/dev/null || echo -lvulkan)
 CPPFLAGS += -D_GNU_SOURCE -Ilibruntime/include -Ilibruntime -Ibackends -I. -I$(BUILD)/gen $(DRM_CFLAGS) \
-	    $(CL_CFLAGS)
+	    $(CL_CFLAGS) $(VK_CFLAGS)
 CFLAGS   ?= $(OPT) -g
 ALL_CFLAGS := -std=c11 $(WARN) -fPIC -fvisibility=hidden -pthread $(SANFLAGS) $(CFLAGS)
-LDLIBS   += -lprotobuf-c -lz -lm -lpthread $(DRM_LIBS) $(CL_LIBS)
+LDLIBS   += -lprotobuf-c -lz -lm -lpthread $(DRM_LIBS) $(CL_LIBS) $(VK_LIBS)
 ALL_LDFLAGS := -pthread $(SANFLAGS) $(LDFLAGS)
 
 LIB_SRCS  := $(sort $(wildcard libruntime/*.c libruntime/*/*.c backends/cpu/*.c backends/cpu/*/*.c \
-		backends/npu/*.c backends/opencl/*.c backends/opencl/ops/*.c backends/gpu-common/*.c))
+		backends/npu/*.c backends/opencl/*.c backends/opencl/ops/*.c backends/gpu-common/*.c \
+		backends/vulkan/*.c backends/vulkan/ops/*.c))
 # The enpu command stream validator/executor, shared with the kernel module
 # (GPL-2.0-only, freestanding): the simulator in backends/npu runs it. It
 # stays one object of its own, built from kmod/ unchanged.
@@ -64,7 +70,8 @@ TEST_SRCS := $(sort $(wildcard tests/unit/test-*.c))
 TEST_COMMON := $(sort $(wildcard tests/unit/common-*.c))
 
 obj = $(patsubst %.c,$(BUILD)/obj/%.o,$(1))
-LIB_OBJS  := $(call obj,$(LIB_SRCS)) $(BUILD)/obj/gen/onnx.pb-c.o $(BUILD)/obj/gen/ocl-kernels.o
+LIB_OBJS  := $(call obj,$(LIB_SRCS)) $(BUILD)/obj/gen/onnx.pb-c.o $(BUILD)/obj/gen/ocl-kernels.o \
+	     $(BUILD)/obj/gen/vk-shaders.o
 TOOL_OBJS := $(call obj,$(TOOL_SRCS))
 TEST_BINS := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(TEST_SRCS))
 TEST_COMMON_OBJS := $(call obj,$(TEST_COMMON))
@@ -100,12 +107,28 @@ $(BUILD)/obj/gen/ocl-kernels.o: $(BUILD)/gen/ocl-kernels.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -c $< -o $@
 
-# There is no static libOpenCL: a static binary (mk/kernel.mk's edgert-static
-# for the test VM) links this library instead, whose OpenCL factory
-# (backends/opencl/absent/) answers that the backend is not in the build.
-OCL_OBJS := $(filter $(BUILD)/obj/backends/opencl/%,$(LIB_OBJS)) $(BUILD)/obj/gen/ocl-kernels.o
+# The Vulkan shaders, compiled to SPIR-V by glslc and embedded as C arrays
+# (no shader compiler at run time); common.glsl, the other .glsl files and
+# vk-codes.h are #included by every shader.
+VK_SHADERS    := $(sort $(wildcard backends/vulkan/shaders/*.comp))
+VK_SHADER_INC := $(wildcard backends/vulkan/shaders/*.glsl backends/vulkan/shaders/*.h)
+%/gen/vk-shaders.c: $(VK_SHADERS) $(VK_SHADER_INC) scripts/embed-spv.sh
+	@mkdir -p $(dir $@)
+	sh scripts/embed-spv.sh $@ $(VK_SHADERS)
+
+$(BUILD)/obj/gen/vk-shaders.o: $(BUILD)/gen/vk-shaders.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -c $< -o $@
+
+# There is no static libOpenCL nor libvulkan: a static binary (mk/kernel.mk's
+# edgert-static for the test VM) links this library instead, whose OpenCL
+# and Vulkan factories (backends/opencl/absent/, backends/vulkan/absent/)
+# answer that the backend is not in the build.
+OCL_OBJS := $(filter $(BUILD)/obj/backends/opencl/% $(BUILD)/obj/backends/vulkan/%,$(LIB_OBJS)) \
+	    $(BUILD)/obj/gen/ocl-kernels.o $(BUILD)/obj/gen/vk-shaders.o
 $(BUILD)/libedgert-nocl.a: $(filter-out $(OCL_OBJS),$(LIB_OBJS)) \
-		$(BUILD)/obj/backends/opencl/absent/ocl-absent.o
+		$(BUILD)/obj/backends/opencl/absent/ocl-absent.o \
+		$(BUILD)/obj/backends/vulkan/absent/vk-absent.o
 	@rm -f $@
 	$(AR) rcs $@ $^
 

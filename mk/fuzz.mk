@@ -22,7 +22,7 @@ FUZZ_CFLAGS  := -std=c11 $(WARN) -g -O1 -pthread $(FUZZ_SAN) -fsanitize=fuzzer-n
 FUZZ_SRCS    := $(sort $(wildcard fuzz/fuzz-*.c))
 FUZZ_BINS    := $(patsubst fuzz/%.c,$(FUZZ_BUILD)/%,$(FUZZ_SRCS))
 FUZZ_LIB_OBJS := $(patsubst %.c,$(FUZZ_BUILD)/obj/%.o,$(LIB_SRCS)) $(FUZZ_BUILD)/obj/gen/onnx.pb-c.o \
-		 $(FUZZ_BUILD)/obj/gen/ocl-kernels.o
+		 $(FUZZ_BUILD)/obj/gen/ocl-kernels.o $(FUZZ_BUILD)/obj/gen/vk-shaders.o
 
 .PHONY: fuzz fuzz-run bad-input
 fuzz: $(FUZZ_BINS)
@@ -34,6 +34,11 @@ $(FUZZ_BUILD)/gen/onnx.pb-c.c $(FUZZ_BUILD)/gen/onnx.pb-c.h: $(ONNX_PROTO)
 $(FUZZ_BUILD)/obj/gen/onnx.pb-c.o: $(FUZZ_BUILD)/gen/onnx.pb-c.c
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) -std=c11 -O1 -g $(FUZZ_SAN) -fsanitize=fuzzer-no-link -I$(FUZZ_BUILD)/gen -c $< -o $@
+
+# The Vulkan shaders as SPIR-V arrays (the Makefile's %/gen/vk-shaders.c rule).
+$(FUZZ_BUILD)/obj/gen/vk-shaders.o: $(FUZZ_BUILD)/gen/vk-shaders.c
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) $(FUZZ_CPPFLAGS) $(FUZZ_CFLAGS) -c $< -o $@
 
 # The OpenCL kernels as C strings (the Makefile's %/gen/ocl-kernels.c rule makes the source).
 $(FUZZ_BUILD)/obj/gen/ocl-kernels.o: $(FUZZ_BUILD)/gen/ocl-kernels.c

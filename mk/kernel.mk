@@ -74,7 +74,8 @@ kernel-clean:
 	rm -rf $(KBUILD_OUT)
 
 # The edgert CLI linked statically, for the test VM's initramfs (no libc there);
-# without the OpenCL backend, which needs the shared ICD loader (Makefile).
+# without the OpenCL and Vulkan backends, which need the shared ICD and
+# Vulkan loaders (Makefile).
 $(BUILD)/edgert-static: $(TOOL_OBJS) $(BUILD)/libedgert-nocl.a
 	$(CC) $(ALL_LDFLAGS) -static -o $@ $(TOOL_OBJS) $(TRACER_OBJS) $(BUILD)/libedgert-nocl.a \
-		$(filter-out $(CL_LIBS),$(LDLIBS)) $(TRACER_LIBS)
+		$(filter-out $(CL_LIBS) $(VK_LIBS),$(LDLIBS)) $(TRACER_LIBS)

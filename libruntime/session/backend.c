@@ -12,11 +12,15 @@ ert_status ert_opencl_backend_create(const ert_config *cfg, struct ert_backend *
 				     struct ert_err *err);
 ert_status ert_opencl_backend_probe(const ert_config *cfg, struct ert_backend **out,
 				    struct ert_err *err);
+ert_status ert_vulkan_backend_create(const ert_config *cfg, struct ert_backend **out,
+				     struct ert_err *err);
+ert_status ert_vulkan_backend_probe(const ert_config *cfg, struct ert_backend **out,
+				    struct ert_err *err);
 
 /*
  * create: the backend when named in the config (the NPU falls back to its
- * simulator, OpenCL takes any device); probe: the backend only on real
- * hardware, for AUTO (OpenCL: a GPU).
+ * simulator, OpenCL and Vulkan take any device); probe: the backend only on
+ * real hardware, for AUTO (OpenCL, Vulkan: a GPU).
  */
 static const struct {
 	ert_backend_type type;
@@ -25,6 +29,7 @@ static const struct {
 } registry[] = {
 	{ ERT_BACKEND_CPU, ert_cpu_backend_create, NULL },
 	{ ERT_BACKEND_OPENCL, ert_opencl_backend_create, ert_opencl_backend_probe },
+	{ ERT_BACKEND_VULKAN, ert_vulkan_backend_create, ert_vulkan_backend_probe },
 	{ ERT_BACKEND_NPU, ert_npu_backend_create, ert_npu_backend_probe },
 };
 

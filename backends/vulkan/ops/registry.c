@@ -1,0 +1,31 @@
+/* SPDX-License-Identifier: MIT */
+/* Index the per-family Vulkan op tables by op. */
+#include <pthread.h>
+
+#include "vulkan/vk-impl.h"
+
+static const struct ert_vk_op *const families[] = {
+	ert_vk_ops_eltwise,
+	ert_vk_ops_linalg,
+	ert_vk_ops_pool,
+	ert_vk_ops_norm,
+	ert_vk_ops_movement,
+};
+
+static const struct ert_vk_op *by_op[ERT_OP_COUNT];
+static pthread_once_t by_op_once = PTHREAD_ONCE_INIT;
+
+static void build_index(void)
+{
+	for (size_t f = 0; f < sizeof(families) / sizeof(families[0]); f++)
+		for (const struct ert_vk_op *k = families[f]; k->prepare; k++)
+			by_op[k->op] = k;
+}
+
+const struct ert_vk_op *ert_vk_op_find(enum ert_op op)
+{
+	if ((unsigned)op >= ERT_OP_COUNT)
+		return NULL;
+	pthread_once(&by_op_once, build_index);
+	return by_op[op];
+}

@@ -1,0 +1,95 @@
+// SPDX-License-Identifier: MIT
+// Helpers every shader shares. GLSL has no erf, expm1 or log1p, and its
+// tanh and pow are not defined everywhere the ops need them: the versions
+// here are.
+#include "vk-codes.h"
+
+// The flat index of this item in a 1-D launch laid out over a 2-D grid of
+// work-groups (grid x is capped at 65535, the least any device allows).
+uint ert_gid1()
+{
+	return (gl_WorkGroupID.y * gl_NumWorkGroups.x + gl_WorkGroupID.x) * gl_WorkGroupSize.x +
+	       gl_LocalInvocationID.x;
+}
+
+// The flat index of this work-group (row reductions: a group per row).
+uint ert_group1()
+{
+	return gl_WorkGroupID.y * gl_NumWorkGroups.x + gl_WorkGroupID.x;
+}
+
+float ert_tanh(float v)
+{
+	// tanh is +-1 in float beyond 9; some drivers compute inf/inf there
+	return tanh(clamp(v, -15.0, 15.0));
+}
+
+// Series near 0 (no cancellation), Abramowitz and Stegun 7.1.26 beyond
+// (absolute error below 1.5e-7).
+float ert_erf(float v)
+{
+	float a = abs(v);
+
+	if (a < 0.5) {
+		float z = v * v;
+
+		return v * 1.1283791670955126 *
+		       (1.0 + z * (-1.0 / 3.0 + z * (0.1 + z * (-1.0 / 42.0 + z * (1.0 / 216.0 +
+			z * (-1.0 / 1320.0 + z * (1.0 / 9360.0)))))));
+	}
+	float t = 1.0 / (1.0 + 0.3275911 * a);
+	float y = 1.0 - t * (0.254829592 + t * (-0.284496736 + t * (1.421413741 +
+		  t * (-1.453152027 + t * 1.061405429)))) * exp(-a * a);
+
+	return v < 0.0 ? -y : y;
+}
+
+float ert_expm1(float v)
+{
+	return abs(v) < 1e-5 ? v + 0.5 * v * v : exp(v) - 1.0;
+}
+
+float ert_log1p(float v)
+{
+	return abs(v) < 1e-4 ? v - 0.5 * v * v : log(1.0 + v);
+}
+
+float ert_gelu(float v)
+{
+	return 0.5 * v * (1.0 + ert_erf(v * 0.70710678118654752440));
+}
+
+float ert_gelu_tanh(float v)
+{
+	return 0.5 * v * (1.0 + ert_tanh(0.79788456080286535588 * (v + 0.044715 * v * v * v)));
+}
+
+float ert_sigmoid(float v)
+{
+	return 1.0 / (1.0 + exp(-v));
+}
+
+// A fused activation, as ert_act_apply() computes it on the CPU.
+float ert_act(float v, int act, float p0, float p1)
+{
+	switch (act) {
+	case VK_ACT_RELU:
+		return v > 0.0 ? v : 0.0;
+	case VK_ACT_CLIP:
+		return v < p0 ? p0 : v > p1 ? p1 : v;
+	case VK_ACT_LEAKY_RELU:
+		return v >= 0.0 ? v : v * p0;
+	case VK_ACT_SIGMOID:
+		return ert_sigmoid(v);
+	case VK_ACT_HARD_SWISH:
+		return v * clamp(v / 6.0 + 0.5, 0.0, 1.0);
+	case VK_ACT_HARD_SIGMOID:
+		return clamp(p0 * v + p1, 0.0, 1.0);
+	case VK_ACT_TANH:
+		return ert_tanh(v);
+	case VK_ACT_GELU: // p0: 1 for approximate="tanh"
+		return p0 != 0.0 ? ert_gelu_tanh(v) : ert_gelu(v);
+	default:
+		return v;
+	}
+}

@@ -1,0 +1,43 @@
+// SPDX-License-Identifier: MIT
+// y = (x - mean) / sqrt(var + eps) * scale + bias over each row of len, a
+// work-group per row.
+#version 450
+#extension GL_GOOGLE_include_directive : require
+#include "common.glsl"
+#include "reduce.glsl"
+
+layout(local_size_x = VK_RED_WG) in;
+layout(std430, binding = 0) readonly buffer Xb { float x[]; };
+layout(std430, binding = 1) readonly buffer Sb { float sc[]; };
+layout(std430, binding = 2) readonly buffer Bb { float b[]; };
+layout(std430, binding = 3) writeonly buffer Yb { float y[]; };
+layout(push_constant) uniform P { int xo, so, bo, has_bias, yo, len; float eps; int rows; } p;
+
+void main()
+{
+	int row = int(ert_group1()), l = int(gl_LocalInvocationID.x);
+
+	if (row >= p.rows)
+		return;
+	int xb = p.xo + row * p.len, yb = p.yo + row * p.len;
+	float s = 0.0;
+
+	for (int j = l; j < p.len; j += VK_RED_WG)
+		s += x[xb + j];
+	float mean = wg_reduce(s, false) / float(p.len);
+
+	s = 0.0;
+	for (int j = l; j < p.len; j += VK_RED_WG) {
+		float d = x[xb + j] - mean;
+
+		s += d * d;
+	}
+	float var = wg_reduce(s, false) / float(p.len);
+	float inv = 1.0 / sqrt(var + p.eps);
+
+	for (int j = l; j < p.len; j += VK_RED_WG) {
+		float v = (x[xb + j] - mean) * inv * sc[p.so + j];
+
+		y[yb + j] = p.has_bias != 0 ? v + b[p.bo + j] : v;
+	}
+}

@@ -1,0 +1,373 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The Vulkan backend: the ops table the planner sees. Its buffer type,
+ * "vulkan", is device memory the host does not address: the session copies
+ * the tensors that cross at its splits with buffer_write/buffer_read.
+ */
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "vulkan/vk-impl.h"
+
+/* Constants on the device, keyed by their host bytes' address and size. */
+struct ert_vk_const {
+	struct ert_vk_const *next;
+	const void *key;
+	size_t size;
+	uint32_t refs;
+	VkBuffer buf;
+	VkDeviceMemory mem;
+};
+
+static struct ert_vk *vk_of(struct ert_backend *be)
+{
+	return be->ctx;
+}
+
+/*
+ * The key is a safe one for the same reason as the CPU's packed weights: a
+ * constant's bytes (the mapped model, or a plan's folded value) outlive every
+ * step that reads them, and each entry lives only as long as such steps.
+ */
+ert_status ert_vk_const_get(struct ert_vk *vk, const void *data, size_t size,
+			    struct ert_vk_const **out, const struct ert_node *n,
+			    struct ert_err *err)
+{
+	struct ert_vk_const *c;
+	ert_status st;
+
+	for (c = vk->consts; c; c = c->next) {
+		if (c->key == data && c->size == size) {
+			c->refs++;
+			*out = c;
+			return ERT_OK;
+		}
+	}
+	if (size > vk->props.limits.maxStorageBufferRange) {
+		ert_err_set(err, "vulkan: %s '%s': a constant of %zu bytes is over the device's largest storage buffer (%u bytes)",
+			    ert_op_name(n->op), n->name, size, vk->props.limits.maxStorageBufferRange);
+		return ERT_STATUS_OUT_OF_MEMORY;
+	}
+	c = calloc(1, sizeof(*c));
+	if (!c) {
+		ert_err_set(err, "vulkan: out of memory");
+		return ERT_STATUS_OUT_OF_MEMORY;
+	}
+	st = ert_vk_buffer_upload(vk, data, size, &c->buf, &c->mem, n, err);
+	if (st != ERT_OK) {
+		free(c);
+		return st;
+	}
+	c->key = data;
+	c->size = size;
+	c->refs = 1;
+	c->next = vk->consts;
+	vk->consts = c;
+	vk->const_bytes += size;
+	*out = c;
+	return ERT_OK;
+}
+
+void ert_vk_const_put(struct ert_vk *vk, struct ert_vk_const *c)
+{
+	struct ert_vk_const **pp;
+
+	if (!c || --c->refs)
+		return;
+	for (pp = &vk->consts; *pp; pp = &(*pp)->next) {
+		if (*pp == c) {
+			*pp = c->next;
+			break;
+		}
+	}
+	vk->const_bytes -= c->size;
+	ert_vk_buffer_del(vk, c->buf, c->mem);
+	free(c);
+}
+
+VkBuffer ert_vk_const_buffer(const struct ert_vk_const *c)
+{
+	return c->buf;
+}
+
+/* Elements the shaders index with int: every tensor must fit. */
+static bool fits_int(const struct ert_value *v)
+{
+	return !v || (v->numel <= INT_MAX / 2 && v->nbytes <= (size_t)INT_MAX);
+}
+
+static bool vk_supports_op(struct ert_backend *be, const struct ert_exec *x)
+{
+	const struct ert_vk_op *op = ert_vk_op_find(x->node->op);
+
+	if (!op)
+		return false;
+	for (uint32_t k = 0; k < x->n_in; k++)
+		if (!fits_int(x->in[k]))
+			return false;
+	for (uint32_t k = 0; k < x->n_out; k++)
+		if (!fits_int(x->out[k]))
+			return false;
+	return !op->supports || op->supports(vk_of(be), x);
+}
+
+static const char *vk_buffer_type(struct ert_backend *be)
+{
+	return "vulkan";
+}
+
+static bool vk_buffer_host_visible(struct ert_backend *be)
+{
+	return false;
+}
+
+/* An arena: one buffer, all of it bound to every shader that reads or writes it. */
+static ert_status vk_buffer_alloc(struct ert_backend *be, size_t size, struct ert_buffer *out,
+				  struct ert_err *err)
+{
+	struct ert_vk *vk = vk_of(be);
+	struct ert_vk_arena *a;
+	ert_status st;
+
+	if (size > vk->props.limits.maxStorageBufferRange) {
+		ert_err_set(err, "vulkan: an arena of %zu bytes is over the largest storage buffer %s allows (%u bytes)",
+			    size, vk->props.deviceName, vk->props.limits.maxStorageBufferRange);
+		return ERT_STATUS_OUT_OF_MEMORY;
+	}
+	a = calloc(1, sizeof(*a));
+	if (!a) {
+		ert_err_set(err, "vulkan: out of memory");
+		return ERT_STATUS_OUT_OF_MEMORY;
+	}
+	st = ert_vk_buffer_new(vk, size ? size : 64, false, &a->buf, &a->mem, NULL, NULL, err);
+	if (st != ERT_OK) {
+		free(a);
+		return st;
+	}
+	out->host = NULL;
+	out->size = size;
+	out->handle = a;
+	return ERT_OK;
+}
+
+static void vk_buffer_free(struct ert_backend *be, struct ert_buffer *buf)
+{
+	struct ert_vk *vk = vk_of(be);
+	struct ert_vk_arena *a = buf->handle;
+
+	if (!a)
+		return;
+	/* nothing queued may still use it (a run that failed half-way) */
+	if (vk->n_pending)
+		vkQueueWaitIdle(vk->queue);
+	vk->n_pending = 0;
+	vk->used_copy_cmds = 0;
+	vk->copy_open = false;
+	ert_vk_buffer_del(vk, a->buf, a->mem);
+	free(a);
+	buf->handle = NULL;
+}
+
+static ert_status check_range(const struct ert_buffer *buf, size_t offset, size_t size,
+			      const char *what, struct ert_err *err)
+{
+	if (offset <= buf->size && size <= buf->size - offset)
+		return ERT_OK;
+	ert_err_set(err, "vulkan: %s of %zu bytes at %zu is outside the %zu-byte buffer", what,
+		    size, offset, buf->size);
+	return ERT_STATUS_INTERNAL;
+}
+
+static ert_status vk_buffer_write(struct ert_backend *be, const struct ert_buffer *buf,
+				  size_t offset, const void *src, size_t size, struct ert_err *err)
+{
+	struct ert_vk *vk = vk_of(be);
+	ert_status st = check_range(buf, offset, size, "write", err);
+
+	if (st == ERT_OK)
+		st = ert_vk_write(vk, ((struct ert_vk_arena *)buf->handle)->buf, offset, src, size, err);
+	if (st == ERT_OK)
+		vk->copied += size;
+	return st;
+}
+
+static ert_status vk_buffer_read(struct ert_backend *be, const struct ert_buffer *buf,
+				 size_t offset, void *dst, size_t size, struct ert_err *err)
+{
+	struct ert_vk *vk = vk_of(be);
+	ert_status st = check_range(buf, offset, size, "read", err);
+
+	if (st == ERT_OK)
+		st = ert_vk_read(vk, ((struct ert_vk_arena *)buf->handle)->buf, offset, dst, size, err);
+	if (st == ERT_OK)
+		vk->copied += size;
+	return st;
+}
+
+static bool outputs_empty(const struct ert_exec *x)
+{
+	for (uint32_t k = 0; k < x->n_out; k++)
+		if (x->out[k] && x->out[k]->numel)
+			return false;
+	return x->n_out > 0;
+}
+
+static void vk_release(struct ert_backend *be, struct ert_exec *x)
+{
+	struct ert_vk_step *st = x->state;
+
+	if (st) {
+		ert_vk_step_free(vk_of(be), st);
+		free(st);
+	}
+	x->state = NULL;
+}
+
+static ert_status vk_prepare(struct ert_backend *be, struct ert_exec *x, struct ert_err *err)
+{
+	const struct ert_vk_op *op = ert_vk_op_find(x->node->op);
+	struct ert_vk *vk = vk_of(be);
+	struct ert_vk_step *st;
+	ert_status s;
+
+	if (!op) {
+		ert_err_set(err, "vulkan: no shader for %s", ert_op_name(x->node->op));
+		return ERT_STATUS_UNSUPPORTED;
+	}
+	st = calloc(1, sizeof(*st));
+	if (!st) {
+		ert_err_set(err, "vulkan: out of memory preparing %s '%s'", ert_op_name(x->node->op),
+			    x->node->name);
+		return ERT_STATUS_OUT_OF_MEMORY;
+	}
+	st->node = x->node;
+	x->state = st;
+	x->kernel = op->kernel_name;
+	if (outputs_empty(x))
+		return ERT_OK;
+	s = op->prepare(vk, x, st, err);
+	if (s == ERT_OK)
+		s = ert_vk_step_record(vk, st, err);
+	if (s == ERT_OK)
+		s = ert_vk_validation_check(vk, err);
+	if (s != ERT_OK)
+		vk_release(be, x);
+	return s;
+}
+
+static ert_status vk_compute(struct ert_backend *be, struct ert_exec *x, struct ert_err *err)
+{
+	if (!x->state) {
+		ert_err_set(err, "vulkan: %s '%s' was not prepared", ert_op_name(x->node->op),
+			    x->node->name);
+		return ERT_STATUS_INTERNAL;
+	}
+	return ert_vk_step_queue(vk_of(be), x->state, err);
+}
+
+static ert_status vk_synchronize(struct ert_backend *be, struct ert_err *err)
+{
+	return ert_vk_flush(vk_of(be), err);
+}
+
+static size_t vk_resident_bytes(struct ert_backend *be)
+{
+	return vk_of(be)->const_bytes;
+}
+
+static uint64_t vk_copied_bytes(struct ert_backend *be)
+{
+	return vk_of(be)->copied;
+}
+
+static void vk_destroy(struct ert_backend *be)
+{
+	struct ert_vk *vk;
+
+	if (!be)
+		return;
+	vk = vk_of(be);
+	if (vk) {
+		if (vk->dev) {
+			/* the device stops using everything before anything is freed */
+			vkDeviceWaitIdle(vk->dev);
+			/* sessions release their plans first: this finds nothing unless a step leaked */
+			while (vk->consts) {
+				struct ert_vk_const *c = vk->consts;
+
+				vk->consts = c->next;
+				ert_vk_buffer_del(vk, c->buf, c->mem);
+				free(c);
+			}
+			ert_vk_pipelines_release(vk);
+			ert_vk_memory_close(vk);
+		}
+		ert_vk_device_close(vk);
+		free(vk);
+	}
+	free(be);
+}
+
+static const struct ert_backend_ops vk_ops = {
+	.abi_version = ERT_BACKEND_ABI_VERSION,
+	.name = "vulkan",
+	.supports_op = vk_supports_op,
+	.buffer_type = vk_buffer_type,
+	.buffer_alloc = vk_buffer_alloc,
+	.buffer_free = vk_buffer_free,
+	.buffer_host_visible = vk_buffer_host_visible,
+	.buffer_write = vk_buffer_write,
+	.buffer_read = vk_buffer_read,
+	.prepare = vk_prepare,
+	.compute = vk_compute,
+	.release = vk_release,
+	.synchronize = vk_synchronize,
+	.destroy = vk_destroy,
+	.resident_bytes = vk_resident_bytes,
+	.copied_bytes = vk_copied_bytes,
+};
+
+static ert_status create(const ert_config *cfg, bool gpu_only, struct ert_backend **out,
+			 struct ert_err *err)
+{
+	struct ert_backend *be = calloc(1, sizeof(*be));
+	struct ert_vk *vk = calloc(1, sizeof(*vk));
+	ert_status st;
+
+	if (!be || !vk) {
+		free(be);
+		free(vk);
+		ert_err_set(err, "failed to create vulkan backend: out of memory");
+		return ERT_STATUS_OUT_OF_MEMORY;
+	}
+	be->ops = &vk_ops;
+	be->type = ERT_BACKEND_VULKAN;
+	be->ctx = vk;
+	vk->precision = cfg ? cfg->precision : ERT_LEVEL_NORMAL;
+	st = ert_vk_device_open(vk, gpu_only, err);
+	if (st != ERT_OK) {
+		vk_destroy(be);
+		return st;
+	}
+	*out = be;
+	return ERT_OK;
+}
+
+ert_status ert_vulkan_backend_create(const ert_config *cfg, struct ert_backend **out,
+				     struct ert_err *err)
+{
+	return create(cfg, false, out, err);
+}
+
+/* For AUTO: only a GPU counts (a CPU implementation such as lavapipe is no better than the CPU backend). */
+ert_status ert_vulkan_backend_probe(const ert_config *cfg, struct ert_backend **out,
+				    struct ert_err *err)
+{
+	return create(cfg, true, out, err);
+}
+
+const char *ert_vulkan_backend_device(const struct ert_backend *be)
+{
+	return be && be->ops == &vk_ops ? ((const struct ert_vk *)be->ctx)->props.deviceName : NULL;
+}

@@ -1,0 +1,290 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * vk-impl.h — private to backends/vulkan: the device, memory, pipelines,
+ * steps and the per-op table.
+ *
+ * The backend talks to the Vulkan loader (libvulkan.so.1) with the Vulkan 1.1
+ * API. Memory is one VkBuffer per arena (device-local; tensors cross to and
+ * from the CPU through the session's copies at splits, staged through one
+ * host-visible buffer) plus one per uploaded constant. Every shader binds
+ * whole buffers and takes an element offset per tensor in its push
+ * constants, so a tensor is (arena, offset) as the memory plan placed it and
+ * no descriptor needs the device's offset alignment.
+ *
+ * Everything a step needs is made at plan time: prepare() builds its
+ * pipelines, writes its descriptor sets and records its command buffer;
+ * compute() only queues that command buffer, and synchronize() submits what
+ * was queued in one vkQueueSubmit and waits on one fence. Layout on the device
+ * is the host's (row-major, NCHW), so a copy at a split is a plain transfer.
+ */
+#ifndef ERT_VK_IMPL_H
+#define ERT_VK_IMPL_H
+
+#include <vulkan/vulkan.h>
+
+#include "ert-backend-impl.h"
+
+/* The backend's factories (session/backend.c's registry) and its device's name, for tools. */
+ert_status ert_vulkan_backend_create(const ert_config *cfg, struct ert_backend **out,
+				     struct ert_err *err);
+ert_status ert_vulkan_backend_probe(const ert_config *cfg, struct ert_backend **out,
+				    struct ert_err *err);
+/* NULL for a backend of another type. */
+const char *ert_vulkan_backend_device(const struct ert_backend *be);
+
+/* The SPIR-V of shaders/, compiled by glslc and embedded at build time (scripts/embed-spv.sh). */
+struct ert_vk_shader_code {
+	const char *name;            /* file name without .comp ("eltwise") */
+	const uint32_t *words;
+	size_t size;                 /* bytes */
+};
+extern const struct ert_vk_shader_code ert_vk_shaders[];
+extern const unsigned ert_vk_n_shaders;
+
+/* Every pipeline: this many storage buffers (set 0, bindings 0..) and push constant bytes. */
+#define ERT_VK_MAX_BINDINGS 6
+#define ERT_VK_PUSH_WORDS 32
+#define ERT_VK_MAX_SHADERS 16
+#define ERT_VK_MAX_PIPELINES 64
+#define ERT_VK_MAX_SPEC 4
+
+struct ert_vk_pipeline {
+	int shader;
+	uint32_t spec[ERT_VK_MAX_SPEC];
+	VkPipeline pipe;
+};
+
+struct ert_vk_const;
+
+struct ert_vk {
+	VkInstance instance;
+	VkPhysicalDevice phys;
+	VkDevice dev;
+	VkQueue queue;
+	uint32_t queue_family;
+	VkPhysicalDeviceProperties props;
+	VkPhysicalDeviceMemoryProperties mem_props;
+	VkDebugUtilsMessengerEXT messenger;
+	bool validation;             /* ERT_VULKAN_VALIDATION: the Khronos layer on */
+	uint32_t validation_errors;  /* messages of severity error so far */
+	uint32_t validation_seen;    /* of those, the ones already reported as a failure */
+	char validation_first[256];  /* the first one */
+	VkCommandPool cmd_pool;
+	VkFence fence;
+	VkDescriptorSetLayout set_layout;
+	VkPipelineLayout pipe_layout;
+	VkPipelineCache pipe_cache;
+	VkShaderModule modules[ERT_VK_MAX_SHADERS];
+	struct ert_vk_pipeline pipes[ERT_VK_MAX_PIPELINES];
+	uint32_t n_pipes;
+	ert_level precision;
+	/*
+	 * GEMMs on gemm_direct.comp instead of the tiled gemm.comp: on CPU
+	 * implementations, where barriers cost more than caches save;
+	 * ERT_VULKAN_GEMM=tiled|direct chooses (tests run both).
+	 */
+	bool gemm_direct;
+	/* the staging buffer of the copies at splits: host-visible, coherent, mapped */
+	VkBuffer staging;
+	VkDeviceMemory staging_mem;
+	void *staging_map;
+	size_t staging_size, staging_used;
+	/*
+	 * What the next submit runs, in order: steps' command buffers and the
+	 * staged copies, recorded into copy_cmds (copy_open: the last one is
+	 * still being recorded and is the last of pending).
+	 */
+	VkCommandBuffer *pending;
+	uint32_t n_pending, cap_pending;
+	VkCommandBuffer copy_cmds[8];
+	uint32_t n_copy_cmds;        /* of copy_cmds, those allocated */
+	uint32_t used_copy_cmds;     /* of those, the ones in pending */
+	bool copy_open;
+	/* constants uploaded once per session, shared by every plan's steps */
+	struct ert_vk_const *consts;
+	size_t const_bytes;
+	uint64_t copied;             /* bytes through buffer_write/buffer_read */
+};
+
+/* An arena (ert_buffer.handle): one buffer and its memory. */
+struct ert_vk_arena {
+	VkBuffer buf;
+	VkDeviceMemory mem;
+};
+
+/* ---- errors (vk-error.c) ---- */
+
+/* "VK_ERROR_OUT_OF_DEVICE_MEMORY" for -2; "VK_RESULT(-1234)" for codes it does not know. */
+const char *ert_vk_result_name(VkResult rc);
+/*
+ * Set @err to "vulkan: <what> failed[ for <Op> '<node>'] (<VK name>)" and
+ * return the status for @rc: OUT_OF_MEMORY for allocation failures,
+ * BACKEND otherwise. @n may be NULL.
+ */
+ert_status ert_vk_fail(struct ert_err *err, VkResult rc, const char *what,
+		       const struct ert_node *n);
+
+/* ---- device (vk-device.c) ---- */
+
+/*
+ * Create an instance and choose a device: $ERT_VULKAN_DEVICE (an index as
+ * vulkaninfo --summary lists them), else the first discrete GPU, else the
+ * first integrated one, else the first of any type (a CPU implementation
+ * such as lavapipe). With @gpu_only, only a GPU will do (the AUTO backend
+ * list). UNSUPPORTED when there is no loader or no device; INVALID_ARGUMENT
+ * for a malformed or out-of-range variable. Makes the device, its compute
+ * queue, the command pool, fence and the one pipeline layout.
+ */
+ert_status ert_vk_device_open(struct ert_vk *vk, bool gpu_only, struct ert_err *err);
+void ert_vk_device_close(struct ert_vk *vk);
+/* BACKEND with the first message when the validation layer reported errors since the last call. */
+ert_status ert_vk_validation_check(struct ert_vk *vk, struct ert_err *err);
+
+/* ---- memory (vk-memory.c) ---- */
+
+/* A buffer and its own memory; @host: host-visible and coherent (mapped into *@map). */
+ert_status ert_vk_buffer_new(struct ert_vk *vk, VkDeviceSize size, bool host, VkBuffer *buf,
+			     VkDeviceMemory *mem, void **map, const struct ert_node *n,
+			     struct ert_err *err);
+void ert_vk_buffer_del(struct ert_vk *vk, VkBuffer buf, VkDeviceMemory mem);
+/* A device buffer holding @size bytes of @data, uploaded now (waits). */
+ert_status ert_vk_buffer_upload(struct ert_vk *vk, const void *data, size_t size, VkBuffer *buf,
+				VkDeviceMemory *mem, const struct ert_node *n, struct ert_err *err);
+/*
+ * Copies at splits: a write is staged and queued (the host bytes may be
+ * reused on return); a read submits everything queued and waits.
+ */
+ert_status ert_vk_write(struct ert_vk *vk, VkBuffer dst, size_t offset, const void *src,
+			size_t size, struct ert_err *err);
+ert_status ert_vk_read(struct ert_vk *vk, VkBuffer src, size_t offset, void *dst, size_t size,
+		       struct ert_err *err);
+/* Submit what is queued (steps, staged copies) with one fence, and wait for it. */
+ert_status ert_vk_flush(struct ert_vk *vk, struct ert_err *err);
+void ert_vk_memory_close(struct ert_vk *vk);
+
+/* ---- constants (vk-backend.c) ---- */
+
+/*
+ * A device copy of constant @data (@size bytes), uploaded on first request
+ * and shared: every step of every plan that asks for the same bytes gets the
+ * same buffer. Drop it with ert_vk_const_put().
+ */
+ert_status ert_vk_const_get(struct ert_vk *vk, const void *data, size_t size,
+			    struct ert_vk_const **out, const struct ert_node *n,
+			    struct ert_err *err);
+void ert_vk_const_put(struct ert_vk *vk, struct ert_vk_const *c);
+VkBuffer ert_vk_const_buffer(const struct ert_vk_const *c);
+
+/* ---- pipelines (vk-pipeline.c) ---- */
+
+/* The index of shader @name among ert_vk_shaders, or -1. */
+int ert_vk_shader_index(const char *name);
+/*
+ * The compute pipeline of shader @name with specialization constants @spec
+ * (@n_spec of them, constant ids 0..), made on first use and kept for the
+ * backend's life (in the pipeline cache).
+ */
+ert_status ert_vk_pipeline_get(struct ert_vk *vk, const char *name, const uint32_t *spec,
+			       uint32_t n_spec, VkPipeline *out, const struct ert_node *n,
+			       struct ert_err *err);
+void ert_vk_pipelines_release(struct ert_vk *vk);
+
+/* ---- steps and launches (vk-step.c) ---- */
+
+#define ERT_VK_MAX_LAUNCHES 32
+#define ERT_VK_MAX_CONSTS 32
+
+/* A tensor on the device: a buffer and an offset in elements of its dtype. */
+struct ert_vk_ref {
+	VkBuffer buf;
+	int32_t off;
+};
+
+struct ert_vk_launch {
+	VkPipeline pipe;
+	uint32_t groups[3];
+	VkBuffer bind[ERT_VK_MAX_BINDINGS];
+	uint32_t n_bind;
+	uint32_t push[ERT_VK_PUSH_WORDS];
+	uint32_t n_push;
+	/* a copy within device memory (views) in place of a dispatch */
+	bool is_copy;
+	VkBufferCopy region;
+};
+
+/* What prepare() makes for a step (ert_exec.state); freed by release(). */
+struct ert_vk_step {
+	struct ert_vk_launch launch[ERT_VK_MAX_LAUNCHES];
+	uint32_t n_launch;
+	struct ert_vk_const *consts[ERT_VK_MAX_CONSTS];
+	uint32_t n_consts;
+	/* small read-only tables of the step's own (gemm batch offsets, Gather indices) */
+	VkBuffer tables[2];
+	VkDeviceMemory table_mem[2];
+	size_t table_bytes[2];
+	uint32_t n_tables;
+	VkDescriptorPool desc_pool;
+	VkCommandBuffer cmd;         /* recorded once by ert_vk_step_record() */
+	const struct ert_node *node; /* for messages */
+	bool overflow;               /* too many bindings or push words (a bug: reported by check) */
+};
+
+/*
+ * Input @k of @x: its place in the arena, or its constant's upload (kept by
+ * @st). BACKEND when it is neither (the planner put it where the device
+ * cannot read it).
+ */
+ert_status ert_vk_in(struct ert_vk *vk, struct ert_exec *x, struct ert_vk_step *st, uint32_t k,
+		     struct ert_vk_ref *out, struct ert_err *err);
+/* Output @k of @x in the arena. */
+ert_status ert_vk_out(const struct ert_exec *x, uint32_t k, struct ert_vk_ref *out,
+		      struct ert_err *err);
+/*
+ * Add a dispatch of shader @shader (specialization constants @spec) with
+ * @groups work-groups; its buffers and push constants follow with the
+ * ert_vk_arg_*() calls, in the order the shader declares them: a ref binds
+ * the next binding and pushes its offset.
+ */
+ert_status ert_vk_launch_add(struct ert_vk *vk, struct ert_vk_step *st, const char *shader,
+			     const uint32_t *spec, uint32_t n_spec, const uint32_t groups[3],
+			     struct ert_err *err);
+void ert_vk_arg_ref(struct ert_vk_step *st, const struct ert_vk_ref *r);
+void ert_vk_arg_buf(struct ert_vk_step *st, VkBuffer b);
+void ert_vk_arg_int(struct ert_vk_step *st, int32_t v);
+void ert_vk_arg_float(struct ert_vk_step *st, float v);
+/* A device-to-device copy of @bytes (views); nothing when source and destination are one. */
+ert_status ert_vk_copy_add(struct ert_vk_step *st, const struct ert_vk_ref *src,
+			   const struct ert_vk_ref *dst, size_t elsize, size_t bytes,
+			   struct ert_err *err);
+/* A read-only device copy of @count ints, owned by @st (counted as resident). */
+ert_status ert_vk_table(struct ert_vk *vk, struct ert_vk_step *st, const int32_t *data,
+			size_t count, VkBuffer *out, struct ert_err *err);
+/* Write the descriptor sets and record the step's command buffer (once). */
+ert_status ert_vk_step_record(struct ert_vk *vk, struct ert_vk_step *st, struct ert_err *err);
+/* Queue the step's command buffer for the next submit. */
+ert_status ert_vk_step_queue(struct ert_vk *vk, struct ert_vk_step *st, struct ert_err *err);
+void ert_vk_step_free(struct ert_vk *vk, struct ert_vk_step *st);
+
+/* ---- ops (ops/ *.c): one table per family, ended by an entry with .prepare NULL ---- */
+
+struct ert_vk_op {
+	enum ert_op op;
+	/* dtype/shape/attribute limits beyond those common to every op */
+	bool (*supports)(const struct ert_vk *vk, const struct ert_exec *x);
+	/* adds the step's launches with every argument set */
+	ert_status (*prepare)(struct ert_vk *vk, struct ert_exec *x, struct ert_vk_step *st,
+			      struct ert_err *err);
+	/* the kernel name `edgert profile` shows */
+	const char *kernel_name;
+};
+
+extern const struct ert_vk_op ert_vk_ops_eltwise[];
+extern const struct ert_vk_op ert_vk_ops_linalg[];
+extern const struct ert_vk_op ert_vk_ops_pool[];
+extern const struct ert_vk_op ert_vk_ops_norm[];
+extern const struct ert_vk_op ert_vk_ops_movement[];
+
+/* The table entry for @op, or NULL (ops/registry.c). */
+const struct ert_vk_op *ert_vk_op_find(enum ert_op op);
+
+#endif /* ERT_VK_IMPL_H */
