@@ -348,6 +348,8 @@ extern const struct ert_ocl_op ert_ocl_ops_movement[];
 
 /* The table entry for @op, or NULL (ops/registry.c). */
 const struct ert_ocl_op *ert_ocl_op_find(enum ert_op op);
+/* Has this build an OpenCL kernel for @op (false in a build without OpenCL)? */
+bool ert_ocl_claims_op(enum ert_op op);
 
 /* ---- helpers shared by the ops ---- */
 

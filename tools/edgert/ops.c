@@ -50,7 +50,7 @@ static bool claims(size_t b, enum ert_op op)
 {
 	switch (b) {
 	case 0: return ert_cpu_op_find(op) != NULL;
-	case 1: return ert_ocl_op_find(op) != NULL;
+	case 1: return ert_ocl_claims_op(op);
 	default: return ert_npu_claims_op(op);
 	}
 }

@@ -25,8 +25,16 @@ ert_status ert_opencl_backend_probe(const ert_config *cfg, struct ert_backend **
 }
 
 const char *ert_opencl_backend_device(const struct ert_backend *be);
+bool ert_ocl_claims_op(enum ert_op op);
 
 const char *ert_opencl_backend_device(const struct ert_backend *be)
 {
 	return NULL;
+}
+
+/* `edgert ops` in a static binary: no op runs on OpenCL here. */
+bool ert_ocl_claims_op(enum ert_op op)
+{
+	(void)op;
+	return false;
 }

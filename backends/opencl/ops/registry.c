@@ -29,3 +29,8 @@ const struct ert_ocl_op *ert_ocl_op_find(enum ert_op op)
 	pthread_once(&by_op_once, build_index);
 	return by_op[op];
 }
+
+bool ert_ocl_claims_op(enum ert_op op)
+{
+	return ert_ocl_op_find(op) != NULL;
+}
