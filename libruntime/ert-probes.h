@@ -74,9 +74,10 @@
 #define ert_probe_npu_wait_start(seqno) ERT_PROBE1(npu_wait_start, seqno)
 #define ert_probe_npu_wait_end(seqno, status) ERT_PROBE2(npu_wait_end, seqno, status)
 /*
- * backends/opencl: one op's work enqueued (@kernels launches, @copies buffer
- * copies), and the wait for the queue to drain. A Vulkan backend fires the
- * same probes at its queue submit and fence wait.
+ * GPU queues. backends/opencl: one op's work enqueued (@kernels launches,
+ * @copies buffer copies), and the wait for the queue to drain (clFinish).
+ * backends/vulkan: one vkQueueSubmit of the recorded command buffers
+ * (@kernels of steps, @copies of copies), and its fence wait.
  */
 #define ert_probe_gpu_submit(kernels, copies) ERT_PROBE2(gpu_submit, kernels, copies)
 #define ert_probe_gpu_wait_start() ERT_PROBE0(gpu_wait_start)
