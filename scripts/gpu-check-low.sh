@@ -1,6 +1,5 @@
 #!/bin/sh
-# gpu-check-low.sh BUILD_DIR: precision LOW on an OpenCL GPU with cl_khr_fp16
-# (the NVIDIA machine, docs/opencl.md "On the NVIDIA machine": set
+# gpu-check-low.sh BUILD_DIR: precision LOW on an OpenCL GPU (the NVIDIA machine, docs/opencl.md "On the NVIDIA machine": set
 # OCL_ICD_VENDORS and LD_LIBRARY_PATH first). Checks, against the CPU backend:
 #   1. the op test in LOW (ERT_TEST_PRECISION=low: cosine >= 0.999, max abs
 #      error <= 1e-2 x max |ref|), with the fp16 guard check among its cases;
@@ -9,9 +8,9 @@
 #      (cosine >= 0.999) with it on, and --explain naming the two ops kept.
 # Prints PASS/FAIL lines; exits 1 when anything failed. Needs numpy in $PYTHON (default python3).
 # NVIDIA's OpenCL has no cl_khr_fp16 (checked on an H200, driver 580.159.04):
-# there LOW stays in float32 unless ERT_OPENCL_F16=storage asks for float16
-# storage (vload_half/vstore_half, float32 arithmetic), which is what makes
-# checks 1-3 exercise float16 on that machine.
+# a GPU stores float16 under LOW all the same (vload_half/vstore_half,
+# float32 arithmetic); half arithmetic needs cl_khr_fp16. On a CPU device
+# (PoCL) LOW is float32 unless ERT_OPENCL_F16=storage asks for float16.
 set -u
 b=${1:-build}
 edgert=$b/edgert
@@ -38,7 +37,8 @@ for f in sorted(glob.glob(os.path.join(sys.argv[1], "*.npy"))):
 PY
 }
 
-clinfo 2>/dev/null | grep -q cl_khr_fp16 || echo "note: no device lists cl_khr_fp16: LOW runs in float32"
+clinfo 2>/dev/null | grep -q cl_khr_fp16 ||
+	echo "note: no device lists cl_khr_fp16: float16 storage on a GPU, float arithmetic"
 
 if ERT_TEST_PRECISION=low "$b/test-backend-ops" >"$out/ops.log" 2>&1; then
 	pass "op test in LOW: $(tail -n 1 "$out/ops.log")"

@@ -412,28 +412,37 @@ static const struct ert_backend_ops ocl_ops = {
 };
 
 /*
- * Precision LOW: float16 storage where the device has cl_khr_fp16, or where
- * $ERT_OPENCL_F16=storage asks for it (a test hook: PoCL has no cl_khr_fp16,
- * but vload_half/vstore_half are core); $ERT_OPENCL_F16=off: float32. The
- * conversion kernels are built now, while the session is being created.
+ * Precision LOW: float16 storage on a GPU, and on any device with
+ * cl_khr_fp16 (then the elementwise ops compute in half too). A GPU without
+ * the extension (NVIDIA's OpenCL lists none) still stores float16 through
+ * vload_half/vstore_half, which are core: half the bytes to move, float
+ * arithmetic. A CPU device without it (PoCL) keeps float32, which is as
+ * fast there. $ERT_OPENCL_F16=storage asks for float16 storage with float
+ * arithmetic on any device (a test hook: PoCL runs the float16 variants);
+ * $ERT_OPENCL_F16=off keeps LOW in float32. The conversion kernels are
+ * built now, while the session is being created.
  */
 static ert_status setup_fp16(struct ert_ocl *cl, struct ert_err *err)
 {
 	const char *env = getenv("ERT_OPENCL_F16");
-	char ext[8192] = "";
+	bool forced = env && !strcmp(env, "storage");
+	size_t len = 0;
+	char *ext;
 
-	if (clGetDeviceInfo(cl->device, CL_DEVICE_EXTENSIONS, sizeof(ext) - 1, ext, NULL) !=
-	    CL_SUCCESS)
-		ext[0] = '\0';
-	cl->has_fp16 = strstr(ext, "cl_khr_fp16") != NULL;
-	if (env && strcmp(env, "storage") && strcmp(env, "off") && strcmp(env, "")) {
+	if (env && *env && !forced && strcmp(env, "off")) {
 		ert_err_set(err, "opencl: ERT_OPENCL_F16='%s': expected 'storage' or 'off'", env);
 		return ERT_STATUS_INVALID_ARGUMENT;
 	}
-	if (env && !strcmp(env, "storage"))
+	if (clGetDeviceInfo(cl->device, CL_DEVICE_EXTENSIONS, 0, NULL, &len) == CL_SUCCESS &&
+	    len && (ext = calloc(1, len + 1))) {
+		if (clGetDeviceInfo(cl->device, CL_DEVICE_EXTENSIONS, len, ext, NULL) == CL_SUCCESS)
+			cl->has_fp16 = strstr(ext, "cl_khr_fp16") != NULL;
+		free(ext);
+	}
+	if (forced)
 		cl->has_fp16 = false;
 	if (cl->precision != ERT_LEVEL_LOW || (env && !strcmp(env, "off")) ||
-	    (!cl->has_fp16 && !(env && !strcmp(env, "storage"))))
+	    !(cl->has_fp16 || forced || (cl->device_type & CL_DEVICE_TYPE_GPU)))
 		return ERT_OK;
 	cl->f16_storage = true;
 	ert_status st = ert_ocl_kernel_create(cl, "convert", false, "f32_to_f16", &cl->convert[0],

@@ -93,11 +93,11 @@ struct ert_ocl {
 	/* a queue with profiling, made the first time a launch is tuned */
 	cl_command_queue tune_queue;
 	/*
-	 * Precision LOW: float32 tensors stored as float16 (f16_storage) where
-	 * the device has cl_khr_fp16 (has_fp16; elementwise ops then compute in
-	 * half), or where $ERT_OPENCL_F16=storage asks for it on a device
-	 * without (float16 storage, float arithmetic: for tests on PoCL).
-	 * $ERT_OPENCL_F16=off keeps LOW in float32.
+	 * Precision LOW: float32 tensors stored as float16 (f16_storage) on a
+	 * GPU or a device with cl_khr_fp16 (has_fp16: the elementwise ops then
+	 * compute in half), or where $ERT_OPENCL_F16=storage asks for it
+	 * (float arithmetic; a test hook for PoCL). $ERT_OPENCL_F16=off keeps
+	 * LOW in float32.
 	 */
 	bool has_fp16;
 	bool f16_storage;

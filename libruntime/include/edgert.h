@@ -217,7 +217,7 @@ typedef enum ert_tune {
 
 /*
  * The fp16 overflow guard (ert_config.fp16_guard). With precision LOW, a GPU
- * backend that stores float16 (OpenCL on a device with cl_khr_fp16) runs
+ * backend that stores float16 (OpenCL on a GPU or with cl_khr_fp16) runs
  * ops in float16, except those the guard keeps in float32: while a plan is
  * made, the whole graph runs once on the CPU backend (a calibration run)
  * and every tensor's max |x| is recorded; an op whose float inputs or
