@@ -1003,6 +1003,7 @@ ert_status ert_format_load(const void *data, size_t size, struct ert_graph **out
 			   struct ert_err *err)
 {
 	struct loader ld = { .img = data, .size = size, .st = ERT_OK, .err = err };
+	struct ert_graph *root;  /* ld.g moves to each subgraph while its records are read */
 	ert_status st;
 
 	if (!data || !out) {
@@ -1011,7 +1012,7 @@ ert_status ert_format_load(const void *data, size_t size, struct ert_graph **out
 	}
 	if (!read_header(&ld) || !read_strings(&ld))
 		return ld.st;
-	ld.g = ert_graph_create();
+	root = ld.g = ert_graph_create();
 	if (!ld.g) {
 		ert_err_set(err, "out of memory loading model");
 		return ERT_STATUS_OUT_OF_MEMORY;
@@ -1040,7 +1041,7 @@ ert_status ert_format_load(const void *data, size_t size, struct ert_graph **out
 	    (!read_subgraphs(&ld) || !read_tensors(&ld) || !read_subgraph_lists(&ld) ||
 	     !read_nodes(&ld) || !check_subgraphs_used(&ld) || !read_graph(&ld)))
 		goto fail;
-	st = ert_graph_validate(ld.g, err);
+	st = ert_graph_validate(root, err);
 	if (st != ERT_OK) {
 		ld.st = st;
 		goto fail;
@@ -1049,13 +1050,13 @@ ert_status ert_format_load(const void *data, size_t size, struct ert_graph **out
 	free(ld.ranges);
 	free(ld.graphs);
 	free(ld.subs);
-	*out = ld.g;
+	*out = root;
 	return ERT_OK;
 fail:
 	free(ld.rec_flags);
 	free(ld.ranges);
 	free(ld.graphs);
 	free(ld.subs);
-	ert_graph_destroy(ld.g);
+	ert_graph_destroy(root);
 	return ld.st;
 }
