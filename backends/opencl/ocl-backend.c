@@ -270,6 +270,8 @@ static ert_status ocl_prepare(struct ert_backend *be, struct ert_exec *x, struct
 		s = ert_ocl_step_check(st, err);
 	if (s == ERT_OK)
 		s = ert_ocl_step_tune(cl, st, err);
+	if (s == ERT_OK && st->kernel_name)
+		x->kernel = st->kernel_name;
 	if (s != ERT_OK)
 		ocl_release(be, x);
 	return s;

@@ -146,6 +146,9 @@ ert_status ert_ocl_device_open(struct ert_ocl *cl, bool gpu_only, struct ert_err
 	if (rc == CL_SUCCESS)
 		rc = clGetDeviceInfo(cl->device, CL_DEVICE_LOCAL_MEM_SIZE, sizeof(cl->local_mem),
 				     &cl->local_mem, NULL);
+	if (rc == CL_SUCCESS)
+		rc = clGetDeviceInfo(cl->device, CL_DEVICE_MAX_COMPUTE_UNITS,
+				     sizeof(cl->compute_units), &cl->compute_units, NULL);
 	if (rc != CL_SUCCESS)
 		return ert_ocl_fail(err, rc, "clGetDeviceInfo", NULL);
 

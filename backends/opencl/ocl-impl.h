@@ -88,6 +88,7 @@ struct ert_ocl {
 	size_t max_wg;               /* CL_DEVICE_MAX_WORK_GROUP_SIZE */
 	cl_ulong max_alloc;          /* CL_DEVICE_MAX_MEM_ALLOC_SIZE */
 	cl_ulong local_mem;          /* CL_DEVICE_LOCAL_MEM_SIZE */
+	cl_uint compute_units;       /* CL_DEVICE_MAX_COMPUTE_UNITS */
 	ert_level precision;
 	ert_tune tune;               /* ert_config.tune */
 	/* a queue with profiling, made the first time a launch is tuned */
@@ -211,6 +212,7 @@ struct ert_ocl_launch {
 	 * arguments (the shape of the tuning key).
 	 */
 	cl_kernel var[ERT_TUNE_MAX_VARIANTS];
+	const char *var_label[ERT_TUNE_MAX_VARIANTS];
 	uint32_t n_var;
 	struct ert_tune_space *space;
 	int program;
@@ -238,6 +240,7 @@ struct ert_ocl_step {
 	size_t table_bytes[2];
 	uint32_t n_tables;
 	const struct ert_node *node; /* for messages */
+	const char *kernel_name;     /* the chosen variant's label, when it has one */
 	bool f16;                    /* float32 tensors stored as float16 (ert_exec.fp16) */
 	cl_int arg_rc;               /* first failure setting an argument */
 	cl_uint arg_index;
@@ -291,6 +294,7 @@ struct ert_ocl_variant {
 	size_t gws[3];
 	size_t lws[3];
 	bool free_lws;               /* no required work-group size: the tuner may change lws */
+	const char *label;           /* optional: the kernel name `edgert profile` shows */
 };
 ert_status ert_ocl_launch_variants(struct ert_ocl *cl, struct ert_ocl_step *st,
 				   const char *program, const struct ert_ocl_variant *v,

@@ -105,6 +105,8 @@ static ert_status launch_new(struct ert_ocl *cl, struct ert_ocl_step *st, const 
 		}
 	}
 	st->n_launch++;
+	for (uint32_t i = 0; i < n; i++)
+		l->var_label[i] = v[i].label;
 	l->n_var = n;
 	l->kernel = l->var[0];
 	l->program = ert_ocl_program_index(program);

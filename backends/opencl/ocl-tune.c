@@ -111,7 +111,7 @@ static bool time_all(struct ert_ocl *cl, const struct ert_ocl_launch *l,
 	return any;
 }
 
-static void apply(struct ert_ocl_launch *l, const struct ert_tune_cand *c)
+static void apply(struct ert_ocl_step *st, struct ert_ocl_launch *l, const struct ert_tune_cand *c)
 {
 	ert_tune_global(l->space, c, l->gws);
 	l->dims = l->space->v[c->variant].dims;
@@ -119,6 +119,8 @@ static void apply(struct ert_ocl_launch *l, const struct ert_tune_cand *c)
 	for (int d = 0; d < 3; d++)
 		l->lws[d] = c->lws[0] ? c->lws[d] : 1;
 	l->kernel = l->var[c->variant];
+	if (l->var_label[c->variant])
+		st->kernel_name = l->var_label[c->variant];
 	for (uint32_t v = 0; v < l->n_var; v++)
 		if (v != c->variant)
 			clReleaseKernel(l->var[v]);
@@ -162,7 +164,7 @@ static ert_status tune_launch(struct ert_ocl *cl, struct ert_ocl_step *st,
 			}
 		}
 	}
-	apply(l, &best);
+	apply(st, l, &best);
 	return ERT_OK;
 }
 

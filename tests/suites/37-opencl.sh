@@ -2,7 +2,9 @@
 # The OpenCL backend (issue 9), on PoCL in CI (scripts/deps.d/opencl.list):
 # - the cross-backend op test: every op OpenCL claims, on shapes with tails,
 #   broadcasts and odd channel counts, against the CPU's scalar kernels
-#   (build/test-backend-ops, whose cases count here one by one);
+#   (build/test-backend-ops, whose cases count here one by one), and its
+#   Conv, Gemm and MatMul cases again on each other GEMM kernel the tuner
+#   may choose (ERT_OPENCL_TEST_GEMM=32x32, gemv);
 # - the zoo (mobilenet_v2, resnet18, resnet50, vit_s16) through edgert run
 #   --backend opencl: every op in one OpenCL split (--explain), outputs within
 #   1e-3 x max |ref| of the CPU backend, no NaN, the input and the output
@@ -55,6 +57,28 @@ else
 	f=$((f + $(echo "$line" | sed -E 's/.* ([0-9]+) failed.*/\1/')))
 	s=$((s + $(echo "$line" | sed -E 's/.* ([0-9]+) skipped/\1/')))
 	echo "# test-backend-ops: $line"
+fi
+
+# the GEMM's other kernels (gemm.cl: 32x32 tiles, one element per group),
+# which the tuner may choose, each forced on every product of the op test
+if ! grep -q '^# opencl: skipped' "$out/ops.log"; then
+	for v in 32x32 gemv; do
+		for op in Conv Gemm MatMul; do
+			log=$out/ops-$v-$op.log
+			ERT_OPENCL_TEST_GEMM=$v "$ERT_BUILD/test-backend-ops" "$op" >"$log" 2>&1
+			rc=$?
+			grep -E '^not ok' "$log"
+			line=$(grep -E '^[0-9]+ passed, [0-9]+ failed, [0-9]+ skipped$' "$log" | tail -n 1)
+			if [ -z "$line" ] || { [ "$rc" -ne 0 ] && ! echo "$line" | grep -q ' [1-9][0-9]* failed'; }; then
+				tail -n 3 "$log"
+				bad "test-backend-ops $op with ERT_OPENCL_TEST_GEMM=$v crashed or exited $rc"
+			else
+				p=$((p + $(echo "$line" | sed -E 's/^([0-9]+) passed.*/\1/')))
+				f=$((f + $(echo "$line" | sed -E 's/.* ([0-9]+) failed.*/\1/')))
+				echo "# test-backend-ops $op, GEMM kernel $v only: $line"
+			fi
+		done
+	done
 fi
 
 "$ERT_BUILD/test-ocl-cache" >"$out/cache.log" 2>"$out/cache.err"

@@ -63,5 +63,9 @@
 #define OCL_GEMM_TS_K 16
 #define OCL_GEMM_WPT_M 4
 #define OCL_GEMM_WPT_N 4
+/* gemm_f32_32x32: 32x32 tiles, the same depth and items of 4x4 (8x8 items) */
+#define OCL_GEMM32_TS 32
+/* gemm_f32_gemv: items per work-group (one element of C each), a power of two */
+#define OCL_GEMV_WG 64
 
 #endif

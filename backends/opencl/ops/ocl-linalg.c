@@ -33,22 +33,70 @@ struct gemm_desc {
 static bool gemm_fits(const struct ert_ocl *cl)
 {
 	return cl->max_wg >= GEMM_WG_N * GEMM_WG_M &&
-	       cl->local_mem >= 2 * OCL_GEMM_TS_K * OCL_GEMM_TS_M * sizeof(float);
+	       cl->local_mem >= OCL_GEMM_TS_K * (OCL_GEMM_TS_M + 1 + OCL_GEMM_TS_N) * sizeof(float);
+}
+
+/*
+ * The kernels gemm.cl has for @g, the 64x64 tiles first (the built-in
+ * choice): 32x32 tiles when 64x64 ones give fewer work-groups than four
+ * per compute unit (late layers of a CNN at batch 1), the one-element-per-
+ * group kernel for M of at most 4 rows (classifier heads). The tuner picks.
+ */
+static uint32_t gemm_variants(const struct ert_ocl *cl, const struct gemm_desc *g, bool is_conv,
+			      struct ert_ocl_variant *v)
+{
+	size_t m = (size_t)g->m, n = (size_t)g->n;
+	size_t groups = ert_ocl_round_up(n, OCL_GEMM_TS_N) / OCL_GEMM_TS_N *
+			(ert_ocl_round_up(m, OCL_GEMM_TS_M) / OCL_GEMM_TS_M) * g->batches;
+	/* test hook: every product on one kernel, to hold each to the CPU's answer */
+	const char *only = getenv("ERT_OPENCL_TEST_GEMM");
+	bool tiles32 = groups < 4 * (size_t)cl->compute_units, gemv = m <= 4;
+	uint32_t k = 0;
+
+	if (only && (!strcmp(only, "32x32") || !strcmp(only, "gemv"))) {
+		tiles32 = !strcmp(only, "32x32");
+		gemv = !tiles32;
+	}
+	v[k++] = (struct ert_ocl_variant){
+		.kernel = "gemm_f32", .dims = 3,
+		.gws = { ert_ocl_round_up(n, OCL_GEMM_TS_N) / OCL_GEMM_WPT_N,
+			 ert_ocl_round_up(m, OCL_GEMM_TS_M) / OCL_GEMM_WPT_M, g->batches },
+		.lws = { GEMM_WG_N, GEMM_WG_M, 1 },
+		.label = is_conv ? "ocl-conv-gemm-f32-64x64" : "ocl-gemm-f32-64x64",
+	};
+	if (tiles32)
+		v[k++] = (struct ert_ocl_variant){
+			.kernel = "gemm_f32_32x32", .dims = 3,
+			.gws = { ert_ocl_round_up(n, OCL_GEMM32_TS) / OCL_GEMM_WPT_N,
+				 ert_ocl_round_up(m, OCL_GEMM32_TS) / OCL_GEMM_WPT_M, g->batches },
+			.lws = { OCL_GEMM32_TS / OCL_GEMM_WPT_N, OCL_GEMM32_TS / OCL_GEMM_WPT_M, 1 },
+			.label = is_conv ? "ocl-conv-gemm-f32-32x32" : "ocl-gemm-f32-32x32",
+		};
+	if (gemv && cl->max_wg >= OCL_GEMV_WG)
+		v[k++] = (struct ert_ocl_variant){
+			.kernel = "gemm_f32_gemv", .dims = 3,
+			.gws = { n * OCL_GEMV_WG, m, g->batches },
+			.lws = { OCL_GEMV_WG, 1, 1 },
+			.label = is_conv ? "ocl-conv-gemv-f32" : "ocl-gemv-f32",
+		};
+	if (only && (!strcmp(only, "32x32") || !strcmp(only, "gemv")) && k > 1) {
+		v[0] = v[k - 1];
+		k = 1;
+	}
+	return k;
 }
 
 static ert_status gemm_launch(struct ert_ocl *cl, struct ert_ocl_step *st,
 			      const struct gemm_desc *g, struct ert_err *err)
 {
-	size_t gws[3] = { ert_ocl_round_up((size_t)g->n, OCL_GEMM_TS_N) / OCL_GEMM_WPT_N,
-			  ert_ocl_round_up((size_t)g->m, OCL_GEMM_TS_M) / OCL_GEMM_WPT_M,
-			  g->batches };
-	size_t lws[3] = { GEMM_WG_N, GEMM_WG_M, 1 };
+	struct ert_ocl_variant v[3];
+	uint32_t nv = gemm_variants(cl, g, st->node->op == ERT_OP_Conv, v);
 	cl_int geo8[8], geob8[8];
 	cl_mem table;
 	ert_status s = ert_ocl_table(cl, st, g->boff, 4 * g->batches, &table, err);
 
 	if (s == ERT_OK)
-		s = ert_ocl_launch_add(cl, st, "gemm", "gemm_f32", 3, gws, lws, err);
+		s = ert_ocl_launch_variants(cl, st, "gemm", v, nv, err);
 	if (s != ERT_OK)
 		return s;
 	ocl_int8(geo8, g->geo, 8);
