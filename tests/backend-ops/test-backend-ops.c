@@ -10,8 +10,11 @@
  * for those it must refuse (which then cross the split through copies).
  * Every op type the backend claims needs at least one case.
  *
- * Backends: OpenCL (its first GPU or device, ERT_OPENCL_DEVICE to choose).
- * With no OpenCL platform every case is reported skipped.
+ * Backends: every GPU backend present, in turn: OpenCL (its first GPU or
+ * device, ERT_OPENCL_DEVICE to choose) and Vulkan (ERT_VULKAN_DEVICE; its
+ * GEMMs on both shaders, ERT_VULKAN_GEMM). ERT_TEST_BACKENDS=opencl or
+ * =vulkan runs one of them. A backend with no device has every case
+ * reported skipped.
  *
  *   test-backend-ops [FILTER]   only cases whose description contains FILTER
  *
@@ -28,6 +31,7 @@
 #include "format/ert-format.h"
 #include "ert-test-model.h"
 #include "opencl/ocl-impl.h"
+#include "vulkan/vk-impl.h"
 #include "session/session-impl.h"
 
 #define MAX_IN 6
@@ -575,8 +579,32 @@ out:
 
 /* ---- checks beyond the table ---- */
 
+/* A GPU backend under test. */
+struct gpu {
+	ert_backend_type type;
+	const char *name;
+	bool (*claims)(enum ert_op op);
+	const char *(*device)(const struct ert_backend *be);
+	const char *device_var;      /* its device variable */
+};
+
+static bool ocl_claims(enum ert_op op)
+{
+	return ert_ocl_op_find(op) != NULL;
+}
+
+static bool vk_claims(enum ert_op op)
+{
+	return ert_vk_op_find(op) != NULL;
+}
+
+static const struct gpu gpus[] = {
+	{ ERT_BACKEND_OPENCL, "opencl", ocl_claims, ert_opencl_backend_device, "ERT_OPENCL_DEVICE" },
+	{ ERT_BACKEND_VULKAN, "vulkan", vk_claims, ert_vulkan_backend_device, "ERT_VULKAN_DEVICE" },
+};
+
 /* Every op type the backend claims has a case it runs. */
-static int check_coverage(int *claimed)
+static int check_coverage(const struct gpu *gp, int *claimed)
 {
 	int failed = 0;
 
@@ -584,13 +612,14 @@ static int check_coverage(int *claimed)
 	for (int op = 0; op < ERT_OP_COUNT; op++) {
 		bool has = false;
 
-		if (!ert_ocl_op_find((enum ert_op)op))
+		if (!gp->claims((enum ert_op)op))
 			continue;
 		(*claimed)++;
 		for (size_t i = 0; i < N_CASES; i++)
 			has |= cases[i].op == (enum ert_op)op && !cases[i].on_cpu;
 		if (!has) {
-			printf("not ok - opencl claims %s, which no case runs\n", ert_op_name((enum ert_op)op));
+			printf("not ok - %s claims %s, which no case runs\n", gp->name,
+			       ert_op_name((enum ert_op)op));
 			failed++;
 		}
 	}
@@ -618,7 +647,7 @@ static bool fp16_storage(ert_session *s)
 	return false;
 }
 
-static bool check_split(char *why, size_t len)
+static bool check_split(const struct gpu *gp, char *why, size_t len)
 {
 	struct ert_graph *g = ert_graph_create();
 	int64_t dims[2] = { 4, 33 };
@@ -642,7 +671,7 @@ static bool check_split(char *why, size_t len)
 	m = model_from_graph(g);
 	if (!m)
 		return false;
-	s = open_session(m, ERT_BACKEND_OPENCL, why, len);
+	s = open_session(m, gp->type, why, len);
 	ref = s ? open_session(m, ERT_BACKEND_CPU, why, len) : NULL;
 	if (s && ref) {
 		float xs[4 * 33];
@@ -668,34 +697,45 @@ static bool check_split(char *why, size_t len)
 	return ok;
 }
 
-/* ERT_OPENCL_DEVICE: malformed or out of range, the session is not created, and says why. */
-static bool check_device_variable(char *why, size_t len)
+/* The device variable: malformed or out of range, the session is not created, and says why. */
+static bool check_device_variable(const struct gpu *gp, char *why, size_t len)
 {
-	static const struct {
+	struct bad_value {
 		const char *value, *message;
-	} bad[] = {
+	};
+	static const struct bad_value ocl_bad[] = {
 		{ "gpu", "is not PLATFORM:DEVICE" },
 		{ "0:", "is not PLATFORM:DEVICE" },
 		{ "0:0x", "is not PLATFORM:DEVICE" },
 		{ "99:0", "platform 99 does not exist" },
 		{ "0:99", "has no device 99" },
+		{ NULL, NULL },
 	};
+	static const struct bad_value vk_bad[] = {
+		{ "gpu", "is not a device index" },
+		{ "0x", "is not a device index" },
+		{ "-1", "is not a device index" },
+		{ "99", "there is no device 99" },
+		{ NULL, NULL },
+	};
+	const struct bad_value *bad = gp->type == ERT_BACKEND_OPENCL ? ocl_bad : vk_bad;
+	const char *good = gp->type == ERT_BACKEND_OPENCL ? "0:0" : "0";
 	const struct op_case *c = &cases[0];
 	ert_model *m = case_model(c);
 	bool ok = m != NULL;
 
-	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]) && ok; i++) {
+	for (size_t i = 0; bad[i].value && ok; i++) {
 		ert_session *s = NULL;
 		ert_config cfg;
 		ert_status st;
 
-		setenv("ERT_OPENCL_DEVICE", bad[i].value, 1);
+		setenv(gp->device_var, bad[i].value, 1);
 		ert_config_init(&cfg);
-		cfg.backends[0] = ERT_BACKEND_OPENCL;
+		cfg.backends[0] = gp->type;
 		cfg.num_backends = 1;
 		st = ert_session_create(m, &cfg, &s);
 		if (st != ERT_STATUS_INVALID_ARGUMENT || s || !strstr(ert_last_error(), bad[i].message)) {
-			snprintf(why, len, "ERT_OPENCL_DEVICE=%s: status %d, '%s'", bad[i].value,
+			snprintf(why, len, "%s=%s: status %d, '%s'", gp->device_var, bad[i].value,
 				 (int)st, ert_last_error());
 			ok = false;
 		}
@@ -704,12 +744,12 @@ static bool check_device_variable(char *why, size_t len)
 	if (ok) {
 		char tmp[256];
 
-		setenv("ERT_OPENCL_DEVICE", "0:0", 1);
-		ok = run_case(c, ERT_BACKEND_OPENCL, tmp, sizeof(tmp));
+		setenv(gp->device_var, good, 1);
+		ok = run_case(c, gp->type, tmp, sizeof(tmp));
 		if (!ok)
-			snprintf(why, len, "ERT_OPENCL_DEVICE=0:0: %s", tmp);
+			snprintf(why, len, "%s=%s: %s", gp->device_var, good, tmp);
 	}
-	unsetenv("ERT_OPENCL_DEVICE");
+	unsetenv(gp->device_var);
 	ert_model_unref(m);
 	return ok;
 }
@@ -967,28 +1007,11 @@ static int write_overflow_model(const char *path)
 	return 0;
 }
 
-int main(int argc, char **argv)
+/* Every case of the table on @gp (cases whose description holds @filter). */
+static void run_table(const struct gpu *gp, const char *filter, const char *variant, int *passed,
+		      int *failed)
 {
-	const char *filter = argc > 1 ? argv[1] : NULL;
-	struct ert_err err = { "" };
-	struct ert_backend *be = NULL;
-	int passed = 0, failed = 0, skipped = 0, claimed = 0;
 	char why[512];
-
-	if (argc == 3 && !strcmp(argv[1], "--write-overflow-model"))
-		return write_overflow_model(argv[2]);
-	if (getenv("ERT_TEST_PRECISION") && !strcmp(getenv("ERT_TEST_PRECISION"), "low"))
-		test_precision = ERT_LEVEL_LOW;
-	if (ert_backend_create(ERT_BACKEND_OPENCL, NULL, &be, &err) != ERT_OK) {
-		for (size_t i = 0; i < N_CASES; i++)
-			if (!filter || strstr(cases[i].what, filter))
-				skipped++;
-		printf("# opencl: skipped (%s)\n", err.msg);
-		printf("%d passed, %d failed, %d skipped\n", passed, failed, skipped);
-		return 0;
-	}
-	printf("# opencl: %s\n", ert_opencl_backend_device(be));
-	ert_backend_destroy(be);
 
 	for (size_t i = 0; i < N_CASES; i++) {
 		const struct op_case *c = &cases[i];
@@ -996,48 +1019,93 @@ int main(int argc, char **argv)
 		if (filter && !strstr(c->what, filter))
 			continue;
 		why[0] = '\0';
-		if (run_case(c, ERT_BACKEND_OPENCL, why, sizeof(why))) {
-			passed++;
-			printf("ok - opencl %s: %s\n", ert_op_name(c->op), c->what);
+		if (run_case(c, gp->type, why, sizeof(why))) {
+			(*passed)++;
+			printf("ok - %s%s %s: %s\n", gp->name, variant, ert_op_name(c->op), c->what);
 		} else {
-			failed++;
-			printf("not ok - opencl %s: %s: %s\n", ert_op_name(c->op), c->what, why);
+			(*failed)++;
+			printf("not ok - %s%s %s: %s: %s\n", gp->name, variant, ert_op_name(c->op),
+			       c->what, why);
 		}
 	}
-	if (!filter) {
-		int f = check_coverage(&claimed);
+}
 
-		failed += f;
-		passed += !f;
-		printf("# opencl claims %d op types\n", claimed);
-		if (check_split(why, sizeof(why))) {
-			passed++;
-			printf("ok - opencl/cpu split: 4 copies per run, the CPU's answer\n");
-		} else {
-			failed++;
-			printf("not ok - opencl/cpu split: %s\n", why);
+#define CHECK(cond, okmsg, ...) do { \
+	if (cond) { \
+		passed++; \
+		printf("ok - %s" okmsg "\n", gp->name); \
+	} else { \
+		failed++; \
+		printf("not ok - %s", gp->name); \
+		printf(__VA_ARGS__); \
+	} \
+} while (0)
+
+int main(int argc, char **argv)
+{
+	const char *filter = argc > 1 ? argv[1] : NULL;
+	const char *only = getenv("ERT_TEST_BACKENDS");
+	int passed = 0, failed = 0, skipped = 0;
+	char why[512];
+
+	if (argc == 3 && !strcmp(argv[1], "--write-overflow-model"))
+		return write_overflow_model(argv[2]);
+	if (getenv("ERT_TEST_PRECISION") && !strcmp(getenv("ERT_TEST_PRECISION"), "low"))
+		test_precision = ERT_LEVEL_LOW;
+	for (size_t b = 0; b < sizeof(gpus) / sizeof(gpus[0]); b++) {
+		const struct gpu *gp = &gpus[b];
+		struct ert_err err = { "" };
+		struct ert_backend *be = NULL;
+		int claimed = 0;
+
+		if (only && *only && !strstr(only, gp->name))
+			continue;
+		if (ert_backend_create(gp->type, NULL, &be, &err) != ERT_OK) {
+			for (size_t i = 0; i < N_CASES; i++)
+				if (!filter || strstr(cases[i].what, filter))
+					skipped++;
+			printf("# %s: skipped (%s)\n", gp->name, err.msg);
+			continue;
 		}
-		if (check_build_failure(why, sizeof(why))) {
-			passed++;
-			printf("ok - a kernel that fails to build: the session says where and why\n");
-		} else {
-			failed++;
-			printf("not ok - a kernel that fails to build: %s\n", why);
+		printf("# %s: %s\n", gp->name, gp->device(be));
+		ert_backend_destroy(be);
+		run_table(gp, filter, "", &passed, &failed);
+		if (gp->type == ERT_BACKEND_VULKAN && !getenv("ERT_VULKAN_GEMM")) {
+			/* both GEMM shaders, whichever the device chose, on the GEMM ops' cases */
+			static const char *const gemm_ops[] = { "Conv ", "Gemm ", "MatMul " };
+
+			for (int v = 0; v < 2; v++) {
+				setenv("ERT_VULKAN_GEMM", v ? "direct" : "tiled", 1);
+				for (size_t k = 0; k < 3; k++)
+					run_table(gp, filter ? filter : gemm_ops[k],
+						  v ? " (gemm direct)" : " (gemm tiled)", &passed, &failed);
+				if (filter)
+					break;
+			}
+			unsetenv("ERT_VULKAN_GEMM");
 		}
-		if (check_fp16_guard(why, sizeof(why))) {
-			passed++;
-			printf("ok - fp16 guard: the overflow model's square and scale_down kept in fp32, the CPU's answer; inf/NaN with the guard off; LOW without fp16 storage within 1e-3\n");
-		} else {
-			failed++;
-			printf("not ok - fp16 guard: %s\n", why);
+		if (filter)
+			continue;
+		{
+			int f = check_coverage(gp, &claimed);
+
+			failed += f;
+			passed += !f;
 		}
-		if (check_device_variable(why, sizeof(why))) {
-			passed++;
-			printf("ok - ERT_OPENCL_DEVICE: bad values refused with a reason, 0:0 runs\n");
-		} else {
-			failed++;
-			printf("not ok - ERT_OPENCL_DEVICE: %s\n", why);
+		printf("# %s claims %d op types\n", gp->name, claimed);
+		CHECK(check_split(gp, why, sizeof(why)), "/cpu split: 4 copies per run, the CPU's answer",
+		      "/cpu split: %s\n", why);
+		if (gp->type == ERT_BACKEND_OPENCL) {
+			CHECK(check_build_failure(why, sizeof(why)),
+			      ": a kernel that fails to build: the session says where and why",
+			      ": a kernel that fails to build: %s\n", why);
+			CHECK(check_fp16_guard(why, sizeof(why)),
+			      ": fp16 guard: the overflow model's square and scale_down kept in fp32, the CPU's answer; inf/NaN with the guard off; LOW without fp16 storage within 1e-3",
+			      ": fp16 guard: %s\n", why);
 		}
+		CHECK(check_device_variable(gp, why, sizeof(why)),
+		      ": the device variable: bad values refused with a reason, the first device runs",
+		      ": the device variable: %s\n", why);
 	}
 	printf("%d passed, %d failed, %d skipped\n", passed, failed, skipped);
 	return failed ? 1 : 0;

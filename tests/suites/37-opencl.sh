@@ -45,7 +45,7 @@ if ! make -s --no-print-directory -j2 BUILD="$ERT_BUILD" "$ERT_BUILD/test-backen
 	exit 1
 fi
 
-"$ERT_BUILD/test-backend-ops" >"$out/ops.log" 2>&1
+ERT_TEST_BACKENDS=opencl "$ERT_BUILD/test-backend-ops" >"$out/ops.log" 2>&1
 rc=$?
 grep -E '^(not ok|#)' "$out/ops.log"
 line=$(grep -E '^[0-9]+ passed, [0-9]+ failed, [0-9]+ skipped$' "$out/ops.log" | tail -n 1)

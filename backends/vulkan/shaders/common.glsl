@@ -18,9 +18,16 @@ uint ert_group1()
 	return gl_WorkGroupID.y * gl_NumWorkGroups.x + gl_WorkGroupID.x;
 }
 
+// Near 0 a series (drivers may compute tanh from exp and lose the small
+// values to cancellation); beyond, the builtin, clamped where tanh is +-1 in
+// float (some drivers compute inf/inf there).
 float ert_tanh(float v)
 {
-	// tanh is +-1 in float beyond 9; some drivers compute inf/inf there
+	if (abs(v) < 0.1) {
+		float z = v * v;
+
+		return v * (1.0 + z * (-1.0 / 3.0 + z * (2.0 / 15.0 + z * (-17.0 / 315.0))));
+	}
 	return tanh(clamp(v, -15.0, 15.0));
 }
 
@@ -44,14 +51,21 @@ float ert_erf(float v)
 	return v < 0.0 ? -y : y;
 }
 
+// Series near 0, where exp(v) - 1 and log(1 + v) cancel.
 float ert_expm1(float v)
 {
-	return abs(v) < 1e-5 ? v + 0.5 * v * v : exp(v) - 1.0;
+	if (abs(v) < 0.1)
+		return v * (1.0 + v * (0.5 + v * (1.0 / 6.0 + v * (1.0 / 24.0 + v * (1.0 / 120.0 +
+		       v * (1.0 / 720.0))))));
+	return exp(v) - 1.0;
 }
 
 float ert_log1p(float v)
 {
-	return abs(v) < 1e-4 ? v - 0.5 * v * v : log(1.0 + v);
+	if (abs(v) < 0.1)
+		return v * (1.0 + v * (-0.5 + v * (1.0 / 3.0 + v * (-0.25 + v * (0.2 +
+		       v * (-1.0 / 6.0 + v * (1.0 / 7.0)))))));
+	return log(1.0 + v);
 }
 
 float ert_gelu(float v)

@@ -16,6 +16,8 @@
 // is a table the host fills once.
 #version 450
 #extension GL_GOOGLE_include_directive : require
+// [[unroll]]: the register blocks stay registers (unrolled, not arrays in memory)
+#extension GL_EXT_control_flow_attributes : require
 #include "common.glsl"
 
 layout(local_size_x_id = 0, local_size_y_id = 1) in;
@@ -38,8 +40,8 @@ void main()
 	int z = int(gl_WorkGroupID.z);
 	int a_base = p.ao + boff[4 * z], b_base = p.bo + boff[4 * z + 1];
 
-	for (int wm = 0; wm < WPT; wm++)
-		for (int wn = 0; wn < WPT; wn++)
+	[[unroll]] for (int wm = 0; wm < WPT; wm++)
+		[[unroll]] for (int wn = 0; wn < WPT; wn++)
 			acc[wm][wn] = 0.0;
 
 	for (int k0 = 0; k0 < p.K; k0 += TS_K) {
@@ -60,12 +62,12 @@ void main()
 		for (int kk = 0; kk < TS_K; kk++) {
 			float bv[WPT];
 
-			for (int wn = 0; wn < WPT; wn++)
+			[[unroll]] for (int wn = 0; wn < WPT; wn++)
 				bv[wn] = Bs[kk * TS_N + tn + wn * LX];
-			for (int wm = 0; wm < WPT; wm++) {
+			[[unroll]] for (int wm = 0; wm < WPT; wm++) {
 				float av = As[kk * TS_M + tm + wm * LY];
 
-				for (int wn = 0; wn < WPT; wn++)
+				[[unroll]] for (int wn = 0; wn < WPT; wn++)
 					acc[wm][wn] += av * bv[wn];
 			}
 		}
@@ -73,12 +75,12 @@ void main()
 		barrier();
 	}
 
-	for (int wm = 0; wm < WPT; wm++) {
+	[[unroll]] for (int wm = 0; wm < WPT; wm++) {
 		int m = m0 + tm + wm * LY;
 
 		if (m >= p.M)
 			continue;
-		for (int wn = 0; wn < WPT; wn++) {
+		[[unroll]] for (int wn = 0; wn < WPT; wn++) {
 			int n = n0 + tn + wn * LX;
 
 			if (n < p.N)

@@ -8,6 +8,8 @@
 // (channel, ky, kx) with no division in the loop.
 #version 450
 #extension GL_GOOGLE_include_directive : require
+// [[unroll]]: the register blocks stay registers (unrolled, not arrays in memory)
+#extension GL_EXT_control_flow_attributes : require
 // before common.glsl: its ert_gid1() reads the specialised gl_WorkGroupSize
 layout(local_size_x_id = 0) in;
 #include "common.glsl"
@@ -28,7 +30,7 @@ void main()
 	int ar[ROWS];
 	float acc[ROWS];
 
-	for (int w = 0; w < ROWS; w++) {
+	[[unroll]] for (int w = 0; w < ROWS; w++) {
 		ar[w] = p.ao + boff[4 * z] + min(m0 + w, p.M - 1) * p.a_rs;
 		acc[w] = 0.0;
 	}
@@ -36,7 +38,7 @@ void main()
 		for (int k = 0; k < p.K; k++) {
 			float bv = B[b_base + k * p.b_rs + n * p.b_cs];
 
-			for (int w = 0; w < ROWS; w++)
+			[[unroll]] for (int w = 0; w < ROWS; w++)
 				acc[w] += A[ar[w] + k * p.a_cs] * bv;
 		}
 	} else {
@@ -55,12 +57,12 @@ void main()
 					int ix = ix0 + kx * p.geo[9];
 					float bv = row_in && ix >= 0 && ix < W ? B[rb + ix] : 0.0;
 
-					for (int w = 0; w < ROWS; w++)
+					[[unroll]] for (int w = 0; w < ROWS; w++)
 						acc[w] += A[ar[w] + k * p.a_cs] * bv;
 				}
 			}
 		}
 	}
-	for (int w = 0; w < ROWS && m0 + w < p.M; w++)
+	[[unroll]] for (int w = 0; w < ROWS && m0 + w < p.M; w++)
 		store_c(z, m0 + w, n, acc[w]);
 }

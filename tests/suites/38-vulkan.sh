@@ -1,0 +1,167 @@
+#!/bin/sh
+# The Vulkan backend (issue 10), on lavapipe in CI (scripts/deps.d/vulkan.list),
+# with the Khronos validation layer on (ERT_VULKAN_VALIDATION=1: every error
+# it reports fails the session that hit it, and is printed):
+# - the cross-backend op test on Vulkan: every op it claims against the CPU's
+#   scalar kernels, the GEMM cases on both GEMM shaders (tiled, direct);
+# - the zoo through edgert run --backend vulkan: every op in one Vulkan split
+#   (--explain), outputs within 1e-3 x max |ref| of the CPU backend, no NaN;
+#   mobilenet_v2 by default, ERT_VULKAN_ZOO="mobilenet_v2 resnet18 resnet50
+#   vit_s16" for all four (lavapipe runs our shaders slowly: docs/vulkan.md);
+# - the input and the logits copied once each per run (edgert bench);
+# - --backend auto keeps to the CPU when no Vulkan device is a GPU;
+# - no validation error printed by any of the above;
+# - edgert conform --backend vulkan on the ONNX node tests (layer off: it
+#   loads once per session, and there is one session per case): every case
+#   whose ops all run on Vulkan passes with ONNX's tolerances.
+# With no Vulkan device every check is counted as skipped.
+: "${ERT_BUILD:=build}"
+: "${ERT_CONFORMANCE:=../shared/conformance/onnx-backend}"
+: "${ERT_VULKAN_ZOO:=mobilenet_v2}"
+edgert=$ERT_BUILD/edgert
+out=$ERT_BUILD/vulkan
+export ERT_NO_PROGRESS=1
+mkdir -p "$out"
+p=0 f=0 s=0
+ok() { p=$((p + 1)); echo "ok - $*"; }
+bad() { f=$((f + 1)); echo "not ok - $*"; }
+skip() { s=$((s + 1)); echo "skip - $*"; }
+
+if ! make -s --no-print-directory -j2 BUILD="$ERT_BUILD" "$ERT_BUILD/test-backend-ops" \
+	>"$out/build.log" 2>&1; then
+	tail -n 20 "$out/build.log"
+	echo "0 passed, 1 failed"
+	exit 1
+fi
+
+ERT_VULKAN_VALIDATION=1 ERT_TEST_BACKENDS=vulkan "$ERT_BUILD/test-backend-ops" >"$out/ops.log" 2>&1
+rc=$?
+grep -E '^(not ok|#)' "$out/ops.log"
+line=$(grep -E '^[0-9]+ passed, [0-9]+ failed, [0-9]+ skipped$' "$out/ops.log" | tail -n 1)
+if [ -z "$line" ] || { [ "$rc" -ne 0 ] && ! echo "$line" | grep -q ' [1-9][0-9]* failed'; }; then
+	tail -n 5 "$out/ops.log"
+	bad "test-backend-ops crashed or exited $rc without a summary"
+else
+	p=$((p + $(echo "$line" | sed -E 's/^([0-9]+) passed.*/\1/')))
+	f=$((f + $(echo "$line" | sed -E 's/.* ([0-9]+) failed.*/\1/')))
+	s=$((s + $(echo "$line" | sed -E 's/.* ([0-9]+) skipped/\1/')))
+	echo "# test-backend-ops: $line"
+fi
+
+if grep -q '^# vulkan: skipped' "$out/ops.log"; then
+	for m in $ERT_VULKAN_ZOO; do
+		skip "$m on Vulkan (no Vulkan device)"
+	done
+	skip "--backend auto without a GPU (no Vulkan device)"
+	skip "ONNX node tests on Vulkan (no Vulkan device)"
+	echo "$p passed, $f failed, $s skipped"
+	[ "$f" -eq 0 ]
+	exit
+fi
+
+# max |got - ref| <= 1e-3 x max |ref| over every output, no NaN or inf in got
+compare() { # refdir gotdir
+	/usr/bin/python3 - "$1" "$2" <<'EOF'
+import glob, os, sys
+import numpy as np
+ref_dir, got_dir = sys.argv[1], sys.argv[2]
+files = sorted(glob.glob(os.path.join(ref_dir, "*.npy")))
+if not files:
+    sys.exit("no outputs in " + ref_dir)
+for f in files:
+    r = np.load(f).astype(np.float64)
+    g = np.load(os.path.join(got_dir, os.path.basename(f))).astype(np.float64)
+    if r.shape != g.shape:
+        sys.exit("%s: shape %s, reference %s" % (os.path.basename(f), g.shape, r.shape))
+    if not np.isfinite(g).all():
+        sys.exit("%s: %d values are NaN or inf" % (os.path.basename(f), (~np.isfinite(g)).sum()))
+    err, top = np.abs(g - r).max(), np.abs(r).max()
+    print("%s: max abs error %.3g, max |ref| %.3g" % (os.path.basename(f), err, top))
+    if err > 1e-3 * top:
+        sys.exit("%s: error over 1e-3 x max |ref|" % os.path.basename(f))
+EOF
+}
+
+export ERT_VULKAN_VALIDATION=1
+for m in $ERT_VULKAN_ZOO; do
+	if [ ! -f "$out/$m.ert" ] || [ "$edgert" -nt "$out/$m.ert" ]; then
+		"$edgert" zoo "$m" -o "$out/$m.ert" >"$out/$m-zoo.log" 2>&1 || {
+			tail -n 3 "$out/$m-zoo.log"; bad "$m built by edgert zoo"; continue; }
+	fi
+	rm -rf "$out/$m-cpu" "$out/$m-vk"
+	"$edgert" run "$out/$m.ert" --backend cpu --seed 5 -o "$out/$m-cpu" >"$out/$m-cpu.log" 2>&1
+	if ! "$edgert" run "$out/$m.ert" --backend vulkan --seed 5 -o "$out/$m-vk" --explain \
+		>"$out/$m-vk.log" 2>&1; then
+		tail -n 3 "$out/$m-vk.log"
+		bad "$m runs on Vulkan"
+		continue
+	fi
+	n=$("$edgert" info "$out/$m.ert" | sed -n 's/^ops *\([0-9]*\) nodes.*/\1/p')
+	if [ "$(grep -c '^split ' "$out/$m-vk.log")" -eq 1 ] && grep -q '^split 1: vulkan' "$out/$m-vk.log" &&
+	   grep -q "^$n ops in 1 split" "$out/$m-vk.log"; then
+		ok "$m: --explain shows all $n ops in one Vulkan split"
+	else
+		grep -E '^split|ops in' "$out/$m-vk.log" | sed 's/^/# /'
+		bad "$m: --explain shows all ops in one Vulkan split"
+	fi
+	if compare "$out/$m-cpu" "$out/$m-vk" >"$out/$m-cmp.log" 2>&1; then
+		ok "$m: Vulkan output matches the CPU backend ($(head -n 1 "$out/$m-cmp.log"))"
+	else
+		sed 's/^/# /' "$out/$m-cmp.log" | tail -n 3
+		bad "$m: Vulkan output within 1e-3 x max |ref| of the CPU backend, no NaN"
+	fi
+done
+
+# bench: per run, the input goes to the device and the logits come back
+m=mobilenet_v2
+[ -f "$out/$m.ert" ] || "$edgert" zoo "$m" -o "$out/$m.ert" >"$out/$m-zoo.log" 2>&1
+if "$edgert" bench "$out/$m.ert" --backend vulkan --loops 1 --warmup 1 --json >"$out/bench.json" \
+	2>"$out/bench.log" && grep -Eq "\"copied_bytes\": $((3 * 224 * 224 * 4 + 1000 * 4))[,}]" "$out/bench.json"; then
+	ok "$m: edgert bench --backend vulkan copies the input and the logits once per run"
+else
+	cat "$out/bench.json" "$out/bench.log" | tail -n 3 | sed 's/^/# /'
+	bad "$m: edgert bench --backend vulkan copies the input and the logits once per run"
+fi
+
+# auto: NPU, then a GPU, then the CPU; lavapipe's device is a CPU
+if command -v vulkaninfo >/dev/null && vulkaninfo --summary 2>/dev/null | grep -Eq 'deviceType += PHYSICAL_DEVICE_TYPE_(DISCRETE|INTEGRATED|VIRTUAL)_GPU'; then
+	skip "--backend auto without a GPU (this machine has a Vulkan GPU)"
+elif "$edgert" run "$out/$m.ert" --backend auto --seed 5 --explain >"$out/auto.log" 2>&1 &&
+     grep -q '^split 1: cpu' "$out/auto.log" && [ "$(grep -c '^split ' "$out/auto.log")" -eq 1 ]; then
+	ok "--backend auto keeps to the CPU when no Vulkan device is a GPU"
+else
+	grep -E '^split|rror' "$out/auto.log" | sed 's/^/# /'
+	bad "--backend auto keeps to the CPU when no Vulkan device is a GPU"
+fi
+
+# the validation layer had nothing to say about any of it
+if cat "$out"/ops.log "$out"/*-vk.log "$out/bench.log" | grep -q 'vulkan validation error'; then
+	cat "$out"/ops.log "$out"/*-vk.log "$out/bench.log" | grep 'vulkan validation error' | head -n 3 |
+		sed 's/^/# /'
+	bad "no Vulkan validation error in the op test, the zoo and bench"
+else
+	ok "no Vulkan validation error in the op test, the zoo and bench"
+fi
+unset ERT_VULKAN_VALIDATION
+
+# the ONNX node tests whose ops Vulkan takes, each case one check
+if [ ! -d "$ERT_CONFORMANCE/node" ]; then
+	skip "ONNX node tests on Vulkan (no test data at '$ERT_CONFORMANCE')"
+else
+	"$edgert" conform --backend vulkan "$ERT_CONFORMANCE/node" >"$out/conform.log" 2>&1
+	rc=$?
+	grep -E '^(FAIL|vulkan claims|not on vulkan)' "$out/conform.log" | sed 's/^not on/# not on/; s/^vulkan claims/# vulkan claims/'
+	line=$(grep -E '^[0-9]+ passed, [0-9]+ failed, [0-9]+ skipped, [0-9]+ not on vulkan$' "$out/conform.log")
+	if [ -z "$line" ] || ! grep -q '^vulkan claims [1-9][0-9]* op types' "$out/conform.log" ||
+	   { [ "$rc" -ne 0 ] && ! echo "$line" | grep -q ' [1-9][0-9]* failed'; }; then
+		tail -n 5 "$out/conform.log" | sed 's/^/# /'
+		bad "edgert conform --backend vulkan: exited $rc without a summary or a claimed op type"
+	else
+		set -- $(echo "$line" | sed -E 's/^([0-9]+) passed, ([0-9]+) failed, ([0-9]+) skipped, ([0-9]+) .*/\1 \2 \3 \4/')
+		p=$((p + $1)) f=$((f + $2))
+		echo "# conform --backend vulkan: $1 passed, $2 failed; $4 cases with an op left to the CPU and $3 unsupported anywhere, not counted"
+	fi
+fi
+
+echo "$p passed, $f failed, $s skipped"
+[ "$f" -eq 0 ]
