@@ -24,6 +24,7 @@ extern const struct ert_op_def ert_op_defs_spatial[];
 extern const struct ert_op_def ert_op_defs_reverse[];
 extern const struct ert_op_def ert_op_defs_det[];
 extern const struct ert_op_def ert_op_defs_random[];
+extern const struct ert_op_def ert_op_defs_tfidf[];
 extern const struct ert_op_def ert_op_defs_control[];
 
 static const struct ert_op_def *const families[] = {
@@ -46,6 +47,7 @@ static const struct ert_op_def *const families[] = {
 	ert_op_defs_reverse,
 	ert_op_defs_det,
 	ert_op_defs_random,
+	ert_op_defs_tfidf,
 	ert_op_defs_control,
 };
 

@@ -650,6 +650,14 @@ static const struct hrow rows[] = {
 	  { X("data", F32, 2, 3, 3), CI("indices", I64, 2, D(1, 2), 0, 2), CF("updates", 2, 1, 2) },
 	  { AI("axis", 1) }, 1, NULL },
 
+	/* TfIdfVectorizer: unigrams 2, 3; bigrams (5, 6), (7, 8) */
+#define TFIDF_ROW(attr) { "TfIdfVectorizer", 9, attr, 0, { X("X", I64, 2, 2, 6) }, \
+		{ AI("min_gram_length", 1), AI("max_gram_length", 2), AI("max_skip_count", 1), \
+		  ASTR("mode", "TF"), AIS("ngram_counts", 2, 0, 2), AIS("ngram_indexes", 4, 0, 1, 2, 3), \
+		  AIS("pool_int64s", 6, 2, 3, 5, 6, 7, 8) }, 1, NULL }
+	TFIDF_ROW("min_gram_length"), TFIDF_ROW("max_gram_length"), TFIDF_ROW("max_skip_count"),
+	TFIDF_ROW("ngram_counts"), TFIDF_ROW("ngram_indexes"),
+
 	/* random generators: never folded, sizes from attributes */
 	{ "RandomNormal", 1, "shape", 1, { NONE }, { AIS("shape", 2, 2, 3) }, 1, NULL },
 	{ "RandomUniform", 1, "dtype", 0, { NONE }, { AIS("shape", 2, 2, 3), AI("dtype", 1) }, 1,

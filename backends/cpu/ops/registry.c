@@ -23,6 +23,7 @@ extern const struct ert_cpu_op ert_cpu_ops_signal[];
 extern const struct ert_cpu_op ert_cpu_ops_spatial[];
 extern const struct ert_cpu_op ert_cpu_ops_reverse_det[];
 extern const struct ert_cpu_op ert_cpu_ops_random[];
+extern const struct ert_cpu_op ert_cpu_ops_tfidf[];
 extern const struct ert_cpu_op ert_cpu_ops_control[];
 
 static const struct ert_cpu_op *const families[] = {
@@ -45,6 +46,7 @@ static const struct ert_cpu_op *const families[] = {
 	ert_cpu_ops_spatial,
 	ert_cpu_ops_reverse_det,
 	ert_cpu_ops_random,
+	ert_cpu_ops_tfidf,
 	ert_cpu_ops_control,
 };
 
