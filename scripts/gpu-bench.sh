@@ -20,9 +20,11 @@
 #  7. a table with the ratios and the issue's targets, in OUT/table.md.
 #
 # USAGE: sh scripts/gpu-bench.sh [--out DIR] [--models LIST] [--batches LIST]
-#            [--loops N] [--warmup N] [--tune MODE] [--no-torch] [--no-low]
+#            [--work DIR] [--loops N] [--warmup N] [--tune MODE] [--no-torch] [--no-low]
 #            [--any-device]
-#   --out DIR       results (default /tmp/gpu-bench)
+#   --out DIR       results: table.md, the figures, logs/ (default
+#                   /tmp/gpu-bench; on the runner, "$OUT/gpu-bench")
+#   --work DIR      models and cache files, large (default /tmp/gpu-bench-work)
 #   --models LIST   comma-separated zoo names (default all four)
 #   --batches LIST  comma-separated batch sizes (default 1,8)
 #   --loops N       timed runs per figure (default 50), after --warmup N (10)
@@ -33,11 +35,12 @@
 # shows what was). Takes about 3-5 minutes on the H100 machine.
 set -u
 
-out=/tmp/gpu-bench models=mobilenet_v2,resnet18,resnet50,vit_s16 batches=1,8
+out=/tmp/gpu-bench work=/tmp/gpu-bench-work models=mobilenet_v2,resnet18,resnet50,vit_s16 batches=1,8
 loops=50 warmup=10 tune=fast torch=1 low=1 any=0
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--out) out=$2; shift ;;
+	--work) work=$2; shift ;;
 	--models) models=$2; shift ;;
 	--batches) batches=$2; shift ;;
 	--loops) loops=$2; shift ;;
@@ -72,7 +75,7 @@ if command -v ldd >/dev/null; then
 	[ -z "$nf" ] || die "libraries not found for edgert: $nf (LD_LIBRARY_PATH=$LD_LIBRARY_PATH)"
 fi
 "$edgert" --help >/dev/null 2>&1 || die "$edgert does not start here: $("$edgert" --help 2>&1 | head -n 2)"
-mkdir -p "$out/models" "$out/logs" "$out/icd" || die "cannot create $out"
+mkdir -p "$work/models" "$out/logs" "$work/icd" || die "cannot create $out or $work"
 [ -f "$carry/MANIFEST" ] && sed 's/^/# /' "$carry/MANIFEST" | head -n 2
 
 # ---- 2. NVIDIA's OpenCL driver through a vendors directory of our own ----
@@ -94,8 +97,8 @@ if [ "$any" = 0 ]; then
 	if [ -z "$nvcl" ] || [ ! -e "$nvcl" ]; then
 		die "NVIDIA's OpenCL library (libnvidia-opencl.so*) was not found; set NVIDIA_OPENCL_LIB=/path/to/it"
 	fi
-	echo "$nvcl" >"$out/icd/nvidia.icd" || die "cannot write $out/icd/nvidia.icd"
-	export OCL_ICD_VENDORS="$out/icd"
+	echo "$nvcl" >"$work/icd/nvidia.icd" || die "cannot write $work/icd/nvidia.icd"
+	export OCL_ICD_VENDORS="$work/icd"
 	say "OpenCL: $nvcl through OCL_ICD_VENDORS=$OCL_ICD_VENDORS"
 fi
 command -v nvidia-smi >/dev/null && nvidia-smi --query-gpu=name,driver_version,clocks.max.sm \
@@ -106,7 +109,7 @@ phase "building the zoo models ($models, batch $batches)"
 list() { echo "$1" | tr ',' ' '; }
 for m in $(list "$models"); do
 	for b in $(list "$batches"); do
-		f=$out/models/$m-b$b.ert
+		f=$work/models/$m-b$b.ert
 		[ -f "$f" ] && [ "$f" -nt "$edgert" ] && continue
 		"$edgert" zoo "$m" --batch "$b" -o "$f" >"$out/logs/zoo-$m-b$b.log" 2>&1 ||
 			{ failed "edgert zoo $m --batch $b: $(tail -n 1 "$out/logs/zoo-$m-b$b.log")"; rm -f "$f"; }
@@ -115,7 +118,7 @@ done
 device=
 for m in $(list "$models"); do
 	b=$(list "$batches" | cut -d' ' -f1)
-	f=$out/models/$m-b$b.ert
+	f=$work/models/$m-b$b.ert
 	[ -f "$f" ] || continue
 	log=$out/logs/explain-$m.log
 	if ! "$edgert" run "$f" --backend opencl --tune none --explain >"$log" 2>&1; then
@@ -144,9 +147,9 @@ phase "session creation: cold vs warm cache file (CUDA_CACHE_DISABLE=1)"
 : >"$out/create.txt"
 b1=$(list "$batches" | cut -d' ' -f1)
 for m in $(list "$models"); do
-	f=$out/models/$m-b$b1.ert
+	f=$work/models/$m-b$b1.ert
 	[ -f "$f" ] || continue
-	cache=$out/create-$m.cache
+	cache=$work/create-$m.cache
 	rm -f "$cache"
 	ok=1
 	for run in cold warm; do
@@ -167,13 +170,13 @@ precisions=normal
 [ "$low" = 1 ] && precisions="normal low"
 for m in $(list "$models"); do
 	for b in $(list "$batches"); do
-		f=$out/models/$m-b$b.ert
+		f=$work/models/$m-b$b.ert
 		[ -f "$f" ] || continue
 		for p in $precisions; do
 			j=$out/logs/bench-$m-b$b-$p.json
 			# the cache file of step 4 keeps this model's programs and tuned launches
 			if "$edgert" bench "$f" --backend opencl --precision "$p" --tune "$tune" \
-				--cache "$out/bench.cache" --loops "$loops" --warmup "$warmup" --json \
+				--cache "$work/bench.cache" --loops "$loops" --warmup "$warmup" --json \
 				>"$j" 2>"$out/logs/bench-$m-b$b-$p.log"; then
 				echo "$m $b $p $(json "$j" min_ms) $(json "$j" median_ms) $(json "$j" create_ms)" >>"$out/edgert.txt"
 			else
