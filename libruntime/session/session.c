@@ -78,11 +78,17 @@ static ert_status create_backends(struct ert_session *s, struct ert_err *err)
 		ert_status st;
 
 		if (type == ERT_BACKEND_AUTO) {
-			/* the best available: the NPU when its device exists, then a GPU */
-			static const ert_backend_type best[] = { ERT_BACKEND_NPU, ERT_BACKEND_OPENCL };
+			/*
+			 * The best available: the NPU when its device exists, then a
+			 * GPU through OpenCL, else through Vulkan (one GPU backend:
+			 * copies between two of them are not supported).
+			 */
+			static const ert_backend_type best[] = { ERT_BACKEND_NPU, ERT_BACKEND_OPENCL,
+								 ERT_BACKEND_VULKAN };
 
 			for (size_t j = 0; j < sizeof(best) / sizeof(best[0]); j++) {
-				if (have_backend(s, best[j]))
+				if (have_backend(s, best[j]) ||
+				    (best[j] == ERT_BACKEND_VULKAN && have_backend(s, ERT_BACKEND_OPENCL)))
 					continue;
 				st = ert_backend_probe(best[j], cfg, &be, err);
 				if (st != ERT_OK) {

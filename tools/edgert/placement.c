@@ -6,6 +6,7 @@
 #include "cli.h"
 #include "placement.h"
 #include "opencl/ocl-impl.h"
+#include "vulkan/vk-impl.h"
 #include "session/session-impl.h"
 
 struct visit {
@@ -102,6 +103,9 @@ bool cli_print_placement(const char *cmd, ert_model *model, ert_session *sess, F
 
 		if (dev)
 			fprintf(out, "opencl device: %s\n", dev);
+		dev = ert_vulkan_backend_device(sess->backends[i]);
+		if (dev)
+			fprintf(out, "vulkan device: %s\n", dev);
 	}
 	return true;
 }
