@@ -1,0 +1,68 @@
+#!/bin/sh
+# gpu-check-vulkan.sh BUILD_DIR: the Vulkan backend on a GPU (the NVIDIA
+# machine; docs/vulkan.md "What is left", item 1). Carry libvulkan.so.1 with
+# the build and set LD_LIBRARY_PATH as for OpenCL's loader (docs/opencl.md
+# "On the NVIDIA machine"); if the loader finds no NVIDIA ICD, point
+# VK_ICD_FILENAMES at NVIDIA's nvidia_icd.json. Checks, against the CPU backend:
+#   1. the op test on Vulkan (ERT_TEST_BACKENDS=vulkan; with the validation
+#      layer when ERT_VULKAN_VALIDATION=1 and the layer is carried too);
+#   2. the zoo: every op in one Vulkan split, max abs error <= 1e-3 x max
+#      |ref|, no inf/NaN;
+#   3. edgert bench of the zoo on vulkan, opencl and cpu in the same run
+#      (printed, not asserted).
+# Prints PASS/FAIL lines; exits 1 when anything failed. Needs numpy in $PYTHON (default python3).
+set -u
+b=${1:-build}
+edgert=$b/edgert
+out=${TMPDIR:-/tmp}/gpu-check-vulkan.$$
+mkdir -p "$out"
+fails=0
+pass() { echo "PASS $*"; }
+fail() { echo "FAIL $*"; fails=$((fails + 1)); }
+
+# cmp DIR_REF DIR_GOT: max abs error <= 1e-3 x max |ref| and no inf/NaN for every .npy
+cmp() {
+	"${PYTHON:-python3}" - "$1" "$2" <<'PY'
+import glob, os, sys
+import numpy as np
+for f in sorted(glob.glob(os.path.join(sys.argv[1], "*.npy"))):
+    r = np.load(f).astype(np.float64)
+    g = np.load(os.path.join(sys.argv[2], os.path.basename(f))).astype(np.float64)
+    bad = (~np.isfinite(g)).sum()
+    err = np.abs(g - r).max() if not bad else float("inf")
+    print("%s: max abs error %.3g, max |ref| %.3g, %d inf/NaN" %
+          (os.path.basename(f), err, np.abs(r).max(), bad))
+    if bad or err > 1e-3 * np.abs(r).max():
+        sys.exit(1)
+PY
+}
+
+if ERT_TEST_BACKENDS=vulkan "$b/test-backend-ops" >"$out/ops.log" 2>&1; then
+	pass "op test on Vulkan ($(sed -n 's/^# vulkan: //p' "$out/ops.log" | head -n 1)): $(tail -n 1 "$out/ops.log")"
+else
+	grep -E '^(not ok|# vulkan)' "$out/ops.log" | head -n 10
+	fail "op test on Vulkan: $(tail -n 1 "$out/ops.log")"
+fi
+
+for m in mobilenet_v2 resnet18 resnet50 vit_s16; do
+	"$edgert" zoo "$m" -o "$out/$m.ert" >/dev/null 2>&1 || { fail "$m: edgert zoo"; continue; }
+	"$edgert" run "$out/$m.ert" --backend cpu --seed 5 -o "$out/$m-cpu" >/dev/null 2>&1
+	if ! "$edgert" run "$out/$m.ert" --backend vulkan --seed 5 --explain -o "$out/$m-vk" \
+		>"$out/$m-vk.log" 2>&1; then
+		tail -n 3 "$out/$m-vk.log"; fail "$m: run on Vulkan"; continue
+	fi
+	grep -E '^vulkan device|^[0-9]+ ops in' "$out/$m-vk.log"
+	if [ "$(grep -c '^split ' "$out/$m-vk.log")" -eq 1 ] && grep -q '^split 1: vulkan' "$out/$m-vk.log" &&
+	   cmp "$out/$m-cpu" "$out/$m-vk"; then
+		pass "$m: one Vulkan split, within 1e-3 x max |ref| of the CPU, no inf/NaN"
+	else
+		fail "$m: one Vulkan split, within 1e-3 x max |ref| of the CPU, no inf/NaN"
+	fi
+	for be in vulkan opencl cpu; do
+		printf '%s %s: ' "$m" "$be"
+		"$edgert" bench "$out/$m.ert" --backend "$be" --loops 20 --warmup 3 2>/dev/null |
+			sed -n 's/^min *//p'
+	done
+done
+rm -rf "$out"
+[ "$fails" -eq 0 ]
