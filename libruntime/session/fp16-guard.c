@@ -132,6 +132,8 @@ static ert_status calibrate(struct ert_session *s, struct ert_plan *p, float *ma
 	cfg.precision = ERT_LEVEL_HIGH;
 	cfg.num_threads = s->cfg.num_threads;
 	cfg.max_memory = s->cfg.max_memory;
+	/* the same fold budget: the same nodes run as steps, so every step's tensors are seen */
+	cfg.memory = s->cfg.memory;
 	cfg.after_op = record;
 	cfg.callback_user = &c;
 	st = ert_session_create(s->model, &cfg, &c.cs);
