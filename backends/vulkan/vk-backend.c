@@ -281,6 +281,11 @@ static uint64_t vk_copied_bytes(struct ert_backend *be)
 	return vk_of(be)->copied;
 }
 
+static void vk_plan_prepared(struct ert_backend *be)
+{
+	ert_vk_cache_flush(vk_of(be));
+}
+
 static void vk_destroy(struct ert_backend *be)
 {
 	struct ert_vk *vk;
@@ -302,8 +307,11 @@ static void vk_destroy(struct ert_backend *be)
 			}
 			ert_vk_pipelines_release(vk);
 			ert_vk_memory_close(vk);
+			/* what a plan that failed half-way built is kept too */
+			ert_vk_cache_flush(vk);
 		}
 		ert_vk_device_close(vk);
+		ert_vk_cache_close(vk);
 		free(vk);
 	}
 	free(be);
@@ -326,6 +334,7 @@ static const struct ert_backend_ops vk_ops = {
 	.destroy = vk_destroy,
 	.resident_bytes = vk_resident_bytes,
 	.copied_bytes = vk_copied_bytes,
+	.plan_prepared = vk_plan_prepared,
 };
 
 static ert_status create(const ert_config *cfg, bool gpu_only, struct ert_backend **out,
@@ -346,6 +355,8 @@ static ert_status create(const ert_config *cfg, bool gpu_only, struct ert_backen
 	be->ctx = vk;
 	vk->precision = cfg ? cfg->precision : ERT_LEVEL_NORMAL;
 	st = ert_vk_device_open(vk, gpu_only, err);
+	if (st == ERT_OK)
+		st = ert_vk_cache_open(vk, cfg ? cfg->cache_path : NULL, err);
 	if (st != ERT_OK) {
 		vk_destroy(be);
 		return st;

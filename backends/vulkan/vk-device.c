@@ -248,7 +248,6 @@ ert_status ert_vk_device_open(struct ert_vk *vk, bool gpu_only, struct ert_err *
 		.flags = VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT,
 	};
 	VkFenceCreateInfo fi = { .sType = VK_STRUCTURE_TYPE_FENCE_CREATE_INFO };
-	VkPipelineCacheCreateInfo pc = { .sType = VK_STRUCTURE_TYPE_PIPELINE_CACHE_CREATE_INFO };
 	const char *gemm = getenv("ERT_VULKAN_GEMM");
 	ert_status st = instance_create(vk, err);
 	bool found = false;
@@ -299,9 +298,6 @@ ert_status ert_vk_device_open(struct ert_vk *vk, bool gpu_only, struct ert_err *
 	rc = vkCreateFence(vk->dev, &fi, NULL, &vk->fence);
 	if (rc != VK_SUCCESS)
 		return ert_vk_fail(err, rc, "vkCreateFence", NULL);
-	rc = vkCreatePipelineCache(vk->dev, &pc, NULL, &vk->pipe_cache);
-	if (rc != VK_SUCCESS)
-		return ert_vk_fail(err, rc, "vkCreatePipelineCache", NULL);
 	return layout_create(vk, err);
 }
 

@@ -74,6 +74,14 @@ struct ert_vk {
 	VkDescriptorSetLayout set_layout;
 	VkPipelineLayout pipe_layout;
 	VkPipelineCache pipe_cache;
+	/* the cache file of the pipeline cache (vk-cache.c) */
+	char *cache_path;            /* ert_config.cache_path, or NULL */
+	bool cache_loaded;           /* the file's bytes went to the driver */
+	bool cache_rejected;         /* the file was there and was ignored (warned) */
+	bool cache_dirty;            /* a pipeline was built since it was read or written */
+	bool cache_unwritable;       /* a write failed (and was reported): no more tries */
+	bool cache_in_file;          /* the file holds cache_size bytes of this cache */
+	size_t cache_size;
 	VkShaderModule modules[ERT_VK_MAX_SHADERS];
 	struct ert_vk_pipeline pipes[ERT_VK_MAX_PIPELINES];
 	uint32_t n_pipes;
@@ -139,6 +147,18 @@ ert_status ert_vk_device_open(struct ert_vk *vk, bool gpu_only, struct ert_err *
 void ert_vk_device_close(struct ert_vk *vk);
 /* BACKEND with the first message when the validation layer reported errors since the last call. */
 ert_status ert_vk_validation_check(struct ert_vk *vk, struct ert_err *err);
+
+/* ---- the cache file (vk-cache.c) ---- */
+
+/*
+ * Create the backend's VkPipelineCache, from the cache file at @path when it
+ * holds one made for this device and driver (NULL: no file). A file that
+ * cannot be used is ignored with a warning on stderr and rewritten.
+ */
+ert_status ert_vk_cache_open(struct ert_vk *vk, const char *path, struct ert_err *err);
+/* Rewrite the file when a pipeline was built since it was read or written. */
+void ert_vk_cache_flush(struct ert_vk *vk);
+void ert_vk_cache_close(struct ert_vk *vk);
 
 /* ---- memory (vk-memory.c) ---- */
 

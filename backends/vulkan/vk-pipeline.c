@@ -94,6 +94,8 @@ ert_status ert_vk_pipeline_get(struct ert_vk *vk, const char *name, const uint32
 	p->shader = idx;
 	memcpy(p->spec, full, sizeof(full));
 	vk->n_pipes++;
+	/* the pipeline cache may hold something the file does not (the driver decides) */
+	vk->cache_dirty = true;
 	*out = p->pipe;
 	return ERT_OK;
 }

@@ -9,6 +9,8 @@
 #   mobilenet_v2 by default, ERT_VULKAN_ZOO="mobilenet_v2 resnet18 resnet50
 #   vit_s16" for all four (lavapipe runs our shaders slowly: docs/vulkan.md);
 # - the input and the logits copied once each per run (edgert bench);
+# - the pipeline cache in the cache file (--cache): written, read, a damaged
+#   file ignored with a warning and rewritten;
 # - --backend auto keeps to the CPU when no Vulkan device is a GPU;
 # - no validation error printed by any of the above;
 # - edgert conform --backend vulkan on the ONNX node tests (layer off: it
@@ -123,6 +125,29 @@ else
 	bad "$m: edgert bench --backend vulkan copies the input and the logits once per run"
 fi
 
+# the pipeline cache in the cache file: written cold, read warm without a
+# word, a damaged file ignored with a warning and rewritten (read warm again)
+rm -f "$out/pipelines.cache"
+cache_run() { # NAME
+	"$edgert" bench "$out/$m.ert" --backend vulkan --cache "$out/pipelines.cache" --loops 1 \
+		--warmup 0 >"$out/cache-$1.log" 2>&1
+}
+if cache_run cold && [ -s "$out/pipelines.cache" ] && cache_run warm &&
+   ! grep -q 'ignoring the cache file' "$out/cache-warm.log"; then
+	printf 'damage' | dd of="$out/pipelines.cache" bs=1 seek=40 conv=notrunc 2>/dev/null
+	if cache_run damaged && grep -q "ignoring the cache file .*: damaged (checksum); it will be rewritten" \
+		"$out/cache-damaged.log" && cache_run rewritten &&
+	   ! grep -q 'ignoring the cache file' "$out/cache-rewritten.log"; then
+		ok "$m: the pipeline cache file written, read warm, a damaged one ignored with a warning and rewritten"
+	else
+		cat "$out/cache-damaged.log" "$out/cache-rewritten.log" 2>/dev/null | tail -n 3 | sed 's/^/# /'
+		bad "$m: a damaged pipeline cache file ignored with a warning and rewritten"
+	fi
+else
+	cat "$out/cache-cold.log" "$out/cache-warm.log" 2>/dev/null | tail -n 3 | sed 's/^/# /'
+	bad "$m: the pipeline cache file written cold and read warm"
+fi
+
 # auto: NPU, then a GPU, then the CPU; lavapipe's device is a CPU
 if command -v vulkaninfo >/dev/null && vulkaninfo --summary 2>/dev/null | grep -Eq 'deviceType += PHYSICAL_DEVICE_TYPE_(DISCRETE|INTEGRATED|VIRTUAL)_GPU'; then
 	skip "--backend auto without a GPU (this machine has a Vulkan GPU)"
@@ -135,8 +160,8 @@ else
 fi
 
 # the validation layer had nothing to say about any of it
-if cat "$out"/ops.log "$out"/*-vk.log "$out/bench.log" | grep -q 'vulkan validation error'; then
-	cat "$out"/ops.log "$out"/*-vk.log "$out/bench.log" | grep 'vulkan validation error' | head -n 3 |
+if cat "$out"/ops.log "$out"/*-vk.log "$out"/bench.log "$out"/cache-*.log | grep -q 'vulkan validation error'; then
+	cat "$out"/ops.log "$out"/*-vk.log "$out"/bench.log "$out"/cache-*.log | grep 'vulkan validation error' | head -n 3 |
 		sed 's/^/# /'
 	bad "no Vulkan validation error in the op test, the zoo and bench"
 else
