@@ -68,7 +68,8 @@ ert_status ert_vk_pipeline_get(struct ert_vk *vk, const char *name, const uint32
 			    n->name, name);
 		return ERT_STATUS_INTERNAL;
 	}
-	memcpy(full, spec, n_spec * sizeof(uint32_t));
+	if (n_spec)
+		memcpy(full, spec, n_spec * sizeof(uint32_t));
 	for (uint32_t i = 0; i < vk->n_pipes; i++) {
 		p = &vk->pipes[i];
 		if (p->shader == idx && !memcmp(p->spec, full, sizeof(full))) {
