@@ -25,6 +25,14 @@ ert_status ert_graph_optimize(struct ert_graph *g, struct ert_err *err);
 ert_status ert_opt_unfuse_activations(struct ert_graph *g, struct ert_err *err);
 
 /*
+ * The int8 residual fusion (a fixed-rule QLinearAdd folded into the
+ * QLinearConv before it, "ert.residual"), which ert_graph_optimize() does not
+ * run: supported by the loader, the CPU and the NPU, but measured slower than
+ * the two ops (fuse-residual.c, docs/int8.md). Sets *changed when it fused.
+ */
+ert_status ert_opt_fuse_q8_residual(struct ert_graph *g, bool *changed, struct ert_err *err);
+
+/*
  * Elementwise float ops whose value depends on the element alone (Sigmoid,
  * Tanh, HardSwish, LeakyRelu, ...): between a DequantizeLinear and a
  * QuantizeLinear, the QDQ fusion makes them a 256-entry QLinearLookup.
