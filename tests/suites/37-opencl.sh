@@ -65,7 +65,7 @@ if ! grep -q '^# opencl: skipped' "$out/ops.log"; then
 	for v in 32x32 gemv; do
 		for op in Conv Gemm MatMul; do
 			log=$out/ops-$v-$op.log
-			ERT_OPENCL_TEST_GEMM=$v "$ERT_BUILD/test-backend-ops" "$op" >"$log" 2>&1
+			ERT_TEST_BACKENDS=opencl ERT_OPENCL_TEST_GEMM=$v "$ERT_BUILD/test-backend-ops" "$op" >"$log" 2>&1
 			rc=$?
 			grep -E '^not ok' "$log"
 			line=$(grep -E '^[0-9]+ passed, [0-9]+ failed, [0-9]+ skipped$' "$log" | tail -n 1)
