@@ -414,13 +414,13 @@ static const struct ert_backend_ops ocl_ops = {
 };
 
 /*
- * Precision LOW: float16 storage on a GPU, and on any device with
- * cl_khr_fp16 (then the elementwise ops compute in half too). A GPU without
- * the extension (NVIDIA's OpenCL lists none) still stores float16 through
- * vload_half/vstore_half, which are core: half the bytes to move, float
- * arithmetic. A CPU device without it (PoCL) keeps float32, which is as
- * fast there. $ERT_OPENCL_F16=storage asks for float16 storage with float
- * arithmetic on any device (a test hook: PoCL runs the float16 variants);
+ * Precision LOW: float16 storage on a device with cl_khr_fp16 (then the
+ * elementwise ops compute in half too). A device without the extension
+ * keeps float32: on NVIDIA's OpenCL, which lists none, float16 storage
+ * through vload_half/vstore_half with float arithmetic measured 1.1-5x
+ * slower than float32 on the zoo (docs/opencl.md), and PoCL is as fast in
+ * float32. $ERT_OPENCL_F16=storage asks for float16 storage with float
+ * arithmetic on any device (half the memory; a test hook on PoCL);
  * $ERT_OPENCL_F16=off keeps LOW in float32. The conversion kernels are
  * built now, while the session is being created.
  */
@@ -444,7 +444,7 @@ static ert_status setup_fp16(struct ert_ocl *cl, struct ert_err *err)
 	if (forced)
 		cl->has_fp16 = false;
 	if (cl->precision != ERT_LEVEL_LOW || (env && !strcmp(env, "off")) ||
-	    !(cl->has_fp16 || forced || (cl->device_type & CL_DEVICE_TYPE_GPU)))
+	    !(cl->has_fp16 || forced))
 		return ERT_OK;
 	cl->f16_storage = true;
 	ert_status st = ert_ocl_kernel_create(cl, "convert", false, "f32_to_f16", &cl->convert[0],
