@@ -37,14 +37,14 @@ static int unary_code(const struct ert_node *n)
 /* Clip's bounds: attributes before opset 11, constant scalar inputs after. */
 static bool clip_bounds(const struct ert_exec *x, float *lo, float *hi)
 {
-	const struct ert_value *b[2] = { ocl_opt_in(x, 1), ocl_opt_in(x, 2) };
+	const struct ert_value *b[2] = { ert_gpu_opt_in(x, 1), ert_gpu_opt_in(x, 2) };
 
 	*lo = ert_attr_float(x->node, "min", -INFINITY);
 	*hi = ert_attr_float(x->node, "max", INFINITY);
 	for (uint32_t k = 0; k < 2; k++) {
 		if (!b[k])
 			continue;
-		if (!ocl_const_or_absent(x, k + 1) || !ocl_is_f32(b[k]) || b[k]->numel != 1)
+		if (!ert_gpu_const_or_absent(x, k + 1) || !ert_gpu_is_f32(b[k]) || b[k]->numel != 1)
 			return false;
 		*(k ? hi : lo) = *(const float *)b[k]->data;
 	}
@@ -55,7 +55,7 @@ static bool unary_supports(const struct ert_ocl *cl, const struct ert_exec *x)
 {
 	float lo, hi;
 
-	if (unary_code(x->node) < 0 || !ocl_is_f32(x->in[0]) || !ocl_all_f32(x, 1) ||
+	if (unary_code(x->node) < 0 || !ert_gpu_is_f32(x->in[0]) || !ert_gpu_all_f32(x, 1) ||
 	    x->out[0]->numel != x->in[0]->numel)
 		return false;
 	if (x->node->op == ERT_OP_Clip)
@@ -127,8 +127,8 @@ static int binary_code(enum ert_op op)
 static bool binary_supports(const struct ert_ocl *cl, const struct ert_exec *x)
 {
 	/* Sum, Max and Min take any number of inputs: two here */
-	return binary_code(x->node->op) >= 0 && x->n_in == 2 && ocl_is_f32(x->in[0]) &&
-	       ocl_is_f32(x->in[1]) && ocl_all_f32(x, 2) && x->out[0]->rank <= 8;
+	return binary_code(x->node->op) >= 0 && x->n_in == 2 && ert_gpu_is_f32(x->in[0]) &&
+	       ert_gpu_is_f32(x->in[1]) && ert_gpu_all_f32(x, 2) && x->out[0]->rank <= 8;
 }
 
 /* Strides of @v as an operand broadcast to @out's shape (numpy: aligned on the right). */

@@ -157,11 +157,11 @@ static bool conv_geom(const struct ert_exec *x, struct ert_conv_geom *g)
 
 static bool conv_supports(const struct ert_ocl *cl, const struct ert_exec *x)
 {
-	const struct ert_value *r = ocl_opt_in(x, 3);
+	const struct ert_value *r = ert_gpu_opt_in(x, 3);
 	struct ert_conv_geom g;
 	int64_t group = ert_attr_int(x->node, "group", 1);
 
-	if (x->n_in < 2 || !ocl_is_f32(x->in[0]) || !ocl_is_f32(x->in[1]) || !ocl_all_f32(x, 4) ||
+	if (x->n_in < 2 || !ert_gpu_is_f32(x->in[0]) || !ert_gpu_is_f32(x->in[1]) || !ert_gpu_all_f32(x, 4) ||
 	    x->n_out != 1 || !conv_geom(x, &g))
 		return false;
 	if (group < 1 || x->in[0]->dims[1] % group || x->in[1]->dims[0] % group)
@@ -211,7 +211,7 @@ static ert_status conv_prepare(struct ert_ocl *cl, struct ert_exec *x, struct er
 			       struct ert_err *err)
 {
 	const struct ert_value *xv = x->in[0], *w = x->in[1];
-	bool has_bias = ocl_opt_in(x, 2) != NULL, has_res = ocl_opt_in(x, 3) != NULL;
+	bool has_bias = ert_gpu_opt_in(x, 2) != NULL, has_res = ert_gpu_opt_in(x, 3) != NULL;
 	struct ert_ocl_ref in, wr, bias, res, out;
 	struct ert_conv_geom g;
 	ert_status s;
@@ -278,14 +278,14 @@ static ert_status conv_prepare(struct ert_ocl *cl, struct ert_exec *x, struct er
 
 static bool gemm_supports(const struct ert_ocl *cl, const struct ert_exec *x)
 {
-	return x->n_in >= 2 && ocl_is_f32(x->in[0]) && ocl_is_f32(x->in[1]) && ocl_all_f32(x, 3) &&
+	return x->n_in >= 2 && ert_gpu_is_f32(x->in[0]) && ert_gpu_is_f32(x->in[1]) && ert_gpu_all_f32(x, 3) &&
 	       x->in[0]->rank == 2 && x->in[1]->rank == 2 && gemm_fits(cl);
 }
 
 static ert_status gemm_prepare(struct ert_ocl *cl, struct ert_exec *x, struct ert_ocl_step *st,
 			       struct ert_err *err)
 {
-	const struct ert_value *a = x->in[0], *b = x->in[1], *c = ocl_opt_in(x, 2);
+	const struct ert_value *a = x->in[0], *b = x->in[1], *c = ert_gpu_opt_in(x, 2);
 	bool ta = ert_attr_int(x->node, "transA", 0) != 0;
 	bool tb = ert_attr_int(x->node, "transB", 0) != 0;
 	int64_t m = x->out[0]->dims[0], n = x->out[0]->dims[1], k = a->dims[ta ? 0 : 1];
@@ -324,7 +324,7 @@ static ert_status gemm_prepare(struct ert_ocl *cl, struct ert_exec *x, struct er
 
 static bool matmul_supports(const struct ert_ocl *cl, const struct ert_exec *x)
 {
-	return x->n_in == 2 && ocl_is_f32(x->in[0]) && ocl_is_f32(x->in[1]) && ocl_all_f32(x, 2) &&
+	return x->n_in == 2 && ert_gpu_is_f32(x->in[0]) && ert_gpu_is_f32(x->in[1]) && ert_gpu_all_f32(x, 2) &&
 	       gemm_fits(cl);
 }
 

@@ -144,7 +144,7 @@ static bool slice_supports(const struct ert_ocl *cl, const struct ert_exec *x)
 	struct ert_err err;
 
 	for (uint32_t k = 1; k < x->n_in; k++)
-		if (!ocl_const_or_absent(x, k))
+		if (!ert_gpu_const_or_absent(x, k))
 			return false;
 	return is4(x->in[0]) && x->out[0]->dtype == x->in[0]->dtype &&
 	       ert_mv_slice_params(x->node, &err, (const struct ert_value *const *)x->in, x->n_in,
@@ -239,7 +239,7 @@ static bool gather_supports(const struct ert_ocl *cl, const struct ert_exec *x)
 
 	return x->n_in == 2 && is4(x->in[0]) && x->out[0]->dtype == x->in[0]->dtype &&
 	       (x->in[1]->dtype == ERT_DTYPE_INT64 || x->in[1]->dtype == ERT_DTYPE_INT32) &&
-	       ocl_const_or_absent(x, 1) && x->in[0]->rank > 0 &&
+	       ert_gpu_const_or_absent(x, 1) && x->in[0]->rank > 0 &&
 	       ert_norm_axis(ert_attr_int(x->node, "axis", 0), x->in[0]->rank, &axis) &&
 	       gather_indices(x, axis, NULL);
 }

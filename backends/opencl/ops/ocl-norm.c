@@ -40,7 +40,7 @@ static bool softmax_supports(const struct ert_ocl *cl, const struct ert_exec *x)
 {
 	int64_t rows, len, inner;
 
-	return x->n_in == 1 && ocl_is_f32(x->in[0]) && ocl_all_f32(x, 1) &&
+	return x->n_in == 1 && ert_gpu_is_f32(x->in[0]) && ert_gpu_all_f32(x, 1) &&
 	       softmax_rows(x, &rows, &len, &inner);
 }
 
@@ -75,7 +75,7 @@ static ert_status softmax_prepare(struct ert_ocl *cl, struct ert_exec *x, struct
 /* Rows of @len from axis on; Scale and B hold exactly one row (no broadcasting here). */
 static bool layernorm_rows(const struct ert_exec *x, int64_t *rows, int64_t *len)
 {
-	const struct ert_value *in = x->in[0], *sc = ocl_opt_in(x, 1), *b = ocl_opt_in(x, 2);
+	const struct ert_value *in = x->in[0], *sc = ert_gpu_opt_in(x, 1), *b = ert_gpu_opt_in(x, 2);
 	int32_t axis;
 
 	if (in->rank == 0 || !ert_norm_axis(ert_attr_int(x->node, "axis", -1), in->rank, &axis))
@@ -93,14 +93,14 @@ static bool layernorm_supports(const struct ert_ocl *cl, const struct ert_exec *
 	for (uint32_t k = 1; k < x->n_out; k++)
 		if (x->out[k])
 			return false;
-	return x->n_in >= 2 && ocl_is_f32(x->in[0]) && ocl_is_f32(x->in[1]) && ocl_all_f32(x, 3) &&
+	return x->n_in >= 2 && ert_gpu_is_f32(x->in[0]) && ert_gpu_is_f32(x->in[1]) && ert_gpu_all_f32(x, 3) &&
 	       layernorm_rows(x, &rows, &len);
 }
 
 static ert_status layernorm_prepare(struct ert_ocl *cl, struct ert_exec *x,
 				    struct ert_ocl_step *st, struct ert_err *err)
 {
-	bool has_bias = ocl_opt_in(x, 2) != NULL;
+	bool has_bias = ert_gpu_opt_in(x, 2) != NULL;
 	int64_t rows, len;
 	size_t gws, lws = 64;
 	struct ert_ocl_ref src, sc, b, dst;

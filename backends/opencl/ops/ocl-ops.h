@@ -3,36 +3,9 @@
 #ifndef ERT_OCL_OPS_H
 #define ERT_OCL_OPS_H
 
+#include "gpu-common/gpu-shape.h"
 #include "opencl/kernels/ocl-codes.h"
 #include "opencl/ocl-impl.h"
-
-static inline bool ocl_is_f32(const struct ert_value *v)
-{
-	return v && v->dtype == ERT_DTYPE_FLOAT32;
-}
-
-/* Every present input below @n_data and every present output is float32. */
-static inline bool ocl_all_f32(const struct ert_exec *x, uint32_t n_data)
-{
-	for (uint32_t k = 0; k < x->n_in && k < n_data; k++)
-		if (x->in[k] && x->in[k]->dtype != ERT_DTYPE_FLOAT32)
-			return false;
-	for (uint32_t k = 0; k < x->n_out; k++)
-		if (x->out[k] && x->out[k]->dtype != ERT_DTYPE_FLOAT32)
-			return false;
-	return x->n_out > 0 && x->out[0];
-}
-
-static inline const struct ert_value *ocl_opt_in(const struct ert_exec *x, uint32_t k)
-{
-	return k < x->n_in ? x->in[k] : NULL;
-}
-
-/* Input @k is absent, or a constant whose value prepare() reads on the host. */
-static inline bool ocl_const_or_absent(const struct ert_exec *x, uint32_t k)
-{
-	return k >= x->n_in || !x->in[k] || (x->in_const[k] && x->in[k]->data);
-}
 
 /*
  * 1-D launch of @n items, in groups of 64 (every device runs those) unless

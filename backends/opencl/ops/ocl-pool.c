@@ -24,7 +24,7 @@ static bool pool_supports(const struct ert_ocl *cl, const struct ert_exec *x)
 	/* MaxPool's Indices output stays on the CPU */
 	if (x->n_out > 1 && x->out[1])
 		return false;
-	return x->n_in == 1 && ocl_is_f32(x->in[0]) && ocl_all_f32(x, 1) && pool_geom(x, &g);
+	return x->n_in == 1 && ert_gpu_is_f32(x->in[0]) && ert_gpu_all_f32(x, 1) && pool_geom(x, &g);
 }
 
 static ert_status pool_prepare(struct ert_ocl *cl, struct ert_exec *x, struct ert_ocl_step *st,
@@ -67,7 +67,7 @@ static ert_status pool_prepare(struct ert_ocl *cl, struct ert_exec *x, struct er
 
 static bool global_supports(const struct ert_ocl *cl, const struct ert_exec *x)
 {
-	return x->n_in == 1 && ocl_is_f32(x->in[0]) && ocl_all_f32(x, 1) && x->in[0]->rank >= 3;
+	return x->n_in == 1 && ert_gpu_is_f32(x->in[0]) && ert_gpu_all_f32(x, 1) && x->in[0]->rank >= 3;
 }
 
 /* Each N x C plane reduced to one value by a work-group (pool.cl). */
