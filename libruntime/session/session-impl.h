@@ -192,6 +192,7 @@ struct ert_session {
 	char *cache_path;
 	struct ert_backend *backends[ERT_MAX_BACKENDS + 1];
 	uint32_t n_backends;
+	uint32_t auto_mask;           /* bit b: backends[b] was chosen by ERT_BACKEND_AUTO */
 
 	/* current input shapes and their buffers (the application writes here) */
 	struct ert_value *in_vals;    /* one per graph input */

@@ -95,6 +95,7 @@ static ert_status create_backends(struct ert_session *s, struct ert_err *err)
 					err->msg[0] = '\0';
 					continue;
 				}
+				s->auto_mask |= 1u << s->n_backends;
 				s->backends[s->n_backends++] = be;
 			}
 			continue;
@@ -121,6 +122,43 @@ static ert_status create_backends(struct ert_session *s, struct ert_err *err)
 		s->backends[s->n_backends++] = be;
 	}
 	return ERT_OK;
+}
+
+/*
+ * A session whose backends `auto` chose could not be planned on them (a
+ * kernel that does not build for the device, memory the device refuses, an
+ * op it turned out not to take): warn, drop those backends and let the
+ * caller plan again on the rest (the CPU at least). False when there is
+ * nothing to drop or the failure is not the device's (a bad model or input
+ * fails the same everywhere).
+ */
+static bool drop_auto_backends(struct ert_session *s, ert_status st)
+{
+	char names[64] = "";
+	uint32_t keep = 0;
+	size_t len = 0;
+
+	if (!s->auto_mask || s->plan ||
+	    (st != ERT_STATUS_BACKEND && st != ERT_STATUS_OUT_OF_MEMORY &&
+	     st != ERT_STATUS_UNSUPPORTED))
+		return false;
+	for (uint32_t b = 0; b < s->n_backends; b++) {
+		if (!(s->auto_mask & (1u << b))) {
+			s->backends[keep++] = s->backends[b];
+			continue;
+		}
+		if (len < sizeof(names))
+			len += (size_t)snprintf(names + len, sizeof(names) - len, "%s%s",
+						len ? ", " : "", s->backends[b]->ops->name);
+		ert_backend_destroy(s->backends[b]);
+	}
+	s->n_backends = keep;
+	s->auto_mask = 0;
+	s->dirty = true;
+	fprintf(stderr, "edgert: %s; planning again without %s (chosen by auto)\n", s->error,
+		names);
+	s->error[0] = '\0';
+	return true;
 }
 
 /*
@@ -354,6 +392,8 @@ ERT_API ert_status ert_session_create(ert_model *model, const ert_config *cfg,
 	 */
 	if (!has_value_inputs(s) && !has_symbolic_dims(g)) {
 		st = activate_plan(s);
+		if (st != ERT_OK && drop_auto_backends(s, st))
+			st = activate_plan(s);
 		if (st != ERT_OK) {
 			char msg[sizeof(s->error)];
 

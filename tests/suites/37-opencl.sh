@@ -10,6 +10,10 @@
 #   1e-3 x max |ref| of the CPU backend, no NaN, the input and the output
 #   copied once each per run (edgert bench);
 # - --backend auto keeps to the CPU when the only OpenCL device is not a GPU;
+#   and when auto's device cannot be planned on (a program that does not
+#   build: ERT_OPENCL_TEST_BREAK, with ERT_OPENCL_TEST_AUTO_ANY letting auto
+#   take PoCL), the session warns, plans again on the CPU and gives the CPU's
+#   output, where --backend opencl fails;
 # - edgert conform --backend opencl on the ONNX node tests: every case whose
 #   ops all run on OpenCL passes with ONNX's tolerances (each counts here);
 #   the cases with an op OpenCL does not take are counted apart, and the op
@@ -254,6 +258,27 @@ elif "$edgert" run "$out/$m.ert" --backend auto --seed 5 --explain >"$out/auto.l
 else
 	grep -E '^split|rror' "$out/auto.log" | sed 's/^/# /'
 	bad "--backend auto keeps to the CPU when no OpenCL device is a GPU"
+fi
+# auto's device fails while planning: the CPU takes over, saying so
+"$edgert" run "$out/$m.ert" --backend cpu --seed 5 -o "$out/fb-cpu" >/dev/null 2>&1
+if ERT_OPENCL_TEST_AUTO_ANY=1 ERT_OPENCL_TEST_BREAK=gemm "$edgert" run "$out/$m.ert" \
+	--backend auto --seed 5 --explain -o "$out/fb-auto" >"$out/fb.log" 2>&1 &&
+   grep -q 'planning again without opencl (chosen by auto)' "$out/fb.log" &&
+   grep -q 'CL_BUILD_PROGRAM_FAILURE' "$out/fb.log" &&
+   [ "$(grep -c '^split ' "$out/fb.log")" -eq 1 ] && grep -q '^split 1: cpu' "$out/fb.log" &&
+   cmp -s "$out/fb-cpu/logits.npy" "$out/fb-auto/logits.npy"; then
+	ok "--backend auto whose OpenCL device fails to plan: warns and runs on the CPU, the CPU's output"
+else
+	grep -E '^split|rror|auto' "$out/fb.log" | sed 's/^/# /'
+	bad "--backend auto whose OpenCL device fails to plan: warns and runs on the CPU, the CPU's output"
+fi
+if ! ERT_OPENCL_TEST_BREAK=gemm "$edgert" run "$out/$m.ert" --backend opencl --seed 5 \
+	>"$out/fb2.log" 2>&1 && grep -q 'CL_BUILD_PROGRAM_FAILURE' "$out/fb2.log" &&
+   ! grep -q 'planning again' "$out/fb2.log"; then
+	ok "--backend opencl whose program fails to build: the session fails, no fallback"
+else
+	tail -n 3 "$out/fb2.log" | sed 's/^/# /'
+	bad "--backend opencl whose program fails to build: the session fails, no fallback"
 fi
 
 # cold vs warm session creation with the cache file (PoCL's own cache off).
