@@ -49,7 +49,7 @@ ERT_TEST(dft_matches_direct_sum)
 {
 	static const int64_t extra[] = { 45, 64, 97, 100, 127, 128, 243, 257, 1000 };
 	enum { MAXN = 1000 };
-	static float x[2 * MAXN], y[2 * MAXN];
+	static float x[2 * (MAXN + 3)], y[2 * MAXN];
 
 	for (int64_t i = 0; i < 40 + (int64_t)(sizeof(extra) / sizeof(extra[0])); i++) {
 		int64_t n = i < 40 ? i + 1 : extra[i - 40];
