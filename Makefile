@@ -97,7 +97,9 @@ $(BUILD)/obj/gen/onnx.pb-c.o: $(BUILD)/gen/onnx.pb-c.c
 
 # The OpenCL kernels, embedded as C strings (no file is read at run time);
 # each program is built for the session's device when first used.
-OCL_CODES   := backends/opencl/kernels/ocl-codes.h
+# The codes headers, put in front of every program: the op codes both GPU
+# backends share, then OpenCL's own.
+OCL_CODES   := backends/gpu-common/gpu-codes.h backends/opencl/kernels/ocl-codes.h
 OCL_KERNELS := $(sort $(wildcard backends/opencl/kernels/*.cl))
 %/gen/ocl-kernels.c: $(OCL_KERNELS) $(OCL_CODES) scripts/embed-cl.sh
 	@mkdir -p $(dir $@)
@@ -108,10 +110,11 @@ $(BUILD)/obj/gen/ocl-kernels.o: $(BUILD)/gen/ocl-kernels.c
 	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -c $< -o $@
 
 # The Vulkan shaders, compiled to SPIR-V by glslc and embedded as C arrays
-# (no shader compiler at run time); common.glsl, the other .glsl files and
-# vk-codes.h are #included by every shader.
+# (no shader compiler at run time); common.glsl, the other .glsl files,
+# vk-codes.h and gpu-common/gpu-codes.h are #included by every shader.
 VK_SHADERS    := $(sort $(wildcard backends/vulkan/shaders/*.comp))
-VK_SHADER_INC := $(wildcard backends/vulkan/shaders/*.glsl backends/vulkan/shaders/*.h)
+VK_SHADER_INC := $(wildcard backends/vulkan/shaders/*.glsl backends/vulkan/shaders/*.h) \
+		 backends/gpu-common/gpu-codes.h
 %/gen/vk-shaders.c: $(VK_SHADERS) $(VK_SHADER_INC) scripts/embed-spv.sh
 	@mkdir -p $(dir $@)
 	sh scripts/embed-spv.sh $@ $(VK_SHADERS)

@@ -48,21 +48,21 @@ inline float ert_gelu_tanh(float v)
 inline float ert_act(float v, int act, float p0, float p1)
 {
 	switch (act) {
-	case OCL_ACT_RELU:
+	case ERT_GPU_ACT_RELU:
 		return v > 0.0f ? v : 0.0f;
-	case OCL_ACT_CLIP:
+	case ERT_GPU_ACT_CLIP:
 		return v < p0 ? p0 : v > p1 ? p1 : v;
-	case OCL_ACT_LEAKY_RELU:
+	case ERT_GPU_ACT_LEAKY_RELU:
 		return v >= 0.0f ? v : v * p0;
-	case OCL_ACT_SIGMOID:
+	case ERT_GPU_ACT_SIGMOID:
 		return 1.0f / (1.0f + exp(-v));
-	case OCL_ACT_HARD_SWISH:
+	case ERT_GPU_ACT_HARD_SWISH:
 		return v * clamp(v / 6.0f + 0.5f, 0.0f, 1.0f);
-	case OCL_ACT_HARD_SIGMOID:
+	case ERT_GPU_ACT_HARD_SIGMOID:
 		return clamp(p0 * v + p1, 0.0f, 1.0f);
-	case OCL_ACT_TANH:
+	case ERT_GPU_ACT_TANH:
 		return tanh(v);
-	case OCL_ACT_GELU: /* p0: 1 for approximate="tanh" */
+	case ERT_GPU_ACT_GELU: /* p0: 1 for approximate="tanh" */
 		return p0 != 0.0f ? ert_gelu_tanh(v) : ert_gelu(v);
 	default:
 		return v;

@@ -7,50 +7,50 @@
 inline CT unary_op(CT v, int op, float p0, float p1)
 {
 	switch (op) {
-	case OCL_UN_RELU:
+	case ERT_GPU_UN_RELU:
 		return v < 0.0f ? 0.0f : v;  /* NaN passes through */
-	case OCL_UN_SIGMOID:
+	case ERT_GPU_UN_SIGMOID:
 		return 1.0f / (1.0f + exp(-v));
-	case OCL_UN_TANH:
+	case ERT_GPU_UN_TANH:
 		return tanh(v);
-	case OCL_UN_CLIP: {
+	case ERT_GPU_UN_CLIP: {
 		float t = v < p0 ? p0 : v;
 
 		return t > p1 ? p1 : t;
 	}
-	case OCL_UN_LEAKY_RELU:
+	case ERT_GPU_UN_LEAKY_RELU:
 		return v < 0.0f ? v * p0 : v;
-	case OCL_UN_HARD_SWISH:
+	case ERT_GPU_UN_HARD_SWISH:
 		return v * clamp(v / 6.0f + 0.5f, 0.0f, 1.0f);
-	case OCL_UN_HARD_SIGMOID:
+	case ERT_GPU_UN_HARD_SIGMOID:
 		return clamp(p0 * v + p1, 0.0f, 1.0f);
-	case OCL_UN_ELU:
+	case ERT_GPU_UN_ELU:
 		return v < 0.0f ? p0 * expm1(v) : v;
-	case OCL_UN_EXP:
+	case ERT_GPU_UN_EXP:
 		return exp(v);
-	case OCL_UN_LOG:
+	case ERT_GPU_UN_LOG:
 		return log(v);
-	case OCL_UN_NEG:
+	case ERT_GPU_UN_NEG:
 		return -v;
-	case OCL_UN_ABS:
+	case ERT_GPU_UN_ABS:
 		return fabs(v);
-	case OCL_UN_SQRT:
+	case ERT_GPU_UN_SQRT:
 		return sqrt(v);
-	case OCL_UN_RECIPROCAL:
+	case ERT_GPU_UN_RECIPROCAL:
 		return 1.0f / v;
-	case OCL_UN_ERF:
+	case ERT_GPU_UN_ERF:
 		return erf(v);
-	case OCL_UN_GELU:
+	case ERT_GPU_UN_GELU:
 		return ert_gelu(v);
-	case OCL_UN_GELU_TANH:
+	case ERT_GPU_UN_GELU_TANH:
 		return ert_gelu_tanh(v);
-	case OCL_UN_SOFTPLUS:
+	case ERT_GPU_UN_SOFTPLUS:
 		return v > 0.0f ? v + log1p(exp(-v)) : log1p(exp(v));
-	case OCL_UN_FLOOR:
+	case ERT_GPU_UN_FLOOR:
 		return floor(v);
-	case OCL_UN_CEIL:
+	case ERT_GPU_UN_CEIL:
 		return ceil(v);
-	case OCL_UN_SOFTSIGN:
+	case ERT_GPU_UN_SOFTSIGN:
 		return v / (1.0f + fabs(v));
 	default:
 		return v;
@@ -69,14 +69,14 @@ __kernel void unary_f32(__global const T *x, int xo, __global T *y, int yo, int 
 inline CT binary_op(CT a, CT b, int op)
 {
 	switch (op) {
-	case OCL_BIN_ADD: return a + b;
-	case OCL_BIN_SUB: return a - b;
-	case OCL_BIN_MUL: return a * b;
-	case OCL_BIN_DIV: return a / b;
-	case OCL_BIN_MAX: return isnan(a) || isnan(b) ? NAN : fmax(a, b);
-	case OCL_BIN_MIN: return isnan(a) || isnan(b) ? NAN : fmin(a, b);
-	case OCL_BIN_POW: return pow(a, b);
-	case OCL_BIN_PRELU: return a < 0.0f ? a * b : a;
+	case ERT_GPU_BIN_ADD: return a + b;
+	case ERT_GPU_BIN_SUB: return a - b;
+	case ERT_GPU_BIN_MUL: return a * b;
+	case ERT_GPU_BIN_DIV: return a / b;
+	case ERT_GPU_BIN_MAX: return isnan(a) || isnan(b) ? NAN : fmax(a, b);
+	case ERT_GPU_BIN_MIN: return isnan(a) || isnan(b) ? NAN : fmin(a, b);
+	case ERT_GPU_BIN_POW: return pow(a, b);
+	case ERT_GPU_BIN_PRELU: return a < 0.0f ? a * b : a;
 	default: return 0.0f;
 	}
 }

@@ -47,7 +47,7 @@ __kernel void pool2d_f32(__global const T *x, int xo, __global T *y, int yo, int
 			if (ix < 0 || ix >= W)
 				continue;
 			v = LD(xp, iy * W + ix);
-			if (mode == OCL_POOL_MAX) {
+			if (mode == ERT_GPU_POOL_MAX) {
 				if (!any || v > acc || isnan(v))
 					acc = v;
 				any = true;
@@ -57,9 +57,9 @@ __kernel void pool2d_f32(__global const T *x, int xo, __global T *y, int yo, int
 			}
 		}
 	}
-	if (mode == OCL_POOL_AVG_PAD)
+	if (mode == ERT_GPU_POOL_AVG_PAD)
 		acc = acc / (float)(KH * KW);
-	else if (mode == OCL_POOL_AVG)
+	else if (mode == ERT_GPU_POOL_AVG)
 		acc = cnt ? acc / (float)cnt : 0.0f;
 	ST(y, yo + i, acc);
 }
@@ -73,7 +73,7 @@ void plane_reduce_f32(__global const T *x, int xo, __global T *y, int yo, int le
 	__local float part[RED_WG];
 	int row = get_group_id(0), l = get_local_id(0);
 	__global const T *xp = x + xo + row * len;
-	bool max = mode == OCL_POOL_MAX;
+	bool max = mode == ERT_GPU_POOL_MAX;
 	float acc = max ? -INFINITY : 0.0f;
 
 	for (int j = l; j < len; j += RED_WG) {

@@ -8,28 +8,28 @@
 static int unary_code(const struct ert_node *n)
 {
 	switch (n->op) {
-	case ERT_OP_Relu: return OCL_UN_RELU;
-	case ERT_OP_Sigmoid: return OCL_UN_SIGMOID;
-	case ERT_OP_Tanh: return OCL_UN_TANH;
-	case ERT_OP_Clip: return OCL_UN_CLIP;
-	case ERT_OP_LeakyRelu: return OCL_UN_LEAKY_RELU;
-	case ERT_OP_HardSwish: return OCL_UN_HARD_SWISH;
-	case ERT_OP_HardSigmoid: return OCL_UN_HARD_SIGMOID;
-	case ERT_OP_Elu: return OCL_UN_ELU;
-	case ERT_OP_Exp: return OCL_UN_EXP;
-	case ERT_OP_Log: return OCL_UN_LOG;
-	case ERT_OP_Neg: return OCL_UN_NEG;
-	case ERT_OP_Abs: return OCL_UN_ABS;
-	case ERT_OP_Sqrt: return OCL_UN_SQRT;
-	case ERT_OP_Reciprocal: return OCL_UN_RECIPROCAL;
-	case ERT_OP_Erf: return OCL_UN_ERF;
+	case ERT_OP_Relu: return ERT_GPU_UN_RELU;
+	case ERT_OP_Sigmoid: return ERT_GPU_UN_SIGMOID;
+	case ERT_OP_Tanh: return ERT_GPU_UN_TANH;
+	case ERT_OP_Clip: return ERT_GPU_UN_CLIP;
+	case ERT_OP_LeakyRelu: return ERT_GPU_UN_LEAKY_RELU;
+	case ERT_OP_HardSwish: return ERT_GPU_UN_HARD_SWISH;
+	case ERT_OP_HardSigmoid: return ERT_GPU_UN_HARD_SIGMOID;
+	case ERT_OP_Elu: return ERT_GPU_UN_ELU;
+	case ERT_OP_Exp: return ERT_GPU_UN_EXP;
+	case ERT_OP_Log: return ERT_GPU_UN_LOG;
+	case ERT_OP_Neg: return ERT_GPU_UN_NEG;
+	case ERT_OP_Abs: return ERT_GPU_UN_ABS;
+	case ERT_OP_Sqrt: return ERT_GPU_UN_SQRT;
+	case ERT_OP_Reciprocal: return ERT_GPU_UN_RECIPROCAL;
+	case ERT_OP_Erf: return ERT_GPU_UN_ERF;
 	case ERT_OP_Gelu:
-		return strcmp(ert_attr_string(n, "approximate", "none"), "tanh") ? OCL_UN_GELU :
-			OCL_UN_GELU_TANH;
-	case ERT_OP_Softplus: return OCL_UN_SOFTPLUS;
-	case ERT_OP_Floor: return OCL_UN_FLOOR;
-	case ERT_OP_Ceil: return OCL_UN_CEIL;
-	case ERT_OP_Softsign: return OCL_UN_SOFTSIGN;
+		return strcmp(ert_attr_string(n, "approximate", "none"), "tanh") ? ERT_GPU_UN_GELU :
+			ERT_GPU_UN_GELU_TANH;
+	case ERT_OP_Softplus: return ERT_GPU_UN_SOFTPLUS;
+	case ERT_OP_Floor: return ERT_GPU_UN_FLOOR;
+	case ERT_OP_Ceil: return ERT_GPU_UN_CEIL;
+	case ERT_OP_Softsign: return ERT_GPU_UN_SOFTSIGN;
 	default: return -1;
 	}
 }
@@ -112,14 +112,14 @@ static ert_status unary_prepare(struct ert_ocl *cl, struct ert_exec *x, struct e
 static int binary_code(enum ert_op op)
 {
 	switch (op) {
-	case ERT_OP_Add: case ERT_OP_Sum: return OCL_BIN_ADD;
-	case ERT_OP_Sub: return OCL_BIN_SUB;
-	case ERT_OP_Mul: return OCL_BIN_MUL;
-	case ERT_OP_Div: return OCL_BIN_DIV;
-	case ERT_OP_Max: return OCL_BIN_MAX;
-	case ERT_OP_Min: return OCL_BIN_MIN;
-	case ERT_OP_Pow: return OCL_BIN_POW;
-	case ERT_OP_PRelu: return OCL_BIN_PRELU;
+	case ERT_OP_Add: case ERT_OP_Sum: return ERT_GPU_BIN_ADD;
+	case ERT_OP_Sub: return ERT_GPU_BIN_SUB;
+	case ERT_OP_Mul: return ERT_GPU_BIN_MUL;
+	case ERT_OP_Div: return ERT_GPU_BIN_DIV;
+	case ERT_OP_Max: return ERT_GPU_BIN_MAX;
+	case ERT_OP_Min: return ERT_GPU_BIN_MIN;
+	case ERT_OP_Pow: return ERT_GPU_BIN_POW;
+	case ERT_OP_PRelu: return ERT_GPU_BIN_PRELU;
 	default: return -1;
 	}
 }

@@ -4,6 +4,7 @@
 #define ERT_OCL_OPS_H
 
 #include "gpu-common/gpu-shape.h"
+#include "gpu-common/gpu-codes.h"
 #include "opencl/kernels/ocl-codes.h"
 #include "opencl/ocl-impl.h"
 

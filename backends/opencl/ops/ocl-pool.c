@@ -33,7 +33,7 @@ static ert_status pool_prepare(struct ert_ocl *cl, struct ert_exec *x, struct er
 	const struct ert_value *in = x->in[0];
 	struct ert_conv_geom g;
 	struct ert_ocl_ref src, dst;
-	int mode = OCL_POOL_MAX;
+	int mode = ERT_GPU_POOL_MAX;
 	cl_int geo8[8], geob8[8];
 	ert_status s;
 
@@ -43,7 +43,7 @@ static ert_status pool_prepare(struct ert_ocl *cl, struct ert_exec *x, struct er
 		return ERT_STATUS_UNSUPPORTED;
 	}
 	if (x->node->op == ERT_OP_AveragePool)
-		mode = ert_attr_int(x->node, "count_include_pad", 0) ? OCL_POOL_AVG_PAD : OCL_POOL_AVG;
+		mode = ert_attr_int(x->node, "count_include_pad", 0) ? ERT_GPU_POOL_AVG_PAD : ERT_GPU_POOL_AVG;
 	int64_t geo[8] = { g.in[1], g.in[2], g.k[1], g.k[2], g.stride[1], g.stride[2],
 			   g.pad_b[1], g.pad_b[2] };
 	int64_t geob[8] = { g.dil[1], g.dil[2], g.out[1], g.out[2], in->dims[0] * in->dims[1] };
@@ -89,7 +89,7 @@ static ert_status global_prepare(struct ert_ocl *cl, struct ert_exec *x, struct 
 	ert_ocl_arg_ref(st, &src);
 	ert_ocl_arg_ref(st, &dst);
 	ert_ocl_arg_int(st, (cl_int)(planes ? in->numel / planes : 0));
-	ert_ocl_arg_int(st, x->node->op == ERT_OP_GlobalMaxPool ? OCL_POOL_MAX : OCL_POOL_AVG);
+	ert_ocl_arg_int(st, x->node->op == ERT_OP_GlobalMaxPool ? ERT_GPU_POOL_MAX : ERT_GPU_POOL_AVG);
 	return ERT_OK;
 }
 

@@ -4,6 +4,7 @@
 #define ERT_VK_OPS_H
 
 #include "gpu-common/gpu-shape.h"
+#include "gpu-common/gpu-codes.h"
 #include "vulkan/shaders/vk-codes.h"
 #include "vulkan/vk-impl.h"
 

@@ -34,7 +34,7 @@ static ert_status pool_prepare(struct ert_vk *vk, struct ert_exec *x, struct ert
 	const struct ert_value *in = x->in[0];
 	struct ert_conv_geom g;
 	struct ert_vk_ref src, dst;
-	int mode = VK_POOL_MAX;
+	int mode = ERT_GPU_POOL_MAX;
 	ert_status s;
 
 	if (!pool_geom(x, &g)) {
@@ -43,7 +43,7 @@ static ert_status pool_prepare(struct ert_vk *vk, struct ert_exec *x, struct ert
 		return ERT_STATUS_UNSUPPORTED;
 	}
 	if (x->node->op == ERT_OP_AveragePool)
-		mode = ert_attr_int(x->node, "count_include_pad", 0) ? VK_POOL_AVG_PAD : VK_POOL_AVG;
+		mode = ert_attr_int(x->node, "count_include_pad", 0) ? ERT_GPU_POOL_AVG_PAD : ERT_GPU_POOL_AVG;
 
 	int64_t geo[8] = { g.in[1], g.in[2], g.k[1], g.k[2], g.stride[1], g.stride[2],
 			   g.pad_b[1], g.pad_b[2] };
@@ -88,7 +88,7 @@ static ert_status global_prepare(struct ert_vk *vk, struct ert_exec *x, struct e
 	ert_vk_arg_ref(st, &src);
 	ert_vk_arg_ref(st, &dst);
 	ert_vk_arg_int(st, (int32_t)(planes ? in->numel / planes : 0));
-	ert_vk_arg_int(st, x->node->op == ERT_OP_GlobalMaxPool ? VK_POOL_MAX : VK_POOL_AVG);
+	ert_vk_arg_int(st, x->node->op == ERT_OP_GlobalMaxPool ? ERT_GPU_POOL_MAX : ERT_GPU_POOL_AVG);
 	ert_vk_arg_int(st, (int32_t)planes);
 	return ERT_OK;
 }

@@ -3,13 +3,13 @@
 float binary_op(float a, float b, int op)
 {
 	switch (op) {
-	case VK_BIN_ADD: return a + b;
-	case VK_BIN_SUB: return a - b;
-	case VK_BIN_MUL: return a * b;
-	case VK_BIN_DIV: return a / b;
-	case VK_BIN_MAX: return isnan(a) || isnan(b) ? a + b : max(a, b);
-	case VK_BIN_MIN: return isnan(a) || isnan(b) ? a + b : min(a, b);
-	case VK_BIN_POW: {
+	case ERT_GPU_BIN_ADD: return a + b;
+	case ERT_GPU_BIN_SUB: return a - b;
+	case ERT_GPU_BIN_MUL: return a * b;
+	case ERT_GPU_BIN_DIV: return a / b;
+	case ERT_GPU_BIN_MAX: return isnan(a) || isnan(b) ? a + b : max(a, b);
+	case ERT_GPU_BIN_MIN: return isnan(a) || isnan(b) ? a + b : min(a, b);
+	case ERT_GPU_BIN_POW: {
 		// GLSL's pow is undefined for a <= 0: C's pow for those cases
 		if (b == 0.0)
 			return 1.0;
@@ -24,7 +24,7 @@ float binary_op(float a, float b, int op)
 		}
 		return pow(a, b);
 	}
-	case VK_BIN_PRELU: return a < 0.0 ? a * b : a;
+	case ERT_GPU_BIN_PRELU: return a < 0.0 ? a * b : a;
 	default: return 0.0;
 	}
 }

@@ -2,6 +2,7 @@
 // Helpers every shader shares. GLSL has no erf, expm1 or log1p, and its
 // tanh and pow are not defined everywhere the ops need them: the versions
 // here are.
+#include "../../gpu-common/gpu-codes.h"
 #include "vk-codes.h"
 
 // The flat index of this item in a 1-D launch laid out over a 2-D grid of
@@ -87,21 +88,21 @@ float ert_sigmoid(float v)
 float ert_act(float v, int act, float p0, float p1)
 {
 	switch (act) {
-	case VK_ACT_RELU:
+	case ERT_GPU_ACT_RELU:
 		return v > 0.0 ? v : 0.0;
-	case VK_ACT_CLIP:
+	case ERT_GPU_ACT_CLIP:
 		return v < p0 ? p0 : v > p1 ? p1 : v;
-	case VK_ACT_LEAKY_RELU:
+	case ERT_GPU_ACT_LEAKY_RELU:
 		return v >= 0.0 ? v : v * p0;
-	case VK_ACT_SIGMOID:
+	case ERT_GPU_ACT_SIGMOID:
 		return ert_sigmoid(v);
-	case VK_ACT_HARD_SWISH:
+	case ERT_GPU_ACT_HARD_SWISH:
 		return v * clamp(v / 6.0 + 0.5, 0.0, 1.0);
-	case VK_ACT_HARD_SIGMOID:
+	case ERT_GPU_ACT_HARD_SIGMOID:
 		return clamp(p0 * v + p1, 0.0, 1.0);
-	case VK_ACT_TANH:
+	case ERT_GPU_ACT_TANH:
 		return ert_tanh(v);
-	case VK_ACT_GELU: // p0: 1 for approximate="tanh"
+	case ERT_GPU_ACT_GELU: // p0: 1 for approximate="tanh"
 		return p0 != 0.0 ? ert_gelu_tanh(v) : ert_gelu(v);
 	default:
 		return v;

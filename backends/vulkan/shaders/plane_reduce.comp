@@ -17,7 +17,7 @@ void main()
 
 	if (row >= p.rows)
 		return;
-	bool is_max = p.mode == VK_POOL_MAX;
+	bool is_max = p.mode == ERT_GPU_POOL_MAX;
 	int xb = p.xo + row * p.len;
 	float acc = is_max ? -1.0 / 0.0 : 0.0;
 

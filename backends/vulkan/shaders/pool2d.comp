@@ -42,7 +42,7 @@ void main()
 				continue;
 			float v = x[xb + iy * W + ix];
 
-			if (p.mode == VK_POOL_MAX) {
+			if (p.mode == ERT_GPU_POOL_MAX) {
 				if (!any || v > acc || isnan(v))
 					acc = v;
 				any = true;
@@ -52,9 +52,9 @@ void main()
 			}
 		}
 	}
-	if (p.mode == VK_POOL_AVG_PAD)
+	if (p.mode == ERT_GPU_POOL_AVG_PAD)
 		acc = acc / float(KH * KW);
-	else if (p.mode == VK_POOL_AVG)
+	else if (p.mode == ERT_GPU_POOL_AVG)
 		acc = cnt != 0 ? acc / float(cnt) : 0.0;
 	y[p.yo + i] = acc;
 }
