@@ -52,21 +52,19 @@ struct bench_opts {
 	ert_config cfg;
 };
 
-enum { OPT_MAX_MEMORY = 256, OPT_MEMORY, OPT_PRECISION, OPT_CACHE, OPT_TUNE };
-
 static int parse_args(int argc, char **argv, struct bench_opts *o)
 {
 	static const struct option longopts[] = {
-		{ "threads", required_argument, NULL, 't' },
+		CLI_LONGOPT_THREADS,
 		{ "warmup", required_argument, NULL, 'w' },
 		{ "loops", required_argument, NULL, 'n' },
-		{ "backend", required_argument, NULL, 'b' },
+		CLI_LONGOPT_BACKEND,
 		{ "json", no_argument, NULL, 'j' },
-		{ "max-memory", required_argument, NULL, OPT_MAX_MEMORY },
-		{ "memory", required_argument, NULL, OPT_MEMORY },
-		{ "precision", required_argument, NULL, OPT_PRECISION },
-		{ "cache", required_argument, NULL, OPT_CACHE },
-		{ "tune", required_argument, NULL, OPT_TUNE },
+		CLI_LONGOPT_MAX_MEMORY,
+		CLI_LONGOPT_MEMORY,
+		CLI_LONGOPT_PRECISION,
+		CLI_LONGOPT_CACHE,
+		CLI_LONGOPT_TUNE,
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -75,12 +73,13 @@ static int parse_args(int argc, char **argv, struct bench_opts *o)
 
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, ":t:w:n:b:jh", longopts, NULL)) != -1) {
+		int r = cli_config_option("bench", c, optarg, &o->cfg);
+
+		if (r < 0)
+			return 1;
+		if (r > 0)
+			continue;
 		switch (c) {
-		case 't':
-			if (!cli_parse_int("bench", "--threads", optarg, 1, ERT_MAX_THREADS, &v))
-				return 1;
-			o->cfg.num_threads = (uint32_t)v;
-			break;
 		case 'w':
 			if (!cli_parse_int("bench", "--warmup", optarg, 0, 10000, &v))
 				return 1;
@@ -91,28 +90,7 @@ static int parse_args(int argc, char **argv, struct bench_opts *o)
 				return 1;
 			o->loops = (uint32_t)v;
 			break;
-		case 'b':
-			if (!cli_parse_backends("bench", optarg, &o->cfg))
-				return 1;
-			break;
 		case 'j': o->json = true; break;
-		case OPT_MAX_MEMORY:
-			if (!cli_parse_bytes("bench", "--max-memory", optarg, &o->cfg.max_memory))
-				return 1;
-			break;
-		case OPT_MEMORY:
-			if (!cli_parse_level("bench", "--memory", optarg, &o->cfg.memory))
-				return 1;
-			break;
-		case OPT_PRECISION:
-			if (!cli_parse_level("bench", "--precision", optarg, &o->cfg.precision))
-				return 1;
-			break;
-		case OPT_CACHE: o->cfg.cache_path = optarg; break;
-		case OPT_TUNE:
-			if (!cli_parse_tune("bench", "--tune", optarg, &o->cfg.tune))
-				return 1;
-			break;
 		case 'h': fputs(usage, stdout); return -1;
 		default: return cli_getopt_error("bench", argv, c);
 		}

@@ -130,6 +130,36 @@ bool cli_parse_tune(const char *cmd, const char *opt, const char *arg, ert_tune 
 	return true;
 }
 
+int cli_config_option(const char *cmd, int c, const char *arg, ert_config *cfg)
+{
+	long long v;
+	bool ok = true;
+
+	switch (c) {
+	case 't':
+		ok = cli_parse_int(cmd, "--threads", arg, 1, ERT_MAX_THREADS, &v);
+		if (ok)
+			cfg->num_threads = (uint32_t)v;
+		break;
+	case 'b': ok = cli_parse_backends(cmd, arg, cfg); break;
+	case CLI_OPT_MAX_MEMORY: ok = cli_parse_bytes(cmd, "--max-memory", arg, &cfg->max_memory); break;
+	case CLI_OPT_MEMORY: ok = cli_parse_level(cmd, "--memory", arg, &cfg->memory); break;
+	case CLI_OPT_PRECISION: ok = cli_parse_level(cmd, "--precision", arg, &cfg->precision); break;
+	case CLI_OPT_CACHE: cfg->cache_path = arg; break;
+	case CLI_OPT_TUNE: ok = cli_parse_tune(cmd, "--tune", arg, &cfg->tune); break;
+	case CLI_OPT_FP16_GUARD:
+		if (strcmp(arg, "on") == 0)
+			cfg->fp16_guard = ERT_FP16_GUARD_ON;
+		else if (strcmp(arg, "off") == 0)
+			cfg->fp16_guard = ERT_FP16_GUARD_OFF;
+		else
+			return cli_error(cmd, "--fp16-guard wants on or off, got '%s'", arg), -1;
+		break;
+	default: return 0;
+	}
+	return ok ? 1 : -1;
+}
+
 int cli_getopt_error(const char *cmd, char **argv, int c)
 {
 	const char *arg = argv[optind - 1];

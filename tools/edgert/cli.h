@@ -46,6 +46,39 @@ bool cli_parse_level(const char *cmd, const char *opt, const char *arg, ert_leve
 bool cli_parse_tune(const char *cmd, const char *opt, const char *arg, ert_tune *out);
 
 /*
+ * The options that fill an ert_config, shared by the subcommands that create
+ * sessions (run, bench, profile, trace, diff): -t/--threads, -b/--backend and
+ * the long options below. A subcommand lists the ones it accepts in its
+ * getopt_long table with the CLI_LONGOPT_* entries, numbers its own long
+ * options from CLI_OPT_LOCAL, and offers every option to cli_config_option()
+ * before its own switch.
+ */
+enum {
+	CLI_OPT_MAX_MEMORY = 0x100,
+	CLI_OPT_MEMORY,
+	CLI_OPT_PRECISION,
+	CLI_OPT_CACHE,
+	CLI_OPT_TUNE,
+	CLI_OPT_FP16_GUARD,
+	CLI_OPT_LOCAL, /* a subcommand's own long options start here */
+};
+#define CLI_LONGOPT_THREADS { "threads", required_argument, NULL, 't' }
+#define CLI_LONGOPT_BACKEND { "backend", required_argument, NULL, 'b' }
+#define CLI_LONGOPT_MAX_MEMORY { "max-memory", required_argument, NULL, CLI_OPT_MAX_MEMORY }
+#define CLI_LONGOPT_MEMORY { "memory", required_argument, NULL, CLI_OPT_MEMORY }
+#define CLI_LONGOPT_PRECISION { "precision", required_argument, NULL, CLI_OPT_PRECISION }
+#define CLI_LONGOPT_CACHE { "cache", required_argument, NULL, CLI_OPT_CACHE }
+#define CLI_LONGOPT_TUNE { "tune", required_argument, NULL, CLI_OPT_TUNE }
+#define CLI_LONGOPT_FP16_GUARD { "fp16-guard", required_argument, NULL, CLI_OPT_FP16_GUARD }
+
+/*
+ * If @c (a getopt_long result, @arg its optarg) is one of the options above,
+ * store its value in @cfg and return 1, or print "edgert @cmd: ..." and
+ * return -1 when the value is bad; return 0 for any other option.
+ */
+int cli_config_option(const char *cmd, int c, const char *arg, ert_config *cfg);
+
+/*
  * Report a getopt_long failure (@c is '?' or ':' with an optstring starting
  * with ':'). Returns 1.
  */

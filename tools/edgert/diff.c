@@ -66,7 +66,6 @@ struct diff_opts {
 	struct diff_input inputs[DIFF_MAX_INPUTS];
 	uint32_t n_inputs;
 	uint64_t seed;
-	uint32_t threads;
 	double rtol, atol, min_cos;
 	bool quiet, json, have_backend;
 	ert_config cfg;
@@ -248,34 +247,36 @@ static int dev_after_op(const ert_op_info *op, void *user)
 
 static int parse_args(int argc, char **argv, struct diff_opts *o)
 {
-	enum { OPT_RTOL = 256, OPT_ATOL, OPT_MIN_COS, OPT_JSON, OPT_TUNE };
+	enum { OPT_RTOL = CLI_OPT_LOCAL, OPT_ATOL, OPT_MIN_COS, OPT_JSON };
 	static const struct option longopts[] = {
-		{ "backend", required_argument, NULL, 'b' },
+		CLI_LONGOPT_BACKEND,
 		{ "input", required_argument, NULL, 'i' },
 		{ "seed", required_argument, NULL, 's' },
-		{ "threads", required_argument, NULL, 't' },
+		CLI_LONGOPT_THREADS,
 		{ "rtol", required_argument, NULL, OPT_RTOL },
 		{ "atol", required_argument, NULL, OPT_ATOL },
 		{ "min-cosine", required_argument, NULL, OPT_MIN_COS },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "json", no_argument, NULL, OPT_JSON },
-		{ "tune", required_argument, NULL, OPT_TUNE },
+		CLI_LONGOPT_TUNE,
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	long long v;
 	char *end;
 	int c;
 
 	optind = 1;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, ":b:i:s:t:qh", longopts, NULL)) != -1) {
+		int r = cli_config_option("diff", c, optarg, &o->cfg);
+
+		if (r < 0)
+			return 1;
+		if (r > 0) {
+			o->have_backend |= c == 'b';
+			continue;
+		}
 		switch (c) {
-		case 'b':
-			if (!cli_parse_backends("diff", optarg, &o->cfg))
-				return 1;
-			o->have_backend = true;
-			break;
 		case 'i': {
 			struct diff_input *in;
 			char *eq = strchr(optarg, '=');
@@ -298,11 +299,6 @@ static int parse_args(int argc, char **argv, struct diff_opts *o)
 			if (!cli_parse_u64("diff", "--seed", optarg, &o->seed))
 				return 1;
 			break;
-		case 't':
-			if (!cli_parse_int("diff", "--threads", optarg, 1, ERT_MAX_THREADS, &v))
-				return 1;
-			o->threads = (uint32_t)v;
-			break;
 		case OPT_RTOL:
 		case OPT_ATOL:
 		case OPT_MIN_COS: {
@@ -318,10 +314,6 @@ static int parse_args(int argc, char **argv, struct diff_opts *o)
 		}
 		case 'q': o->quiet = true; break;
 		case OPT_JSON: o->json = true; break;
-		case OPT_TUNE:
-			if (!cli_parse_tune("diff", "--tune", optarg, &o->cfg.tune))
-				return 1;
-			break;
 		case 'h': fputs(usage, stdout); return -1;
 		default: return cli_getopt_error("diff", argv, c);
 		}
@@ -551,11 +543,10 @@ int ert_cmd_diff(int argc, char **argv)
 		goto out;
 	}
 	ert_config_init(&rc);
-	rc.num_threads = o.threads;
+	rc.num_threads = o.cfg.num_threads;
 	rc.after_op = ref_after_op;
 	rc.callback_user = &d;
 	dc = o.cfg;
-	dc.num_threads = o.threads;
 	dc.after_op = dev_after_op;
 	dc.callback_user = &d;
 	if (ert_session_create(model, &rc, &ref) != ERT_OK) {

@@ -54,22 +54,22 @@ struct profile_opts {
 	ert_config cfg;
 };
 
-enum { OPT_MAX_MEMORY = 256, OPT_MEMORY, OPT_PRECISION, OPT_TRACE, OPT_SVG, OPT_TUNE };
+enum { OPT_TRACE = CLI_OPT_LOCAL, OPT_SVG };
 
 static int parse_args(int argc, char **argv, struct profile_opts *o)
 {
 	static const struct option longopts[] = {
-		{ "threads", required_argument, NULL, 't' },
+		CLI_LONGOPT_THREADS,
 		{ "loops", required_argument, NULL, 'n' },
 		{ "top", required_argument, NULL, 'T' },
-		{ "backend", required_argument, NULL, 'b' },
+		CLI_LONGOPT_BACKEND,
 		{ "json", no_argument, NULL, 'j' },
-		{ "max-memory", required_argument, NULL, OPT_MAX_MEMORY },
-		{ "memory", required_argument, NULL, OPT_MEMORY },
-		{ "precision", required_argument, NULL, OPT_PRECISION },
+		CLI_LONGOPT_MAX_MEMORY,
+		CLI_LONGOPT_MEMORY,
+		CLI_LONGOPT_PRECISION,
 		{ "trace", required_argument, NULL, OPT_TRACE },
 		{ "svg", required_argument, NULL, OPT_SVG },
-		{ "tune", required_argument, NULL, OPT_TUNE },
+		CLI_LONGOPT_TUNE,
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -78,12 +78,13 @@ static int parse_args(int argc, char **argv, struct profile_opts *o)
 
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, ":t:n:T:b:jh", longopts, NULL)) != -1) {
+		int r = cli_config_option("profile", c, optarg, &o->cfg);
+
+		if (r < 0)
+			return 1;
+		if (r > 0)
+			continue;
 		switch (c) {
-		case 't':
-			if (!cli_parse_int("profile", "--threads", optarg, 1, ERT_MAX_THREADS, &v))
-				return 1;
-			o->cfg.num_threads = (uint32_t)v;
-			break;
 		case 'n':
 			if (!cli_parse_int("profile", "--loops", optarg, 1, 10000, &v))
 				return 1;
@@ -94,29 +95,9 @@ static int parse_args(int argc, char **argv, struct profile_opts *o)
 				return 1;
 			o->top = (uint32_t)v;
 			break;
-		case 'b':
-			if (!cli_parse_backends("profile", optarg, &o->cfg))
-				return 1;
-			break;
 		case 'j': o->json = true; break;
-		case OPT_MAX_MEMORY:
-			if (!cli_parse_bytes("profile", "--max-memory", optarg, &o->cfg.max_memory))
-				return 1;
-			break;
-		case OPT_MEMORY:
-			if (!cli_parse_level("profile", "--memory", optarg, &o->cfg.memory))
-				return 1;
-			break;
-		case OPT_PRECISION:
-			if (!cli_parse_level("profile", "--precision", optarg, &o->cfg.precision))
-				return 1;
-			break;
 		case OPT_TRACE: o->trace = optarg; break;
 		case OPT_SVG: o->svg = optarg; break;
-		case OPT_TUNE:
-			if (!cli_parse_tune("profile", "--tune", optarg, &o->cfg.tune))
-				return 1;
-			break;
 		case 'h': fputs(usage, stdout); return -1;
 		default: return cli_getopt_error("profile", argv, c);
 		}

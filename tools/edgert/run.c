@@ -82,24 +82,22 @@ struct run_opts {
 	ert_config cfg;
 };
 
-enum { OPT_MAX_MEMORY = 256, OPT_MEMORY, OPT_PRECISION, OPT_CACHE, OPT_TUNE, OPT_FP16_GUARD };
-
 static int parse_args(int argc, char **argv, struct run_opts *o)
 {
 	static const struct option longopts[] = {
 		{ "input", required_argument, NULL, 'i' },
 		{ "output-dir", required_argument, NULL, 'o' },
-		{ "threads", required_argument, NULL, 't' },
-		{ "backend", required_argument, NULL, 'b' },
+		CLI_LONGOPT_THREADS,
+		CLI_LONGOPT_BACKEND,
 		{ "seed", required_argument, NULL, 's' },
 		{ "explain", no_argument, NULL, 'e' },
 		{ "repeat", required_argument, NULL, 'r' },
-		{ "max-memory", required_argument, NULL, OPT_MAX_MEMORY },
-		{ "memory", required_argument, NULL, OPT_MEMORY },
-		{ "precision", required_argument, NULL, OPT_PRECISION },
-		{ "cache", required_argument, NULL, OPT_CACHE },
-		{ "tune", required_argument, NULL, OPT_TUNE },
-		{ "fp16-guard", required_argument, NULL, OPT_FP16_GUARD },
+		CLI_LONGOPT_MAX_MEMORY,
+		CLI_LONGOPT_MEMORY,
+		CLI_LONGOPT_PRECISION,
+		CLI_LONGOPT_CACHE,
+		CLI_LONGOPT_TUNE,
+		CLI_LONGOPT_FP16_GUARD,
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -108,6 +106,12 @@ static int parse_args(int argc, char **argv, struct run_opts *o)
 
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, ":i:o:t:b:s:er:h", longopts, NULL)) != -1) {
+		int r = cli_config_option("run", c, optarg, &o->cfg);
+
+		if (r < 0)
+			return 1;
+		if (r > 0)
+			continue;
 		switch (c) {
 		case 'i': {
 			struct run_input *in = &o->inputs[o->n_inputs++];
@@ -125,15 +129,6 @@ static int parse_args(int argc, char **argv, struct run_opts *o)
 			break;
 		}
 		case 'o': o->outdir = optarg; break;
-		case 't':
-			if (!cli_parse_int("run", "--threads", optarg, 1, ERT_MAX_THREADS, &v))
-				return 1;
-			o->cfg.num_threads = (uint32_t)v;
-			break;
-		case 'b':
-			if (!cli_parse_backends("run", optarg, &o->cfg))
-				return 1;
-			break;
 		case 's':
 			if (!cli_parse_u64("run", "--seed", optarg, &o->seed))
 				return 1;
@@ -143,28 +138,6 @@ static int parse_args(int argc, char **argv, struct run_opts *o)
 			if (!cli_parse_int("run", "--repeat", optarg, 1, 100000, &v))
 				return 1;
 			o->repeat = (uint32_t)v;
-			break;
-		case OPT_MAX_MEMORY:
-			if (!cli_parse_bytes("run", "--max-memory", optarg, &o->cfg.max_memory))
-				return 1;
-			break;
-		case OPT_MEMORY:
-			if (!cli_parse_level("run", "--memory", optarg, &o->cfg.memory))
-				return 1;
-			break;
-		case OPT_PRECISION:
-			if (!cli_parse_level("run", "--precision", optarg, &o->cfg.precision))
-				return 1;
-			break;
-		case OPT_CACHE: o->cfg.cache_path = optarg; break;
-		case OPT_TUNE:
-			if (!cli_parse_tune("run", "--tune", optarg, &o->cfg.tune))
-				return 1;
-			break;
-		case OPT_FP16_GUARD:
-			if (strcmp(optarg, "on") && strcmp(optarg, "off"))
-				return cli_error("run", "--fp16-guard wants on or off, got '%s'", optarg);
-			o->cfg.fp16_guard = strcmp(optarg, "on") ? ERT_FP16_GUARD_OFF : ERT_FP16_GUARD_ON;
 			break;
 		case 'h': fputs(usage, stdout); return -1;
 		default: return cli_getopt_error("run", argv, c);

@@ -64,19 +64,17 @@ struct trace_opts {
 	ert_config cfg;
 };
 
-enum { OPT_MAX_MEMORY = 256, OPT_MEMORY, OPT_PRECISION };
-
 static int parse_args(int argc, char **argv, struct trace_opts *o)
 {
 	static const struct option longopts[] = {
 		{ "output", required_argument, NULL, 'o' },
 		{ "loops", required_argument, NULL, 'n' },
 		{ "warmup", required_argument, NULL, 'w' },
-		{ "threads", required_argument, NULL, 't' },
-		{ "backend", required_argument, NULL, 'b' },
-		{ "max-memory", required_argument, NULL, OPT_MAX_MEMORY },
-		{ "memory", required_argument, NULL, OPT_MEMORY },
-		{ "precision", required_argument, NULL, OPT_PRECISION },
+		CLI_LONGOPT_THREADS,
+		CLI_LONGOPT_BACKEND,
+		CLI_LONGOPT_MAX_MEMORY,
+		CLI_LONGOPT_MEMORY,
+		CLI_LONGOPT_PRECISION,
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -85,6 +83,12 @@ static int parse_args(int argc, char **argv, struct trace_opts *o)
 
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, ":o:n:w:t:b:h", longopts, NULL)) != -1) {
+		int r = cli_config_option("trace", c, optarg, &o->cfg);
+
+		if (r < 0)
+			return 1;
+		if (r > 0)
+			continue;
 		switch (c) {
 		case 'o': o->output = optarg; break;
 		case 'n':
@@ -96,27 +100,6 @@ static int parse_args(int argc, char **argv, struct trace_opts *o)
 			if (!cli_parse_int("trace", "--warmup", optarg, 0, 1000, &v))
 				return 1;
 			o->warmup = (uint32_t)v;
-			break;
-		case 't':
-			if (!cli_parse_int("trace", "--threads", optarg, 1, ERT_MAX_THREADS, &v))
-				return 1;
-			o->cfg.num_threads = (uint32_t)v;
-			break;
-		case 'b':
-			if (!cli_parse_backends("trace", optarg, &o->cfg))
-				return 1;
-			break;
-		case OPT_MAX_MEMORY:
-			if (!cli_parse_bytes("trace", "--max-memory", optarg, &o->cfg.max_memory))
-				return 1;
-			break;
-		case OPT_MEMORY:
-			if (!cli_parse_level("trace", "--memory", optarg, &o->cfg.memory))
-				return 1;
-			break;
-		case OPT_PRECISION:
-			if (!cli_parse_level("trace", "--precision", optarg, &o->cfg.precision))
-				return 1;
 			break;
 		case 'h': fputs(usage, stdout); return -1;
 		default: return cli_getopt_error("trace", argv, c);
