@@ -21,6 +21,8 @@ struct importer {
 	 */
 	struct importer *outer;
 	uint32_t depth;
+	/* the model: its opset_import gives the version of each domain */
+	const Onnx__ModelProto *model;
 };
 
 static const char *str_or_empty(const char *s)
@@ -34,20 +36,20 @@ static bool is_default_domain(const char *d)
 }
 
 /*
- * onnxruntime's contrib ops edgert implements; they are taken from the
- * com.microsoft domain only (the default domain has no such ops).
+ * The version of @domain the model imports, 0 when it imports none (ONNX's
+ * checker requires an import for every domain a node uses; edgert reads such
+ * a node at its op's first version of the domain, as it always read
+ * com.microsoft nodes).
  */
-static bool is_contrib_op(const char *type)
+static int64_t domain_version(const struct importer *im, const char *domain)
 {
-	static const char *const ops[] = {
-		"QGemm", "QLinearAdd", "QLinearMul", "QLinearAveragePool",
-		"QLinearGlobalAveragePool",
-	};
+	for (size_t i = 0; i < im->model->n_opset_import; i++) {
+		const Onnx__OperatorSetIdProto *o = im->model->opset_import[i];
 
-	for (size_t i = 0; i < sizeof(ops) / sizeof(ops[0]); i++)
-		if (strcmp(type, ops[i]) == 0)
-			return true;
-	return false;
+		if (o->domain && strcmp(o->domain, domain) == 0 && o->has_version)
+			return o->version;
+	}
+	return 0;
 }
 
 static ert_status oom(struct importer *im, const char *what)
@@ -541,23 +543,47 @@ static ert_status add_implicit_inputs(struct importer *im, int32_t ni)
 	return ERT_OK;
 }
 
-/* A default-domain op read outside its opset range (ert-ops-opset.def) is refused. */
-static ert_status check_opset(struct importer *im, enum ert_op op, const char *type,
-			      const char *name)
+/*
+ * A node is read only from the domain ert-ops-opset.def gives its op ("" the
+ * default one, "ai.onnx.ml", "ai.onnx.preview.training", "com.microsoft"),
+ * within the op's range of that domain's imported version.
+ */
+static ert_status check_opset(struct importer *im, enum ert_op op, const char *domain,
+			      const char *type, const char *name)
 {
 	const struct ert_op_opset *r = ert_op_opset(op);
+	bool dflt = is_default_domain(domain);
+	int64_t v;
 
 	if (!r)
 		return ERT_OK; /* unknown or edgert's own: refused below with their own messages */
-	if (im->g->opset < r->since) {
-		ert_err_set(im->err, "op '%s' (node '%s') exists from opset %lld; the model imports "
-			    "opset %lld", type, name, (long long)r->since, (long long)im->g->opset);
+	if (dflt != !*r->domain || (!dflt && strcmp(domain, r->domain) != 0)) {
+		if (dflt)
+			ert_err_set(im->err, "unsupported op '%s' (node '%s'): %s is in the %s domain",
+				    type, name, type, r->domain);
+		else
+			ert_err_set(im->err, "unsupported op '%s:%s' (node '%s'): %s is in the %s domain",
+				    domain, type, name, type, *r->domain ? r->domain : "default");
+		return ERT_STATUS_UNSUPPORTED;
+	}
+	v = dflt ? im->g->opset : domain_version(im, domain);
+	/* edgert has read com.microsoft nodes without an import of their domain: keep doing so */
+	if (!v)
+		v = r->since;
+	if (v < r->since) {
+		if (dflt)
+			ert_err_set(im->err, "op '%s' (node '%s') exists from opset %lld; the model "
+				    "imports opset %lld", type, name, (long long)r->since, (long long)v);
+		else
+			ert_err_set(im->err, "op '%s:%s' (node '%s') exists from opset %lld of %s; "
+				    "the model imports opset %lld of it", domain, type, name,
+				    (long long)r->since, domain, (long long)v);
 		return ERT_STATUS_INVALID_MODEL;
 	}
-	if (im->g->opset > r->until) {
+	if (v > r->until) {
 		ert_err_set(im->err, "unsupported op '%s' (node '%s'): ONNX deprecated it after opset "
 			    "%lld; the model imports opset %lld", type, name, (long long)r->until,
-			    (long long)im->g->opset);
+			    (long long)v);
 		return ERT_STATUS_UNSUPPORTED;
 	}
 	return ERT_OK;
@@ -571,18 +597,12 @@ static ert_status import_node(struct importer *im, const Onnx__NodeProto *np, in
 	ert_status st;
 	int32_t ni;
 
-	if (!is_default_domain(np->domain) &&
-	    (strcmp(np->domain, "com.microsoft") != 0 || !is_contrib_op(type))) {
+	op = ert_op_from_name(type);
+	if (!is_default_domain(np->domain) && !ert_op_opset(op)) {
 		ert_err_set(im->err, "unsupported op '%s:%s' (node '%s')", np->domain, type, name);
 		return ERT_STATUS_UNSUPPORTED;
 	}
-	if (is_default_domain(np->domain) && is_contrib_op(type)) {
-		ert_err_set(im->err, "unsupported op '%s' (node '%s'): onnxruntime's %s is in the "
-			    "com.microsoft domain", type, name, type);
-		return ERT_STATUS_UNSUPPORTED;
-	}
-	op = ert_op_from_name(type);
-	if (is_default_domain(np->domain) && (st = check_opset(im, op, type, name)) != ERT_OK)
+	if ((st = check_opset(im, op, np->domain, type, name)) != ERT_OK)
 		return st;
 	if (op == ERT_OP_Constant)
 		return import_constant(im, np);
@@ -615,6 +635,11 @@ static ert_status import_node(struct importer *im, const Onnx__NodeProto *np, in
 				(uint32_t)np->n_output, io + np->n_input);
 	if (ni < 0)
 		return oom(im, "nodes");
+	/* ert_node.opset: the version of the node's domain */
+	if (!is_default_domain(np->domain))
+		im->g->nodes[ni].opset = (uint16_t)(domain_version(im, np->domain)
+						    ? domain_version(im, np->domain)
+						    : ert_op_opset(op)->since);
 	for (size_t k = 0; k < np->n_attribute; k++) {
 		st = import_attr(im, ni, np->attribute[k]);
 		if (st != ERT_OK)
@@ -659,7 +684,7 @@ static ert_status import_graph_attr(struct importer *im, int32_t ni,
 {
 	struct ert_node *n = &im->g->nodes[ni];
 	struct importer sub = { .dir = im->dir, .err = im->err, .outer = im,
-				.depth = im->depth + 1 };
+				.depth = im->depth + 1, .model = im->model };
 	const Onnx__GraphProto *gp = a->g;
 	ert_status st;
 
@@ -747,6 +772,7 @@ ert_status ert_onnx_import_memory(const void *data, size_t size, const char *dir
 		ert_err_set(err, "failed to parse ONNX model: not a valid ModelProto");
 		return ERT_STATUS_INVALID_MODEL;
 	}
+	im.model = m;
 	im.g = ert_graph_create();
 	if (!im.g) {
 		onnx__model_proto__free_unpacked(m, NULL);

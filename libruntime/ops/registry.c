@@ -25,6 +25,8 @@ extern const struct ert_op_def ert_op_defs_reverse[];
 extern const struct ert_op_def ert_op_defs_det[];
 extern const struct ert_op_def ert_op_defs_random[];
 extern const struct ert_op_def ert_op_defs_tfidf[];
+extern const struct ert_op_def ert_op_defs_training[];
+extern const struct ert_op_def ert_op_defs_ml[];
 extern const struct ert_op_def ert_op_defs_control[];
 
 static const struct ert_op_def *const families[] = {
@@ -48,6 +50,8 @@ static const struct ert_op_def *const families[] = {
 	ert_op_defs_det,
 	ert_op_defs_random,
 	ert_op_defs_tfidf,
+	ert_op_defs_training,
+	ert_op_defs_ml,
 	ert_op_defs_control,
 };
 

@@ -646,6 +646,59 @@ ERT_TEST(opset_ranges)
 	mb_free(&b);
 }
 
+/*
+ * Ops of ai.onnx.ml and ai.onnx.preview.training are read from their domain
+ * only, at the version of it the model imports.
+ */
+ERT_TEST(other_domains)
+{
+	struct mb b = { .n = 0 };
+	struct ert_graph *g = NULL;
+	struct ert_err err = { "" };
+	Onnx__ModelProto *m;
+	Onnx__OperatorSetIdProto *ml = mb_alloc(&b, sizeof(*ml));
+
+	CHECK(strcmp(ert_op_opset(ERT_OP_TreeEnsemble)->domain, "ai.onnx.ml") == 0);
+	CHECK(strcmp(ert_op_opset(ERT_OP_Adam)->domain, "ai.onnx.preview.training") == 0);
+	expect_fail(ert_test_failed_, one_op_model(&b, 13, "Binarizer"), ERT_STATUS_UNSUPPORTED,
+		    "Binarizer is in the ai.onnx.ml domain");
+	/* the domain is right, but the model does not import it: read at the op's first version */
+	m = one_op_model(&b, 13, "Binarizer");
+	m->graph->node[0]->domain = mb_str(&b, "ai.onnx.ml");
+	CHECK_EQ_INT(import_model(m, NULL, false, &g, &err), ERT_OK);
+	if (g)
+		CHECK_EQ_INT(g->nodes[0].opset, 1);
+	ert_graph_destroy(g);
+	g = NULL;
+	/* TreeEnsemble came with ai.onnx.ml 5 */
+	onnx__operator_set_id_proto__init(ml);
+	ml->domain = mb_str(&b, "ai.onnx.ml");
+	ml->has_version = 1;
+	ml->version = 3;
+	m = one_op_model(&b, 13, "TreeEnsemble");
+	m->graph->node[0]->domain = mb_str(&b, "ai.onnx.ml");
+	m->opset_import = (Onnx__OperatorSetIdProto *[]){ m->opset_import[0], ml };
+	m->n_opset_import = 2;
+	expect_fail(ert_test_failed_, m, ERT_STATUS_INVALID_MODEL,
+		    "exists from opset 5 of ai.onnx.ml; the model imports opset 3 of it");
+	/* a default-domain op is not read from another domain */
+	m = one_op_model(&b, 13, "Relu");
+	m->graph->node[0]->domain = mb_str(&b, "ai.onnx.ml");
+	expect_fail(ert_test_failed_, m, ERT_STATUS_UNSUPPORTED, "Relu is in the default domain");
+	/* Binarizer from ai.onnx.ml 3: read, the node carries that domain's version */
+	m = one_op_model(&b, 13, "Binarizer");
+	m->graph->node[0]->domain = mb_str(&b, "ai.onnx.ml");
+	m->opset_import = (Onnx__OperatorSetIdProto *[]){ m->opset_import[0], ml };
+	m->n_opset_import = 2;
+	CHECK_EQ_INT(import_model(m, NULL, false, &g, &err), ERT_OK);
+	if (g) {
+		CHECK_EQ_INT(g->nodes[0].op, ERT_OP_Binarizer);
+		CHECK_EQ_INT(g->nodes[0].opset, 3);
+	}
+	ert_graph_destroy(g);
+	mb_free(&b);
+}
+
 ERT_TEST(bad_bytes)
 {
 	struct mb b = { .n = 0 };
@@ -869,5 +922,5 @@ ERT_TEST(tensor_file)
 
 ERT_TEST_MAIN(ERT_TEST_ENTRY(conv_relu), ERT_TEST_ENTRY(contrib_domain),
 	      ERT_TEST_ENTRY(initializer_dtypes),
-	      ERT_TEST_ENTRY(constants), ERT_TEST_ENTRY(bad_models), ERT_TEST_ENTRY(bad_bytes), ERT_TEST_ENTRY(opset_ranges),
+	      ERT_TEST_ENTRY(constants), ERT_TEST_ENTRY(bad_models), ERT_TEST_ENTRY(bad_bytes), ERT_TEST_ENTRY(opset_ranges), ERT_TEST_ENTRY(other_domains),
 	      ERT_TEST_ENTRY(external_data), ERT_TEST_ENTRY(tensor_file))

@@ -89,7 +89,7 @@ static void print_row(const struct ops_opts *o, enum ert_op op, bool first)
 		if (claims(b, op))
 			len += (size_t)snprintf(list + len, sizeof(list) - len, "%s%s", len ? " " : "",
 						backend_names[b]);
-	printf("%-26s %-14s %-8s %s\n", ert_op_name(op), domain_of(r), range, list);
+	printf("%-26s %-24s %-8s %s\n", ert_op_name(op), domain_of(r), range, list);
 }
 
 int ert_cmd_ops(int argc, char **argv)
@@ -145,7 +145,7 @@ int ert_cmd_ops(int argc, char **argv)
 	if (o.json) {
 		printf("{\"opset_max\": %d, \"ops\": [", ERT_ONNX_OPSET_MAX);
 	} else {
-		printf("%-26s %-14s %-8s %s\n", "OP", "DOMAIN", "OPSETS", "BACKENDS");
+		printf("%-26s %-24s %-8s %s\n", "OP", "DOMAIN", "OPSETS", "BACKENDS");
 	}
 	for (size_t i = 0; i < n; i++)
 		print_row(&o, list[i], i == 0);

@@ -24,6 +24,8 @@ extern const struct ert_cpu_op ert_cpu_ops_spatial[];
 extern const struct ert_cpu_op ert_cpu_ops_reverse_det[];
 extern const struct ert_cpu_op ert_cpu_ops_random[];
 extern const struct ert_cpu_op ert_cpu_ops_tfidf[];
+extern const struct ert_cpu_op ert_cpu_ops_training[];
+extern const struct ert_cpu_op ert_cpu_ops_ml[];
 extern const struct ert_cpu_op ert_cpu_ops_control[];
 
 static const struct ert_cpu_op *const families[] = {
@@ -47,6 +49,8 @@ static const struct ert_cpu_op *const families[] = {
 	ert_cpu_ops_reverse_det,
 	ert_cpu_ops_random,
 	ert_cpu_ops_tfidf,
+	ert_cpu_ops_training,
+	ert_cpu_ops_ml,
 	ert_cpu_ops_control,
 };
 
