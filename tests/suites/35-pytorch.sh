@@ -115,5 +115,57 @@ else
 	echo "FAIL $m: export"
 	f=$((f + 1))
 fi
+# Sequence models (tests/pytorch/rnn.py): LSTM and GRU, bidirectional,
+# multi-layer and with initial states given, and a transformer encoder
+# exported with a dynamic sequence length and run at two lengths. Each case
+# must match every PyTorch output: max abs error <= 1e-5 + 1e-4 of its
+# largest magnitude (a classifier's top-1 equal too). One python3 exports all
+# that are stale (importing torch once).
+if ! rnn_models=$("$py" "$here/rnn.py" list); then
+	echo "FAIL rnn.py list"
+	f=$((f + 1))
+fi
+stale=
+for m in $rnn_models; do
+	if [ ! -f "$out/$m/exported" ] || [ "$here/rnn.py" -nt "$out/$m/exported" ]; then
+		stale="$stale $m"
+	fi
+done
+# shellcheck disable=SC2086 # one name per word
+if [ -n "$stale" ] && ! "$py" "$here/rnn.py" export "$out" $stale >"$out/rnn.export.log" 2>&1; then
+	tail -n 5 "$out/rnn.export.log"
+fi
+for m in $rnn_models; do
+	d="$out/$m"
+	if [ ! -f "$d/exported" ] || [ "$here/rnn.py" -nt "$d/exported" ]; then
+		echo "FAIL $m: export"
+		f=$((f + 1))
+		continue
+	fi
+	if ! "$edgert" convert "$d/model.onnx" -o "$d/model.ert" >"$d/convert.log" 2>&1; then
+		echo "FAIL $m: convert: $(tail -n 1 "$d/convert.log")"
+		f=$((f + 1))
+		continue
+	fi
+	for c in "$d"/*/in; do
+		c=${c%/in}
+		set --
+		for i in "$c"/in/*.npy; do
+			set -- "$@" -i "$(basename "$i" .npy)=$i"
+		done
+		rm -rf "$c/result"
+		if ! "$edgert" run "$d/model.ert" "$@" -o "$c/result" --threads 2 \
+			>"$c/run.log" 2>&1; then
+			echo "FAIL $m (${c##*/}): run: $(tail -n 1 "$c/run.log")"
+			f=$((f + 1))
+		elif res=$("$py" "$here/rnn.py" compare "$c"); then
+			echo "ok   $m (${c##*/}): $res"
+			p=$((p + 1))
+		else
+			echo "FAIL $m (${c##*/}): $res"
+			f=$((f + 1))
+		fi
+	done
+done
 echo "pytorch: $p passed, $f failed"
 [ "$f" -eq 0 ]
