@@ -1,7 +1,8 @@
 #!/usr/bin/python3
 # SPDX-License-Identifier: MIT
 """Sequence models people export from PyTorch (issue 11): LSTM and GRU
-(bidirectional, multi-layer, with initial states) and a transformer encoder
+(bidirectional, multi-layer, with initial states, packed sequences of
+different lengths, a dynamic number of frames) and a transformer encoder
 with a dynamic sequence length, seeded random weights.
 
   rnn.py list             prints the model names
@@ -54,6 +55,23 @@ def _models():
             y, (h, c) = self.lstm(x, (h0, c0))
             return y, h, c
 
+    class PackedLstm(nn.Module):
+        """A batch of sequences of different lengths through
+        pack_padded_sequence (ONNX's sequence_lens): 2-layer bidirectional
+        LSTM, outputs padded back to the input's length, and final states."""
+
+        def __init__(self):
+            super().__init__()
+            self.lstm = nn.LSTM(8, 16, num_layers=2, bidirectional=True, batch_first=True)
+
+        def forward(self, x, lens):
+            rnn_utils = nn.utils.rnn
+            packed = rnn_utils.pack_padded_sequence(x, lens, batch_first=True,
+                                                    enforce_sorted=False)
+            y, (h, _) = self.lstm(packed)
+            y, _ = rnn_utils.pad_packed_sequence(y, batch_first=True, total_length=x.shape[1])
+            return y, h
+
     class GruDenoiser(nn.Module):
         """Speech denoising: a magnitude spectrogram [batch, frames, 64] times a
         mask in (0, 1) from a 2-layer bidirectional GRU and a Linear."""
@@ -103,8 +121,15 @@ def _models():
         "lstm_state": (StatefulLstm, 14, ["x", "h0", "c0"], ["y", "h", "c"], None,
                        {"t20": lambda g: [randn(20, 1, 16, gen=g), randn(2, 1, 32, gen=g),
                                           randn(2, 1, 32, gen=g)]}),
-        "gru_denoise": (GruDenoiser, 14, ["spec"], ["denoised"], None,
-                        {"t50": lambda g: [randn(1, 50, 64, gen=g).abs()]}),
+        # two batches of lengths (the export must not keep the first one's)
+        "lstm_packed": (PackedLstm, 14, ["x", "lens"], ["y", "h"], None,
+                        {"lens_a": lambda g: [randn(3, 10, 8, gen=g), torch.tensor([10, 4, 7])],
+                         "lens_b": lambda g: [randn(3, 10, 8, gen=g), torch.tensor([2, 10, 9])]}),
+        # exported at 50 frames, run at 50 and 23
+        "gru_denoise": (GruDenoiser, 14, ["spec"], ["denoised"],
+                        {"spec": {1: "frames"}, "denoised": {1: "frames"}},
+                        {"t50": lambda g: [randn(1, 50, 64, gen=g).abs()],
+                         "t23": lambda g: [randn(1, 23, 64, gen=g).abs()]}),
         "gru_stream": (StreamingGru, 13, ["spec", "h0"], ["denoised", "h"], None,
                        {"t16": lambda g: [randn(1, 16, 64, gen=g).abs(),
                                           randn(2, 1, 48, gen=g)]}),
@@ -117,7 +142,7 @@ def _models():
     }
 
 
-NAMES = ["lstm_kws", "lstm_state", "gru_denoise", "gru_stream", "transformer_enc"]
+NAMES = ["lstm_kws", "lstm_state", "lstm_packed", "gru_denoise", "gru_stream", "transformer_enc"]
 
 
 def export(out_dir, name):
