@@ -1,8 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * gpu-shape.h — shape and operand helpers of the GPU backends' op files
- * (the Vulkan ops; the OpenCL ops' ocl_fold_dims and ocl_contig_strides
- * call the walks here).
+ * gpu-shape.h — shape and operand helpers of the GPU op planning
+ * (gpu-common/gpu-*.c).
  */
 #ifndef ERT_GPU_SHAPE_H
 #define ERT_GPU_SHAPE_H

@@ -4,7 +4,6 @@
  * "opencl", is device memory the host does not address: the session copies
  * the tensors that cross at its splits with buffer_write/buffer_read.
  */
-#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -107,25 +106,12 @@ cl_mem ert_ocl_const_mem(const struct ert_ocl_const *c)
 	return c->mem;
 }
 
-/* Elements the kernels index with int: every tensor must fit. */
-static bool fits_int(const struct ert_value *v)
-{
-	return !v || (v->numel <= INT_MAX / 2 && v->nbytes <= (size_t)INT_MAX);
-}
-
+/* gpu-common's answer (the op's limits on any GPU API), then this device's own. */
 static bool ocl_supports_op(struct ert_backend *be, const struct ert_exec *x)
 {
 	const struct ert_ocl_op *op = ert_ocl_op_find(x->node->op);
 
-	if (!op)
-		return false;
-	for (uint32_t k = 0; k < x->n_in; k++)
-		if (!fits_int(x->in[k]))
-			return false;
-	for (uint32_t k = 0; k < x->n_out; k++)
-		if (!fits_int(x->out[k]))
-			return false;
-	return !op->supports || op->supports(ocl_of(be), x);
+	return op && ert_gpu_supports(x) && (!op->supports || op->supports(ocl_of(be), x));
 }
 
 static const char *ocl_buffer_type(struct ert_backend *be)

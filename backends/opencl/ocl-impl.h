@@ -24,6 +24,7 @@
 #include <CL/cl.h>
 
 #include "ert-backend-impl.h"
+#include "gpu-common/gpu-ops.h"
 #include "gpu-common/gpu-tune.h"
 
 /* The backend's factories (session/backend.c's registry) and its device's name, for tools. */
@@ -329,11 +330,14 @@ ert_status ert_ocl_step_run(struct ert_ocl *cl, const struct ert_ocl_step *st,
 			    struct ert_err *err);
 void ert_ocl_step_free(struct ert_ocl *cl, struct ert_ocl_step *st);
 
-/* ---- ops (ops/ *.c): one table per family, ended by an entry with .prepare NULL ---- */
+/*
+ * ---- ops (ops/ *.c): one table per family, ended by an entry with .prepare
+ * NULL, an entry per kind of op of gpu-common/gpu-ops.h (which plans them) ----
+ */
 
 struct ert_ocl_op {
-	enum ert_op op;
-	/* dtype/shape/attribute limits beyond those common to every op */
+	enum ert_gpu_kind kind;
+	/* optional: limits of the device beyond gpu-common's (ert_gpu_supports) */
 	bool (*supports)(const struct ert_ocl *cl, const struct ert_exec *x);
 	/* optional: workspace bytes in the arena */
 	size_t (*workspace)(const struct ert_exec *x);
@@ -350,7 +354,7 @@ extern const struct ert_ocl_op ert_ocl_ops_pool[];
 extern const struct ert_ocl_op ert_ocl_ops_norm[];
 extern const struct ert_ocl_op ert_ocl_ops_movement[];
 
-/* The table entry for @op, or NULL (ops/registry.c). */
+/* The table entry for @op's kind, or NULL (ops/registry.c). */
 const struct ert_ocl_op *ert_ocl_op_find(enum ert_op op);
 /* Has this build an OpenCL kernel for @op (false in a build without OpenCL)? */
 bool ert_ocl_claims_op(enum ert_op op);

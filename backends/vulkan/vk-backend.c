@@ -4,7 +4,6 @@
  * "vulkan", is device memory the host does not address: the session copies
  * the tensors that cross at its splits with buffer_write/buffer_read.
  */
-#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -91,25 +90,12 @@ VkBuffer ert_vk_const_buffer(const struct ert_vk_const *c)
 	return c->buf;
 }
 
-/* Elements the shaders index with int: every tensor must fit. */
-static bool fits_int(const struct ert_value *v)
-{
-	return !v || (v->numel <= INT_MAX / 2 && v->nbytes <= (size_t)INT_MAX);
-}
-
+/* gpu-common's answer (the op's limits on any GPU API), then this device's own. */
 static bool vk_supports_op(struct ert_backend *be, const struct ert_exec *x)
 {
 	const struct ert_vk_op *op = ert_vk_op_find(x->node->op);
 
-	if (!op)
-		return false;
-	for (uint32_t k = 0; k < x->n_in; k++)
-		if (!fits_int(x->in[k]))
-			return false;
-	for (uint32_t k = 0; k < x->n_out; k++)
-		if (!fits_int(x->out[k]))
-			return false;
-	return !op->supports || op->supports(vk_of(be), x);
+	return op && ert_gpu_supports(x) && (!op->supports || op->supports(vk_of(be), x));
 }
 
 static const char *vk_buffer_type(struct ert_backend *be)

@@ -23,6 +23,7 @@
 #include <vulkan/vulkan.h>
 
 #include "ert-backend-impl.h"
+#include "gpu-common/gpu-ops.h"
 
 /* The backend's factories (session/backend.c's registry) and its device's name, for tools. */
 ert_status ert_vulkan_backend_create(const ert_config *cfg, struct ert_backend **out,
@@ -285,11 +286,14 @@ ert_status ert_vk_step_record(struct ert_vk *vk, struct ert_vk_step *st, struct 
 ert_status ert_vk_step_queue(struct ert_vk *vk, struct ert_vk_step *st, struct ert_err *err);
 void ert_vk_step_free(struct ert_vk *vk, struct ert_vk_step *st);
 
-/* ---- ops (ops/ *.c): one table per family, ended by an entry with .prepare NULL ---- */
+/*
+ * ---- ops (ops/ *.c): one table per family, ended by an entry with .prepare
+ * NULL, an entry per kind of op of gpu-common/gpu-ops.h (which plans them) ----
+ */
 
 struct ert_vk_op {
-	enum ert_op op;
-	/* dtype/shape/attribute limits beyond those common to every op */
+	enum ert_gpu_kind kind;
+	/* optional: limits of the device beyond gpu-common's (ert_gpu_supports) */
 	bool (*supports)(const struct ert_vk *vk, const struct ert_exec *x);
 	/* adds the step's launches with every argument set */
 	ert_status (*prepare)(struct ert_vk *vk, struct ert_exec *x, struct ert_vk_step *st,
@@ -304,7 +308,7 @@ extern const struct ert_vk_op ert_vk_ops_pool[];
 extern const struct ert_vk_op ert_vk_ops_norm[];
 extern const struct ert_vk_op ert_vk_ops_movement[];
 
-/* The table entry for @op, or NULL (ops/registry.c). */
+/* The table entry for @op's kind, or NULL (ops/registry.c). */
 const struct ert_vk_op *ert_vk_op_find(enum ert_op op);
 
 #endif /* ERT_VK_IMPL_H */

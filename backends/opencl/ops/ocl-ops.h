@@ -3,8 +3,7 @@
 #ifndef ERT_OCL_OPS_H
 #define ERT_OCL_OPS_H
 
-#include "gpu-common/gpu-shape.h"
-#include "gpu-common/gpu-codes.h"
+#include "gpu-common/gpu-ops.h"
 #include "opencl/kernels/ocl-codes.h"
 #include "opencl/ocl-impl.h"
 
@@ -20,17 +19,6 @@ static inline ert_status ocl_launch_1d(struct ert_ocl *cl, struct ert_ocl_step *
 
 	return ert_ocl_launch_tunable(cl, st, prog, kernel, 1, &g, &l, err);
 }
-
-/*
- * A walk over the @rank dims of @dims in which each of @n_ops operands has
- * its own strides (0 on a broadcast dim), reduced: dims of 1 dropped, and
- * neighbours merged where every operand steps through them as one.
- * @strides[o] has @rank entries in, the reduced count out; returns it.
- */
-int ocl_fold_dims(int rank, int64_t *dims, int n_ops, int64_t (*strides)[ERT_MAX_RANK]);
-
-/* Row-major strides of @v's dims. */
-void ocl_contig_strides(const struct ert_value *v, int64_t *strides);
 
 /* Eight ints for an int8 argument, from @rank int64 values (the rest 0). */
 void ocl_int8(cl_int *out8, const int64_t *v, int rank);

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* Index the per-family OpenCL op tables by op. */
+/* Index the per-family OpenCL op tables by kind of op (gpu-common/gpu-ops.h). */
 #include <pthread.h>
 
 #include "opencl/ocl-impl.h"
@@ -12,22 +12,24 @@ static const struct ert_ocl_op *const families[] = {
 	ert_ocl_ops_movement,
 };
 
-static const struct ert_ocl_op *by_op[ERT_OP_COUNT];
-static pthread_once_t by_op_once = PTHREAD_ONCE_INIT;
+static const struct ert_ocl_op *by_kind[ERT_GPU_KIND_COUNT];
+static pthread_once_t by_kind_once = PTHREAD_ONCE_INIT;
 
 static void build_index(void)
 {
 	for (size_t f = 0; f < sizeof(families) / sizeof(families[0]); f++)
 		for (const struct ert_ocl_op *k = families[f]; k->prepare; k++)
-			by_op[k->op] = k;
+			by_kind[k->kind] = k;
 }
 
 const struct ert_ocl_op *ert_ocl_op_find(enum ert_op op)
 {
-	if ((unsigned)op >= ERT_OP_COUNT)
+	const struct ert_gpu_op *g = ert_gpu_op_find(op);
+
+	if (!g)
 		return NULL;
-	pthread_once(&by_op_once, build_index);
-	return by_op[op];
+	pthread_once(&by_kind_once, build_index);
+	return by_kind[g->kind];
 }
 
 bool ert_ocl_claims_op(enum ert_op op)

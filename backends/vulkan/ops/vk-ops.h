@@ -3,8 +3,7 @@
 #ifndef ERT_VK_OPS_H
 #define ERT_VK_OPS_H
 
-#include "gpu-common/gpu-shape.h"
-#include "gpu-common/gpu-codes.h"
+#include "gpu-common/gpu-ops.h"
 #include "vulkan/shaders/vk-codes.h"
 #include "vulkan/vk-impl.h"
 
