@@ -8,12 +8,18 @@
  * row by row. Constant W and R are packed at plan time and shared through
  * the session's cache; otherwise R is packed into the workspace once per
  * direction and run, and the GEMM packs W as it goes.
+ *
+ * Sigmoid and Tanh, the gates' usual activations, go through the level's
+ * vector kernels (cpu/vec/vmath.h, within 3 ulp) unless precision is HIGH,
+ * as the Sigmoid and Tanh ops do: with a small hidden size they cost more
+ * than a step's product.
  */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cpu/gemm/sgemm.h"
+#include "cpu/vec/vec.h"
 #include "ops/recurrent.h"
 
 /* Packed constant weights of a step (any may be NULL). */
@@ -174,10 +180,18 @@ oom:
 	return ERT_STATUS_OUT_OF_MEMORY;
 }
 
-static void fn_apply(const struct ert_rnn_fn *f, float *v, int64_t n)
+/* @vec: the level's vector kernels, NULL for libm's (scalar level, precision HIGH). */
+static void fn_apply(const struct ert_vec_kernels *vec, const struct ert_rnn_fn *f, float *v,
+		     int64_t n)
 {
+	static const struct ert_vec_uparams none;
 	float a = f->alpha, b = f->beta;
 
+	if (vec && (f->type == ERT_RNN_FN_SIGMOID || f->type == ERT_RNN_FN_TANH)) {
+		vec->unary[f->type == ERT_RNN_FN_SIGMOID ? ERT_VEC_SIGMOID : ERT_VEC_TANH](
+			v, v, n, &none);
+		return;
+	}
 	switch (f->type) {
 	case ERT_RNN_FN_RELU:
 		for (int64_t i = 0; i < n; i++)
@@ -245,6 +259,7 @@ struct rnn_run {
 	const struct ert_rnn_params *p;
 	struct ert_cpu *cpu;
 	const struct ert_sgemm_kernel *kern;
+	const struct ert_vec_kernels *vec;   /* Sigmoid, Tanh; NULL: libm */
 	const struct rnn_state *state;
 	const float *x, *w, *r, *b, *h0, *c0, *peep;
 	const int32_t *lens;
@@ -329,25 +344,25 @@ static void lstm_row(const struct rnn_run *k, int d, const float *xr, float *gr,
 		}
 	}
 	add_clip(p, gi, xr, hs);
-	fn_apply(&fn[0], gi, hs);
+	fn_apply(k->vec, &fn[0], gi, hs);
 	if (p->input_forget) {
 		for (int64_t j = 0; j < hs; j++)
 			gf[j] = 1.0f - gi[j];
 	} else {
 		add_clip(p, gf, xr + 2 * hs, hs);
-		fn_apply(&fn[0], gf, hs);
+		fn_apply(k->vec, &fn[0], gf, hs);
 	}
 	add_clip(p, gc, xr + 3 * hs, hs);
-	fn_apply(&fn[1], gc, hs);
+	fn_apply(k->vec, &fn[1], gc, hs);
 	for (int64_t j = 0; j < hs; j++)
 		cb[j] = gf[j] * cb[j] + gi[j] * gc[j];
 	if (po)
 		for (int64_t j = 0; j < hs; j++)
 			go[j] += po[j] * cb[j];
 	add_clip(p, go, xr + hs, hs);
-	fn_apply(&fn[0], go, hs);
+	fn_apply(k->vec, &fn[0], go, hs);
 	memcpy(tb, cb, (size_t)hs * sizeof(float));
-	fn_apply(&fn[2], tb, hs);
+	fn_apply(k->vec, &fn[2], tb, hs);
 	for (int64_t j = 0; j < hs; j++)
 		hb[j] = go[j] * tb[j];
 }
@@ -358,7 +373,7 @@ static void gru_zr(const struct rnn_run *k, int d, const float *xr, float *gr)
 	const struct ert_rnn_params *p = k->p;
 
 	add_clip(p, gr, xr, 2 * p->hidden);
-	fn_apply(&p->fn[d][0], gr, 2 * p->hidden);
+	fn_apply(k->vec, &p->fn[d][0], gr, 2 * p->hidden);
 }
 
 static void gru_h(const struct rnn_run *k, int d, const float *xr, float *gr, float *hb)
@@ -374,7 +389,7 @@ static void gru_h(const struct rnn_run *k, int d, const float *xr, float *gr, fl
 			gh[j] = r[j] * (gh[j] + (rbh ? rbh[j] : 0.0f));
 	}
 	add_clip(p, gh, xr + 2 * hs, hs);
-	fn_apply(&p->fn[d][1], gh, hs);
+	fn_apply(k->vec, &p->fn[d][1], gh, hs);
 	for (int64_t j = 0; j < hs; j++)
 		hb[j] = (1.0f - z[j]) * gh[j] + z[j] * hb[j];
 }
@@ -425,7 +440,7 @@ static void run_direction(const struct rnn_run *k, int d, bool backwards)
 				continue;
 			if (p->kind == ERT_RNN_SIMPLE) {
 				add_clip(p, gr, xr, hs);
-				fn_apply(&p->fn[d][0], gr, hs);
+				fn_apply(k->vec, &p->fn[d][0], gr, hs);
 				memcpy(hb, gr, (size_t)hs * sizeof(float));
 			} else if (p->kind == ERT_RNN_LSTM) {
 				lstm_row(k, d, xr, gr, hb, k->c + b * hs, k->tmp + b * hs);
@@ -492,6 +507,7 @@ static ert_status rnn_compute(struct ert_cpu *cpu, struct ert_exec *x, struct er
 	struct rnn_run k = {
 		.p = &p, .cpu = cpu,
 		.kern = cpu->gemm ? cpu->gemm : ert_sgemm_kernel_for(ERT_ISA_SCALAR),
+		.vec = cpu->precision == ERT_LEVEL_HIGH ? NULL : ert_vec_kernels_for(cpu->isa),
 		.state = x->state,
 		.x = in_f32(x, ERT_RNN_IN_X), .w = in_f32(x, ERT_RNN_IN_W),
 		.r = in_f32(x, ERT_RNN_IN_R), .b = in_f32(x, ERT_RNN_IN_B),
