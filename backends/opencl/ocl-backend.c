@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "ert-probes.h"
+#include "gpu-common/gpu-backend.h"
 #include "opencl/ocl-impl.h"
 
 /* Constants on the device, keyed by their host bytes' address and size. */
@@ -152,16 +153,6 @@ static void ocl_buffer_free(struct ert_backend *be, struct ert_buffer *buf)
 	buf->handle = NULL;
 }
 
-static ert_status check_range(const struct ert_buffer *buf, size_t offset, size_t size,
-			      const char *what, struct ert_err *err)
-{
-	if (offset <= buf->size && size <= buf->size - offset)
-		return ERT_OK;
-	ert_err_set(err, "opencl: %s of %zu bytes at %zu is outside the %zu-byte buffer", what,
-		    size, offset, buf->size);
-	return ERT_STATUS_INTERNAL;
-}
-
 /*
  * Blocking transfers: the host side may be reused (or read) on return, and an
  * in-order queue runs them after what was queued before. Mapped and pinned
@@ -172,7 +163,7 @@ static ert_status ocl_buffer_write(struct ert_backend *be, const struct ert_buff
 				   size_t offset, const void *src, size_t size, struct ert_err *err)
 {
 	struct ert_ocl *cl = ocl_of(be);
-	ert_status st = check_range(buf, offset, size, "write", err);
+	ert_status st = ert_gpu_check_range(buf, offset, size, "write", "opencl", err);
 	cl_int rc;
 
 	if (st != ERT_OK)
@@ -189,7 +180,7 @@ static ert_status ocl_buffer_read(struct ert_backend *be, const struct ert_buffe
 				  size_t offset, void *dst, size_t size, struct ert_err *err)
 {
 	struct ert_ocl *cl = ocl_of(be);
-	ert_status st = check_range(buf, offset, size, "read", err);
+	ert_status st = ert_gpu_check_range(buf, offset, size, "read", "opencl", err);
 	cl_int rc;
 
 	if (st != ERT_OK)
@@ -207,14 +198,6 @@ static size_t ocl_workspace_size(struct ert_backend *be, const struct ert_exec *
 	const struct ert_ocl_op *op = ert_ocl_op_find(x->node->op);
 
 	return op && op->workspace ? op->workspace(x) : 0;
-}
-
-static bool outputs_empty(const struct ert_exec *x)
-{
-	for (uint32_t k = 0; k < x->n_out; k++)
-		if (x->out[k] && x->out[k]->numel)
-			return false;
-	return x->n_out > 0;
 }
 
 static void ocl_release(struct ert_backend *be, struct ert_exec *x)
@@ -249,7 +232,7 @@ static ert_status ocl_prepare(struct ert_backend *be, struct ert_exec *x, struct
 	st->f16 = x->fp16;
 	x->state = st;
 	x->kernel = op->kernel_name;
-	if (outputs_empty(x))
+	if (ert_gpu_outputs_empty(x))
 		return ERT_OK;
 	s = op->prepare(cl, x, st, err);
 	if (s == ERT_OK)

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "gpu-common/gpu-backend.h"
 #include "vulkan/vk-impl.h"
 
 /* Constants on the device, keyed by their host bytes' address and size. */
@@ -155,21 +156,11 @@ static void vk_buffer_free(struct ert_backend *be, struct ert_buffer *buf)
 	buf->handle = NULL;
 }
 
-static ert_status check_range(const struct ert_buffer *buf, size_t offset, size_t size,
-			      const char *what, struct ert_err *err)
-{
-	if (offset <= buf->size && size <= buf->size - offset)
-		return ERT_OK;
-	ert_err_set(err, "vulkan: %s of %zu bytes at %zu is outside the %zu-byte buffer", what,
-		    size, offset, buf->size);
-	return ERT_STATUS_INTERNAL;
-}
-
 static ert_status vk_buffer_write(struct ert_backend *be, const struct ert_buffer *buf,
 				  size_t offset, const void *src, size_t size, struct ert_err *err)
 {
 	struct ert_vk *vk = vk_of(be);
-	ert_status st = check_range(buf, offset, size, "write", err);
+	ert_status st = ert_gpu_check_range(buf, offset, size, "write", "vulkan", err);
 
 	if (st == ERT_OK)
 		st = ert_vk_write(vk, ((struct ert_vk_arena *)buf->handle)->buf, offset, src, size, err);
@@ -182,21 +173,13 @@ static ert_status vk_buffer_read(struct ert_backend *be, const struct ert_buffer
 				 size_t offset, void *dst, size_t size, struct ert_err *err)
 {
 	struct ert_vk *vk = vk_of(be);
-	ert_status st = check_range(buf, offset, size, "read", err);
+	ert_status st = ert_gpu_check_range(buf, offset, size, "read", "vulkan", err);
 
 	if (st == ERT_OK)
 		st = ert_vk_read(vk, ((struct ert_vk_arena *)buf->handle)->buf, offset, dst, size, err);
 	if (st == ERT_OK)
 		vk->copied += size;
 	return st;
-}
-
-static bool outputs_empty(const struct ert_exec *x)
-{
-	for (uint32_t k = 0; k < x->n_out; k++)
-		if (x->out[k] && x->out[k]->numel)
-			return false;
-	return x->n_out > 0;
 }
 
 static void vk_release(struct ert_backend *be, struct ert_exec *x)
@@ -230,7 +213,7 @@ static ert_status vk_prepare(struct ert_backend *be, struct ert_exec *x, struct 
 	st->node = x->node;
 	x->state = st;
 	x->kernel = op->kernel_name;
-	if (outputs_empty(x))
+	if (ert_gpu_outputs_empty(x))
 		return ERT_OK;
 	s = op->prepare(vk, x, st, err);
 	if (s == ERT_OK)
