@@ -558,6 +558,22 @@ ERT_TEST(gru_blocked_gemm_both_variants)
 	CHECK(run_case(&c));
 }
 
+ERT_TEST(step_products_on_threads)
+{
+	/*
+	 * A step's product goes to the pool from 2^17 MACs (STEP_PAR_MACS in
+	 * backends/cpu/ops/recurrent.c), below on one thread: LSTM 8 x 256 x 64,
+	 * GRU's z and r 16 x 128 x 64 on the pool and its h 16 x 64 x 64 not.
+	 */
+	struct rcase lstm = { .op = ERT_OP_LSTM, .dir = "bidirectional", .seq = 3, .batch = 8,
+			      .input = 16, .hidden = 64, .bias = true, .h0 = true, .c0 = true };
+	struct rcase gru = { .op = ERT_OP_GRU, .seq = 3, .batch = 16, .input = 8, .hidden = 64,
+			     .bias = true, .h0 = true, .lens = NULL };
+
+	CHECK(run_case(&lstm));
+	CHECK(run_case(&gru));
+}
+
 ERT_TEST(rnn_variants)
 {
 	struct rcase a = { .op = ERT_OP_RNN, .seq = 4, .batch = 2, .input = 3, .hidden = 4,
@@ -793,6 +809,7 @@ int main(int argc, char **argv)
 		ERT_TEST_ENTRY(gru_linear_before_reset_bidirectional_lens),
 		ERT_TEST_ENTRY(gru_reverse_batch_first_lens_activations),
 		ERT_TEST_ENTRY(gru_blocked_gemm_both_variants),
+		ERT_TEST_ENTRY(step_products_on_threads),
 		ERT_TEST_ENTRY(rnn_variants),
 		ERT_TEST_ENTRY(empty_sequence_and_batch),
 		ERT_TEST_ENTRY(bad_nodes_refused),
