@@ -56,6 +56,11 @@
 #define ERT_GPU_BIN_POW 6
 #define ERT_GPU_BIN_PRELU 7        /* a: x, b: slope */
 
+/* 1-D kernels: items per work-group (OpenCL: the tuner's first size) */
+#define ERT_GPU_WG_1D 64
+/* row reductions (softmax, layernorm, plane_reduce): items per work-group, a power of two */
+#define ERT_GPU_RED_WG 64
+
 /* pooling (pool2d, plane_reduce) */
 #define ERT_GPU_POOL_MAX 0
 #define ERT_GPU_POOL_AVG 1         /* divides by the window's cells inside the input */

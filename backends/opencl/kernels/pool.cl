@@ -9,7 +9,7 @@
  * OW, planes (N x C).
  *
  * plane_reduce_f32: the mean or max of each row of @len elements (GlobalAveragePool,
- * GlobalMaxPool, ReduceMean over trailing axes), one work-group of RED_WG
+ * GlobalMaxPool, ReduceMean over trailing axes), one work-group of ERT_GPU_RED_WG
  * items per row.
  *
  * Tensors are T (common.cl); maxima and sums are taken in float.
@@ -64,25 +64,23 @@ __kernel void pool2d_f32(__global const T *x, int xo, __global T *y, int yo, int
 	ST(y, yo + i, acc);
 }
 
-#define RED_WG 64
-
-__kernel __attribute__((reqd_work_group_size(RED_WG, 1, 1)))
+__kernel __attribute__((reqd_work_group_size(ERT_GPU_RED_WG, 1, 1)))
 void plane_reduce_f32(__global const T *x, int xo, __global T *y, int yo, int len,
 		      int mode)
 {
-	__local float part[RED_WG];
+	__local float part[ERT_GPU_RED_WG];
 	int row = get_group_id(0), l = get_local_id(0);
 	__global const T *xp = x + xo + row * len;
 	bool max = mode == ERT_GPU_POOL_MAX;
 	float acc = max ? -INFINITY : 0.0f;
 
-	for (int j = l; j < len; j += RED_WG) {
+	for (int j = l; j < len; j += ERT_GPU_RED_WG) {
 		float v = LD(xp, j);
 
 		acc = max ? (v > acc || isnan(v) ? v : acc) : acc + v;
 	}
 	part[l] = acc;
-	for (int s = RED_WG / 2; s > 0; s >>= 1) {
+	for (int s = ERT_GPU_RED_WG / 2; s > 0; s >>= 1) {
 		/* each halving reads what the previous one wrote */
 		barrier(CLK_LOCAL_MEM_FENCE);
 		if (l < s) {

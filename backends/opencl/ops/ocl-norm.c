@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Softmax, LogSoftmax and LayerNormalization (planned in gpu-common/gpu-norm.c):
- * norm.cl's kernels, a work-group of 64 per row.
+ * norm.cl's kernels, a work-group of ERT_GPU_RED_WG items per row.
  */
 #include "opencl/ops/ocl-ops.h"
 
@@ -9,7 +9,7 @@ static ert_status softmax_prepare(struct ert_ocl *cl, struct ert_exec *x, struct
 				  struct ert_err *err)
 {
 	struct ert_gpu_softmax p;
-	size_t gws, lws = 64;
+	size_t gws, lws = ERT_GPU_RED_WG;
 	struct ert_ocl_ref src, dst;
 	ert_status s = ert_gpu_softmax_plan(x, &p, err);
 
@@ -35,7 +35,7 @@ static ert_status layernorm_prepare(struct ert_ocl *cl, struct ert_exec *x,
 				    struct ert_ocl_step *st, struct ert_err *err)
 {
 	struct ert_gpu_layernorm p;
-	size_t gws, lws = 64;
+	size_t gws, lws = ERT_GPU_RED_WG;
 	struct ert_ocl_ref src, sc, b, dst;
 	ert_status s = ert_gpu_layernorm_plan(x, &p, err);
 

@@ -1,5 +1,8 @@
 /* SPDX-License-Identifier: MIT */
-/* MaxPool, AveragePool and the global pools (planned in gpu-common/gpu-pool.c): pool.cl's kernels. */
+/*
+ * MaxPool, AveragePool and the global pools (planned in gpu-common/gpu-pool.c):
+ * pool.cl's kernels.
+ */
 #include "opencl/ops/ocl-ops.h"
 
 static ert_status pool_prepare(struct ert_ocl *cl, struct ert_exec *x, struct ert_ocl_step *st,
@@ -28,12 +31,12 @@ static ert_status pool_prepare(struct ert_ocl *cl, struct ert_exec *x, struct er
 	return ERT_OK;
 }
 
-/* Each N x C plane reduced to one value by a work-group of 64. */
+/* Each N x C plane reduced to one value by a work-group of ERT_GPU_RED_WG items. */
 static ert_status global_prepare(struct ert_ocl *cl, struct ert_exec *x, struct ert_ocl_step *st,
 				 struct ert_err *err)
 {
 	struct ert_gpu_plane_reduce p;
-	size_t gws, lws = 64;
+	size_t gws, lws = ERT_GPU_RED_WG;
 	struct ert_ocl_ref src, dst;
 	ert_status s;
 

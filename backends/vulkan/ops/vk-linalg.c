@@ -46,8 +46,8 @@ static ert_status gemm_launch(struct ert_vk *vk, struct ert_exec *x, struct ert_
 		/* an item per column and 8 rows (gemm_direct.comp's ROWS) */
 		uint64_t blocks = (uint64_t)g->n * (uint64_t)((g->m + 7) / 8);
 
-		spec[0] = VK_WG_1D;
-		vk_grid((blocks + VK_WG_1D - 1) / VK_WG_1D, groups);
+		spec[0] = ERT_GPU_WG_1D;
+		vk_grid((blocks + ERT_GPU_WG_1D - 1) / ERT_GPU_WG_1D, groups);
 		groups[2] = (uint32_t)g->batches;
 		s = ert_vk_launch_add(vk, st, "gemm_direct", spec, 1, groups, err);
 	} else if (s == ERT_OK) {

@@ -20,13 +20,13 @@ static inline void vk_grid(uint64_t n, uint32_t groups[3])
 	groups[2] = 1;
 }
 
-/* A 1-D launch of @n items of @shader, in groups of VK_WG_1D (its specialization constant 0). */
+/* A 1-D launch of @n items of @shader, in groups of ERT_GPU_WG_1D (specialization constant 0). */
 static inline ert_status vk_launch_1d(struct ert_vk *vk, struct ert_vk_step *st,
 				      const char *shader, int64_t n, struct ert_err *err)
 {
-	uint32_t spec[1] = { VK_WG_1D }, groups[3];
+	uint32_t spec[1] = { ERT_GPU_WG_1D }, groups[3];
 
-	vk_grid(((uint64_t)n + VK_WG_1D - 1) / VK_WG_1D, groups);
+	vk_grid(((uint64_t)n + ERT_GPU_WG_1D - 1) / ERT_GPU_WG_1D, groups);
 	return ert_vk_launch_add(vk, st, shader, spec, 1, groups, err);
 }
 

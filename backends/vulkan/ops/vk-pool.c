@@ -1,5 +1,8 @@
 /* SPDX-License-Identifier: MIT */
-/* MaxPool, AveragePool and the global pools (planned in gpu-common/gpu-pool.c): pool2d.comp, plane_reduce.comp. */
+/*
+ * MaxPool, AveragePool and the global pools (planned in gpu-common/gpu-pool.c):
+ * pool2d.comp, plane_reduce.comp.
+ */
 #include "vulkan/ops/vk-ops.h"
 
 static ert_status pool_prepare(struct ert_vk *vk, struct ert_exec *x, struct ert_vk_step *st,

@@ -6,7 +6,7 @@
 #include "common.glsl"
 #include "reduce.glsl"
 
-layout(local_size_x = VK_RED_WG) in;
+layout(local_size_x = ERT_GPU_RED_WG) in;
 layout(std430, binding = 0) readonly buffer Xb { float x[]; };
 layout(std430, binding = 1) readonly buffer Sb { float sc[]; };
 layout(std430, binding = 2) readonly buffer Bb { float b[]; };
@@ -22,12 +22,12 @@ void main()
 	int xb = p.xo + row * p.len, yb = p.yo + row * p.len;
 	float s = 0.0;
 
-	for (int j = l; j < p.len; j += VK_RED_WG)
+	for (int j = l; j < p.len; j += ERT_GPU_RED_WG)
 		s += x[xb + j];
 	float mean = wg_reduce(s, false) / float(p.len);
 
 	s = 0.0;
-	for (int j = l; j < p.len; j += VK_RED_WG) {
+	for (int j = l; j < p.len; j += ERT_GPU_RED_WG) {
 		float d = x[xb + j] - mean;
 
 		s += d * d;
@@ -35,7 +35,7 @@ void main()
 	float var = wg_reduce(s, false) / float(p.len);
 	float inv = 1.0 / sqrt(var + p.eps);
 
-	for (int j = l; j < p.len; j += VK_RED_WG) {
+	for (int j = l; j < p.len; j += ERT_GPU_RED_WG) {
 		float v = (x[xb + j] - mean) * inv * sc[p.so + j];
 
 		y[yb + j] = p.has_bias != 0 ? v + b[p.bo + j] : v;

@@ -6,7 +6,7 @@
 #include "common.glsl"
 #include "reduce.glsl"
 
-layout(local_size_x = VK_RED_WG) in;
+layout(local_size_x = ERT_GPU_RED_WG) in;
 layout(std430, binding = 0) readonly buffer Xb { float x[]; };
 layout(std430, binding = 1) writeonly buffer Yb { float y[]; };
 layout(push_constant) uniform P { int xo, yo, len, mode, rows; } p;
@@ -21,7 +21,7 @@ void main()
 	int xb = p.xo + row * p.len;
 	float acc = is_max ? -1.0 / 0.0 : 0.0;
 
-	for (int j = l; j < p.len; j += VK_RED_WG) {
+	for (int j = l; j < p.len; j += ERT_GPU_RED_WG) {
 		float v = x[xb + j];
 
 		acc = is_max ? (v > acc || isnan(v) ? v : acc) : acc + v;

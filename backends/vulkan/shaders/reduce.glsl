@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
-// A work-group's reduction in shared memory (VK_RED_WG items per group).
-shared float part[VK_RED_WG];
+// A work-group's reduction in shared memory (ERT_GPU_RED_WG items per group).
+shared float part[ERT_GPU_RED_WG];
 
 // Reduce v over the group (max when is_max, else sum); every item gets the result.
 float wg_reduce(float v, bool is_max)
@@ -8,7 +8,7 @@ float wg_reduce(float v, bool is_max)
 	uint l = gl_LocalInvocationID.x;
 
 	part[l] = v;
-	for (uint s = VK_RED_WG / 2; s > 0; s >>= 1) {
+	for (uint s = ERT_GPU_RED_WG / 2; s > 0; s >>= 1) {
 		// each halving reads what the previous one wrote
 		barrier();
 		if (l < s) {

@@ -17,9 +17,4 @@
 #define VK_GEMM_LY 16
 #define VK_GEMM_TS_K 16
 
-/* 1-D shaders: items per work-group (specialization constant 0) */
-#define VK_WG_1D 64
-/* row reductions (softmax, layernorm, plane_reduce): items per work-group */
-#define VK_RED_WG 64
-
 #endif
