@@ -12,6 +12,10 @@ with a dynamic sequence length, seeded random weights.
                           OUT/NAME/CASE/in/<input>.npy and
                           OUT/NAME/CASE/want/<output>.npy (PyTorch's output),
                           then OUT/NAME/exported (the suite's stamp)
+  rnn.py info NAME INFO.json
+                          checks `edgert info --json`: every node's shape
+                          known (dynamic axes taken as 1) and the MACs
+                          those sizes give (MACS below)
   rnn.py compare CASEDIR  compares each CASEDIR/result/<output>.npy with
                           CASEDIR/want/<output>.npy: same shape and
                           max |got - want| <= 1e-5 + 1e-4 max |want|, per
@@ -142,6 +146,25 @@ def _models():
     }
 
 
+
+def _rnn_macs(layers, dirs, steps, batch, gates, hidden):
+    """MACs of a stacked RNN: x W^T and h R^T for every gate, step and
+    direction; layers lists each layer's input size."""
+    return sum(dirs * steps * batch * gates * hidden * (i + hidden) for i in layers)
+
+
+# What `edgert info` must count for each model, dynamic axes taken as 1.
+MACS = {
+    "lstm_kws": _rnn_macs([40, 96], 2, 49, 2, 4, 48) + 2 * 96 * 12,
+    "lstm_state": _rnn_macs([16, 32], 1, 20, 1, 4, 32),
+    "lstm_packed": _rnn_macs([8, 32], 2, 10, 3, 4, 16),
+    "gru_denoise": _rnn_macs([64, 96], 2, 1, 1, 3, 48) + 96 * 64,
+    "gru_stream": _rnn_macs([64, 48], 1, 16, 1, 3, 48) + 16 * 48 * 64,
+    # per layer at length 1: Q, K, V and the output projection (4 x 64 x 64),
+    # the feed-forward (2 x 64 x 128), Q K^T and A V (2 x 4 heads x 16)
+    "transformer_enc": 3 * (4 * 64 * 64 + 2 * 64 * 128 + 2 * 4 * 16),
+}
+
 NAMES = ["lstm_kws", "lstm_state", "lstm_packed", "gru_denoise", "gru_stream", "transformer_enc"]
 
 
@@ -175,6 +198,18 @@ def export(out_dir, name):
               f"{', '.join(f'{n} {tuple(v.shape)}' for n, v in zip(in_names, xs))}")
     with open(os.path.join(d, "exported"), "w", encoding="ascii") as f:
         f.write("ok\n")
+
+
+def info(name, path):
+    import json
+
+    with open(path, encoding="utf-8") as f:
+        got = json.load(f)
+    ok = got["macs_complete"] and got["macs"] == MACS[name]
+    print(f"MACs {got['macs']} (expected {MACS[name]}), "
+          f"{'every shape known' if got['macs_complete'] else 'shapes unknown'}: "
+          f"{'ok' if ok else 'MISMATCH'}")
+    return 0 if ok else 1
 
 
 def compare(case_dir):
@@ -221,6 +256,8 @@ if __name__ == "__main__":
                 print(f"{n}: export failed: {e!r}", file=sys.stderr)
                 failed += 1
         sys.exit(1 if failed else 0)
+    if len(sys.argv) == 4 and sys.argv[1] == "info" and sys.argv[2] in NAMES:
+        sys.exit(info(sys.argv[2], sys.argv[3]))
     if len(sys.argv) == 3 and sys.argv[1] == "compare":
         sys.exit(compare(sys.argv[2]))
     print(__doc__)

@@ -119,8 +119,9 @@ fi
 # multi-layer and with initial states given, and a transformer encoder
 # exported with a dynamic sequence length and run at two lengths. Each case
 # must match every PyTorch output: max abs error <= 1e-5 + 1e-4 of its
-# largest magnitude (a classifier's top-1 equal too). One python3 exports all
-# that are stale (importing torch once).
+# largest magnitude (a classifier's top-1 equal too). `edgert info` must know
+# every shape (dynamic axes as 1) and count the MACs rnn.py expects. One
+# python3 exports all that are stale (importing torch once).
 if ! rnn_models=$("$py" "$here/rnn.py" list); then
 	echo "FAIL rnn.py list"
 	f=$((f + 1))
@@ -146,6 +147,16 @@ for m in $rnn_models; do
 		echo "FAIL $m: convert: $(tail -n 1 "$d/convert.log")"
 		f=$((f + 1))
 		continue
+	fi
+	if ! "$edgert" info "$d/model.ert" --json >"$d/info.json" 2>&1; then
+		echo "FAIL $m (info): $(tail -n 1 "$d/info.json")"
+		f=$((f + 1))
+	elif res=$("$py" "$here/rnn.py" info "$m" "$d/info.json"); then
+		echo "ok   $m (info): $res"
+		p=$((p + 1))
+	else
+		echo "FAIL $m (info): $res"
+		f=$((f + 1))
 	fi
 	for c in "$d"/*/in; do
 		c=${c%/in}

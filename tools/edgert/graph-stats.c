@@ -3,8 +3,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cpu/cpu-impl.h"
 #include "graph-stats.h"
 #include "ops/linalg-einsum.h"
+#include "ops/recurrent.h"
+
+/* Largest value the walk computes (all outputs of a node together). */
+#define STATS_EVAL_MAX_BYTES 65536
 
 static uint64_t conv_macs(const struct ert_value *x, const struct ert_value *w,
 			  const struct ert_value *y, bool transpose)
@@ -55,6 +60,19 @@ static uint64_t node_macs(const struct ert_node *n, const struct ert_value *cons
 		if (a->rank < 1)
 			return 0;
 		return (uint64_t)y->numel * (uint64_t)a->dims[a->rank - 1];
+	case ERT_OP_RNN:
+	case ERT_OP_GRU:
+	case ERT_OP_LSTM: {
+		/* per direction and step: x W^T and h R^T for every gate (whole sequence) */
+		struct ert_rnn_params p;
+		struct ert_err err;
+		uint64_t per;
+
+		if (ert_rnn_params_get(n, in, n_in, &p, &err) != ERT_OK)
+			return 0;
+		per = (uint64_t)p.gates * (uint64_t)p.hidden * (uint64_t)(p.input + p.hidden);
+		return (uint64_t)p.dirs * (uint64_t)p.seq * (uint64_t)p.batch * per;
+	}
 	case ERT_OP_Einsum: {
 		struct ert_einsum e;
 		struct ert_err err;
@@ -97,16 +115,66 @@ static void init_value(struct ert_value *v, const struct ert_tensor *t)
 	}
 }
 
+/*
+ * Compute @n's outputs when shapes further on need their values (Shape,
+ * Gather, Concat... feeding a Reshape: a dynamic sequence length taken as
+ * 1) and every input's value is known, as planning a session does: small
+ * outputs only, no random generators, no subgraphs. The values are owned
+ * by @s. What the CPU kernels refuse stays unknown.
+ */
+static void eval_values(const struct ert_graph *g, const struct ert_node *n,
+			const uint8_t *need, const struct ert_value *const *in,
+			struct ert_value **outs, struct graph_stats *s)
+{
+	struct ert_value vals[8];
+	struct ert_err err;
+	bool needed = false;
+	uint64_t bytes = 0;
+
+	if (!need || n->n_outputs > 8 || ert_op_is_random(n->op) || n->op == ERT_OP_If ||
+	    n->op == ERT_OP_Loop || n->op == ERT_OP_Scan)
+		return;
+	for (uint32_t k = 0; k < n->n_outputs; k++) {
+		if (!outs[k])
+			continue;
+		needed = needed || need[n->outputs[k]];
+		bytes += outs[k]->nbytes;
+	}
+	if (!needed || bytes > STATS_EVAL_MAX_BYTES)
+		return;
+	/* Shape and Size read only their input's shape */
+	for (uint32_t k = 0; n->op != ERT_OP_Shape && n->op != ERT_OP_Size && k < n->n_inputs; k++)
+		if (in[k] && !in[k]->data)
+			return;
+	memset(vals, 0, sizeof(vals));
+	if (ert_cpu_eval_node(g, n, in, n->n_inputs, vals, n->n_outputs, &err) != ERT_OK)
+		return;
+	for (uint32_t k = 0; k < n->n_outputs; k++) {
+		int32_t t = n->outputs[k];
+
+		if (outs[k] && vals[k].rank == outs[k]->rank && vals[k].nbytes == outs[k]->nbytes &&
+		    vals[k].dtype == outs[k]->dtype) {
+			outs[k]->data = vals[k].data;
+			s->owned[t] = true;
+		} else {
+			free(vals[k].data);
+		}
+	}
+}
+
 bool graph_stats_compute(const struct ert_graph *g, struct graph_stats *out)
 {
+	uint8_t *needed_vals = NULL;
 	const struct ert_value **in = NULL;
 	struct ert_value **outs = NULL;
 	uint32_t max_io = 1;
 
 	memset(out, 0, sizeof(*out));
+	out->n_tensors = g->n_tensors;
 	out->vals = calloc(g->n_tensors ? g->n_tensors : 1, sizeof(*out->vals));
 	out->node_macs = calloc(g->n_nodes ? g->n_nodes : 1, sizeof(*out->node_macs));
-	if (!out->vals || !out->node_macs) {
+	out->owned = calloc(g->n_tensors ? g->n_tensors : 1, sizeof(*out->owned));
+	if (!out->vals || !out->node_macs || !out->owned) {
 		graph_stats_free(out);
 		return false;
 	}
@@ -131,9 +199,11 @@ bool graph_stats_compute(const struct ert_graph *g, struct graph_stats *out)
 	}
 	in = calloc(max_io, sizeof(*in));
 	outs = calloc(max_io, sizeof(*outs));
-	if (!in || !outs) {
+	needed_vals = ert_graph_mark_value_needed(g);
+	if (!in || !outs || !needed_vals) {
 		free(in);
 		free(outs);
+		free(needed_vals);
 		graph_stats_free(out);
 		return false;
 	}
@@ -187,14 +257,21 @@ bool graph_stats_compute(const struct ert_graph *g, struct graph_stats *out)
 		}
 		out->node_macs[i] = node_macs(n, in, n->n_inputs, n->n_outputs ? outs[0] : NULL);
 		out->macs += out->node_macs[i];
+		eval_values(g, n, needed_vals, in, outs, out);
 	}
 	free(in);
 	free(outs);
+	free(needed_vals);
 	return true;
 }
 
 void graph_stats_free(struct graph_stats *s)
 {
+	for (uint32_t t = 0; s->vals && s->owned && t < s->n_tensors; t++)
+		if (s->owned[t])
+			free(s->vals[t].data);
+	free(s->owned);
+	s->owned = NULL;
 	free(s->vals);
 	free(s->node_macs);
 	s->vals = NULL;

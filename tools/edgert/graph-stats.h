@@ -12,15 +12,19 @@ struct graph_stats {
 	uint32_t op_count[ERT_OP_COUNT];
 	uint64_t params;       /* elements of constant tensors */
 	uint64_t param_bytes;
-	uint64_t macs;         /* Conv, ConvTranspose, Gemm, MatMul, Einsum */
+	uint64_t macs;         /* Conv, ConvTranspose, Gemm, MatMul, Einsum, RNN/GRU/LSTM */
 	uint64_t *node_macs;   /* per node: its share of ->macs (0: none or unknown shapes) */
 	uint32_t unknown;      /* nodes whose shapes could not be inferred */
 	struct ert_value *vals; /* per tensor, shapes after the walk (rank -1: unknown) */
+	bool *owned;           /* per tensor: vals[t].data was computed by the walk */
+	uint32_t n_tensors;
 };
 
 /*
  * Walk @g in order with shape inference (symbolic input dims taken as 1;
- * values of constants used where an op reads them). Never fails on odd
+ * values of constants used where an op reads them, and small values that
+ * shapes need computed on the CPU from known ones, as a session's planning
+ * does: Shape -> Gather -> Concat -> Reshape). Never fails on odd
  * graphs: what cannot be inferred is counted in ->unknown. False only on
  * out-of-memory.
  */
