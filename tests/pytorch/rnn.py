@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 # SPDX-License-Identifier: MIT
-"""Sequence models people export from PyTorch (issue 11): LSTM and GRU
+"""Sequence models people export from PyTorch (issue 11): LSTM, GRU and RNN
 (bidirectional, multi-layer, with initial states, packed sequences of
 different lengths, a dynamic number of frames) and a transformer encoder
 with a dynamic sequence length, seeded random weights.
@@ -102,6 +102,20 @@ def _models():
             y, h = self.gru(spec, h0)
             return spec * torch.sigmoid(self.fc(y)), h
 
+    class ReluRnn(nn.Module):
+        """Elman RNN (ONNX RNN) with ReLU, 2 layers, bidirectional, and a
+        Linear on every step."""
+
+        def __init__(self):
+            super().__init__()
+            self.rnn = nn.RNN(24, 32, num_layers=2, nonlinearity="relu", bidirectional=True,
+                              batch_first=True)
+            self.fc = nn.Linear(64, 8)
+
+        def forward(self, x):
+            y, _ = self.rnn(x)
+            return self.fc(y)
+
     class Encoder(nn.Module):
         """A 3-layer transformer encoder (batch_first) on [batch, seq, 64]."""
 
@@ -137,6 +151,8 @@ def _models():
         "gru_stream": (StreamingGru, 13, ["spec", "h0"], ["denoised", "h"], None,
                        {"t16": lambda g: [randn(1, 16, 64, gen=g).abs(),
                                           randn(2, 1, 48, gen=g)]}),
+        "rnn_relu": (ReluRnn, 13, ["x"], ["y"], None,
+                     {"t30": lambda g: [randn(2, 30, 24, gen=g)]}),
         # exported at length 12, run at two other lengths
         "transformer_enc": (Encoder, 17, ["x"], ["y"],
                             {"x": {1: "seq"}, "y": {1: "seq"}},
@@ -162,10 +178,12 @@ MACS = {
     "gru_stream": _rnn_macs([64, 48], 1, 16, 1, 3, 48) + 16 * 48 * 64,
     # per layer at length 1: Q, K, V and the output projection (4 x 64 x 64),
     # the feed-forward (2 x 64 x 128), Q K^T and A V (2 x 4 heads x 16)
+    "rnn_relu": _rnn_macs([24, 64], 2, 30, 2, 1, 32) + 2 * 30 * 64 * 8,
     "transformer_enc": 3 * (4 * 64 * 64 + 2 * 64 * 128 + 2 * 4 * 16),
 }
 
-NAMES = ["lstm_kws", "lstm_state", "lstm_packed", "gru_denoise", "gru_stream", "transformer_enc"]
+NAMES = ["lstm_kws", "lstm_state", "lstm_packed", "gru_denoise", "gru_stream", "rnn_relu",
+         "transformer_enc"]
 
 
 def export(out_dir, name):
