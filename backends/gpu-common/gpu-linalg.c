@@ -5,8 +5,8 @@
  * transposes as strides and their batches as a table of offsets, dense and
  * grouped convolutions as an implicit GEMM per image and group (1x1
  * convolutions of stride 1 as a plain one). Fused activations ("ert.act"),
- * Conv's residual ("ert.residual", input 3), bias and Gemm's C are applied in
- * its epilogue.
+ * Conv's residual ("ert.residual", input 3), bias, Gemm's C and MatMul's
+ * fused bias ("ert.bias", input 2) are applied in its epilogue.
  */
 #include <stdlib.h>
 
@@ -185,10 +185,19 @@ static ert_status gemm_plan(const struct ert_exec *x, struct ert_gpu_gemm *d, st
 
 /* ---- MatMul ---- */
 
+/*
+ * The optimiser's fused bias ("ert.bias", opt/fuse-residual.c): input 2, a
+ * float32 vector of N added to every row of the product.
+ */
+static bool matmul_bias(const struct ert_exec *x)
+{
+	return ert_attr_int(x->node, "ert.bias", 0) && x->n_in == 3 && ert_gpu_is_f32(x->in[2]);
+}
+
 bool ert_gpu_matmul_supports(const struct ert_exec *x)
 {
-	return x->n_in == 2 && ert_gpu_is_f32(x->in[0]) && ert_gpu_is_f32(x->in[1]) &&
-	       ert_gpu_all_f32(x, 2) && x->out[0]->rank <= ERT_MAX_RANK;
+	return (x->n_in == 2 || matmul_bias(x)) && ert_gpu_is_f32(x->in[0]) &&
+	       ert_gpu_is_f32(x->in[1]) && ert_gpu_all_f32(x, 3) && x->out[0]->rank <= ERT_MAX_RANK;
 }
 
 static ert_status matmul_plan(const struct ert_exec *x, struct ert_gpu_gemm *d,
@@ -209,6 +218,12 @@ static ert_status matmul_plan(const struct ert_exec *x, struct ert_gpu_gemm *d,
 		.ldc = (int32_t)n, .m = (int32_t)m, .n = (int32_t)n, .k = (int32_t)k,
 		.alpha = 1.0f, .beta = 0.0f, .act = ert_node_act(x->node),
 	};
+	if (matmul_bias(x)) {
+		d->bias_in = 2;
+		d->beta = 1.0f;
+		d->bias_rs = 0;
+		d->bias_cs = 1;
+	}
 	if (rb == 1) {
 		d->b_rs = 1;
 		d->b_cs = 0;

@@ -208,8 +208,8 @@ static bool read_header(struct loader *ld)
 			    "model file is %llu bytes but its header says %llu%s",
 			    (unsigned long long)ld->size, (unsigned long long)fsize,
 			    fsize > ld->size ? " (truncated)" : "");
-	/* Versions 1 to 5 fix the header size; later versions may only grow it. */
-	if (ld->version <= 5 && hs != FMT_HEADER_V1)
+	/* Versions 1 to 6 fix the header size; later versions may only grow it. */
+	if (ld->version <= 6 && hs != FMT_HEADER_V1)
 		return fail(ld, ERT_STATUS_INVALID_MODEL,
 			    "header size %u, format version %u has %u", hs, ld->version,
 			    FMT_HEADER_V1);
@@ -1023,7 +1023,8 @@ ert_status ert_format_load(const void *data, size_t size, struct ert_graph **out
 	 * read_tensor() handle; the records are the same. v3 and v4 have v2's
 	 * layout (v3 may hold Conv nodes with a fused residual, v4 QLinearConv
 	 * nodes with one too: docs/model-format.md). v5 adds the subgraph
-	 * section and GRAPH attributes.
+	 * section and GRAPH attributes; v6 has v5's layout (it may hold MatMul
+	 * nodes with a fused bias).
 	 */
 	if (ld.version >= 1 && ld.version <= 4) {
 		ld.graphs = calloc(1, sizeof(*ld.graphs));
@@ -1037,7 +1038,7 @@ ert_status ert_format_load(const void *data, size_t size, struct ert_graph **out
 			goto fail;
 	}
 	/* v5 adds subgraphs: their records first, their lists once the tensors are read */
-	if (ld.version == 5 &&
+	if (ld.version >= 5 &&
 	    (!read_subgraphs(&ld) || !read_tensors(&ld) || !read_subgraph_lists(&ld) ||
 	     !read_nodes(&ld) || !check_subgraphs_used(&ld) || !read_graph(&ld)))
 		goto fail;

@@ -221,15 +221,30 @@ ert_status ert_matmul_shape(struct ert_infer_ctx *ctx, const struct ert_value *a
 	return ERT_OK;
 }
 
+/*
+ * MatMul's fused bias (opt/fuse-residual.c): with "ert.bias" = 1, input 2 is
+ * a vector of N (B's last dim; B of rank 2 or more) added to every row of
+ * the product before the fused activation; without it there is no input 2.
+ */
 static ert_status infer_matmul(struct ert_infer_ctx *ctx)
 {
 	const struct ert_value *a = ctx->in[0], *b = ctx->n_in > 1 ? ctx->in[1] : NULL;
+	bool want = ert_attr_int(ctx->node, "ert.bias", 0) != 0;
+	const struct ert_value *c = ctx->n_in > 2 ? ctx->in[2] : NULL;
 
 	if (!a || !b || ctx->n_out < 1 || !ctx->out[0])
 		return ert_infer_fail(ctx, ERT_STATUS_INVALID_MODEL, "needs inputs A, B and output Y");
+	if ((ctx->n_in > 3 && ctx->in[3]) || want != (c != NULL))
+		return ert_infer_fail(ctx, ERT_STATUS_INVALID_MODEL,
+				      want ? "ert.bias needs input 2 and no more"
+					   : "takes 2 inputs");
 	if (!is_float(a->dtype) || b->dtype != a->dtype)
 		return ert_infer_fail(ctx, ERT_STATUS_DTYPE, "A and B must be float32 (got %s, %s)",
 				      ert_dtype_name(a->dtype), ert_dtype_name(b->dtype));
+	if (c && (b->rank < 2 || c->dtype != a->dtype || c->rank != 1 ||
+		  c->dims[0] != b->dims[b->rank - 1]))
+		return ert_infer_fail(ctx, ERT_STATUS_SHAPE,
+				      "the ert.bias input must be a float32 vector of B's last dim");
 	return ert_matmul_shape(ctx, a, b, a->dtype);
 }
 
@@ -275,7 +290,7 @@ static const struct ert_attr_rule gemm_rules[] = {
 	ERT_RULE_INT("ert.act", ERT_ACT_NONE, ERT_ACT_GELU), ERT_RULE_END,
 };
 static const struct ert_attr_rule matmul_rules[] = {
-	ERT_RULE_INT("ert.act", ERT_ACT_NONE, ERT_ACT_GELU), ERT_RULE_END,
+	ERT_RULE_INT("ert.act", ERT_ACT_NONE, ERT_ACT_GELU), ERT_RULE_FLAG("ert.bias"), ERT_RULE_END,
 };
 
 const struct ert_op_def ert_op_defs_linalg[] = {

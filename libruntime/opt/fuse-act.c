@@ -218,7 +218,8 @@ static ert_status unfuse_q8_residual(struct ert_graph *g, uint32_t i)
 /*
  * Undo residual fusion (opt/fuse-residual.c): each Conv with "ert.residual"
  * writes a new tensor again, and an Add of it and the residual, carrying the
- * Conv's activation, writes the Conv's old output; likewise the int8 form.
+ * Conv's activation, writes the Conv's old output; likewise the int8 form,
+ * and a MatMul with "ert.bias" (an Add of its product and the bias).
  */
 static ert_status unfuse_residuals(struct ert_graph *g, struct ert_err *err)
 {
@@ -242,18 +243,22 @@ static ert_status unfuse_residuals(struct ert_graph *g, struct ert_err *err)
 			}
 			continue;
 		}
-		if (c->dead || c->op != ERT_OP_Conv || !ert_attr_int(c, "ert.residual", 0) ||
-		    c->n_inputs != 4 || c->n_outputs != 1 || c->outputs[0] < 0)
+		bool mm = !c->dead && c->op == ERT_OP_MatMul && ert_attr_int(c, "ert.bias", 0) &&
+			  c->n_inputs == 3 && c->n_outputs == 1 && c->outputs[0] >= 0;
+
+		if (!mm && (c->dead || c->op != ERT_OP_Conv || !ert_attr_int(c, "ert.residual", 0) ||
+			    c->n_inputs != 4 || c->n_outputs != 1 || c->outputs[0] < 0))
 			continue;
 		struct ert_act_desc a = ert_node_act(c);
 		float params[2] = { a.p0, a.p1 };
 
 		y = c->outputs[0];
-		snprintf(name, sizeof(name), "%.120s.pre_residual", g->tensors[y].name);
+		snprintf(name, sizeof(name), "%.120s.%s", g->tensors[y].name,
+			 mm ? "pre_bias" : "pre_residual");
 		t = ert_graph_add_tensor_unique(g, name, g->tensors[y].dtype, -1, NULL);
 		in[0] = t;
-		in[1] = c->inputs[3];
-		snprintf(name, sizeof(name), "%.120s.residual", g->nodes[i].name);
+		in[1] = c->inputs[mm ? 2 : 3];
+		snprintf(name, sizeof(name), "%.120s.%s", g->nodes[i].name, mm ? "bias" : "residual");
 		ai = t < 0 ? -1 : ert_graph_add_node(g, ERT_OP_Add, name, 2, in, 1, &y);
 		if (ai < 0)
 			goto oom;
@@ -265,14 +270,14 @@ static ert_status unfuse_residuals(struct ert_graph *g, struct ert_err *err)
 		     (!ert_node_set_attr_int(g, an, "ert.act", a.type) ||
 		      !ert_opt_set_attr_floats(g, an, "ert.act_params", params, 2))) ||
 		    !ert_node_set_attr_int(g, c, "ert.act", ERT_ACT_NONE) ||
-		    !ert_node_set_attr_int(g, c, "ert.residual", 0))
+		    !ert_node_set_attr_int(g, c, mm ? "ert.bias" : "ert.residual", 0))
 			goto oom;
-		c->n_inputs = 3;
+		c->n_inputs = mm ? 2 : 3;
 		c->outputs[0] = t;
 	}
 	return ERT_OK;
 oom:
-	ert_err_set(err, "failed to split fused residual adds: out of memory");
+	ert_err_set(err, "failed to split fused residual and bias adds: out of memory");
 	return ERT_STATUS_OUT_OF_MEMORY;
 }
 

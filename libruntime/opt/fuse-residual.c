@@ -12,6 +12,14 @@
  * broken up, and leaves alone a Conv or an R that a DequantizeLinear feeds.
  * ert_opt_unfuse_activations() undoes it for the quantizer.
  *
+ * Bias fusion, the same for a MatMul: Add(MatMul(A, B), b), where the Add is
+ * the MatMul output's only use and b a float32 vector of B's last dim N (a
+ * linear layer's bias, on either side of the Add), becomes the MatMul with b
+ * as a third input and "ert.bias" = 1; the MatMul adds b to every row once
+ * its sum is complete (the value a separate Add computes) and takes the
+ * Add's activation (a ViT MLP's Gelu). Float32, B of rank 2 or more, and no
+ * activation of the MatMul's own; not where a DequantizeLinear feeds it.
+ *
  * The int8 form (docs/int8.md, "Fused residual"): a fixed-rule QLinearAdd
  * of a fixed-rule QLinearConv's output, its only use, whose scale and zero
  * point the Add reads as the Conv wrote them, and of R of exactly that
@@ -240,6 +248,84 @@ static ert_status fuse(struct ert_graph *g, bool q8, bool *changed, struct ert_e
 			}
 			conv->n_inputs = 4;
 			conv->outputs[0] = add->outputs[0];
+			producer[add->outputs[0]] = producer[x];
+			add->dead = true;
+			*changed = true;
+			break;
+		}
+	}
+out:
+	free(uses);
+	free(producer);
+	return st;
+}
+
+/* May MatMul @mm (output @x, read by an Add alone) take the Add's other input @b as ert.bias? */
+static bool bias_fusable(const struct ert_graph *g, const int32_t *producer,
+			 const struct ert_node *mm, int32_t x, int32_t b)
+{
+	const struct ert_tensor *w, *bt = &g->tensors[b];
+
+	if (mm->op != ERT_OP_MatMul || mm->n_inputs != 2 || mm->n_outputs != 1 ||
+	    mm->outputs[0] != x || mm->inputs[0] < 0 || mm->inputs[1] < 0 ||
+	    ert_node_act(mm).type != ERT_ACT_NONE || ert_attr_int(mm, "ert.bias", 0))
+		return false;
+	w = &g->tensors[mm->inputs[1]];
+	if (g->tensors[x].dtype != ERT_DTYPE_FLOAT32 || bt->dtype != ERT_DTYPE_FLOAT32 ||
+	    w->dtype != ERT_DTYPE_FLOAT32 || w->rank < 2 || w->dims[w->rank - 1] < 1 ||
+	    !ert_opt_shape_static(bt) || bt->rank != 1 || bt->dims[0] != w->dims[w->rank - 1])
+		return false;
+	return !from_dequantize(g, producer, mm->inputs[0]) &&
+	       !from_dequantize(g, producer, mm->inputs[1]) && !from_dequantize(g, producer, b);
+}
+
+ert_status ert_opt_fuse_matmul_bias(struct ert_graph *g, bool *changed, struct ert_err *err)
+{
+	uint32_t *uses = ert_opt_count_uses(g);
+	int32_t *producer = ert_opt_producers(g);
+	ert_status st = ERT_OK;
+
+	if (!uses || !producer) {
+		ert_err_set(err, "failed to fuse bias adds: out of memory");
+		st = ERT_STATUS_OUT_OF_MEMORY;
+		goto out;
+	}
+	for (uint32_t ai = 0; ai < g->n_nodes; ai++) {
+		struct ert_node *add = &g->nodes[ai];
+
+		if (add->dead || add->op != ERT_OP_Add || add->n_inputs != 2 || add->n_outputs != 1 ||
+		    add->outputs[0] < 0 || add->inputs[0] < 0 || add->inputs[1] < 0 ||
+		    add->inputs[0] == add->inputs[1])
+			continue;
+		for (int side = 0; side < 2; side++) {
+			int32_t x = add->inputs[side], b = add->inputs[1 - side];
+
+			if (producer[x] < 0 || uses[x] != 1 || ert_opt_is_graph_output(g, x))
+				continue;
+			struct ert_node *mm = &g->nodes[producer[x]];
+
+			if (mm->dead || !bias_fusable(g, producer, mm, x, b))
+				continue;
+			struct ert_act_desc a = ert_node_act(add);
+			float params[2] = { a.p0, a.p1 };
+			int32_t *in = realloc(mm->inputs, 3 * sizeof(*in));
+
+			if (in)
+				mm->inputs = in;
+			if (!in || !ert_node_set_attr_int(g, mm, "ert.act", a.type) ||
+			    !ert_opt_set_attr_floats(g, mm, "ert.act_params", params, 2) ||
+			    !ert_node_set_attr_int(g, mm, "ert.bias", 1)) {
+				/* undo: the MatMul computes what it did before */
+				ert_node_set_attr_int(g, mm, "ert.act", ERT_ACT_NONE);
+				ert_node_set_attr_int(g, mm, "ert.bias", 0);
+				ert_err_set(err, "failed to fuse '%s' into '%s': out of memory",
+					    add->name, mm->name);
+				st = ERT_STATUS_OUT_OF_MEMORY;
+				goto out;
+			}
+			in[2] = b;
+			mm->n_inputs = 3;
+			mm->outputs[0] = add->outputs[0];
 			producer[add->outputs[0]] = producer[x];
 			add->dead = true;
 			*changed = true;

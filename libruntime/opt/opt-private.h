@@ -23,6 +23,7 @@ ert_status ert_opt_fold_conv_bn(struct ert_graph *g, bool *changed, struct ert_e
 ert_status ert_opt_fuse_activations(struct ert_graph *g, bool *changed, struct ert_err *err);
 ert_status ert_opt_fuse_qdq(struct ert_graph *g, bool *changed, struct ert_err *err);
 ert_status ert_opt_fuse_residual(struct ert_graph *g, bool *changed, struct ert_err *err);
+ert_status ert_opt_fuse_matmul_bias(struct ert_graph *g, bool *changed, struct ert_err *err);
 ert_status ert_opt_remove_dead(struct ert_graph *g, bool *changed, struct ert_err *err);
 
 /* Per tensor: live node inputs plus graph outputs reading it (malloc'd; NULL on OOM). */

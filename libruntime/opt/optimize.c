@@ -9,8 +9,8 @@ typedef ert_status (*pass_fn)(struct ert_graph *g, bool *changed, struct ert_err
  * them), folding before Conv+BN (BN parameters may be folded constants), BN
  * folding before fusion (Conv→BN→Relu fuses only once BN is gone), activation
  * fusion before QDQ fusion (a fused Relu/Clip becomes the int8 op's clamp),
- * residual fusion after both (it takes the Add's fused activation, and must
- * not break up an int8 pattern).
+ * residual and MatMul bias fusion after both (they take the Add's fused
+ * activation, and must not break up an int8 pattern).
  */
 static const pass_fn passes[] = {
 	ert_opt_infer_shapes,
@@ -20,6 +20,7 @@ static const pass_fn passes[] = {
 	ert_opt_fuse_activations,
 	ert_opt_fuse_qdq,
 	ert_opt_fuse_residual,
+	ert_opt_fuse_matmul_bias,
 	ert_opt_remove_dead,
 };
 

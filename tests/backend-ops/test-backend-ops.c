@@ -205,6 +205,10 @@ static const struct op_case cases[] = {
 	{ "MatMul [4,33] . [33] (1-D B)", ERT_OP_MatMul, 17, 2, 1, { X(4, 33), X(33) }, { { 0 } }, false },
 	{ "MatMul fused Sigmoid", ERT_OP_MatMul, 17, 2, 1, { X(3, 40), W(40, 70) }, { ACT(4) }, false },
 	{ "MatMul fused Gelu", ERT_OP_MatMul, 17, 2, 1, { X(3, 40), W(40, 70) }, { ACT(8) }, false },
+	{ "MatMul fused bias (ert.bias) and Gelu, batched A", ERT_OP_MatMul, 17, 3, 1,
+	  { X(2, 5, 40), W(40, 70), W(70) }, { AI("ert.bias", 1), ACT(8) }, false },
+	{ "MatMul fused bias (ert.bias), batched B", ERT_OP_MatMul, 17, 3, 1,
+	  { X(3, 9, 33), X(3, 33, 19), X(19) }, { AI("ert.bias", 1) }, false },
 
 	/* pooling */
 	{ "MaxPool 3x3 stride 2 pad 1, 13x13", ERT_OP_MaxPool, 12, 1, 1, { X(1, 5, 13, 13) },

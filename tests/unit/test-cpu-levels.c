@@ -320,6 +320,104 @@ ERT_TEST(matmul_every_level)
 	CHECK(runs > 0);
 }
 
+/*
+ * MatMul with a fused bias (input 2, "ert.bias"): every level against scalar
+ * (Gelu, which runs on each level's vector kernels, included), and at every
+ * level bit for bit against the unfused ops it stands for: the MatMul alone,
+ * then + b per column, then the activation (ReLU, Clip or none, which the
+ * micro-kernels apply exactly).
+ */
+ERT_TEST(matmul_bias_every_level)
+{
+	static const struct {
+		const char *name;
+		int32_t ra, rb;
+		int64_t a[4], b[4];
+		int act;
+	} cases[] = {
+		{ "ViT linear, folded batch, K past the K block", 3, 2, { 1, 197, 384 }, { 384, 77 },
+		  0 },
+		{ "N = 1, ReLU", 2, 2, { 9, 31 }, { 31, 1 }, 1 },
+		{ "N tails of every kernel, Clip", 2, 2, { 13, 40 }, { 40, 57 }, 2 },
+		{ "batched B, M tail", 3, 3, { 3, 11, 20 }, { 3, 20, 50 }, 1 },
+		{ "vector times matrix", 1, 2, { 300 }, { 300, 33 }, 0 },
+		{ "Gelu", 2, 2, { 10, 70 }, { 70, 130 }, ERT_ACT_GELU },
+		{ "K = 0", 2, 2, { 4, 0 }, { 0, 9 }, 2 },
+	};
+	enum ert_cpu_isa best = ert_cpu_isa_best();
+	int runs = 0;
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct one o, plain;
+		int32_t rb = cases[i].rb;
+		int64_t n = cases[i].b[rb - 1];
+
+		one_init(&o, ERT_OP_MatMul, 0, 3, 1);
+		in_rand(&o, 0, cases[i].ra, cases[i].a);
+		in_rand(&o, 1, rb, cases[i].b);
+		in_rand(&o, 2, 1, &n);
+		ert_node_set_attr_int(o.g, o.n, "ert.bias", 1);
+		set_act(&o, cases[i].act);
+		runs += compare_levels(ert_test_failed_, &o, cases[i].name, 1e-5);
+
+		one_init(&plain, ERT_OP_MatMul, 0, 2, 1);
+		for (int k = 0; k < 2; k++)
+			plain.in[k] = o.in[k];
+		for (int isa = ERT_ISA_SCALAR; isa <= (int)best && cases[i].act != ERT_ACT_GELU;
+		     isa++) {
+			struct ert_value fused, mm;
+
+			REQUIRE(run_at(&o, (enum ert_cpu_isa)isa, NULL, true, ERT_LEVEL_NORMAL,
+				       &fused) == ERT_OK);
+			REQUIRE(run_at(&plain, (enum ert_cpu_isa)isa, NULL, true, ERT_LEVEL_NORMAL,
+				       &mm) == ERT_OK);
+			struct ert_act_desc act = ert_node_act(o.n);
+			float *want = mm.data;
+			const float *bias = o.in[2].data;
+
+			for (int64_t q = 0; q < mm.numel; q++)
+				want[q] += bias[q % n];
+			ert_act_apply(&act, want, mm.numel);
+			if (!(fused.numel == mm.numel &&
+			      !memcmp(fused.data, mm.data, (size_t)mm.numel * sizeof(float)))) {
+				fprintf(stderr, "%s at %s: not the unfused MatMul + bias\n",
+					cases[i].name, ert_cpu_isa_name((enum ert_cpu_isa)isa));
+				*ert_test_failed_ = 1;
+			}
+			free(fused.data);
+			free(mm.data);
+		}
+		for (int k = 0; k < 2; k++)
+			plain.in[k].data = NULL;
+		ert_graph_destroy(plain.g);
+		one_fini(&o);
+	}
+	CHECK(runs > 0);
+}
+
+/* A bias of another length, or an input 2 without the attribute, is refused by shape inference. */
+ERT_TEST(matmul_bias_checked)
+{
+	struct one o;
+	int64_t ad[2] = { 3, 4 }, bd[2] = { 4, 5 }, cd[1] = { 4 };
+	struct ert_value out;
+
+	one_init(&o, ERT_OP_MatMul, 0, 3, 1);
+	in_rand(&o, 0, 2, ad);
+	in_rand(&o, 1, 2, bd);
+	in_rand(&o, 2, 1, cd);
+	ert_node_set_attr_int(o.g, o.n, "ert.bias", 1);
+	CHECK_EQ_INT(run_at(&o, ERT_ISA_SCALAR, NULL, true, ERT_LEVEL_NORMAL, &out),
+		     ERT_STATUS_SHAPE);
+	CHECK(strstr(o.err.msg, "ert.bias") != NULL);
+	ert_node_set_attr_int(o.g, o.n, "ert.bias", 0);
+	cd[0] = 5;
+	in_rand(&o, 2, 1, cd);
+	CHECK_EQ_INT(run_at(&o, ERT_ISA_SCALAR, NULL, true, ERT_LEVEL_NORMAL, &out),
+		     ERT_STATUS_INVALID_MODEL);
+	one_fini(&o);
+}
+
 ERT_TEST(gemm_every_level)
 {
 	static const struct {
@@ -363,7 +461,10 @@ ERT_TEST(gemm_every_level)
 	CHECK(runs > 0);
 }
 
-/* The GEMM micro-kernels alone: every mr x nr edge, with and without load_c and bias. */
+/*
+ * The GEMM micro-kernels alone: every mr x nr edge, with and without load_c,
+ * the row bias and the column bias.
+ */
 ERT_TEST(gemm_ukernel_edges)
 {
 	const struct ert_sgemm_kernel *ref = ert_sgemm_kernel_for(ERT_ISA_SCALAR);
@@ -379,7 +480,7 @@ ERT_TEST(gemm_ukernel_edges)
 		float *want = malloc(sizeof(float) * (size_t)(k->mr * ldc));
 		float *pa = malloc(sizeof(float) * (size_t)(kc * ref->mr));
 		float *pb = malloc(sizeof(float) * (size_t)(kc * ref->nr));
-		float bias[ERT_SGEMM_MR_MAX];
+		float bias[ERT_SGEMM_MR_MAX], cbias[ERT_SGEMM_NR_MAX];
 
 		REQUIRE(a && b && c && want && pa && pb);
 		for (int64_t i = 0; i < kc * k->mr; i++)
@@ -388,13 +489,19 @@ ERT_TEST(gemm_ukernel_edges)
 			b[i] = frand_r(&seed);
 		for (int i = 0; i < ERT_SGEMM_MR_MAX; i++)
 			bias[i] = frand_r(&seed);
+		for (int i = 0; i < ERT_SGEMM_NR_MAX; i++)
+			cbias[i] = frand_r(&seed);
 		for (int64_t mr = 1; mr <= k->mr; mr++) {
 			for (int64_t nr = 1; nr <= k->nr; nr++) {
-				for (int mode = 0; mode < 3; mode++) {
+				/* 3: load_c + column bias; 4: row and column bias; 5: column bias, alpha */
+				for (int mode = 0; mode < 6; mode++) {
 					struct ert_sgemm_epi e = {
-						.alpha = mode == 2 ? 0.25f : 1.0f, .load_c = mode == 1,
-						.bias = mode == 0 ? bias : NULL,
-						.act = mode == 2 ? ERT_EPI_CLIP : ERT_EPI_RELU,
+						.alpha = mode == 2 || mode == 5 ? 0.25f : 1.0f,
+						.load_c = mode == 1 || mode == 3,
+						.bias = mode == 0 || mode == 4 ? bias : NULL,
+						.cbias = mode >= 3 ? cbias : NULL,
+						.act = mode == 2 || mode == 3 ? ERT_EPI_CLIP
+						       : mode == 5 ? ERT_EPI_NONE : ERT_EPI_RELU,
 						.lo = -0.3f, .hi = 0.4f,
 					};
 
@@ -415,6 +522,7 @@ ERT_TEST(gemm_ukernel_edges)
 							struct ert_sgemm_epi re = e;
 
 							re.bias = e.bias ? e.bias + i0 : NULL;
+							re.cbias = e.cbias ? e.cbias + j0 : NULL;
 							ref->fn(kc, pa, pb, ref->nr, want + i0 * ldc + j0, ldc,
 								mr - i0 < ref->mr ? mr - i0 : ref->mr,
 								nr - j0 < ref->nr ? nr - j0 : ref->nr, &re);
@@ -501,5 +609,6 @@ ERT_TEST(bad_env_level_refused)
 
 ERT_TEST_MAIN(ERT_TEST_ENTRY(conv_every_level), ERT_TEST_ENTRY(conv_residual_every_level),
 	      ERT_TEST_ENTRY(conv_residual_checked), ERT_TEST_ENTRY(matmul_every_level),
+	      ERT_TEST_ENTRY(matmul_bias_every_level), ERT_TEST_ENTRY(matmul_bias_checked),
 	      ERT_TEST_ENTRY(gemm_every_level), ERT_TEST_ENTRY(gemm_ukernel_edges),
 	      ERT_TEST_ENTRY(session_level_choice), ERT_TEST_ENTRY(bad_env_level_refused))

@@ -343,10 +343,26 @@ ERT_TEST(gemm_matmul_levels_and_accuracy)
 		set_act(&o, ERT_ACT_RELU);
 		runs += check_case(ert_test_failed_, &o, "MatMul [2,5,64] x [64,40]", bits, 32);
 		one_fini(&o);
+
 		one_init(&o, ERT_OP_MatMul, 0, 2, 1);
 		in_rand(&o, 0, 2, ad2);
 		in_rand(&o, 1, 1, vd);
 		runs += check_case(ert_test_failed_, &o, "MatMul [3,96] x [96]", bits, 32);
+		one_fini(&o);
+	}
+	/* the optimiser's fused bias (ert.bias): input 2 added per column, then Gelu */
+	for (int bits = 8; bits >= 4; bits -= 4) {
+		int64_t ad[3] = { 2, 5, 64 }, bd[2] = { 64, 40 };
+		struct one o;
+
+		one_init(&o, ERT_OP_MatMul, 0, 3, 1);
+		in_rand(&o, 0, 3, ad);
+		in_rand(&o, 1, 2, bd);
+		in_rand(&o, 2, 1, bd + 1);
+		ert_node_set_attr_int(o.g, o.n, "ert.bias", 1);
+		set_act(&o, ERT_ACT_GELU);
+		runs += check_case(ert_test_failed_, &o, "MatMul [2,5,64] x [64,40] + bias, Gelu",
+				   bits, 32);
 		one_fini(&o);
 	}
 	CHECK(runs > 0);

@@ -637,6 +637,96 @@ ERT_TEST(fuse_residual)
 	}
 }
 
+/*
+ * x[1,5,8] -> MatMul(W[8,6]) -> Add with b -> (Gelu) -> y, by @v: 0 Add(mm,
+ * b[6]) then Gelu (fuses, taking the Gelu); 1 Add(b[6], mm), no Gelu (fuses);
+ * 2 b of shape [1,6] (no fusion: not a vector); 3 the product also read by a
+ * second Add (no fusion).
+ */
+static struct ert_graph *build_matmul_bias(int v)
+{
+	struct ert_graph *g = ert_graph_create();
+	int32_t x, w, b, m, s, y;
+
+	g->opset = 20;
+	x = input(g, "x", 3, (int64_t[]){ 1, 5, 8 });
+	w = pattern(g, "w", 2, (int64_t[]){ 8, 6 }, 0.05f, 0.1f);
+	b = v == 2 ? pattern(g, "b", 2, (int64_t[]){ 1, 6 }, 0.1f, 0.2f)
+		   : pattern(g, "b", 1, (int64_t[]){ 6 }, 0.1f, 0.2f);
+	m = tensor(g, "m", ERT_DTYPE_UNDEFINED, -1, NULL);
+	s = tensor(g, "s", ERT_DTYPE_UNDEFINED, -1, NULL);
+	node(g, ERT_OP_MatMul, "mm", IN(x, w), IN(m));
+	if (v == 1)
+		node(g, ERT_OP_Add, "add", IN(b, m), IN(s));
+	else
+		node(g, ERT_OP_Add, "add", IN(m, b), IN(s));
+	if (v == 0) {
+		y = tensor(g, "y", ERT_DTYPE_UNDEFINED, -1, NULL);
+		node(g, ERT_OP_Gelu, "gelu", IN(s), IN(y));
+	} else {
+		y = s;
+	}
+	ert_graph_add_output(g, y);
+	if (v == 3) {
+		int32_t z = tensor(g, "z", ERT_DTYPE_UNDEFINED, -1, NULL);
+
+		node(g, ERT_OP_Add, "add2", IN(m, m), IN(z));
+		ert_graph_add_output(g, z);
+	}
+	for (uint32_t i = 0; i < g->n_nodes; i++)
+		g->nodes[i].opset = 20;
+	return g;
+}
+
+ERT_TEST(fuse_matmul_bias)
+{
+	int64_t xd[3] = { 1, 5, 8 };
+
+	for (int v = 0; v <= 1; v++) {
+		struct ert_graph *before = build_matmul_bias(v), *g = build_matmul_bias(v);
+		struct ert_err err = { "" };
+
+		REQUIRE(before && g);
+		CHECK_EQ_INT(optimize(g), ERT_OK);
+		REQUIRE(g->n_nodes == 1);
+		const struct ert_node *mm = &g->nodes[0];
+
+		CHECK_EQ_INT(mm->op, ERT_OP_MatMul);
+		CHECK_EQ_INT(ert_attr_int(mm, "ert.bias", 0), 1);
+		CHECK_EQ_INT(ert_node_act(mm).type, v == 0 ? ERT_ACT_GELU : ERT_ACT_NONE);
+		REQUIRE(mm->n_inputs == 3);
+		CHECK(!strcmp(g->tensors[mm->inputs[2]].name, "b"));
+		CHECK(!strcmp(g->tensors[mm->outputs[0]].name, v == 0 ? "y" : "s"));
+		check_same(ert_test_failed_, before, g, 3, xd, 1e-5);
+
+		/* the quantizer's undo: MatMul, then the Add (then the Gelu node) */
+		CHECK_EQ_INT(ert_opt_unfuse_activations(g, &err), ERT_OK);
+		CHECK_EQ_INT(g->n_nodes, v == 0 ? 3 : 2);
+		for (uint32_t i = 0; i < g->n_nodes; i++) {
+			const struct ert_node *n = &g->nodes[i];
+
+			CHECK_EQ_INT(ert_attr_int(n, "ert.bias", 0), 0);
+			CHECK_EQ_INT(ert_node_act(n).type, ERT_ACT_NONE);
+			if (n->op == ERT_OP_MatMul)
+				CHECK_EQ_INT(n->n_inputs, 2);
+		}
+		check_same(ert_test_failed_, before, g, 3, xd, 1e-5);
+		ert_graph_destroy(before);
+		ert_graph_destroy(g);
+	}
+	/* a bias that is not a vector, a product read twice: no fusion */
+	for (int v = 2; v <= 3; v++) {
+		struct ert_graph *g = build_matmul_bias(v);
+
+		REQUIRE(g);
+		CHECK_EQ_INT(optimize(g), ERT_OK);
+		for (uint32_t i = 0; i < g->n_nodes; i++)
+			CHECK_EQ_INT(ert_attr_int(&g->nodes[i], "ert.bias", 0), 0);
+		CHECK(g->n_nodes >= 2);
+		ert_graph_destroy(g);
+	}
+}
+
 /* ---- Identity / Dropout ---- */
 
 ERT_TEST(remove_identity)
@@ -791,6 +881,6 @@ ERT_TEST(propagate_shapes)
 ERT_TEST_MAIN(ERT_TEST_ENTRY(fold_shape_chain), ERT_TEST_ENTRY(fold_constants),
 	      ERT_TEST_ENTRY(fold_size_cap), ERT_TEST_ENTRY(conv_bn_fold),
 	      ERT_TEST_ENTRY(fuse_activations), ERT_TEST_ENTRY(fuse_gelu), ERT_TEST_ENTRY(fuse_refusals),
-	      ERT_TEST_ENTRY(fuse_residual),
+	      ERT_TEST_ENTRY(fuse_residual), ERT_TEST_ENTRY(fuse_matmul_bias),
 	      ERT_TEST_ENTRY(remove_identity), ERT_TEST_ENTRY(keep_training_dropout),
 	      ERT_TEST_ENTRY(remove_dead), ERT_TEST_ENTRY(propagate_shapes))

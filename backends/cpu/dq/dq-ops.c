@@ -486,6 +486,12 @@ static ert_status dq_compute(struct ert_cpu *cpu, struct ert_exec *x, struct ert
 			j->c_rs = c->rank == 2 && c->dims[0] != 1 ? c->dims[1] : 0;
 			j->c_cs = c->rank >= 1 && c->dims[c->rank - 1] != 1 ? 1 : 0;
 		}
+	} else if (ert_attr_int(x->node, "ert.bias", 0) && x->n_in > 2 && x->in[2]) {
+		/* MatMul's fused bias (ert.bias): input 2 added to every row, as C of Gemm */
+		j->c = x->in[2]->data;
+		j->beta = 1.0f;
+		j->c_rs = 0;
+		j->c_cs = 1;
 	}
 	j->chunks = (d.ni + ROWS - 1) / ROWS;
 	j->tasks = d.batch * j->chunks;

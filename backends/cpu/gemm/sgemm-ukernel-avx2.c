@@ -84,6 +84,10 @@ kernel_nv(const int NV, int64_t kc, const float *restrict a, const float *restri
 				base = full ? _mm256_loadu_ps(ci + 8 * v)
 					    : _mm256_maskload_ps(ci + 8 * v, mask[v]);
 			x = _mm256_add_ps(base, _mm256_mul_ps(alpha, acc[i][v]));
+			if (e->cbias)
+				x = _mm256_add_ps(x, full ? _mm256_loadu_ps(e->cbias + 8 * v)
+							  : _mm256_maskload_ps(e->cbias + 8 * v,
+									       mask[v]));
 			if (e->res) {
 				const float *r = e->res + i * ldc + 8 * v;
 

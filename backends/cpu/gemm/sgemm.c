@@ -181,7 +181,7 @@ struct sgemm_job {
 struct tile_pos {
 	int64_t bi, m0, n0, mc, nc, ao, bo;
 	float *c;
-	const float *bias, *res;
+	const float *bias, *cbias, *res;
 };
 
 static struct tile_pos tile_pos_of(const struct sgemm_job *job, int64_t t)
@@ -200,6 +200,7 @@ static struct tile_pos tile_pos_of(const struct sgemm_job *job, int64_t t)
 	co = (d->c_off ? d->c_off[tp.bi] : 0) + tp.m0 * d->ldc + tp.n0;
 	tp.c = d->c + co;
 	tp.bias = d->bias ? d->bias + (d->bias_off ? d->bias_off[tp.bi] : 0) + tp.m0 : NULL;
+	tp.cbias = d->col_bias ? d->col_bias + tp.n0 : NULL;
 	/* the residual joins once the sum is complete, as a separate Add would */
 	tp.res = d->residual ? d->residual + co : NULL;
 	return tp;
@@ -257,6 +258,7 @@ static void run_tile(const struct sgemm_job *job, int64_t t, float *pa, float *p
 
 			for (int64_t i = 0; i < mc; i += MR) {
 				e.bias = e.load_c || !bias ? NULL : bias + i;
+				e.cbias = tp.cbias && k0 + kc >= d->k ? tp.cbias + j : NULL;
 				e.res = res && k0 + kc >= d->k ? res + i * d->ldc + j : NULL;
 				job->kern->fn(kc, ap + (i / MR) * a_ps, bp, ldb, c + i * d->ldc + j,
 					      d->ldc, min64(MR, mc - i), min64(NR, nc - j), &e);
@@ -318,6 +320,7 @@ static void run_tile_bf16(const struct sgemm_job *job, int64_t t, float *pa, flo
 		for (int64_t j = 0; j < nc; j += NR) {
 			for (int64_t i = 0; i < mc; i += MR) {
 				e.bias = e.load_c || !bias ? NULL : bias + i;
+				e.cbias = tp.cbias && k0 + kc >= d->k ? tp.cbias + j : NULL;
 				e.res = res && k0 + kc >= d->k ? res + i * d->ldc + j : NULL;
 				job->kern->fn(kq, ap + (i / MR) * a_ps, bpk + (j / NR) * b_ps, NR,
 					      c + i * d->ldc + j, d->ldc, min64(MR, mc - i),

@@ -30,6 +30,11 @@ struct ert_sgemm_epi {
 	float alpha;
 	bool load_c;             /* C += alpha * AB; else C = bias + alpha * AB */
 	const float *bias;       /* per row, or NULL (ignored with load_c) */
+	/*
+	 * Then + cbias[j] per column, or NULL: given with the last K block only,
+	 * so the sum is complete before it joins, as a separate Add would see it.
+	 */
+	const float *cbias;
 	const float *res;        /* then + res[i * ldc + j], or NULL */
 	/*
 	 * Then an activation, as ert_act_apply() computes it: RELU C > 0 ? C : 0,
@@ -121,6 +126,12 @@ struct ert_sgemm_desc {
 	int64_t ldc;
 	const int64_t *a_off, *b_off, *c_off, *bias_off; /* per problem; NULL: all 0 */
 	const float *bias;              /* bias[bias_off[b] + i] added to row i, or NULL */
+	/*
+	 * col_bias[j] added to column j of every problem once the product is
+	 * complete (after alpha, the row bias and an accumulated C; before the
+	 * residual and act): MatMul's fused bias (ert.bias), Gemm's vector C.
+	 */
+	const float *col_bias;
 	float alpha;
 	bool accumulate;                /* C += alpha * A * B (bias ignored) */
 	/* Added after the product and bias, before act: residual[c_off[b] + i * ldc + j]. */

@@ -87,7 +87,11 @@ static ert_status gemm_compute(struct ert_cpu *cpu, struct ert_exec *x, struct e
 		.act = ert_node_act(x->node),
 	};
 
-	if (c && beta != 0.0f) {
+	if (c && beta == 1.0f && c->numel == dm.n && dm.m > 0 &&
+	    (c->rank == 1 || (c->rank == 2 && c->dims[0] == 1))) {
+		/* a vector C (a classifier's bias) joins in the epilogue */
+		d.col_bias = c->data;
+	} else if (c && beta != 0.0f) {
 		const float *cd = c->data;
 		int64_t rs = c->rank == 2 && c->dims[0] != 1 ? c->dims[1] : 0;
 		int64_t cs = c->rank >= 1 && c->dims[c->rank - 1] != 1 ? 1 : 0;
@@ -99,9 +103,8 @@ static ert_status gemm_compute(struct ert_cpu *cpu, struct ert_exec *x, struct e
 	}
 	if (dm.k == 0 && !d.accumulate)
 		memset(yd, 0, (size_t)(dm.m * dm.n) * sizeof(float));
+	/* with K = 0 the micro-kernel still runs once: 0 (or beta C) + column bias, then act */
 	ert_sgemm_run(cpu->pool, cpu->num_threads, &d, x->workspace, x->workspace_size);
-	if (dm.k == 0 && d.act.type != ERT_ACT_NONE)
-		ert_act_apply(&d.act, yd, dm.m * dm.n);
 	return ERT_OK;
 }
 
@@ -132,6 +135,13 @@ static struct matmul_plan matmul_plan_of(const struct ert_exec *x)
 		p.batch = 1;
 	}
 	return p;
+}
+
+/* The fused bias (ert.bias, opt/fuse-residual.c): input 2, N floats added to every row. */
+static const float *matmul_bias(const struct ert_exec *x)
+{
+	return ert_attr_int(x->node, "ert.bias", 0) && x->n_in > 2 && x->in[2] ? x->in[2]->data
+										 : NULL;
 }
 
 static ert_status matmul_prepare(struct ert_cpu *cpu, struct ert_exec *x, struct ert_err *err)
@@ -201,12 +211,18 @@ static ert_status matmul_compute(struct ert_cpu *cpu, struct ert_exec *x, struct
 		.a_off = p.fold ? NULL : a_off,
 		.c_off = p.fold ? NULL : c_off,
 		.b_off = p.fold || x->state ? NULL : b_off,
+		.col_bias = matmul_bias(x),
 		.act = ert_node_act(x->node),
 	};
 
 	if (p.k == 0) {
-		memset(y->data, 0, y->nbytes);
-		ert_act_apply(&d.act, y->data, y->numel);
+		float *yd = y->data;
+
+		memset(yd, 0, y->nbytes);
+		if (d.col_bias)
+			for (int64_t i = 0; i < y->numel; i++)
+				yd[i] = d.col_bias[i % p.n];
+		ert_act_apply(&d.act, yd, y->numel);
 		return ERT_OK;
 	}
 	ert_sgemm_run(cpu->pool, cpu->num_threads, &d, x->workspace, gws);
