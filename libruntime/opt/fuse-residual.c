@@ -271,7 +271,9 @@ static bool bias_fusable(const struct ert_graph *g, const int32_t *producer,
 	    ert_node_act(mm).type != ERT_ACT_NONE || ert_attr_int(mm, "ert.bias", 0))
 		return false;
 	w = &g->tensors[mm->inputs[1]];
-	if (g->tensors[x].dtype != ERT_DTYPE_FLOAT32 || bt->dtype != ERT_DTYPE_FLOAT32 ||
+	/* the product's type is B's (its shape may be unknown: a symbolic batch PyTorch reshapes) */
+	if ((g->tensors[x].dtype != ERT_DTYPE_FLOAT32 && g->tensors[x].dtype != ERT_DTYPE_UNDEFINED) ||
+	    bt->dtype != ERT_DTYPE_FLOAT32 ||
 	    w->dtype != ERT_DTYPE_FLOAT32 || w->rank < 2 || w->dims[w->rank - 1] < 1 ||
 	    !ert_opt_shape_static(bt) || bt->rank != 1 || bt->dims[0] != w->dims[w->rank - 1])
 		return false;
