@@ -552,6 +552,72 @@ ERT_TEST(gemm_ukernel_edges)
 	}
 }
 
+/*
+ * B prepacked and split by columns between two threads: A is packed once into
+ * a_shared (it is written there) and every level gives the bits of the run
+ * that packs A per tile, with and without the column bias.
+ */
+ERT_TEST(sgemm_shared_a)
+{
+	struct ert_threadpool *pool = ert_threadpool_create(2);
+	enum ert_cpu_isa best = ert_cpu_isa_best();
+	const int64_t m = 197, n = 150, k = 300;
+	float *a = malloc(sizeof(float) * (size_t)(m * k)), *b = malloc(sizeof(float) * (size_t)(k * n));
+	float *bias = malloc(sizeof(float) * (size_t)n);
+	float *c1 = malloc(sizeof(float) * (size_t)(m * n)), *c2 = malloc(sizeof(float) * (size_t)(m * n));
+	uint32_t seed = 99;
+
+	REQUIRE(pool && a && b && bias && c1 && c2);
+	for (int64_t i = 0; i < m * k; i++)
+		a[i] = frand_r(&seed);
+	for (int64_t i = 0; i < k * n; i++)
+		b[i] = frand_r(&seed);
+	for (int64_t i = 0; i < n; i++)
+		bias[i] = frand_r(&seed);
+	for (int isa = ERT_ISA_SCALAR; isa <= (int)best; isa++) {
+		const struct ert_sgemm_kernel *kern = ert_sgemm_kernel_for((enum ert_cpu_isa)isa);
+		size_t ws_size = ert_sgemm_workspace(m, n, k);
+		float *pb = malloc(sizeof(float) * ert_sgemm_packed_b_floats(k, n, kern->nr));
+		float *shared = aligned_alloc(64, (ert_sgemm_shared_a_floats(m, k) * sizeof(float) +
+						   63) & ~(size_t)63);
+		void *ws = malloc(ws_size);
+
+		REQUIRE(pb && shared && ws);
+		ert_sgemm_pack_b(b, n, 1, k, n, kern->nr, pb);
+		for (int with_bias = 0; with_bias < 2; with_bias++) {
+			struct ert_sgemm_desc d = {
+				.kern = kern, .m = m, .n = n, .k = k, .batch = 1,
+				.a = a, .a_rs = k, .a_cs = 1, .b_packed = pb,
+				.c = c1, .ldc = n, .alpha = 1.0f,
+				.col_bias = with_bias ? bias : NULL,
+			};
+
+			ert_sgemm_run(pool, 2, &d, ws, ws_size);
+			for (size_t i = 0; i < ert_sgemm_shared_a_floats(m, k); i++)
+				shared[i] = NAN;
+			d.c = c2;
+			d.a_shared = shared;
+			ert_sgemm_run(pool, 2, &d, ws, ws_size);
+			/* the first panel's first K step: A's first rows, column 0 */
+			CHECK(shared[0] == a[0] && shared[1] == a[k]);
+			if (memcmp(c1, c2, sizeof(float) * (size_t)(m * n))) {
+				fprintf(stderr, "%s, bias %d: shared A differs\n", kern->name,
+					with_bias);
+				*ert_test_failed_ = 1;
+			}
+		}
+		free(pb);
+		free(shared);
+		free(ws);
+	}
+	free(a);
+	free(b);
+	free(bias);
+	free(c1);
+	free(c2);
+	ert_threadpool_destroy(pool);
+}
+
 /* A session runs the level its config and ERT_CPU_ISA ask for; above the CPU's best it fails. */
 ERT_TEST(session_level_choice)
 {
@@ -611,4 +677,5 @@ ERT_TEST_MAIN(ERT_TEST_ENTRY(conv_every_level), ERT_TEST_ENTRY(conv_residual_eve
 	      ERT_TEST_ENTRY(conv_residual_checked), ERT_TEST_ENTRY(matmul_every_level),
 	      ERT_TEST_ENTRY(matmul_bias_every_level), ERT_TEST_ENTRY(matmul_bias_checked),
 	      ERT_TEST_ENTRY(gemm_every_level), ERT_TEST_ENTRY(gemm_ukernel_edges),
+	      ERT_TEST_ENTRY(sgemm_shared_a),
 	      ERT_TEST_ENTRY(session_level_choice), ERT_TEST_ENTRY(bad_env_level_refused))

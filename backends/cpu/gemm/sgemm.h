@@ -138,6 +138,13 @@ struct ert_sgemm_desc {
 	const float *residual;
 	struct ert_act_desc act;        /* applied to C once a tile is complete */
 	/*
+	 * Room for all of A packed (ert_sgemm_shared_a_floats(m, k) floats,
+	 * 64-byte aligned), or NULL. With B prepacked and its columns split
+	 * between threads, every column tile would pack the same rows of A
+	 * again; with this buffer A is packed once, by all threads, first.
+	 */
+	float *a_shared;
+	/*
 	 * The session's CPU: an activation the micro-kernel's epilogue does not
 	 * have runs on its vector kernels (ert_cpu_act_apply); NULL: the scalar
 	 * reference.
@@ -147,6 +154,8 @@ struct ert_sgemm_desc {
 
 /* Workspace bytes ert_sgemm_run() needs for problems of this size. */
 size_t ert_sgemm_workspace(int64_t m, int64_t n, int64_t k);
+/* Floats of ert_sgemm_desc.a_shared for one m x k A, at any level's MR. */
+size_t ert_sgemm_shared_a_floats(int64_t m, int64_t k);
 
 /*
  * Run @d on @pool (NULL: inline) with at most @threads lanes, using @ws of

@@ -55,11 +55,28 @@ static ert_status gemm_prepare(struct ert_cpu *cpu, struct ert_exec *x, struct e
 	return pack_b_state(cpu, x, tb ? 1 : dm.n, tb ? dm.k : 1, dm.k, dm.n, err);
 }
 
+/*
+ * With a constant B (packed at plan time), room after @off bytes of the
+ * workspace for A packed once for all threads (ert_sgemm_desc.a_shared).
+ */
+static size_t shared_a_bytes(const struct ert_exec *x, int64_t m, int64_t k)
+{
+	return x->in_const && x->in_const[1] ? ert_sgemm_shared_a_floats(m, k) * sizeof(float) + 64
+					     : 0;
+}
+
+static float *shared_a_at(const struct ert_exec *x, size_t off)
+{
+	if (!x->in_const || !x->in_const[1])
+		return NULL;
+	return (float *)(((uintptr_t)x->workspace + off + 63) & ~(uintptr_t)63);
+}
+
 static size_t gemm_workspace(const struct ert_exec *x)
 {
 	struct gemm_dims d = gemm_dims_of(x);
 
-	return ert_sgemm_workspace(d.m, d.n, d.k);
+	return ert_sgemm_workspace(d.m, d.n, d.k) + shared_a_bytes(x, d.m, d.k);
 }
 
 static ert_status gemm_compute(struct ert_cpu *cpu, struct ert_exec *x, struct ert_err *err)
@@ -73,6 +90,7 @@ static ert_status gemm_compute(struct ert_cpu *cpu, struct ert_exec *x, struct e
 	float alpha = ert_attr_float(x->node, "alpha", 1.0f);
 	float beta = ert_attr_float(x->node, "beta", 1.0f);
 	float *yd = y->data;
+	size_t gws = ert_sgemm_workspace(dm.m, dm.n, dm.k);
 	ert_status st = ert_cpu_ws_check(x, gemm_workspace(x), err);
 
 	if (st != ERT_OK)
@@ -84,6 +102,7 @@ static ert_status gemm_compute(struct ert_cpu *cpu, struct ert_exec *x, struct e
 		.b = b->data, .b_rs = tb ? 1 : b->dims[1], .b_cs = tb ? b->dims[1] : 1,
 		.b_packed = ert_cpu_packed_data(x->state),
 		.c = yd, .ldc = dm.n, .alpha = alpha,
+		.a_shared = shared_a_at(x, gws),
 		.act = ert_node_act(x->node),
 	};
 
@@ -104,7 +123,7 @@ static ert_status gemm_compute(struct ert_cpu *cpu, struct ert_exec *x, struct e
 	if (dm.k == 0 && !d.accumulate)
 		memset(yd, 0, (size_t)(dm.m * dm.n) * sizeof(float));
 	/* with K = 0 the micro-kernel still runs once: 0 (or beta C) + column bias, then act */
-	ert_sgemm_run(cpu->pool, cpu->num_threads, &d, x->workspace, x->workspace_size);
+	ert_sgemm_run(cpu->pool, cpu->num_threads, &d, x->workspace, gws);
 	return ERT_OK;
 }
 
@@ -159,7 +178,8 @@ static size_t matmul_workspace(const struct ert_exec *x)
 {
 	struct matmul_plan p = matmul_plan_of(x);
 
-	return ert_sgemm_workspace(p.m, p.n, p.k) + (size_t)p.batch * 3 * sizeof(int64_t);
+	return ert_sgemm_workspace(p.m, p.n, p.k) + (size_t)p.batch * 3 * sizeof(int64_t) +
+	       (x->in[1]->rank <= 2 ? shared_a_bytes(x, p.m, p.k) : 0);
 }
 
 static ert_status matmul_compute(struct ert_cpu *cpu, struct ert_exec *x, struct ert_err *err)
@@ -212,6 +232,8 @@ static ert_status matmul_compute(struct ert_cpu *cpu, struct ert_exec *x, struct
 		.c_off = p.fold ? NULL : c_off,
 		.b_off = p.fold || x->state ? NULL : b_off,
 		.col_bias = matmul_bias(x),
+		.a_shared = b->rank <= 2 ? shared_a_at(x, gws + (size_t)p.batch * 3 * sizeof(int64_t))
+					 : NULL,
 		.act = ert_node_act(x->node),
 	};
 
