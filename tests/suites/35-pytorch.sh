@@ -178,5 +178,39 @@ for m in $rnn_models; do
 		fi
 	done
 done
+
+# torchvision detection models with their full post-processing
+# (tests/pytorch/detect.py): Faster R-CNN (MobileNetV3 FPN, RoiAlign) and
+# RetinaNet (ResNet-50 FPN), seeded random weights calibrated to give some 70
+# detections whose decisions do not hang on float32 rounding. Each must give
+# PyTorch's number of detections, and each box, score and label (matched
+# one to one). Their NonZero, TopK and NonMaxSuppression (in an If) have
+# data-dependent outputs: the run goes through continuations
+# (docs/dynamic-shapes.md).
+for m in fasterrcnn_mobilenet_v3_large_320_fpn retinanet_resnet50_fpn; do
+	d="$out/$m"
+	if { [ -f "$d/expected/labels.npy" ] && [ ! "$here/detect.py" -nt "$d/expected/labels.npy" ]; } ||
+		"$py" "$here/detect.py" export "$m" "$d" >"$out/$m.export.log" 2>&1; then
+		rm -rf "$d/result"
+		if ! "$edgert" convert "$d/model.onnx" -o "$d/model.ert" >"$d/convert.log" 2>&1; then
+			echo "FAIL $m: convert: $(tail -n 1 "$d/convert.log")"
+			f=$((f + 1))
+		elif ! "$edgert" run "$d/model.ert" -i images="$d/input.npy" -o "$d/result" --threads 2 \
+			>"$d/run.log" 2>&1; then
+			echo "FAIL $m: run: $(tail -n 1 "$d/run.log")"
+			f=$((f + 1))
+		elif res=$("$py" "$here/detect.py" compare "$m" "$d/result" "$d/expected"); then
+			echo "ok   $m: $res"
+			p=$((p + 1))
+		else
+			echo "FAIL $m: $res"
+			f=$((f + 1))
+		fi
+	else
+		tail -n 5 "$out/$m.export.log"
+		echo "FAIL $m: export"
+		f=$((f + 1))
+	fi
+done
 echo "pytorch: $p passed, $f failed"
 [ "$f" -eq 0 ]
