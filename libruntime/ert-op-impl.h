@@ -33,6 +33,13 @@ struct ert_value {
 	 * in this form (cpu/dq/); otherwise data holds the decoded values.
 	 */
 	struct ert_wq *wq;
+	/*
+	 * Graph inputs only (0 elsewhere): changes whenever the memory behind
+	 * @data is replaced or has pages given back to the system, even when
+	 * @data keeps its address. A backend that pinned those pages (the NPU
+	 * wraps input buffers as user-pointer buffer objects) wraps them again.
+	 */
+	uint32_t storage_gen;
 };
 
 struct ert_infer_ctx {

@@ -79,3 +79,11 @@ kernel-clean:
 $(BUILD)/edgert-static: $(TOOL_OBJS) $(BUILD)/libedgert-nocl.a
 	$(CC) $(ALL_LDFLAGS) -static -o $@ $(TOOL_OBJS) $(TRACER_OBJS) $(BUILD)/libedgert-nocl.a \
 		$(filter-out $(CL_LIBS) $(VK_LIBS),$(LDLIBS)) $(TRACER_LIBS)
+
+# The NPU backend's unit test linked statically as well: the test VM runs the
+# cases that need the real driver's pinned user pages (tests/vm/models.sh).
+$(BUILD)/tests/test-npu-backend-static: tests/unit/test-npu-backend.c $(TEST_COMMON_OBJS) \
+		$(BUILD)/libedgert-nocl.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) -Itests/unit $(ALL_CFLAGS) $(ALL_LDFLAGS) -static -o $@ $< \
+		$(TEST_COMMON_OBJS) $(BUILD)/libedgert-nocl.a $(filter-out $(CL_LIBS) $(VK_LIBS),$(LDLIBS))

@@ -298,8 +298,11 @@ static bool job_fits(const struct ert_npu *npu, const struct npu_job_buf *j,
 }
 
 /*
- * Re-resolve refs to graph inputs whose buffer moved since prepare (the session
- * reallocates an input's buffer when it grows).
+ * Re-resolve refs to graph inputs whose buffer changed since they were
+ * wrapped: the session reallocates an input's buffer when it grows, and gives
+ * back the pages past a smaller shape's end when it shrinks. The wrapper pins
+ * the pages it was made over, so after either it would show the device stale
+ * pages even at the same address: the input's storage_gen tells.
  */
 static ert_status refresh_inputs(struct ert_npu *npu, struct ert_exec *x, struct npu_op *op,
 				 struct ert_err *err)
@@ -311,7 +314,7 @@ static ert_status refresh_inputs(struct ert_npu *npu, struct ert_exec *x, struct
 		if (r->input < 0)
 			continue;
 		v = x->in[r->input];
-		if (v->data == r->base)
+		if (v->data == r->base && v->storage_gen == r->gen)
 			continue;
 		/* the old buffer is gone: drop its wrapper before wrapping the new one */
 		npu_bo_destroy(npu->dev, &r->own);
@@ -321,6 +324,7 @@ static ert_status refresh_inputs(struct ert_npu *npu, struct ert_exec *x, struct
 		if (st != ERT_OK)
 			return st;
 		r->base = v->data;
+		r->gen = v->storage_gen;
 	}
 	return ERT_OK;
 }

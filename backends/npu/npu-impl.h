@@ -54,6 +54,7 @@ struct npu_ref {
 	const struct npu_bo *bo;
 	int32_t input;       /* node input index of a graph input, or -1 */
 	const void *base;    /* host address @own wraps (input refs) */
+	uint32_t gen;        /* the input's ert_value.storage_gen when wrapped */
 	uint64_t offset;     /* offset of the tensor in @bo */
 	struct npu_bo own;   /* input refs: the wrapper */
 };

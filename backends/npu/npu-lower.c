@@ -52,8 +52,8 @@ struct npu_cmd_entry *nl_add_cmd(struct lower *l, uint16_t opcode, size_t size,
 }
 
 /* A node-local reference to @bo (+ @offset of the tensor's first byte). */
-static int32_t add_ref(struct lower *l, const struct npu_bo *bo, int32_t input, const void *base,
-		       uint64_t offset)
+static int32_t add_ref(struct lower *l, const struct npu_bo *bo, int32_t input,
+		       const struct ert_value *base, uint64_t offset)
 {
 	struct npu_op *op = l->op;
 
@@ -63,7 +63,9 @@ static int32_t add_ref(struct lower *l, const struct npu_bo *bo, int32_t input, 
 			return (int32_t)i;
 	if (op->n_refs == NPU_MAX_REFS)
 		return -1;
-	op->refs[op->n_refs] = (struct npu_ref){ .bo = bo, .input = input, .base = base,
+	op->refs[op->n_refs] = (struct npu_ref){ .bo = bo, .input = input,
+						 .base = base ? base->data : NULL,
+						 .gen = base ? base->storage_gen : 0,
 						 .offset = offset };
 	return (int32_t)op->n_refs++;
 }
@@ -84,7 +86,7 @@ ert_status nl_locate(struct lower *l, const struct ert_value *v, int32_t k, bool
 		bo = ert_npu_find(npu, v->data, v->nbytes, offset);
 		/* a graph input, in the session's page-aligned buffer: wrapped by the node */
 		if (!bo && k >= 0) {
-			int32_t r = add_ref(l, NULL, k, v->data, 0);
+			int32_t r = add_ref(l, NULL, k, v, 0);
 			struct npu_ref *ir = r >= 0 ? &l->op->refs[r] : NULL;
 
 			if (!ir)

@@ -133,15 +133,18 @@ void *ert_input_alloc(size_t size)
 	return p;
 }
 
-void ert_input_shrink(void *p, size_t size, size_t need)
+bool ert_input_shrink(void *p, size_t size, size_t need)
 {
 	/*
 	 * The buffer keeps its address (a backend may have wrapped it) and its
 	 * size; the pages past @need go back to the system and read as zeros
 	 * when touched again.
 	 */
-	if (size >= LAZY_MIN && need < size)
+	if (size >= LAZY_MIN && need < size) {
 		madvise((char *)p + need, size - need, MADV_DONTNEED);
+		return true;
+	}
+	return false;
 }
 
 void ert_input_free(void *p, size_t size)

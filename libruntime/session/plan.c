@@ -778,6 +778,7 @@ static ert_status init_tensors(struct ert_session *s, struct ert_plan *p, const 
 		pt->fixed = s->in_value_needed[k];
 		/* only inputs read for their value are visible to shape inference */
 		pt->v.data = s->in_value_needed[k] ? s->in_bufs[k] : NULL;
+		pt->v.storage_gen = s->in_gens[k];
 	}
 	return ERT_OK;
 }
@@ -966,8 +967,10 @@ static ert_status plan_create(struct ert_session *s, struct ert_plan *parent,
 	for (uint32_t t = 0; t < g->n_tensors; t++)
 		if (parent && (p->t[t].kind == ERT_PT_OUTER || p->t[t].kind == ERT_PT_INPUT))
 			p->t[t].v.data = outer_data(parent, (int32_t)t);
-	for (uint32_t k = 0; k < g->n_inputs && !parent; k++)
+	for (uint32_t k = 0; k < g->n_inputs && !parent; k++) {
 		p->t[g->inputs[k]].v.data = s->in_bufs[k];
+		p->t[g->inputs[k]].v.storage_gen = s->in_gens[k];
+	}
 
 	for (uint32_t i = 0; i < p->n_steps; i++) {
 		const struct ert_node *n = p->steps[i].x.node;

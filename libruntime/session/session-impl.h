@@ -198,6 +198,7 @@ struct ert_session {
 	struct ert_value *in_vals;    /* one per graph input */
 	void **in_bufs;
 	size_t *in_caps;
+	uint32_t *in_gens;            /* ert_value.storage_gen of each input buffer */
 	bool *in_value_needed;        /* input is read for its value by shape inference */
 	struct ert_session_tensor *in_handles, *out_handles;
 
@@ -344,12 +345,13 @@ ert_status ert_budget_check_plan(struct ert_session *s, const struct ert_plan *p
  * Input buffers: @need bytes as whole pages (0 when that overflows); zeroed,
  * page-aligned; those of 1 MiB and more are anonymous mappings whose pages
  * the kernel zero-fills when first touched. A buffer kept for a smaller
- * shape gives back its pages past @need (ert_input_shrink). Free with the
- * size it was allocated with.
+ * shape gives back its pages past @need (ert_input_shrink, true when it
+ * did: whoever pinned those pages holds stale ones, so the session bumps
+ * the input's storage_gen). Free with the size it was allocated with.
  */
 size_t ert_input_alloc_size(size_t need);
 void *ert_input_alloc(size_t size);
-void ert_input_shrink(void *p, size_t size, size_t need);
+bool ert_input_shrink(void *p, size_t size, size_t need);
 void ert_input_free(void *p, size_t size);
 
 /* Internal accessors for tools (edgert info/conform): not part of the ABI. */

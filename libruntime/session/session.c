@@ -34,7 +34,8 @@ static ert_status input_realloc(struct ert_session *s, uint32_t k, size_t need)
 	if (!rounded)
 		return ERT_STATUS_OUT_OF_MEMORY;
 	if (rounded <= s->in_caps[k] && s->in_bufs[k]) {
-		ert_input_shrink(s->in_bufs[k], s->in_caps[k], rounded);
+		if (ert_input_shrink(s->in_bufs[k], s->in_caps[k], rounded))
+			s->in_gens[k]++;
 		return ERT_OK;
 	}
 	p = ert_input_alloc(rounded);
@@ -43,6 +44,7 @@ static ert_status input_realloc(struct ert_session *s, uint32_t k, size_t need)
 	ert_input_free(s->in_bufs[k], s->in_caps[k]);
 	s->in_bufs[k] = p;
 	s->in_caps[k] = rounded;
+	s->in_gens[k]++;
 	return ERT_OK;
 }
 
@@ -258,8 +260,10 @@ found:
 	p->next = s->plan;
 	s->plan = p;
 	/* input buffers may have moved since this plan was made */
-	for (uint32_t k = 0; k < s->model->graph->n_inputs; k++)
+	for (uint32_t k = 0; k < s->model->graph->n_inputs; k++) {
 		p->t[s->model->graph->inputs[k]].v.data = s->in_bufs[k];
+		p->t[s->model->graph->inputs[k]].v.storage_gen = s->in_gens[k];
+	}
 	for (pp = &s->plan; (p = *pp); pp = &p->next) {
 		if (++count > ERT_PLAN_CACHE_MAX) {
 			*pp = NULL;
@@ -339,10 +343,11 @@ ERT_API ert_status ert_session_create(ert_model *model, const ert_config *cfg,
 	s->in_vals = calloc(ni, sizeof(*s->in_vals));
 	s->in_bufs = calloc(ni, sizeof(*s->in_bufs));
 	s->in_caps = calloc(ni, sizeof(*s->in_caps));
+	s->in_gens = calloc(ni, sizeof(*s->in_gens));
 	s->in_value_needed = calloc(ni, sizeof(*s->in_value_needed));
 	s->in_handles = calloc(ni, sizeof(*s->in_handles));
 	s->out_handles = calloc(no, sizeof(*s->out_handles));
-	if (!s->in_vals || !s->in_bufs || !s->in_caps || !s->in_value_needed || !s->in_handles ||
+	if (!s->in_vals || !s->in_bufs || !s->in_caps || !s->in_gens || !s->in_value_needed || !s->in_handles ||
 	    !s->out_handles)
 		goto oom;
 	for (uint32_t k = 0; k < g->n_inputs; k++) {
@@ -433,6 +438,7 @@ ERT_API void ert_session_destroy(ert_session *s)
 	free(s->in_bufs);
 	free(s->in_vals);
 	free(s->in_caps);
+	free(s->in_gens);
 	free(s->in_value_needed);
 	free(s->in_handles);
 	free(s->out_handles);

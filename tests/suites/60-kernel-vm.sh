@@ -101,6 +101,14 @@ else
 	bad "static edgert for the VM builds"
 	models_ok=false
 fi
+rm -f "$out/vm/tests/npu-backend-unit"
+if make -s --no-print-directory -j2 BUILD="$ERT_BUILD" "$ERT_BUILD/tests/test-npu-backend-static" \
+	>"$out/npu-unit-static.log" 2>&1; then
+	cp "$ERT_BUILD/tests/test-npu-backend-static" "$out/vm/tests/npu-backend-unit"
+else
+	sed 's/^/# /' "$out/npu-unit-static.log" | tail -n 20
+	bad "static NPU backend test for the VM builds"
+fi
 for m in $model_list; do
 	$models_ok || break
 	if [ ! -f "$models/$m-int8.ert" ] || [ "$edgert" -nt "$models/$m-int8.ert" ]; then
@@ -199,6 +207,15 @@ for m in $model_list; do
 		bad "$m int8 on /dev/accel/accel0 bit-identical to the CPU backend (CPU ${want:-none}, NPU ${got:-none})"
 	fi
 done
+# the NPU backend's input-resize cases on the real driver, which pins the
+# input's pages: both pass, bit-identical to the CPU backend
+if grep -q '^ENPU-VM-NPU-UNIT: exit=0$' "$log.txt" &&
+   grep -q '^ENPU-VM-NPU-UNIT: 2 passed, 0 failed$' "$log.txt"; then
+	ok "input buffers resized and shrunk under the NPU (pinned pages re-wrapped): bit-identical to the CPU"
+else
+	grep '^ENPU-VM-NPU-UNIT' "$log.txt" | head -n 20 | sed 's/^/# /'
+	bad "input buffers resized and shrunk under the NPU (pinned pages re-wrapped): bit-identical to the CPU"
+fi
 # issue 12: edgert trace in the VM: the runtime's probes and the driver's
 # tracepoints in one timeline (tests/trace/check-trace.py: one op span per
 # node, NPU jobs inside the op that submitted them, submit <= start <= end <=

@@ -29,6 +29,15 @@ for name in $(cat $m/list); do
 	grep -q simulator /tmp/$name.log && echo "ENPU-VM-MODEL: $name ran on the simulator"
 done
 
+# the NPU backend's cases that need the driver's pinned user pages (an input
+# buffer shrunk, its tail pages given back, and grown again at the same
+# address), on /dev/accel/accel0 instead of the simulator
+if [ -x /tests/npu-backend-unit ]; then
+	/tests/npu-backend-unit resize_input >/tmp/npu-unit.log 2>&1
+	echo "ENPU-VM-NPU-UNIT: exit=$?"
+	sed 's/^/ENPU-VM-NPU-UNIT: /' /tmp/npu-unit.log
+fi
+
 # issue 12: edgert trace (BPF: the runtime's USDT probes, the enpu, dma_fence
 # and drm_sched tracepoints) on the int8 mobilenet_v2; the trace goes to the
 # console gzipped and base64-encoded, and the host validates it
