@@ -64,32 +64,36 @@ static ert_status roi_geom_get(const struct roi_args *a, int64_t r, struct roi_g
 	return ERT_OK;
 }
 
+/*
+ * One axis of a sample at coordinate c on a map of n: false when it reads
+ * zero (more than a pixel outside); else its lower and upper neighbours and
+ * the upper one's weight, clamped to the map as ONNX's reference does (at
+ * the last pixel both neighbours are it, with weights 1 and 0).
+ */
+static bool axis_corner(double c, int64_t n, int64_t *lo, int64_t *hi, double *l)
+{
+	if (!(c >= -1.0 && c <= (double)n))
+		return false;
+	c = c > 0.0 ? c : 0.0;
+	*lo = (int64_t)c;
+	if (*lo >= n - 1) {
+		*hi = *lo = n - 1;
+		c = (double)*lo;
+	} else {
+		*hi = *lo + 1;
+	}
+	*l = c - (double)*lo;
+	return true;
+}
+
 /* Corner offsets and weights of a sample at (y, x); false when it reads zero. */
 static bool sample(const struct roi_args *a, double y, double x, int64_t *pos, double *w)
 {
 	int64_t yl, xl, yh, xh;
 	double ly, lx;
 
-	if (!(y >= -1.0 && y <= (double)a->h && x >= -1.0 && x <= (double)a->w))
+	if (!axis_corner(y, a->h, &yl, &yh, &ly) || !axis_corner(x, a->w, &xl, &xh, &lx))
 		return false;
-	y = y > 0.0 ? y : 0.0;
-	x = x > 0.0 ? x : 0.0;
-	yl = (int64_t)y;
-	xl = (int64_t)x;
-	if (yl >= a->h - 1) {
-		yh = yl = a->h - 1;
-		y = (double)yl;
-	} else {
-		yh = yl + 1;
-	}
-	if (xl >= a->w - 1) {
-		xh = xl = a->w - 1;
-		x = (double)xl;
-	} else {
-		xh = xl + 1;
-	}
-	ly = y - (double)yl;
-	lx = x - (double)xl;
 	pos[0] = yl * a->w + xl;
 	pos[1] = yl * a->w + xh;
 	pos[2] = yh * a->w + xl;
@@ -162,25 +166,56 @@ static void axis_weights(double a, double d, int64_t grid, int64_t n, double *wt
 	*r1 = 0;
 	axis_range(a, d, grid, n, &lo, &hi);
 	for (int64_t i = lo; i < hi; i++) {
-		double c = a + ((double)i + 0.5) * d, l;
 		int64_t cl, ch;
+		double l;
 
-		if (!(c >= -1.0 && c <= (double)n))
+		if (!axis_corner(a + ((double)i + 0.5) * d, n, &cl, &ch, &l))
 			continue;
-		c = c > 0.0 ? c : 0.0;
-		cl = (int64_t)c;
-		if (cl >= n - 1) {
-			ch = cl = n - 1;
-			c = (double)cl;
-		} else {
-			ch = cl + 1;
-		}
-		l = c - (double)cl;
 		wt[cl] += 1.0 - l;
 		wt[ch] += l;
 		*r0 = cl < *r0 ? cl : *r0;
 		*r1 = ch + 1 > *r1 ? ch + 1 : *r1;
 	}
+}
+
+/* A weight w that one of an axis's samples gives pixel k (see bin_max). */
+static void extremes_add(double *wmax, double *wmin, int64_t k, double w)
+{
+	if (wmax[k] < 0.0) {
+		wmax[k] = wmin[k] = w;
+		return;
+	}
+	wmax[k] = w > wmax[k] ? w : wmax[k];
+	wmin[k] = w < wmin[k] ? w : wmin[k];
+}
+
+/*
+ * For each row (or column) of the map that a sample of one axis has as a
+ * corner, the largest and smallest weight such a sample gives it; wmax[]
+ * is -1 for the others, and must be on entry. Returns how many samples of
+ * the axis read the map; [*r0, *r1) is the range written.
+ */
+static int64_t axis_extremes(double a, double d, int64_t grid, int64_t n, double *wmax,
+			     double *wmin, int64_t *r0, int64_t *r1)
+{
+	int64_t lo, hi, inside = 0;
+
+	*r0 = n;
+	*r1 = 0;
+	axis_range(a, d, grid, n, &lo, &hi);
+	for (int64_t i = lo; i < hi; i++) {
+		int64_t cl, ch;
+		double l;
+
+		if (!axis_corner(a + ((double)i + 0.5) * d, n, &cl, &ch, &l))
+			continue;
+		inside++;
+		extremes_add(wmax, wmin, cl, 1.0 - l);
+		extremes_add(wmax, wmin, ch, l);
+		*r0 = cl < *r0 ? cl : *r0;
+		*r1 = ch + 1 > *r1 ? ch + 1 : *r1;
+	}
+	return inside;
 }
 
 /*
@@ -272,14 +307,70 @@ static double bin_value(const struct roi_args *a, const struct roi_geom *g, int6
 	return acc / (double)(g->grid_h * g->grid_w > 1 ? g->grid_h * g->grid_w : 1);
 }
 
-/* Per-axis weights of the separable average: a row and a column of the map. */
+/*
+ * The max, separably. A sample's corner values are wy wx X over pairs of a
+ * row corner and a column corner, so the samples that have pixel (r, c) as
+ * a corner are every row sample touching r paired with every column sample
+ * touching c. The weights are >= 0: the largest wy wx X among them is X
+ * times the largest weight of each axis when X >= 0, times the smallest
+ * when X < 0 (the same double products as the samples', so the same
+ * result). A bin costs its grid's two sides and the pixels under it, not
+ * the grid's product. Samples off the map count a zero, as in bin_value();
+ * where a pixel under the bin is NaN or infinite, which value is kept
+ * depends on the order of the samples: those bins walk them.
+ * @ws: 2 (a->h + a->w) doubles, the wmax halves -1.
+ */
+static double bin_max(const struct roi_args *a, const struct roi_geom *g, int64_t base,
+		      int64_t ph, int64_t pw, double *ws)
+{
+	const double ay = g->start_h + (double)ph * g->bin_h, dy = g->bin_h / (double)g->grid_h;
+	const double ax = g->start_w + (double)pw * g->bin_w, dx = g->bin_w / (double)g->grid_w;
+	double *ymax = ws, *ymin = ymax + a->h, *xmax = ymin + a->h, *xmin = xmax + a->w;
+	int64_t ry0, ry1, rx0, rx1, ny, nx;
+	double best = 0.0;
+	bool any, finite = true;
+
+	if (g->grid_h <= 0 || g->grid_w <= 0)
+		return 0.0;
+	ny = axis_extremes(ay, dy, g->grid_h, a->h, ymax, ymin, &ry0, &ry1);
+	nx = axis_extremes(ax, dx, g->grid_w, a->w, xmax, xmin, &rx0, &rx1);
+	any = ny * nx < g->grid_h * g->grid_w;
+	for (int64_t r = ry0; r < ry1 && finite; r++) {
+		if (ymax[r] < 0.0)
+			continue;
+		for (int64_t c = rx0; c < rx1; c++) {
+			double v = ert_nx_ld(a->x->data, a->x->dtype, base + r * a->w + c);
+
+			if (xmax[c] < 0.0)
+				continue;
+			if (!isfinite(v)) {
+				finite = false;
+				break;
+			}
+			v = v >= 0.0 ? ymax[r] * xmax[c] * v : ymin[r] * xmin[c] * v;
+			best = !any || v > best ? v : best;
+			any = true;
+		}
+	}
+	for (int64_t r = ry0; r < ry1; r++)
+		ymax[r] = -1.0;
+	for (int64_t c = rx0; c < rx1; c++)
+		xmax[c] = -1.0;
+	return finite ? best : bin_value(a, g, base, ph, pw);
+}
+
+/*
+ * Workspace: the separable average's weights (a row and a column of the
+ * map), or the max's extremes (two of each).
+ */
+
 size_t ert_cpu_roi_align_workspace(const struct ert_exec *x)
 {
 	const struct ert_value *v = x->in[0];
 
 	if (v->rank != 4 || v->dims[2] < 0 || v->dims[3] < 0)
 		return 0;
-	return (size_t)(v->dims[2] + v->dims[3]) * sizeof(double);
+	return 2 * (size_t)(v->dims[2] + v->dims[3]) * sizeof(double);
 }
 
 ert_status ert_cpu_roi_align(struct ert_cpu *cpu, struct ert_exec *x, struct ert_err *err)
@@ -295,7 +386,10 @@ ert_status ert_cpu_roi_align(struct ert_cpu *cpu, struct ert_exec *x, struct ert
 	wy = x->workspace && x->workspace_size >= ert_cpu_roi_align_workspace(x) ? x->workspace
 										   : NULL;
 	wx = wy ? wy + a.x->dims[2] : NULL;
-	if (wy)
+	if (wy && a.p.max_mode)
+		for (int64_t i = 0; i < 2 * (a.x->dims[2] + a.x->dims[3]); i++)
+			wy[i] = -1.0;
+	else if (wy)
 		memset(wy, 0, ert_cpu_roi_align_workspace(x));
 	a.c = a.x->dims[1];
 	a.h = a.x->dims[2];
@@ -319,8 +413,9 @@ ert_status ert_cpu_roi_align(struct ert_cpu *cpu, struct ert_exec *x, struct ert
 			for (int64_t ph = 0; ph < a.p.out_h; ph++)
 				for (int64_t pw = 0; pw < a.p.out_w; pw++)
 					ert_nx_st(a.y->data, a.y->dtype, obase + ph * a.p.out_w + pw,
-						  a.p.max_mode || !wy
-							  ? bin_value(&a, &g, base, ph, pw)
+						  !wy ? bin_value(&a, &g, base, ph, pw)
+						  : a.p.max_mode
+							  ? bin_max(&a, &g, base, ph, pw, wy)
 							  : bin_average(&a, &g, base, ph, pw, wy, wx));
 		}
 	}
