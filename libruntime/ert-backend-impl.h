@@ -22,6 +22,8 @@
 #ifndef ERT_BACKEND_IMPL_H
 #define ERT_BACKEND_IMPL_H
 
+#include <time.h>
+
 #include "ert-op-impl.h"
 
 #define ERT_BACKEND_ABI_VERSION 2
@@ -165,6 +167,34 @@ struct ert_buffer {
 	void *handle;              /* backend private (GEM handle, cl_mem, ...) */
 };
 
+/*
+ * A GPU backend's preparation, in nanoseconds of wall-clock time, by part
+ * (every field 0 for what the backend does not do).
+ */
+struct ert_backend_times {
+	uint64_t device_ns;     /* opening the device: platform, context, queue */
+	uint64_t cache_ns;      /* reading and writing the cache file */
+	uint64_t programs_ns;   /* programs: from the cache file's binaries or built from source */
+	uint64_t kernels_ns;    /* kernel objects made for the steps' launches */
+	uint64_t tune_ns;       /* timing the candidates of tunable launches */
+	uint64_t upload_ns;     /* constants copied (converted where stored as float16) to the device */
+	/* programs loaded from the cache file, built from source, taken from another session */
+	uint32_t programs_loaded, programs_built, programs_shared;
+	uint32_t launches_timed, launches_reused;  /* tuned now, taken from the cache file */
+	uint64_t upload_bytes;  /* of those constants, on the device */
+	uint64_t upload_shared_bytes;  /* constants another session had uploaded: not copied */
+	bool device_shared;     /* the device was already open in another session of the process */
+};
+
+/* CLOCK_MONOTONIC in nanoseconds, for the timings above. */
+static inline uint64_t ert_clock_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
 struct ert_backend_ops {
 	uint32_t abi_version;      /* ERT_BACKEND_ABI_VERSION */
 	const char *name;
@@ -247,6 +277,13 @@ struct ert_backend_ops {
 	ert_status (*buffer_convert)(struct ert_backend *be, const struct ert_buffer *buf,
 				     size_t src_offset, ert_dtype from, size_t dst_offset,
 				     ert_dtype to, size_t count, struct ert_err *err);
+	/*
+	 * Where the backend's own preparation time went since it was created
+	 * (optional: NULL means it does not tell): session creation's
+	 * breakdown (ert_session_create_times) subtracts these parts from the
+	 * phases they happen in.
+	 */
+	void (*prep_times)(struct ert_backend *be, struct ert_backend_times *out);
 };
 
 struct ert_backend {
@@ -357,6 +394,13 @@ static inline void ert_backend_plan_prepared(struct ert_backend *be)
 {
 	if (be->ops->plan_prepared)
 		be->ops->plan_prepared(be);
+}
+
+static inline void ert_backend_prep_times(struct ert_backend *be, struct ert_backend_times *out)
+{
+	*out = (struct ert_backend_times){ 0 };
+	if (be->ops->prep_times)
+		be->ops->prep_times(be, out);
 }
 
 static inline ert_status ert_backend_synchronize(struct ert_backend *be, struct ert_err *err)

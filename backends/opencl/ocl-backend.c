@@ -12,15 +12,26 @@
 #include "gpu-common/gpu-backend.h"
 #include "opencl/ocl-impl.h"
 
-/* Constants on the device, keyed by their host bytes' address and size. */
-struct ert_ocl_const {
-	struct ert_ocl_const *next;
+/*
+ * A constant on the device, keyed by its host bytes' address and size: one
+ * per device in the process (ert_ocl_dev.uploads, under its const_lock),
+ * held by the sessions' entries below.
+ */
+struct ert_ocl_upload {
+	struct ert_ocl_upload *next;
 	const void *key;
 	size_t size;                 /* of the host bytes (float32) */
 	size_t stored;               /* on the device */
 	bool f16;
-	uint32_t refs;
+	uint32_t refs;               /* sessions' entries holding it */
 	cl_mem mem;
+};
+
+/* A session's hold on an upload, counted by its steps. */
+struct ert_ocl_const {
+	struct ert_ocl_const *next;
+	struct ert_ocl_upload *up;
+	uint32_t refs;
 };
 
 static struct ert_ocl *ocl_of(struct ert_backend *be)
@@ -28,22 +39,114 @@ static struct ert_ocl *ocl_of(struct ert_backend *be)
 	return be->ctx;
 }
 
+/* The device's upload of these bytes, with one more hold; a new one when there is none. */
+static ert_status upload_get(struct ert_ocl *cl, const void *data, size_t size, bool f16,
+			     struct ert_ocl_upload **out, bool *shared, const struct ert_node *n,
+			     struct ert_err *err)
+{
+	struct ert_ocl_dev *d = cl->dev;
+	struct ert_ocl_upload *u;
+	uint16_t *half = NULL;
+	size_t stored = f16 ? size / 2 : size;
+	cl_int rc = CL_SUCCESS;
+
+	/* held through the upload: a second session of the model waits and shares it */
+	pthread_mutex_lock(&d->const_lock);
+	for (u = d->uploads; u; u = u->next) {
+		if (u->key == data && u->size == size && u->f16 == f16) {
+			u->refs++;
+			pthread_mutex_unlock(&d->const_lock);
+			*shared = true;
+			*out = u;
+			return ERT_OK;
+		}
+	}
+	u = calloc(1, sizeof(*u));
+	if (f16 && stored)
+		half = malloc(stored);
+	if (!u || (f16 && stored && !half)) {
+		pthread_mutex_unlock(&d->const_lock);
+		free(u);
+		free(half);
+		ert_err_set(err, "opencl: out of memory");
+		return ERT_STATUS_OUT_OF_MEMORY;
+	}
+	for (size_t i = 0; half && i < stored / 2; i++)
+		half[i] = ert_fp32_to_fp16(((const float *)data)[i]);
+	/* COPY_HOST_PTR: the bytes are read now, the host copy is not kept */
+	u->mem = clCreateBuffer(cl->ctx, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR,
+				stored ? stored : 4,
+				half ? (void *)half : stored ? (void *)data : (void *)&u->size, &rc);
+	free(half);
+	if (!u->mem) {
+		pthread_mutex_unlock(&d->const_lock);
+		free(u);
+		return ert_ocl_fail(err, rc, "uploading a constant (clCreateBuffer)", n);
+	}
+	u->key = data;
+	u->size = size;
+	u->stored = stored;
+	u->f16 = f16;
+	u->refs = 1;
+	u->next = d->uploads;
+	d->uploads = u;
+	pthread_mutex_unlock(&d->const_lock);
+	*shared = false;
+	*out = u;
+	return ERT_OK;
+}
+
+static void upload_put(struct ert_ocl_dev *d, struct ert_ocl_upload *u)
+{
+	struct ert_ocl_upload **pp;
+	bool last;
+
+	pthread_mutex_lock(&d->const_lock);
+	last = --u->refs == 0;
+	if (last) {
+		for (pp = &d->uploads; *pp; pp = &(*pp)->next) {
+			if (*pp == u) {
+				*pp = u->next;
+				break;
+			}
+		}
+	}
+	pthread_mutex_unlock(&d->const_lock);
+	if (last) {
+		clReleaseMemObject(u->mem);
+		free(u);
+	}
+}
+
+void ert_ocl_uploads_free(struct ert_ocl_dev *d)
+{
+	while (d->uploads) {
+		struct ert_ocl_upload *u = d->uploads;
+
+		d->uploads = u->next;
+		clReleaseMemObject(u->mem);
+		free(u);
+	}
+}
+
 /*
  * The key is a safe one for the same reason as the CPU's packed weights: a
  * constant's bytes (the mapped model, or a plan's folded value) outlive every
- * step that reads them, and each entry lives only as long as such steps.
+ * step that reads them, and each entry lives only as long as such steps, in
+ * this session or in another one of the process: while an upload is held,
+ * its host bytes are alive, so no other bytes can have their address.
  */
 ert_status ert_ocl_const_get(struct ert_ocl *cl, const void *data, size_t size, bool f16,
 			     struct ert_ocl_const **out, const struct ert_node *n,
 			     struct ert_err *err)
 {
 	struct ert_ocl_const *c;
-	uint16_t *half = NULL;
-	size_t stored = f16 ? size / 2 : size;
-	cl_int rc;
+	uint64_t t0;
+	bool shared = false;
+	ert_status st;
 
 	for (c = cl->consts; c; c = c->next) {
-		if (c->key == data && c->size == size && c->f16 == f16) {
+		if (c->up->key == data && c->up->size == size && c->up->f16 == f16) {
 			c->refs++;
 			*out = c;
 			return ERT_OK;
@@ -55,32 +158,25 @@ ert_status ert_ocl_const_get(struct ert_ocl *cl, const void *data, size_t size, 
 		return ERT_STATUS_OUT_OF_MEMORY;
 	}
 	c = calloc(1, sizeof(*c));
-	if (f16 && stored)
-		half = malloc(stored);
-	if (!c || (f16 && stored && !half)) {
-		free(c);
+	if (!c) {
 		ert_err_set(err, "opencl: out of memory");
 		return ERT_STATUS_OUT_OF_MEMORY;
 	}
-	for (size_t i = 0; half && i < stored / 2; i++)
-		half[i] = ert_fp32_to_fp16(((const float *)data)[i]);
-	/* COPY_HOST_PTR: the bytes are read now, the host copy is not kept */
-	c->mem = clCreateBuffer(cl->ctx, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR,
-				stored ? stored : 4,
-				half ? (void *)half : stored ? (void *)data : (void *)&c->size, &rc);
-	free(half);
-	if (!c->mem) {
+	t0 = ert_clock_ns();
+	st = upload_get(cl, data, size, f16, &c->up, &shared, n, err);
+	cl->times.upload_ns += ert_clock_ns() - t0;
+	if (st != ERT_OK) {
 		free(c);
-		return ert_ocl_fail(err, rc, "uploading a constant (clCreateBuffer)", n);
+		return st;
 	}
-	c->key = data;
-	c->size = size;
-	c->stored = stored;
-	c->f16 = f16;
 	c->refs = 1;
 	c->next = cl->consts;
 	cl->consts = c;
-	cl->const_bytes += stored;
+	cl->const_bytes += c->up->stored;
+	if (shared)
+		cl->times.upload_shared_bytes += c->up->stored;
+	else
+		cl->times.upload_bytes += c->up->stored;
 	*out = c;
 	return ERT_OK;
 }
@@ -97,14 +193,14 @@ void ert_ocl_const_put(struct ert_ocl *cl, struct ert_ocl_const *c)
 			break;
 		}
 	}
-	cl->const_bytes -= c->stored;
-	clReleaseMemObject(c->mem);
+	cl->const_bytes -= c->up->stored;
+	upload_put(cl->dev, c->up);
 	free(c);
 }
 
 cl_mem ert_ocl_const_mem(const struct ert_ocl_const *c)
 {
-	return c->mem;
+	return c->up->mem;
 }
 
 /* gpu-common's answer (the op's limits on any GPU API), then this device's own. */
@@ -237,8 +333,12 @@ static ert_status ocl_prepare(struct ert_backend *be, struct ert_exec *x, struct
 	s = op->prepare(cl, x, st, err);
 	if (s == ERT_OK)
 		s = ert_ocl_step_check(st, err);
-	if (s == ERT_OK)
+	if (s == ERT_OK) {
+		uint64_t t0 = ert_clock_ns();
+
 		s = ert_ocl_step_tune(cl, st, err);
+		cl->times.tune_ns += ert_clock_ns() - t0;
+	}
 	if (s == ERT_OK && st->kernel_name)
 		x->kernel = st->kernel_name;
 	if (s != ERT_OK)
@@ -322,7 +422,22 @@ static uint64_t ocl_copied_bytes(struct ert_backend *be)
 
 static void ocl_plan_prepared(struct ert_backend *be)
 {
-	ert_ocl_cache_flush(ocl_of(be));
+	struct ert_ocl *cl = ocl_of(be);
+	uint64_t t0 = ert_clock_ns();
+
+	ert_ocl_cache_flush(cl);
+	cl->times.cache_ns += ert_clock_ns() - t0;
+}
+
+static void ocl_prep_times(struct ert_backend *be, struct ert_backend_times *out)
+{
+	const struct ert_ocl *cl = ocl_of(be);
+
+	*out = cl->times;
+	out->programs_loaded = cl->cache.loaded;
+	out->programs_built = cl->cache.built;
+	out->launches_timed = cl->cache.tune_timed;
+	out->launches_reused = cl->cache.tune_reused;
 }
 
 static void ocl_destroy(struct ert_backend *be)
@@ -341,7 +456,7 @@ static void ocl_destroy(struct ert_backend *be)
 			struct ert_ocl_const *c = cl->consts;
 
 			cl->consts = c->next;
-			clReleaseMemObject(c->mem);
+			upload_put(cl->dev, c->up);
 			free(c);
 		}
 		for (int i = 0; i < 2; i++)
@@ -380,6 +495,7 @@ static const struct ert_backend_ops ocl_ops = {
 	.plan_prepared = ocl_plan_prepared,
 	.fp16_storage = ocl_fp16_storage,
 	.buffer_convert = ocl_buffer_convert,
+	.prep_times = ocl_prep_times,
 };
 
 /*
@@ -430,6 +546,7 @@ static ert_status create(const ert_config *cfg, bool gpu_only, struct ert_backen
 {
 	struct ert_backend *be = calloc(1, sizeof(*be));
 	struct ert_ocl *cl = calloc(1, sizeof(*cl));
+	uint64_t t0;
 	ert_status st;
 
 	if (!be || !cl) {
@@ -448,7 +565,9 @@ static ert_status create(const ert_config *cfg, bool gpu_only, struct ert_backen
 		ocl_destroy(be);
 		return st;
 	}
+	t0 = ert_clock_ns();
 	ert_ocl_cache_open(cl, cfg ? cfg->cache_path : NULL);
+	cl->times.cache_ns += ert_clock_ns() - t0;
 	st = setup_fp16(cl, err);
 	if (st != ERT_OK) {
 		ocl_destroy(be);

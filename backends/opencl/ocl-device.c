@@ -122,48 +122,173 @@ static void info_string(cl_device_id d, cl_device_info what, char *buf, size_t s
 	buf[size - 1] = '\0';
 }
 
-ert_status ert_ocl_device_open(struct ert_ocl *cl, bool gpu_only, struct ert_err *err)
+/* The process's open devices; devs_lock protects the list and every entry's refs. */
+static pthread_mutex_t devs_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct ert_ocl_dev *devs;
+
+static void dev_free(struct ert_ocl_dev *d)
 {
+	for (uint32_t i = 0; i < d->n_progs; i++)
+		clReleaseProgram(d->progs[i].prog);
+	ert_ocl_uploads_free(d);
+	if (d->ctx)
+		clReleaseContext(d->ctx);
+	pthread_mutex_destroy(&d->prog_lock);
+	pthread_mutex_destroy(&d->const_lock);
+	free(d);
+}
+
+/* What @pf/@dev report, and a context on it. */
+static ert_status dev_new(cl_platform_id pf, cl_device_id dev, struct ert_ocl_dev **out,
+			  struct ert_err *err)
+{
+	struct ert_ocl_dev *d = calloc(1, sizeof(*d));
 	cl_context_properties props[3];
-	ert_status st = choose(cl, gpu_only, err);
 	cl_int rc;
 
+	if (!d) {
+		ert_err_set(err, "opencl: out of memory opening the device");
+		return ERT_STATUS_OUT_OF_MEMORY;
+	}
+	if (pthread_mutex_init(&d->prog_lock, NULL) != 0) {
+		free(d);
+		ert_err_set(err, "opencl: cannot make the device's lock");
+		return ERT_STATUS_BACKEND;
+	}
+	if (pthread_mutex_init(&d->const_lock, NULL) != 0) {
+		pthread_mutex_destroy(&d->prog_lock);
+		free(d);
+		ert_err_set(err, "opencl: cannot make the device's lock");
+		return ERT_STATUS_BACKEND;
+	}
+	d->platform = pf;
+	d->device = dev;
+	if (clGetPlatformInfo(pf, CL_PLATFORM_NAME, sizeof(d->platform_name), d->platform_name,
+			      NULL) != CL_SUCCESS)
+		snprintf(d->platform_name, sizeof(d->platform_name), "?");
+	d->platform_name[sizeof(d->platform_name) - 1] = '\0';
+	info_string(dev, CL_DEVICE_NAME, d->device_name, sizeof(d->device_name));
+	info_string(dev, CL_DRIVER_VERSION, d->driver_version, sizeof(d->driver_version));
+	info_string(dev, CL_DEVICE_VERSION, d->device_version, sizeof(d->device_version));
+	if (clGetPlatformInfo(pf, CL_PLATFORM_VERSION, sizeof(d->platform_version),
+			      d->platform_version, NULL) != CL_SUCCESS)
+		snprintf(d->platform_version, sizeof(d->platform_version), "?");
+	d->platform_version[sizeof(d->platform_version) - 1] = '\0';
+	d->device_type = device_type(dev);
+	rc = clGetDeviceInfo(dev, CL_DEVICE_MAX_WORK_GROUP_SIZE, sizeof(d->max_wg), &d->max_wg,
+			     NULL);
+	if (rc == CL_SUCCESS)
+		rc = clGetDeviceInfo(dev, CL_DEVICE_MAX_MEM_ALLOC_SIZE, sizeof(d->max_alloc),
+				     &d->max_alloc, NULL);
+	if (rc == CL_SUCCESS)
+		rc = clGetDeviceInfo(dev, CL_DEVICE_LOCAL_MEM_SIZE, sizeof(d->local_mem),
+				     &d->local_mem, NULL);
+	if (rc == CL_SUCCESS)
+		rc = clGetDeviceInfo(dev, CL_DEVICE_MAX_COMPUTE_UNITS, sizeof(d->compute_units),
+				     &d->compute_units, NULL);
+	if (rc != CL_SUCCESS) {
+		dev_free(d);
+		return ert_ocl_fail(err, rc, "clGetDeviceInfo", NULL);
+	}
+	props[0] = CL_CONTEXT_PLATFORM;
+	props[1] = (cl_context_properties)pf;
+	props[2] = 0;
+	d->ctx = clCreateContext(props, 1, &dev, NULL, NULL, &rc);
+	if (!d->ctx) {
+		dev_free(d);
+		return ert_ocl_fail(err, rc, "clCreateContext", NULL);
+	}
+	d->refs = 1;
+	*out = d;
+	return ERT_OK;
+}
+
+/* The open device @dev of @pf with one more hold, opening it when no session has it. */
+static ert_status dev_get(cl_platform_id pf, cl_device_id dev, struct ert_ocl_dev **out,
+			  bool *shared, struct ert_err *err)
+{
+	struct ert_ocl_dev *d;
+	ert_status st = ERT_OK;
+
+	/* held while a first session opens the context: a second waits and shares it */
+	pthread_mutex_lock(&devs_lock);
+	for (d = devs; d; d = d->next)
+		if (d->device == dev && d->platform == pf)
+			break;
+	*shared = d != NULL;
+	if (d) {
+		d->refs++;
+	} else {
+		st = dev_new(pf, dev, &d, err);
+		if (st == ERT_OK) {
+			d->next = devs;
+			devs = d;
+		}
+	}
+	pthread_mutex_unlock(&devs_lock);
+	if (st == ERT_OK)
+		*out = d;
+	return st;
+}
+
+static void dev_put(struct ert_ocl_dev *d)
+{
+	struct ert_ocl_dev **pp;
+	bool last;
+
+	pthread_mutex_lock(&devs_lock);
+	last = --d->refs == 0;
+	if (last) {
+		for (pp = &devs; *pp; pp = &(*pp)->next) {
+			if (*pp == d) {
+				*pp = d->next;
+				break;
+			}
+		}
+	}
+	pthread_mutex_unlock(&devs_lock);
+	/* unlinked: no other session can find it any more */
+	if (last)
+		dev_free(d);
+}
+
+uint32_t ert_ocl_devices_open(void)
+{
+	uint32_t n = 0;
+
+	pthread_mutex_lock(&devs_lock);
+	for (const struct ert_ocl_dev *d = devs; d; d = d->next)
+		n++;
+	pthread_mutex_unlock(&devs_lock);
+	return n;
+}
+
+ert_status ert_ocl_device_open(struct ert_ocl *cl, bool gpu_only, struct ert_err *err)
+{
+	uint64_t t0 = ert_clock_ns();
+	ert_status st = choose(cl, gpu_only, err);
+	struct ert_ocl_dev *d;
+	cl_int rc;
+
+	if (st == ERT_OK)
+		st = dev_get(cl->platform, cl->device, &cl->dev, &cl->times.device_shared, err);
 	if (st != ERT_OK)
 		return st;
-	if (clGetPlatformInfo(cl->platform, CL_PLATFORM_NAME, sizeof(cl->platform_name),
-			      cl->platform_name, NULL) != CL_SUCCESS)
-		snprintf(cl->platform_name, sizeof(cl->platform_name), "?");
-	cl->platform_name[sizeof(cl->platform_name) - 1] = '\0';
-	info_string(cl->device, CL_DEVICE_NAME, cl->device_name, sizeof(cl->device_name));
-	info_string(cl->device, CL_DRIVER_VERSION, cl->driver_version, sizeof(cl->driver_version));
-	info_string(cl->device, CL_DEVICE_VERSION, cl->device_version, sizeof(cl->device_version));
-	if (clGetPlatformInfo(cl->platform, CL_PLATFORM_VERSION, sizeof(cl->platform_version),
-			      cl->platform_version, NULL) != CL_SUCCESS)
-		snprintf(cl->platform_version, sizeof(cl->platform_version), "?");
-	cl->platform_version[sizeof(cl->platform_version) - 1] = '\0';
-	cl->device_type = device_type(cl->device);
-	rc = clGetDeviceInfo(cl->device, CL_DEVICE_MAX_WORK_GROUP_SIZE, sizeof(cl->max_wg),
-			     &cl->max_wg, NULL);
-	if (rc == CL_SUCCESS)
-		rc = clGetDeviceInfo(cl->device, CL_DEVICE_MAX_MEM_ALLOC_SIZE,
-				     sizeof(cl->max_alloc), &cl->max_alloc, NULL);
-	if (rc == CL_SUCCESS)
-		rc = clGetDeviceInfo(cl->device, CL_DEVICE_LOCAL_MEM_SIZE, sizeof(cl->local_mem),
-				     &cl->local_mem, NULL);
-	if (rc == CL_SUCCESS)
-		rc = clGetDeviceInfo(cl->device, CL_DEVICE_MAX_COMPUTE_UNITS,
-				     sizeof(cl->compute_units), &cl->compute_units, NULL);
-	if (rc != CL_SUCCESS)
-		return ert_ocl_fail(err, rc, "clGetDeviceInfo", NULL);
-
-	props[0] = CL_CONTEXT_PLATFORM;
-	props[1] = (cl_context_properties)cl->platform;
-	props[2] = 0;
-	cl->ctx = clCreateContext(props, 1, &cl->device, NULL, NULL, &rc);
-	if (!cl->ctx)
-		return ert_ocl_fail(err, rc, "clCreateContext", NULL);
+	d = cl->dev;
+	cl->ctx = d->ctx;
+	memcpy(cl->platform_name, d->platform_name, sizeof(cl->platform_name));
+	memcpy(cl->device_name, d->device_name, sizeof(cl->device_name));
+	memcpy(cl->driver_version, d->driver_version, sizeof(cl->driver_version));
+	memcpy(cl->platform_version, d->platform_version, sizeof(cl->platform_version));
+	memcpy(cl->device_version, d->device_version, sizeof(cl->device_version));
+	cl->device_type = d->device_type;
+	cl->max_wg = d->max_wg;
+	cl->max_alloc = d->max_alloc;
+	cl->local_mem = d->local_mem;
+	cl->compute_units = d->compute_units;
 	/* in order: each op reads what the one before it wrote, with no events */
 	cl->queue = clCreateCommandQueue(cl->ctx, cl->device, 0, &rc);
+	cl->times.device_ns += ert_clock_ns() - t0;
 	if (!cl->queue)
 		return ert_ocl_fail(err, rc, "clCreateCommandQueue", NULL);
 	return ERT_OK;
@@ -176,8 +301,9 @@ void ert_ocl_device_close(struct ert_ocl *cl)
 		clFinish(cl->queue);
 		clReleaseCommandQueue(cl->queue);
 	}
-	if (cl->ctx)
-		clReleaseContext(cl->ctx);
+	if (cl->dev)
+		dev_put(cl->dev);
 	cl->queue = NULL;
 	cl->ctx = NULL;
+	cl->dev = NULL;
 }

@@ -22,6 +22,7 @@
 #define CL_TARGET_OPENCL_VERSION 120
 #endif
 #include <CL/cl.h>
+#include <pthread.h>
 
 #include "ert-backend-impl.h"
 #include "gpu-common/gpu-ops.h"
@@ -46,6 +47,7 @@ extern const unsigned ert_ocl_n_sources;
 #define ERT_OCL_MAX_PROGRAMS 32
 
 struct ert_ocl_const;
+struct ert_ocl_upload;
 
 /* A program binary of the cache file (ocl-cache.c). */
 struct ert_ocl_cache_entry {
@@ -75,7 +77,51 @@ struct ert_ocl_cache {
 	char note[384];              /* the last warning, also printed on stderr */
 };
 
+/* A program built for a shared device: one kernels/ file in one storage variant. */
+struct ert_ocl_shared_prog {
+	int idx;                     /* among ert_ocl_sources */
+	bool f16;
+	uint64_t hash;               /* of its sources and build options (ert_ocl.program_hash) */
+	cl_program prog;             /* the device's reference */
+};
+
+/*
+ * A device open in the process (ocl-device.c): its context, what it reports
+ * and the programs built for it, shared by the backends of every session
+ * that chose it, so that a second session opens no context and builds or
+ * loads no program the first one has. Sessions keep their own queues.
+ * Counted: the last backend to let go releases the programs and the context.
+ */
+struct ert_ocl_dev {
+	struct ert_ocl_dev *next;    /* the process's open devices (under ocl-device.c's devs_lock) */
+	uint32_t refs;               /* backends holding it (under devs_lock) */
+	cl_platform_id platform;
+	cl_device_id device;
+	cl_context ctx;
+	char platform_name[128];
+	char device_name[128];
+	char driver_version[64];
+	char platform_version[128];
+	char device_version[128];
+	cl_device_type device_type;
+	size_t max_wg;
+	cl_ulong max_alloc, local_mem;
+	cl_uint compute_units;
+	/*
+	 * Protects progs/n_progs. Held while a program is built or loaded, so
+	 * that two sessions needing the same program build it once; builds of
+	 * different programs for one device wait for each other too.
+	 */
+	pthread_mutex_t prog_lock;
+	struct ert_ocl_shared_prog progs[4 * ERT_OCL_MAX_PROGRAMS];
+	uint32_t n_progs;
+	/* protects uploads: constants on the device, shared by sessions (ocl-backend.c) */
+	pthread_mutex_t const_lock;
+	struct ert_ocl_upload *uploads;
+};
+
 struct ert_ocl {
+	struct ert_ocl_dev *dev;     /* shared; what follows up to queue is copied from it */
 	cl_platform_id platform;
 	cl_device_id device;
 	cl_context ctx;
@@ -116,6 +162,7 @@ struct ert_ocl {
 	struct ert_ocl_const *consts;
 	size_t const_bytes;
 	uint64_t copied;             /* bytes through buffer_write/buffer_read */
+	struct ert_backend_times times;  /* where preparing went (prep_times) */
 };
 
 /* ---- errors (ocl-error.c) ---- */
@@ -137,16 +184,26 @@ ert_status ert_ocl_fail(struct ert_err *err, cl_int rc, const char *what,
  * lists them) or the first GPU of any platform, else the first device. With
  * @gpu_only, only a GPU will do (the AUTO backend list). UNSUPPORTED when
  * there is none; INVALID_ARGUMENT for a malformed or out-of-range variable.
+ * The device's context is the one another session of the process has open
+ * on it, else a new one (cl->dev, counted); the queue is the backend's own.
  */
 ert_status ert_ocl_device_open(struct ert_ocl *cl, bool gpu_only, struct ert_err *err);
+/* Releases the queue and the backend's hold on the shared device. */
 void ert_ocl_device_close(struct ert_ocl *cl);
+/* For tests: how many devices the process has open (shared by sessions). */
+uint32_t ert_ocl_devices_open(void);
+/* Release what the device still holds of uploads (none unless a session leaked some). */
+void ert_ocl_uploads_free(struct ert_ocl_dev *d);
 
 /* ---- programs (ocl-program.c) ---- */
 
 /*
  * A new kernel @kernel of program @program (a kernels/ file) in its float32
- * or (@f16) float16 storage variant, building that for the device the first time. A build failure is reported with
- * the start of the build log.
+ * or (@f16) float16 storage variant. The program is the backend's once it
+ * has it; else the shared device's (built by another session of the
+ * process), else loaded from the cache file's binary, else built from
+ * source, and then kept by the device too. A build failure is reported
+ * with the start of the build log.
  */
 ert_status ert_ocl_kernel_create(struct ert_ocl *cl, const char *program, bool f16,
 				 const char *kernel, cl_kernel *out, const struct ert_node *n,
@@ -184,8 +241,9 @@ const struct ert_ocl_cache *ert_opencl_backend_cache(const struct ert_backend *b
 /*
  * A device copy of constant @data (@size bytes), uploaded on first request
  * and shared: every step of every plan that asks for the same bytes gets the
- * same buffer. With @f16, @data is float32 and the device copy float16.
- * Drop it with ert_ocl_const_put().
+ * same buffer, and so does every session of the process on the same device
+ * (two sessions of one model upload its weights once). With @f16, @data is
+ * float32 and the device copy float16. Drop it with ert_ocl_const_put().
  */
 ert_status ert_ocl_const_get(struct ert_ocl *cl, const void *data, size_t size, bool f16,
 			     struct ert_ocl_const **out, const struct ert_node *n,

@@ -99,40 +99,15 @@ static cl_program from_cache(struct ert_ocl *cl, int idx, bool f16, uint64_t has
 	return NULL;
 }
 
-static ert_status build(struct ert_ocl *cl, int idx, bool f16, const struct ert_node *n,
-			struct ert_err *err)
+/* A program from source: built for the device, or an error with the build log. */
+static ert_status from_source(struct ert_ocl *cl, int idx, bool f16, const char **texts,
+			      cl_uint count, const char *options, cl_program *out,
+			      const struct ert_node *n, struct ert_err *err)
 {
-	int common = ert_ocl_program_index("common");
-	/* test hook: a program that fails to build, to check what the user is told */
-	const char *broken = getenv("ERT_OPENCL_TEST_BREAK");
-	const char *options = build_options(cl, f16);
-	uint64_t hash = ert_ocl_hash(ERT_OCL_HASH_INIT, options, strlen(options) + 1);
-	char name[32];
-	const char *texts[3];
-	cl_uint count = 0;
+	char what[256];
 	cl_program prog;
 	cl_int rc;
-	char what[256];
 
-	if (common >= 0 && common != idx)
-		texts[count++] = ert_ocl_sources[common].text;
-	texts[count++] = ert_ocl_sources[idx].text;
-	if (broken && !strcmp(broken, ert_ocl_sources[idx].name))
-		texts[count++] = "#error planted by ERT_OPENCL_TEST_BREAK\n";
-	/* the cache key: every text the compiler sees, with its length */
-	for (cl_uint i = 0; i < count; i++) {
-		size_t len = strlen(texts[i]);
-
-		hash = ert_ocl_hash(hash, &len, sizeof(len));
-		hash = ert_ocl_hash(hash, texts[i], len);
-	}
-	cl->program_hash[(f16 ? ERT_OCL_MAX_PROGRAMS : 0) + idx] = hash;
-	variant_name(name, sizeof(name), idx, f16);
-	prog = from_cache(cl, idx, f16, hash);
-	if (prog) {
-		cl->programs[f16][idx] = prog;
-		return ERT_OK;
-	}
 	prog = clCreateProgramWithSource(cl->ctx, count, texts, NULL, &rc);
 	if (!prog) {
 		snprintf(what, sizeof(what), "clCreateProgramWithSource of %s.cl",
@@ -150,10 +125,88 @@ static ert_status build(struct ert_ocl *cl, int idx, bool f16, const struct ert_
 		clReleaseProgram(prog);
 		return st;
 	}
-	cl->programs[f16][idx] = prog;
-	cl->cache.built++;
-	ert_ocl_cache_put(cl, name, hash, prog);
+	*out = prog;
 	return ERT_OK;
+}
+
+/* The shared device's program of these sources, with a reference for the caller, or NULL. */
+static cl_program shared_find(struct ert_ocl_dev *d, int idx, bool f16, uint64_t hash)
+{
+	for (uint32_t i = 0; i < d->n_progs; i++) {
+		const struct ert_ocl_shared_prog *sp = &d->progs[i];
+
+		if (sp->idx == idx && sp->f16 == f16 && sp->hash == hash)
+			return clRetainProgram(sp->prog) == CL_SUCCESS ? sp->prog : NULL;
+	}
+	return NULL;
+}
+
+/* Keep @prog for the device's other sessions (nothing when the table is full). */
+static void shared_put(struct ert_ocl_dev *d, int idx, bool f16, uint64_t hash, cl_program prog)
+{
+	if (d->n_progs == sizeof(d->progs) / sizeof(d->progs[0]) ||
+	    clRetainProgram(prog) != CL_SUCCESS)
+		return;
+	d->progs[d->n_progs++] = (struct ert_ocl_shared_prog){ idx, f16, hash, prog };
+}
+
+static ert_status build(struct ert_ocl *cl, int idx, bool f16, const struct ert_node *n,
+			struct ert_err *err)
+{
+	int common = ert_ocl_program_index("common");
+	/* test hook: a program that fails to build, to check what the user is told */
+	const char *broken = getenv("ERT_OPENCL_TEST_BREAK");
+	const char *options = build_options(cl, f16);
+	uint64_t hash = ert_ocl_hash(ERT_OCL_HASH_INIT, options, strlen(options) + 1);
+	uint64_t t0 = ert_clock_ns();
+	struct ert_ocl_dev *d = cl->dev;
+	ert_status st = ERT_OK;
+	char name[32];
+	const char *texts[3];
+	cl_uint count = 0;
+	cl_program prog;
+	bool shared = false;
+
+	if (common >= 0 && common != idx)
+		texts[count++] = ert_ocl_sources[common].text;
+	texts[count++] = ert_ocl_sources[idx].text;
+	if (broken && !strcmp(broken, ert_ocl_sources[idx].name))
+		texts[count++] = "#error planted by ERT_OPENCL_TEST_BREAK\n";
+	/* the cache key: every text the compiler sees, with its length */
+	for (cl_uint i = 0; i < count; i++) {
+		size_t len = strlen(texts[i]);
+
+		hash = ert_ocl_hash(hash, &len, sizeof(len));
+		hash = ert_ocl_hash(hash, texts[i], len);
+	}
+	cl->program_hash[(f16 ? ERT_OCL_MAX_PROGRAMS : 0) + idx] = hash;
+	variant_name(name, sizeof(name), idx, f16);
+	/* one build per device and program in the process: another session waits for it */
+	pthread_mutex_lock(&d->prog_lock);
+	prog = shared_find(d, idx, f16, hash);
+	shared = prog != NULL;
+	if (!prog)
+		prog = from_cache(cl, idx, f16, hash);
+	if (!prog) {
+		st = from_source(cl, idx, f16, texts, count, options, &prog, n, err);
+		if (st == ERT_OK) {
+			cl->cache.built++;
+			ert_ocl_cache_put(cl, name, hash, prog);
+		}
+	}
+	if (st == ERT_OK && !shared)
+		shared_put(d, idx, f16, hash, prog);
+	pthread_mutex_unlock(&d->prog_lock);
+	if (st == ERT_OK && shared) {
+		cl->times.programs_shared++;
+		/* this session's cache file gets the binary too, when it lacks it */
+		if (!ert_ocl_cache_find(cl, name, hash))
+			ert_ocl_cache_put(cl, name, hash, prog);
+	}
+	if (st == ERT_OK)
+		cl->programs[f16][idx] = prog;
+	cl->times.programs_ns += ert_clock_ns() - t0;
+	return st;
 }
 
 ert_status ert_ocl_kernel_create(struct ert_ocl *cl, const char *program, bool f16,
@@ -161,6 +214,7 @@ ert_status ert_ocl_kernel_create(struct ert_ocl *cl, const char *program, bool f
 				 struct ert_err *err)
 {
 	int idx = ert_ocl_program_index(program);
+	uint64_t t0;
 	cl_kernel k;
 	cl_int rc;
 
@@ -174,7 +228,9 @@ ert_status ert_ocl_kernel_create(struct ert_ocl *cl, const char *program, bool f
 		if (st != ERT_OK)
 			return st;
 	}
+	t0 = ert_clock_ns();
 	k = clCreateKernel(cl->programs[f16][idx], kernel, &rc);
+	cl->times.kernels_ns += ert_clock_ns() - t0;
 	if (!k) {
 		char what[160];
 

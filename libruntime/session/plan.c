@@ -872,8 +872,10 @@ static ert_status plan_create(struct ert_session *s, struct ert_plan *parent,
 	uint8_t *need = NULL;
 	size_t n_io = 0;
 	ert_status st = ERT_STATUS_OUT_OF_MEMORY;
+	uint64_t t0;
 
 	s->failed_op[0] = '\0';
+	s->planned = (struct ert_create_times){ 0 };
 	if (!p)
 		goto error;
 	p->sess = s;
@@ -1013,7 +1015,9 @@ static ert_status plan_create(struct ert_session *s, struct ert_plan *parent,
 	st = assign_arenas(s, p);
 	if (st != ERT_OK)
 		goto error;
+	t0 = ert_clock_ns();
 	st = ert_fp16_plan(s, p, err);
+	s->planned.calib_ns = ert_clock_ns() - t0;
 	if (st != ERT_OK)
 		goto error;
 	plan_aliases(p, g);
@@ -1025,9 +1029,12 @@ static ert_status plan_create(struct ert_session *s, struct ert_plan *parent,
 
 		stp->x.workspace_size = ert_backend_workspace_size(s->backends[stp->backend], &stp->x);
 	}
+	t0 = ert_clock_ns();
 	st = plan_memory(s, p, err);
+	s->planned.memory_ns = ert_clock_ns() - t0;
 	if (st != ERT_OK)
 		goto error;
+	t0 = ert_clock_ns();
 	for (uint32_t i = 0; i < p->n_steps; i++) {
 		struct ert_step *stp = &p->steps[i];
 
@@ -1038,8 +1045,11 @@ static ert_status plan_create(struct ert_session *s, struct ert_plan *parent,
 		}
 		stp->prepared = true;
 	}
+	s->planned.prepare_ns = ert_clock_ns() - t0;
+	t0 = ert_clock_ns();
 	for (uint32_t i = 0; i < s->n_backends; i++)
 		ert_backend_plan_prepared(s->backends[i]);
+	s->planned.prepared_ns = ert_clock_ns() - t0;
 	free(need);
 	*out = p;
 	return ERT_OK;

@@ -186,6 +186,25 @@ struct ert_session_tensor {
 
 #define ERT_PLAN_CACHE_MAX 4
 
+/*
+ * What ert_session_create() spent its wall-clock time on (nanoseconds), for
+ * `edgert bench`: the backends' creation, then the first plan's parts (0
+ * when planning waits for input shapes). @be sums the backends' own parts
+ * (ert_backend_prep_times), which happen inside @backends_ns and
+ * @prepare_ns; what no part claims is planning on the CPU (shapes, constant
+ * folding, placement, kernel arguments, the CPU backend's packing).
+ */
+struct ert_create_times {
+	uint64_t total_ns;
+	uint64_t backends_ns;   /* creating the backends: devices opened, cache files read */
+	uint64_t plan_ns;       /* the first plan, all of it */
+	uint64_t calib_ns;      /* the fp16 guard's calibration run on the CPU (precision LOW) */
+	uint64_t memory_ns;     /* the memory plan and the arenas' allocation */
+	uint64_t prepare_ns;    /* the backends' prepare() of every step */
+	uint64_t prepared_ns;   /* their plan_prepared(): cache files written */
+	struct ert_backend_times be;
+};
+
 struct ert_session {
 	struct ert_model *model;
 	ert_config cfg;
@@ -211,6 +230,8 @@ struct ert_session {
 	uint64_t copied_bytes;        /* bytes copied between backends by the last run */
 	char error[512];
 	char failed_op[64];           /* op type of the node planning failed on, if any */
+	struct ert_create_times created;  /* ert_session_create()'s breakdown */
+	struct ert_create_times planned;  /* the parts of the last plan made (plan.c) */
 };
 
 /* Record an error on the session; returns @st. */

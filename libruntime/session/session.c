@@ -307,6 +307,7 @@ ERT_API ert_status ert_session_create(ert_model *model, const ert_config *cfg,
 	struct ert_session *s;
 	ert_config defaults, given;
 	ert_status st;
+	uint64_t t_start = ert_clock_ns();
 
 	if (!model || !sess_out)
 		return ert_set_last_error(ERT_STATUS_INVALID_ARGUMENT,
@@ -385,7 +386,10 @@ ERT_API ert_status ert_session_create(ert_model *model, const ert_config *cfg,
 	if (!mark_value_inputs(s))
 		goto oom;
 
+	uint64_t t0 = ert_clock_ns();
+
 	st = create_backends(s, &err);
+	s->created.backends_ns = ert_clock_ns() - t0;
 	if (st != ERT_OK) {
 		ert_session_destroy(s);
 		return ert_set_last_error(st, "failed to create session: %s", err.msg);
@@ -396,6 +400,7 @@ ERT_API ert_status ert_session_create(ert_model *model, const ert_config *cfg,
 	 * and inputs read for their value are only known at run time: plan then.
 	 */
 	if (!has_value_inputs(s) && !has_symbolic_dims(g)) {
+		t0 = ert_clock_ns();
 		st = activate_plan(s);
 		if (st != ERT_OK && drop_auto_backends(s, st))
 			st = activate_plan(s);
@@ -406,7 +411,33 @@ ERT_API ert_status ert_session_create(ert_model *model, const ert_config *cfg,
 			ert_session_destroy(s);
 			return ert_set_last_error(st, "failed to create session: %s", msg);
 		}
+		s->created.plan_ns = ert_clock_ns() - t0;
+		s->created.calib_ns = s->planned.calib_ns;
+		s->created.memory_ns = s->planned.memory_ns;
+		s->created.prepare_ns = s->planned.prepare_ns;
+		s->created.prepared_ns = s->planned.prepared_ns;
 	}
+	for (uint32_t b = 0; b < s->n_backends; b++) {
+		struct ert_backend_times bt;
+		struct ert_backend_times *sum = &s->created.be;
+
+		ert_backend_prep_times(s->backends[b], &bt);
+		sum->device_ns += bt.device_ns;
+		sum->cache_ns += bt.cache_ns;
+		sum->programs_ns += bt.programs_ns;
+		sum->kernels_ns += bt.kernels_ns;
+		sum->tune_ns += bt.tune_ns;
+		sum->upload_ns += bt.upload_ns;
+		sum->programs_loaded += bt.programs_loaded;
+		sum->programs_built += bt.programs_built;
+		sum->programs_shared += bt.programs_shared;
+		sum->launches_timed += bt.launches_timed;
+		sum->launches_reused += bt.launches_reused;
+		sum->upload_bytes += bt.upload_bytes;
+		sum->upload_shared_bytes += bt.upload_shared_bytes;
+		sum->device_shared |= bt.device_shared;
+	}
+	s->created.total_ns = ert_clock_ns() - t_start;
 	*sess_out = s;
 	return ERT_OK;
 oom:

@@ -12,10 +12,20 @@
  * the built-in sizes, a wider mode tunes again and its choices serve a
  * narrower one, an entry that is not a candidate of its launch is refused
  * (that launch tuned again) and an entry out of any range makes the file
- * damaged. With no OpenCL platform every check is reported skipped.
+ * damaged.
+ *
+ * Sessions of one process share the device (ocl-device.c): a second session
+ * opened while the first is open takes its context and programs (nothing
+ * built or loaded) and computes the same outputs; either may be destroyed
+ * first, also while the other runs on another thread; sessions created at
+ * once on several threads build each program once between them; the last
+ * session to go closes the device; a session with a cache file that takes
+ * its programs from another session still writes them to its file.
+ * With no OpenCL platform every check is reported skipped.
  *
  * Prints one line per check and ends with "N passed, N failed, N skipped".
  */
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -78,12 +88,9 @@ struct outcome {
 	char error[512];
 };
 
-/* One session on OpenCL with the cache file at @p, tuning with @mode: what its cache did, and its output. */
-static struct outcome session_tuned(ert_model *m, const char *p, ert_tune mode)
+/* A session on OpenCL with the cache file at @p (NULL: none), tuning with @mode. */
+static ert_status open_session(ert_model *m, const char *p, ert_tune mode, ert_session **s)
 {
-	struct outcome o = { 0 };
-	ert_session *s = NULL;
-	float x[N_X];
 	ert_config cfg;
 
 	ert_config_init(&cfg);
@@ -91,7 +98,30 @@ static struct outcome session_tuned(ert_model *m, const char *p, ert_tune mode)
 	cfg.num_backends = 1;
 	cfg.cache_path = p;
 	cfg.tune = mode;
-	if (ert_session_create(m, &cfg, &s) != ERT_OK) {
+	return ert_session_create(m, &cfg, s);
+}
+
+/* One run of @s on the test's input: its output in @y, or false. */
+static bool run_once(ert_session *s, float *y)
+{
+	float x[N_X];
+
+	for (int i = 0; i < N_X; i++)
+		x[i] = (float)((i * 37) % 23) * 0.25f - 2.5f;
+	if (ert_session_set_input(s, 0, ERT_DTYPE_FLOAT32, x, sizeof(x)) != ERT_OK ||
+	    ert_session_run(s) != ERT_OK)
+		return false;
+	memcpy(y, ert_tensor_data(ert_session_get_output(s, 0)), N_X * sizeof(*y));
+	return true;
+}
+
+/* One session on OpenCL with the cache file at @p, tuning with @mode: what its cache did, and its output. */
+static struct outcome session_tuned(ert_model *m, const char *p, ert_tune mode)
+{
+	struct outcome o = { 0 };
+	ert_session *s = NULL;
+
+	if (open_session(m, p, mode, &s) != ERT_OK) {
 		snprintf(o.error, sizeof(o.error), "session: %s", ert_last_error());
 		return o;
 	}
@@ -106,15 +136,10 @@ static struct outcome session_tuned(ert_model *m, const char *p, ert_tune mode)
 		o.refused = c->tune_refused;
 		snprintf(o.note, sizeof(o.note), "%s", c->note);
 	}
-	for (int i = 0; i < N_X; i++)
-		x[i] = (float)((i * 37) % 23) * 0.25f - 2.5f;
-	if (ert_session_set_input(s, 0, ERT_DTYPE_FLOAT32, x, sizeof(x)) != ERT_OK ||
-	    ert_session_run(s) != ERT_OK) {
+	if (!run_once(s, o.y))
 		snprintf(o.error, sizeof(o.error), "run: %s", ert_session_error(s));
-	} else {
-		memcpy(o.y, ert_tensor_data(ert_session_get_output(s, 0)), sizeof(o.y));
+	else
 		o.ran = true;
-	}
 	ert_session_destroy(s);
 	return o;
 }
@@ -263,6 +288,222 @@ static void tuning(ert_model *m, const unsigned char *good, size_t size,
 	free(bad);
 }
 
+/* ---- sessions sharing the device ---- */
+
+/* The programs a session's backend got, by where from. */
+static const struct ert_backend_times *got(const ert_session *s)
+{
+	return &s->created.be;
+}
+
+/* Runs @s @n times, each output compared with @ref; false at the first failure. */
+static bool runs_match(ert_session *s, const float *ref, int n)
+{
+	float y[N_X];
+
+	for (int i = 0; i < n; i++)
+		if (!run_once(s, y) || memcmp(y, ref, sizeof(y)))
+			return false;
+	return true;
+}
+
+/* Two sessions open at once share the device; either may go first. */
+static void share_two(ert_model *m, const struct outcome *cold)
+{
+	char why[600];
+
+	for (int first_goes = 0; first_goes < 2; first_goes++) {
+		ert_session *a = NULL, *b = NULL;
+		bool ok = open_session(m, NULL, ERT_TUNE_FAST, &a) == ERT_OK &&
+			  open_session(m, NULL, ERT_TUNE_FAST, &b) == ERT_OK;
+		uint32_t open_both = ert_ocl_devices_open();
+
+		if (!ok) {
+			check(false, "two sessions open at once", ert_last_error());
+			ert_session_destroy(b);
+			ert_session_destroy(a);
+			failed += first_goes ? 0 : 1;
+			continue;
+		}
+		snprintf(why, sizeof(why),
+			 "first: shared %d, built %u, loaded %u; second: shared %d, programs shared %u, built %u, loaded %u; devices open %u",
+			 got(a)->device_shared, got(a)->programs_built, got(a)->programs_loaded,
+			 got(b)->device_shared, got(b)->programs_shared, got(b)->programs_built,
+			 got(b)->programs_loaded, open_both);
+		if (!first_goes)
+			check(!got(a)->device_shared && !got(a)->programs_shared &&
+			      got(a)->programs_built + got(a)->programs_loaded == cold->built &&
+			      got(b)->device_shared && got(b)->programs_shared == cold->built &&
+			      !got(b)->programs_built && !got(b)->programs_loaded && open_both == 1,
+			      "a second session open at once takes the first's context and programs",
+			      why);
+		ok = runs_match(a, cold->y, 2) && runs_match(b, cold->y, 2);
+		ert_session_destroy(first_goes ? a : b);
+		ok = ok && runs_match(first_goes ? b : a, cold->y, 2) &&
+		     ert_ocl_devices_open() == 1;
+		ert_session_destroy(first_goes ? b : a);
+		snprintf(why, sizeof(why), "outputs %s, devices open at the end %u",
+			 ok ? "the same" : "differ or a run failed", ert_ocl_devices_open());
+		check(ok && ert_ocl_devices_open() == 0,
+		      first_goes ? "the first destroyed first: the second runs on, the last closes the device" :
+				   "the second destroyed first: the first runs on, the last closes the device",
+		      why);
+	}
+}
+
+struct runner {
+	ert_session *s;
+	const float *ref;
+	int runs;
+	bool ok;
+	pthread_barrier_t *ready;    /* passed once the first run is done (or NULL) */
+};
+
+static void *run_thread(void *arg)
+{
+	struct runner *r = arg;
+
+	r->ok = runs_match(r->s, r->ref, 1);
+	if (r->ready)
+		pthread_barrier_wait(r->ready);
+	r->ok = r->ok && runs_match(r->s, r->ref, r->runs);
+	return NULL;
+}
+
+/* The first session destroyed while the second runs on another thread. */
+static void destroy_while_running(ert_model *m, const struct outcome *cold)
+{
+	ert_session *a = NULL, *b = NULL;
+	pthread_barrier_t ready;
+	struct runner r = { .ref = cold->y, .runs = 100, .ready = &ready };
+	pthread_t t;
+	char why[300];
+
+	if (open_session(m, NULL, ERT_TUNE_FAST, &a) != ERT_OK ||
+	    open_session(m, NULL, ERT_TUNE_FAST, &b) != ERT_OK ||
+	    pthread_barrier_init(&ready, NULL, 2) != 0) {
+		check(false, "the first destroyed while the second runs", ert_last_error());
+		ert_session_destroy(b);
+		ert_session_destroy(a);
+		return;
+	}
+	r.s = b;
+	if (pthread_create(&t, NULL, run_thread, &r) != 0) {
+		check(false, "the first destroyed while the second runs", "pthread_create");
+		ert_session_destroy(b);
+		ert_session_destroy(a);
+		pthread_barrier_destroy(&ready);
+		return;
+	}
+	pthread_barrier_wait(&ready);
+	ert_session_destroy(a);
+	pthread_join(t, NULL);
+	pthread_barrier_destroy(&ready);
+	ert_session_destroy(b);
+	snprintf(why, sizeof(why), "the second's 101 runs %s, devices open %u",
+		 r.ok ? "all right" : "failed or differed", ert_ocl_devices_open());
+	check(r.ok && ert_ocl_devices_open() == 0,
+	      "the first destroyed while the second runs on another thread: its runs unharmed", why);
+}
+
+#define N_THREADS 4
+
+struct maker {
+	ert_model *m;
+	const float *ref;
+	pthread_barrier_t *start, *made;
+	ert_session *s;
+	uint32_t made_here, shared;  /* programs built or loaded, taken from another session */
+	bool ok;
+};
+
+static void *make_thread(void *arg)
+{
+	struct maker *k = arg;
+
+	pthread_barrier_wait(k->start);
+	k->ok = open_session(k->m, NULL, ERT_TUNE_FAST, &k->s) == ERT_OK;
+	/* every session made before any goes: they all overlap */
+	pthread_barrier_wait(k->made);
+	if (k->ok) {
+		k->made_here = got(k->s)->programs_built + got(k->s)->programs_loaded;
+		k->shared = got(k->s)->programs_shared;
+	}
+	k->ok = k->ok && runs_match(k->s, k->ref, 30);
+	ert_session_destroy(k->s);
+	return NULL;
+}
+
+/* Sessions created at once on several threads build each program once between them. */
+static void concurrent(ert_model *m, const struct outcome *cold)
+{
+	struct maker k[N_THREADS];
+	pthread_barrier_t start, made;
+	pthread_t t[N_THREADS];
+	uint32_t built = 0, shared = 0, devices = 0;
+	int n = 0;
+	bool ok = true;
+	char why[300];
+
+	if (pthread_barrier_init(&start, NULL, N_THREADS) != 0 ||
+	    pthread_barrier_init(&made, NULL, N_THREADS) != 0) {
+		check(false, "sessions created at once on several threads", "pthread_barrier_init");
+		return;
+	}
+	for (n = 0; n < N_THREADS; n++) {
+		k[n] = (struct maker){ .m = m, .ref = cold->y, .start = &start, .made = &made };
+		if (pthread_create(&t[n], NULL, make_thread, &k[n]) != 0)
+			break;
+	}
+	if (n < N_THREADS) {
+		/* the threads started wait at the barrier for ever: nothing to do but stop */
+		printf("not ok - sessions created at once on several threads: pthread_create\n");
+		exit(1);
+	}
+	for (int i = 0; i < N_THREADS; i++) {
+		pthread_join(t[i], NULL);
+		ok = ok && k[i].ok;
+		built += k[i].made_here;
+		shared += k[i].shared;
+	}
+	devices = ert_ocl_devices_open();
+	pthread_barrier_destroy(&start);
+	pthread_barrier_destroy(&made);
+	snprintf(why, sizeof(why),
+		 "%d threads: runs %s; programs built or loaded %u, shared %u (expected %u and %u); devices open after %u",
+		 N_THREADS, ok ? "all right" : "failed or differed", built, shared, cold->built,
+		 (N_THREADS - 1) * cold->built, devices);
+	check(ok && built == cold->built && shared == (N_THREADS - 1) * cold->built && devices == 0,
+	      "sessions created at once on 4 threads: each program built once between them, the same outputs, the device closed after",
+	      why);
+}
+
+/* A session that takes its programs from another still writes them to its cache file. */
+static void share_to_file(ert_model *m, const struct outcome *cold)
+{
+	char p2[160], why[600];
+	ert_session *a = NULL, *b = NULL;
+	struct outcome after;
+	bool ok;
+
+	snprintf(p2, sizeof(p2), "%s/shared.cache", dir);
+	ok = open_session(m, NULL, ERT_TUNE_FAST, &a) == ERT_OK &&
+	     open_session(m, p2, ERT_TUNE_FAST, &b) == ERT_OK;
+	snprintf(why, sizeof(why), "%s; programs shared %u, built %u",
+		 ok ? "opened" : ert_last_error(), b ? got(b)->programs_shared : 0,
+		 b ? got(b)->programs_built : 0);
+	ok = ok && got(b)->programs_shared == cold->built && !got(b)->programs_built;
+	ert_session_destroy(b);
+	ert_session_destroy(a);
+	after = session(m, p2);
+	snprintf(why + strlen(why), sizeof(why) - strlen(why),
+		 "; the next session alone: loaded %u, built %u, %s", after.loaded, after.built,
+		 after.error);
+	check(ok && after.ran && after.loaded == cold->built && !after.built,
+	      "programs taken from another session are written to the session's cache file", why);
+	unlink(p2);
+}
+
 int main(void)
 {
 	struct ert_err err = { "" };
@@ -274,7 +515,7 @@ int main(void)
 
 	if (ert_backend_create(ERT_BACKEND_OPENCL, NULL, &be, &err) != ERT_OK) {
 		printf("# opencl: skipped (%s)\n", err.msg);
-		printf("0 passed, 0 failed, 17 skipped\n");
+		printf("0 passed, 0 failed, 23 skipped\n");
 		return 0;
 	}
 	snprintf(dev, sizeof(dev), "%s", ert_opencl_backend_device(be));
@@ -353,6 +594,11 @@ int main(void)
 	check(lost.ran && lost.built == cold.built && strstr(lost.note, "cannot write") &&
 	      !memcmp(lost.y, cold.y, sizeof(lost.y)),
 	      "unwritable path: a warning, the session runs", why);
+
+	share_two(m, &cold);
+	destroy_while_running(m, &cold);
+	concurrent(m, &cold);
+	share_to_file(m, &cold);
 
 	free(bad);
 	free(good);

@@ -20,9 +20,13 @@
 #   types OpenCL ran are printed;
 # - the cache file of program binaries (build/test-ocl-cache: cold, warm,
 #   damaged, truncated, foreign, unrelated, unwritable; tuned launches
-#   written, taken warm, refused when damaged, none), and the cold vs
-#   warm session creation of mobilenet_v2 printed (edgert bench --cache
-#   --tune none, PoCL's own kernel cache off; a figure, not a timed test);
+#   written, taken warm, refused when damaged, none; sessions of one
+#   process sharing the device: two open at once, either destroyed first,
+#   one destroyed while the other runs, four created at once on threads),
+#   and the cold vs warm session creation of mobilenet_v2 printed with its
+#   phases (edgert bench --cache --tune none, PoCL's own kernel cache off;
+#   a figure, not a timed test), the second session of the cold process
+#   (--sessions 2) checked to share the first's context and programs;
 # - precision LOW (docs/opencl.md): PoCL has no cl_khr_fp16, so LOW runs in
 #   float32 (mobilenet_v2 within 1e-3 x max |ref|); with float16 storage
 #   forced (ERT_OPENCL_F16=storage) resnet18 has cosine >= 0.999 and no
@@ -107,6 +111,7 @@ if grep -q '^# opencl: skipped' "$out/ops.log"; then
 	skip "--backend auto without a GPU (no OpenCL platform)"
 	skip "ONNX node tests on OpenCL (no OpenCL platform)"
 	skip "session creation with the cache file (no OpenCL platform)"
+	skip "a second session in the process shares the context (no OpenCL platform)"
 	echo "$p passed, $f failed, $s skipped"
 	[ "$f" -eq 0 ]
 	exit
@@ -286,18 +291,38 @@ fi
 # local size it is launched with, so tuning's candidates would each cost a
 # compile here (about 90 s for mobilenet_v2 on this loaded machine); the
 # tuned figure is the GPU benchmark's (scripts/gpu-bench.sh)
+# The cold run makes a second session in its process (--sessions 2): that one
+# must take the first's context and programs (nothing built or loaded).
 rm -f "$out/kernels.cache"
 for run in cold warm; do
+	more=
+	[ "$run" = cold ] && more="--sessions 2"
 	POCL_KERNEL_CACHE=0 "$edgert" bench "$out/$m.ert" --backend opencl --cache "$out/kernels.cache" --tune none \
-		--loops 1 --warmup 0 --json >"$out/create-$run.json" 2>"$out/create-$run.log"
+		$more --loops 1 --warmup 0 --json >"$out/create-$run.json" 2>"$out/create-$run.log"
 done
 ms() { sed -n 's/.*"create_ms": \([0-9.]*\).*/\1/p' "$1"; }
 cold=$(ms "$out/create-cold.json") warm=$(ms "$out/create-warm.json")
-if [ -n "$cold" ] && [ -n "$warm" ] && [ -s "$out/kernels.cache" ]; then
-	ok "$m: session creation with the cache file: $(awk "BEGIN { printf \"cold %.0f ms, warm %.0f ms (%.1fx)\", $cold, $warm, $cold / $warm }")"
+second=$(sed -n 's/.*"create_next_ms": \[\([0-9.]*\)\].*/\1/p' "$out/create-cold.json")
+if [ -n "$cold" ] && [ -n "$warm" ] && [ -n "$second" ] && [ -s "$out/kernels.cache" ]; then
+	ok "$m: session creation with the cache file: $(awk "BEGIN { printf \"cold %.0f ms, warm in a new process %.0f ms (%.1fx), second session in the process %.0f ms (%.1fx)\", $cold, $warm, $cold / $warm, $second, $cold / $second }")"
+	# the breakdowns (edgert bench --json's create_phases), for the record
+	/usr/bin/python3 - "$out/create-cold.json" "$out/create-warm.json" <<'EOF' | sed 's/^/# /'
+import json, sys
+cold, warm = (json.load(open(f)) for f in sys.argv[1:3])
+names = ["device", "cache", "programs", "kernels", "tuning", "uploads", "calibration", "memory", "planning"]
+for what, p in (("cold", cold["create_phases"]), ("second in the process", cold["create_next_phases"][0]),
+                ("warm, new process", warm["create_phases"])):
+    print("%-22s %8.1f ms: " % (what, p["total_ms"]) + ", ".join("%s %.1f" % (n, p[n + "_ms"]) for n in names))
+EOF
 else
 	cat "$out/create-cold.log" "$out/create-warm.log" | tail -n 3 | sed 's/^/# /'
 	bad "$m: edgert bench --cache, cold and warm"
+fi
+if grep -q '"create_next_phases": \[{[^]]*"device_shared": true, "programs_loaded": 0, "programs_built": 0, "programs_shared": [1-9]' "$out/create-cold.json"; then
+	ok "$m: a second session in the process shares the first's context and programs (edgert bench --sessions 2)"
+else
+	sed 's/^/# /' "$out/create-cold.json" | cut -c1-600
+	bad "$m: a second session in the process shares the first's context and programs (edgert bench --sessions 2)"
 fi
 
 # the ONNX node tests whose ops OpenCL takes, each case one check

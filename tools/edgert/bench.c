@@ -7,16 +7,17 @@
 
 #include "cli.h"
 #include "commands.h"
+#include "create-times.h"
 #include "inputs.h"
 
 static const char usage[] =
 	"USAGE: edgert bench MODEL [--threads N] [--warmup N] [--loops N] [--json]\n"
 	"                    [--backend LIST] [--max-memory BYTES]\n"
 	"                    [--memory LEVEL] [--precision LEVEL]\n"
-	"                    [--cache FILE] [--tune MODE]\n"
+	"                    [--cache FILE] [--tune MODE] [--sessions N]\n"
 	"       edgert bench --suite [...]   (see 'edgert bench --suite --help')\n"
 	"\n"
-	"Time ert_session_create() (planning, kernels prepared) once, then\n"
+	"Time ert_session_create() (planning, kernels prepared) once, by phase, then\n"
 	"ert_session_run() on seeded random inputs: after the warm-up runs,\n"
 	"report the minimum, median and maximum of the timed runs in milliseconds\n"
 	"the peak bytes of the session's memory plan and the process's peak\n"
@@ -30,10 +31,18 @@ static const char usage[] =
 	"  -b, --backend LIST  backends in order (cpu, opencl, vulkan, npu, auto)\n"
 	"  -j, --json          one JSON object: create_ms, min_ms, median_ms, max_ms,\n"
 	"                      peak_bytes, copied_bytes (most bytes one run copied\n"
-	"                      between backends), max_rss_bytes, loops, threads\n"
+	"                      between backends), max_rss_bytes, loops, threads,\n"
+	"                      create_phases (ms by phase, the counts)\n"
 	"      --cache FILE    ert_config.cache_path: where GPU backends keep\n"
 	"                      prepared kernels between runs (OpenCL: program\n"
 	"                      binaries); compare create with a cold and a warm file\n"
+	"      --sessions N    create N sessions of the model in turn, 1..16\n"
+	"                      (default 1), each kept open while the next is\n"
+	"                      created: the later ones share what the process\n"
+	"                      holds (the OpenCL context, built programs) and\n"
+	"                      find the cache file warm; each creation is\n"
+	"                      printed (JSON: create_next_ms, create_next_phases);\n"
+	"                      runs are timed on the first\n"
 	CLI_HELP_SESSION_LEVELS
 	CLI_HELP_TUNE
 	"  -h, --help          show this help\n"
@@ -41,16 +50,21 @@ static const char usage[] =
 	"EXAMPLES:\n"
 	"  edgert bench mnv2.ert\n"
 	"  edgert bench r50.ert --threads 1 --loops 100\n"
+	"  edgert bench r50.ert --backend opencl --cache r50.cache --sessions 2\n"
 	"  edgert bench vit.ert --json > vit.json\n"
 	"  edgert bench r50-w8.ert --memory low  # quantised weights, int8 kernels\n"
 	"  edgert bench --suite              # peak, bandwidth and the zoo models\n";
 
 struct bench_opts {
 	const char *model;
-	uint32_t warmup, loops;
+	uint32_t warmup, loops, sessions;
 	bool json;
 	ert_config cfg;
 };
+
+enum { OPT_SESSIONS = CLI_OPT_LOCAL };
+
+#define MAX_SESSIONS 16
 
 static int parse_args(int argc, char **argv, struct bench_opts *o)
 {
@@ -65,6 +79,7 @@ static int parse_args(int argc, char **argv, struct bench_opts *o)
 		CLI_LONGOPT_PRECISION,
 		CLI_LONGOPT_CACHE,
 		CLI_LONGOPT_TUNE,
+		{ "sessions", required_argument, NULL, OPT_SESSIONS },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -91,6 +106,11 @@ static int parse_args(int argc, char **argv, struct bench_opts *o)
 			o->loops = (uint32_t)v;
 			break;
 		case 'j': o->json = true; break;
+		case OPT_SESSIONS:
+			if (!cli_parse_int("bench", "--sessions", optarg, 1, MAX_SESSIONS, &v))
+				return 1;
+			o->sessions = (uint32_t)v;
+			break;
 		case 'h': fputs(usage, stdout); return -1;
 		default: return cli_getopt_error("bench", argv, c);
 		}
@@ -107,10 +127,10 @@ static int cmp_double(const void *a, const void *b)
 
 int ert_cmd_bench(int argc, char **argv)
 {
-	struct bench_opts o = { .warmup = 3, .loops = 20 };
+	struct bench_opts o = { .warmup = 3, .loops = 20, .sessions = 1 };
 	ert_model *model = NULL;
-	ert_session *sess = NULL;
-	double *times = NULL, median, t_create;
+	ert_session *sess = NULL, *more[MAX_SESSIONS] = { NULL };
+	double *times = NULL, median, t_create, t_more[MAX_SESSIONS] = { 0 };
 	uint64_t copied = 0, rss = 0;
 	struct rusage ru;
 	size_t peak;
@@ -138,6 +158,16 @@ int ert_cmd_bench(int argc, char **argv)
 		goto cleanup;
 	}
 	t_create = cli_now_ms() - t_create;
+	/* the later sessions, while the earlier ones stay open */
+	for (uint32_t k = 1; k < o.sessions; k++) {
+		double t0 = cli_now_ms();
+
+		if (ert_session_create(model, &o.cfg, &more[k]) != ERT_OK) {
+			cli_error("bench", "session %u: %s", k + 1, ert_last_error());
+			goto cleanup;
+		}
+		t_more[k] = cli_now_ms() - t0;
+	}
 	if (!cli_inputs_random("bench", sess, 0))
 		goto cleanup;
 	for (uint32_t i = 0; i < o.warmup + o.loops; i++) {
@@ -164,7 +194,19 @@ int ert_cmd_bench(int argc, char **argv)
 	if (o.json) {
 		printf("{\"model\": ");
 		cli_json_string(stdout, o.model);
-		printf(", \"create_ms\": %.4f", t_create);
+		printf(", \"create_ms\": %.4f, \"create_phases\": ", t_create);
+		cli_create_times_json(stdout, sess);
+		if (o.sessions > 1) {
+			printf(", \"create_next_ms\": [");
+			for (uint32_t k = 1; k < o.sessions; k++)
+				printf("%s%.4f", k > 1 ? ", " : "", t_more[k]);
+			printf("], \"create_next_phases\": [");
+			for (uint32_t k = 1; k < o.sessions; k++) {
+				printf("%s", k > 1 ? ", " : "");
+				cli_create_times_json(stdout, more[k]);
+			}
+			printf("]");
+		}
 		printf(", \"threads\": %u, \"loops\": %u, \"warmup\": %u, \"min_ms\": %.4f, "
 		       "\"median_ms\": %.4f, \"max_ms\": %.4f, \"peak_bytes\": %zu, "
 		       "\"copied_bytes\": %llu, \"max_rss_bytes\": %llu}\n",
@@ -174,6 +216,12 @@ int ert_cmd_bench(int argc, char **argv)
 		printf("model    %s\n", o.model);
 		printf("threads  %u\n", cli_thread_count(&o.cfg));
 		printf("create   %.3f ms (ert_session_create)\n", t_create);
+		cli_create_times_print(stdout, sess);
+		for (uint32_t k = 1; k < o.sessions; k++) {
+			printf("create   %.3f ms (session %u, the earlier ones open)\n", t_more[k],
+			       k + 1);
+			cli_create_times_print(stdout, more[k]);
+		}
 		printf("runs     %u (after %u warm-up)\n", o.loops, o.warmup);
 		printf("min      %.3f ms\nmedian   %.3f ms\nmax      %.3f ms\n", times[0], median,
 		       times[o.loops - 1]);
@@ -185,6 +233,8 @@ int ert_cmd_bench(int argc, char **argv)
 	}
 	ret = 0;
 cleanup:
+	for (uint32_t k = MAX_SESSIONS; k-- > 1;)
+		ert_session_destroy(more[k]);
 	ert_session_destroy(sess);
 	ert_model_unref(model);
 	free(times);
