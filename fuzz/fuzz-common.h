@@ -10,9 +10,11 @@
  *   when it has int8 ops with the fixed-point rule), so UB in shape inference, the planner
  *   and the kernels is a finding, not only UB in the parsers. A small memory
  *   budget bounds every tensor (and so the work of an op whose cost follows
- *   its tensors: a pool's window is at most its input), and a deadline checked
- *   before each op skips the rest of a run that is merely slow; what is left
- *   for libFuzzer's -timeout to report is one op slow beyond its sizes.
+ *   its tensors: a pool's window is at most its input, a subgraph's session has
+ *   the same budget), and after_op, which sees the ops of If/Loop/Scan bodies
+ *   too, stops a run that is merely slow at a deadline (or after FZ_MAX_OPS
+ *   ops, which bounds what a Loop stacks); what is left for libFuzzer's
+ *   -timeout to report is one op slow beyond its sizes.
  */
 #ifndef ERT_FUZZ_COMMON_H
 #define ERT_FUZZ_COMMON_H
@@ -78,21 +80,75 @@ static const char *const fz_attr_names[] = {
 	"ert.requant", "num_scan_inputs",
 };
 
+/* ops a run may call after_op for, subgraphs' included: bounds what a Loop stacks */
+#define FZ_MAX_OPS 4096
+
 struct fz_deadline {
 	struct timespec end;
+	uint32_t ops;
+	bool skip_loops;
 };
 
+/*
+ * Does every Loop in @g (at any depth) run an op each iteration, so that
+ * after_op sees it? Its body's condition output must come from a node
+ * reading one of the body's inputs (never computed while planning).
+ */
+static bool fz_loops_visible(const struct ert_graph *g)
+{
+	for (uint32_t i = 0; i < g->n_nodes; i++) {
+		const struct ert_node *n = &g->nodes[i];
+
+		for (uint32_t a = 0; a < n->n_attrs; a++) {
+			const struct ert_graph *b = n->attrs[a].type == ERT_ATTR_GRAPH ?
+						    n->attrs[a].graph : NULL;
+			bool seen = false;
+
+			if (!b)
+				continue;
+			if (!fz_loops_visible(b))
+				return false;
+			if (n->op != ERT_OP_Loop)
+				continue;
+			for (uint32_t j = 0; b->n_outputs && j < b->n_nodes && !seen; j++) {
+				const struct ert_node *bn = &b->nodes[j];
+				bool writes = false;
+
+				for (uint32_t k = 0; k < bn->n_outputs; k++)
+					writes |= bn->outputs[k] == b->outputs[0];
+				for (uint32_t k = 0; writes && k < bn->n_inputs && !seen; k++)
+					for (uint32_t q = 0; q < b->n_inputs && !seen; q++)
+						seen = bn->inputs[k] >= 0 && bn->inputs[k] == b->inputs[q];
+			}
+			if (!seen)
+				return false;
+		}
+	}
+	return true;
+}
+
+/*
+ * A Loop runs for as long as its trip count and condition say, which a
+ * mutated model may make as long as it likes: its body's ops are seen by
+ * after_op (fz_after_op), which stops the run at the deadline. A Loop whose
+ * iterations might run no op is not run (its loading and planning are
+ * still fuzzed).
+ */
 static int fz_before_op(const ert_op_info *op, void *user)
 {
 	const struct fz_deadline *d = user;
+
+	return d->skip_loops && strcmp(op->type, "Loop") == 0;
+}
+
+/* Stop at the deadline or after FZ_MAX_OPS ops: the rest of the run is merely slow. */
+static int fz_after_op(const ert_op_info *op, void *user)
+{
+	struct fz_deadline *d = user;
 	struct timespec now;
 
-	/*
-	 * A Loop runs for as long as its trip count and condition say, which a
-	 * mutated model may make as long as it likes: the loader, shape
-	 * inference and planning of Loops are fuzzed, their runs are not.
-	 */
-	if (strcmp(op->type, "Loop") == 0)
+	(void)op;
+	if (++d->ops > FZ_MAX_OPS)
 		return 1;
 	clock_gettime(CLOCK_MONOTONIC, &now);
 	return now.tv_sec > d->end.tv_sec ||
@@ -137,14 +193,17 @@ static inline void fz_session_run(ert_model *m, bool npu)
 	ert_config cfg;
 	ert_status st;
 
+	memset(&dl, 0, sizeof(dl));
 	clock_gettime(CLOCK_MONOTONIC, &dl.end);
 	dl.end.tv_sec += 1;
+	dl.skip_loops = !fz_loops_visible(m->graph);
 	ert_config_init(&cfg);
 	cfg.num_threads = 1;
 	cfg.memory = ERT_LEVEL_LOW;
 	/* 64 KiB: at most 16 Ki floats a tensor, so one op's work stays small */
 	cfg.max_memory = (uint64_t)64 << 10;
 	cfg.before_op = fz_before_op;
+	cfg.after_op = fz_after_op;
 	cfg.callback_user = &dl;
 	if (npu) {
 		/* the simulator runs the driver's own command stream code */

@@ -103,6 +103,13 @@ struct ert_exec {
 	ert_status (*alloc_output)(struct ert_exec *x, uint32_t k, int32_t rank,
 				   const int64_t *dims, struct ert_err *err);
 	void *alloc_ctx;
+	/*
+	 * The session's configuration, for a step that runs subgraphs (If,
+	 * Loop, Scan) to pass on its memory budget and per-op callbacks to its
+	 * subgraphs' sessions (ert_subrun_set_callbacks()); NULL outside a
+	 * session. Valid as long as the plan.
+	 */
+	const ert_config *session_cfg;
 };
 
 /*

@@ -32,6 +32,15 @@ struct ert_subrun;
 ert_status ert_subrun_create(const struct ert_graph *sub, const ert_config *cfg,
 			     const struct ert_value *const *caps, const bool *caps_const,
 			     struct ert_subrun **out, struct ert_err *err);
+/*
+ * The ops of the subgraph (and of the subgraphs it holds) call @app's
+ * before_op/after_op (none when @app is NULL or has neither), named
+ * "@owner/<op>" one level deeper (ert_op_info.depth); @owner and @app must
+ * outlive the subrun. An after_op that stops the subgraph's run makes
+ * ert_subrun_run() return ERT_STATUS_STOPPED. Without this call a
+ * subgraph's ops call no callback.
+ */
+void ert_subrun_set_callbacks(struct ert_subrun *r, const char *owner, const ert_config *app);
 /* Accepts NULL. */
 void ert_subrun_destroy(struct ert_subrun *r);
 /*

@@ -249,17 +249,41 @@ typedef struct ert_op_info {
 	 * ... where one kernel per level runs); NULL when the backend does not say.
 	 */
 	const char *kernel;
+	/*
+	 * Added after 0.1. 0 for an op of the session's graph; n for an op of a
+	 * subgraph n levels down (an If branch, a Loop or Scan body, which run
+	 * on the CPU as sessions of their own, docs/control-flow.md). For those,
+	 * name is the enclosing nodes' names and the op's, joined by '/'
+	 * ("loop/if_in_body/neg"), and index is the op's position in its
+	 * subgraph's execution order, so it repeats the indices of the
+	 * session's own ops: a callback that keys anything on index, or that
+	 * calls ert_session_op_output(), should look only at depth 0 (the If,
+	 * Loop or Scan op itself is reported at its own depth, after every op
+	 * of its subgraphs has run).
+	 */
+	uint32_t depth;
 } ert_op_info;
 
 /**
- * Called before each op. Return non-zero to skip the op (its outputs keep
- * whatever they held). @user is ert_config.callback_user.
+ * Called before each op, the ops of If/Loop/Scan subgraphs included (each
+ * time they run: once per iteration of a Loop or Scan; see
+ * ert_op_info.depth). Return non-zero to skip the op (its outputs keep
+ * whatever they held; in a subgraph, the run then fails where a later op
+ * needs a shape the skipped op would have given). @user is
+ * ert_config.callback_user.
  */
 typedef int (*ert_before_op_fn)(const ert_op_info *op, void *user);
 /**
- * Called after each op. Return non-zero to stop the run: ert_session_run()
- * returns ERT_STATUS_STOPPED, and the outputs of ops that did not run hold
- * undefined values (the memory plan reuses their storage for other tensors).
+ * Called after each op, the ops of If/Loop/Scan subgraphs included. Return
+ * non-zero to stop the run: ert_session_run() returns ERT_STATUS_STOPPED,
+ * and the outputs of ops that did not run hold undefined values (the memory
+ * plan reuses their storage for other tensors). Stopped inside a subgraph,
+ * the whole run stops there (the If, Loop or Scan and every enclosing one
+ * end at once) and ert_session_error() names the ops, outermost first
+ * ("failed to run Loop 'loop': Loop 'loop': body: failed to run If 'inner':
+ * If 'inner': then_branch: run stopped after Neg 'neg'"). This is
+ * how an application bounds a run: a Loop runs for as long as its trip
+ * count and condition say.
  */
 typedef int (*ert_after_op_fn)(const ert_op_info *op, void *user);
 

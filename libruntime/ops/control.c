@@ -79,6 +79,14 @@ static ert_status check_if(const struct ert_node *n, struct ert_err *err)
 		return sub_fail(n, err, "then_branch has %u outputs and else_branch %u: both "
 				"branches must give the node's %u outputs", t->n_outputs,
 				e->n_outputs, n->n_outputs);
+	/* declared types (a type left undefined is inferred when planning) */
+	for (uint32_t k = 0; k < t->n_outputs; k++) {
+		ert_dtype a = t->tensors[t->outputs[k]].dtype, b = e->tensors[e->outputs[k]].dtype;
+
+		if (a != ERT_DTYPE_UNDEFINED && b != ERT_DTYPE_UNDEFINED && a != b)
+			return sub_fail(n, err, "then_branch gives output %u as %s, else_branch "
+					"as %s", k, ert_dtype_name(a), ert_dtype_name(b));
+	}
 	return ERT_OK;
 }
 

@@ -913,6 +913,7 @@ static ert_status plan_create(struct ert_session *s, struct ert_plan *parent,
 		if (i < p->first_node)
 			continue;
 		bind_exec(p, g, n, &stp->x, ptrs, in_const);
+		stp->x.session_cfg = &s->cfg;
 		st = infer_node(s, p, g, n, ptrs, &dynamic, err);
 		if (st != ERT_OK)
 			goto error;

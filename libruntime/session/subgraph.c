@@ -5,6 +5,7 @@
  * constant captures can be marked), its nodes, outputs, strings and
  * subgraphs shared with the model's graph.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -27,7 +28,40 @@ struct ert_subrun {
 	ert_config cfg;
 	uint32_t n_in;
 	struct subrun_input *in;
+	/* the application's callbacks, seen by the body's ops (ert_subrun_set_callbacks) */
+	ert_before_op_fn app_before;
+	ert_after_op_fn app_after;
+	void *app_user;
+	const char *owner;   /* the node holding the subgraph: its name prefixes the ops' */
+	char name[256];      /* "owner/op", valid during one callback */
 };
+
+/* @op of the body as the application sees it: named under its owner, one level deeper. */
+static const ert_op_info *outer_info(struct ert_subrun *r, const ert_op_info *op,
+				     ert_op_info *out)
+{
+	*out = *op;
+	snprintf(r->name, sizeof(r->name), "%s/%s", r->owner, op->name);
+	out->name = r->name;
+	out->depth = op->depth + 1;
+	return out;
+}
+
+static int body_before_op(const ert_op_info *op, void *user)
+{
+	struct ert_subrun *r = user;
+	ert_op_info info;
+
+	return r->app_before(outer_info(r, op, &info), r->app_user);
+}
+
+static int body_after_op(const ert_op_info *op, void *user)
+{
+	struct ert_subrun *r = user;
+	ert_op_info info;
+
+	return r->app_after(outer_info(r, op, &info), r->app_user);
+}
 
 static void view_free(struct ert_graph *g)
 {
@@ -144,6 +178,20 @@ oom:
 	ert_subrun_destroy(r);
 	ert_err_set(err, "out of memory preparing a subgraph");
 	return ERT_STATUS_OUT_OF_MEMORY;
+}
+
+void ert_subrun_set_callbacks(struct ert_subrun *r, const char *owner, const ert_config *app)
+{
+	r->app_before = app ? app->before_op : NULL;
+	r->app_after = app ? app->after_op : NULL;
+	r->app_user = app ? app->callback_user : NULL;
+	r->owner = owner ? owner : "";
+	r->cfg.before_op = r->app_before ? body_before_op : NULL;
+	r->cfg.after_op = r->app_after ? body_after_op : NULL;
+	r->cfg.callback_user = r;
+	/* the next run makes its session with them */
+	ert_session_destroy(r->sess);
+	r->sess = NULL;
 }
 
 ert_status ert_subrun_set(struct ert_subrun *r, uint32_t k, const struct ert_value *v,

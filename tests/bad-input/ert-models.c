@@ -188,6 +188,63 @@ static struct ert_graph *build_quant(void)
 	return g;
 }
 
+/*
+ * Constants in subgraphs one and two levels down: If 'outer' (c) {
+ * If 'inner' (c) { x + k1 } else { x * k2 } } else { x - k3 }, x and the
+ * k's f32[64].
+ */
+static struct ert_graph *build_body_consts(void)
+{
+	const int64_t d[1] = { 64 };
+	struct ert_graph *g = ert_graph_create();
+	struct ert_graph *tb, *eb, *itb, *ieb;
+	float v[64];
+	int32_t x, c, y, t, bx, bc, caps[2];
+
+	if (!g)
+		return NULL;
+	for (int i = 0; i < 64; i++)
+		v[i] = (float)i * 0.25f - 3;
+	g->producer = "bad-input";
+	g->opset = 13;
+	x = ct_tensor(g, "x", ERT_DTYPE_FLOAT32, 1, d);
+	c = ct_tensor(g, "c", ERT_DTYPE_BOOL, 0, NULL);
+	tb = ert_graph_add_subgraph(g);
+	eb = ert_graph_add_subgraph(g);
+	if (x < 0 || c < 0 || !tb || !eb || !ert_graph_add_input(g, x) || !ert_graph_add_input(g, c))
+		goto error;
+	bx = ct_capture(tb, x);
+	bc = ct_capture(tb, c);
+	itb = ert_graph_add_subgraph(tb);
+	ieb = ert_graph_add_subgraph(tb);
+	if (bx < 0 || bc < 0 || !itb || !ieb)
+		goto error;
+	t = ct_binary(itb, ERT_OP_Add, "add_k1", ct_capture(itb, bx),
+		      ct_const_f32(itb, "k1", 1, d, v), "y1");
+	if (t < 0 || !ert_graph_add_output(itb, t))
+		goto error;
+	t = ct_binary(ieb, ERT_OP_Mul, "mul_k2", ct_capture(ieb, bx),
+		      ct_const_f32(ieb, "k2", 1, d, v), "y2");
+	if (t < 0 || !ert_graph_add_output(ieb, t))
+		goto error;
+	t = ct_if(tb, "inner", bc, itb, &bx, ieb, &bx, "yi", ERT_DTYPE_FLOAT32, 1, d);
+	if (t < 0 || !ert_graph_add_output(tb, t))
+		goto error;
+	t = ct_binary(eb, ERT_OP_Sub, "sub_k3", ct_capture(eb, x), ct_const_f32(eb, "k3", 1, d, v),
+		      "y3");
+	if (t < 0 || !ert_graph_add_output(eb, t))
+		goto error;
+	caps[0] = x;
+	caps[1] = c;
+	y = ct_if(g, "outer", c, tb, caps, eb, caps, "y", ERT_DTYPE_FLOAT32, 1, d);
+	if (y < 0 || !ert_graph_add_output(g, y))
+		goto error;
+	return g;
+error:
+	ert_graph_destroy(g);
+	return NULL;
+}
+
 static int add_image(struct bi_image *out, int n, int max, const char *name,
 		     struct ert_graph *g, const struct ert_write_options *opt)
 {
@@ -222,6 +279,11 @@ int bi_ert_images(struct bi_image *out, int max)
 	if (cf && ert_graph_toposort(cf, &err) == ERT_OK)
 		n = add_image(out, n, max, "ert control flow", cf, NULL);
 	n = add_image(out, n, max, "ert scan", scan, NULL);
+	/* constants one and two levels down, damaged like the main graph's */
+	struct ert_graph *bc = build_body_consts();
+
+	n = add_image(out, n, max, "ert body constants", bc, NULL);
+	ert_graph_destroy(bc);
 	ert_graph_destroy(cf);
 	ert_graph_destroy(scan);
 	ert_graph_destroy(mlp);

@@ -129,6 +129,105 @@ ERT_TEST(if_loop_through_onnx)
 	ert_model_unref(m);
 }
 
+/* What the callbacks saw of one run of the if_loop model. */
+struct cb_log {
+	uint32_t before, after;
+	uint32_t acc, neg, then_add, loop;  /* after_op calls for these names */
+	bool bad_depth, loop_early;
+	uint32_t stop_at_neg;                /* stop after this "loop/inner/neg" (0: never) */
+};
+
+static int log_before(const ert_op_info *op, void *user)
+{
+	struct cb_log *l = user;
+
+	(void)op;
+	l->before++;
+	return 0;
+}
+
+static int log_after(const ert_op_info *op, void *user)
+{
+	struct cb_log *l = user;
+	uint32_t want = 0;
+
+	l->after++;
+	if (strcmp(op->name, "loop/acc") == 0) {
+		l->acc++;
+		want = 1;
+	} else if (strcmp(op->name, "loop/inner/neg") == 0) {
+		l->neg++;
+		want = 2;
+		if (l->neg == l->stop_at_neg)
+			return 1;
+	} else if (strcmp(op->name, "select/then_add") == 0) {
+		l->then_add++;
+		want = 1;
+	} else if (strcmp(op->name, "loop") == 0) {
+		l->loop++;
+		l->loop_early |= l->acc != 3;
+	} else if (!strchr(op->name, '/')) {
+		want = 0;
+	} else {
+		want = op->depth ? op->depth : 1;
+	}
+	l->bad_depth |= op->depth != want;
+	return 0;
+}
+
+/* The ops of branches and bodies reach the callbacks, named under their nodes; a stop in a body stops the run. */
+ERT_TEST(callbacks_see_subgraph_ops)
+{
+	ert_model *m = model_from_graph(ct_build_if_loop());
+	struct cb_log l = { 0 };
+	ert_session *s = NULL;
+	ert_config cfg;
+	ert_status st;
+
+	REQUIRE(m);
+	ert_config_init(&cfg);
+	cfg.num_threads = 1;
+	cfg.before_op = log_before;
+	cfg.after_op = log_after;
+	cfg.callback_user = &l;
+	CHECK_EQ_INT(ert_session_create(m, &cfg, &s), ERT_OK);
+	REQUIRE(s);
+	CHECK(!check_if_loop(s, true, 3));
+	CHECK_EQ_INT(l.acc, 3);
+	CHECK_EQ_INT(l.neg, 3);
+	CHECK_EQ_INT(l.then_add, 1);
+	CHECK_EQ_INT(l.loop, 1);
+	CHECK(!l.loop_early);
+	CHECK(!l.bad_depth);
+	CHECK_EQ_INT(l.before, l.after);
+	CHECK(l.after >= 3 + 3 + 1 + 1 + 3 + 2);
+
+	/* after_op stops the second iteration's inner If's Neg: the whole run stops */
+	memset(&l, 0, sizeof(l));
+	l.stop_at_neg = 2;
+	uint8_t cv = 1;
+	int64_t n = 5;
+
+	CHECK_EQ_INT(ert_session_set_input(s, 1, ERT_DTYPE_BOOL, &cv, 1), ERT_OK);
+	CHECK_EQ_INT(ert_session_set_input(s, 2, ERT_DTYPE_INT64, &n, 8), ERT_OK);
+	st = ert_session_run(s);
+	CHECK_EQ_INT(st, ERT_STATUS_STOPPED);
+	CHECK(strstr(ert_session_error(s), "Loop 'loop'") != NULL);
+	CHECK(strstr(ert_session_error(s), "run stopped after Neg 'neg'") != NULL);
+	fprintf(stderr, "stopped: %s\n", ert_session_error(s));
+	CHECK_EQ_INT(l.neg, 2);
+	CHECK_EQ_INT(l.acc, 2);
+	CHECK_EQ_INT(l.loop, 0);
+	/* and the session runs again, whole */
+	memset(&l, 0, sizeof(l));
+	CHECK(!check_if_loop(s, false, 4));
+	CHECK_EQ_INT(l.acc, 4);
+	CHECK_EQ_INT(l.neg, 0);
+	CHECK_EQ_INT(l.loop, 1);
+	ert_session_destroy(s);
+	ert_model_unref(m);
+}
+
 ERT_TEST(scan_axes_directions)
 {
 	static const float s0[2] = { 1, -1 };
@@ -314,6 +413,41 @@ ERT_TEST(branches_disagree)
 	tb = ert_attr_graph(&g->nodes[0], "then_branch");
 	REQUIRE(tb && ert_graph_add_output(tb, tb->outputs[0]));
 	expect_refused(ert_test_failed_, g, "then_branch has 2 outputs and else_branch 1");
+}
+
+/* The branches' outputs are declared with different types. */
+ERT_TEST(branches_disagree_on_type)
+{
+	struct ert_graph *g = ct_build_deep(1);
+	struct ert_graph *eb;
+	int32_t o;
+
+	REQUIRE(g);
+	eb = ert_attr_graph(&g->nodes[0], "else_branch");
+	REQUIRE(eb && eb->n_outputs == 1);
+	/* else gives the Shape (int64) of its float output */
+	o = ct_tensor(eb, "shape", ERT_DTYPE_INT64, 1, (const int64_t[]){ 1 });
+	REQUIRE(o >= 0);
+	REQUIRE(ert_graph_add_node(eb, ERT_OP_Shape, "shape", 1, &eb->outputs[0], 1, &o) >= 0);
+	eb->tensors[eb->outputs[0]].flags &= ~(uint32_t)ERT_TENSOR_OUTPUT;
+	eb->outputs[0] = o;
+	eb->tensors[o].flags |= ERT_TENSOR_OUTPUT;
+	expect_refused(ert_test_failed_, g, "then_branch gives output 0 as float32, else_branch as int64");
+}
+
+/* A Scan body that takes one input more than the node's states and scan inputs. */
+ERT_TEST(scan_body_arity)
+{
+	struct ert_graph *g = ct_build_scan();
+	struct ert_graph *body;
+
+	REQUIRE(g);
+	body = ert_attr_graph(&g->nodes[0], "body");
+	REQUIRE(body && body->n_inputs == 2);
+	int32_t extra = ct_tensor(body, "extra", ERT_DTYPE_FLOAT32, 0, NULL);
+
+	REQUIRE(extra >= 0 && ert_graph_add_input(body, extra));
+	expect_refused(ert_test_failed_, g, "body has 3 inputs, expected 2 (1 states, 1 scan inputs)");
 }
 
 ERT_TEST(loop_body_arity)
@@ -502,8 +636,10 @@ ERT_TEST(file_too_deep)
 }
 
 ERT_TEST_MAIN(ERT_TEST_ENTRY(if_loop_through_ert), ERT_TEST_ENTRY(if_loop_through_onnx),
+	      ERT_TEST_ENTRY(callbacks_see_subgraph_ops),
 	      ERT_TEST_ENTRY(scan_axes_directions), ERT_TEST_ENTRY(deepest_nesting_runs),
 	      ERT_TEST_ENTRY(too_deep), ERT_TEST_ENTRY(missing_outer_value),
 	      ERT_TEST_ENTRY(missing_inner_value), ERT_TEST_ENTRY(branches_disagree),
-	      ERT_TEST_ENTRY(loop_body_arity), ERT_TEST_ENTRY(cycle_in_branch),
+	      ERT_TEST_ENTRY(loop_body_arity),
+	      ERT_TEST_ENTRY(branches_disagree_on_type), ERT_TEST_ENTRY(scan_body_arity), ERT_TEST_ENTRY(cycle_in_branch),
 	      ERT_TEST_ENTRY(file_links), ERT_TEST_ENTRY(file_too_deep))

@@ -488,7 +488,9 @@ static void place_step(const struct ert_node *node, const struct ert_value *cons
 
 static int place_before_op(const ert_op_info *op, void *user)
 {
-	place_op(user, op->type, op->backend);
+	/* the steps' placement: a subgraph's ops run where their If/Loop/Scan does */
+	if (!op->depth)
+		place_op(user, op->type, op->backend);
 	return 0;
 }
 

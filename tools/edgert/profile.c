@@ -109,7 +109,9 @@ static int before_op(const ert_op_info *op, void *user)
 {
 	struct profiler *p = user;
 
-	(void)op;
+	/* a subgraph's ops are timed within the row of their If/Loop/Scan */
+	if (op->depth)
+		return 0;
 	if (p->record)
 		p->op_t0 = profile_now_ns();
 	p->t_start = cli_now_ms();
@@ -124,6 +126,8 @@ static int after_op(const ert_op_info *op, void *user)
 	uint64_t t1 = p->record ? profile_now_ns() : 0;
 	struct op_stat *s;
 
+	if (op->depth)
+		return 0;
 	if (op->index >= p->cap) {
 		uint32_t cap = p->cap ? p->cap : 64;
 		struct op_stat *ops;

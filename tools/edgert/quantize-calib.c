@@ -293,7 +293,8 @@ static int calib_after_op(const ert_op_info *op, void *user)
 	struct calib_run *c = user;
 	const struct ert_node *node;
 
-	if (op->index >= c->map.n_steps)
+	/* steps of the session's graph only (a subgraph's ops repeat their indices) */
+	if (op->depth || op->index >= c->map.n_steps)
 		return 0;
 	node = c->map.node[op->index];
 	for (uint32_t k = 0; k < c->map.n_out[op->index] && k < node->n_outputs; k++) {

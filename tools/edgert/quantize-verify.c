@@ -45,7 +45,8 @@ static int quant_after_op(const ert_op_info *op, void *user)
 	struct cmp_run *c = user;
 	const struct ert_node *node;
 
-	if (op->index >= c->qmap.n_steps)
+	/* steps of the session's graph only (a subgraph's ops repeat their indices) */
+	if (op->depth || op->index >= c->qmap.n_steps)
 		return 0;
 	node = c->qmap.node[op->index];
 	for (uint32_t k = 0; k < c->qmap.n_out[op->index] && k < node->n_outputs; k++) {
@@ -77,7 +78,8 @@ static int float_after_op(const ert_op_info *op, void *user)
 	struct cmp_run *c = user;
 	const struct ert_node *node;
 
-	if (op->index >= c->fmap.n_steps)
+	/* steps of the session's graph only (a subgraph's ops repeat their indices) */
+	if (op->depth || op->index >= c->fmap.n_steps)
 		return 0;
 	node = c->fmap.node[op->index];
 	for (uint32_t k = 0; k < c->fmap.n_out[op->index] && k < node->n_outputs; k++) {

@@ -87,6 +87,9 @@ static ert_status state_create(struct ert_cpu *cpu, const struct ert_exec *x,
 	cfg.num_threads = cpu->num_threads ? cpu->num_threads : 1;
 	cfg.precision = cpu->precision;
 	cfg.memory = cpu->memory;
+	/* each subgraph session within the session's budget (not summed with it) */
+	if (x->session_cfg && x->session_cfg->max_memory)
+		cfg.max_memory = x->session_cfg->max_memory;
 	/* slices and stacked outputs; opset 8's Scan also per-batch inputs and states */
 	s->n_buf = 2 * (x->n_in + x->n_out);
 	s->buf = calloc(s->n_buf, sizeof(*s->buf));
@@ -119,6 +122,7 @@ static ert_status state_create(struct ert_cpu *cpu, const struct ert_exec *x,
 			state_free(s);
 			return fail(x, err, st, "%s: %s", attr->name, e.msg);
 		}
+		ert_subrun_set_callbacks(s->run[r], x->node->name, x->session_cfg);
 		s->n_run = 2;
 		at += attr->graph->n_captures;
 	}
