@@ -110,6 +110,11 @@ struct ert_exec {
 	 * session. Valid as long as the plan.
 	 */
 	const ert_config *session_cfg;
+	/*
+	 * Where ops that make strings put their bytes (ert-strings.h): the
+	 * session's run heap. NULL outside a session (plan-time folding).
+	 */
+	struct ert_str_heap *strings;
 };
 
 /*

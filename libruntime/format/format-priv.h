@@ -52,6 +52,8 @@ enum fmt_encoding {
 	FMT_ENC_FP16 = 2,
 	FMT_ENC_Q8 = 3,
 	FMT_ENC_Q4 = 4,
+	/* v7: string constants, (numel + 1) u64 offsets then the bytes (docs/strings.md) */
+	FMT_ENC_STRINGS = 5,
 };
 
 /* fixed part of a tensor record before the variable quantisation arrays */

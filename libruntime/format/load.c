@@ -208,8 +208,8 @@ static bool read_header(struct loader *ld)
 			    "model file is %llu bytes but its header says %llu%s",
 			    (unsigned long long)ld->size, (unsigned long long)fsize,
 			    fsize > ld->size ? " (truncated)" : "");
-	/* Versions 1 to 6 fix the header size; later versions may only grow it. */
-	if (ld->version <= 6 && hs != FMT_HEADER_V1)
+	/* Versions 1 to 7 fix the header size; later versions may only grow it. */
+	if (ld->version <= 7 && hs != FMT_HEADER_V1)
 		return fail(ld, ERT_STATUS_INVALID_MODEL,
 			    "header size %u, format version %u has %u", hs, ld->version,
 			    FMT_HEADER_V1);
@@ -375,6 +375,58 @@ static bool keep_encoded(struct loader *ld, int32_t ti, uint32_t enc, uint32_t b
 	return true;
 }
 
+/*
+ * A string constant (encoding 5): numel + 1 offsets, the first 0, none
+ * decreasing, the last the byte count, all inside the stored size; the
+ * handles are made here and point into the image.
+ */
+static bool read_string_const(struct loader *ld, int32_t ti, int64_t numel, uint64_t off,
+			      uint64_t size, const char *what)
+{
+	uint64_t ws = ld->sec_off[FMT_SEC_WEIGHTS], wl = ld->sec_size[FMT_SEC_WEIGHTS];
+	uint64_t head, prev = 0;
+	const uint8_t *src;
+	ert_string *h;
+
+	if ((uint64_t)numel >= UINT64_MAX / 16 || (head = ((uint64_t)numel + 1) * 8) > size)
+		return fail(ld, ERT_STATUS_INVALID_MODEL,
+			    "%s: %llu bytes cannot hold the offsets of %lld strings", what,
+			    (unsigned long long)size, (long long)numel);
+	if (off % FMT_ALIGN || off < ws || off - ws > wl || size > wl - (off - ws))
+		return fail(ld, ERT_STATUS_INVALID_MODEL,
+			    "%s: strings at %llu+%llu lie outside the weights section", what,
+			    (unsigned long long)off, (unsigned long long)size);
+	src = ld->img + off;
+	for (int64_t i = 0; i <= numel; i++) {
+		uint64_t o = fmt_get64(src + 8 * i);
+
+		if (i == 0 ? o != 0 : o < prev || o > size - head)
+			return fail(ld, ERT_STATUS_INVALID_MODEL,
+				    "%s: string offset %lld is %llu (after %llu, of %llu bytes)", what,
+				    (long long)i, (unsigned long long)o, (unsigned long long)prev,
+				    (unsigned long long)(size - head));
+		prev = o;
+	}
+	if (prev != size - head)
+		return fail(ld, ERT_STATUS_INVALID_MODEL,
+			    "%s: the strings end at %llu of %llu bytes", what,
+			    (unsigned long long)prev, (unsigned long long)(size - head));
+	if (size)
+		ld->ranges[ld->n_ranges++] =
+			(struct range){ off, size, (uint32_t)ti, ld->g->tensors[ti].name };
+	h = malloc(numel ? (size_t)numel * sizeof(*h) : 1);
+	if (!h)
+		return fail(ld, ERT_STATUS_OUT_OF_MEMORY, "%s: out of memory for %lld strings", what,
+			    (long long)numel);
+	for (int64_t i = 0; i < numel; i++) {
+		uint64_t a = fmt_get64(src + 8 * i), b = fmt_get64(src + 8 * (i + 1));
+
+		h[i] = (ert_string){ (const char *)src + head + a, b - a };
+	}
+	ert_graph_set_const(ld->g, ti, h, (size_t)numel * sizeof(*h), true);
+	return true;
+}
+
 static bool read_const(struct loader *ld, int32_t ti, uint32_t enc, uint32_t block,
 		       uint64_t off, uint64_t size, bool value_read, const char *what)
 {
@@ -385,6 +437,8 @@ static bool read_const(struct loader *ld, int32_t ti, uint32_t enc, uint32_t blo
 	if (t->rank < 0 || numel < 0)
 		return fail(ld, ERT_STATUS_INVALID_MODEL,
 			    "%s: a constant needs a known shape whose size fits in 64 bits", what);
+	if (enc == FMT_ENC_STRINGS)
+		return read_string_const(ld, ti, numel, off, size, what);
 	if (!ert_dtype_valid(t->dtype))
 		return fail(ld, ERT_STATUS_INVALID_MODEL, "%s: constant of dtype %u", what,
 			    (unsigned)t->dtype);
@@ -467,8 +521,11 @@ static bool read_tensor(struct loader *ld, struct cur *c, uint32_t i)
 	block = rd32(c);
 	if (dtype >= ERT_DTYPE_COUNT)
 		return fail(ld, ERT_STATUS_INVALID_MODEL, "%s: unknown dtype %u", what, dtype);
-	if (enc > FMT_ENC_Q4)
+	if (enc > (ld->version >= 7 ? FMT_ENC_STRINGS : FMT_ENC_Q4))
 		return fail(ld, ERT_STATUS_INVALID_MODEL, "%s: unknown encoding %u", what, enc);
+	if ((enc == FMT_ENC_STRINGS) != (dtype == ERT_DTYPE_STRING && enc != FMT_ENC_NONE))
+		return fail(ld, ERT_STATUS_INVALID_MODEL, "%s: encoding %u with dtype %s", what, enc,
+			    ert_dtype_name((ert_dtype)dtype));
 	if (rank < -1 || rank > ERT_MAX_RANK)
 		return fail(ld, ERT_STATUS_INVALID_MODEL, "%s: rank %d (must be -1..%d)", what, rank,
 			    ERT_MAX_RANK);
@@ -1024,7 +1081,8 @@ ert_status ert_format_load(const void *data, size_t size, struct ert_graph **out
 	 * layout (v3 may hold Conv nodes with a fused residual, v4 QLinearConv
 	 * nodes with one too: docs/model-format.md). v5 adds the subgraph
 	 * section and GRAPH attributes; v6 has v5's layout (it may hold MatMul
-	 * nodes with a fused bias).
+	 * nodes with a fused bias), and so has v7 (it may hold string constants,
+	 * encoding 5).
 	 */
 	if (ld.version >= 1 && ld.version <= 4) {
 		ld.graphs = calloc(1, sizeof(*ld.graphs));

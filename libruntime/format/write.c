@@ -251,7 +251,7 @@ static bool choose_encodings(struct writer *w, uint32_t gi)
 		w->value_read[base + t] = value_read[t];
 		if (!(x->flags & ERT_TENSOR_CONST))
 			continue;
-		w->enc[base + t] = FMT_ENC_RAW;
+		w->enc[base + t] = x->dtype == ERT_DTYPE_STRING ? FMT_ENC_STRINGS : FMT_ENC_RAW;
 		if (x->dtype != ERT_DTYPE_FLOAT32 || by_value[t] || numel <= 0)
 			continue;
 		if (weight[t] && numel >= FMT_QUANT_MIN_ELEMS && w->opt.weight_bits == 8)
@@ -293,6 +293,38 @@ static bool plan_records(struct writer *w)
 	return true;
 }
 
+/* A string constant: (numel + 1) u64 offsets into the bytes that follow them. */
+static ert_status write_strings(struct writer *w, const struct ert_tensor *x, int64_t numel,
+				uint64_t *off, uint64_t *size)
+{
+	const ert_string *s = x->data;
+	uint64_t bytes = 0;
+	uint8_t *dst;
+
+	if (numel < 0 || x->nbytes != ert_dtype_bytes(ERT_DTYPE_STRING, numel) || (numel && !s)) {
+		ert_err_set(w->err, "string constant '%s' has no known shape or no data", x->name);
+		return ERT_STATUS_INVALID_ARGUMENT;
+	}
+	for (int64_t i = 0; i < numel; i++)
+		bytes += s[i].len;
+	*size = ((uint64_t)numel + 1) * 8 + bytes;
+	pad_to(&w->weights, FMT_ALIGN);
+	*off = w->weights.len; /* rebased by assemble() */
+	dst = buf_grow(&w->weights, (size_t)*size);
+	if (!dst)
+		return ERT_STATUS_OUT_OF_MEMORY;
+	bytes = 0;
+	for (int64_t i = 0; i <= numel; i++) {
+		fmt_put64(dst + 8 * i, bytes);
+		if (i < numel) {
+			if (s[i].len)
+				memcpy(dst + ((uint64_t)numel + 1) * 8 + bytes, s[i].data, (size_t)s[i].len);
+			bytes += s[i].len;
+		}
+	}
+	return ERT_OK;
+}
+
 static ert_status write_tensor(struct writer *w, const struct ert_graph *g, uint32_t t,
 			       uint32_t rec)
 {
@@ -306,7 +338,12 @@ static ert_status write_tensor(struct writer *w, const struct ert_graph *g, uint
 		ert_err_set(w->err, "tensor '%s' has rank %d", x->name, x->rank);
 		return ERT_STATUS_INVALID_ARGUMENT;
 	}
-	if (enc != FMT_ENC_NONE) {
+	if (enc == FMT_ENC_STRINGS) {
+		ert_status st = write_strings(w, x, numel, &off, &size);
+
+		if (st != ERT_OK)
+			return st;
+	} else if (enc != FMT_ENC_NONE) {
 		if (!ert_dtype_valid((int32_t)x->dtype)) {
 			ert_err_set(w->err, "constant '%s' has dtype %s, which model files cannot hold",
 				    x->name, ert_dtype_name(x->dtype));

@@ -18,7 +18,7 @@ static const struct {
 	[ERT_DTYPE_INT16] = { "int16", 2, 0, 1 },
 	[ERT_DTYPE_INT32] = { "int32", 4, 0, 1 },
 	[ERT_DTYPE_INT64] = { "int64", 8, 0, 1 },
-	[ERT_DTYPE_STRING] = { "string", 0, 0, 0 },
+	[ERT_DTYPE_STRING] = { "string", sizeof(ert_string), 0, 0 }, /* handles (ert-strings.h) */
 	[ERT_DTYPE_BOOL] = { "bool", 1, 0, 0 },
 	[ERT_DTYPE_FLOAT16] = { "float16", 2, 1, 0 },
 	[ERT_DTYPE_FLOAT64] = { "float64", 8, 1, 0 },

@@ -125,7 +125,7 @@ typedef enum ert_dtype {
 	ERT_DTYPE_INT16 = 5,
 	ERT_DTYPE_INT32 = 6,
 	ERT_DTYPE_INT64 = 7,
-	ERT_DTYPE_STRING = 8,       /* not supported by any backend */
+	ERT_DTYPE_STRING = 8,       /* elements are ert_string (below); CPU backend only */
 	ERT_DTYPE_BOOL = 9,
 	ERT_DTYPE_FLOAT16 = 10,
 	ERT_DTYPE_FLOAT64 = 11,
@@ -145,6 +145,31 @@ typedef enum ert_dtype {
 
 /** Name of a dtype as ONNX spells it in lower case ("float32", "int8", ...). */
 ERT_API const char *ert_dtype_name(ert_dtype dtype);
+
+/**
+ * One element of an ERT_DTYPE_STRING tensor: @len bytes at @data (UTF-8 by
+ * ONNX's convention; not NUL-terminated, and may hold NUL bytes). The data of
+ * a string tensor (ert_tensor_data(), ert_session_set_input()) is an array of
+ * these, one per element, and its byte size counts the array only.
+ *
+ * Who owns the bytes: ert_session_set_input() copies the strings of an input
+ * into the session, so the caller's may go at once. The strings of an output
+ * point into the model (constants) or into the session (inputs, strings ops
+ * made during the run); they stay valid until the next ert_session_run() or
+ * ert_session_set_input() of the session, or until it is destroyed.
+ *
+ * Example, a [2] string input and a [2] string output:
+ *
+ *     ert_string words[2] = { { "hello", 5 }, { "world", 5 } };
+ *     ert_session_set_input(sess, 0, ERT_DTYPE_STRING, words, sizeof(words));
+ *     ert_session_run(sess);
+ *     const ert_string *out = ert_tensor_data(ert_session_get_output(sess, 0));
+ *     printf("%.*s\n", (int)out[0].len, out[0].data);
+ */
+typedef struct ert_string {
+	const char *data;
+	uint64_t len;
+} ert_string;
 
 /** Memory layout of a tensor as seen by the application. */
 typedef enum ert_layout {
@@ -489,6 +514,8 @@ ERT_API ert_status ert_session_resize_input(ert_session *sess, uint32_t index,
 /**
  * Copy @size bytes into input @index. @size must equal the input's byte size for
  * its current shape and @dtype its element type (ERT_STATUS_SHAPE / _DTYPE otherwise).
+ * For a string input @data is an array of ert_string and the strings' bytes are
+ * copied too (ERT_STATUS_INVALID_ARGUMENT for a NULL data with a non-zero len).
  */
 ERT_API ert_status ert_session_set_input(ert_session *sess, uint32_t index, ert_dtype dtype,
 					 const void *data, size_t size);

@@ -97,7 +97,7 @@ static ert_status apply_type(struct importer *im, int32_t t, const Onnx__TypePro
 	}
 	tt = tp->tensor_type;
 	if (tt->has_elem_type && tt->elem_type != 0) {
-		if (!ert_dtype_valid(tt->elem_type)) {
+		if (!ert_dtype_valid(tt->elem_type) && tt->elem_type != ERT_DTYPE_STRING) {
 			if (!strict)
 				return ERT_OK;
 			bool known = tt->elem_type > 0 && tt->elem_type < ERT_DTYPE_COUNT;

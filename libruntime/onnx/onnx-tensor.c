@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "ert-file.h"
+#include "ert-strings.h"
 #include "onnx/onnx-private.h"
 
 ert_status ert_onnx_read_file(const char *path, uint8_t **data_out, size_t *size_out,
@@ -312,6 +313,43 @@ static ert_status decode_typed(const Onnx__TensorProto *tp, ert_dtype dt, int64_
 	}
 }
 
+/*
+ * A string tensor: string_data only (ONNX stores strings nowhere else), one
+ * entry per element, packed into one block of handles and bytes
+ * (ert_strings_pack()) that free() releases like any decoded tensor.
+ */
+static ert_status decode_strings(const Onnx__TensorProto *tp, const char *what,
+				 struct ert_value *v, struct ert_value *out, struct ert_err *err)
+{
+	ert_string *tmp;
+
+	if (tp->has_raw_data || (tp->has_data_location &&
+				 tp->data_location == ONNX__TENSOR_PROTO__DATA_LOCATION__EXTERNAL)) {
+		ert_err_set(err, "%s: a string tensor keeps its strings in string_data, not in "
+			    "raw or external data", what);
+		return ERT_STATUS_INVALID_MODEL;
+	}
+	if (tp->n_string_data != (size_t)v->numel)
+		return count_mismatch(err, what, "string_data", tp->n_string_data, v->numel);
+	tmp = malloc((v->numel ? (size_t)v->numel : 1) * sizeof(*tmp));
+	if (!tmp) {
+		ert_err_set(err, "%s: out of memory for %lld strings", what, (long long)v->numel);
+		return ERT_STATUS_OUT_OF_MEMORY;
+	}
+	for (int64_t i = 0; i < v->numel; i++) {
+		tmp[i].data = (const char *)tp->string_data[i].data;
+		tmp[i].len = tp->string_data[i].len;
+	}
+	v->data = ert_strings_pack(tmp, (size_t)v->numel, NULL);
+	free(tmp);
+	if (!v->data) {
+		ert_err_set(err, "%s: out of memory for its strings", what);
+		return ERT_STATUS_OUT_OF_MEMORY;
+	}
+	*out = *v;
+	return ERT_OK;
+}
+
 ert_status ert_onnx_tensor_decode(const Onnx__TensorProto *tp, const char *dir,
 				  const char *what, struct ert_value *out, struct ert_err *err)
 {
@@ -321,13 +359,12 @@ ert_status ert_onnx_tensor_decode(const Onnx__TensorProto *tp, const char *dir,
 	ert_status st;
 
 	memset(&v, 0, sizeof(v));
-	if (raw_dt == ERT_DTYPE_STRING || raw_dt == ERT_DTYPE_COMPLEX64 ||
-	    raw_dt == ERT_DTYPE_COMPLEX128) {
+	if (raw_dt == ERT_DTYPE_COMPLEX64 || raw_dt == ERT_DTYPE_COMPLEX128) {
 		ert_err_set(err, "%s: %s tensors are not supported", what,
 			    ert_dtype_name((ert_dtype)raw_dt));
 		return ERT_STATUS_UNSUPPORTED;
 	}
-	if (!ert_dtype_valid(raw_dt)) {
+	if (!ert_dtype_valid(raw_dt) && raw_dt != ERT_DTYPE_STRING) {
 		ert_err_set(err, "%s: unknown data type %d", what, (int)raw_dt);
 		return ERT_STATUS_INVALID_MODEL;
 	}
@@ -356,6 +393,8 @@ ert_status ert_onnx_tensor_decode(const Onnx__TensorProto *tp, const char *dir,
 		return ERT_STATUS_INVALID_MODEL;
 	}
 	v.nbytes = ert_dtype_bytes(v.dtype, v.numel);
+	if (v.dtype == ERT_DTYPE_STRING)
+		return decode_strings(tp, what, &v, out, err);
 
 	bool external = tp->has_data_location &&
 			tp->data_location == ONNX__TENSOR_PROTO__DATA_LOCATION__EXTERNAL;

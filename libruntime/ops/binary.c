@@ -73,7 +73,7 @@ static ert_status infer_variadic(struct ert_infer_ctx *ctx)
 
 static ert_status infer_compare(struct ert_infer_ctx *ctx)
 {
-	enum ert_ew_class c = ctx->node->op == ERT_OP_Equal ? ERT_EW_NUM_BOOL : ERT_EW_NUM;
+	enum ert_ew_class c = ctx->node->op == ERT_OP_Equal ? ERT_EW_EQUAL : ERT_EW_NUM;
 
 	return broadcast_inputs(ctx, 0, 2, c, true, ERT_DTYPE_BOOL);
 }

@@ -14,8 +14,10 @@ enum ert_ew_class {
 	ERT_EW_NUM,      /* float class plus 8..64-bit integers */
 	ERT_EW_INT,      /* 8..64-bit integers */
 	ERT_EW_BOOL,
-	ERT_EW_NUM_BOOL, /* numbers and bool (Equal) */
+	ERT_EW_NUM_BOOL, /* numbers and bool (Less, ...) */
+	ERT_EW_EQUAL,    /* numbers, bool and strings (Equal) */
 	ERT_EW_ANY,      /* anything the runtime knows */
+	ERT_EW_ANY_STRING, /* that and strings (Identity: handles move, ert-strings.h) */
 };
 
 static inline bool ert_ew_is_arith_float(ert_dtype dt)
@@ -38,7 +40,10 @@ static inline bool ert_ew_class_ok(ert_dtype dt, enum ert_ew_class c)
 	case ERT_EW_BOOL: return dt == ERT_DTYPE_BOOL;
 	case ERT_EW_NUM_BOOL:
 		return ert_ew_is_arith_float(dt) || ert_ew_is_int(dt) || dt == ERT_DTYPE_BOOL;
+	case ERT_EW_EQUAL:
+		return ert_ew_class_ok(dt, ERT_EW_NUM_BOOL) || dt == ERT_DTYPE_STRING;
 	case ERT_EW_ANY: return ert_dtype_valid(dt);
+	case ERT_EW_ANY_STRING: return ert_dtype_valid(dt) || dt == ERT_DTYPE_STRING;
 	}
 	return false;
 }
@@ -51,7 +56,9 @@ static inline const char *ert_ew_class_name(enum ert_ew_class c)
 	case ERT_EW_INT: return "an integer type";
 	case ERT_EW_BOOL: return "bool";
 	case ERT_EW_NUM_BOOL: return "a numeric type or bool";
+	case ERT_EW_EQUAL: return "a numeric type, bool or string";
 	case ERT_EW_ANY: return "a known type";
+	case ERT_EW_ANY_STRING: return "a known type or string";
 	}
 	return "?";
 }

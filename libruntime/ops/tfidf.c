@@ -38,8 +38,8 @@ ert_status ert_tfidf_params(const struct ert_node *n, struct ert_tfidf_params *p
 	else
 		goto bad_mode;
 	if (!p->pool) {
-		ert_err_set(err, "TfIdfVectorizer '%s': needs pool_int64s (pool_strings: string "
-			    "tensors are not supported)", n->name);
+		ert_err_set(err, "TfIdfVectorizer '%s': needs pool_int64s (string tokens, pool_strings, "
+			    "are not supported)", n->name);
 		return ERT_STATUS_UNSUPPORTED;
 	}
 	if (p->min_n < 1 || p->max_n < p->min_n || p->max_n > (int64_t)p->n_starts) {

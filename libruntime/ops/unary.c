@@ -53,7 +53,7 @@ static ert_status infer_bool(struct ert_infer_ctx *ctx)
 
 static ert_status infer_any(struct ert_infer_ctx *ctx)
 {
-	return same_as_input(ctx, ERT_EW_ANY, ERT_DTYPE_UNDEFINED);
+	return same_as_input(ctx, ERT_EW_ANY_STRING, ERT_DTYPE_UNDEFINED);
 }
 
 /* IsNaN / IsInf take every float type, float8 included (opset 20). */
@@ -127,9 +127,16 @@ static ert_status check_cast_types(struct ert_infer_ctx *ctx, int64_t to)
 {
 	ert_dtype from = ctx->in[0]->dtype;
 
-	if (to == ERT_DTYPE_STRING || from == ERT_DTYPE_STRING)
+	if (to == ERT_DTYPE_STRING || from == ERT_DTYPE_STRING) {
+		/* numbers print and parse (backends/cpu/ops/strings-cast.c); bool and the rest do not */
+		ert_dtype other = to == ERT_DTYPE_STRING ? from : (ert_dtype)to;
+
+		if (other == ERT_DTYPE_STRING || ert_ew_is_arith_float(other) || ert_ew_is_int(other))
+			return ERT_OK;
 		return ert_infer_fail(ctx, ERT_STATUS_UNSUPPORTED,
-				      "casts from or to string are not supported");
+				      "casts between string and %s are not supported",
+				      ert_dtype_name(other));
+	}
 	if (!ert_dtype_valid((int32_t)to) || to != (int32_t)to)
 		return ert_infer_fail(ctx, ERT_STATUS_UNSUPPORTED,
 				      "cannot cast to type %lld (attribute to)", (long long)to);

@@ -194,6 +194,7 @@ static void bind_exec(struct ert_plan *p, const struct ert_graph *g, const struc
 	memset(x, 0, sizeof(*x));
 	x->graph = g;
 	x->node = n;
+	x->strings = p->sess->strings;
 	x->in = ptrs;
 	x->out = ptrs + n->n_inputs;
 	x->in_const = in_const;
@@ -386,9 +387,25 @@ static size_t outputs_bytes(const struct ert_plan *p, const struct ert_node *n)
 	return sum;
 }
 
+/* A step reading or writing strings: their handles point into host memory (ert-strings.h). */
+static bool step_has_strings(const struct ert_exec *x)
+{
+	for (uint32_t k = 0; k < x->n_in + x->n_out; k++) {
+		const struct ert_value *v = k < x->n_in ? x->in[k] : x->out[k - x->n_in];
+
+		if (v && v->dtype == ERT_DTYPE_STRING)
+			return true;
+	}
+	return false;
+}
+
 static ert_status place_step(struct ert_session *s, struct ert_step *st, struct ert_err *err)
 {
+	bool strings = step_has_strings(&st->x);
+
 	for (uint32_t b = 0; b < s->n_backends; b++) {
+		if (strings && s->backends[b]->type != ERT_BACKEND_CPU)
+			continue;
 		if (ert_backend_supports_op(s->backends[b], &st->x)) {
 			st->backend = b;
 			return ERT_OK;

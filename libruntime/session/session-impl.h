@@ -220,6 +220,10 @@ struct ert_session {
 	uint32_t *in_gens;            /* ert_value.storage_gen of each input buffer */
 	bool *in_value_needed;        /* input is read for its value by shape inference */
 	struct ert_session_tensor *in_handles, *out_handles;
+	/* string inputs: the bytes set_input copied (ert_strings_pack()), one block each */
+	ert_string **in_strs;
+	/* strings ops make during a run, emptied when one starts (ert-strings.h) */
+	struct ert_str_heap *strings;
 
 	struct ert_plan *plan;        /* current plan (also head of the cache), or NULL */
 	struct ert_plan *leaf;        /* the last plan of the chain the last run went through */

@@ -8,6 +8,7 @@
 #include <time.h>
 
 #include "ert-probes.h"
+#include "ert-strings.h"
 #include "session/session-impl.h"
 
 ert_status ert_session_fail(struct ert_session *s, ert_status st, const char *fmt, ...)
@@ -348,8 +349,10 @@ ERT_API ert_status ert_session_create(ert_model *model, const ert_config *cfg,
 	s->in_value_needed = calloc(ni, sizeof(*s->in_value_needed));
 	s->in_handles = calloc(ni, sizeof(*s->in_handles));
 	s->out_handles = calloc(no, sizeof(*s->out_handles));
-	if (!s->in_vals || !s->in_bufs || !s->in_caps || !s->in_gens || !s->in_value_needed || !s->in_handles ||
-	    !s->out_handles)
+	s->in_strs = calloc(ni, sizeof(*s->in_strs));
+	s->strings = ert_str_heap_create();
+	if (!s->in_vals || !s->in_bufs || !s->in_caps || !s->in_gens || !s->in_value_needed ||
+	    !s->in_handles || !s->out_handles || !s->in_strs || !s->strings)
 		goto oom;
 	for (uint32_t k = 0; k < g->n_inputs; k++) {
 		const struct ert_tensor *t = &g->tensors[g->inputs[k]];
@@ -467,6 +470,11 @@ ERT_API void ert_session_destroy(ert_session *s)
 		for (uint32_t k = 0; k < s->model->graph->n_inputs; k++)
 			ert_input_free(s->in_bufs[k], s->in_caps[k]);
 	free(s->in_bufs);
+	if (s->in_strs)
+		for (uint32_t k = 0; k < s->model->graph->n_inputs; k++)
+			free(s->in_strs[k]);
+	free(s->in_strs);
+	ert_str_heap_destroy(s->strings);
 	free(s->in_vals);
 	free(s->in_caps);
 	free(s->in_gens);
@@ -593,6 +601,31 @@ ERT_API ert_status ert_session_resize_input(ert_session *s, uint32_t index, uint
 	return ERT_OK;
 }
 
+/* The strings of input @index: copied into one block the session keeps until the next. */
+static ert_status set_input_strings(struct ert_session *s, uint32_t index, const void *data,
+				    size_t size)
+{
+	const ert_string *src = data;
+	size_t n = size / sizeof(*src);
+	ert_string *block;
+
+	for (size_t i = 0; i < n; i++)
+		if (!src[i].data && src[i].len)
+			return ert_session_fail(s, ERT_STATUS_INVALID_ARGUMENT,
+						"input '%s': string %zu has no data but length %llu",
+						s->model->graph->tensors[s->model->graph->inputs[index]].name,
+						i, (unsigned long long)src[i].len);
+	block = ert_strings_pack(src, n, NULL);
+	if (!block)
+		return ert_session_fail(s, ERT_STATUS_OUT_OF_MEMORY,
+					"set_input: out of memory for %zu strings", n);
+	free(s->in_strs[index]);
+	s->in_strs[index] = block;
+	if (size)
+		memcpy(s->in_bufs[index], block, size);
+	return ERT_OK;
+}
+
 ERT_API ert_status ert_session_set_input(ert_session *s, uint32_t index, ert_dtype dtype,
 					 const void *data, size_t size)
 {
@@ -615,6 +648,8 @@ ERT_API ert_status ert_session_set_input(ert_session *s, uint32_t index, ert_dty
 		return ert_session_fail(s, ERT_STATUS_SHAPE,
 					"input '%s' takes %zu bytes for its shape, got %zu", name,
 					v->nbytes, size);
+	if (dtype == ERT_DTYPE_STRING)
+		return set_input_strings(s, index, data, size);
 	if (size)
 		memcpy(s->in_bufs[index], data, size);
 	return ERT_OK;
@@ -776,6 +811,8 @@ ERT_API ert_status ert_session_run(ert_session *s)
 		return ert_session_fail(s, ERT_STATUS_BUSY,
 					"run: the session is already running (called from a callback)");
 	s->running = true;
+	/* the strings of the last run's outputs go now (edgert.h, ert_string) */
+	ert_str_heap_reset(s->strings);
 	ert_probe_run_start(s);
 	st = run_plan(s);
 	ert_probe_run_end(s, st);

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "bad-input.h"
+#include "ert-strings.h"
 #include "format/ert-format.h"
 #include "../unit/ert-test-control.h"
 
@@ -245,6 +246,47 @@ error:
 	return NULL;
 }
 
+/* One string constant of @n strings (docs/strings.md: handles, then bytes). */
+static int32_t add_const_str(struct ert_graph *g, const char *name, int64_t n,
+			     const ert_string *v)
+{
+	int32_t t = ert_graph_add_tensor(g, name, ERT_DTYPE_STRING, 1, &n);
+	ert_string *d = ert_strings_pack(v, (size_t)n, NULL);
+
+	if (t < 0 || !d) {
+		free(d);
+		return -1;
+	}
+	ert_graph_set_const(g, t, d, (size_t)n * sizeof(ert_string), true);
+	return t;
+}
+
+/* x[3] string → StringConcat(x, suffix) → Equal(…, want) → y; the constants are strings */
+static struct ert_graph *build_strings(void)
+{
+	static const ert_string suffix[3] = { { "-a", 2 }, { "", 0 }, { "b\0c", 3 } };
+	static const ert_string want[3] = { { "x-a", 3 }, { "yy", 2 }, { "zb\0c", 4 } };
+	struct ert_graph *g = ert_graph_create();
+
+	if (!g)
+		return NULL;
+	g->opset = 20;
+	int32_t x = ert_graph_add_tensor(g, "x", ERT_DTYPE_STRING, 1, (int64_t[]){ 3 });
+	int32_t s = add_const_str(g, "suffix", 3, suffix), w = add_const_str(g, "want", 3, want);
+	int32_t c = ert_graph_add_tensor(g, "c", ERT_DTYPE_STRING, 1, (int64_t[]){ 3 });
+	int32_t y = ert_graph_add_tensor(g, "y", ERT_DTYPE_BOOL, 1, (int64_t[]){ 3 });
+
+	if (x < 0 || s < 0 || w < 0 || c < 0 || y < 0) {
+		ert_graph_destroy(g);
+		return NULL;
+	}
+	ert_graph_add_input(g, x);
+	ert_graph_add_node(g, ERT_OP_StringConcat, "cat", 2, (int32_t[]){ x, s }, 1, &c);
+	ert_graph_add_node(g, ERT_OP_Equal, "eq", 2, (int32_t[]){ c, w }, 1, &y);
+	ert_graph_add_output(g, y);
+	return g;
+}
+
 static int add_image(struct bi_image *out, int n, int max, const char *name,
 		     struct ert_graph *g, const struct ert_write_options *opt)
 {
@@ -284,6 +326,11 @@ int bi_ert_images(struct bi_image *out, int max)
 
 	n = add_image(out, n, max, "ert body constants", bc, NULL);
 	ert_graph_destroy(bc);
+	/* string constants (format version 7): hostile offsets and lengths */
+	struct ert_graph *strs = build_strings();
+
+	n = add_image(out, n, max, "ert strings", strs, NULL);
+	ert_graph_destroy(strs);
 	ert_graph_destroy(cf);
 	ert_graph_destroy(scan);
 	ert_graph_destroy(mlp);

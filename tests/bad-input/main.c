@@ -189,7 +189,7 @@ static void ert_sources(struct bi_run *run)
 	struct bi_group grp;
 
 	bi_group_begin(&grp, run, "valid .ert images");
-	bi_check(&grp, n == 8, "%d of 8 images written", n);
+	bi_check(&grp, n == 10, "%d of 10 images written", n);
 	for (int i = 0; i < n; i++) {
 		char msg[600] = "";
 
@@ -206,6 +206,9 @@ static void ert_sources(struct bi_run *run)
 		bi_bit_flips(run, imgs[i].name, bi_load_ert, d, sz, 800, true);
 		/* every offset of the first image's tables; a stride coprime to 4 elsewhere */
 		bi_hostile_values(run, imgs[i].name, bi_load_ert, d, sz, end, i ? 3 : 1, true);
+		/* string constants: their offsets and bytes lie in the weights, past the tables */
+		if (strcmp(imgs[i].name, "ert strings") == 0)
+			bi_hostile_values(run, "ert strings (weights)", bi_load_ert, d, sz, sz, 1, true);
 		if (i == 0) {
 			/* the same damage through the public API (copying loader) */
 			bi_truncations(run, "public API ert mlp", bi_load_public, d, sz, 200);

@@ -291,12 +291,22 @@ ERT_TEST(cast_reduced_precision)
 	CHECK_EQ_INT(y[2] & 0xf, 4);
 	one_fini(&t);
 
-	/* casts to string are refused with a message */
+	/*
+	 * casts to string make strings, which live in a session's run heap: evaluated
+	 * alone (as folding does) they are refused with a message (test-strings runs them)
+	 */
 	one_init(&t, ERT_OP_Cast, 21, 1, 1);
 	ert_node_set_attr_int(t.g, t.n, "to", ERT_DTYPE_STRING);
 	set_in(&t, 0, ERT_DTYPE_FLOAT32, 1, (int64_t[]){ 5 }, xi);
 	CHECK_EQ_INT(one_run(&t), ERT_STATUS_UNSUPPORTED);
 	CHECK(strstr(t.err.msg, "string") != NULL);
+	one_fini(&t);
+	/* bool has no string form in edgert */
+	one_init(&t, ERT_OP_Cast, 21, 1, 1);
+	ert_node_set_attr_int(t.g, t.n, "to", ERT_DTYPE_STRING);
+	set_in(&t, 0, ERT_DTYPE_BOOL, 1, (int64_t[]){ 5 }, xi);
+	CHECK_EQ_INT(one_run(&t), ERT_STATUS_UNSUPPORTED);
+	CHECK(strstr(t.err.msg, "between string and bool") != NULL);
 	one_fini(&t);
 }
 

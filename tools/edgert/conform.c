@@ -381,6 +381,20 @@ static bool compare_output(const struct conform_opts *o, const ert_tensor *got,
 	}
 	if (o->random)
 		return compare_support(got, want, why, why_size);
+	if (dt == ERT_DTYPE_STRING) {
+		const ert_string *gs = gd, *ws = want->data;
+
+		for (int64_t i = 0; i < want->numel; i++)
+			if (gs[i].len != ws[i].len ||
+			    (ws[i].len && memcmp(gs[i].data, ws[i].data, (size_t)ws[i].len) != 0)) {
+				snprintf(why, why_size, "string %lld differs (got '%.*s', want '%.*s')",
+					 (long long)i, (int)(gs[i].len < 64 ? gs[i].len : 64),
+					 gs[i].len ? gs[i].data : "", (int)(ws[i].len < 64 ? ws[i].len : 64),
+					 ws[i].len ? ws[i].data : "");
+				return false;
+			}
+		return true;
+	}
 	bool is_float = ert_dtype_is_float(dt) && ert_dtype_size(dt) >= 2;
 
 	if (!is_float) {

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Comparison, logic and bit kernels with broadcasting: Equal Less Greater
+ * Comparison, logic and bit kernels with broadcasting: Equal (strings too) Less Greater
  * LessOrEqual GreaterOrEqual (to bool), And Or Xor (bool), BitwiseAnd/Or/Xor
  * and BitShift (by element width: bits do not care about signedness), and
  * Where (a select by element width, so every dtype shares four kernels).
@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "cpu/ops/elementwise.h"
+#include "ert-strings.h"
 
 enum cmp { C_EQ, C_LT, C_GT, C_LE, C_GE, C_COUNT };
 
@@ -49,6 +50,16 @@ DEF_CMP(u8, uint8_t, uint8_t, ID)
 DEF_CMP(u16, uint16_t, uint16_t, ID)
 DEF_CMP(u32, uint32_t, uint32_t, ID)
 DEF_CMP(u64, uint64_t, uint64_t, ID)
+
+/* Equal on strings: the same bytes (ert-strings.h) */
+static void eq_str(const void *pa, int64_t sa, const void *pb, int64_t sb, void *py, int64_t n)
+{
+	const ert_string *a = pa, *b = pb;
+	uint8_t *y = py;
+
+	for (int64_t i = 0; i < n; i++)
+		y[i] = ert_string_cmp(&a[i * sa], &b[i * sb]) == 0;
+}
 
 static const run_fn *cmp_for(ert_dtype dt)
 {
@@ -128,7 +139,7 @@ static run_fn logic_kernel(const struct ert_node *node, ert_dtype dt)
 	const run_fn *cmp = cmp_for(dt);
 
 	switch (node->op) {
-	case ERT_OP_Equal: return cmp ? cmp[C_EQ] : NULL;
+	case ERT_OP_Equal: return dt == ERT_DTYPE_STRING ? eq_str : cmp ? cmp[C_EQ] : NULL;
 	case ERT_OP_Less: return cmp && dt != ERT_DTYPE_BOOL ? cmp[C_LT] : NULL;
 	case ERT_OP_Greater: return cmp && dt != ERT_DTYPE_BOOL ? cmp[C_GT] : NULL;
 	case ERT_OP_LessOrEqual: return cmp && dt != ERT_DTYPE_BOOL ? cmp[C_LE] : NULL;

@@ -26,6 +26,7 @@ extern const struct ert_cpu_op ert_cpu_ops_random[];
 extern const struct ert_cpu_op ert_cpu_ops_tfidf[];
 extern const struct ert_cpu_op ert_cpu_ops_training[];
 extern const struct ert_cpu_op ert_cpu_ops_ml[];
+extern const struct ert_cpu_op ert_cpu_ops_strings[];
 extern const struct ert_cpu_op ert_cpu_ops_control[];
 
 static const struct ert_cpu_op *const families[] = {
@@ -51,6 +52,7 @@ static const struct ert_cpu_op *const families[] = {
 	ert_cpu_ops_tfidf,
 	ert_cpu_ops_training,
 	ert_cpu_ops_ml,
+	ert_cpu_ops_strings,
 	ert_cpu_ops_control,
 };
 

@@ -6,6 +6,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "cpu/ops/strings.h"
 #include "cpu/ops/elementwise.h"
 
 static const struct ert_value *opt_in(const struct ert_exec *x, uint32_t i)
@@ -160,6 +161,8 @@ static ert_status cast_compute(struct ert_cpu *cpu, struct ert_exec *x, struct e
 
 	if (same_count(x, err) != ERT_OK)
 		return ERT_STATUS_INTERNAL;
+	if (x->in[0]->dtype == ERT_DTYPE_STRING || x->out[0]->dtype == ERT_DTYPE_STRING)
+		return ert_cpu_string_cast(x, err);
 	return ert_cast_run(cpu, x->in[0], x->out[0], saturate, err);
 }
 
