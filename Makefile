@@ -49,11 +49,14 @@ CL_LIBS    := $(shell pkg-config --libs OpenCL 2>/dev/null || echo -lOpenCL)
 # backend asks the loader for devices at run time.
 VK_CFLAGS  := $(shell pkg-config --cflags vulkan 2>/dev/null)
 VK_LIBS    := $(shell pkg-config --libs vulkan 2>/dev/null || echo -lvulkan)
+# libjpeg(-turbo) and libpng: ImageDecoder's JPEG and PNG (backends/cpu/ops/image.c)
+IMG_CFLAGS := $(shell pkg-config --cflags libpng 2>/dev/null)
+IMG_LIBS   := -ljpeg $(shell pkg-config --libs libpng 2>/dev/null || echo -lpng)
 CPPFLAGS += -D_GNU_SOURCE -Ilibruntime/include -Ilibruntime -Ibackends -I. -I$(BUILD)/gen $(DRM_CFLAGS) \
-	    $(CL_CFLAGS) $(VK_CFLAGS)
+	    $(CL_CFLAGS) $(VK_CFLAGS) $(IMG_CFLAGS)
 CFLAGS   ?= $(OPT) -g
 ALL_CFLAGS := -std=c11 $(WARN) -fPIC -fvisibility=hidden -pthread $(SANFLAGS) $(CFLAGS)
-LDLIBS   += -lprotobuf-c -lz -lm -lpthread $(DRM_LIBS) $(CL_LIBS) $(VK_LIBS)
+LDLIBS   += -lprotobuf-c -lz -lm -lpthread $(DRM_LIBS) $(CL_LIBS) $(VK_LIBS) $(IMG_LIBS)
 ALL_LDFLAGS := -pthread $(SANFLAGS) $(LDFLAGS)
 
 LIB_SRCS  := $(sort $(wildcard libruntime/*.c libruntime/*/*.c backends/cpu/*.c backends/cpu/*/*.c \

@@ -28,6 +28,7 @@ extern const struct ert_op_def ert_op_defs_tfidf[];
 extern const struct ert_op_def ert_op_defs_training[];
 extern const struct ert_op_def ert_op_defs_ml[];
 extern const struct ert_op_def ert_op_defs_strings[];
+extern const struct ert_op_def ert_op_defs_image[];
 extern const struct ert_op_def ert_op_defs_control[];
 
 static const struct ert_op_def *const families[] = {
@@ -54,6 +55,7 @@ static const struct ert_op_def *const families[] = {
 	ert_op_defs_training,
 	ert_op_defs_ml,
 	ert_op_defs_strings,
+	ert_op_defs_image,
 	ert_op_defs_control,
 };
 
@@ -145,7 +147,7 @@ static bool data_dependent(enum ert_op op)
 	case ERT_OP_NonZero: case ERT_OP_NonMaxSuppression: case ERT_OP_Unique:
 	case ERT_OP_Compress: case ERT_OP_TopK:
 	case ERT_OP_If: case ERT_OP_Loop: case ERT_OP_Scan:
-	case ERT_OP_StringSplit: case ERT_OP_StringNormalizer:
+	case ERT_OP_StringSplit: case ERT_OP_StringNormalizer: case ERT_OP_ImageDecoder:
 		return true;
 	default:
 		return false;

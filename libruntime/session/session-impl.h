@@ -233,7 +233,7 @@ struct ert_session {
 	uint64_t budget;              /* bytes inputs and plans may take (max_memory or default) */
 	uint64_t copied_bytes;        /* bytes copied between backends by the last run */
 	char error[512];
-	char failed_op[64];           /* op type of the node planning failed on, if any */
+	char failed_op[64];           /* op type of the node planning or the last run failed on */
 	struct ert_create_times created;  /* ert_session_create()'s breakdown */
 	struct ert_create_times planned;  /* the parts of the last plan made (plan.c) */
 };
@@ -381,7 +381,7 @@ void ert_input_free(void *p, size_t size);
 
 /* Internal accessors for tools (edgert info/conform): not part of the ABI. */
 const struct ert_graph *ert_model_graph(const ert_model *model);
-/* Op type of the node the last failed plan stopped at ("" if none). */
+/* Op type of the node the last failed plan or run stopped at ("" if none). */
 const char *ert_session_failed_op(const ert_session *sess);
 /* Call @fn for each step of the current plan (planning first if needed). */
 typedef void (*ert_step_visit_fn)(const struct ert_node *node, const struct ert_value *const *in,

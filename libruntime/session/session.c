@@ -731,6 +731,7 @@ static ert_status run_steps(struct ert_session *s, struct ert_plan *p, uint32_t 
 		ert_probe_op_end(info.index, st);
 		if (st != ERT_OK) {
 			finish_failed_run(s);
+			snprintf(s->failed_op, sizeof(s->failed_op), "%s", info.type);
 			return ert_session_fail(s, st, "failed to run %s '%s': %s", info.type,
 						info.name, err.msg);
 		}
@@ -813,6 +814,7 @@ ERT_API ert_status ert_session_run(ert_session *s)
 	s->running = true;
 	/* the strings of the last run's outputs go now (edgert.h, ert_string) */
 	ert_str_heap_reset(s->strings);
+	s->failed_op[0] = '\0';
 	ert_probe_run_start(s);
 	st = run_plan(s);
 	ert_probe_run_end(s, st);

@@ -27,6 +27,7 @@ extern const struct ert_cpu_op ert_cpu_ops_tfidf[];
 extern const struct ert_cpu_op ert_cpu_ops_training[];
 extern const struct ert_cpu_op ert_cpu_ops_ml[];
 extern const struct ert_cpu_op ert_cpu_ops_strings[];
+extern const struct ert_cpu_op ert_cpu_ops_image[];
 extern const struct ert_cpu_op ert_cpu_ops_control[];
 
 static const struct ert_cpu_op *const families[] = {
@@ -53,6 +54,7 @@ static const struct ert_cpu_op *const families[] = {
 	ert_cpu_ops_training,
 	ert_cpu_ops_ml,
 	ert_cpu_ops_strings,
+	ert_cpu_ops_image,
 	ert_cpu_ops_control,
 };
 
