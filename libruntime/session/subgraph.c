@@ -261,6 +261,20 @@ static ert_status ensure_session(struct ert_subrun *r, struct ert_err *err)
 	return st;
 }
 
+/*
+ * A body's strings live in its own session's run heap, emptied at each of its
+ * runs (ert-strings.h): a string handed across a body's inputs or outputs
+ * (a Loop's state, a Scan's outputs) would outlive its bytes. Refused until
+ * bodies share their parent's heap (docs/strings.md).
+ */
+static ert_status string_crossing(const struct ert_subrun *r, struct ert_err *err)
+{
+	(void)r;
+	ert_err_set(err, "string values do not cross into or out of If, Loop and Scan bodies "
+		    "(docs/strings.md)");
+	return ERT_STATUS_UNSUPPORTED;
+}
+
 ert_status ert_subrun_run(struct ert_subrun *r, struct ert_err *err)
 {
 	ert_status st;
@@ -281,6 +295,8 @@ ert_status ert_subrun_run(struct ert_subrun *r, struct ert_err *err)
 
 		if (r->in[k].slot < 0)
 			continue;
+		if (v->dtype == ERT_DTYPE_STRING)
+			return string_crossing(r, err);
 		st = ert_session_resize_input(r->sess, (uint32_t)r->in[k].slot, (uint32_t)v->rank,
 					      v->dims);
 		if (st != ERT_OK) {
@@ -294,6 +310,9 @@ ert_status ert_subrun_run(struct ert_subrun *r, struct ert_err *err)
 	st = ert_session_run(r->sess);
 	if (st != ERT_OK)
 		ert_err_set(err, "%s", ert_session_error(r->sess));
+	for (uint32_t k = 0; st == ERT_OK && k < ert_session_output_count(r->sess); k++)
+		if (ert_tensor_dtype(ert_session_get_output(r->sess, k)) == ERT_DTYPE_STRING)
+			return string_crossing(r, err);
 	return st;
 }
 
