@@ -147,6 +147,13 @@ struct ert_tensor {
 	size_t nbytes;                 /* bytes at data (decoded float32 bytes with @wq) */
 	struct ert_quant quant;
 	struct ert_wq *wq;             /* block-quantised storage, or NULL */
+	/*
+	 * A sequence or optional (docs/sequences.md): kind != ERT_VALUE_TENSOR,
+	 * dtype ERT_DTYPE_UINT64 and rank 0 (the value is a handle,
+	 * ert-seq.h), @elem its tensors' dtype (UNDEFINED: not declared).
+	 */
+	uint8_t kind;                  /* ert_value_kind */
+	ert_dtype elem;
 };
 
 #define ERT_NODE_MAX_IO 4096

@@ -40,6 +40,14 @@ struct ert_value {
 	 * wraps input buffers as user-pointer buffer objects) wraps them again.
 	 */
 	uint32_t storage_gen;
+	/*
+	 * A sequence or optional (ert-seq.h): kind != ERT_VALUE_TENSOR, dtype
+	 * ERT_DTYPE_UINT64, rank 0, and data holds a struct ert_seq pointer;
+	 * @elem is its tensors' dtype. Shape inference leaves both 0 (a tensor)
+	 * unless the op gives such a value.
+	 */
+	uint8_t kind;
+	ert_dtype elem;
 };
 
 struct ert_infer_ctx {
@@ -110,6 +118,26 @@ ert_status ert_op_check_attrs(const struct ert_node *n, struct ert_err *err);
  * planning nor folded into a constant, whatever its inputs (ops/random.c).
  */
 bool ert_op_is_random(enum ert_op op);
+/*
+ * An op that makes or reads sequences or optionals (ops/sequence.c): never
+ * evaluated while planning nor folded, since its values live in objects a
+ * session's step owns.
+ */
+bool ert_op_is_sequence(enum ert_op op);
+/*
+ * Before shape inference of ctx->node: an input that is a sequence or
+ * optional where the op takes only tensors is refused (DTYPE, naming the
+ * node, the input and both kinds). ops/sequence.c.
+ */
+ert_status ert_infer_check_kinds(struct ert_infer_ctx *ctx);
+/* Name of a value kind ("tensor", "sequence", "optional", "optional sequence"). */
+const char *ert_value_kind_name(int kind);
+/* @dst takes @src's kind and element dtype (shape inference of pass-through ops). */
+static inline void ert_value_copy_kind(struct ert_value *dst, const struct ert_value *src)
+{
+	dst->kind = src->kind;
+	dst->elem = src->elem;
+}
 
 /*
  * The subgraphs of @n (ops/control.c): If has then_branch and else_branch,

@@ -167,6 +167,13 @@ uint32_t ert_threadpool_size(const struct ert_threadpool *pool);
  * Evaluate one node on the CPU outside any session (constant folding, plan-time
  * values): infers shapes, mallocs outputs (caller frees out[i]->data), computes.
  */
+/*
+ * The config of a subgraph session a CPU step runs (If, Loop, Scan,
+ * SequenceMap; ops/control.c): the step's threads, precision and memory
+ * level, within the session's memory budget.
+ */
+void ert_cpu_subrun_config(const struct ert_cpu *cpu, const struct ert_exec *x, ert_config *cfg);
+
 ert_status ert_cpu_eval_node(const struct ert_graph *g, const struct ert_node *n,
 			     const struct ert_value *const *in, uint32_t n_in,
 			     struct ert_value *out, uint32_t n_out, struct ert_err *err);

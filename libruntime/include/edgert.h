@@ -171,6 +171,23 @@ typedef struct ert_string {
 	uint64_t len;
 } ert_string;
 
+/**
+ * What a model input or output holds (docs/sequences.md). Most are tensors.
+ * ONNX's sequence and optional types are values of another kind: a
+ * sequence holds any number of tensors of one dtype (their shapes may
+ * differ), an optional holds one tensor or nothing, an optional sequence
+ * a sequence or nothing. Such an input or output is a handle: its dtype,
+ * rank and data (ert_tensor_data() gives NULL) say nothing about its
+ * contents; read them with ert_tensor_item_count() and ert_tensor_get_item(),
+ * set them with ert_session_set_input_items().
+ */
+typedef enum ert_value_kind {
+	ERT_VALUE_TENSOR = 0,
+	ERT_VALUE_SEQUENCE = 1,
+	ERT_VALUE_OPTIONAL = 2,           /* optional tensor */
+	ERT_VALUE_OPTIONAL_SEQUENCE = 3,  /* optional sequence of tensors */
+} ert_value_kind;
+
 /** Memory layout of a tensor as seen by the application. */
 typedef enum ert_layout {
 	ERT_LAYOUT_ANY = 0,   /* no spatial meaning (vectors, sequences, ...) */
@@ -261,6 +278,8 @@ typedef enum ert_fp16_guard {
 #define ERT_MAX_BACKENDS 4
 #define ERT_MAX_THREADS 32
 #define ERT_MAX_RANK 8
+/* Most tensors a sequence value may hold (hostile models and inputs stop there). */
+#define ERT_MAX_SEQUENCE_LENGTH (1u << 20)
 
 /** Per-op callback information. Valid only during the callback. */
 typedef struct ert_op_info {
@@ -520,6 +539,34 @@ ERT_API ert_status ert_session_resize_input(ert_session *sess, uint32_t index,
 ERT_API ert_status ert_session_set_input(ert_session *sess, uint32_t index, ert_dtype dtype,
 					 const void *data, size_t size);
 
+/**
+ * One tensor of a sequence or optional value: dtype, shape and @size bytes at
+ * @data. Given to ert_session_set_input_items() (copied there), or filled by
+ * ert_tensor_get_item() (@data then points into the session, valid until the
+ * next run, resize or set of that input, or until the session is destroyed).
+ */
+typedef struct ert_item {
+	ert_dtype dtype;
+	uint32_t rank;
+	int64_t dims[ERT_MAX_RANK];
+	const void *data;
+	size_t size;
+} ert_item;
+
+/**
+ * Set input @index, a sequence or optional (ert_tensor_kind()), to @count
+ * tensors copied from @items. A sequence takes any number (0 included) of
+ * tensors of its element dtype; an optional tensor takes 1 (present) or 0
+ * (none); an optional sequence is none when @has_value is 0 (then @count
+ * must be 0), else a sequence of @count tensors. @has_value is ignored for
+ * the other kinds. ERT_STATUS_DTYPE on a tensor input or an item of another
+ * dtype; ERT_STATUS_SHAPE on an item whose @size does not match its shape,
+ * or more than ERT_MAX_SEQUENCE_LENGTH items.
+ */
+ERT_API ert_status ert_session_set_input_items(ert_session *sess, uint32_t index,
+					       int has_value, uint32_t count,
+					       const ert_item *items);
+
 /** Run the plan. Re-plans first if an input was resized. */
 ERT_API ert_status ert_session_run(ert_session *sess);
 
@@ -555,6 +602,32 @@ ERT_API int64_t ert_tensor_dim(const ert_tensor *t, uint32_t axis);
 ERT_API ert_layout ert_tensor_layout(const ert_tensor *t);
 ERT_API size_t ert_tensor_element_count(const ert_tensor *t);
 ERT_API size_t ert_tensor_byte_size(const ert_tensor *t);
+/** Kind of value an input or output holds (ERT_VALUE_TENSOR for most). */
+ERT_API ert_value_kind ert_tensor_kind(const ert_tensor *t);
+/**
+ * Element dtype of a sequence or optional input or output (its tensors'),
+ * as the model declares it or its last value has it; a tensor's dtype for a
+ * tensor.
+ */
+ERT_API ert_dtype ert_tensor_item_dtype(const ert_tensor *t);
+/**
+ * Tensors a sequence or optional holds now: an output after a run, an input
+ * once set: a sequence's length, 0 or 1 for an optional (0: none). -1 for a
+ * tensor, or an output before a run.
+ */
+ERT_API int64_t ert_tensor_item_count(const ert_tensor *t);
+/**
+ * Does an optional hold a value? 1 or 0; a sequence or tensor always does
+ * (1), an output before a run does not (0).
+ */
+ERT_API int ert_tensor_has_value(const ert_tensor *t);
+/**
+ * Tensor @i (0..item_count - 1) of a sequence or optional into *@item_out
+ * (its data points into the session, see ert_item). ERT_STATUS_NOT_FOUND
+ * when @i is out of range or @t holds no value.
+ */
+ERT_API ert_status ert_tensor_get_item(const ert_tensor *t, uint32_t i, ert_item *item_out);
+
 /**
  * Host pointer to the tensor's data for its current shape: writable for inputs.
  * Valid until the next resize or run that re-plans, or until the session is destroyed.

@@ -76,6 +76,56 @@ static int32_t tensor_ref(struct importer *im, const char *name)
 }
 
 /*
+ * A sequence or optional type (docs/sequences.md): its kind and its tensors'
+ * TypeProto; false for a tensor, a map, a sequence of sequences, ...
+ */
+static bool value_kind_of(const Onnx__TypeProto *tp, uint8_t *kind,
+			  const Onnx__TypeProto__Tensor **elem)
+{
+	const Onnx__TypeProto *in = NULL;
+
+	if (tp->value_case == ONNX__TYPE_PROTO__VALUE_SEQUENCE_TYPE && tp->sequence_type) {
+		*kind = ERT_VALUE_SEQUENCE;
+		in = tp->sequence_type->elem_type;
+	} else if (tp->value_case == ONNX__TYPE_PROTO__VALUE_OPTIONAL_TYPE && tp->optional_type &&
+		   (in = tp->optional_type->elem_type)) {
+		*kind = ERT_VALUE_OPTIONAL;
+		if (in->value_case == ONNX__TYPE_PROTO__VALUE_SEQUENCE_TYPE && in->sequence_type) {
+			*kind = ERT_VALUE_OPTIONAL_SEQUENCE;
+			in = in->sequence_type->elem_type;
+		}
+	}
+	if (!in || in->value_case != ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE || !in->tensor_type)
+		return false;
+	*elem = in->tensor_type;
+	return true;
+}
+
+/* Tensor @x is a sequence or optional of @kind holding tensors of type @tt. */
+static ert_status apply_value_kind(struct importer *im, struct ert_tensor *x, uint8_t kind,
+				   const Onnx__TypeProto__Tensor *tt, const char *what, bool strict)
+{
+	int32_t dt = tt->has_elem_type ? tt->elem_type : 0;
+
+	if (dt && !ert_dtype_valid(dt)) {
+		if (!strict)
+			return ERT_OK;
+		ert_err_set(im->err, "%s '%s' is a %s of %s tensors: unsupported", what, x->name,
+			    ert_value_kind_name(kind), dt > 0 && dt < ERT_DTYPE_COUNT ?
+			    ert_dtype_name((ert_dtype)dt) : "unknown");
+		return dt > 0 && dt < ERT_DTYPE_COUNT ? ERT_STATUS_UNSUPPORTED :
+		       ERT_STATUS_INVALID_MODEL;
+	}
+	if (x->dtype != ERT_DTYPE_UNDEFINED || x->rank >= 0)
+		return ERT_OK;
+	x->kind = kind;
+	x->elem = (ert_dtype)dt;
+	x->dtype = ERT_DTYPE_UINT64;
+	x->rank = 0;
+	return ERT_OK;
+}
+
+/*
  * Copy what a TypeProto says into tensor @t where the tensor does not know it
  * yet. @strict (graph inputs/outputs): non-tensor types and strings are errors;
  * value_info entries of other kinds are ignored.
@@ -89,10 +139,14 @@ static ert_status apply_type(struct importer *im, int32_t t, const Onnx__TypePro
 	if (!tp || (x->flags & ERT_TENSOR_CONST))
 		return ERT_OK;
 	if (tp->value_case != ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE || !tp->tensor_type) {
+		uint8_t vk;
+
+		if (value_kind_of(tp, &vk, &tt))
+			return apply_value_kind(im, x, vk, tt, kind, strict);
 		if (!strict)
 			return ERT_OK;
-		ert_err_set(im->err, "%s '%s' is not a tensor (sequence, map and optional types "
-			    "are not supported)", kind, x->name);
+		ert_err_set(im->err, "%s '%s' is not a tensor (map types, sparse tensors and "
+			    "sequences or optionals of those are not supported)", kind, x->name);
 		return ERT_STATUS_UNSUPPORTED;
 	}
 	tt = tp->tensor_type;
@@ -304,6 +358,36 @@ static enum ert_attr_type attr_type_of(const Onnx__AttributeProto *a)
 static ert_status import_graph_attr(struct importer *im, int32_t ni,
 				    const Onnx__AttributeProto *a, const char *name);
 
+/*
+ * Optional's TypeProto attribute 'type', read as INTS [kind, element dtype]
+ * (ERT_VALUE_TENSOR or _SEQUENCE): all the op needs to know.
+ */
+static ert_status import_type_attr(struct importer *im, int32_t ni,
+				   const Onnx__AttributeProto *a, const char *name)
+{
+	const Onnx__TypeProto *tp = a->tp;
+	const Onnx__TypeProto__Tensor *tt = NULL;
+	int64_t v[2] = { ERT_VALUE_TENSOR, 0 };
+	uint8_t kind;
+
+	if (tp && tp->value_case == ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE)
+		tt = tp->tensor_type;
+	else if (tp && value_kind_of(tp, &kind, &tt) && kind == ERT_VALUE_SEQUENCE)
+		v[0] = ERT_VALUE_SEQUENCE;
+	else
+		tt = NULL;
+	if (!tt || !tt->has_elem_type || !ert_dtype_valid(tt->elem_type)) {
+		ert_err_set(im->err, "node '%s' (Optional) attribute '%s': an optional of a tensor "
+			    "or sequence of tensors of a supported dtype only",
+			    im->g->nodes[ni].name, name);
+		return ERT_STATUS_UNSUPPORTED;
+	}
+	v[1] = tt->elem_type;
+	if (!ert_node_set_attr_ints(im->g, &im->g->nodes[ni], name, v, 2))
+		return oom(im, "attributes");
+	return ERT_OK;
+}
+
 static ert_status import_attr(struct importer *im, int32_t ni, const Onnx__AttributeProto *a)
 {
 	struct ert_graph *g = im->g;
@@ -321,6 +405,10 @@ static ert_status import_attr(struct importer *im, int32_t ni, const Onnx__Attri
 		ert_err_set(im->err, "node '%s' has attribute '%s' twice", node_name, name);
 		return ERT_STATUS_INVALID_MODEL;
 	}
+	/* TYPE_PROTO (13): Optional's type */
+	if ((int)type == ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__TYPE_PROTO &&
+	    g->nodes[ni].op == ERT_OP_Optional && strcmp(name, "type") == 0)
+		return import_type_attr(im, ni, a, name);
 	switch (type) {
 	case ERT_ATTR_FLOAT:
 	case ERT_ATTR_INT:

@@ -30,4 +30,20 @@ ert_status ert_onnx_import_memory(const void *data, size_t size, const char *dir
 ert_status ert_onnx_load_tensor_file(const char *path, struct ert_value *out, char *name,
 				     size_t name_size, struct ert_err *err);
 
+/*
+ * A sequence or optional of tensors from test data: ONNX's SequenceProto
+ * (for @kind ERT_VALUE_SEQUENCE) or OptionalProto (ERT_VALUE_OPTIONAL, an
+ * optional tensor; ERT_VALUE_OPTIONAL_SEQUENCE, an optional sequence).
+ * @items: @n tensors (data malloc'd); @none: an optional holding nothing.
+ * Free with ert_onnx_items_free().
+ */
+struct ert_onnx_items {
+	bool none;
+	uint32_t n;
+	struct ert_value *items;
+};
+ert_status ert_onnx_load_items_file(const char *path, int kind, struct ert_onnx_items *out,
+				    struct ert_err *err);
+void ert_onnx_items_free(struct ert_onnx_items *v);
+
 #endif

@@ -37,6 +37,22 @@ char *ert_onnx_dirname(const char *path);
  * deep and that every length stays inside its parent, so that protobuf-c's
  * recursive unpacker cannot exhaust the stack on hostile input.
  */
+/* One field of protobuf wire data (ert_onnx_wire_next()). */
+struct ert_wire_field {
+	uint32_t num, wire_type;
+	uint64_t value;          /* varint: its value; length-delimited: its length */
+	const uint8_t *data;     /* length-delimited and fixed: the bytes */
+	size_t len;
+};
+/*
+ * The field at *@pos (before @end), *@pos moved past it: false at the end,
+ * or with *@bad set on malformed data. For the few messages read by hand
+ * (onnx-seqdata.c: ONNX's SequenceProto and OptionalProto are in
+ * onnx-data.proto, not in the schema the build compiles).
+ */
+bool ert_onnx_wire_next(const uint8_t **pos, const uint8_t *end, struct ert_wire_field *f,
+			bool *bad);
+
 ert_status ert_onnx_check_depth(const ProtobufCMessageDescriptor *desc, const uint8_t *data,
 				size_t size, struct ert_err *err);
 

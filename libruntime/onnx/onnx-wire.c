@@ -9,6 +9,8 @@
  * generated descriptors to know which fields are messages) and bounds the
  * depth; the decoding itself stays with protobuf-c.
  */
+#include <string.h>
+
 #include "onnx/onnx-private.h"
 
 struct wire {
@@ -108,4 +110,47 @@ ert_status ert_onnx_check_depth(const ProtobufCMessageDescriptor *desc, const ui
 		return ERT_STATUS_INVALID_MODEL;
 	}
 	return ERT_OK;
+}
+
+bool ert_onnx_wire_next(const uint8_t **pos, const uint8_t *end, struct ert_wire_field *f,
+			bool *bad)
+{
+	struct wire w = { *pos, end };
+	uint64_t tag;
+
+	*bad = false;
+	if (w.p >= w.end)
+		return false;
+	memset(f, 0, sizeof(*f));
+	if (!read_varint(&w, &tag) || (tag >> 3) == 0 || (tag >> 3) > UINT32_MAX)
+		goto bad;
+	f->num = (uint32_t)(tag >> 3);
+	f->wire_type = (uint32_t)(tag & 7);
+	switch (f->wire_type) {
+	case 0:
+		if (!read_varint(&w, &f->value))
+			goto bad;
+		break;
+	case 1:
+	case 5:
+		f->data = w.p;
+		f->len = f->wire_type == 1 ? 8 : 4;
+		if (!skip(&w, f->len))
+			goto bad;
+		break;
+	case 2:
+		if (!read_varint(&w, &f->value) || f->value > (uint64_t)(w.end - w.p))
+			goto bad;
+		f->data = w.p;
+		f->len = (size_t)f->value;
+		w.p += f->len;
+		break;
+	default:
+		goto bad;
+	}
+	*pos = w.p;
+	return true;
+bad:
+	*bad = true;
+	return false;
 }

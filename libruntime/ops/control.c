@@ -157,9 +157,27 @@ static ert_status check_scan(const struct ert_node *n, struct ert_err *err)
 	return ERT_OK;
 }
 
+/* SequenceMap: the body takes one value per input of the node and gives one per output. */
+static ert_status check_map(const struct ert_node *n, struct ert_err *err)
+{
+	const struct ert_graph *b = need_graph(n, "body", err);
+
+	if (!b)
+		return ERT_STATUS_INVALID_MODEL;
+	if (explicit_inputs(n) < 1 || b->n_inputs != explicit_inputs(n))
+		return sub_fail(n, err, "body has %u inputs, the node %u: one per input",
+				b->n_inputs, explicit_inputs(n));
+	if (b->n_outputs != n->n_outputs || !n->n_outputs)
+		return sub_fail(n, err, "body has %u outputs, the node %u: one per output",
+				b->n_outputs, n->n_outputs);
+	return ERT_OK;
+}
+
 ert_status ert_op_check_subgraphs(const struct ert_node *n, struct ert_err *err)
 {
 	switch (n->op) {
+	case ERT_OP_SequenceMap:
+		return check_map(n, err);
 	case ERT_OP_If:
 		return check_if(n, err);
 	case ERT_OP_Loop:
@@ -171,7 +189,7 @@ ert_status ert_op_check_subgraphs(const struct ert_node *n, struct ert_err *err)
 	}
 	for (uint32_t a = 0; a < n->n_attrs; a++)
 		if (n->attrs[a].type == ERT_ATTR_GRAPH) {
-			sub_fail(n, err, "attribute '%s' is a graph; only If, Loop and Scan take "
+			sub_fail(n, err, "attribute '%s' is a graph; only If, Loop, Scan and SequenceMap take "
 				 "graphs", n->attrs[a].name);
 			return ERT_STATUS_UNSUPPORTED;
 		}
@@ -219,10 +237,11 @@ static bool eval_known(const struct ert_graph *sub, const struct ert_node *n,
 	void **o;
 
 	if (n->op == ERT_OP_If || n->op == ERT_OP_Loop || n->op == ERT_OP_Scan ||
-	    n->n_outputs > 8 || n->n_inputs > 64)
+	    ert_op_is_sequence(n->op) || n->n_outputs > 8 || n->n_inputs > 64)
 		return false;
 	for (uint32_t k = 0; k < n->n_inputs; k++)
-		if (ins[k] && !ins[k]->data && n->op != ERT_OP_Shape && n->op != ERT_OP_Size)
+		if (ins[k] && ((!ins[k]->data && n->op != ERT_OP_Shape && n->op != ERT_OP_Size) ||
+			       ins[k]->kind != ERT_VALUE_TENSOR))
 			return false;
 	for (uint32_t k = 0; k < n->n_outputs; k++)
 		bytes += outp[k] ? outp[k]->nbytes : 0;
@@ -374,6 +393,8 @@ static ert_status declared(struct ert_infer_ctx *ctx, const struct ert_graph *su
 	memset(out, 0, sizeof(*out));
 	out->dtype = x->dtype;
 	out->rank = x->rank;
+	out->kind = x->kind;
+	out->elem = x->elem;
 	for (int32_t i = 0; i < x->rank; i++)
 		out->dims[i] = -1;
 	return ERT_OK;
@@ -381,8 +402,10 @@ static ert_status declared(struct ert_infer_ctx *ctx, const struct ert_graph *su
 
 static void set_out(struct ert_infer_ctx *ctx, uint32_t k, const struct ert_value *v)
 {
-	if (k < ctx->n_out && ctx->out[k])
+	if (k < ctx->n_out && ctx->out[k]) {
 		ert_value_set_shape(ctx->out[k], v->dtype, v->rank, v->dims);
+		ert_value_copy_kind(ctx->out[k], v);
+	}
 }
 
 static const struct ert_value *const *captures(const struct ert_infer_ctx *ctx,
@@ -446,6 +469,15 @@ static ert_status infer_if(struct ert_infer_ctx *ctx)
 		if (st != ERT_OK)
 			break;
 		if (n == 2) {
+			if (v[0].kind != v[1].kind) {
+				st = ert_infer_fail(ctx, ERT_STATUS_INVALID_MODEL,
+						    "then_branch gives output %u as a %s, else_branch as a %s",
+						    k, ert_value_kind_name(v[0].kind),
+						    ert_value_kind_name(v[1].kind));
+				break;
+			}
+			if (v[0].elem == ERT_DTYPE_UNDEFINED)
+				v[0].elem = v[1].elem;
 			if (v[0].dtype != v[1].dtype) {
 				st = ert_infer_fail(ctx, ERT_STATUS_INVALID_MODEL,
 						    "then_branch gives output %u as %s, else_branch as %s",
@@ -513,6 +545,19 @@ static ert_status infer_loop(struct ert_infer_ctx *ctx)
 		if (k < carried) {
 			const struct ert_value *init = in[2 + k];
 
+			/* an optional sequence carried in may come back a sequence (ONNX's tests) */
+			bool seqs = (v.kind == ERT_VALUE_SEQUENCE ||
+				     v.kind == ERT_VALUE_OPTIONAL_SEQUENCE) &&
+				    (init->kind == ERT_VALUE_SEQUENCE ||
+				     init->kind == ERT_VALUE_OPTIONAL_SEQUENCE);
+
+			if (v.kind != init->kind && !seqs) {
+				st = ert_infer_fail(ctx, ERT_STATUS_INVALID_MODEL,
+						    "loop-carried value %u is a %s, its body gives a %s",
+						    k, ert_value_kind_name(init->kind),
+						    ert_value_kind_name(v.kind));
+				goto out;
+			}
 			if (v.dtype != init->dtype) {
 				st = ert_infer_fail(ctx, ERT_STATUS_INVALID_MODEL,
 						    "loop-carried value %u is %s, its body gives %s", k,
@@ -524,6 +569,12 @@ static ert_status infer_loop(struct ert_infer_ctx *ctx)
 				if (v.rank != init->rank || v.dims[i] != init->dims[i])
 					v.dims[i] = -1;
 		} else {
+			if (v.kind != ERT_VALUE_TENSOR) {
+				st = ert_infer_fail(ctx, ERT_STATUS_UNSUPPORTED,
+						    "scan output %u is a %s; only tensors are stacked",
+						    k - carried, ert_value_kind_name(v.kind));
+				goto out;
+			}
 			if (v.rank >= ERT_MAX_RANK) {
 				st = ert_infer_fail(ctx, ERT_STATUS_UNSUPPORTED,
 						    "scan output %u would have rank %d", k - carried,

@@ -30,6 +30,7 @@ extern const struct ert_op_def ert_op_defs_ml[];
 extern const struct ert_op_def ert_op_defs_strings[];
 extern const struct ert_op_def ert_op_defs_image[];
 extern const struct ert_op_def ert_op_defs_control[];
+extern const struct ert_op_def ert_op_defs_sequence[];
 
 static const struct ert_op_def *const families[] = {
 	ert_op_defs_unary,
@@ -57,6 +58,7 @@ static const struct ert_op_def *const families[] = {
 	ert_op_defs_strings,
 	ert_op_defs_image,
 	ert_op_defs_control,
+	ert_op_defs_sequence,
 };
 
 static ert_infer_fn by_op[ERT_OP_COUNT];
@@ -148,6 +150,8 @@ static bool data_dependent(enum ert_op op)
 	case ERT_OP_Compress: case ERT_OP_TopK:
 	case ERT_OP_If: case ERT_OP_Loop: case ERT_OP_Scan:
 	case ERT_OP_StringSplit: case ERT_OP_StringNormalizer: case ERT_OP_ImageDecoder:
+	/* a tensor taken out of a sequence or optional: even its rank (-1 here) */
+	case ERT_OP_SequenceAt: case ERT_OP_ConcatFromSequence: case ERT_OP_OptionalGetElement:
 		return true;
 	default:
 		return false;
@@ -196,6 +200,10 @@ static ert_status infer_checked(struct ert_infer_ctx *ctx)
 					      "input %u has a dimension outside [0, 2^48] or too many "
 					      "elements", k);
 	}
+	/* a sequence or optional where the op takes tensors */
+	st = ert_infer_check_kinds(ctx);
+	if (st != ERT_OK)
+		return st;
 	st = by_op[ctx->node->op](ctx);
 	if (st != ERT_OK)
 		return st;
@@ -214,6 +222,8 @@ static ert_status infer_checked(struct ert_infer_ctx *ctx)
 		for (int32_t i = 0; data_dependent(ctx->node->op) && i < v.rank && i < ERT_MAX_RANK; i++)
 			if (v.dims[i] == -1)
 				v.dims[i] = 0;
+		if (v.rank == -1 && data_dependent(ctx->node->op))
+			continue;
 		if (v.rank < 0 || v.rank > ERT_MAX_RANK || !ert_value_finish(&v))
 			return ert_infer_fail(ctx, ERT_STATUS_SHAPE,
 					      "output %u would have %s: a dimension outside [0, 2^48] "

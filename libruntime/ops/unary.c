@@ -56,6 +56,16 @@ static ert_status infer_any(struct ert_infer_ctx *ctx)
 	return same_as_input(ctx, ERT_EW_ANY_STRING, ERT_DTYPE_UNDEFINED);
 }
 
+/* Identity also passes sequences and optionals (their handles) through. */
+static ert_status infer_identity(struct ert_infer_ctx *ctx)
+{
+	ert_status st = infer_any(ctx);
+
+	if (st == ERT_OK && ctx->in[0] && ctx->out[0])
+		ert_value_copy_kind(ctx->out[0], ctx->in[0]);
+	return st;
+}
+
 /* IsNaN / IsInf take every float type, float8 included (opset 20). */
 static ert_status infer_predicate(struct ert_infer_ctx *ctx)
 {
@@ -255,7 +265,7 @@ const struct ert_op_def ert_op_defs_unary[] = {
 	{ ERT_OP_Sinh, infer_float, NULL },
 	{ ERT_OP_Tan, infer_float, NULL },
 	{ ERT_OP_BitwiseNot, infer_int, NULL },
-	{ ERT_OP_Identity, infer_any, NULL },
+	{ ERT_OP_Identity, infer_identity, NULL },
 	{ ERT_OP_Dropout, infer_dropout, NULL },
 	{ ERT_OP_Cast, infer_cast, cast_rules },
 	{ ERT_OP_CastLike, infer_castlike, cast_rules },

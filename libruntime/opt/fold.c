@@ -207,7 +207,8 @@ ert_status ert_opt_fold_constants(struct ert_graph *g, bool *changed, struct ert
 
 		/* a random generator draws anew at every run */
 		if (n->dead || writes_graph_output(g, n) || n->op == ERT_OP_QuantizeLinear ||
-		    n->op == ERT_OP_DequantizeLinear || ert_op_is_random(n->op))
+		    n->op == ERT_OP_DequantizeLinear || ert_op_is_random(n->op) ||
+		    ert_op_is_sequence(n->op))
 			continue;
 		if (n->op == ERT_OP_Shape || n->op == ERT_OP_Size)
 			st = fold_shape(g, n, changed, err);

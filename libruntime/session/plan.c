@@ -283,6 +283,9 @@ static ert_status fail_node(struct ert_session *s, struct ert_err *err, const st
 /* A dimension of -1 from shape inference: known only when the op runs. */
 static bool value_dynamic(const struct ert_value *v)
 {
+	/* a tensor taken out of a sequence or optional: even its rank is known only then */
+	if (v->rank < 0)
+		return true;
 	for (int32_t i = 0; i < v->rank && i < ERT_MAX_RANK; i++)
 		if (v->dims[i] == -1)
 			return true;
@@ -368,10 +371,16 @@ static bool inputs_known(const struct ert_plan *p, const struct ert_node *n)
 	/* a random generator draws anew at every run: never fold it */
 	if (ert_op_is_random(n->op))
 		return false;
+	/* sequences and optionals live in objects a step owns (ert-seq.h) */
+	if (ert_op_is_sequence(n->op))
+		return false;
+	for (uint32_t k = 0; k < n->n_outputs; k++)
+		if (n->outputs[k] >= 0 && p->t[n->outputs[k]].v.kind != ERT_VALUE_TENSOR)
+			return false;
 	for (uint32_t k = 0; k < n->n_inputs; k++) {
 		int32_t t = n->inputs[k];
 
-		if (t >= 0 && !p->t[t].v.data)
+		if (t >= 0 && (!p->t[t].v.data || p->t[t].v.kind != ERT_VALUE_TENSOR))
 			return false;
 	}
 	return true;
@@ -387,13 +396,16 @@ static size_t outputs_bytes(const struct ert_plan *p, const struct ert_node *n)
 	return sum;
 }
 
-/* A step reading or writing strings: their handles point into host memory (ert-strings.h). */
-static bool step_has_strings(const struct ert_exec *x)
+/*
+ * A step reading or writing strings, sequences or optionals: their handles
+ * point into host memory (ert-strings.h, ert-seq.h), so only the CPU runs it.
+ */
+static bool step_host_only(const struct ert_exec *x)
 {
 	for (uint32_t k = 0; k < x->n_in + x->n_out; k++) {
 		const struct ert_value *v = k < x->n_in ? x->in[k] : x->out[k - x->n_in];
 
-		if (v && v->dtype == ERT_DTYPE_STRING)
+		if (v && (v->dtype == ERT_DTYPE_STRING || v->kind != ERT_VALUE_TENSOR))
 			return true;
 	}
 	return false;
@@ -401,10 +413,10 @@ static bool step_has_strings(const struct ert_exec *x)
 
 static ert_status place_step(struct ert_session *s, struct ert_step *st, struct ert_err *err)
 {
-	bool strings = step_has_strings(&st->x);
+	bool host_only = step_host_only(&st->x);
 
 	for (uint32_t b = 0; b < s->n_backends; b++) {
-		if (strings && s->backends[b]->type != ERT_BACKEND_CPU)
+		if (host_only && s->backends[b]->type != ERT_BACKEND_CPU)
 			continue;
 		if (ert_backend_supports_op(s->backends[b], &st->x)) {
 			st->backend = b;

@@ -219,6 +219,8 @@ struct ert_session {
 	size_t *in_caps;
 	uint32_t *in_gens;            /* ert_value.storage_gen of each input buffer */
 	bool *in_value_needed;        /* input is read for its value by shape inference */
+	/* a sequence or optional input: its value (ert-seq.h), its buffer holds the handle */
+	struct ert_seq **in_seqs;
 	struct ert_session_tensor *in_handles, *out_handles;
 	/* string inputs: the bytes set_input copied (ert_strings_pack()), one block each */
 	ert_string **in_strs;
@@ -378,6 +380,18 @@ size_t ert_input_alloc_size(size_t need);
 void *ert_input_alloc(size_t size);
 bool ert_input_shrink(void *p, size_t size, size_t need);
 void ert_input_free(void *p, size_t size);
+
+/*
+ * Sequence and optional inputs (seq-io.c): at session creation, an object
+ * per such input, its handle written into the input's buffer (none for an
+ * optional, an empty sequence); freed with the session.
+ */
+ert_status ert_session_seq_inputs_init(struct ert_session *s);
+void ert_session_seq_inputs_free(struct ert_session *s);
+/* The value behind an input/output handle (its plan's), or NULL before a plan. */
+const struct ert_value *ert_session_handle_value(const ert_tensor *t);
+/* Output @k's value after a run (subgraph runs read them), or NULL. */
+const struct ert_value *ert_session_output_value(ert_session *s, uint32_t k);
 
 /* Internal accessors for tools (edgert info/conform): not part of the ABI. */
 const struct ert_graph *ert_model_graph(const ert_model *model);

@@ -365,6 +365,8 @@ ERT_API ert_status ert_session_create(ert_model *model, const ert_config *cfg,
 						  t->name);
 		}
 		ert_value_set_shape(v, t->dtype, t->rank, t->dims);
+		v->kind = t->kind;
+		v->elem = t->elem;
 		for (int32_t d = 0; d < t->rank; d++)
 			if (v->dims[d] < 0)
 				v->dims[d] = 1; /* symbolic: 1 until resized */
@@ -384,6 +386,8 @@ ERT_API ert_status ert_session_create(ert_model *model, const ert_config *cfg,
 	for (uint32_t k = 0; k < g->n_inputs; k++)
 		if (input_realloc(s, k, s->in_vals[k].nbytes) != ERT_OK)
 			goto oom;
+	if (ert_session_seq_inputs_init(s) != ERT_OK)
+		goto oom;
 	for (uint32_t k = 0; k < g->n_outputs; k++)
 		s->out_handles[k] = (struct ert_session_tensor){ s, g->outputs[k], false, k };
 	if (!mark_value_inputs(s))
@@ -469,6 +473,7 @@ ERT_API void ert_session_destroy(ert_session *s)
 	if (s->in_bufs)
 		for (uint32_t k = 0; k < s->model->graph->n_inputs; k++)
 			ert_input_free(s->in_bufs[k], s->in_caps[k]);
+	ert_session_seq_inputs_free(s);
 	free(s->in_bufs);
 	if (s->in_strs)
 		for (uint32_t k = 0; k < s->model->graph->n_inputs; k++)
@@ -641,6 +646,10 @@ ERT_API ert_status ert_session_set_input(ert_session *s, uint32_t index, ert_dty
 	const struct ert_value *v = &s->in_vals[index];
 	const char *name = s->model->graph->tensors[s->model->graph->inputs[index]].name;
 
+	if (v->kind != ERT_VALUE_TENSOR)
+		return ert_session_fail(s, ERT_STATUS_DTYPE, "input '%s' is a %s: set it with "
+					"ert_session_set_input_items()", name,
+					ert_value_kind_name(v->kind));
 	if (dtype != v->dtype)
 		return ert_session_fail(s, ERT_STATUS_DTYPE, "input '%s' is %s, got %s", name,
 					ert_dtype_name(v->dtype), ert_dtype_name(dtype));
@@ -1009,9 +1018,22 @@ ERT_API void *ert_tensor_data(const ert_tensor *t)
 {
 	if (!t)
 		return NULL;
-	if (t->is_input)
-		return t->sess->in_bufs[t->index];
 	const struct ert_value *v = handle_value(t);
 
+	/* a sequence's or optional's handle is the runtime's: ert_tensor_get_item() */
+	if (v && v->kind != ERT_VALUE_TENSOR)
+		return NULL;
+	if (t->is_input)
+		return t->sess->in_bufs[t->index];
 	return v ? v->data : NULL;
+}
+
+const struct ert_value *ert_session_handle_value(const ert_tensor *t)
+{
+	return handle_value(t);
+}
+
+const struct ert_value *ert_session_output_value(ert_session *s, uint32_t k)
+{
+	return k < s->model->graph->n_outputs ? handle_value(&s->out_handles[k]) : NULL;
 }

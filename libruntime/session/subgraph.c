@@ -9,10 +9,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ert-seq.h"
 #include "ert-subgraph.h"
 #include "session/session-impl.h"
 
 struct subrun_input {
+	struct ert_seq *box; /* a sequence or optional set last: the run's own copy */
 	int32_t tensor;      /* tensor of the view */
 	int32_t slot;        /* the session's input index, or -1: a constant capture */
 	struct ert_value v;  /* the value set last (data: the staged copy) */
@@ -131,8 +133,10 @@ void ert_subrun_destroy(struct ert_subrun *r)
 	ert_model_unref(r->model);
 	view_free(r->view);
 	if (r->in)
-		for (uint32_t k = 0; k < r->n_in; k++)
+		for (uint32_t k = 0; k < r->n_in; k++) {
 			free(r->in[k].v.data);
+			ert_seq_destroy(r->in[k].box);
+		}
 	free(r->in);
 	free(r);
 }
@@ -194,6 +198,44 @@ void ert_subrun_set_callbacks(struct ert_subrun *r, const char *owner, const ert
 	r->sess = NULL;
 }
 
+/*
+ * A sequence or optional: the subgraph reads a copy of its own, of the kind
+ * its input declares (a sequence carried into a Loop body's optional
+ * sequence is a present one), so the value's owner may change or drop it
+ * while the subgraph runs, and the subgraph's steps never see their own
+ * objects as inputs.
+ */
+static ert_status set_box(struct ert_subrun *r, struct subrun_input *in,
+			  const struct ert_value *v, struct ert_err *err)
+{
+	const struct ert_tensor *x = &r->view->tensors[in->tensor];
+	const struct ert_seq *src = ert_seq_of(v);
+	uint8_t kind = x->kind != ERT_VALUE_TENSOR ? x->kind : v->kind;
+
+	if (!src) {
+		ert_err_set(err, "subgraph input '%s' has no value", x->name);
+		return ERT_STATUS_INVALID_ARGUMENT;
+	}
+	if (in->box && in->box->kind != kind) {
+		ert_seq_destroy(in->box);
+		in->box = NULL;
+	}
+	if (!in->box && !(in->box = ert_seq_create(kind, ERT_DTYPE_UNDEFINED))) {
+		ert_err_set(err, "out of memory setting subgraph input '%s'", x->name);
+		return ERT_STATUS_OUT_OF_MEMORY;
+	}
+	in->box->elem = src->elem;
+	ert_status st = ert_seq_assign(in->box, src, x->name, err);
+
+	if (st != ERT_OK)
+		return st;
+	in->v.kind = kind;
+	in->v.elem = src->elem;
+	ert_seq_put(&in->v, in->box);
+	in->set = true;
+	return ERT_OK;
+}
+
 ert_status ert_subrun_set(struct ert_subrun *r, uint32_t k, const struct ert_value *v,
 			  struct ert_err *err)
 {
@@ -220,6 +262,8 @@ ert_status ert_subrun_set(struct ert_subrun *r, uint32_t k, const struct ert_val
 	in->v.data = data;
 	in->v.quant = NULL;
 	in->v.wq = NULL;
+	if (v->kind != ERT_VALUE_TENSOR)
+		return set_box(r, in, v, err);
 	if (v->nbytes)
 		memcpy(data, v->data, v->nbytes);
 	in->set = true;
@@ -236,7 +280,8 @@ static ert_status ensure_session(struct ert_subrun *r, struct ert_err *err)
 		const struct ert_tensor *x = &r->view->tensors[r->in[k].tensor];
 
 		if (r->in[k].slot >= 0)
-			fits = x->dtype == r->in[k].v.dtype && x->rank == r->in[k].v.rank;
+			fits = x->dtype == r->in[k].v.dtype && x->rank == r->in[k].v.rank &&
+			       x->kind == r->in[k].v.kind;
 	}
 	if (fits)
 		return ERT_OK;
@@ -250,6 +295,8 @@ static ert_status ensure_session(struct ert_subrun *r, struct ert_err *err)
 		/* any extent: the session is resized to each run's shapes */
 		x->dtype = r->in[k].v.dtype;
 		x->rank = r->in[k].v.rank;
+		x->kind = r->in[k].v.kind;
+		x->elem = r->in[k].v.elem;
 		for (int32_t d = 0; d < x->rank; d++) {
 			x->dims[d] = -1;
 			x->dim_names[d] = NULL;
@@ -304,8 +351,9 @@ ert_status ert_subrun_run(struct ert_subrun *r, struct ert_err *err)
 			return st;
 		}
 		t = ert_session_get_input(r->sess, (uint32_t)r->in[k].slot);
+		/* the input buffer itself: a sequence's handle is not the application's to write */
 		if (v->nbytes)
-			memcpy(ert_tensor_data(t), v->data, v->nbytes);
+			memcpy(r->sess->in_bufs[t->index], v->data, v->nbytes);
 	}
 	st = ert_session_run(r->sess);
 	if (st != ERT_OK)
@@ -318,13 +366,13 @@ ert_status ert_subrun_run(struct ert_subrun *r, struct ert_err *err)
 
 void ert_subrun_output(struct ert_subrun *r, uint32_t k, struct ert_value *out)
 {
-	const ert_tensor *t = ert_session_get_output(r->sess, k);
+	const struct ert_value *v = ert_session_output_value(r->sess, k);
 
 	memset(out, 0, sizeof(*out));
-	out->dtype = ert_tensor_dtype(t);
-	out->rank = (int32_t)ert_tensor_rank(t);
-	for (int32_t d = 0; d < out->rank; d++)
-		out->dims[d] = ert_tensor_dim(t, (uint32_t)d);
+	if (!v)
+		return;
+	ert_value_set_shape(out, v->dtype, v->rank, v->dims);
+	ert_value_copy_kind(out, v);
 	ert_value_finish(out);
-	out->data = ert_tensor_data(t);
+	out->data = v->data;
 }

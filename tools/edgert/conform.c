@@ -316,10 +316,10 @@ static double value_at(const struct ert_value *v, const void *data, int64_t i)
  * in [min, max] of the reference's, and is whole where all of those are
  * (Bernoulli's 0 and 1 stay 0 and 1).
  */
-static bool compare_support(const ert_tensor *got, const struct ert_value *want, char *why,
+static bool compare_support(const ert_item *got, const struct ert_value *want, char *why,
 			    size_t why_size)
 {
-	const void *gd = ert_tensor_data(got);
+	const void *gd = got->data;
 	double lo = INFINITY, hi = -INFINITY;
 	bool whole = true;
 
@@ -344,12 +344,12 @@ static bool compare_support(const ert_tensor *got, const struct ert_value *want,
 }
 
 /* Compare one output; writes a reason into @why on mismatch. */
-static bool compare_output(const struct conform_opts *o, const ert_tensor *got,
+static bool compare_output(const struct conform_opts *o, const ert_item *got,
 			   const struct ert_value *want, char *why, size_t why_size)
 {
-	ert_dtype dt = ert_tensor_dtype(got);
-	uint32_t rank = ert_tensor_rank(got);
-	const void *gd = ert_tensor_data(got);
+	ert_dtype dt = got->dtype;
+	uint32_t rank = got->rank;
+	const void *gd = got->data;
 
 	if (dt != want->dtype) {
 		snprintf(why, why_size, "dtype %s, expected %s", ert_dtype_name(dt),
@@ -359,14 +359,14 @@ static bool compare_output(const struct conform_opts *o, const ert_tensor *got,
 	bool shape_ok = rank == (uint32_t)want->rank;
 
 	for (uint32_t d = 0; shape_ok && d < rank; d++)
-		shape_ok = ert_tensor_dim(got, d) == want->dims[d];
+		shape_ok = got->dims[d] == want->dims[d];
 	if (!shape_ok) {
 		char a[128] = "", b[128] = "";
 		size_t la = 0, lb = 0;
 
 		for (uint32_t d = 0; d < rank && la < sizeof(a) - 24; d++)
 			la += (size_t)snprintf(a + la, sizeof(a) - la, "%s%lld", d ? "x" : "",
-					       (long long)ert_tensor_dim(got, d));
+					       (long long)got->dims[d]);
 		for (int32_t d = 0; d < want->rank && lb < sizeof(b) - 24; d++)
 			lb += (size_t)snprintf(b + lb, sizeof(b) - lb, "%s%lld", d ? "x" : "",
 					       (long long)want->dims[d]);
@@ -444,8 +444,23 @@ static bool compare_output(const struct conform_opts *o, const ert_tensor *got,
 	return false;
 }
 
-/* Load test_data_set inputs/outputs named prefix_N.pb, N = 0, 1, ... */
+static const ert_tensor *input_of(ert_session *sess, uint32_t k)
+{
+	return ert_session_get_input(sess, k);
+}
+
+static const ert_tensor *output_of(ert_session *sess, uint32_t k)
+{
+	return ert_session_get_output(sess, k);
+}
+
+/*
+ * Load test_data_set inputs/outputs named prefix_N.pb, N = 0, 1, ...; those
+ * whose kind (@kind_of, or NULL: all tensors) is a sequence or optional are
+ * left empty (read with the ert_item functions).
+ */
 static uint32_t load_tensors(const char *dir, const char *prefix, struct ert_value *vals,
+			     ert_session *sess, const ert_tensor *(*kind_of)(ert_session *, uint32_t),
 			     char why[256])
 {
 	uint32_t n = 0;
@@ -457,6 +472,11 @@ static uint32_t load_tensors(const char *dir, const char *prefix, struct ert_val
 		snprintf(path, sizeof(path), "%s/%s_%u.pb", dir, prefix, n);
 		if (!is_file(path))
 			break;
+		memset(&vals[n], 0, sizeof(vals[n]));
+		if (n < (kind_of == input_of ? ert_session_input_count(sess) :
+			 ert_session_output_count(sess)) &&
+		    ert_tensor_kind(kind_of(sess, n)) != ERT_VALUE_TENSOR)
+			continue;
 		if (ert_onnx_load_tensor_file(path, &vals[n], name, sizeof(name), &err) != ERT_OK) {
 			snprintf(why, 256, "cannot read %s_%u.pb: %.200s", prefix, n, err.msg);
 			for (uint32_t k = 0; k < n; k++)
@@ -527,6 +547,99 @@ static void placement_cpu_list(const struct placement *pl, char *buf, size_t siz
 					pl->cpu[i].op);
 }
 
+/* A tensor output as an ert_item. */
+static void item_of_tensor(const ert_tensor *t, ert_item *it)
+{
+	memset(it, 0, sizeof(*it));
+	it->dtype = ert_tensor_dtype(t);
+	it->rank = ert_tensor_rank(t);
+	for (uint32_t d = 0; d < it->rank && d < ERT_MAX_RANK; d++)
+		it->dims[d] = ert_tensor_dim(t, d);
+	it->data = ert_tensor_data(t);
+	it->size = ert_tensor_byte_size(t);
+}
+
+/*
+ * Input @k of @sess, a sequence or optional: set from its test data file
+ * (a SequenceProto or OptionalProto). 0, or -1 with @why set.
+ */
+static int set_items_input(ert_session *sess, uint32_t k, const char *set_dir, char *why,
+			   size_t why_size)
+{
+	struct ert_onnx_items v;
+	struct ert_err err = { "" };
+	ert_item *items;
+	char path[4200];
+	int ret = -1;
+
+	snprintf(path, sizeof(path), "%.4096s/input_%u.pb", set_dir, k);
+	if (ert_onnx_load_items_file(path, ert_tensor_kind(ert_session_get_input(sess, k)), &v,
+				     &err) != ERT_OK) {
+		snprintf(why, why_size, "cannot read input_%u.pb: %.300s", k, err.msg);
+		return -1;
+	}
+	items = calloc(v.n ? v.n : 1, sizeof(*items));
+	if (!items) {
+		snprintf(why, why_size, "out of memory");
+		goto out;
+	}
+	for (uint32_t i = 0; i < v.n; i++) {
+		items[i].dtype = v.items[i].dtype;
+		items[i].rank = (uint32_t)v.items[i].rank;
+		memcpy(items[i].dims, v.items[i].dims, sizeof(items[i].dims));
+		items[i].data = v.items[i].data;
+		items[i].size = v.items[i].nbytes;
+	}
+	if (ert_session_set_input_items(sess, k, !v.none, v.n, items) != ERT_OK)
+		snprintf(why, why_size, "input %u: %s", k, ert_session_error(sess));
+	else
+		ret = 0;
+out:
+	free(items);
+	ert_onnx_items_free(&v);
+	return ret;
+}
+
+/* Output @k, a sequence or optional, against its test data file. */
+static bool compare_items(const struct conform_opts *o, const ert_tensor *got, const char *set_dir,
+			  uint32_t k, char *why, size_t why_size)
+{
+	struct ert_onnx_items want;
+	struct ert_err err = { "" };
+	char path[4200];
+	bool ok = false;
+	int64_t n = ert_tensor_item_count(got);
+
+	snprintf(path, sizeof(path), "%.4096s/output_%u.pb", set_dir, k);
+	if (ert_onnx_load_items_file(path, ert_tensor_kind(got), &want, &err) != ERT_OK) {
+		snprintf(why, why_size, "cannot read output_%u.pb: %.200s", k, err.msg);
+		return false;
+	}
+	if (!ert_tensor_has_value(got) != want.none) {
+		snprintf(why, why_size, "%s, expected %s", want.none ? "a value" : "none",
+			 want.none ? "none" : "a value");
+		goto out;
+	}
+	if (n != (int64_t)want.n) {
+		snprintf(why, why_size, "%lld tensors, expected %u", (long long)n, want.n);
+		goto out;
+	}
+	for (uint32_t i = 0; i < want.n; i++) {
+		char w[300];
+		ert_item it;
+
+		if (ert_tensor_get_item(got, i, &it) != ERT_OK ||
+		    !compare_output(o, &it, &want.items[i], w, sizeof(w))) {
+			snprintf(why, why_size, "tensor %u: %.240s", i, w);
+			goto out;
+		}
+	}
+	ok = true;
+out:
+	ert_onnx_items_free(&want);
+	return ok;
+}
+
 static enum verdict run_set(const struct conform_opts *o, ert_session *sess, const char *set_dir,
 			    struct placement *pl, char *why, size_t why_size, char *skip_op,
 			    size_t skip_size)
@@ -536,12 +649,12 @@ static enum verdict run_set(const struct conform_opts *o, ert_session *sess, con
 	enum verdict v = FAIL;
 	char lwhy[256] = "";
 
-	n_in = load_tensors(set_dir, "input", in, lwhy);
+	n_in = load_tensors(set_dir, "input", in, sess, input_of, lwhy);
 	if (n_in == UINT32_MAX) {
 		snprintf(why, why_size, "%s", lwhy);
 		return FAIL;
 	}
-	n_out = load_tensors(set_dir, "output", out, lwhy);
+	n_out = load_tensors(set_dir, "output", out, sess, output_of, lwhy);
 	if (n_out == UINT32_MAX) {
 		snprintf(why, why_size, "%s", lwhy);
 		n_out = 0;
@@ -554,6 +667,11 @@ static enum verdict run_set(const struct conform_opts *o, ert_session *sess, con
 		goto out;
 	}
 	for (uint32_t k = 0; k < n_in; k++) {
+		if (ert_tensor_kind(ert_session_get_input(sess, k)) != ERT_VALUE_TENSOR) {
+			if (set_items_input(sess, k, set_dir, why, why_size) != 0)
+				goto out;
+			continue;
+		}
 		/* numpy has no bfloat16: ONNX stores such test data as uint16 */
 		if (in[k].dtype == ERT_DTYPE_UINT16 &&
 		    ert_tensor_dtype(ert_session_get_input(sess, k)) == ERT_DTYPE_BFLOAT16)
@@ -599,7 +717,18 @@ static enum verdict run_set(const struct conform_opts *o, ert_session *sess, con
 		    ert_tensor_dtype(ert_session_get_output(sess, k)) == ERT_DTYPE_BFLOAT16)
 			out[k].dtype = ERT_DTYPE_BFLOAT16;
 
-		if (!compare_output(o, ert_session_get_output(sess, k), &out[k], w, sizeof(w))) {
+		const ert_tensor *got = ert_session_get_output(sess, k);
+		ert_item it;
+
+		if (ert_tensor_kind(got) != ERT_VALUE_TENSOR) {
+			if (!compare_items(o, got, set_dir, k, w, sizeof(w))) {
+				snprintf(why, why_size, "output %u '%s': %s", k, ert_tensor_name(got), w);
+				goto out;
+			}
+			continue;
+		}
+		item_of_tensor(got, &it);
+		if (!compare_output(o, &it, &out[k], w, sizeof(w))) {
 			snprintf(why, why_size, "output %u '%s': %s", k,
 				 ert_tensor_name(ert_session_get_output(sess, k)), w);
 			goto out;

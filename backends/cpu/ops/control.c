@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "cpu/cpu-impl.h"
+#include "ert-seq.h"
 #include "ert-subgraph.h"
 
 struct cf_buf {
@@ -35,6 +36,9 @@ struct cf_state {
 	int32_t *axes;                 /* n_in entries */
 	const struct ert_value **ins;  /* n_in entries */
 	struct ert_value *tmp;         /* n_in entries */
+	/* a sequence/optional output: the node's own copy of the subgraph's (ert-seq.h) */
+	struct ert_seq **obox;         /* n_out entries */
+	uint32_t n_obox;
 };
 
 static void state_free(struct cf_state *s)
@@ -50,6 +54,9 @@ static void state_free(struct cf_state *s)
 	free(s->axes);
 	free(s->ins);
 	free(s->tmp);
+	for (uint32_t k = 0; k < s->n_obox; k++)
+		ert_seq_destroy(s->obox[k]);
+	free(s->obox);
 	free(s);
 }
 
@@ -74,6 +81,17 @@ static ert_status fail(const struct ert_exec *x, struct ert_err *err, ert_status
 	return st;
 }
 
+void ert_cpu_subrun_config(const struct ert_cpu *cpu, const struct ert_exec *x, ert_config *cfg)
+{
+	ert_config_init(cfg);
+	cfg->num_threads = cpu->num_threads ? cpu->num_threads : 1;
+	cfg->precision = cpu->precision;
+	cfg->memory = cpu->memory;
+	/* each subgraph session within the session's budget (not summed with it) */
+	if (x->session_cfg && x->session_cfg->max_memory)
+		cfg->max_memory = x->session_cfg->max_memory;
+}
+
 static ert_status state_create(struct ert_cpu *cpu, const struct ert_exec *x,
 			       struct cf_state **out, struct ert_err *err)
 {
@@ -83,13 +101,7 @@ static ert_status state_create(struct ert_cpu *cpu, const struct ert_exec *x,
 
 	if (!s)
 		return fail(x, err, ERT_STATUS_OUT_OF_MEMORY, "out of memory");
-	ert_config_init(&cfg);
-	cfg.num_threads = cpu->num_threads ? cpu->num_threads : 1;
-	cfg.precision = cpu->precision;
-	cfg.memory = cpu->memory;
-	/* each subgraph session within the session's budget (not summed with it) */
-	if (x->session_cfg && x->session_cfg->max_memory)
-		cfg.max_memory = x->session_cfg->max_memory;
+	ert_cpu_subrun_config(cpu, x, &cfg);
 	/* slices and stacked outputs; opset 8's Scan also per-batch inputs and states */
 	s->n_buf = 2 * (x->n_in + x->n_out);
 	s->buf = calloc(s->n_buf, sizeof(*s->buf));
@@ -97,7 +109,9 @@ static ert_status state_create(struct ert_cpu *cpu, const struct ert_exec *x,
 	s->axes = calloc((size_t)x->n_in + 1, sizeof(*s->axes));
 	s->ins = calloc((size_t)x->n_in + 1, sizeof(*s->ins));
 	s->tmp = calloc((size_t)x->n_in + 1, sizeof(*s->tmp));
-	if (!s->buf || !s->so || !s->axes || !s->ins || !s->tmp) {
+	s->n_obox = x->n_out;
+	s->obox = calloc((size_t)x->n_out + 1, sizeof(*s->obox));
+	if (!s->buf || !s->so || !s->axes || !s->ins || !s->tmp || !s->obox) {
 		state_free(s);
 		return fail(x, err, ERT_STATUS_OUT_OF_MEMORY, "out of memory");
 	}
@@ -160,6 +174,30 @@ static bool buf_fit(struct cf_buf *b, size_t n)
 	return true;
 }
 
+/*
+ * A sequence or optional output: copied into the node's own object, since
+ * the subgraph's is rewritten by its next run (or dropped with its plan).
+ */
+static ert_status put_seq(struct ert_exec *x, uint32_t k, const struct ert_value *v,
+			  struct ert_err *err)
+{
+	struct cf_state *s = x->state;
+	const struct ert_seq *src = ert_seq_of(v);
+	uint8_t kind = x->out[k]->kind;
+
+	if (kind == ERT_VALUE_TENSOR || !src || !s)
+		return fail(x, err, ERT_STATUS_DTYPE, "output %u is a %s, planned as a %s", k,
+			    ert_value_kind_name(v->kind), ert_value_kind_name(kind));
+	if (s->obox[k] && s->obox[k]->kind != kind) {
+		ert_seq_destroy(s->obox[k]);
+		s->obox[k] = NULL;
+	}
+	if (!s->obox[k] && !(s->obox[k] = ert_seq_create(kind, x->out[k]->elem)))
+		return fail(x, err, ERT_STATUS_OUT_OF_MEMORY, "out of memory");
+	ert_seq_put(x->out[k], s->obox[k]);
+	return ert_seq_assign(s->obox[k], src, ert_op_name(x->node->op), err);
+}
+
 /* Output @k of the node is @v (shape and bytes). */
 static ert_status put_output(struct ert_exec *x, uint32_t k, const struct ert_value *v,
 			     struct ert_err *err)
@@ -168,6 +206,8 @@ static ert_status put_output(struct ert_exec *x, uint32_t k, const struct ert_va
 
 	if (k >= x->n_out || !x->out[k])
 		return ERT_OK;
+	if (x->out[k]->kind != ERT_VALUE_TENSOR || v->kind != ERT_VALUE_TENSOR)
+		return put_seq(x, k, v, err);
 	if (v->dtype != x->out[k]->dtype)
 		return fail(x, err, ERT_STATUS_DTYPE, "output %u is %s, planned as %s", k,
 			    ert_dtype_name(v->dtype), ert_dtype_name(x->out[k]->dtype));

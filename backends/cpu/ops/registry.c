@@ -29,6 +29,7 @@ extern const struct ert_cpu_op ert_cpu_ops_ml[];
 extern const struct ert_cpu_op ert_cpu_ops_strings[];
 extern const struct ert_cpu_op ert_cpu_ops_image[];
 extern const struct ert_cpu_op ert_cpu_ops_control[];
+extern const struct ert_cpu_op ert_cpu_ops_sequence[];
 
 static const struct ert_cpu_op *const families[] = {
 	ert_cpu_ops_unary,
@@ -56,6 +57,7 @@ static const struct ert_cpu_op *const families[] = {
 	ert_cpu_ops_strings,
 	ert_cpu_ops_image,
 	ert_cpu_ops_control,
+	ert_cpu_ops_sequence,
 };
 
 static const struct ert_cpu_op *by_op[ERT_OP_COUNT];
