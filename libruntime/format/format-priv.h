@@ -70,6 +70,13 @@ enum fmt_encoding {
  * header's value checksum, although they lie in the weights section.
  */
 #define FMT_TENSOR_VALUE 0x8u
+/*
+ * v8 tensor flags, bits 4-5: the value kind (ert_value_kind; 0 a tensor).
+ * A sequence or optional is no constant, has rank 0, and its record's dtype
+ * is its tensors' (0: not declared); in memory it is a uint64 handle.
+ */
+#define FMT_TENSOR_KIND_SHIFT 4
+#define FMT_TENSOR_KIND_MASK 0x30u
 
 static inline uint32_t fmt_get32(const uint8_t *p)
 {

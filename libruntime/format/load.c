@@ -208,8 +208,8 @@ static bool read_header(struct loader *ld)
 			    "model file is %llu bytes but its header says %llu%s",
 			    (unsigned long long)ld->size, (unsigned long long)fsize,
 			    fsize > ld->size ? " (truncated)" : "");
-	/* Versions 1 to 7 fix the header size; later versions may only grow it. */
-	if (ld->version <= 7 && hs != FMT_HEADER_V1)
+	/* Versions 1 to 8 fix the header size; later versions may only grow it. */
+	if (ld->version <= 8 && hs != FMT_HEADER_V1)
 		return fail(ld, ERT_STATUS_INVALID_MODEL,
 			    "header size %u, format version %u has %u", hs, ld->version,
 			    FMT_HEADER_V1);
@@ -502,7 +502,7 @@ static bool read_tensor(struct loader *ld, struct cur *c, uint32_t i)
 {
 	char what[160];
 	const char *name, *dn[ERT_MAX_RANK];
-	uint32_t dtype, enc, flags, block, name_idx, qcount, qzp;
+	uint32_t dtype, enc, flags, block, name_idx, qcount, qzp, kind;
 	int32_t rank, qaxis;
 	int64_t dims[ERT_MAX_RANK];
 	uint64_t off, size;
@@ -529,8 +529,14 @@ static bool read_tensor(struct loader *ld, struct cur *c, uint32_t i)
 	if (rank < -1 || rank > ERT_MAX_RANK)
 		return fail(ld, ERT_STATUS_INVALID_MODEL, "%s: rank %d (must be -1..%d)", what, rank,
 			    ERT_MAX_RANK);
-	if (flags & ~(FMT_TENSOR_FLAGS | (ld->version >= 2 ? FMT_TENSOR_VALUE : 0)))
+	if (flags & ~(FMT_TENSOR_FLAGS | (ld->version >= 2 ? FMT_TENSOR_VALUE : 0) |
+		      (ld->version >= 8 ? FMT_TENSOR_KIND_MASK : 0)))
 		return fail(ld, ERT_STATUS_INVALID_MODEL, "%s: undefined flags 0x%x", what, flags);
+	kind = (flags & FMT_TENSOR_KIND_MASK) >> FMT_TENSOR_KIND_SHIFT;
+	if (kind && ((flags & ERT_TENSOR_CONST) || rank != 0 ||
+		     (dtype && !ert_dtype_valid((int32_t)dtype))))
+		return fail(ld, ERT_STATUS_INVALID_MODEL, "%s: a %s must be a non-constant of rank 0 "
+			    "holding tensors of a known dtype", what, ert_value_kind_name((int)kind));
 	if ((flags & FMT_TENSOR_VALUE) && !(flags & ERT_TENSOR_CONST))
 		return fail(ld, ERT_STATUS_INVALID_MODEL, "%s: value flag on a non-constant", what);
 	if (!(flags & ERT_TENSOR_CONST) != (enc == FMT_ENC_NONE))
@@ -580,6 +586,12 @@ static bool read_tensor(struct loader *ld, struct cur *c, uint32_t i)
 	}
 	struct ert_tensor *t = &ld->g->tensors[ti];
 
+	if (kind) {
+		/* the record's dtype is the tensors' it holds; the value is a handle */
+		t->kind = (uint8_t)kind;
+		t->elem = (ert_dtype)dtype;
+		t->dtype = ERT_DTYPE_UINT64;
+	}
 	for (int d = 0; d < rank; d++)
 		if (dn[d] && !(t->dim_names[d] = ert_graph_strdup(ld->g, dn[d])))
 			return fail(ld, ERT_STATUS_OUT_OF_MEMORY, "%s: out of memory", what);
@@ -1083,6 +1095,8 @@ ert_status ert_format_load(const void *data, size_t size, struct ert_graph **out
 	 * section and GRAPH attributes; v6 has v5's layout (it may hold MatMul
 	 * nodes with a fused bias), and so has v7 (it may hold string constants,
 	 * encoding 5).
+	 * v8 has that layout too, and its tensor records may be sequences or
+	 * optionals (flags, read_tensor()).
 	 */
 	if (ld.version >= 1 && ld.version <= 4) {
 		ld.graphs = calloc(1, sizeof(*ld.graphs));

@@ -387,11 +387,12 @@ static ert_status write_tensor(struct writer *w, const struct ert_graph *g, uint
 	struct buf *b = &w->tensors;
 
 	put_u32(b, str_ref(&w->strs, x->name));
-	put_u32(b, (uint32_t)x->dtype);
+	put_u32(b, (uint32_t)(x->kind != ERT_VALUE_TENSOR ? x->elem : x->dtype));
 	put_u32(b, enc);
 	put_u32(b, (uint32_t)x->rank);
 	put_u32(b, (x->flags & FMT_TENSOR_FLAGS) |
-		   (enc != FMT_ENC_NONE && w->value_read[rec] ? FMT_TENSOR_VALUE : 0));
+		   (enc != FMT_ENC_NONE && w->value_read[rec] ? FMT_TENSOR_VALUE : 0) |
+		   ((uint32_t)x->kind << FMT_TENSOR_KIND_SHIFT & FMT_TENSOR_KIND_MASK));
 	put_u32(b, block);
 	for (int i = 0; i < ERT_MAX_RANK; i++)
 		put_u64(b, i < x->rank ? (uint64_t)x->dims[i] : 0);

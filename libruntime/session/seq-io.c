@@ -42,6 +42,16 @@ void ert_session_seq_inputs_free(struct ert_session *s)
 	s->in_seqs = NULL;
 }
 
+void ert_session_seq_outputs_clear(struct ert_session *s)
+{
+	for (uint32_t k = 0; k < s->model->graph->n_outputs; k++) {
+		const struct ert_value *v = ert_session_output_value(s, k);
+
+		if (v && v->kind != ERT_VALUE_TENSOR && v->data && v->nbytes >= sizeof(void *))
+			memset(v->data, 0, sizeof(void *));
+	}
+}
+
 /* The object behind a sequence/optional handle, or NULL (a tensor, no value yet). */
 static const struct ert_seq *handle_seq(const ert_tensor *t)
 {

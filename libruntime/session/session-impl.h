@@ -388,6 +388,12 @@ void ert_input_free(void *p, size_t size);
  */
 ert_status ert_session_seq_inputs_init(struct ert_session *s);
 void ert_session_seq_inputs_free(struct ert_session *s);
+/*
+ * After a failed run: the handles of sequence and optional outputs become
+ * NULL (the steps that write them may not have run, and their arena bytes
+ * may hold another tensor's), so the item functions see no value.
+ */
+void ert_session_seq_outputs_clear(struct ert_session *s);
 /* The value behind an input/output handle (its plan's), or NULL before a plan. */
 const struct ert_value *ert_session_handle_value(const ert_tensor *t);
 /* Output @k's value after a run (subgraph runs read them), or NULL. */

@@ -826,6 +826,9 @@ ERT_API ert_status ert_session_run(ert_session *s)
 	s->failed_op[0] = '\0';
 	ert_probe_run_start(s);
 	st = run_plan(s);
+	/* a sequence output's handle is only as good as the run that wrote it */
+	if (st != ERT_OK)
+		ert_session_seq_outputs_clear(s);
 	ert_probe_run_end(s, st);
 	s->running = false;
 	return st;

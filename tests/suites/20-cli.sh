@@ -358,6 +358,7 @@ expect_out "ops Upsample deprecated after 9" "^Upsample  *ai.onnx  *7-9  *cpu$"
 expect_out "ops QGemm com.microsoft" "^QGemm  *com.microsoft  *1-1  *cpu npu$"
 expect_out "ops TreeEnsemble ai.onnx.ml" "^TreeEnsemble  *ai.onnx.ml  *5-5  *cpu$"
 expect_out "ops Adam ai.onnx.preview.training" "^Adam  *ai.onnx.preview.training  *1-1  *cpu$"
+expect_out "ops SequenceMap" "^SequenceMap  *ai.onnx  *17-[0-9]*  *cpu$"
 expect_out "ops summary" "^[0-9]* ops (cpu [0-9]*, opencl [0-9]*, npu [0-9]*)"
 if grep -q "QLinearLookup" "$T/out"; then bad "ops lists edgert's own QLinearLookup"; else ok; fi
 expect_ok "ops --backend npu" "$E" ops --backend npu

@@ -101,6 +101,31 @@ static inline Onnx__ValueInfoProto *ow_value_info(struct ow_pool *p, const struc
 	tp->tensor_type = tt;
 	tt->has_elem_type = 1;
 	tt->elem_type = (int32_t)x->dtype;
+	if (x->kind != ERT_VALUE_TENSOR) {
+		/* a sequence or optional of tensors of x->elem (no shape) */
+		Onnx__TypeProto *outer = ow_alloc(p, sizeof(*outer)), *mid = tp;
+
+		tt->elem_type = (int32_t)x->elem;
+		if (x->kind != ERT_VALUE_OPTIONAL) {
+			mid = ow_alloc(p, sizeof(*mid));
+			onnx__type_proto__init(mid);
+			mid->value_case = ONNX__TYPE_PROTO__VALUE_SEQUENCE_TYPE;
+			mid->sequence_type = ow_alloc(p, sizeof(*mid->sequence_type));
+			onnx__type_proto__sequence__init(mid->sequence_type);
+			mid->sequence_type->elem_type = tp;
+		}
+		if (x->kind == ERT_VALUE_SEQUENCE) {
+			v->type = mid;
+			return v;
+		}
+		onnx__type_proto__init(outer);
+		outer->value_case = ONNX__TYPE_PROTO__VALUE_OPTIONAL_TYPE;
+		outer->optional_type = ow_alloc(p, sizeof(*outer->optional_type));
+		onnx__type_proto__optional__init(outer->optional_type);
+		outer->optional_type->elem_type = mid;
+		v->type = outer;
+		return v;
+	}
 	if (x->rank < 0)
 		return v;
 	tt->shape = ow_alloc(p, sizeof(*tt->shape));

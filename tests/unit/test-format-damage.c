@@ -160,9 +160,9 @@ ERT_TEST(versions)
 	REQUIRE(im.p);
 	char want[96];
 
-	snprintf(want, sizeof(want), "model format version 8 is newer than this runtime's %d",
-		 ERT_FORMAT_VERSION);
-	fmt_put32(im.p + FMT_OFF_VERSION, 8);
+	snprintf(want, sizeof(want), "model format version %d is newer than this runtime's %d",
+		 ERT_FORMAT_VERSION + 2, ERT_FORMAT_VERSION);
+	fmt_put32(im.p + FMT_OFF_VERSION, ERT_FORMAT_VERSION + 2);
 	EXPECT(im, im.size, ERT_STATUS_VERSION, want);
 	im = fresh();
 	fmt_put32(im.p + FMT_OFF_VERSION, ERT_FORMAT_VERSION + 1);

@@ -223,7 +223,7 @@ static void op_from_message(const char *msg, char *op, size_t size)
 		snprintf(op, size, "(string tensors)");
 		return;
 	} else if (strstr(msg, "is not a tensor")) {
-		snprintf(op, size, "(sequence/map/optional types)");
+		snprintf(op, size, "(maps, nested sequences, sparse tensors)");
 		return;
 	} else {
 		return;

@@ -224,6 +224,12 @@ static bool write_outputs(const char *dir, ert_session *sess)
 		uint32_t rank = ert_tensor_rank(t);
 		char fname[256], path[4096], err[512];
 
+		if (ert_tensor_kind(t) != ERT_VALUE_TENSOR) {
+			cli_warn("run", "output '%s' is a sequence or optional of %lld tensors, "
+				 "which one .npy cannot hold; not written", ert_tensor_name(t),
+				 (long long)ert_tensor_item_count(t));
+			continue;
+		}
 		if (!npy_descr(ert_tensor_dtype(t))) {
 			cli_warn("run", "output '%s' is %s, which .npy cannot hold; not written",
 				 ert_tensor_name(t), ert_dtype_name(ert_tensor_dtype(t)));

@@ -311,7 +311,8 @@ static ert_status run_concat(struct ert_exec *x, struct ert_err *err)
 			    (long long)ert_attr_int(x->node, "axis", 0), (int)first->rank,
 			    new_axis ? " and a new axis" : "");
 	memset(&out, 0, sizeof(out));
-	ert_value_set_shape(&out, first->dtype, rank, NULL);
+	out.dtype = first->dtype;
+	out.rank = rank;
 	for (int32_t i = 0, j = 0; i < rank; i++)
 		out.dims[i] = new_axis && i == axis ? 0 : first->dims[j++];
 	out.dims[axis] = 0;
