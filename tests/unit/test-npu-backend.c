@@ -859,6 +859,53 @@ ERT_TEST(crossings_in_place)
 }
 
 /*
+ * Run model @m (input 0 of shape [batch, @chw]) on the NPU and on the CPU at
+ * each batch of @batches in turn, checking placement (@want_npu nodes on the
+ * NPU) and comparing outputs byte for byte. Returns the input buffer's
+ * address at the first and at the last run in @addr. Consumes @m.
+ */
+static void run_batches(int *ert_test_failed_, ert_model *m, const int64_t *chw,
+			const int64_t *batches, size_t n, int want_npu, uint64_t seed,
+			void *addr[2])
+{
+	ert_session *s, *ref;
+
+	REQUIRE(m);
+	s = new_session(m, true);
+	ref = new_session(m, false);
+	if (!s || !ref)
+		goto out;
+	for (size_t i = 0; i < n; i++) {
+		int64_t d[4] = { batches[i], chw[0], chw[1], chw[2] };
+		struct placement pl = { 0, 0 };
+
+		CHECK_EQ_INT(ert_session_resize_input(s, 0, 4, d), ERT_OK);
+		CHECK_EQ_INT(ert_session_resize_input(ref, 0, 4, d), ERT_OK);
+		CHECK_EQ_INT(ert_session_visit_steps(s, check_step, &pl), ERT_OK);
+		CHECK_EQ_INT(pl.want_npu, want_npu);
+		CHECK_EQ_INT(pl.misplaced, 0);
+		fill_inputs(ert_test_failed_, s, ref, seed + i);
+		addr[i ? 1 : 0] = ert_tensor_data(ert_session_get_input(s, 0));
+		CHECK_EQ_INT(ert_session_run(ref), ERT_OK);
+		CHECK_EQ_INT(ert_session_run(s), ERT_OK);
+		if (*ert_test_failed_) {
+			fprintf(stderr, "%s\n", ert_session_error(s));
+			break;
+		}
+		compare_outputs(ert_test_failed_, s, ref);
+		if (*ert_test_failed_) {
+			fprintf(stderr, "run %zu, batch %lld\n", i, (long long)batches[i]);
+			break;
+		}
+	}
+out:
+	CHECK(s && ref);
+	ert_session_destroy(s);
+	ert_session_destroy(ref);
+	ert_model_unref(m);
+}
+
+/*
  * Input x with a batch dimension feeds three NPU nodes. Runs at batch 1
  * (twice), 4 (a second plan; the input buffer moves), 1 again (the first
  * plan from the cache, the input at its new address) and 4 again.
@@ -873,50 +920,15 @@ ERT_TEST(resize_input)
 	const struct conv_spec c2 = { .oc = 8, .kh = 1, .kw = 1, .per_channel = true };
 	const struct pool_spec mp = { .kh = 2, .kw = 2, .stride = { 2, 2 } };
 	struct qt y = q_conv(&b, "npu:conv2", q_conv(&b, "npu:conv1", x, &c1), &c2);
-	ert_model *m;
-	ert_session *s, *ref;
 	const int64_t batches[] = { 1, 1, 4, 1, 4 };
-	void *first = NULL;
+	void *addr[2] = { NULL, NULL };
 
 	qb_output(&b, q_binary(&b, ERT_OP_QLinearAdd, "npu:residual", y, x, 1, 0).t);
 	qb_output(&b, q_pool(&b, "npu:max", x, &mp, true).t);
-	m = model_from_graph(b.g);
-	REQUIRE(m);
-	s = new_session(m, true);
-	ref = new_session(m, false);
-	if (!s || !ref)
-		goto out;
-	for (size_t i = 0; i < sizeof(batches) / sizeof(batches[0]); i++) {
-		int64_t d[4] = { batches[i], 8, 24, 24 };
-		struct placement pl = { 0, 0 };
-
-		CHECK_EQ_INT(ert_session_resize_input(s, 0, 4, d), ERT_OK);
-		CHECK_EQ_INT(ert_session_resize_input(ref, 0, 4, d), ERT_OK);
-		CHECK_EQ_INT(ert_session_visit_steps(s, check_step, &pl), ERT_OK);
-		CHECK_EQ_INT(pl.want_npu, 4);
-		CHECK_EQ_INT(pl.misplaced, 0);
-		fill_inputs(ert_test_failed_, s, ref, 77 + i);
-		if (!first)
-			first = ert_tensor_data(ert_session_get_input(s, 0));
-		CHECK_EQ_INT(ert_session_run(ref), ERT_OK);
-		CHECK_EQ_INT(ert_session_run(s), ERT_OK);
-		if (*ert_test_failed_) {
-			fprintf(stderr, "%s\n", ert_session_error(s));
-			break;
-		}
-		compare_outputs(ert_test_failed_, s, ref);
-		if (*ert_test_failed_) {
-			fprintf(stderr, "run %zu, batch %lld\n", i, (long long)batches[i]);
-			break;
-		}
-	}
+	run_batches(ert_test_failed_, model_from_graph(b.g), xd + 1, batches,
+		    sizeof(batches) / sizeof(batches[0]), 4, 77, addr);
 	/* the premise: the input buffer moved */
-	CHECK(ert_tensor_data(ert_session_get_input(s, 0)) != first);
-out:
-	CHECK(s && ref);
-	ert_session_destroy(s);
-	ert_session_destroy(ref);
-	ert_model_unref(m);
+	CHECK(addr[0] != addr[1]);
 }
 
 /*
@@ -934,49 +946,14 @@ ERT_TEST(resize_input_pages)
 	int64_t xd[4] = { -1, 16, 96, 96 };
 	struct qt x = qb_input(&b, "x", 4, xd);
 	const struct conv_spec c = { .oc = 8, .kh = 1, .kw = 1, .bias = true };
-	ert_model *m;
-	ert_session *s, *ref;
 	const int64_t batches[] = { 8, 2, 8, 1, 8 };
-	void *first = NULL;
+	void *addr[2] = { NULL, NULL };
 
 	qb_output(&b, q_conv(&b, "npu:conv", x, &c).t);
-	m = model_from_graph(b.g);
-	REQUIRE(m);
-	s = new_session(m, true);
-	ref = new_session(m, false);
-	if (!s || !ref)
-		goto out;
-	for (size_t i = 0; i < sizeof(batches) / sizeof(batches[0]); i++) {
-		int64_t d[4] = { batches[i], 16, 96, 96 };
-		struct placement pl = { 0, 0 };
-
-		CHECK_EQ_INT(ert_session_resize_input(s, 0, 4, d), ERT_OK);
-		CHECK_EQ_INT(ert_session_resize_input(ref, 0, 4, d), ERT_OK);
-		CHECK_EQ_INT(ert_session_visit_steps(s, check_step, &pl), ERT_OK);
-		CHECK_EQ_INT(pl.want_npu, 1);
-		CHECK_EQ_INT(pl.misplaced, 0);
-		fill_inputs(ert_test_failed_, s, ref, 91 + i);
-		if (!first)
-			first = ert_tensor_data(ert_session_get_input(s, 0));
-		/* the premise: one buffer (1.2 MiB at batch 8) for every shape */
-		CHECK(ert_tensor_data(ert_session_get_input(s, 0)) == first);
-		CHECK_EQ_INT(ert_session_run(ref), ERT_OK);
-		CHECK_EQ_INT(ert_session_run(s), ERT_OK);
-		if (*ert_test_failed_) {
-			fprintf(stderr, "%s\n", ert_session_error(s));
-			break;
-		}
-		compare_outputs(ert_test_failed_, s, ref);
-		if (*ert_test_failed_) {
-			fprintf(stderr, "run %zu, batch %lld\n", i, (long long)batches[i]);
-			break;
-		}
-	}
-out:
-	CHECK(s && ref);
-	ert_session_destroy(s);
-	ert_session_destroy(ref);
-	ert_model_unref(m);
+	run_batches(ert_test_failed_, model_from_graph(b.g), xd + 1, batches,
+		    sizeof(batches) / sizeof(batches[0]), 1, 91, addr);
+	/* the premise: one buffer (1.2 MiB at batch 8) for every shape */
+	CHECK(addr[0] && addr[0] == addr[1]);
 }
 
 /* The test hook hangs the first job: that run fails with ETIMEDOUT, the next one matches. */
