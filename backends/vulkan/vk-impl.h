@@ -310,5 +310,7 @@ extern const struct ert_vk_op ert_vk_ops_movement[];
 
 /* The table entry for @op's kind, or NULL (ops/registry.c). */
 const struct ert_vk_op *ert_vk_op_find(enum ert_op op);
+/* Has this build a Vulkan shader for @op (false in a build without Vulkan)? */
+bool ert_vk_claims_op(enum ert_op op);
 
 #endif /* ERT_VK_IMPL_H */

@@ -352,14 +352,15 @@ fi
 # edgert ops: the op table (no model, no device needed)
 expect_ok "ops" "$E" ops
 expect_out "ops header" "^OP  *DOMAIN  *OPSETS  *BACKENDS"
-expect_out "ops Conv" "^Conv  *ai.onnx  *1-[0-9]*  *cpu opencl$"
+expect_out "ops Conv" "^Conv  *ai.onnx  *1-[0-9]*  *cpu opencl vulkan$"
+expect_out "ops Softmax" "^Softmax  *ai.onnx  *1-[0-9]*  *cpu opencl vulkan$"
 expect_out "ops DFT" "^DFT  *ai.onnx  *17-[0-9]*  *cpu$"
 expect_out "ops Upsample deprecated after 9" "^Upsample  *ai.onnx  *7-9  *cpu$"
 expect_out "ops QGemm com.microsoft" "^QGemm  *com.microsoft  *1-1  *cpu npu$"
 expect_out "ops TreeEnsemble ai.onnx.ml" "^TreeEnsemble  *ai.onnx.ml  *5-5  *cpu$"
 expect_out "ops Adam ai.onnx.preview.training" "^Adam  *ai.onnx.preview.training  *1-1  *cpu$"
 expect_out "ops SequenceMap" "^SequenceMap  *ai.onnx  *17-[0-9]*  *cpu$"
-expect_out "ops summary" "^[0-9]* ops (cpu [0-9]*, opencl [0-9]*, npu [0-9]*)"
+expect_out "ops summary" "^[0-9]* ops (cpu [0-9]*, opencl [0-9]*, vulkan [0-9]*, npu [0-9]*)"
 if grep -q "QLinearLookup" "$T/out"; then bad "ops lists edgert's own QLinearLookup"; else ok; fi
 expect_ok "ops --backend npu" "$E" ops --backend npu
 if grep -v "^OP " "$T/out" | grep -v " ops (" | grep -qv " npu$"; then
@@ -375,6 +376,9 @@ d = json.load(open(sys.argv[1]))
 ops = {o["op"]: o for o in d["ops"]}
 assert d["count"] == len(d["ops"]) > 100, d["count"]
 assert ops["Relu"]["backends"][0] == "cpu" and ops["Relu"]["since"] == 1
+pb = d["per_backend"]
+assert pb["vulkan"] == pb["opencl"] > 0, pb
+assert all(("vulkan" in o["backends"]) == ("opencl" in o["backends"]) for o in d["ops"])
 assert ops["Reshape"]["since"] == 5 and ops["Scatter"]["until"] == 10
 assert all(o["until"] <= d["opset_max"] for o in d["ops"])
 ' "$T/out" 2>"$T/err" && ok || bad "ops --json does not parse or lacks rows: $(head -n 3 "$T/err")"
@@ -383,7 +387,7 @@ else
 	skip=$((skip + 1))
 fi
 expect_fail "ops bad flag" "unknown option '--bogus'" "$E" ops --bogus
-expect_fail "ops bad backend" "must be cpu, opencl or npu" "$E" ops --backend gpu
+expect_fail "ops bad backend" "must be cpu, opencl, vulkan or npu" "$E" ops --backend gpu
 expect_fail "ops extra argument" "unexpected argument 'x'" "$E" ops x
 
 r50="$ERT_CONFORMANCE/light/test_resnet50"

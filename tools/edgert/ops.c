@@ -3,9 +3,10 @@
  * edgert ops: the ONNX ops edgert reads, with the opset range the importer
  * accepts for each (ert-ops-opset.def) and the backends that have a kernel
  * for it. Needs no model and no device: each backend's column is its static
- * claim (the CPU's and OpenCL's kernel tables, the NPU's lowerings); whether
- * a given node runs there is decided when a model is planned (supports_op:
- * dtypes, attributes, limits), see docs/cli.md.
+ * claim (the CPU's kernel table, OpenCL's and Vulkan's op tables over
+ * gpu-common's, the NPU's lowerings); whether a given node runs there is
+ * decided when a model is planned (supports_op: dtypes, attributes, limits),
+ * see docs/cli.md.
  */
 #include <getopt.h>
 #include <stdio.h>
@@ -17,6 +18,7 @@
 #include "cpu/cpu-impl.h"
 #include "npu/npu-impl.h"
 #include "opencl/ocl-impl.h"
+#include "vulkan/vk-impl.h"
 
 struct ops_opts {
 	bool json;
@@ -29,13 +31,15 @@ static const char usage[] =
 	"List every ONNX op edgert reads: its domain, the opsets the importer\n"
 	"accepts it in (from the op's introduction to the newest opset edgert\n"
 	"knows, or to its deprecation), and the backends that have a kernel for\n"
-	"it (cpu, opencl, npu). A backend's claim is per op type: when a model is\n"
-	"planned, each node still goes where its dtypes and attributes are\n"
-	"supported (the NPU runs int8 only; OpenCL needs a device at run time).\n"
+	"it (cpu, opencl, vulkan, npu). A backend's claim is per op type: when a\n"
+	"model is planned, each node still goes where its dtypes and attributes\n"
+	"are supported (the NPU runs int8 only; OpenCL and Vulkan need a device\n"
+	"at run time).\n"
 	"\n"
 	"OPTIONS:\n"
 	"      --json            one JSON object: opset_max and an ops array\n"
-	"  -b, --backend NAME    only the ops NAME (cpu, opencl, npu) claims\n"
+	"  -b, --backend NAME    only the ops NAME (cpu, opencl, vulkan,\n"
+	"                        npu) claims\n"
 	"  -h, --help            show this help\n"
 	"\n"
 	"EXAMPLES:\n"
@@ -43,7 +47,7 @@ static const char usage[] =
 	"  edgert ops --backend npu        # what the NPU can take\n"
 	"  edgert ops --json | jq '.ops[] | select(.op == \"DFT\")'\n";
 
-static const char *const backend_names[] = { "cpu", "opencl", "npu" };
+static const char *const backend_names[] = { "cpu", "opencl", "vulkan", "npu" };
 #define N_BACKENDS (sizeof(backend_names) / sizeof(backend_names[0]))
 
 static bool claims(size_t b, enum ert_op op)
@@ -51,6 +55,7 @@ static bool claims(size_t b, enum ert_op op)
 	switch (b) {
 	case 0: return ert_cpu_op_find(op) != NULL;
 	case 1: return ert_ocl_claims_op(op);
+	case 2: return ert_vk_claims_op(op);
 	default: return ert_npu_claims_op(op);
 	}
 }
@@ -130,7 +135,8 @@ int ert_cmd_ops(int argc, char **argv)
 			if (strcmp(o.backend, backend_names[want]) == 0)
 				break;
 		if (want == N_BACKENDS)
-			return cli_error("ops", "--backend must be cpu, opencl or npu, got '%s'",
+			return cli_error("ops",
+					 "--backend must be cpu, opencl, vulkan or npu, got '%s'",
 					 o.backend);
 	}
 	/* the ONNX ops: those with an opset range (edgert's own have none) */
@@ -155,8 +161,9 @@ int ert_cmd_ops(int argc, char **argv)
 			printf("%s\"%s\": %zu", b ? ", " : "", backend_names[b], counts[b]);
 		printf("}}\n");
 	} else {
-		printf("%zu ops (cpu %zu, opencl %zu, npu %zu); opsets of ai.onnx up to %d\n", n,
-		       counts[0], counts[1], counts[2], ERT_ONNX_OPSET_MAX);
+		printf("%zu ops (cpu %zu, opencl %zu, vulkan %zu, npu %zu); "
+		       "opsets of ai.onnx up to %d\n",
+		       n, counts[0], counts[1], counts[2], counts[3], ERT_ONNX_OPSET_MAX);
 	}
 	return 0;
 }

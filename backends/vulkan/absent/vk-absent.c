@@ -11,6 +11,7 @@ ert_status ert_vulkan_backend_create(const ert_config *cfg, struct ert_backend *
 ert_status ert_vulkan_backend_probe(const ert_config *cfg, struct ert_backend **out,
 				    struct ert_err *err);
 const char *ert_vulkan_backend_device(const struct ert_backend *be);
+bool ert_vk_claims_op(enum ert_op op);
 
 ert_status ert_vulkan_backend_create(const ert_config *cfg, struct ert_backend **out,
 				     struct ert_err *err)
@@ -28,4 +29,11 @@ ert_status ert_vulkan_backend_probe(const ert_config *cfg, struct ert_backend **
 const char *ert_vulkan_backend_device(const struct ert_backend *be)
 {
 	return NULL;
+}
+
+/* `edgert ops` in a static binary: no op runs on Vulkan here. */
+bool ert_vk_claims_op(enum ert_op op)
+{
+	(void)op;
+	return false;
 }

@@ -31,3 +31,8 @@ const struct ert_vk_op *ert_vk_op_find(enum ert_op op)
 	pthread_once(&by_kind_once, build_index);
 	return by_kind[g->kind];
 }
+
+bool ert_vk_claims_op(enum ert_op op)
+{
+	return ert_vk_op_find(op) != NULL;
+}
