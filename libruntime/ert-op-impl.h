@@ -196,6 +196,12 @@ void ert_tensor_make_const(struct ert_graph *g, int32_t t, struct ert_value *v);
  */
 ert_status ert_check_dim(const struct ert_node *n, struct ert_err *err, const char *what,
 			 int64_t idx, int64_t v);
+/*
+ * Set @err to "Op 'name': " and the printf message @fmt (the node's name may be
+ * NULL: empty) and return @st: the one error prefix of op decoding and kernels.
+ */
+ert_status ert_node_fail(const struct ert_node *n, struct ert_err *err, ert_status st,
+			 const char *fmt, ...) __attribute__((format(printf, 4, 5)));
 /* Shorthand: error on ctx with "OpName: ..." prefix; returns @st. */
 ert_status ert_infer_fail(struct ert_infer_ctx *ctx, ert_status st, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));

@@ -162,6 +162,19 @@ ert_status ert_check_dim(const struct ert_node *n, struct ert_err *err, const ch
 	return ERT_STATUS_SHAPE;
 }
 
+ert_status ert_node_fail(const struct ert_node *n, struct ert_err *err, ert_status st,
+			 const char *fmt, ...)
+{
+	char buf[400];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	ert_err_set(err, "%s '%s': %s", ert_op_name(n->op), n->name ? n->name : "", buf);
+	return st;
+}
+
 ert_status ert_infer_fail(struct ert_infer_ctx *ctx, ert_status st, const char *fmt, ...)
 {
 	char buf[400];

@@ -18,20 +18,8 @@
 #include "cpu/cpu-impl.h"
 #include "ert-op-impl.h"
 
-static ert_status sub_fail(const struct ert_node *n, struct ert_err *err, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-
-static ert_status sub_fail(const struct ert_node *n, struct ert_err *err, const char *fmt, ...)
-{
-	char buf[400];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(buf, sizeof(buf), fmt, ap);
-	va_end(ap);
-	ert_err_set(err, "%s '%s': %s", ert_op_name(n->op), n->name, buf);
-	return ERT_STATUS_INVALID_MODEL;
-}
+/* "Op 'name': ..." into @err, returning ERT_STATUS_INVALID_MODEL (ert_node_fail). */
+#define sub_fail(n, err, ...) ert_node_fail(n, err, ERT_STATUS_INVALID_MODEL, __VA_ARGS__)
 
 static uint32_t explicit_inputs(const struct ert_node *n)
 {

@@ -13,20 +13,8 @@
 
 #include "ops/linalg-geom.h"
 
-static ert_status geom_fail(const struct ert_node *n, struct ert_err *err, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-
-static ert_status geom_fail(const struct ert_node *n, struct ert_err *err, const char *fmt, ...)
-{
-	char buf[300];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(buf, sizeof(buf), fmt, ap);
-	va_end(ap);
-	ert_err_set(err, "%s '%s': %s", ert_op_name(n->op), n->name ? n->name : "", buf);
-	return ERT_STATUS_INVALID_MODEL;
-}
+/* "Op 'name': ..." into @err, returning ERT_STATUS_INVALID_MODEL (ert_node_fail). */
+#define geom_fail(n, err, ...) ert_node_fail(n, err, ERT_STATUS_INVALID_MODEL, __VA_ARGS__)
 
 /* Read an INTS attribute of exactly @want entries, each in [@min, ERT_ATTR_SIZE_MAX]. */
 static ert_status read_ints(const struct ert_node *n, const char *name, int32_t want,

@@ -1,40 +1,26 @@
 /* SPDX-License-Identifier: MIT */
 /* Movement family: decoding shared by shape inference and the CPU kernels. */
-#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "ops/movement-params.h"
-
-ert_status ert_mv_fail(const struct ert_node *n, struct ert_err *err, ert_status st,
-		       const char *fmt, ...)
-{
-	char buf[400];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(buf, sizeof(buf), fmt, ap);
-	va_end(ap);
-	ert_err_set(err, "%s '%s': %s", ert_op_name(n->op), n->name ? n->name : "", buf);
-	return st;
-}
 
 ert_status ert_mv_read_ints(const struct ert_node *n, struct ert_err *err,
 			    const struct ert_value *v, const char *what, int64_t *out,
 			    uint32_t max, uint32_t *count)
 {
 	if (!v->data && v->numel > 0)
-		return ert_mv_fail(n, err, ERT_STATUS_UNSUPPORTED,
-				   "%s must be known when the model is planned", what);
+		return ert_node_fail(n, err, ERT_STATUS_UNSUPPORTED,
+				     "%s must be known when the model is planned", what);
 	if (!ert_dtype_is_int(v->dtype) || ert_dtype_size(v->dtype) == 0)
-		return ert_mv_fail(n, err, ERT_STATUS_DTYPE, "%s has type %s, expected an integer",
-				   what, ert_dtype_name(v->dtype));
+		return ert_node_fail(n, err, ERT_STATUS_DTYPE, "%s has type %s, expected an integer",
+				     what, ert_dtype_name(v->dtype));
 	if (v->rank > 1)
-		return ert_mv_fail(n, err, ERT_STATUS_SHAPE, "%s has rank %d, expected 1", what,
-				   (int)v->rank);
+		return ert_node_fail(n, err, ERT_STATUS_SHAPE, "%s has rank %d, expected 1", what,
+				     (int)v->rank);
 	if (v->numel > (int64_t)max)
-		return ert_mv_fail(n, err, ERT_STATUS_SHAPE, "%s has %lld entries, at most %u allowed",
-				   what, (long long)v->numel, max);
+		return ert_node_fail(n, err, ERT_STATUS_SHAPE, "%s has %lld entries, at most %u allowed",
+				     what, (long long)v->numel, max);
 	for (int64_t i = 0; i < v->numel; i++)
 		out[i] = ert_value_get_int(v, i);
 	*count = (uint32_t)v->numel;
@@ -64,20 +50,20 @@ ert_status ert_mv_read_axes(const struct ert_node *n, struct ert_err *err,
 		if (!a)
 			return ERT_OK;
 		if (cnt > ERT_MAX_RANK)
-			return ert_mv_fail(n, err, ERT_STATUS_SHAPE, "%u axes, at most %d allowed",
-					   cnt, ERT_MAX_RANK);
+			return ert_node_fail(n, err, ERT_STATUS_SHAPE, "%u axes, at most %d allowed",
+					     cnt, ERT_MAX_RANK);
 		memcpy(raw, a, cnt * sizeof(raw[0]));
 		*present = true;
 	}
 	for (uint32_t i = 0; i < cnt; i++) {
 		if (!ert_norm_axis(raw[i], rank, &axes[i]))
-			return ert_mv_fail(n, err, ERT_STATUS_SHAPE,
-					   "axis %lld (axes[%u]) is out of range for rank %d",
-					   (long long)raw[i], i, (int)rank);
+			return ert_node_fail(n, err, ERT_STATUS_SHAPE,
+					     "axis %lld (axes[%u]) is out of range for rank %d",
+					     (long long)raw[i], i, (int)rank);
 		for (uint32_t j = 0; j < i; j++)
 			if (axes[j] == axes[i])
-				return ert_mv_fail(n, err, ERT_STATUS_SHAPE,
-						   "axis %d (axes[%u]) is repeated", (int)axes[i], i);
+				return ert_node_fail(n, err, ERT_STATUS_SHAPE,
+						     "axis %d (axes[%u]) is repeated", (int)axes[i], i);
 	}
 	*count = cnt;
 	return ERT_OK;
@@ -117,10 +103,10 @@ ert_status ert_mv_slice_params(const struct ert_node *n, struct ert_err *err,
 		const int64_t *b = ert_attr_ints(n, "ends", &ne);
 
 		if (!a || !b)
-			return ert_mv_fail(n, err, ERT_STATUS_INVALID_MODEL,
-					   "needs starts and ends (inputs or attributes)");
+			return ert_node_fail(n, err, ERT_STATUS_INVALID_MODEL,
+					     "needs starts and ends (inputs or attributes)");
 		if (ns > ERT_MAX_RANK || ne > ERT_MAX_RANK)
-			return ert_mv_fail(n, err, ERT_STATUS_SHAPE, "too many starts/ends");
+			return ert_node_fail(n, err, ERT_STATUS_SHAPE, "too many starts/ends");
 		memcpy(starts, a, ns * sizeof(*a));
 		memcpy(ends, b, ne * sizeof(*b));
 		for (uint32_t i = 0; i < ns; i++)
@@ -128,19 +114,19 @@ ert_status ert_mv_slice_params(const struct ert_node *n, struct ert_err *err,
 		nst = ns;
 	}
 	if (ns != ne || ns != nst)
-		return ert_mv_fail(n, err, ERT_STATUS_SHAPE,
-				   "starts, ends and steps have %u, %u and %u entries", ns, ne, nst);
+		return ert_node_fail(n, err, ERT_STATUS_SHAPE,
+				     "starts, ends and steps have %u, %u and %u entries", ns, ne, nst);
 	st = ert_mv_read_axes(n, err, in, n_in, 3, x->rank, axes, &na, &has_axes);
 	if (st != ERT_OK)
 		return st;
 	if (!has_axes) {
 		if (ns > (uint32_t)x->rank)
-			return ert_mv_fail(n, err, ERT_STATUS_SHAPE, "%u starts for rank %d", ns,
-					   (int)x->rank);
+			return ert_node_fail(n, err, ERT_STATUS_SHAPE, "%u starts for rank %d", ns,
+					     (int)x->rank);
 		for (uint32_t i = 0; i < ns; i++)
 			axes[i] = (int32_t)i;
 	} else if (na != ns) {
-		return ert_mv_fail(n, err, ERT_STATUS_SHAPE, "%u axes for %u starts", na, ns);
+		return ert_node_fail(n, err, ERT_STATUS_SHAPE, "%u axes for %u starts", na, ns);
 	}
 
 	out->rank = x->rank;
@@ -154,8 +140,8 @@ ert_status ert_mv_slice_params(const struct ert_node *n, struct ert_err *err,
 		int64_t dim = x->dims[ax], s = starts[i], e = ends[i], step = steps[i], len;
 
 		if (step == 0)
-			return ert_mv_fail(n, err, ERT_STATUS_INVALID_MODEL, "steps[%u] is 0 (axis %d)",
-					   i, (int)ax);
+			return ert_node_fail(n, err, ERT_STATUS_INVALID_MODEL, "steps[%u] is 0 (axis %d)",
+					     i, (int)ax);
 		if (s < 0)
 			s += dim;
 		if (e < 0)
@@ -192,7 +178,7 @@ static ert_status pad_mode(const struct ert_node *n, struct ert_err *err,
 	else if (!strcmp(m, "wrap"))
 		*mode = ERT_MV_PAD_WRAP;
 	else
-		return ert_mv_fail(n, err, ERT_STATUS_UNSUPPORTED, "unknown mode '%s'", m);
+		return ert_node_fail(n, err, ERT_STATUS_UNSUPPORTED, "unknown mode '%s'", m);
 	return ERT_OK;
 }
 
@@ -209,7 +195,7 @@ static ert_status center_crop_pad(const struct ert_node *n, struct ert_err *err,
 	ert_status st;
 
 	if (!ert_mv_in(in, n_in, 1))
-		return ert_mv_fail(n, err, ERT_STATUS_INVALID_MODEL, "needs input 'shape'");
+		return ert_node_fail(n, err, ERT_STATUS_INVALID_MODEL, "needs input 'shape'");
 	st = ert_mv_read_ints(n, err, in[1], "shape", shape, ERT_MAX_RANK, &ns);
 	if (st == ERT_OK)
 		st = ert_mv_read_axes(n, err, in, 0, 0, x->rank, axes, &na, &has_axes);
@@ -221,8 +207,8 @@ static ert_status center_crop_pad(const struct ert_node *n, struct ert_err *err,
 			axes[i] = (int32_t)i;
 	}
 	if (ns != na)
-		return ert_mv_fail(n, err, ERT_STATUS_SHAPE, "shape has %u entries for %u axes", ns,
-				   na);
+		return ert_node_fail(n, err, ERT_STATUS_SHAPE, "shape has %u entries for %u axes", ns,
+				     na);
 	for (uint32_t i = 0; i < na; i++) {
 		int32_t ax = axes[i];
 		int64_t dim = x->dims[ax], want = shape[i];
@@ -271,23 +257,23 @@ ert_status ert_mv_pad_params(const struct ert_node *n, struct ert_err *err,
 			return st;
 		out->has_value_input = ert_mv_in(in, n_in, 2) != NULL;
 		if (out->has_value_input && in[2]->numel != 1)
-			return ert_mv_fail(n, err, ERT_STATUS_SHAPE,
-					   "constant_value has %lld elements, expected 1",
-					   (long long)in[2]->numel);
+			return ert_node_fail(n, err, ERT_STATUS_SHAPE,
+					     "constant_value has %lld elements, expected 1",
+					     (long long)in[2]->numel);
 		if (out->has_value_input && in[2]->dtype != x->dtype)
-			return ert_mv_fail(n, err, ERT_STATUS_DTYPE,
-					   "constant_value is %s, data is %s",
-					   ert_dtype_name(in[2]->dtype), ert_dtype_name(x->dtype));
+			return ert_node_fail(n, err, ERT_STATUS_DTYPE,
+					     "constant_value is %s, data is %s",
+					     ert_dtype_name(in[2]->dtype), ert_dtype_name(x->dtype));
 	} else {
 		const int64_t *p = ert_attr_ints(n, "pads", &np);
 
 		if (!p) /* Pad-1 spelling */
 			p = ert_attr_ints(n, "paddings", &np);
 		if (!p)
-			return ert_mv_fail(n, err, ERT_STATUS_INVALID_MODEL, "needs pads");
+			return ert_node_fail(n, err, ERT_STATUS_INVALID_MODEL, "needs pads");
 		if (np > 2 * ERT_MAX_RANK)
-			return ert_mv_fail(n, err, ERT_STATUS_SHAPE, "%u pads for rank %d", np,
-					   (int)x->rank);
+			return ert_node_fail(n, err, ERT_STATUS_SHAPE, "%u pads for rank %d", np,
+					     (int)x->rank);
 		memcpy(pads, p, np * sizeof(*p));
 		out->value = ert_attr_float(n, "value", 0.0f);
 	}
@@ -297,19 +283,19 @@ ert_status ert_mv_pad_params(const struct ert_node *n, struct ert_err *err,
 			axes[i] = (int32_t)i;
 	}
 	if (np != 2 * na)
-		return ert_mv_fail(n, err, ERT_STATUS_SHAPE, "%u pads for %u axes", np, na);
+		return ert_node_fail(n, err, ERT_STATUS_SHAPE, "%u pads for %u axes", np, na);
 	for (uint32_t i = 0; i < na; i++) {
 		int32_t ax = axes[i];
 		int64_t b = pads[i], e = pads[i + na], d = x->dims[ax];
 
 		if (b < -d || e < -d || b > ERT_DIM_MAX || e > ERT_DIM_MAX || d + b + e < 0 ||
 		    d + b + e > ERT_DIM_MAX)
-			return ert_mv_fail(n, err, ERT_STATUS_SHAPE,
-					   "pads %lld, %lld do not fit axis %d of size %lld",
-					   (long long)b, (long long)e, (int)ax, (long long)d);
+			return ert_node_fail(n, err, ERT_STATUS_SHAPE,
+					     "pads %lld, %lld do not fit axis %d of size %lld",
+					     (long long)b, (long long)e, (int)ax, (long long)d);
 		if (out->mode != ERT_MV_PAD_CONSTANT && d == 0 && (b > 0 || e > 0))
-			return ert_mv_fail(n, err, ERT_STATUS_SHAPE,
-					   "cannot pad empty axis %d in this mode", (int)ax);
+			return ert_node_fail(n, err, ERT_STATUS_SHAPE,
+					     "cannot pad empty axis %d in this mode", (int)ax);
 		out->begin[ax] = b;
 		out->end[ax] = e;
 		out->dims[ax] = d + b + e;

@@ -1,6 +1,5 @@
 /* SPDX-License-Identifier: MIT */
 /* Shape inference and attribute parsing: RNN, GRU, LSTM (see ops/recurrent.h). */
-#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 #include <strings.h>
@@ -26,21 +25,8 @@ static const struct {
 	{ "Softplus", ERT_RNN_FN_SOFTPLUS, false, false, 0.0f, 0.0f },
 };
 
-static ert_status fail(const struct ert_node *n, struct ert_err *err, ert_status st,
-		       const char *fmt, ...) __attribute__((format(printf, 4, 5)));
-
-static ert_status fail(const struct ert_node *n, struct ert_err *err, ert_status st,
-		       const char *fmt, ...)
-{
-	char buf[400];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(buf, sizeof(buf), fmt, ap);
-	va_end(ap);
-	ert_err_set(err, "%s '%s': %s", ert_op_name(n->op), n->name ? n->name : "", buf);
-	return st;
-}
+/* "Op 'name': ..." into @err, returning @st (ert_node_fail, ert-op-impl.h). */
+#define fail(n, err, st, ...) ert_node_fail(n, err, st, __VA_ARGS__)
 
 static const struct ert_value *input(const struct ert_value *const *in, uint32_t n_in, uint32_t i)
 {

@@ -5,26 +5,12 @@
  * INTS; the products and sums of them are still computed checked, since
  * several bounded values can overflow together.
  */
-#include <stdarg.h>
 #include <stdio.h>
 
 #include "ops/spatial.h"
 
-static ert_status fail(const struct ert_node *n, struct ert_err *err, ert_status st,
-		       const char *fmt, ...) __attribute__((format(printf, 4, 5)));
-
-static ert_status fail(const struct ert_node *n, struct ert_err *err, ert_status st,
-		       const char *fmt, ...)
-{
-	char buf[300];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(buf, sizeof(buf), fmt, ap);
-	va_end(ap);
-	ert_err_set(err, "%s '%s': %s", ert_op_name(n->op), n->name, buf);
-	return st;
-}
+/* "Op 'name': ..." into @err, returning @st (ert_node_fail, ert-op-impl.h). */
+#define fail(n, err, st, ...) ert_node_fail(n, err, st, __VA_ARGS__)
 
 /* An INTS attribute of exactly @count values, or @def for each when absent. */
 static ert_status attr_list(const struct ert_node *n, struct ert_err *err, const char *name,

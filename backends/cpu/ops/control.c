@@ -65,21 +65,8 @@ static uint32_t explicit_inputs(const struct ert_exec *x)
 	return x->n_in - ert_node_implicit_inputs(x->node);
 }
 
-static ert_status fail(const struct ert_exec *x, struct ert_err *err, ert_status st,
-		       const char *fmt, ...) __attribute__((format(printf, 4, 5)));
-
-static ert_status fail(const struct ert_exec *x, struct ert_err *err, ert_status st,
-		       const char *fmt, ...)
-{
-	char buf[400];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(buf, sizeof(buf), fmt, ap);
-	va_end(ap);
-	ert_err_set(err, "%s '%s': %s", ert_op_name(x->node->op), x->node->name, buf);
-	return st;
-}
+/* "Op 'name': ..." into @err, returning @st (ert_node_fail, ert-op-impl.h). */
+#define fail(x, err, st, ...) ert_node_fail((x)->node, err, st, __VA_ARGS__)
 
 void ert_cpu_subrun_config(const struct ert_cpu *cpu, const struct ert_exec *x, ert_config *cfg)
 {

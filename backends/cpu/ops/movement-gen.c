@@ -50,7 +50,7 @@ ert_status ert_mv_cpu_constant(struct ert_cpu *cpu, struct ert_exec *x, struct e
 	else if ((a = ert_node_attr(x->node, "value_ints")) && a->type == ERT_ATTR_INTS)
 		memcpy(out->data, a->ints, (size_t)a->count * sizeof(int64_t));
 	else
-		return ert_mv_fail(x->node, err, ERT_STATUS_UNSUPPORTED, "no supported value");
+		return ert_node_fail(x->node, err, ERT_STATUS_UNSUPPORTED, "no supported value");
 	return ERT_OK;
 }
 
@@ -93,8 +93,8 @@ ert_status ert_mv_cpu_range(struct ert_cpu *cpu, struct ert_exec *x, struct ert_
 	case ERT_DTYPE_INT32: RANGE_INT(int32_t); break;
 	case ERT_DTYPE_INT64: RANGE_INT(int64_t); break;
 	default:
-		return ert_mv_fail(x->node, err, ERT_STATUS_DTYPE, "type %s",
-				   ert_dtype_name(out->dtype));
+		return ert_node_fail(x->node, err, ERT_STATUS_DTYPE, "type %s",
+				     ert_dtype_name(out->dtype));
 	}
 	return ERT_OK;
 }
@@ -107,8 +107,8 @@ ert_status ert_mv_cpu_eye_like(struct ert_cpu *cpu, struct ert_exec *x, struct e
 	unsigned char one[16];
 
 	if (!ert_mv_store_scalar(out->dtype, 1.0, one))
-		return ert_mv_fail(x->node, err, ERT_STATUS_UNSUPPORTED, "type %s",
-				   ert_dtype_name(out->dtype));
+		return ert_node_fail(x->node, err, ERT_STATUS_UNSUPPORTED, "type %s",
+				     ert_dtype_name(out->dtype));
 	memset(out->data, 0, out->nbytes);
 	/* k may be any int64: the ones sit at column i + k, so only rows with
 	 * -k <= i < cols - k hold one; clamp k first (|k| <= rows + cols after) so
@@ -128,7 +128,7 @@ ert_status ert_mv_cpu_one_hot(struct ert_cpu *cpu, struct ert_exec *x, struct er
 	const char *off_v = vals->data, *on_v = off_v + es;
 
 	if (!ert_norm_axis(ert_attr_int(x->node, "axis", -1), out->rank, &axis))
-		return ert_mv_fail(x->node, err, ERT_STATUS_SHAPE, "bad axis");
+		return ert_node_fail(x->node, err, ERT_STATUS_SHAPE, "bad axis");
 	int64_t depth = out->dims[axis];
 	int64_t inner = ert_shape_numel(idx->rank - axis, idx->dims + axis);
 	int64_t outer = inner ? idx->numel / inner : 0;

@@ -104,8 +104,8 @@ ert_status ert_mv_cpu_pad(struct ert_cpu *cpu, struct ert_exec *x, struct ert_er
 	if (p.has_value_input)
 		memcpy(value, x->in[2]->data, es);
 	else if (!ert_mv_store_scalar(in->dtype, p.value, value))
-		return ert_mv_fail(x->node, err, ERT_STATUS_UNSUPPORTED,
-				   "no constant of type %s", ert_dtype_name(in->dtype));
+		return ert_node_fail(x->node, err, ERT_STATUS_UNSUPPORTED,
+				     "no constant of type %s", ert_dtype_name(in->dtype));
 	if (out->numel == 0)
 		return ERT_OK;
 	if (in->rank == 0) {
@@ -138,9 +138,9 @@ static ert_status check_indices(const struct ert_exec *x, struct ert_err *err,
 		int64_t k = index_at(idx, i);
 
 		if (k < -dim || k >= dim)
-			return ert_mv_fail(x->node, err, ERT_STATUS_INVALID_ARGUMENT,
-					   "index %lld out of range for an axis of size %lld",
-					   (long long)k, (long long)dim);
+			return ert_node_fail(x->node, err, ERT_STATUS_INVALID_ARGUMENT,
+					     "index %lld out of range for an axis of size %lld",
+					     (long long)k, (long long)dim);
 	}
 	return ERT_OK;
 }
@@ -174,7 +174,7 @@ ert_status ert_mv_cpu_gather(struct ert_cpu *cpu, struct ert_exec *x, struct ert
 	ert_status st;
 
 	if (!ert_norm_axis(ert_attr_int(x->node, "axis", 0), in->rank, &axis))
-		return ert_mv_fail(x->node, err, ERT_STATUS_SHAPE, "bad axis");
+		return ert_node_fail(x->node, err, ERT_STATUS_SHAPE, "bad axis");
 	st = check_indices(x, err, idx, in->dims[axis]);
 	if (st != ERT_OK)
 		return st;
@@ -205,7 +205,7 @@ ert_status ert_mv_cpu_gather_elements(struct ert_cpu *cpu, struct ert_exec *x,
 	ert_status st;
 
 	if (!ert_norm_axis(ert_attr_int(x->node, "axis", 0), in->rank, &axis))
-		return ert_mv_fail(x->node, err, ERT_STATUS_SHAPE, "bad axis");
+		return ert_node_fail(x->node, err, ERT_STATUS_SHAPE, "bad axis");
 	st = check_indices(x, err, idx, in->dims[axis]);
 	if (st != ERT_OK)
 		return st;
@@ -249,9 +249,9 @@ ert_status ert_mv_cpu_gather_nd(struct ert_cpu *cpu, struct ert_exec *x, struct 
 				int64_t d = in->dims[b + c], v = index_at(idx, base + c);
 
 				if (v < -d || v >= d)
-					return ert_mv_fail(x->node, err, ERT_STATUS_INVALID_ARGUMENT,
-							   "index %lld out of range for an axis of "
-							   "size %lld", (long long)v, (long long)d);
+					return ert_node_fail(x->node, err, ERT_STATUS_INVALID_ARGUMENT,
+							     "index %lld out of range for an axis of "
+							     "size %lld", (long long)v, (long long)d);
 				off += (v < 0 ? v + d : v) * in_strides[b + c];
 			}
 			memcpy(dst + (size_t)(bt * tuples + t) * sbytes, src + (size_t)off * es,

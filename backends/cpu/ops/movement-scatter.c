@@ -26,7 +26,7 @@ static ert_status get_reduction(const struct ert_exec *x, struct ert_err *err,
 	else if (!strcmp(r, "min"))
 		*out = RED_MIN;
 	else
-		return ert_mv_fail(x->node, err, ERT_STATUS_UNSUPPORTED, "reduction '%s'", r);
+		return ert_node_fail(x->node, err, ERT_STATUS_UNSUPPORTED, "reduction '%s'", r);
 	return ERT_OK;
 }
 
@@ -119,8 +119,8 @@ static int64_t index_at(const struct ert_value *v, int64_t i)
 
 static ert_status unsupported_type(const struct ert_exec *x, struct ert_err *err)
 {
-	return ert_mv_fail(x->node, err, ERT_STATUS_UNSUPPORTED, "reduction on %s",
-			   ert_dtype_name(x->in[0]->dtype));
+	return ert_node_fail(x->node, err, ERT_STATUS_UNSUPPORTED, "reduction on %s",
+			     ert_dtype_name(x->in[0]->dtype));
 }
 
 ert_status ert_mv_cpu_scatter_elements(struct ert_cpu *cpu, struct ert_exec *x,
@@ -137,14 +137,14 @@ ert_status ert_mv_cpu_scatter_elements(struct ert_cpu *cpu, struct ert_exec *x,
 	if ((st = get_reduction(x, err, &red)))
 		return st;
 	if (!ert_norm_axis(ert_attr_int(x->node, "axis", 0), in->rank, &axis))
-		return ert_mv_fail(x->node, err, ERT_STATUS_SHAPE, "bad axis");
+		return ert_node_fail(x->node, err, ERT_STATUS_SHAPE, "bad axis");
 	for (int64_t i = 0; i < idx->numel; i++) {
 		int64_t k = index_at(idx, i);
 
 		if (k < -in->dims[axis] || k >= in->dims[axis])
-			return ert_mv_fail(x->node, err, ERT_STATUS_INVALID_ARGUMENT,
-					   "index %lld out of range for an axis of size %lld",
-					   (long long)k, (long long)in->dims[axis]);
+			return ert_node_fail(x->node, err, ERT_STATUS_INVALID_ARGUMENT,
+					     "index %lld out of range for an axis of size %lld",
+					     (long long)k, (long long)in->dims[axis]);
 	}
 	ert_mv_copy(cpu, out->data, in->data, out->nbytes);
 	ert_mv_strides(in->rank, in->dims, strides);
@@ -184,9 +184,9 @@ ert_status ert_mv_cpu_scatter_nd(struct ert_cpu *cpu, struct ert_exec *x, struct
 		int64_t d = in->dims[i % k], v = index_at(idx, i);
 
 		if (v < -d || v >= d)
-			return ert_mv_fail(x->node, err, ERT_STATUS_INVALID_ARGUMENT,
-					   "index %lld out of range for an axis of size %lld",
-					   (long long)v, (long long)d);
+			return ert_node_fail(x->node, err, ERT_STATUS_INVALID_ARGUMENT,
+					     "index %lld out of range for an axis of size %lld",
+					     (long long)v, (long long)d);
 	}
 	ert_mv_copy(cpu, out->data, in->data, out->nbytes);
 	ert_mv_strides(in->rank, in->dims, strides);

@@ -125,7 +125,7 @@ static ert_status cpu_concat(struct ert_cpu *cpu, struct ert_exec *x, struct ert
 	size_t off = 0;
 
 	if (!ert_norm_axis(ert_attr_int(x->node, "axis", 1), out->rank, &axis))
-		return ert_mv_fail(x->node, err, ERT_STATUS_SHAPE, "bad axis");
+		return ert_node_fail(x->node, err, ERT_STATUS_SHAPE, "bad axis");
 	for (uint32_t i = 0; i < x->n_in; i++) {
 		if (!x->in[i])
 			continue;
@@ -142,11 +142,11 @@ static ert_status cpu_split(struct ert_cpu *cpu, struct ert_exec *x, struct ert_
 	size_t off = 0;
 
 	if (!ert_norm_axis(ert_attr_int(x->node, "axis", 0), in->rank, &axis))
-		return ert_mv_fail(x->node, err, ERT_STATUS_SHAPE, "bad axis");
+		return ert_node_fail(x->node, err, ERT_STATUS_SHAPE, "bad axis");
 	for (uint32_t i = 0; i < x->n_out; i++) {
 		if (!x->out[i]) /* omitted outputs still take their share of the axis */
-			return ert_mv_fail(x->node, err, ERT_STATUS_UNSUPPORTED,
-					   "omitted output %u", i);
+			return ert_node_fail(x->node, err, ERT_STATUS_UNSUPPORTED,
+					     "omitted output %u", i);
 		move_blocks(cpu, in, axis, x->out[i], off, false);
 		off += (size_t)x->out[i]->dims[axis];
 	}

@@ -7,7 +7,6 @@
  * object is written while another step reads it (ert-seq.h). SequenceMap
  * runs its body as a subgraph session, as Loop does (ert-subgraph.h).
  */
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,21 +23,8 @@ struct sq_state {
 	size_t scratch_cap;
 };
 
-static ert_status fail(const struct ert_exec *x, struct ert_err *err, ert_status st,
-		       const char *fmt, ...) __attribute__((format(printf, 4, 5)));
-
-static ert_status fail(const struct ert_exec *x, struct ert_err *err, ert_status st,
-		       const char *fmt, ...)
-{
-	char buf[400];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(buf, sizeof(buf), fmt, ap);
-	va_end(ap);
-	ert_err_set(err, "%s '%s': %s", ert_op_name(x->node->op), x->node->name, buf);
-	return st;
-}
+/* "Op 'name': ..." into @err, returning @st (ert_node_fail, ert-op-impl.h). */
+#define fail(x, err, st, ...) ert_node_fail((x)->node, err, st, __VA_ARGS__)
 
 static void sq_release(struct ert_exec *x)
 {
