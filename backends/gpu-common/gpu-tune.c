@@ -242,13 +242,7 @@ size_t ert_tune_serialize(const struct ert_tune_table *t, unsigned char *buf, si
 	return w.at;
 }
 
-struct rd {
-	const unsigned char *p;
-	size_t left;
-	bool bad;
-};
-
-static const void *take(struct rd *r, size_t n)
+const void *ert_rd_take(struct ert_rd *r, size_t n)
 {
 	const void *p = r->p;
 
@@ -261,9 +255,9 @@ static const void *take(struct rd *r, size_t n)
 	return p;
 }
 
-static uint32_t take_u32(struct rd *r)
+uint32_t ert_rd_u32(struct ert_rd *r)
 {
-	const void *p = take(r, 4);
+	const void *p = ert_rd_take(r, 4);
 	uint32_t v = 0;
 
 	if (p)
@@ -271,9 +265,9 @@ static uint32_t take_u32(struct rd *r)
 	return v;
 }
 
-static uint64_t take_u64(struct rd *r)
+uint64_t ert_rd_u64(struct ert_rd *r)
 {
-	const void *p = take(r, 8);
+	const void *p = ert_rd_take(r, 8);
 	uint64_t v = 0;
 
 	if (p)
@@ -285,8 +279,8 @@ const char *ert_tune_parse(struct ert_tune_table *t, const unsigned char *buf, s
 			   size_t *used)
 {
 	struct ert_tune_table got = { 0 };
-	struct rd r = { buf, size, false };
-	uint32_t n = take_u32(&r);
+	struct ert_rd r = { buf, size, false };
+	uint32_t n = ert_rd_u32(&r);
 
 	/* an entry is at least 48 bytes: a count past what is there is damage */
 	if (r.bad || n > r.left / 48)
@@ -294,17 +288,17 @@ const char *ert_tune_parse(struct ert_tune_table *t, const unsigned char *buf, s
 	for (uint32_t i = 0; i < n; i++) {
 		struct ert_tune_key k;
 		struct ert_tune_cand c;
-		uint32_t len = take_u32(&r), mode, variant, lws[3], ns;
-		const char *name = take(&r, len);
+		uint32_t len = ert_rd_u32(&r), mode, variant, lws[3], ns;
+		const char *name = ert_rd_take(&r, len);
 
 		memset(&k, 0, sizeof(k));
-		k.source = take_u64(&r);
-		k.shape = take_u64(&r);
-		mode = take_u32(&r);
-		variant = take_u32(&r);
+		k.source = ert_rd_u64(&r);
+		k.shape = ert_rd_u64(&r);
+		mode = ert_rd_u32(&r);
+		variant = ert_rd_u32(&r);
 		for (int d = 0; d < 3; d++)
-			lws[d] = take_u32(&r);
-		ns = take_u32(&r);
+			lws[d] = ert_rd_u32(&r);
+		ns = ert_rd_u32(&r);
 		if (r.bad || !len || len >= sizeof(k.kernel) || memchr(name, '\0', len) ||
 		    mode > ERT_TUNE_WIDE || variant >= ERT_TUNE_MAX_VARIANTS ||
 		    lws[0] > MAX_LWS || lws[1] > MAX_LWS || lws[2] > MAX_LWS) {

@@ -118,4 +118,21 @@ size_t ert_tune_serialize(const struct ert_tune_table *t, unsigned char *buf, si
 const char *ert_tune_parse(struct ert_tune_table *t, const unsigned char *buf, size_t size,
 			   size_t *used);
 
+/*
+ * A reader over bytes read from a file (the tuning table, OpenCL's cache
+ * file): every take checks what is left. Taking more than is left sets @bad
+ * and returns NULL (the numbers: 0), as does every take after it, so a parser
+ * may take a run of fields and check @bad once. Numbers are in host order.
+ */
+struct ert_rd {
+	const unsigned char *p;
+	size_t left;
+	bool bad;
+};
+
+/* The next @n bytes, or NULL (and @bad) when fewer are left. */
+const void *ert_rd_take(struct ert_rd *r, size_t n);
+uint32_t ert_rd_u32(struct ert_rd *r);
+uint64_t ert_rd_u64(struct ert_rd *r);
+
 #endif /* ERT_GPU_TUNE_H */

@@ -61,51 +61,11 @@ static void warn(struct ert_ocl *cl, const char *fmt, const char *what)
 	fprintf(stderr, "edgert: opencl: %s\n", cl->cache.note);
 }
 
-/* A reader over the file's bytes: every take checks what is left. */
-struct rd {
-	const unsigned char *p;
-	size_t left;
-	bool bad;
-};
-
-static const void *take(struct rd *r, size_t n)
-{
-	const void *p = r->p;
-
-	if (r->bad || n > r->left) {
-		r->bad = true;
-		return NULL;
-	}
-	r->p += n;
-	r->left -= n;
-	return p;
-}
-
-static uint32_t take_u32(struct rd *r)
-{
-	const void *p = take(r, 4);
-	uint32_t v = 0;
-
-	if (p)
-		memcpy(&v, p, 4);
-	return v;
-}
-
-static uint64_t take_u64(struct rd *r)
-{
-	const void *p = take(r, 8);
-	uint64_t v = 0;
-
-	if (p)
-		memcpy(&v, p, 8);
-	return v;
-}
-
 /* Parse @buf (@size bytes) into the cache; a reason when it is not usable. */
 static const char *parse(struct ert_ocl *cl, const unsigned char *buf, size_t size)
 {
 	struct ert_ocl_cache *c = &cl->cache;
-	struct rd r = { buf, size, false };
+	struct ert_rd r = { buf, size, false };
 	const char *key[N_KEY];
 	const void *magic;
 	uint64_t sum;
@@ -117,28 +77,28 @@ static const char *parse(struct ert_ocl *cl, const unsigned char *buf, size_t si
 	if (ert_ocl_hash(ERT_OCL_HASH_INIT, buf, size - 8) != sum)
 		return "damaged or truncated (checksum)";
 	r.left -= 8;
-	magic = take(&r, 8);
+	magic = ert_rd_take(&r, 8);
 	(void)magic;
-	if (take_u32(&r) != VERSION)
+	if (ert_rd_u32(&r) != VERSION)
 		return "written by another version of edgert";
 	key_strings(cl, key);
-	if (take_u32(&r) != N_KEY)
+	if (ert_rd_u32(&r) != N_KEY)
 		return "damaged (key)";
 	for (int i = 0; i < N_KEY; i++) {
-		uint32_t len = take_u32(&r);
-		const char *s = take(&r, len);
+		uint32_t len = ert_rd_u32(&r);
+		const char *s = ert_rd_take(&r, len);
 
 		if (!s)
 			return "damaged (key)";
 		if (len != strlen(key[i]) || memcmp(s, key[i], len) != 0)
 			return "made for another device or driver";
 	}
-	n = take_u32(&r);
+	n = ert_rd_u32(&r);
 	for (uint32_t i = 0; i < n && !r.bad; i++) {
-		uint32_t len = take_u32(&r);
-		const char *name = take(&r, len);
-		uint64_t hash = take_u64(&r), bsize = take_u64(&r);
-		const void *bin = take(&r, (size_t)bsize);
+		uint32_t len = ert_rd_u32(&r);
+		const char *name = ert_rd_take(&r, len);
+		uint64_t hash = ert_rd_u64(&r), bsize = ert_rd_u64(&r);
+		const void *bin = ert_rd_take(&r, (size_t)bsize);
 		struct ert_ocl_cache_entry *e;
 
 		if (r.bad || !len || len >= sizeof(e->name) || bsize > MAX_FILE)
