@@ -77,7 +77,15 @@ static const char *const fz_attr_names[] = {
 	"output_dtype", "block_size", "output_height", "output_width", "sampling_ratio",
 	"upper", "largest", "sorted", "exclusive", "reverse", "seed", "ignore_index",
 	"stash_type", "channels_last", "allowzero", "select_last_index", "ert.act",
-	"ert.requant", "num_scan_inputs",
+	"ert.requant", "num_scan_inputs", "ert.bias", "ert.residual",
+	/* strings, sequences and the other ops read since (their ert_attr_int names) */
+	"maxsplit", "is_case_sensitive", "new_axis", "saturate", "min_gram_length",
+	"max_gram_length", "max_skip_count", "aggregate_function", "post_transform",
+	"n_targets", "hidden_size", "layout", "linear_before_reset", "input_forget",
+	"batch_axis", "time_axis", "onesided", "inverse", "periodic", "fmod", "broadcast",
+	"align_corners", "antialias", "exclude_outside", "noop_with_empty_axes",
+	"center_point_box", "detect_negative", "detect_positive", "offset_group",
+	"sample_size", "spatial", "training_mode",
 };
 
 /* ops a run may call after_op for, subgraphs' included: bounds what a Loop stacks */
