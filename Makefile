@@ -56,7 +56,7 @@ CPPFLAGS += -D_GNU_SOURCE -Ilibruntime/include -Ilibruntime -Ibackends -I. -I$(B
 	    $(CL_CFLAGS) $(VK_CFLAGS) $(IMG_CFLAGS)
 CFLAGS   ?= $(OPT) -g
 ALL_CFLAGS := -std=c11 $(WARN) -fPIC -fvisibility=hidden -pthread $(SANFLAGS) $(CFLAGS)
-LDLIBS   += -lprotobuf-c -lz -lm -lpthread $(DRM_LIBS) $(CL_LIBS) $(VK_LIBS) $(IMG_LIBS)
+LDLIBS   += -lprotobuf-c $(IMG_LIBS) -lz -lm -lpthread $(DRM_LIBS) $(CL_LIBS) $(VK_LIBS)
 ALL_LDFLAGS := -pthread $(SANFLAGS) $(LDFLAGS)
 
 LIB_SRCS  := $(sort $(wildcard libruntime/*.c libruntime/*/*.c backends/cpu/*.c backends/cpu/*/*.c \
