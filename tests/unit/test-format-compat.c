@@ -524,22 +524,40 @@ static const uint8_t golden_v4[] = {
 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
 };
 
+/*
+ * A golden image as a mapping holds it: copied into a 64-byte-aligned buffer
+ * (so weights are used in place), its version byte checked, then loaded into
+ * *@g. Returns the buffer, which the caller frees after destroying the graph;
+ * NULL (with the failure reported) when the image does not load.
+ */
+static uint8_t *load_golden(int *ert_test_failed_, const uint8_t *src, size_t n, int version,
+			    struct ert_graph **g)
+{
+	struct ert_err err = { "" };
+	uint8_t *img = aligned_alloc(64, (n + 63) & ~(size_t)63);
+
+	if (!img) {
+		CHECK(img != NULL);
+		return NULL;
+	}
+	memcpy(img, src, n);
+	CHECK_EQ_INT(img[8], version);
+	CHECK_EQ_INT(ert_format_load(img, n, g, &err), ERT_OK);
+	if (!*g) {
+		fprintf(stderr, "v%d golden: %s\n", version, err.msg);
+		free(img);
+		return NULL;
+	}
+	return img;
+}
+
 ERT_TEST(v1_golden_loads)
 {
 	struct ert_graph *g = NULL;
-	struct ert_err err = { "" };
-	/* a mapping is 64-byte aligned: reproduce that so weights are used in place */
-	uint8_t *img = aligned_alloc(64, (sizeof(golden_v1) + 63) & ~(size_t)63);
+	uint8_t *img = load_golden(ert_test_failed_, golden_v1, sizeof(golden_v1), 1, &g);
 
 	REQUIRE(img);
-	memcpy(img, golden_v1, sizeof(golden_v1));
 	CHECK(ert_format_probe(img, sizeof(golden_v1)));
-	CHECK_EQ_INT(ert_format_load(img, sizeof(golden_v1), &g, &err), ERT_OK);
-	if (!g) {
-		fprintf(stderr, "v1 golden: %s\n", err.msg);
-		free(img);
-		REQUIRE(0);
-	}
 	CHECK(strcmp(g->producer, "edgert v1 golden") == 0);
 	CHECK_EQ_INT(g->opset, 13);
 	CHECK_EQ_INT(g->n_nodes, 3);
@@ -573,17 +591,9 @@ ERT_TEST(v2_golden_loads)
 {
 	struct ert_graph *g = NULL;
 	struct ert_err err = { "" };
-	uint8_t *img = aligned_alloc(64, (sizeof(golden_v2) + 63) & ~(size_t)63);
+	uint8_t *img = load_golden(ert_test_failed_, golden_v2, sizeof(golden_v2), 2, &g);
 
 	REQUIRE(img);
-	memcpy(img, golden_v2, sizeof(golden_v2));
-	CHECK_EQ_INT(img[8], 2);
-	CHECK_EQ_INT(ert_format_load(img, sizeof(golden_v2), &g, &err), ERT_OK);
-	if (!g) {
-		fprintf(stderr, "v2 golden: %s\n", err.msg);
-		free(img);
-		REQUIRE(0);
-	}
 	CHECK(strcmp(g->producer, "edgert v2 golden") == 0);
 	CHECK_EQ_INT(g->n_nodes, 3);
 	CHECK_EQ_INT(g->nodes[1].op, ERT_OP_Reshape);
@@ -608,18 +618,9 @@ ERT_TEST(v2_golden_loads)
 ERT_TEST(v3_golden_loads)
 {
 	struct ert_graph *g = NULL;
-	struct ert_err err = { "" };
-	uint8_t *img = aligned_alloc(64, (sizeof(golden_v3) + 63) & ~(size_t)63);
+	uint8_t *img = load_golden(ert_test_failed_, golden_v3, sizeof(golden_v3), 3, &g);
 
 	REQUIRE(img);
-	memcpy(img, golden_v3, sizeof(golden_v3));
-	CHECK_EQ_INT(img[8], 3);
-	CHECK_EQ_INT(ert_format_load(img, sizeof(golden_v3), &g, &err), ERT_OK);
-	if (!g) {
-		fprintf(stderr, "v3 golden: %s\n", err.msg);
-		free(img);
-		REQUIRE(0);
-	}
 	CHECK(strcmp(g->producer, "edgert v3 golden") == 0);
 	CHECK_EQ_INT(g->n_nodes, 1);
 	CHECK_EQ_INT(g->nodes[0].op, ERT_OP_Conv);
@@ -639,17 +640,9 @@ ERT_TEST(v4_golden_loads)
 {
 	struct ert_graph *g = NULL;
 	struct ert_err err = { "" };
-	uint8_t *img = aligned_alloc(64, (sizeof(golden_v4) + 63) & ~(size_t)63);
+	uint8_t *img = load_golden(ert_test_failed_, golden_v4, sizeof(golden_v4), 4, &g);
 
 	REQUIRE(img);
-	memcpy(img, golden_v4, sizeof(golden_v4));
-	CHECK_EQ_INT(img[8], 4);
-	CHECK_EQ_INT(ert_format_load(img, sizeof(golden_v4), &g, &err), ERT_OK);
-	if (!g) {
-		fprintf(stderr, "v4 golden: %s\n", err.msg);
-		free(img);
-		REQUIRE(0);
-	}
 	CHECK(strcmp(g->producer, "edgert v4 golden") == 0);
 	CHECK_EQ_INT(g->n_nodes, 3);
 	CHECK_EQ_INT(g->n_tensors, 6);
@@ -791,18 +784,9 @@ static const uint8_t golden_v5[] = {
 ERT_TEST(v5_golden_loads)
 {
 	struct ert_graph *g = NULL;
-	struct ert_err err = { "" };
-	uint8_t *img = aligned_alloc(64, (sizeof(golden_v5) + 63) & ~(size_t)63);
+	uint8_t *img = load_golden(ert_test_failed_, golden_v5, sizeof(golden_v5), 5, &g);
 
 	REQUIRE(img);
-	memcpy(img, golden_v5, sizeof(golden_v5));
-	CHECK_EQ_INT(img[8], 5);
-	CHECK_EQ_INT(ert_format_load(img, sizeof(golden_v5), &g, &err), ERT_OK);
-	if (!g) {
-		fprintf(stderr, "v5 golden: %s\n", err.msg);
-		free(img);
-		REQUIRE(0);
-	}
 	CHECK(strcmp(g->producer, "edgert v5 golden") == 0);
 	CHECK_EQ_INT(g->n_nodes, 2);
 	CHECK_EQ_INT(g->n_tensors, 5);
@@ -923,18 +907,9 @@ static const uint8_t golden_v6[] = {
 ERT_TEST(v6_golden_loads)
 {
 	struct ert_graph *g = NULL;
-	struct ert_err err = { "" };
-	uint8_t *img = aligned_alloc(64, (sizeof(golden_v6) + 63) & ~(size_t)63);
+	uint8_t *img = load_golden(ert_test_failed_, golden_v6, sizeof(golden_v6), 6, &g);
 
 	REQUIRE(img);
-	memcpy(img, golden_v6, sizeof(golden_v6));
-	CHECK_EQ_INT(img[8], 6);
-	CHECK_EQ_INT(ert_format_load(img, sizeof(golden_v6), &g, &err), ERT_OK);
-	if (!g) {
-		fprintf(stderr, "v6 golden: %s\n", err.msg);
-		free(img);
-		REQUIRE(0);
-	}
 	CHECK(strcmp(g->producer, "edgert v6 golden") == 0);
 	CHECK_EQ_INT(g->n_nodes, 1);
 	CHECK_EQ_INT(g->nodes[0].op, ERT_OP_MatMul);
@@ -1062,18 +1037,9 @@ static const uint8_t golden_v7[] = {
 ERT_TEST(v7_golden_loads)
 {
 	struct ert_graph *g = NULL;
-	struct ert_err err = { "" };
-	uint8_t *img = aligned_alloc(64, (sizeof(golden_v7) + 63) & ~(size_t)63);
+	uint8_t *img = load_golden(ert_test_failed_, golden_v7, sizeof(golden_v7), 7, &g);
 
 	REQUIRE(img);
-	memcpy(img, golden_v7, sizeof(golden_v7));
-	CHECK_EQ_INT(img[8], 7);
-	CHECK_EQ_INT(ert_format_load(img, sizeof(golden_v7), &g, &err), ERT_OK);
-	if (!g) {
-		fprintf(stderr, "v7 golden: %s\n", err.msg);
-		free(img);
-		REQUIRE(0);
-	}
 	CHECK(strcmp(g->producer, "backend-test") == 0);
 	CHECK_EQ_INT(g->n_nodes, 1);
 	CHECK_EQ_INT(g->nodes[0].op, ERT_OP_If);
