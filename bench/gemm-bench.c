@@ -6,14 +6,16 @@
  *
  *   cc -O2 -D_GNU_SOURCE -Ilibruntime/include -Ilibruntime -Ibackends -I. \
  *      bench/gemm-bench.c build/libedgert.a -lprotobuf-c -lm -lpthread -o build/gemm-bench
- *   build/gemm-bench [THREADS]
+ *   build/gemm-bench [THREADS [NAME-PART]]     (NAME-PART: only layers whose name has it)
  *
  * One-thread figures are per CPU-second (process CPU time), N-thread ones per
  * wall-clock second, and also per CPU-second: on a busy machine the last one
  * close to the 1-thread figure shows the threads add no work of their own.
  * Where the CPU has AVX512_BF16, each layer also runs with precision LOW
  * (bf16 products, 1 thread), and the micro-kernels are timed alone on
- * L1-resident panels first.
+ * L1-resident panels first. A layer on Winograd also prints how its 1-thread
+ * CPU time splits between the input transform, the 36 batched GEMMs and the
+ * output transform (summed over the runs).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -71,6 +73,9 @@ static double cpu_now(void)
 
 /* GFLOP per CPU-second of the last multi-threaded measurement (work inflation). */
 static double last_cpu_gflops;
+/* The last measurement's kernel, and its Winograd phases' CPU seconds (all 0: none). */
+static const char *last_kernel;
+static double last_phase_s[3];
 
 static double conv_gflops(const struct layer *l, uint32_t threads, bool low)
 {
@@ -119,7 +124,8 @@ static double conv_gflops(const struct layer *l, uint32_t threads, bool low)
 	bool cst[2] = { false, true };
 	struct ert_exec x = { .graph = g, .node = node, .in = xin, .out = yout, .n_in = 2,
 			      .n_out = 1, .in_const = cst };
-	struct ert_cpu cpu = { .pool = ert_threadpool_create(threads), .num_threads = threads };
+	struct ert_cpu cpu = { .pool = ert_threadpool_create(threads), .num_threads = threads,
+			       .wino_phase_s = last_phase_s };
 	struct ert_err ierr;
 
 	/* the level a session would run (ERT_CPU_ISA applies) */
@@ -135,6 +141,8 @@ static double conv_gflops(const struct layer *l, uint32_t threads, bool low)
 	x.workspace = malloc(x.workspace_size + 1);
 	if (k->prepare)
 		k->prepare(&cpu, &x, &err);
+	last_kernel = x.kernel;
+	memset(last_phase_s, 0, sizeof(last_phase_s));
 	double best = 1e30, best_cpu = 1e30;
 
 	bench_clock = threads == 1 ? CLOCK_PROCESS_CPUTIME_ID : CLOCK_MONOTONIC;
@@ -216,6 +224,13 @@ int main(int argc, char **argv)
 		{ "3x3/2 512->512 14x14", 512, 512, 14, 3, 2, 1 },
 		{ "3x3 512->512 7x7", 512, 512, 7, 3, 1, 1 },
 		{ "7x7/2 3->64 224x224", 3, 64, 224, 7, 2, 1 },
+		/* the ResNet-18 shapes ResNet-50 lacks (3x3 64->64 at 56x56, 128, 256, 512 above) */
+		{ "3x3/2 64->128 56x56", 64, 128, 56, 3, 2, 1 },
+		{ "1x1/2 64->128 56x56", 64, 128, 56, 1, 2, 1 },
+		{ "3x3/2 128->256 28x28", 128, 256, 28, 3, 2, 1 },
+		{ "1x1/2 128->256 28x28", 128, 256, 28, 1, 2, 1 },
+		{ "3x3/2 256->512 14x14", 256, 512, 14, 3, 2, 1 },
+		{ "1x1/2 256->512 14x14", 256, 512, 14, 1, 2, 1 },
 		/* MobileNet-v2 shapes: stem, small pointwise, depthwise */
 		{ "3x3/2 3->32 224x224", 3, 32, 224, 3, 2, 1 },
 		{ "1x1 32->16 112x112", 32, 16, 112, 1, 1, 1 },
@@ -223,6 +238,7 @@ int main(int argc, char **argv)
 		{ "dw3x3/2 96 112x112", 96, 96, 112, 3, 2, 96 },
 	};
 	uint32_t threads = argc > 1 ? (uint32_t)atoi(argv[1]) : 2;
+	const char *only = argc > 2 ? argv[2] : NULL;
 	bench_clock = CLOCK_PROCESS_CPUTIME_ID;
 	double ref = naive_gflops(256, 784, 256);
 
@@ -239,12 +255,21 @@ int main(int argc, char **argv)
 	if (bf16)
 		printf("micro-kernel %s: %.2f GFLOP/s\n", bf16->name, ukernel_gflops(bf16));
 	for (size_t i = 0; i < sizeof(layers) / sizeof(layers[0]); i++) {
+		if (only && !strstr(layers[i].name, only))
+			continue;
 		double g1 = conv_gflops(&layers[i], 1, false);
+		double ph[3] = { last_phase_s[0], last_phase_s[1], last_phase_s[2] };
+		double ph_all = ph[0] + ph[1] + ph[2];
+		const char *kname = last_kernel;
 		double gn = conv_gflops(&layers[i], threads, false);
 
 		printf("%-22s 1 thread %6.2f GFLOP/s (x%.1f naive)  %u threads %6.2f GFLOP/s "
-		       "(x%.2f; %.2f per CPU-second)",
-		       layers[i].name, g1, g1 / ref, threads, gn, gn / g1, last_cpu_gflops);
+		       "(x%.2f; %.2f per CPU-second)  %s",
+		       layers[i].name, g1, g1 / ref, threads, gn, gn / g1, last_cpu_gflops,
+		       kname ? kname : "?");
+		if (ph_all > 0)
+			printf(" [input %.0f%% GEMM %.0f%% output %.0f%%]", 100 * ph[0] / ph_all,
+			       100 * ph[1] / ph_all, 100 * ph[2] / ph_all);
 		if (bf16) {
 			double gl = conv_gflops(&layers[i], 1, true);
 

@@ -44,6 +44,12 @@ struct ert_cpu {
 	/* Packed weights shared by every plan of the session, and their bytes. */
 	struct ert_cpu_packed *packed;
 	size_t packed_bytes;
+	/*
+	 * Where set (bench/gemm-bench.c), the Winograd convolution adds the
+	 * process CPU seconds of its phases here: input transform, the batched
+	 * GEMM, output transform. NULL in sessions.
+	 */
+	double *wino_phase_s;
 };
 
 struct ert_cpu_op {

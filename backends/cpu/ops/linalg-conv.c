@@ -6,6 +6,7 @@
  */
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "cpu/conv/dwconv.h"
 #include "cpu/conv/winograd.h"
@@ -436,6 +437,15 @@ static void wino_output_range(void *arg, int64_t begin, int64_t end)
 	j->wk->output(&j->t, j->m, j->ldm, j->bias, j->res, &j->act, begin, end, j->y);
 }
 
+/* Process CPU seconds, for cpu->wino_phase_s. */
+static double wino_clock(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+	return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
 /* The convolution by Winograd F(4x4, 3x3), block of tiles by block of tiles. */
 static void wino_conv(struct ert_cpu *cpu, struct ert_exec *x, const struct conv_plan *p,
 		      const struct ert_cpu_packed *pk)
@@ -489,7 +499,11 @@ static void wino_conv(struct ert_cpu *cpu, struct ert_exec *x, const struct conv
 				b_off[q] = q * np * NR * p->c_in;
 				c_off[q] = q * p->m * job.ldm;
 			}
+			double ph0 = cpu->wino_phase_s ? wino_clock() : 0.0, ph1 = 0.0, ph2 = 0.0;
+
 			ert_parallel_for(cpu->pool, p->c_in, 4, wino_input_range, &job);
+			if (cpu->wino_phase_s)
+				ph1 = wino_clock();
 
 			struct ert_sgemm_desc d = {
 				.kern = cpu->gemm, .cpu = cpu,
@@ -501,7 +515,14 @@ static void wino_conv(struct ert_cpu *cpu, struct ert_exec *x, const struct conv
 			};
 
 			ert_sgemm_run(cpu->pool, cpu->num_threads, &d, gws, gsize);
+			if (cpu->wino_phase_s)
+				ph2 = wino_clock();
 			ert_parallel_for(cpu->pool, p->m, 4, wino_output_range, &job);
+			if (cpu->wino_phase_s) {
+				cpu->wino_phase_s[0] += ph1 - ph0;
+				cpu->wino_phase_s[1] += ph2 - ph1;
+				cpu->wino_phase_s[2] += wino_clock() - ph2;
+			}
 		}
 	}
 	if (post_act)
