@@ -296,6 +296,17 @@ struct ert_backend_ops {
 	 * phases they happen in.
 	 */
 	void (*prep_times)(struct ert_backend *be, struct ert_backend_times *out);
+	/*
+	 * How long step @x ran on the device the last time it ran, in
+	 * nanoseconds as the device measured it (timestamp queries, profiling
+	 * events), into *@ns_out; asked once synchronize() has returned after
+	 * the step's compute(). False when it was not measured (optional: NULL
+	 * means never). A backend measures only when the ert_config its factory
+	 * got asked for it (device_times): recording the timestamps costs
+	 * device time, and plain runs pay nothing. The session hands the time
+	 * to after_op callbacks (ert_op_info.device_ns).
+	 */
+	bool (*device_time)(struct ert_backend *be, const struct ert_exec *x, uint64_t *ns_out);
 };
 
 struct ert_backend {
@@ -418,6 +429,12 @@ static inline void ert_backend_prep_times(struct ert_backend *be, struct ert_bac
 static inline ert_status ert_backend_synchronize(struct ert_backend *be, struct ert_err *err)
 {
 	return be->ops->synchronize ? be->ops->synchronize(be, err) : ERT_OK;
+}
+
+static inline bool ert_backend_device_time(struct ert_backend *be, const struct ert_exec *x,
+					   uint64_t *ns_out)
+{
+	return be->ops->device_time && be->ops->device_time(be, x, ns_out);
 }
 
 static inline size_t ert_backend_resident_bytes(struct ert_backend *be)

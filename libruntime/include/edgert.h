@@ -306,6 +306,18 @@ typedef struct ert_op_info {
 	 * of its subgraphs has run).
 	 */
 	uint32_t depth;
+	/*
+	 * Added after depth. Non-zero when device_ns is the time the op ran on
+	 * its device, as the device measured it (Vulkan timestamp queries,
+	 * OpenCL profiling events): only in after_op callbacks of a session
+	 * created with ert_config.device_times, for ops whose backend measures
+	 * (GPU backends). Zero otherwise (CPU ops, ops that queued no device
+	 * work, before_op callbacks): then time the op on the host, between
+	 * before_op and after_op (its backend has finished the op when after_op
+	 * is called).
+	 */
+	uint32_t device_timed;
+	uint64_t device_ns;  /* nanoseconds; 0 unless device_timed */
 } ert_op_info;
 
 /**
@@ -434,6 +446,15 @@ typedef struct ert_config {
 	 */
 	ert_fp16_guard fp16_guard;
 	float fp16_bound;
+	/*
+	 * Added after fp16_bound. Non-zero: backends that can time ops on their
+	 * device do so, and every after_op callback of an op they ran says how
+	 * long it ran there (ert_op_info.device_ns; what `edgert profile`
+	 * shows). Each op then costs a little more on the device (two
+	 * timestamps), so leave it 0 (the default) outside profiling. Only
+	 * after_op callbacks see the times.
+	 */
+	int device_times;
 } ert_config;
 
 /**

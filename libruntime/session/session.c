@@ -175,8 +175,15 @@ static const size_t config_sizes[] = {
 	offsetof(ert_config, max_memory),   /* 0.1 + cpu_level */
 	offsetof(ert_config, tune),         /* + max_memory */
 	offsetof(ert_config, fp16_guard),   /* + tune */
+	offsetof(ert_config, device_times), /* + fp16_guard, fp16_bound */
 	sizeof(ert_config),
 };
+/*
+ * A compiler pads a layout to ert_config's alignment (8): the one of
+ * fp16_bound ends at 108 and such programs pass 112, sizeof(ert_config) since
+ * device_times took those padding bytes. ert_config_init() zeroed them, so
+ * device_times reads 0 (its default) there.
+ */
 
 /* @in as the current layout in @out (defaults for fields @in predates). */
 static ert_status read_config(const ert_config *in, ert_config *out, struct ert_err *err)
@@ -746,6 +753,10 @@ static ert_status run_steps(struct ert_session *s, struct ert_plan *p, uint32_t 
 		}
 		if (cfg->after_op) {
 			int stop;
+
+			if (cfg->device_times &&
+			    ert_backend_device_time(be, &stp->x, &info.device_ns))
+				info.device_timed = 1;
 
 			s->cb_step = stp;
 			stop = cfg->after_op(&info, cfg->callback_user);

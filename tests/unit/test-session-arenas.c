@@ -9,7 +9,9 @@
  * A testdev whose memory the host cannot see (it says so, and copies with
  * buffer_write/buffer_read) gets the tensors that cross at its splits copied,
  * and counted in ert_session_copied_bytes(); one that calls such memory
- * host-visible fails to plan, saying why.
+ * host-visible fails to plan, saying why. Asked to (ert_config.device_times),
+ * testdev "measures" each step's device time (a number made from the step's
+ * size), which after_op callbacks must then see, and CPU ops must not.
  */
 #include <stdlib.h>
 
@@ -30,6 +32,8 @@ static struct {
 	uint64_t copied;      /* bytes through buffer_write/buffer_read */
 	void *last;           /* the most recent allocation */
 	size_t last_size;
+	bool timing;          /* the factory's config asked for device times */
+	int device_time_calls;
 } dev;
 
 static bool dev_supports_op(struct ert_backend *be, const struct ert_exec *x)
@@ -160,6 +164,21 @@ static ert_status dev_compute(struct ert_backend *be, struct ert_exec *x, struct
 	return ERT_OK;
 }
 
+/* What testdev says a step ran for: nanoseconds, distinct per op and size. */
+static uint64_t dev_step_ns(enum ert_op op, int64_t numel)
+{
+	return 1000u * (uint64_t)op + (uint64_t)numel;
+}
+
+static bool dev_device_time(struct ert_backend *be, const struct ert_exec *x, uint64_t *ns_out)
+{
+	dev.device_time_calls++;
+	if (!dev.timing)
+		return false;
+	*ns_out = dev_step_ns(x->node->op, x->out[0]->numel);
+	return true;
+}
+
 static void dev_destroy(struct ert_backend *be)
 {
 	free(be);
@@ -178,6 +197,7 @@ static const struct ert_backend_ops dev_ops = {
 	.compute = dev_compute,
 	.destroy = dev_destroy,
 	.copied_bytes = dev_copied_bytes,
+	.device_time = dev_device_time,
 };
 
 static ert_status dev_create(const ert_config *cfg, struct ert_backend **out,
@@ -191,6 +211,7 @@ static ert_status dev_create(const ert_config *cfg, struct ert_backend **out,
 	}
 	be->ops = &dev_ops;
 	be->type = ERT_BACKEND_OPENCL;
+	dev.timing = cfg && cfg->device_times;
 	*out = be;
 	return ERT_OK;
 }
@@ -570,7 +591,91 @@ ERT_TEST(hidden_buffer_type_called_visible_fails_to_plan)
 	ert_backend_register(ERT_BACKEND_OPENCL, NULL);
 }
 
+/* What after_op saw of each op: its backend and its device time. */
+struct seen {
+	uint32_t n, timed, bad;
+	char backend[8][16];
+	uint32_t device_timed[8];
+	uint64_t device_ns[8];
+};
+
+static int see_op(const ert_op_info *op, void *user)
+{
+	struct seen *v = user;
+
+	if (op->index >= 8 || op->depth) {
+		v->bad++;
+		return 0;
+	}
+	snprintf(v->backend[op->index], sizeof(v->backend[0]), "%s", op->backend);
+	v->device_timed[op->index] = op->device_timed;
+	v->device_ns[op->index] = op->device_ns;
+	v->timed += op->device_timed != 0;
+	v->n++;
+	return 0;
+}
+
+/* before_op gets no device time: nothing has run yet. */
+static int see_before(const ert_op_info *op, void *user)
+{
+	struct seen *v = user;
+
+	v->bad += op->device_timed != 0 || op->device_ns != 0;
+	return 0;
+}
+
+/*
+ * ert_config.device_times: after_op of each testdev op carries the time the
+ * backend measured (device_timed set), CPU ops carry none; without it the
+ * backend is not asked and no op is timed.
+ */
+ERT_TEST(device_times_reach_after_op)
+{
+	ert_model *m = mixed_model(3, true);
+	static const enum ert_op want_op[5] = { ERT_OP_MatMul, ERT_OP_Relu, ERT_OP_Add, ERT_OP_Relu,
+						ERT_OP_Softmax };
+
+	REQUIRE(m);
+	for (int on = 0; on <= 1; on++) {
+		struct seen v = { 0 };
+		ert_session *s = NULL;
+		ert_config cfg;
+
+		memset(&dev, 0, sizeof(dev));
+		dev.hidden = true;
+		ert_backend_register(ERT_BACKEND_OPENCL, dev_create);
+		ert_config_init(&cfg);
+		cfg.backends[0] = ERT_BACKEND_OPENCL;
+		cfg.backends[1] = ERT_BACKEND_CPU;
+		cfg.num_backends = 2;
+		cfg.before_op = see_before;
+		cfg.after_op = see_op;
+		cfg.callback_user = &v;
+		cfg.device_times = on;
+		CHECK_EQ_INT(ert_session_create(m, &cfg, &s), ERT_OK);
+		REQUIRE(s);
+		fill_x(s, 3);
+		CHECK_EQ_INT(ert_session_run(s), ERT_OK);
+		CHECK_EQ_INT(v.n, 5);
+		CHECK_EQ_INT(v.bad, 0);
+		CHECK_EQ_INT(v.timed, on ? 3 : 0);
+		/* asked once per testdev op after it ran, only when the session wants times */
+		CHECK_EQ_INT(dev.device_time_calls, on ? 3 : 0);
+		for (uint32_t i = 0; i < 5 && i < v.n; i++) {
+			bool on_dev = !strcmp(v.backend[i], "testdev");
+
+			CHECK_EQ_INT(on_dev, i >= 1 && i <= 3);
+			CHECK_EQ_INT(v.device_timed[i], on && on_dev);
+			CHECK_EQ_INT(v.device_ns[i], on && on_dev ? dev_step_ns(want_op[i], 3 * 8) : 0);
+		}
+		ert_session_destroy(s);
+		ert_backend_register(ERT_BACKEND_OPENCL, NULL);
+	}
+	ert_model_unref(m);
+}
+
 ERT_TEST_MAIN(ERT_TEST_ENTRY(two_arenas_match_cpu), ERT_TEST_ENTRY(unused_buffer_type_has_no_arena),
 	      ERT_TEST_ENTRY(hidden_buffer_type_copies_at_splits),
 	      ERT_TEST_ENTRY(hidden_graph_output_read_back),
-	      ERT_TEST_ENTRY(hidden_buffer_type_called_visible_fails_to_plan))
+	      ERT_TEST_ENTRY(hidden_buffer_type_called_visible_fails_to_plan),
+	      ERT_TEST_ENTRY(device_times_reach_after_op))

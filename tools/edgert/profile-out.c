@@ -15,6 +15,9 @@
 #include "ert-file.h"
 #include "profile.h"
 
+/* The track of the ops' device times (a synthetic thread id no Linux thread has). */
+#define DEVICE_TID 0x7ffffff0u
+
 uint64_t profile_now_ns(void)
 {
 	struct timespec ts;
@@ -74,6 +77,8 @@ bool profile_write_trace(const char *path, const char *model, const struct profi
 	ct_process_name(&w, pid, model);
 	snprintf(name, sizeof(name), "edgert (thread %u)", p->tid);
 	ct_thread_name(&w, pid, p->tid, name, 0);
+	if (p->n_device)
+		ct_thread_name(&w, pid, DEVICE_TID, "device time (timestamps; ends where the op's span ends)", 1);
 	/* events are stored in time order: runs in order, each run's ops in order */
 	for (uint32_t r = 0; r < loops; r++) {
 		struct ct_arg rargs[] = { { .key = "run", .num = r + 1 } };
@@ -92,6 +97,24 @@ bool profile_write_trace(const char *path, const char *model, const struct profi
 			};
 
 			ct_span(&w, pid, p->tid, "op", s->type, ev->t0, ev->t1 - ev->t0, args, 5);
+			if (ev->device) {
+				/*
+				 * The device's clock is not the host's: its span is
+				 * drawn to end where the host saw the op end (the
+				 * wait returned), within the op's span.
+				 */
+				uint64_t d = ev->device_ns < ev->t1 - ev->t0 ? ev->device_ns
+									 : ev->t1 - ev->t0;
+				struct ct_arg dargs[] = {
+					{ .key = "index", .num = ev->op },
+					{ .key = "name", .s = s->name },
+					{ .key = "backend", .s = s->backend },
+					{ .key = "device_ms", .num = (double)ev->device_ns / 1e6 },
+					{ .key = "run", .num = r + 1 },
+				};
+
+				ct_span(&w, pid, DEVICE_TID, "device", s->type, ev->t1 - d, d, dargs, 5);
+			}
 		}
 	}
 	ct_end(&w);

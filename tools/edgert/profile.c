@@ -20,7 +20,9 @@ static const char usage[] =
 	"Time every op of a model through the before/after op callbacks, average\n"
 	"over the runs (after one untimed warm-up run) and print a table sorted by\n"
 	"time: op name, type, backend, kernel (on the CPU: the micro-kernel or the\n"
-	"kernel level), milliseconds and share of the total. --trace writes the timed\n"
+	"kernel level), milliseconds and share of the total. Ops on a GPU backend that\n"
+	"times its work (vulkan, opencl) show the device's own time (timestamps; the\n"
+	"clock column says device), the others the host's. --trace writes the timed\n"
 	"runs as a Chrome trace (open it in ui.perfetto.dev or chrome://tracing),\n"
 	"--svg a bar chart of the time by op type and backend; no privileges needed\n"
 	"(edgert trace adds the kernel's side, see docs/tracing.md).\n"
@@ -30,8 +32,8 @@ static const char usage[] =
 	"  -n, --loops N       timed runs, 1..10000 (default 10)\n"
 	"  -T, --top N         print only the N slowest ops, 1..1000000 (default all)\n"
 	"  -b, --backend LIST  backends in order (cpu, opencl, vulkan, npu, auto)\n"
-	"  -j, --json          JSON: total_ms and ops [{name, type, backend, kernel, ms,\n"
-	"                      share}]\n"
+	"  -j, --json          JSON: total_ms, device_ops and ops [{name, type, backend,\n"
+	"                      kernel, ms, share, clock, host_ms}]\n"
 	"      --trace FILE    write the timed runs as Chrome trace JSON: a span per run\n"
 	"                      and per op on the session's thread\n"
 	"      --svg FILE      write a bar chart (SVG) of the mean time by op type and\n"
@@ -157,8 +159,12 @@ static int after_op(const ert_op_info *op, void *user)
 		}
 	}
 	if (p->measuring) {
-		s->total_ms += dt;
+		s->host_ms += dt;
 		s->calls++;
+		if (op->device_timed) {
+			s->device_ms += (double)op->device_ns / 1e6;
+			s->device_calls++;
+		}
 		if (p->record) {
 			/* reserved after the warm-up run; grows only if a run has more ops */
 			if (p->n_ev == p->cap_ev) {
@@ -172,7 +178,8 @@ static int after_op(const ert_op_info *op, void *user)
 				p->ev = ev;
 				p->cap_ev = cap;
 			}
-			p->ev[p->n_ev++] = (struct prof_event){ op->index, p->op_t0, t1 };
+			p->ev[p->n_ev++] = (struct prof_event){ op->index, p->op_t0, t1,
+							op->device_timed != 0, op->device_ns };
 		}
 	}
 	return 0;
@@ -189,6 +196,7 @@ static void print_table(const struct profile_opts *o, struct profiler *p, double
 {
 	uint32_t rows = o->top && o->top < p->n ? o->top : p->n;
 	int wname = 4, wtype = 4, wkern = 6;
+	bool clock = p->n_device > 0;
 
 	for (uint32_t i = 0; i < rows; i++) {
 		int ln = (int)strlen(p->ops[i].name), lt = (int)strlen(p->ops[i].type);
@@ -198,19 +206,23 @@ static void print_table(const struct profile_opts *o, struct profiler *p, double
 		wtype = lt > wtype ? lt : wtype;
 		wkern = lk > wkern ? (lk > 32 ? 32 : lk) : wkern;
 	}
-	printf("%-*s  %-*s  %-8s  %-*s  %10s  %7s\n", wname, "name", wtype, "type", "backend",
-	       wkern, "kernel", "time ms", "share");
+	printf("%-*s  %-*s  %-8s  %-*s  %10s  %7s%s\n", wname, "name", wtype, "type", "backend",
+	       wkern, "kernel", "time ms", "share", clock ? "  clock" : "");
 	for (uint32_t i = 0; i < rows; i++) {
 		const struct op_stat *s = &p->ops[i];
 
-		printf("%-*.*s  %-*s  %-8s  %-*.*s  %10.4f  %6.2f%%\n", wname, wname, s->name, wtype,
+		printf("%-*.*s  %-*s  %-8s  %-*.*s  %10.4f  %6.2f%%%s\n", wname, wname, s->name, wtype,
 		       s->type, s->backend, wkern, wkern, s->kernel, s->total_ms,
-		       total > 0 ? 100.0 * s->total_ms / total : 0.0);
+		       total > 0 ? 100.0 * s->total_ms / total : 0.0,
+		       !clock ? "" : op_stat_device(s) ? "  device" : "  host");
 	}
 	if (rows < p->n)
 		printf("... %u more ops\n", p->n - rows);
 	printf("total %.3f ms in %u ops (mean of %u runs, %u threads)\n", total, p->n, o->loops,
 	       cli_thread_count(&o->cfg));
+	if (clock)
+		printf("clock: device = the op's time on its device (timestamps), %u ops; host = "
+		       "between the op callbacks, %u ops\n", p->n_device, p->n - p->n_device);
 }
 
 static void print_json(const struct profile_opts *o, struct profiler *p, double total)
@@ -219,8 +231,8 @@ static void print_json(const struct profile_opts *o, struct profiler *p, double 
 
 	printf("{\"model\": ");
 	cli_json_string(stdout, o->model);
-	printf(", \"loops\": %u, \"threads\": %u, \"total_ms\": %.4f, \"ops\": [", o->loops,
-	       cli_thread_count(&o->cfg), total);
+	printf(", \"loops\": %u, \"threads\": %u, \"total_ms\": %.4f, \"device_ops\": %u, "
+	       "\"ops\": [", o->loops, cli_thread_count(&o->cfg), total, p->n_device);
 	for (uint32_t i = 0; i < rows; i++) {
 		const struct op_stat *s = &p->ops[i];
 
@@ -232,8 +244,9 @@ static void print_json(const struct profile_opts *o, struct profiler *p, double 
 		cli_json_string(stdout, s->backend);
 		printf(", \"kernel\": ");
 		cli_json_string(stdout, s->kernel);
-		printf(", \"ms\": %.4f, \"share\": %.4f}", s->total_ms,
-		       total > 0 ? s->total_ms / total : 0.0);
+		printf(", \"ms\": %.4f, \"share\": %.4f, \"clock\": \"%s\", \"host_ms\": %.4f}",
+		       s->total_ms, total > 0 ? s->total_ms / total : 0.0,
+		       op_stat_device(s) ? "device" : "host", s->host_ms);
 	}
 	printf("\n]}\n");
 }
@@ -256,6 +269,8 @@ int ert_cmd_profile(int argc, char **argv)
 	o.cfg.before_op = before_op;
 	o.cfg.after_op = after_op;
 	o.cfg.callback_user = &p;
+	/* GPU backends time each op on the device (costs them a little: only here) */
+	o.cfg.device_times = 1;
 	if ((o.trace && !profile_check_output("profile", o.trace)) ||
 	    (o.svg && !profile_check_output("profile", o.svg)))
 		goto cleanup;
@@ -306,7 +321,10 @@ int ert_cmd_profile(int argc, char **argv)
 				goto cleanup;
 			}
 		}
-		s->total_ms = s->calls ? s->total_ms / o.loops : 0;
+		s->host_ms /= o.loops;
+		s->device_ms /= o.loops;
+		s->total_ms = op_stat_device(s) ? s->device_ms : s->host_ms;
+		p.n_device += op_stat_device(s);
 		total += s->total_ms;
 	}
 	/* the files first: when one cannot be written, nothing is printed */

@@ -10,16 +10,30 @@
 #include <stdint.h>
 #include <stdio.h>
 
+/*
+ * An op's time: the device's own measure where its backend gives one
+ * (ert_op_info.device_timed: GPU timestamps), else the host's, between the
+ * before and after op callbacks (which include queueing, submitting and
+ * waiting).
+ */
 struct op_stat {
 	char *name, *type, *backend, *kernel;
-	double total_ms;
-	uint32_t calls;
+	double total_ms;     /* device_ms when every timed call had a device time, else host_ms */
+	double host_ms, device_ms;
+	uint32_t calls, device_calls;
 };
+
+static inline bool op_stat_device(const struct op_stat *s)
+{
+	return s->calls && s->device_calls == s->calls;
+}
 
 /* One op of one timed run, for --trace: CLOCK_MONOTONIC nanoseconds. */
 struct prof_event {
 	uint32_t op;       /* execution index (ert_op_info.index) */
 	uint64_t t0, t1;
+	bool device;       /* device_ns is the device's measure */
+	uint64_t device_ns;
 };
 
 struct profiler {
@@ -35,6 +49,7 @@ struct profiler {
 	uint32_t n_ev, cap_ev;
 	uint64_t *run_t0, *run_t1; /* [loops] */
 	uint32_t tid;              /* the thread that ran the session */
+	uint32_t n_device;         /* ops timed by their device */
 };
 
 uint64_t profile_now_ns(void);
