@@ -277,6 +277,7 @@ ert_status ert_vk_device_open(struct ert_vk *vk, bool gpu_only, struct ert_err *
 	for (uint32_t i = 0; i < nfam && !found; i++) {
 		if (fam[i].queueFlags & VK_QUEUE_COMPUTE_BIT) {
 			vk->queue_family = i;
+			vk->timestamp_bits = fam[i].timestampValidBits;
 			found = true;
 		}
 	}

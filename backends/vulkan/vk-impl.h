@@ -63,6 +63,7 @@ struct ert_vk {
 	VkDevice dev;
 	VkQueue queue;
 	uint32_t queue_family;
+	uint32_t timestamp_bits;     /* the queue family's timestampValidBits (0: no timestamps) */
 	VkPhysicalDeviceProperties props;
 	VkPhysicalDeviceMemoryProperties mem_props;
 	VkDebugUtilsMessengerEXT messenger;
@@ -160,6 +161,46 @@ ert_status ert_vk_cache_open(struct ert_vk *vk, const char *path, struct ert_err
 /* Rewrite the file when a pipeline was built since it was read or written. */
 void ert_vk_cache_flush(struct ert_vk *vk);
 void ert_vk_cache_close(struct ert_vk *vk);
+
+/* ---- device timestamps (vk-timer.c) ---- */
+
+/*
+ * A timer: @slots timestamp queries. In a command buffer, reset the slots it
+ * will write (ert_vk_timer_reset, before the first write, outside the timed
+ * work), then write a timestamp before and after the work to time
+ * (ert_vk_timer_stamp: when everything recorded before it has completed, so
+ * the work between two stamps is what the barriers before it let run there).
+ * Once the command buffer has run (the fence waited on), read the slots back.
+ */
+struct ert_vk_timer {
+	VkQueryPool pool;
+	uint32_t slots;
+	double period_ns;            /* nanoseconds a tick (timestampPeriod) */
+	uint64_t mask;               /* the counter's valid bits (timestampValidBits) */
+};
+
+/*
+ * Make a timer of @slots timestamps (1..65536). UNSUPPORTED, saying so, when
+ * the device's compute queue has no timestamps (timestampValidBits 0, or
+ * $ERT_VULKAN_TEST_NO_TIMESTAMPS set, a test hook); the caller then does
+ * without (the tuner keeps the built-in choices).
+ */
+ert_status ert_vk_timer_new(struct ert_vk *vk, uint32_t slots, struct ert_vk_timer *t,
+			    struct ert_err *err);
+void ert_vk_timer_free(struct ert_vk *vk, struct ert_vk_timer *t);
+/* Record a reset of slots @first..@first+@count-1 (clipped to the timer) into @cmd. */
+void ert_vk_timer_reset(VkCommandBuffer cmd, const struct ert_vk_timer *t, uint32_t first,
+			uint32_t count);
+/* Record a write of slot @slot (bottom of pipe: once all earlier commands are done). */
+void ert_vk_timer_stamp(VkCommandBuffer cmd, const struct ert_vk_timer *t, uint32_t slot);
+/*
+ * Read slots @first..@first+@count-1 into @ns as nanoseconds since slot
+ * @first (ns[0] = 0; the time of the work between slots i and i+1 is
+ * ns[i+1] - ns[i]; a counter that wrapped is accounted for). BACKEND when a
+ * slot was not written or its work has not run (nothing waits).
+ */
+ert_status ert_vk_timer_read(struct ert_vk *vk, const struct ert_vk_timer *t, uint32_t first,
+			     uint32_t count, uint64_t *ns, struct ert_err *err);
 
 /* ---- memory (vk-memory.c) ---- */
 
@@ -282,6 +323,8 @@ ert_status ert_vk_table(struct ert_vk *vk, struct ert_vk_step *st, const int32_t
 			size_t count, VkBuffer *out, struct ert_err *err);
 /* Write the descriptor sets and record the step's command buffer (once). */
 ert_status ert_vk_step_record(struct ert_vk *vk, struct ert_vk_step *st, struct ert_err *err);
+/* Queue @cmd (recorded, ended) for the next submit (ert_vk_flush), after what is queued. */
+ert_status ert_vk_queue_cmd(struct ert_vk *vk, VkCommandBuffer cmd, struct ert_err *err);
 /* Queue the step's command buffer for the next submit. */
 ert_status ert_vk_step_queue(struct ert_vk *vk, struct ert_vk_step *st, struct ert_err *err);
 void ert_vk_step_free(struct ert_vk *vk, struct ert_vk_step *st);

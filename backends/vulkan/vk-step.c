@@ -316,26 +316,36 @@ ert_status ert_vk_step_record(struct ert_vk *vk, struct ert_vk_step *st, struct 
 	return ERT_OK;
 }
 
-ert_status ert_vk_step_queue(struct ert_vk *vk, struct ert_vk_step *st, struct ert_err *err)
+ert_status ert_vk_queue_cmd(struct ert_vk *vk, VkCommandBuffer cmd, struct ert_err *err)
 {
 	VkCommandBuffer *p;
 
-	if (!st->cmd)
-		return ERT_OK;
 	if (vk->n_pending == vk->cap_pending) {
 		uint32_t cap = vk->cap_pending ? 2 * vk->cap_pending : 64;
 
 		p = realloc(vk->pending, cap * sizeof(*p));
 		if (!p) {
-			ert_err_set(err, "vulkan: out of memory queueing %s '%s'",
-				    ert_op_name(st->node->op), st->node->name);
+			ert_err_set(err, "vulkan: out of memory queueing work");
 			return ERT_STATUS_OUT_OF_MEMORY;
 		}
 		vk->pending = p;
 		vk->cap_pending = cap;
 	}
-	vk->pending[vk->n_pending++] = st->cmd;
+	vk->pending[vk->n_pending++] = cmd;
 	return ERT_OK;
+}
+
+ert_status ert_vk_step_queue(struct ert_vk *vk, struct ert_vk_step *st, struct ert_err *err)
+{
+	ert_status s;
+
+	if (!st->cmd)
+		return ERT_OK;
+	s = ert_vk_queue_cmd(vk, st->cmd, err);
+	if (s != ERT_OK)
+		ert_err_set(err, "vulkan: out of memory queueing %s '%s'", ert_op_name(st->node->op),
+			    st->node->name);
+	return s;
 }
 
 void ert_vk_step_free(struct ert_vk *vk, struct ert_vk_step *st)
