@@ -50,8 +50,13 @@ void ert_subrun_destroy(struct ert_subrun *r);
  */
 ert_status ert_subrun_set(struct ert_subrun *r, uint32_t k, const struct ert_value *v,
 			  struct ert_err *err);
-/* Run the subgraph on the inputs set last (planning first for new shapes). */
-ert_status ert_subrun_run(struct ert_subrun *r, struct ert_err *err);
+/*
+ * Run the subgraph on the inputs set last (planning first for new shapes).
+ * A failure reads "@what op Type 'name': why" when an op of the subgraph
+ * failed (the op named once, its own failure nested the same way), else
+ * "@what: why" ("body: run stopped after Neg 'neg'").
+ */
+ert_status ert_subrun_run(struct ert_subrun *r, const char *what, struct ert_err *err);
 /* Output @k after a run: shape, type and data, valid until the next set or run. */
 void ert_subrun_output(struct ert_subrun *r, uint32_t k, struct ert_value *out);
 

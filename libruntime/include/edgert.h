@@ -336,8 +336,8 @@ typedef int (*ert_before_op_fn)(const ert_op_info *op, void *user);
  * plan reuses their storage for other tensors). Stopped inside a subgraph,
  * the whole run stops there (the If, Loop or Scan and every enclosing one
  * end at once) and ert_session_error() names the ops, outermost first
- * ("failed to run Loop 'loop': Loop 'loop': body: failed to run If 'inner':
- * If 'inner': then_branch: run stopped after Neg 'neg'"). This is
+ * ("failed to run Loop 'loop': body op If 'inner': then_branch: run stopped
+ * after Neg 'neg'"). This is
  * how an application bounds a run: a Loop runs for as long as its trip
  * count and condition say.
  */

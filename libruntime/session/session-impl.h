@@ -235,6 +235,8 @@ struct ert_session {
 	uint64_t budget;              /* bytes inputs and plans may take (max_memory or default) */
 	uint64_t copied_bytes;        /* bytes copied between backends by the last run */
 	char error[512];
+	uint32_t op_error;            /* where error's "Type 'name': ..." starts after a run failed in
+				       * an op (past "failed to run "); 0: not such a failure */
 	char failed_op[64];           /* op type of the node planning or the last run failed on */
 	struct ert_create_times created;  /* ert_session_create()'s breakdown */
 	struct ert_create_times planned;  /* the parts of the last plan made (plan.c) */
@@ -403,6 +405,11 @@ const struct ert_value *ert_session_output_value(ert_session *s, uint32_t k);
 const struct ert_graph *ert_model_graph(const ert_model *model);
 /* Op type of the node the last failed plan or run stopped at ("" if none). */
 const char *ert_session_failed_op(const ert_session *sess);
+/*
+ * When the last error is an op's failing in a run, that part of it, naming the
+ * op once ("Add 'x': why"); else NULL. Subgraph runs nest it in their owner's.
+ */
+const char *ert_session_op_error(const ert_session *sess);
 /* Call @fn for each step of the current plan (planning first if needed). */
 typedef void (*ert_step_visit_fn)(const struct ert_node *node, const struct ert_value *const *in,
 				  uint32_t n_in, const struct ert_value *const *out,

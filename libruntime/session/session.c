@@ -18,6 +18,7 @@ ert_status ert_session_fail(struct ert_session *s, ert_status st, const char *fm
 	va_start(ap, fmt);
 	vsnprintf(s->error, sizeof(s->error), fmt, ap);
 	va_end(ap);
+	s->op_error = 0;
 	ert_set_last_error(st, "%s", s->error);
 	return st;
 }
@@ -508,6 +509,29 @@ const char *ert_session_failed_op(const ert_session *s)
 	return s->failed_op;
 }
 
+const char *ert_session_op_error(const ert_session *s)
+{
+	return s->op_error ? s->error + s->op_error : NULL;
+}
+
+/*
+ * @msg past a leading "Type 'name': " (what ert_node_fail() writes), so that
+ * "failed to run Type 'name': why" names the op once.
+ */
+static const char *op_why(const char *msg, const char *type, const char *name)
+{
+	size_t lt, ln;
+
+	if (!name)
+		name = "";
+	lt = strlen(type);
+	ln = strlen(name);
+	if (strncmp(msg, type, lt) || strncmp(msg + lt, " '", 2) || strncmp(msg + lt + 2, name, ln) ||
+	    strncmp(msg + lt + 2 + ln, "': ", 3))
+		return msg;
+	return msg + lt + ln + 5;
+}
+
 ERT_API uint32_t ert_session_input_count(const ert_session *s)
 {
 	return s ? s->model->graph->n_inputs : 0;
@@ -748,8 +772,10 @@ static ert_status run_steps(struct ert_session *s, struct ert_plan *p, uint32_t 
 		if (st != ERT_OK) {
 			finish_failed_run(s);
 			snprintf(s->failed_op, sizeof(s->failed_op), "%s", info.type);
-			return ert_session_fail(s, st, "failed to run %s '%s': %s", info.type,
-						info.name, err.msg);
+			ert_session_fail(s, st, "failed to run %s '%s': %s", info.type, info.name,
+					 op_why(err.msg, info.type, info.name));
+			s->op_error = (uint32_t)strlen("failed to run ");
+			return st;
 		}
 		if (cfg->after_op) {
 			int stop;

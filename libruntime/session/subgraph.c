@@ -322,7 +322,7 @@ static ert_status string_crossing(const struct ert_subrun *r, struct ert_err *er
 	return ERT_STATUS_UNSUPPORTED;
 }
 
-ert_status ert_subrun_run(struct ert_subrun *r, struct ert_err *err)
+static ert_status subrun_run(struct ert_subrun *r, bool *in_op, struct ert_err *err)
 {
 	ert_status st;
 
@@ -356,11 +356,25 @@ ert_status ert_subrun_run(struct ert_subrun *r, struct ert_err *err)
 			memcpy(r->sess->in_bufs[t->index], v->data, v->nbytes);
 	}
 	st = ert_session_run(r->sess);
-	if (st != ERT_OK)
-		ert_err_set(err, "%s", ert_session_error(r->sess));
+	if (st != ERT_OK) {
+		*in_op = ert_session_op_error(r->sess) != NULL;
+		ert_err_set(err, "%s", *in_op ? ert_session_op_error(r->sess) :
+			    ert_session_error(r->sess));
+	}
 	for (uint32_t k = 0; st == ERT_OK && k < ert_session_output_count(r->sess); k++)
 		if (ert_tensor_dtype(ert_session_get_output(r->sess, k)) == ERT_DTYPE_STRING)
 			return string_crossing(r, err);
+	return st;
+}
+
+ert_status ert_subrun_run(struct ert_subrun *r, const char *what, struct ert_err *err)
+{
+	struct ert_err e = { { 0 } };
+	bool in_op = false;
+	ert_status st = subrun_run(r, &in_op, &e);
+
+	if (st != ERT_OK)
+		ert_err_set(err, "%s%s %s", what, in_op ? " op" : ":", e.msg);
 	return st;
 }
 

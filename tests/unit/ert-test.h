@@ -48,6 +48,16 @@ struct ert_test_case {
 		}                                                                 \
 	} while (0)
 
+#define CHECK_EQ_STR(a, b)                                                        \
+	do {                                                                      \
+		const char *a_ = (a), *b_ = (b);                                  \
+		if (strcmp(a_, b_) != 0) {                                        \
+			fprintf(stderr, "%s:%d: %s == \"%s\", expected \"%s\"\n", \
+				__FILE__, __LINE__, #a, a_, b_);                  \
+			*ert_test_failed_ = 1;                                    \
+		}                                                                 \
+	} while (0)
+
 /* Stop the current test (after a failed CHECK on which later steps depend). */
 #define REQUIRE(cond)                                                             \
 	do {                                                                      \

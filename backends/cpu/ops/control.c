@@ -224,10 +224,10 @@ static ert_status run_body(const struct ert_exec *x, struct ert_subrun *r, const
 			   struct ert_err *err)
 {
 	struct ert_err e = { { 0 } };
-	ert_status st = ert_subrun_run(r, &e);
+	ert_status st = ert_subrun_run(r, what, &e);
 
 	if (st != ERT_OK)
-		return fail(x, err, st, "%s: %s", what, e.msg);
+		return fail(x, err, st, "%s", e.msg);
 	return ERT_OK;
 }
 

@@ -364,8 +364,8 @@ static ert_status run_map(struct ert_exec *x, struct ert_err *err)
 			if ((st = ert_subrun_set(s->run, k, v, err)))
 				return st;
 		}
-		if ((st = ert_subrun_run(s->run, &e)))
-			return fail(x, err, st, "body: %s", e.msg);
+		if ((st = ert_subrun_run(s->run, "body", &e)))
+			return fail(x, err, st, "%s", e.msg);
 		for (uint32_t j = 0; j < x->n_out; j++) {
 			struct ert_value o;
 
