@@ -77,7 +77,8 @@ static const char *const fz_attr_names[] = {
 	"output_dtype", "block_size", "output_height", "output_width", "sampling_ratio",
 	"upper", "largest", "sorted", "exclusive", "reverse", "seed", "ignore_index",
 	"stash_type", "channels_last", "allowzero", "select_last_index", "ert.act",
-	"ert.requant", "num_scan_inputs", "ert.bias", "ert.residual",
+	"ert.requant", "num_scan_inputs", "ert.bias", "ert.residual", "ert.perm_a", "ert.perm_b",
+	"ert.perm_y",
 	/* strings, sequences and the other ops read since (their ert_attr_int names) */
 	"maxsplit", "is_case_sensitive", "new_axis", "saturate", "min_gram_length",
 	"max_gram_length", "max_skip_count", "aggregate_function", "post_transform",

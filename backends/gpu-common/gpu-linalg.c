@@ -194,9 +194,14 @@ static bool matmul_bias(const struct ert_exec *x)
 	return ert_attr_int(x->node, "ert.bias", 0) && x->n_in == 3 && ert_gpu_is_f32(x->in[2]);
 }
 
+/*
+ * Not a MatMul with folded Transposes (ert.perm_a, ert.perm_b, ert.perm_y:
+ * ops/linalg-geom.h): the GEMM plan below reads contiguous operands; such a
+ * node runs on the CPU.
+ */
 bool ert_gpu_matmul_supports(const struct ert_exec *x)
 {
-	return (x->n_in == 2 || matmul_bias(x)) && ert_gpu_is_f32(x->in[0]) &&
+	return !ert_matmul_has_perm(x->node) && (x->n_in == 2 || matmul_bias(x)) && ert_gpu_is_f32(x->in[0]) &&
 	       ert_gpu_is_f32(x->in[1]) && ert_gpu_all_f32(x, 3) && x->out[0]->rank <= ERT_MAX_RANK;
 }
 

@@ -54,6 +54,41 @@ ert_status ert_matmul_shape(struct ert_infer_ctx *ctx, const struct ert_value *a
 			    const struct ert_value *b, ert_dtype out_dt);
 
 /*
+ * MatMul's folded Transposes (opt/fold-transpose.c; docs/model-format.md,
+ * format version 9): "ert.perm_a" / "ert.perm_b" (ints) make operand A / B
+ * the Transpose of input 0 / 1 by that permutation (A's dim d is input 0's
+ * dim perm_a[d]), "ert.perm_y" stores the product Y transposed (output dim d
+ * is Y's dim perm_y[d]). Only where A and B both have rank 2 or more; each
+ * list is a permutation of its tensor's rank; perm_y keeps the last dim last
+ * (perm_y[r - 1] = r - 1), so rows of Y are stored contiguous. A kernel reads
+ * the operands and writes Y through the strides these give.
+ */
+enum { ERT_MATMUL_PERM_A, ERT_MATMUL_PERM_B, ERT_MATMUL_PERM_Y, ERT_MATMUL_PERMS };
+extern const char *const ert_matmul_perm_attr[ERT_MATMUL_PERMS];
+
+/* Does MatMul @n carry any of the three attributes? */
+bool ert_matmul_has_perm(const struct ert_node *n);
+
+/*
+ * Permutation @which of MatMul @n for a tensor of rank @rank into @perm (the
+ * identity where the attribute is absent). False, with @perm the identity,
+ * where the attribute is not a permutation of @rank values (shape inference
+ * refuses such a node, so kernels only see valid ones).
+ */
+bool ert_matmul_perm(const struct ert_node *n, int which, int32_t rank, int32_t *perm);
+
+/*
+ * Dims and element strides of the view @perm makes of a contiguous tensor of
+ * @rank dims @dims. Forward (an operand): view dim d is dims[perm[d]], with
+ * that dim's stride. Inverse (the output): @dims are those of the stored
+ * Transpose(Y, perm), and the view is Y, its dim perm[d] being stored dim d.
+ * @vstrides may be NULL (dims alone: shape inference, where a dim may be
+ * unknown).
+ */
+void ert_perm_view(int32_t rank, const int64_t *dims, const int32_t *perm, bool inverse,
+		   int64_t *vdims, int64_t *vstrides);
+
+/*
  * Conv output shape of X @x and weights @w (attributes of ctx->node) into
  * ctx->out[0] with dtype @out_dt; shared by Conv, ConvInteger and QLinearConv.
  */

@@ -221,16 +221,76 @@ ert_status ert_matmul_shape(struct ert_infer_ctx *ctx, const struct ert_value *a
 	return ERT_OK;
 }
 
+const char *const ert_matmul_perm_attr[ERT_MATMUL_PERMS] = {
+	"ert.perm_a", "ert.perm_b", "ert.perm_y",
+};
+
+bool ert_matmul_has_perm(const struct ert_node *n)
+{
+	for (int w = 0; w < ERT_MATMUL_PERMS; w++)
+		if (ert_node_attr(n, ert_matmul_perm_attr[w]))
+			return true;
+	return false;
+}
+
+bool ert_matmul_perm(const struct ert_node *n, int which, int32_t rank, int32_t *perm)
+{
+	uint32_t count = 0;
+	const int64_t *p = ert_attr_ints(n, ert_matmul_perm_attr[which], &count);
+	bool seen[ERT_MAX_RANK] = { false };
+	bool ok = rank >= 0 && rank <= ERT_MAX_RANK;
+
+	for (int32_t d = 0; ok && d < rank; d++)
+		perm[d] = d;
+	if (!ok || !ert_node_attr(n, ert_matmul_perm_attr[which]))
+		return ok;
+	ok = p && count == (uint32_t)rank;
+	for (int32_t d = 0; ok && d < rank; d++) {
+		ok = p[d] >= 0 && p[d] < rank && !seen[p[d]];
+		if (ok)
+			seen[p[d]] = true;
+	}
+	if (ok && which == ERT_MATMUL_PERM_Y)
+		ok = rank >= 1 && p[rank - 1] == rank - 1;
+	for (int32_t d = 0; ok && d < rank; d++)
+		perm[d] = (int32_t)p[d];
+	return ok;
+}
+
+void ert_perm_view(int32_t rank, const int64_t *dims, const int32_t *perm, bool inverse,
+		   int64_t *vdims, int64_t *vstrides)
+{
+	int64_t st[ERT_MAX_RANK], s = 1;
+
+	for (int32_t d = rank - 1; d >= 0 && vstrides; d--) {
+		st[d] = s;
+		s *= dims[d];
+	}
+	for (int32_t d = 0; d < rank; d++) {
+		int32_t from = inverse ? d : perm[d], to = inverse ? perm[d] : d;
+
+		vdims[to] = dims[from];
+		if (vstrides)
+			vstrides[to] = st[from];
+	}
+}
+
 /*
  * MatMul's fused bias (opt/fuse-residual.c): with "ert.bias" = 1, input 2 is
  * a vector of N (B's last dim; B of rank 2 or more) added to every row of
  * the product before the fused activation; without it there is no input 2.
+ * With the folded Transposes (ert_matmul_perm()) A and B are the permuted
+ * inputs, and the output the permuted product.
  */
 static ert_status infer_matmul(struct ert_infer_ctx *ctx)
 {
 	const struct ert_value *a = ctx->in[0], *b = ctx->n_in > 1 ? ctx->in[1] : NULL;
 	bool want = ert_attr_int(ctx->node, "ert.bias", 0) != 0;
 	const struct ert_value *c = ctx->n_in > 2 ? ctx->in[2] : NULL;
+	struct ert_value pa, pb;
+	int32_t perm[ERT_MATMUL_PERMS][ERT_MAX_RANK];
+	int64_t dims[ERT_MAX_RANK];
+	ert_status rc;
 
 	if (!a || !b || ctx->n_out < 1 || !ctx->out[0])
 		return ert_infer_fail(ctx, ERT_STATUS_INVALID_MODEL, "needs inputs A, B and output Y");
@@ -241,11 +301,39 @@ static ert_status infer_matmul(struct ert_infer_ctx *ctx)
 	if (!is_float(a->dtype) || b->dtype != a->dtype)
 		return ert_infer_fail(ctx, ERT_STATUS_DTYPE, "A and B must be float32 (got %s, %s)",
 				      ert_dtype_name(a->dtype), ert_dtype_name(b->dtype));
-	if (c && (b->rank < 2 || c->dtype != a->dtype || c->rank != 1 ||
-		  c->dims[0] != b->dims[b->rank - 1]))
+	bool permuted = ert_matmul_has_perm(ctx->node);
+
+	if (permuted && (a->rank < 2 || b->rank < 2))
+		return ert_infer_fail(ctx, ERT_STATUS_INVALID_MODEL,
+				      "ert.perm_a, ert.perm_b and ert.perm_y need A and B of rank 2 or more");
+	int32_t ry = a->rank > b->rank ? a->rank : b->rank;
+	int32_t ranks[ERT_MATMUL_PERMS] = { a->rank, b->rank, ry };
+
+	for (int w = 0; w < ERT_MATMUL_PERMS; w++)
+		if (!ert_matmul_perm(ctx->node, w, ranks[w], perm[w]))
+			return ert_infer_fail(ctx, ERT_STATUS_INVALID_MODEL,
+					      w == ERT_MATMUL_PERM_Y
+						      ? "%s must be a permutation of %d dims that keeps the last one last"
+						      : "%s must be a permutation of %d dims",
+					      ert_matmul_perm_attr[w], (int)ranks[w]);
+	pa = *a;
+	pb = *b;
+	if (permuted) {
+		ert_perm_view(a->rank, a->dims, perm[ERT_MATMUL_PERM_A], false, pa.dims, NULL);
+		ert_perm_view(b->rank, b->dims, perm[ERT_MATMUL_PERM_B], false, pb.dims, NULL);
+	}
+	if (c && (pb.rank < 2 || c->dtype != a->dtype || c->rank != 1 ||
+		  c->dims[0] != pb.dims[pb.rank - 1]))
 		return ert_infer_fail(ctx, ERT_STATUS_SHAPE,
 				      "the ert.bias input must be a float32 vector of B's last dim");
-	return ert_matmul_shape(ctx, a, b, a->dtype);
+	rc = ert_matmul_shape(ctx, &pa, &pb, a->dtype);
+	if (rc != ERT_OK || !permuted)
+		return rc;
+	/* the stored output: dim d is Y's dim perm_y[d] */
+	for (int32_t d = 0; d < ry; d++)
+		dims[d] = ctx->out[0]->dims[perm[ERT_MATMUL_PERM_Y][d]];
+	ert_value_set_shape(ctx->out[0], a->dtype, ry, dims);
+	return ERT_OK;
 }
 
 static ert_status infer_einsum(struct ert_infer_ctx *ctx)
@@ -290,7 +378,10 @@ static const struct ert_attr_rule gemm_rules[] = {
 	ERT_RULE_INT("ert.act", ERT_ACT_NONE, ERT_ACT_GELU), ERT_RULE_END,
 };
 static const struct ert_attr_rule matmul_rules[] = {
-	ERT_RULE_INT("ert.act", ERT_ACT_NONE, ERT_ACT_GELU), ERT_RULE_FLAG("ert.bias"), ERT_RULE_END,
+	ERT_RULE_INT("ert.act", ERT_ACT_NONE, ERT_ACT_GELU), ERT_RULE_FLAG("ert.bias"),
+	ERT_RULE_INTS("ert.perm_a", ERT_MAX_RANK, 0, ERT_MAX_RANK - 1),
+	ERT_RULE_INTS("ert.perm_b", ERT_MAX_RANK, 0, ERT_MAX_RANK - 1),
+	ERT_RULE_INTS("ert.perm_y", ERT_MAX_RANK, 0, ERT_MAX_RANK - 1), ERT_RULE_END,
 };
 
 const struct ert_op_def ert_op_defs_linalg[] = {

@@ -283,7 +283,10 @@ oom:
 
 ert_status ert_opt_unfuse_activations(struct ert_graph *g, struct ert_err *err)
 {
-	ert_status st = unfuse_residuals(g, err);
+	ert_status st = ert_opt_unfold_matmul_perms(g, err);
+
+	if (st == ERT_OK)
+		st = unfuse_residuals(g, err);
 	uint32_t n_nodes = g->n_nodes;
 
 	if (st != ERT_OK)

@@ -24,6 +24,10 @@ ert_status ert_opt_fuse_activations(struct ert_graph *g, bool *changed, struct e
 ert_status ert_opt_fuse_qdq(struct ert_graph *g, bool *changed, struct ert_err *err);
 ert_status ert_opt_fuse_residual(struct ert_graph *g, bool *changed, struct ert_err *err);
 ert_status ert_opt_fuse_matmul_bias(struct ert_graph *g, bool *changed, struct ert_err *err);
+ert_status ert_opt_fold_matmul_transposes(struct ert_graph *g, bool *changed,
+					   struct ert_err *err);
+/* Give the Transposes folded into MatMuls back (for the quantizer; fold-transpose.c). */
+ert_status ert_opt_unfold_matmul_perms(struct ert_graph *g, struct ert_err *err);
 ert_status ert_opt_remove_dead(struct ert_graph *g, bool *changed, struct ert_err *err);
 
 /* Per tensor: live node inputs plus graph outputs reading it (malloc'd; NULL on OOM). */

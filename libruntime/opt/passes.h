@@ -16,7 +16,8 @@ ert_status ert_graph_optimize(struct ert_graph *g, struct ert_err *err);
 /*
  * Undo residual fusion (a Conv with "ert.residual" becomes the Conv and an
  * Add again, the Add taking the Conv's activation; likewise a MatMul with
- * "ert.bias"), and activation fusion
+ * "ert.bias"; and the Transposes folded into a MatMul, "ert.perm_a",
+ * "ert.perm_b", "ert.perm_y", become Transpose nodes again), and activation fusion
  * for the activations an int8 op cannot clamp to (LeakyRelu, Sigmoid,
  * HardSwish, HardSigmoid, Tanh): each becomes its own node again after its
  * host, which writes a new tensor. For the quantizer, which needs the

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 
 #include "cpu/cpu-impl.h"
+#include "ops/linalg-geom.h"
 #include "opt/opt-private.h"
 #include "ert-test.h"
 
@@ -728,6 +729,251 @@ ERT_TEST(fuse_matmul_bias)
 	}
 }
 
+/* ---- Transposes folded into MatMul (fold-transpose.c) ---- */
+
+/* Run @before and @after on the same inputs (one per graph input, of its static shape). */
+static void check_same_inputs(int *ert_test_failed_, const struct ert_graph *before,
+			      const struct ert_graph *after)
+{
+	struct ert_value in[4], o1, o2;
+	uint32_t n = before->n_inputs;
+
+	REQUIRE(n <= 4);
+	for (uint32_t k = 0; k < n; k++) {
+		const struct ert_tensor *t = &before->tensors[before->inputs[k]];
+		int64_t numel = ert_shape_numel(t->rank, t->dims);
+		float *x = malloc((size_t)numel * sizeof(float) + 1);
+
+		for (int64_t i = 0; i < numel; i++)
+			x[i] = (float)((i * 13 + k * 5) % 17) / 8.0f - 1.0f + (float)i * 1e-4f;
+		in[k] = f32_value(t->rank, t->dims, x);
+	}
+	CHECK_EQ_INT(run_graph(before, in, &o1), ERT_OK);
+	CHECK_EQ_INT(run_graph(after, in, &o2), ERT_OK);
+	if (!*ert_test_failed_) {
+		CHECK(o1.numel > 0);
+		CHECK_EQ_INT(o1.rank, o2.rank);
+		for (int32_t d = 0; d < o1.rank; d++)
+			CHECK_EQ_INT(o1.dims[d], o2.dims[d]);
+		/* the same sums in the same order: the same bits */
+		CHECK(o1.nbytes == o2.nbytes && !memcmp(o1.data, o2.data, o1.nbytes));
+		free(o1.data);
+		free(o2.data);
+	}
+	for (uint32_t k = 0; k < n; k++)
+		free(in[k].data);
+}
+
+struct perm_case {
+	int32_t ra, rb;
+	int64_t a[4], b[4];
+	int64_t pa[4], pb[4], py[4]; /* pa[0] < 0: no Transpose there */
+	int64_t merge[4];            /* a Reshape after the output Transpose (merge[0] > 0) */
+	bool bias;                   /* B a constant, then Add of a bias vector */
+	bool extra;                  /* the A-side Transpose and the product also read elsewhere */
+};
+
+/*
+ * 0: ViT's Q K^T, odd sizes: q and k [2,5,3,7] split into 3 heads, k as
+ *    [0,2,3,1]; 1: attention x V and the head merge ([0,2,1,3] + Reshape);
+ * 2: a broadcast batch of A, a 3-D output Transpose; 3: A transposed,
+ *    B a constant with a bias (the bias still fuses); 4: K = 300 past the K
+ *    block, M and N past a tile's edge; 5: B transposed, an output Transpose
+ *    that moves the last dim (not folded); 6: the A-side Transpose and the
+ *    product read by other nodes too (A folds, the output does not).
+ */
+static const struct perm_case perm_cases[] = {
+	{ .ra = 4, .rb = 4, .a = { 2, 5, 3, 7 }, .b = { 2, 5, 3, 7 }, .pa = { 0, 2, 1, 3 },
+	  .pb = { 0, 2, 3, 1 }, .py = { -1 } },
+	{ .ra = 4, .rb = 4, .a = { 2, 3, 5, 5 }, .b = { 2, 5, 3, 7 }, .pa = { -1 },
+	  .pb = { 0, 2, 1, 3 }, .py = { 0, 2, 1, 3 }, .merge = { 2, 5, 21 } },
+	{ .ra = 3, .rb = 3, .a = { 1, 6, 4 }, .b = { 3, 6, 9 }, .pa = { 0, 2, 1 }, .pb = { -1 },
+	  .py = { 1, 0, 2 } },
+	{ .ra = 2, .rb = 2, .a = { 7, 5 }, .b = { 7, 6 }, .pa = { 1, 0 }, .pb = { -1 },
+	  .py = { -1 }, .bias = true },
+	{ .ra = 4, .rb = 4, .a = { 1, 37, 2, 300 }, .b = { 1, 2, 300, 53 }, .pa = { 0, 2, 1, 3 },
+	  .pb = { -1 }, .py = { 0, 2, 1, 3 } },
+	{ .ra = 2, .rb = 2, .a = { 5, 7 }, .b = { 6, 7 }, .pa = { -1 }, .pb = { 1, 0 },
+	  .py = { 1, 0 } },
+	{ .ra = 3, .rb = 3, .a = { 2, 5, 4 }, .b = { 2, 5, 6 }, .pa = { 0, 2, 1 }, .pb = { -1 },
+	  .py = { 1, 0, 2 }, .extra = true },
+};
+
+static struct ert_graph *build_perm_case(const struct perm_case *c)
+{
+	struct ert_graph *g = ert_graph_create();
+	int32_t a, b, y, t;
+	struct ert_node *n;
+
+	g->opset = 20;
+	a = input(g, "a", c->ra, c->a);
+	b = c->bias ? pattern(g, "w", c->rb, c->b, 0.05f, 0.1f) : input(g, "b", c->rb, c->b);
+	if (c->pa[0] >= 0) {
+		t = tensor(g, "a_t", ERT_DTYPE_UNDEFINED, -1, NULL);
+		n = node(g, ERT_OP_Transpose, "tr_a", IN(a), IN(t));
+		ert_node_set_attr_ints(g, n, "perm", c->pa, (uint32_t)c->ra);
+		if (c->extra) {
+			int32_t z = tensor(g, "a_t_neg", ERT_DTYPE_UNDEFINED, -1, NULL);
+
+			node(g, ERT_OP_Neg, "neg_a", IN(t), IN(z));
+			ert_graph_add_output(g, z);
+		}
+		a = t;
+	}
+	if (c->pb[0] >= 0) {
+		t = tensor(g, "b_t", ERT_DTYPE_UNDEFINED, -1, NULL);
+		n = node(g, ERT_OP_Transpose, "tr_b", IN(b), IN(t));
+		ert_node_set_attr_ints(g, n, "perm", c->pb, (uint32_t)c->rb);
+		b = t;
+	}
+	y = tensor(g, "mm_out", ERT_DTYPE_UNDEFINED, -1, NULL);
+	node(g, ERT_OP_MatMul, "mm", IN(a, b), IN(y));
+	if (c->bias) {
+		int32_t bv = pattern(g, "bias", 1, &c->b[c->rb - 1], 0.1f, 0.2f);
+
+		t = tensor(g, "biased", ERT_DTYPE_UNDEFINED, -1, NULL);
+		node(g, ERT_OP_Add, "add", IN(y, bv), IN(t));
+		y = t;
+	}
+	if (c->extra) {
+		int32_t z = tensor(g, "mm_neg", ERT_DTYPE_UNDEFINED, -1, NULL);
+
+		node(g, ERT_OP_Neg, "neg_y", IN(y), IN(z));
+		ert_graph_add_output(g, z);
+	}
+	if (c->py[0] >= 0) {
+		int32_t ry = c->ra > c->rb ? c->ra : c->rb;
+
+		t = tensor(g, "y_t", ERT_DTYPE_UNDEFINED, -1, NULL);
+		n = node(g, ERT_OP_Transpose, "tr_y", IN(y), IN(t));
+		ert_node_set_attr_ints(g, n, "perm", c->py, (uint32_t)ry);
+		y = t;
+	}
+	if (c->merge[0] > 0) {
+		int32_t rank = c->merge[3] ? 4 : c->merge[2] ? 3 : 2;
+		int32_t sh = constant(g, "shape", ERT_DTYPE_INT64, 1, (int64_t[]){ rank }, c->merge);
+
+		t = tensor(g, "merged", ERT_DTYPE_UNDEFINED, -1, NULL);
+		node(g, ERT_OP_Reshape, "merge", IN(y, sh), IN(t));
+		y = t;
+	}
+	/* the first output is the one compared */
+	ert_graph_add_output(g, y);
+	memmove(g->outputs + 1, g->outputs, (g->n_outputs - 1) * sizeof(*g->outputs));
+	g->outputs[0] = y;
+	for (uint32_t i = 0; i < g->n_nodes; i++)
+		g->nodes[i].opset = 20;
+	return g;
+}
+
+static uint32_t count_op(const struct ert_graph *g, enum ert_op op)
+{
+	uint32_t n = 0;
+
+	for (uint32_t i = 0; i < g->n_nodes; i++)
+		n += !g->nodes[i].dead && g->nodes[i].op == op;
+	return n;
+}
+
+ERT_TEST(fold_matmul_transposes)
+{
+	for (size_t v = 0; v < sizeof(perm_cases) / sizeof(perm_cases[0]); v++) {
+		const struct perm_case *c = &perm_cases[v];
+		struct ert_graph *before = build_perm_case(c), *g = build_perm_case(c);
+		struct ert_err err = { "" };
+		bool fold_y = c->py[0] >= 0 && !c->extra && c->py[c->ra - 1] == c->ra - 1;
+		uint32_t want_tr = (c->extra ? 1 : 0) + (c->py[0] >= 0 && !fold_y);
+		const struct ert_node *mm = NULL;
+
+		REQUIRE(before && g);
+		CHECK_EQ_INT(optimize(g), ERT_OK);
+		for (uint32_t i = 0; i < g->n_nodes; i++)
+			if (g->nodes[i].op == ERT_OP_MatMul)
+				mm = &g->nodes[i];
+		REQUIRE(mm);
+		if (count_op(g, ERT_OP_Transpose) != want_tr)
+			fprintf(stderr, "case %zu: %u Transposes, want %u\n", v,
+				count_op(g, ERT_OP_Transpose), want_tr);
+		CHECK_EQ_INT(count_op(g, ERT_OP_Transpose), want_tr);
+		CHECK_EQ_INT(ert_node_attr(mm, "ert.perm_a") != NULL, c->pa[0] >= 0);
+		CHECK_EQ_INT(ert_node_attr(mm, "ert.perm_b") != NULL, c->pb[0] >= 0 && !c->bias);
+		CHECK_EQ_INT(ert_node_attr(mm, "ert.perm_y") != NULL, fold_y);
+		CHECK_EQ_INT(ert_attr_int(mm, "ert.bias", 0), c->bias);
+		check_same_inputs(ert_test_failed_, before, g);
+
+		/* the quantizer's undo: Transposes again, the MatMul plain */
+		CHECK_EQ_INT(ert_opt_unfuse_activations(g, &err), ERT_OK);
+		for (uint32_t i = 0; i < g->n_nodes; i++)
+			if (g->nodes[i].op == ERT_OP_MatMul)
+				CHECK(!ert_matmul_has_perm(&g->nodes[i]));
+		CHECK_EQ_INT(count_op(g, ERT_OP_Transpose),
+			     want_tr + (c->pa[0] >= 0) + (c->pb[0] >= 0 && !c->bias) + fold_y);
+		check_same_inputs(ert_test_failed_, before, g);
+		ert_graph_destroy(before);
+		ert_graph_destroy(g);
+	}
+}
+
+/* Shape inference refuses attributes that are not a permutation the kernels can run. */
+ERT_TEST(matmul_perm_refusals)
+{
+	static const struct {
+		const char *name;
+		int64_t p[4];
+		uint32_t n;
+		int32_t rb;
+	} cases[] = {
+		{ "ert.perm_a", { 0, 1, 1 }, 3, 3 },    /* not a permutation */
+		{ "ert.perm_b", { 0, 2, 1, 3 }, 4, 3 }, /* B has rank 3 */
+		{ "ert.perm_y", { 0, 2, 1 }, 3, 3 },    /* moves the last dim */
+		{ "ert.perm_a", { 0, 3, 1 }, 3, 3 },    /* out of range */
+		{ "ert.perm_a", { 0, 2, 1 }, 3, 1 },    /* B a vector */
+		{ "ert.perm_a", { 0, 2, 1 }, 3, 3 },    /* fine: [2,4,3] x [2,4,4] -> inner 3 vs 4 */
+		{ "ert.perm_y", { 1, 0, 2 }, 3, 3 },    /* fine: [4,2,4] */
+	};
+	ert_infer_fn infer = ert_op_infer(ERT_OP_MatMul);
+
+	REQUIRE(infer);
+	for (size_t v = 0; v < sizeof(cases) / sizeof(cases[0]); v++) {
+		struct ert_graph *g = ert_graph_create();
+		struct ert_err err = { "" };
+		struct ert_value a = f32_value(3, (int64_t[]){ 2, 4, 3 }, NULL);
+		struct ert_value b = cases[v].rb == 3 ? f32_value(3, (int64_t[]){ 2, 3, 4 }, NULL)
+						      : f32_value(1, (int64_t[]){ 3 }, NULL);
+		struct ert_value y;
+		const struct ert_value *in[2] = { &a, &b };
+		struct ert_value *out[1] = { &y };
+		int32_t ta, tb, ty;
+		struct ert_node *n;
+
+		REQUIRE(g);
+		ta = input(g, "a", 3, a.dims);
+		tb = input(g, "b", b.rank, b.dims);
+		ty = tensor(g, "y", ERT_DTYPE_UNDEFINED, -1, NULL);
+		n = node(g, ERT_OP_MatMul, "mm", IN(ta, tb), IN(ty));
+		REQUIRE(n);
+		ert_node_set_attr_ints(g, n, cases[v].name, cases[v].p, cases[v].n);
+		struct ert_infer_ctx ic = { .graph = g, .node = n, .in = in, .out = out,
+					    .n_in = 2, .n_out = 1, .err = &err };
+		ert_status st = infer(&ic);
+
+		if (v == 5) {
+			/* A becomes [2,3,4]: [2,3,4] x [2,3,4] does not multiply */
+			CHECK_EQ_INT(st, ERT_STATUS_SHAPE);
+		} else if (v == 6) {
+			CHECK_EQ_INT(st, ERT_OK);
+			CHECK_EQ_INT(y.rank, 3);
+			CHECK(y.dims[0] == 4 && y.dims[1] == 2 && y.dims[2] == 4);
+		} else {
+			CHECK(st != ERT_OK);
+			if (!strstr(err.msg, cases[v].name) && !strstr(err.msg, "rank 2 or more"))
+				fprintf(stderr, "case %zu: %s\n", v, err.msg);
+			CHECK(strstr(err.msg, cases[v].name) || strstr(err.msg, "rank 2 or more"));
+		}
+		ert_graph_destroy(g);
+	}
+}
+
 /* ---- Identity / Dropout ---- */
 
 ERT_TEST(remove_identity)
@@ -883,5 +1129,6 @@ ERT_TEST_MAIN(ERT_TEST_ENTRY(fold_shape_chain), ERT_TEST_ENTRY(fold_constants),
 	      ERT_TEST_ENTRY(fold_size_cap), ERT_TEST_ENTRY(conv_bn_fold),
 	      ERT_TEST_ENTRY(fuse_activations), ERT_TEST_ENTRY(fuse_gelu), ERT_TEST_ENTRY(fuse_refusals),
 	      ERT_TEST_ENTRY(fuse_residual), ERT_TEST_ENTRY(fuse_matmul_bias),
+	      ERT_TEST_ENTRY(fold_matmul_transposes), ERT_TEST_ENTRY(matmul_perm_refusals),
 	      ERT_TEST_ENTRY(remove_identity), ERT_TEST_ENTRY(keep_training_dropout),
 	      ERT_TEST_ENTRY(remove_dead), ERT_TEST_ENTRY(propagate_shapes))

@@ -125,6 +125,9 @@ bool ert_cpu_dq_accepts(const struct ert_exec *x)
 
 	if (op != ERT_OP_Conv && op != ERT_OP_Gemm && op != ERT_OP_MatMul)
 		return false;
+	/* folded Transposes (ert.perm_*) run on the fp32 GEMM, which reads through strides */
+	if (op == ERT_OP_MatMul && ert_matmul_has_perm(x->node))
+		return false;
 	if (x->n_in < 2 || !is_f32(x->in[0]) || !is_f32(x->in[1]) || !x->in[1]->wq ||
 	    x->n_out < 1 || !is_f32(x->out[0]))
 		return false;

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "cpu/gemm/sgemm.h"
+#include "ops/linalg-geom.h"
 #include "cpu/ops/linalg-kernels.h"
 
 struct gemm_dims {
@@ -131,24 +132,44 @@ static ert_status gemm_compute(struct ert_cpu *cpu, struct ert_exec *x, struct e
  * MatMul as a batch of GEMMs. Batch dims are broadcast through per-problem
  * offset tables kept in the workspace; a 2-D B shared by every problem folds
  * the batch of A into M instead (one big GEMM).
+ *
+ * Folded Transposes (ert.perm_a, ert.perm_b, ert.perm_y: ert_matmul_perm())
+ * are views: A and B are read through the strides of their permuted dims
+ * (the packers take any row and column stride, the batch dims go into the
+ * offset tables) and Y is written through the strides of the stored
+ * Transpose(Y, perm_y) (its rows stay contiguous). The problems, tiles and
+ * sums are those of the MatMul of the transposed copies, so the bits are too.
  */
+struct matmul_view {
+	int64_t dims[ERT_MAX_RANK], st[ERT_MAX_RANK];
+};
+
 struct matmul_plan {
 	int64_t m, n, k, batch;
-	bool fold;
+	bool fold, perm;
+	struct matmul_view a, b, y; /* the operands and the product as the GEMM sees them */
 };
 
 static struct matmul_plan matmul_plan_of(const struct ert_exec *x)
 {
 	const struct ert_value *a = x->in[0], *b = x->in[1], *y = x->out[0];
+	int32_t perm[ERT_MAX_RANK];
 	struct matmul_plan p;
 
-	p.k = a->dims[a->rank - 1];
-	p.m = a->rank > 1 ? a->dims[a->rank - 2] : 1;
-	p.n = b->rank > 1 ? b->dims[b->rank - 1] : 1;
+	p.perm = ert_matmul_has_perm(x->node);
+	ert_matmul_perm(x->node, ERT_MATMUL_PERM_A, a->rank, perm);
+	ert_perm_view(a->rank, a->dims, perm, false, p.a.dims, p.a.st);
+	ert_matmul_perm(x->node, ERT_MATMUL_PERM_B, b->rank, perm);
+	ert_perm_view(b->rank, b->dims, perm, false, p.b.dims, p.b.st);
+	ert_matmul_perm(x->node, ERT_MATMUL_PERM_Y, y->rank, perm);
+	ert_perm_view(y->rank, y->dims, perm, true, p.y.dims, p.y.st);
+	p.k = p.a.dims[a->rank - 1];
+	p.m = a->rank > 1 ? p.a.dims[a->rank - 2] : 1;
+	p.n = b->rank > 1 ? p.b.dims[b->rank - 1] : 1;
 	p.batch = 1;
 	for (int32_t i = 0; i < y->rank - (a->rank > 1) - (b->rank > 1); i++)
-		p.batch *= y->dims[i];
-	p.fold = b->rank <= 2 && a->rank > 2;
+		p.batch *= p.y.dims[i];
+	p.fold = b->rank <= 2 && a->rank > 2 && !p.perm;
 	if (p.fold) {
 		p.m *= p.batch;
 		p.batch = 1;
@@ -163,15 +184,36 @@ static const float *matmul_bias(const struct ert_exec *x)
 										 : NULL;
 }
 
+/*
+ * Row and column strides of A (0), B (1) and Y (2); a vector operand is one
+ * row or column. Without folded Transposes: contiguous, A's batch folded
+ * into M by the same strides (Y's column stride is always 1).
+ */
+static void matmul_strides(const struct ert_exec *x, const struct matmul_plan *p, int64_t rs[3],
+			   int64_t cs[3])
+{
+	int32_t ra = x->in[0]->rank, rb = x->in[1]->rank, ry = x->out[0]->rank;
+
+	rs[0] = ra > 1 ? p->a.st[ra - 2] : p->k;
+	cs[0] = p->a.st[ra - 1];
+	rs[1] = rb > 1 ? p->b.st[rb - 2] : 1;
+	cs[1] = rb > 1 ? p->b.st[rb - 1] : 1;
+	/* folded Transposes need A and B of rank 2 or more: Y's last two dims are M and N */
+	rs[2] = p->perm ? p->y.st[ry - 2] : p->n;
+	cs[2] = 1;
+}
+
 static ert_status matmul_prepare(struct ert_cpu *cpu, struct ert_exec *x, struct ert_err *err)
 {
 	struct matmul_plan p = matmul_plan_of(x);
+	int64_t rs[3], cs[3];
 
 	x->kernel = ert_cpu_linalg_gemm(cpu)->name;
 	/* Batched B keeps its per-problem offsets: only a single matrix is packed. */
 	if (!x->in_const[1] || x->in[1]->rank > 2 || p.k == 0)
 		return ERT_OK;
-	return pack_b_state(cpu, x, p.n, 1, p.k, p.n, err);
+	matmul_strides(x, &p, rs, cs);
+	return pack_b_state(cpu, x, rs[1], cs[1], p.k, p.n, err);
 }
 
 static size_t matmul_workspace(const struct ert_exec *x)
@@ -188,6 +230,7 @@ static ert_status matmul_compute(struct ert_cpu *cpu, struct ert_exec *x, struct
 	struct matmul_plan p = matmul_plan_of(x);
 	size_t gws = ert_sgemm_workspace(p.m, p.n, p.k);
 	ert_status st = ert_cpu_ws_check(x, matmul_workspace(x), err);
+	int64_t rs[3], cs[3];
 
 	if (st != ERT_OK)
 		return st;
@@ -196,44 +239,41 @@ static ert_status matmul_compute(struct ert_cpu *cpu, struct ert_exec *x, struct
 	int32_t nb = y->rank - (a->rank > 1) - (b->rank > 1);
 	int32_t ba = a->rank > 2 ? a->rank - 2 : 0, bb = b->rank > 2 ? b->rank - 2 : 0;
 
+	matmul_strides(x, &p, rs, cs);
 	if (!p.fold) {
 		for (int64_t t = 0; t < p.batch; t++) {
-			int64_t rem = t, oa = 0, ob = 0, sa = p.m * p.k, sb = p.k * p.n;
+			int64_t rem = t, oa = 0, ob = 0, oc = 0;
 
 			for (int32_t i = nb - 1; i >= 0; i--) {
-				int64_t idx = rem % y->dims[i];
+				int64_t idx = rem % p.y.dims[i];
 				int32_t ia = i - (nb - ba), ib = i - (nb - bb);
 
-				rem /= y->dims[i];
-				if (ia >= 0) {
-					if (a->dims[ia] != 1)
-						oa += idx * sa;
-					sa *= a->dims[ia];
-				}
-				if (ib >= 0) {
-					if (b->dims[ib] != 1)
-						ob += idx * sb;
-					sb *= b->dims[ib];
-				}
+				rem /= p.y.dims[i];
+				if (ia >= 0 && p.a.dims[ia] != 1)
+					oa += idx * p.a.st[ia];
+				if (ib >= 0 && p.b.dims[ib] != 1)
+					ob += idx * p.b.st[ib];
+				oc += idx * p.y.st[i];
 			}
 			a_off[t] = oa;
 			b_off[t] = ob;
-			c_off[t] = t * p.m * p.n;
+			c_off[t] = oc;
 		}
 	}
 	struct ert_sgemm_desc d = {
 		.kern = ert_cpu_linalg_gemm(cpu), .cpu = cpu,
 		.m = p.m, .n = p.n, .k = p.k, .batch = p.batch,
-		.a = a->data, .a_rs = p.k, .a_cs = 1,
-		.b = b->data, .b_rs = p.n, .b_cs = 1,
+		.a = a->data, .a_rs = rs[0], .a_cs = cs[0],
+		.b = b->data, .b_rs = rs[1], .b_cs = cs[1],
 		.b_packed = ert_cpu_packed_data(x->state),
-		.c = y->data, .ldc = p.n, .alpha = 1.0f,
+		.c = y->data, .ldc = rs[2], .alpha = 1.0f,
 		.a_off = p.fold ? NULL : a_off,
 		.c_off = p.fold ? NULL : c_off,
 		.b_off = p.fold || x->state ? NULL : b_off,
 		.col_bias = matmul_bias(x),
-		.a_shared = b->rank <= 2 ? shared_a_at(x, gws + (size_t)p.batch * 3 * sizeof(int64_t))
-					 : NULL,
+		.a_shared = b->rank <= 2 && p.batch == 1
+				    ? shared_a_at(x, gws + (size_t)p.batch * 3 * sizeof(int64_t))
+				    : NULL,
 		.act = ert_node_act(x->node),
 	};
 
