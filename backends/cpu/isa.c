@@ -48,6 +48,7 @@ static void detect(void)
 	struct ert_cpu_features *f = &features;
 	unsigned int a, b, c, d, max;
 
+	f->l2_bytes = sysconf(_SC_LEVEL2_CACHE_SIZE) > 0 ? sysconf(_SC_LEVEL2_CACHE_SIZE) : 0;
 	if (!__get_cpuid(0, &max, &b, &c, &d))
 		return;
 	memcpy(f->vendor, &b, 4);

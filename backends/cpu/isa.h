@@ -33,6 +33,7 @@ struct ert_cpu_features {
 	bool os_ymm, os_zmm, os_tile;   /* state the OS saves (XCR0), tile data permitted */
 	char vendor[13];
 	char brand[49];
+	long l2_bytes;                  /* one core's L2 cache (sysconf); 0: unknown */
 };
 
 /* Detected once (thread-safe); never NULL. */

@@ -16,27 +16,79 @@
 #define NR_MAX ERT_SGEMM_NR_MAX
 #define LANES 16 /* tiles per output-transform pass */
 
-/* One 6x6 input tile with its padding: rows and columns outside the image are zero. */
-static void load_tile(const float *plane, int64_t h, int64_t w, int64_t y0, int64_t x0,
-		      float (*d)[NR_MAX], int j)
+/*
+ * The input transform in two passes over a run of tiles that lie on one tile
+ * row and in one packed panel. Pass 1 applies B^T down the six input rows of
+ * the tile row, contiguous along x (no gather), into t[6][x]; pass 2 applies
+ * B along x, lane j reading the six values from x = 4 j, and stores the 36
+ * results of NR-contiguous tiles into the panel. Both passes compute the
+ * sums of the one-tile formula in the same order, on the same zeros for the
+ * padding, so the result is the same bits as transforming tile by tile.
+ */
+#define RUN_X (4 * NR_MAX + 4)   /* input columns of a run of NR_MAX tiles, and 2 more */
+
+/*
+ * The six sums of one 6-point B^T product, lane by lane: out_k[i] from
+ * in_0..in_5[i]. Parameters, not locals, carry restrict: GCC honours it
+ * only there, and needs it to vectorise without alias checks.
+ */
+static void bt6(int64_t n, const float *restrict a0, const float *restrict a1,
+		const float *restrict a2, const float *restrict a3, const float *restrict a4,
+		const float *restrict a5, float *restrict o0, float *restrict o1,
+		float *restrict o2, float *restrict o3, float *restrict o4, float *restrict o5)
 {
-	if (y0 >= 0 && y0 + 6 <= h && x0 >= 0 && x0 + 6 <= w) {
-		const float *p = plane + y0 * w + x0;
+	for (int64_t i = 0; i < n; i++) {
+		float e0 = a0[i], e1 = a1[i], e2 = a2[i], e3 = a3[i], e4 = a4[i], e5 = a5[i];
 
-		for (int r = 0; r < 6; r++)
-			for (int c = 0; c < 6; c++)
-				d[r * 6 + c][j] = p[r * w + c];
-		return;
+		o0[i] = 4.0f * e0 - 5.0f * e2 + e4;
+		o1[i] = -4.0f * (e1 + e2) + e3 + e4;
+		o2[i] = 4.0f * (e1 - e2) - e3 + e4;
+		o3[i] = 2.0f * (e3 - e1) - e2 + e4;
+		o4[i] = 2.0f * (e1 - e3) - e2 + e4;
+		o5[i] = 4.0f * e1 - 5.0f * e3 + e5;
 	}
-	for (int r = 0; r < 6; r++) {
-		int64_t y = y0 + r;
+}
 
-		for (int c = 0; c < 6; c++) {
-			int64_t x = x0 + c;
+/* Pass 1: t[k][i] = (B^T d)[k] at column x0 + i, i < len; zero outside the image. */
+static void input_rows(const float *plane, int64_t h, int64_t w, int64_t y0, int64_t x0,
+		       int64_t len, const float *zero, float (*t)[RUN_X])
+{
+	const float *r[6];
+	int64_t lo = x0 < 0 ? -x0 : 0, hi = x0 + len > w ? w - x0 : len;
 
-			d[r * 6 + c][j] = y >= 0 && y < h && x >= 0 && x < w ? plane[y * w + x] : 0.0f;
-		}
+	if (hi < lo)
+		hi = lo;
+	for (int k = 0; k < 6; k++) {
+		for (int64_t i = 0; i < lo; i++)
+			t[k][i] = 0.0f;
+		for (int64_t i = hi; i < len; i++)
+			t[k][i] = 0.0f;
 	}
+	/* rows outside the image read zeros; x0 + lo is inside the row */
+	for (int q = 0; q < 6; q++)
+		r[q] = y0 + q >= 0 && y0 + q < h ? plane + (y0 + q) * w + x0 + lo : zero;
+	bt6(hi - lo, r[0], r[1], r[2], r[3], r[4], r[5], t[0] + lo, t[1] + lo, t[2] + lo,
+	    t[3] + lo, t[4] + lo, t[5] + lo);
+}
+
+/*
+ * Pass 2: row @k of V for @n tiles, tile j from t[4 j .. 4 j + 5], into
+ * o[q * pos_stride + j]. t is first split by x mod 4 (a load-lanes pattern
+ * the vectoriser handles), so that the sums read contiguous lanes; columns
+ * 4 and 5 of tile j are columns 0 and 1 of tile j + 1.
+ */
+static void input_cols(const float *restrict t, int64_t n, float *o, int64_t pos_stride)
+{
+	float u0[NR_MAX + 1], u1[NR_MAX + 1], u2[NR_MAX + 1], u3[NR_MAX + 1];
+
+	for (int64_t j = 0; j <= n; j++) {
+		u0[j] = t[4 * j];
+		u1[j] = t[4 * j + 1];
+		u2[j] = t[4 * j + 2];
+		u3[j] = t[4 * j + 3];
+	}
+	bt6(n, u0, u1, u2, u3, u0 + 1, u1 + 1, o, o + pos_stride, o + 2 * pos_stride,
+	    o + 3 * pos_stride, o + 4 * pos_stride, o + 5 * pos_stride);
 }
 
 void WINO_FN(ert_wino_input)(const struct ert_wino_tiles *t, int64_t c0, int64_t c1, float *v)
@@ -44,61 +96,38 @@ void WINO_FN(ert_wino_input)(const struct ert_wino_tiles *t, int64_t c0, int64_t
 	const int NR = t->nr;
 	const int64_t np = (t->nt + NR - 1) / NR;
 	const int64_t pos_stride = np * t->cin * NR;
-	float d[36][NR_MAX] __attribute__((aligned(64)));
-	float s[36][NR_MAX] __attribute__((aligned(64)));
-	int64_t y0[NR_MAX], x0[NR_MAX];
+	float rows[6][RUN_X] __attribute__((aligned(64)));
+	float zero[RUN_X] __attribute__((aligned(64))) = { 0 };
 
-	for (int64_t pn = 0; pn < np; pn++) {
-		int64_t cnt = t->nt - pn * NR < NR ? t->nt - pn * NR : NR;
+	for (int64_t c = c0; c < c1; c++) {
+		const float *plane = t->x + c * t->h * t->w;
 
-		for (int j = 0; j < cnt; j++) {
-			int64_t tile = t->t0 + pn * NR + j;
+		/* runs: tiles of one tile row and one panel */
+		for (int64_t i = 0; i < t->nt;) {
+			int64_t tile = t->t0 + i, ty = tile / t->tiles_w, tx = tile % t->tiles_w;
+			int64_t pn = i / NR, j = i % NR, n = t->tiles_w - tx;
 
-			y0[j] = (tile / t->tiles_w) * 4 - t->pad_t;
-			x0[j] = (tile % t->tiles_w) * 4 - t->pad_l;
+			if (n > NR - j)
+				n = NR - j;
+			if (n > t->nt - i)
+				n = t->nt - i;
+			/* 4 n + 2 columns; the 2 after them are read by input_cols() and unused */
+			input_rows(plane, t->h, t->w, ty * 4 - t->pad_t, tx * 4 - t->pad_l, 4 * n + 4,
+				   zero, rows);
+
+			float *vo = v + (pn * t->cin + c) * NR + j;
+
+			for (int row = 0; row < 6; row++)
+				input_cols(rows[row], n, vo + (int64_t)row * 6 * pos_stride, pos_stride);
+			i += n;
 		}
-		for (int64_t c = c0; c < c1; c++) {
-			const float *plane = t->x + c * t->h * t->w;
-			float *vo = v + pn * t->cin * NR + c * NR;
+		/* the last panel's columns past the block are zero */
+		if (t->nt % NR) {
+			float *vo = v + ((np - 1) * t->cin + c) * NR;
 
-			for (int j = 0; j < NR; j++) {
-				if (j < cnt)
-					load_tile(plane, t->h, t->w, y0[j], x0[j], d, j);
-				else
-					for (int q = 0; q < 36; q++)
-						d[q][j] = 0.0f;
-			}
-			/* s = B^T d, column by column */
-			for (int col = 0; col < 6; col++) {
-				for (int j = 0; j < NR; j++) {
-					float d0 = d[col][j], d1 = d[6 + col][j], d2 = d[12 + col][j];
-					float d3 = d[18 + col][j], d4 = d[24 + col][j], d5 = d[30 + col][j];
-
-					s[col][j] = 4.0f * d0 - 5.0f * d2 + d4;
-					s[6 + col][j] = -4.0f * (d1 + d2) + d3 + d4;
-					s[12 + col][j] = 4.0f * (d1 - d2) - d3 + d4;
-					s[18 + col][j] = 2.0f * (d3 - d1) - d2 + d4;
-					s[24 + col][j] = 2.0f * (d1 - d3) - d2 + d4;
-					s[30 + col][j] = 4.0f * d1 - 5.0f * d3 + d5;
-				}
-			}
-			/* V = s B, row by row, into the packed panels */
-			for (int row = 0; row < 6; row++) {
-				float *o = vo + (int64_t)row * 6 * pos_stride;
-
-				for (int j = 0; j < NR; j++) {
-					float e0 = s[row * 6][j], e1 = s[row * 6 + 1][j];
-					float e2 = s[row * 6 + 2][j], e3 = s[row * 6 + 3][j];
-					float e4 = s[row * 6 + 4][j], e5 = s[row * 6 + 5][j];
-
-					o[j] = 4.0f * e0 - 5.0f * e2 + e4;
-					o[pos_stride + j] = -4.0f * (e1 + e2) + e3 + e4;
-					o[2 * pos_stride + j] = 4.0f * (e1 - e2) - e3 + e4;
-					o[3 * pos_stride + j] = 2.0f * (e3 - e1) - e2 + e4;
-					o[4 * pos_stride + j] = 2.0f * (e1 - e3) - e2 + e4;
-					o[5 * pos_stride + j] = 4.0f * e1 - 5.0f * e3 + e5;
-				}
-			}
+			for (int q = 0; q < ERT_WINO_POS; q++)
+				for (int jj = (int)(t->nt % NR); jj < NR; jj++)
+					vo[q * pos_stride + jj] = 0.0f;
 		}
 	}
 }

@@ -72,13 +72,20 @@ static bool wino_shape(const struct conv_plan *p)
 
 /*
  * Tiles transformed and multiplied at a time: the transformed input of a
- * block (36 x cin x tiles floats) about 2 MiB, in whole panels of 48 (the
- * largest NR, a multiple of the output transform's 16 lanes).
+ * block (36 x cin x tiles floats, for the wider of cin and cout) about one
+ * core's L2 (2 MiB where unknown; between 256 KiB and 2 MiB), so that the
+ * 36 GEMMs read it from L2 rather than L3, in whole panels of 48 (the
+ * largest NR, a multiple of the output transform's 16 lanes). Measured at
+ * avx2 on Zen 3 (512 KiB L2): 3x3 64->64 at 56x56 went from 192-tile
+ * blocks to 48, 1.3-1.5x faster; Sapphire Rapids' 2 MiB L2 keeps its
+ * former 2 MiB blocks.
  */
 static int64_t wino_block(const struct conv_plan *p)
 {
+	long l2 = ert_cpu_features()->l2_bytes;
+	int64_t bytes = l2 <= 0 ? 2 << 20 : l2 < (256 << 10) ? 256 << 10 : l2 > (2 << 20) ? 2 << 20 : l2;
 	int64_t wide = p->c_in > p->m ? p->c_in : p->m;
-	int64_t blk = (int64_t)(2 << 20) / (ERT_WINO_POS * 4 * wide) / 48 * 48;
+	int64_t blk = bytes / (ERT_WINO_POS * 4 * wide) / 48 * 48;
 
 	return blk < 48 ? 48 : blk > 480 ? 480 : blk;
 }
