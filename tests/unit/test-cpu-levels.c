@@ -395,6 +395,133 @@ ERT_TEST(matmul_bias_every_level)
 	CHECK(runs > 0);
 }
 
+/* @v transposed by @perm (its dim d is @v's dim perm[d]), into @dst (@v's numel floats). */
+static void host_transpose(const struct ert_value *v, const int64_t *perm, float *dst,
+			   int64_t *dims)
+{
+	int64_t st[ERT_MAX_RANK], s = 1, idx[ERT_MAX_RANK] = { 0 };
+	const float *src = v->data;
+
+	for (int32_t d = v->rank - 1; d >= 0; d--) {
+		st[d] = s;
+		s *= v->dims[d];
+	}
+	for (int32_t d = 0; d < v->rank; d++)
+		dims[d] = v->dims[perm[d]];
+	for (int64_t i = 0; i < v->numel; i++) {
+		int64_t off = 0;
+
+		for (int32_t d = 0; d < v->rank; d++)
+			off += idx[d] * st[perm[d]];
+		dst[i] = src[off];
+		for (int32_t d = v->rank - 1; d >= 0 && ++idx[d] == dims[d]; d--)
+			idx[d] = 0;
+	}
+}
+
+/*
+ * MatMul with folded Transposes (ert.perm_a, ert.perm_b, ert.perm_y): every
+ * level against scalar (prepacked and run-time B, memory LOW, two threads),
+ * and at every level bit for bit against the plain MatMul of the transposed
+ * copies, its product then transposed: the ops the attributes stand for.
+ */
+ERT_TEST(matmul_perm_every_level)
+{
+	static const struct {
+		const char *name;
+		int32_t ra, rb;
+		int64_t a[4], b[4];
+		int64_t pa[4], pb[4], py[4]; /* pa[0] < 0: none */
+		int act;                     /* with a fused bias: ReLU (1); 0: no bias */
+	} cases[] = {
+		{ "ViT Q K^T", 4, 4, { 1, 197, 6, 64 }, { 1, 197, 6, 64 }, { 0, 2, 1, 3 },
+		  { 0, 2, 3, 1 }, { -1 }, 0 },
+		{ "ViT attention x V, merged", 4, 4, { 1, 6, 197, 197 }, { 1, 197, 6, 64 }, { -1 },
+		  { 0, 2, 1, 3 }, { 0, 2, 1, 3 }, 0 },
+		{ "broadcast batches, K past the K block", 4, 4, { 2, 1, 300, 13 }, { 3, 1, 300, 20 },
+		  { 1, 0, 3, 2 }, { -1 }, { 1, 0, 2, 3 }, 0 },
+		{ "rank 2, A^T and B^T, bias and ReLU", 2, 2, { 40, 9 }, { 57, 40 }, { 1, 0 },
+		  { 1, 0 }, { -1 }, 1 },
+		{ "2-D A, 3-D B, 3-D output permutation", 2, 3, { 5, 11 }, { 4, 7, 5 }, { 1, 0 },
+		  { 0, 2, 1 }, { 1, 0, 2 }, 0 },
+	};
+	enum ert_cpu_isa best = ert_cpu_isa_best();
+	int runs = 0;
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct one o, plain;
+		int32_t ra = cases[i].ra, rb = cases[i].rb, ry = ra > rb ? ra : rb;
+		bool bias = cases[i].act != 0;
+		int64_t td[2][ERT_MAX_RANK], n;
+
+		one_init(&o, ERT_OP_MatMul, 0, bias ? 3 : 2, 1);
+		in_rand(&o, 0, ra, cases[i].a);
+		in_rand(&o, 1, rb, cases[i].b);
+		if (cases[i].pa[0] >= 0)
+			ert_node_set_attr_ints(o.g, o.n, "ert.perm_a", cases[i].pa, (uint32_t)ra);
+		if (cases[i].pb[0] >= 0)
+			ert_node_set_attr_ints(o.g, o.n, "ert.perm_b", cases[i].pb, (uint32_t)rb);
+		if (cases[i].py[0] >= 0)
+			ert_node_set_attr_ints(o.g, o.n, "ert.perm_y", cases[i].py, (uint32_t)ry);
+		n = cases[i].pb[0] >= 0 ? cases[i].b[cases[i].pb[rb - 1]] : cases[i].b[rb - 1];
+		if (bias) {
+			in_rand(&o, 2, 1, &n);
+			ert_node_set_attr_int(o.g, o.n, "ert.bias", 1);
+			set_act(&o, cases[i].act);
+		}
+		runs += compare_levels(ert_test_failed_, &o, cases[i].name, 1e-5);
+
+		/* the plain MatMul of the transposed copies */
+		one_init(&plain, ERT_OP_MatMul, 0, bias ? 3 : 2, 1);
+		for (int k = 0; k < 2; k++) {
+			const int64_t *p = k ? cases[i].pb : cases[i].pa;
+			int64_t id[ERT_MAX_RANK] = { 0, 1, 2, 3 };
+			int32_t r = k ? rb : ra;
+
+			if (p[0] < 0)
+				p = id;
+			for (int32_t d = 0; d < r; d++)
+				td[k][d] = o.in[k].dims[p[d]];
+			host_transpose(&o.in[k], p,
+				       one_in_alloc(&plain, (uint32_t)k, ERT_DTYPE_FLOAT32, r, td[k])->data,
+				       td[k]);
+		}
+		if (bias) {
+			plain.in[2] = o.in[2];
+			ert_node_set_attr_int(plain.g, plain.n, "ert.bias", 1);
+			set_act(&plain, cases[i].act);
+		}
+		for (int isa = ERT_ISA_SCALAR; isa <= (int)best; isa++) {
+			struct ert_value got, mm;
+
+			REQUIRE(run_at(&o, (enum ert_cpu_isa)isa, NULL, true, ERT_LEVEL_NORMAL,
+				       &got) == ERT_OK);
+			REQUIRE(run_at(&plain, (enum ert_cpu_isa)isa, NULL, true, ERT_LEVEL_NORMAL,
+				       &mm) == ERT_OK);
+			float *want = malloc((size_t)mm.numel * sizeof(float) + 1);
+			int64_t wd[ERT_MAX_RANK], id[ERT_MAX_RANK] = { 0, 1, 2, 3 };
+
+			REQUIRE(want);
+			host_transpose(&mm, cases[i].py[0] >= 0 ? cases[i].py : id, want, wd);
+			CHECK_EQ_INT(got.rank, mm.rank);
+			for (int32_t d = 0; d < got.rank && d < mm.rank; d++)
+				CHECK_EQ_INT(got.dims[d], wd[d]);
+			if (!(got.numel == mm.numel &&
+			      !memcmp(got.data, want, (size_t)mm.numel * sizeof(float)))) {
+				fprintf(stderr, "%s at %s: not the MatMul of the transposed copies\n",
+					cases[i].name, ert_cpu_isa_name((enum ert_cpu_isa)isa));
+				*ert_test_failed_ = 1;
+			}
+			free(want);
+			free(got.data);
+			free(mm.data);
+		}
+		one_fini(&plain);
+		one_fini(&o);
+	}
+	CHECK(runs > 0);
+}
+
 /* A bias of another length, or an input 2 without the attribute, is refused by shape inference. */
 ERT_TEST(matmul_bias_checked)
 {
@@ -675,7 +802,8 @@ ERT_TEST(bad_env_level_refused)
 
 ERT_TEST_MAIN(ERT_TEST_ENTRY(conv_every_level), ERT_TEST_ENTRY(conv_residual_every_level),
 	      ERT_TEST_ENTRY(conv_residual_checked), ERT_TEST_ENTRY(matmul_every_level),
-	      ERT_TEST_ENTRY(matmul_bias_every_level), ERT_TEST_ENTRY(matmul_bias_checked),
+	      ERT_TEST_ENTRY(matmul_bias_every_level),
+	      ERT_TEST_ENTRY(matmul_perm_every_level), ERT_TEST_ENTRY(matmul_bias_checked),
 	      ERT_TEST_ENTRY(gemm_every_level), ERT_TEST_ENTRY(gemm_ukernel_edges),
 	      ERT_TEST_ENTRY(sgemm_shared_a),
 	      ERT_TEST_ENTRY(session_level_choice), ERT_TEST_ENTRY(bad_env_level_refused))
