@@ -148,6 +148,13 @@ static const struct conv_case conv_cases[] = {
 	  0, 0 },
 	{ "1x1, large image and M (B packed)", 1, 64, 56, 40, 72, 1, 1, 1, 1, 1, 1, { 0 }, 1, true,
 	  1, 0 },
+	/* several row tiles of A on one image: B packed once for all of them (b_shared) */
+	{ "1x1 stride 2, several row tiles", 1, 40, 13, 15, 200, 1, 1, 2, 2, 1, 1, { 0 }, 1, true,
+	  1, 0 },
+	{ "1x1 on 7x7 planes, several row tiles", 1, 300, 7, 7, 270, 1, 1, 1, 1, 1, 1, { 0 }, 1,
+	  true, 2, 0 },
+	{ "3x3 stride 2, several row tiles", 1, 24, 15, 14, 140, 3, 3, 2, 2, 1, 1, { 1, 1, 1, 1 },
+	  1, false, 0, 0 },
 	/* Winograd F(4x4, 3x3) at avx2 and up (prepacked weights): its rounding is larger */
 	{ "winograd, ragged tiles", 1, 16, 17, 19, 24, 3, 3, 1, 1, 1, 1, { 1, 1, 1, 1 }, 1, true,
 	  1, 1e-4 },
@@ -745,6 +752,93 @@ ERT_TEST(sgemm_shared_a)
 	ert_threadpool_destroy(pool);
 }
 
+/* A pack_b callback for sgemm_shared_b: B(p, j) = src[p * n + j], as ert_sgemm_pack_b_strided. */
+struct shared_b_src {
+	const float *b;
+	int64_t n;
+};
+
+static void shared_b_pack(const void *ctx, int64_t batch, int64_t k0, int64_t kc, int64_t n0,
+			  int64_t nc, int nr, float *dst)
+{
+	const struct shared_b_src *s = ctx;
+
+	(void)batch;
+	ert_sgemm_pack_b_strided(s->b, s->n, 1, k0, kc, n0, nc, nr, dst);
+}
+
+/*
+ * B not prepacked and several row tiles of A: B is packed once into b_shared
+ * (it is written there) and every level gives the bits of the run that packs
+ * B per tile or reads it in place, for a plain B, a B read in place and a
+ * pack_b callback, with the row bias, the residual and ReLU, on one and two
+ * threads; N = 49 leaves a one-column edge panel at every level.
+ */
+ERT_TEST(sgemm_shared_b)
+{
+	struct ert_threadpool *pool = ert_threadpool_create(2);
+	enum ert_cpu_isa best = ert_cpu_isa_best();
+	const int64_t m = 300, n = 49, k = 520;
+	float *a = malloc(sizeof(float) * (size_t)(m * k)), *b = malloc(sizeof(float) * (size_t)(k * n));
+	float *bias = malloc(sizeof(float) * (size_t)m), *res = malloc(sizeof(float) * (size_t)(m * n));
+	float *c1 = malloc(sizeof(float) * (size_t)(m * n)), *c2 = malloc(sizeof(float) * (size_t)(m * n));
+	size_t sb = ert_sgemm_shared_b_floats(k, n);
+	float *shared = aligned_alloc(64, (sb * sizeof(float) + 63) & ~(size_t)63);
+	size_t ws_size = ert_sgemm_workspace(m, n, k);
+	void *ws = malloc(ws_size);
+	struct shared_b_src src = { b, n };
+	uint32_t seed = 7;
+
+	REQUIRE(pool && a && b && bias && res && c1 && c2 && sb > 0 && shared && ws);
+	for (int64_t i = 0; i < m * k; i++)
+		a[i] = frand_r(&seed);
+	for (int64_t i = 0; i < k * n; i++)
+		b[i] = frand_r(&seed);
+	for (int64_t i = 0; i < m; i++)
+		bias[i] = frand_r(&seed);
+	for (int64_t i = 0; i < m * n; i++)
+		res[i] = frand_r(&seed);
+	for (int isa = ERT_ISA_SCALAR; isa <= (int)best; isa++) {
+		const struct ert_sgemm_kernel *kern = ert_sgemm_kernel_for((enum ert_cpu_isa)isa);
+
+		for (int mode = 0; mode < 3; mode++) {
+			for (uint32_t threads = 1; threads <= 2; threads++) {
+				struct ert_sgemm_desc d = {
+					.kern = kern, .m = m, .n = n, .k = k, .batch = 1,
+					.a = a, .a_rs = k, .a_cs = 1,
+					.b = b, .b_rs = n, .b_cs = 1, .b_direct = mode == 1,
+					.pack_b = mode == 2 ? shared_b_pack : NULL, .pack_ctx = &src,
+					.c = c1, .ldc = n, .alpha = 1.0f, .bias = bias,
+					.residual = res, .act = { ERT_ACT_RELU, 0.0f, 0.0f },
+				};
+
+				ert_sgemm_run(pool, threads, &d, ws, ws_size);
+				for (size_t i = 0; i < sb; i++)
+					shared[i] = NAN;
+				d.c = c2;
+				d.b_shared = shared;
+				ert_sgemm_run(pool, threads, &d, ws, ws_size);
+				/* the first panel's first K step: B's first row */
+				CHECK(shared[0] == b[0] && shared[1] == b[1]);
+				if (memcmp(c1, c2, sizeof(float) * (size_t)(m * n))) {
+					fprintf(stderr, "%s, B mode %d, %u threads: shared B differs\n",
+						kern->name, mode, threads);
+					*ert_test_failed_ = 1;
+				}
+			}
+		}
+	}
+	free(a);
+	free(b);
+	free(bias);
+	free(res);
+	free(c1);
+	free(c2);
+	free(shared);
+	free(ws);
+	ert_threadpool_destroy(pool);
+}
+
 /* A session runs the level its config and ERT_CPU_ISA ask for; above the CPU's best it fails. */
 ERT_TEST(session_level_choice)
 {
@@ -805,5 +899,5 @@ ERT_TEST_MAIN(ERT_TEST_ENTRY(conv_every_level), ERT_TEST_ENTRY(conv_residual_eve
 	      ERT_TEST_ENTRY(matmul_bias_every_level),
 	      ERT_TEST_ENTRY(matmul_perm_every_level), ERT_TEST_ENTRY(matmul_bias_checked),
 	      ERT_TEST_ENTRY(gemm_every_level), ERT_TEST_ENTRY(gemm_ukernel_edges),
-	      ERT_TEST_ENTRY(sgemm_shared_a),
+	      ERT_TEST_ENTRY(sgemm_shared_a), ERT_TEST_ENTRY(sgemm_shared_b),
 	      ERT_TEST_ENTRY(session_level_choice), ERT_TEST_ENTRY(bad_env_level_refused))

@@ -100,6 +100,13 @@ size_t ert_sgemm_shared_a_floats(int64_t m, int64_t k)
 	return (size_t)((m + ERT_SGEMM_MR_MAX) * (k > 0 ? k : 1));
 }
 
+size_t ert_sgemm_shared_b_floats(int64_t k, int64_t n)
+{
+	size_t f = (size_t)(round_up(n, ERT_SGEMM_NR_MAX) * (k > 0 ? k : 1));
+
+	return f * sizeof(float) > ERT_SGEMM_SHARED_B_MAX ? 0 : f;
+}
+
 void ert_sgemm_pack_a_strided(const float *a, int64_t rs, int64_t cs, int64_t m0, int64_t mc,
 			      int64_t k0, int64_t kc, int MR, float *dst)
 {
@@ -357,6 +364,27 @@ static void pack_a_panels(void *arg, int64_t begin, int64_t end)
 				 j->dst + m0 * d->k);
 }
 
+struct pack_b_job {
+	const struct ert_sgemm_desc *d;
+	int nr;
+	float *dst;
+};
+
+/* Panels [begin, end) of B, all of K each, as ert_sgemm_pack_b() lays them out. */
+static void pack_b_panels(void *arg, int64_t begin, int64_t end)
+{
+	const struct pack_b_job *j = arg;
+	const struct ert_sgemm_desc *d = j->d;
+	int64_t n0 = begin * j->nr, nc = min64(end * j->nr, d->n) - n0;
+	float *dst = j->dst + n0 * d->k;
+
+	if (d->pack_b)
+		d->pack_b(d->pack_ctx, 0, 0, d->k, n0, nc, j->nr, dst);
+	else
+		ert_sgemm_pack_b_strided(d->b + (d->b_off ? d->b_off[0] : 0), d->b_rs, d->b_cs, 0,
+					 d->k, n0, nc, j->nr, dst);
+}
+
 static void lane_main(void *arg, int64_t begin, int64_t end)
 {
 	struct sgemm_job *job = arg;
@@ -421,6 +449,29 @@ void ert_sgemm_run(struct ert_threadpool *pool, uint32_t threads, const struct e
 	job.mt = (d->m + ERT_SGEMM_MC / MR * MR - 1) / (ERT_SGEMM_MC / MR * MR);
 	job.mc = round_up((d->m + job.mt - 1) / job.mt, MR);
 	job.mt = (d->m + job.mc - 1) / job.mc;
+
+	/*
+	 * B packed per tile, and more than one row tile: every row tile would
+	 * pack the same B again (a Conv of 2048 output channels: 17 times at
+	 * avx2). Pack it once, all of K, panels shared out between the threads;
+	 * the tiles then step into it as into a prepacked B.
+	 */
+	struct ert_sgemm_desc shared_b;
+
+	if (d->b_shared && !d->b_packed && !job.kern->bf16 && d->batch == 1 && job.mt > 1 &&
+	    d->k > 0) {
+		struct pack_b_job pj = { d, (int)NR, d->b_shared };
+		int64_t panels = (d->n + NR - 1) / NR;
+
+		ert_parallel_for(pool, panels, 1 + 4096 / (NR * d->k), pack_b_panels, &pj);
+		shared_b = *d;
+		shared_b.b_packed = d->b_shared;
+		shared_b.b_off = NULL;
+		shared_b.pack_b = NULL;
+		shared_b.b_direct = false;
+		d = &shared_b;
+		job.d = d;
+	}
 	/*
 	 * With B prepacked (constant weights) nothing of B is packed per tile,
 	 * and a tile spanning all of N packs each row of A once. With several

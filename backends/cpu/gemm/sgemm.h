@@ -24,6 +24,8 @@
 #define ERT_SGEMM_KC 256
 #define ERT_SGEMM_MC 128
 #define ERT_SGEMM_NC 256
+/* The largest B packed once for all row tiles (ert_sgemm_desc.b_shared). */
+#define ERT_SGEMM_SHARED_B_MAX (2 << 20)
 
 /* What the micro-kernel does with its block of C once the K loop is done. */
 struct ert_sgemm_epi {
@@ -145,6 +147,15 @@ struct ert_sgemm_desc {
 	 */
 	float *a_shared;
 	/*
+	 * Room for all of B packed (ert_sgemm_shared_b_floats(k, n) floats,
+	 * 64-byte aligned), or NULL. B that is packed per tile (from b or
+	 * pack_b) is packed again by every row tile of A; with this buffer and
+	 * more than one row tile, B is packed once, all of K, by all threads,
+	 * first, and the tiles step into it as into b_packed (fp32 kernels,
+	 * batch 1; b_direct is then not used).
+	 */
+	float *b_shared;
+	/*
 	 * The session's CPU: an activation the micro-kernel's epilogue does not
 	 * have runs on its vector kernels (ert_cpu_act_apply); NULL: the scalar
 	 * reference.
@@ -156,6 +167,12 @@ struct ert_sgemm_desc {
 size_t ert_sgemm_workspace(int64_t m, int64_t n, int64_t k);
 /* Floats of ert_sgemm_desc.a_shared for one m x k A, at any level's MR. */
 size_t ert_sgemm_shared_a_floats(int64_t m, int64_t k);
+/*
+ * Floats of ert_sgemm_desc.b_shared for one k x n B at any level's NR, or 0
+ * where B packed is over ERT_SGEMM_SHARED_B_MAX bytes: then it is packed per
+ * tile, in the caches, rather than written out whole and read back.
+ */
+size_t ert_sgemm_shared_b_floats(int64_t k, int64_t n);
 
 /*
  * Run @d on @pool (NULL: inline) with at most @threads lanes, using @ws of
