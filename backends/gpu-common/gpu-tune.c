@@ -36,7 +36,7 @@ static struct ert_tune_cand builtin(uint16_t variant, const struct ert_tune_vari
  * variant's limit, and not past twice the work (a group mostly empty).
  */
 static void free_sizes(ert_tune mode, uint16_t variant, const struct ert_tune_variant *v,
-		       struct ert_tune_cand *out, uint32_t *n, uint32_t max)
+		       bool need_lws, struct ert_tune_cand *out, uint32_t *n, uint32_t max)
 {
 	size_t lo = mode == ERT_TUNE_WIDE ? 16 : mode == ERT_TUNE_NORMAL ? 32 : v->lws[0];
 	size_t hi = mode == ERT_TUNE_FAST ? v->lws[0] * 4 : MAX_LWS;
@@ -49,7 +49,7 @@ static void free_sizes(ert_tune mode, uint16_t variant, const struct ert_tune_va
 		c.lws[0] = (uint16_t)l;
 		add(out, n, max, &c);
 	}
-	if (mode == ERT_TUNE_WIDE) {
+	if (mode == ERT_TUNE_WIDE && !need_lws) {
 		struct ert_tune_cand c = { .variant = variant };
 
 		add(out, n, max, &c);
@@ -75,7 +75,7 @@ uint32_t ert_tune_candidates(ert_tune mode, const struct ert_tune_space *sp,
 
 		/* 2-D and 3-D groups keep their shape: their kernels index by it */
 		if (v->free_lws && v->dims == 1)
-			free_sizes(mode, i, v, out, &n, max);
+			free_sizes(mode, i, v, sp->need_lws, out, &n, max);
 	}
 	return n;
 }
@@ -140,6 +140,18 @@ bool ert_tune_mode_parse(const char *name, ert_tune *out)
 	return false;
 }
 
+/* How modes rank: a choice made under a wider mode serves a narrower one. */
+static int rank(ert_tune mode)
+{
+	switch (mode) {
+	case ERT_TUNE_NONE: return 0;
+	case ERT_TUNE_FAST: return 1;
+	case ERT_TUNE_NORMAL: return 2;
+	case ERT_TUNE_WIDE: return 3;
+	}
+	return 0;
+}
+
 /* ---- the table ---- */
 
 static bool same_key(const struct ert_tune_key *a, const struct ert_tune_key *b)
@@ -153,6 +165,19 @@ struct ert_tune_entry *ert_tune_find(const struct ert_tune_table *t, const struc
 		if (same_key(&t->e[i].key, k))
 			return &t->e[i];
 	return NULL;
+}
+
+const struct ert_tune_entry *ert_tune_lookup(const struct ert_tune_table *t,
+					     const struct ert_tune_key *k,
+					     const struct ert_tune_space *sp, ert_tune mode,
+					     bool *refused)
+{
+	const struct ert_tune_entry *e = ert_tune_find(t, k);
+
+	*refused = e && !ert_tune_valid(sp, &e->best);
+	if (!e || *refused || rank((ert_tune)e->mode) < rank(mode))
+		return NULL;
+	return e;
 }
 
 bool ert_tune_put(struct ert_tune_table *t, const struct ert_tune_key *k,
@@ -240,6 +265,17 @@ size_t ert_tune_serialize(const struct ert_tune_table *t, unsigned char *buf, si
 		put_u32(&w, e->ns);
 	}
 	return w.at;
+}
+
+uint64_t ert_hash64(uint64_t h, const void *data, size_t size)
+{
+	const unsigned char *p = data;
+
+	for (size_t i = 0; i < size; i++) {
+		h ^= p[i];
+		h *= 0x100000001b3ull;
+	}
+	return h;
 }
 
 const void *ert_rd_take(struct ert_rd *r, size_t n)

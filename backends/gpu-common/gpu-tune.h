@@ -44,6 +44,8 @@ struct ert_tune_variant {
 struct ert_tune_space {
 	struct ert_tune_variant v[ERT_TUNE_MAX_VARIANTS];
 	uint32_t n;                   /* 1..ERT_TUNE_MAX_VARIANTS */
+	/* the API has no "driver's choice" of local size (Vulkan): WIDE does not offer one */
+	bool need_lws;
 };
 
 /* A variant and its local size (lws[0] == 0: the driver chooses, NULL to the API). */
@@ -94,6 +96,16 @@ struct ert_tune_table {
 	bool dirty;                   /* changed since it was read or written */
 };
 
+/*
+ * The entry of @t for @k that serves @mode for @sp, or NULL: none, one chosen
+ * under a narrower mode (to be tuned again), or one whose choice is not a
+ * candidate of @sp under any mode (a damaged or foreign entry: *@refused is
+ * then set, else cleared).
+ */
+const struct ert_tune_entry *ert_tune_lookup(const struct ert_tune_table *t,
+					     const struct ert_tune_key *k,
+					     const struct ert_tune_space *sp, ert_tune mode,
+					     bool *refused);
 /* The entry for @k, or NULL. */
 struct ert_tune_entry *ert_tune_find(const struct ert_tune_table *t, const struct ert_tune_key *k);
 /* Add or replace @k's entry; false when out of memory (the table is unchanged). */
@@ -117,6 +129,10 @@ size_t ert_tune_serialize(const struct ert_tune_table *t, unsigned char *buf, si
  */
 const char *ert_tune_parse(struct ert_tune_table *t, const unsigned char *buf, size_t size,
 			   size_t *used);
+
+/* FNV-1a (64 bits) of @size bytes at @data, continuing from @h (ERT_HASH64_INIT to start). */
+#define ERT_HASH64_INIT 0xcbf29ce484222325ull
+uint64_t ert_hash64(uint64_t h, const void *data, size_t size);
 
 /*
  * A reader over bytes read from a file (the tuning table, OpenCL's cache

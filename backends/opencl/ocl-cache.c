@@ -37,13 +37,7 @@
 
 uint64_t ert_ocl_hash(uint64_t h, const void *data, size_t size)
 {
-	const unsigned char *p = data;
-
-	for (size_t i = 0; i < size; i++) {
-		h ^= p[i];
-		h *= 0x100000001b3ull;
-	}
-	return h;
+	return ert_hash64(h, data, size);
 }
 
 static void key_strings(const struct ert_ocl *cl, const char *key[N_KEY])

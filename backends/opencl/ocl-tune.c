@@ -10,18 +10,6 @@
 
 #include "opencl/ocl-impl.h"
 
-/* How tuning modes rank: a choice made under a wider mode serves a narrower one. */
-static int rank(ert_tune mode)
-{
-	switch (mode) {
-	case ERT_TUNE_NONE: return 0;
-	case ERT_TUNE_FAST: return 1;
-	case ERT_TUNE_NORMAL: return 2;
-	case ERT_TUNE_WIDE: return 3;
-	}
-	return 0;
-}
-
 static ert_status tune_queue(struct ert_ocl *cl, const struct ert_node *n, struct ert_err *err)
 {
 	cl_int rc;
@@ -133,7 +121,8 @@ static ert_status tune_launch(struct ert_ocl *cl, struct ert_ocl_step *st,
 	struct ert_tune_cand cands[ERT_TUNE_MAX_CANDIDATES], best;
 	uint32_t n = ert_tune_candidates(cl->tune, l->space, cands, ERT_TUNE_MAX_CANDIDATES);
 	struct ert_tune_key key;
-	struct ert_tune_entry *e;
+	const struct ert_tune_entry *e;
+	bool refused;
 	uint64_t ns;
 	ert_status s;
 
@@ -143,13 +132,10 @@ static ert_status tune_launch(struct ert_ocl *cl, struct ert_ocl_step *st,
 		snprintf(key.kernel, sizeof(key.kernel), "%s", l->name);
 		key.source = l->program >= 0 ? cl->program_hash[l->program] : 0;
 		key.shape = l->shape;
-		e = ert_tune_find(&cl->cache.tuned, &key);
-		if (e && !ert_tune_valid(l->space, &e->best)) {
-			/* not a choice this build offers: a damaged or foreign entry */
-			cl->cache.tune_refused++;
-			e = NULL;
-		}
-		if (e && rank((ert_tune)e->mode) >= rank(cl->tune)) {
+		e = ert_tune_lookup(&cl->cache.tuned, &key, l->space, cl->tune, &refused);
+		/* not a choice this build offers: a damaged or foreign entry, tuned again */
+		cl->cache.tune_refused += refused;
+		if (e) {
 			best = e->best;
 			cl->cache.tune_reused++;
 		} else {

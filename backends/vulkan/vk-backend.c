@@ -36,6 +36,7 @@ ert_status ert_vk_const_get(struct ert_vk *vk, const void *data, size_t size,
 {
 	struct ert_vk_const *c;
 	ert_status st;
+	uint64_t t0;
 
 	for (c = vk->consts; c; c = c->next) {
 		if (c->key == data && c->size == size) {
@@ -54,7 +55,9 @@ ert_status ert_vk_const_get(struct ert_vk *vk, const void *data, size_t size,
 		ert_err_set(err, "vulkan: out of memory");
 		return ERT_STATUS_OUT_OF_MEMORY;
 	}
+	t0 = ert_clock_ns();
 	st = ert_vk_buffer_upload(vk, data, size, &c->buf, &c->mem, n, err);
+	vk->times.upload_ns += ert_clock_ns() - t0;
 	if (st != ERT_OK) {
 		free(c);
 		return st;
@@ -65,6 +68,7 @@ ert_status ert_vk_const_get(struct ert_vk *vk, const void *data, size_t size,
 	c->next = vk->consts;
 	vk->consts = c;
 	vk->const_bytes += size;
+	vk->times.upload_bytes += size;
 	*out = c;
 	return ERT_OK;
 }
@@ -252,7 +256,21 @@ static uint64_t vk_copied_bytes(struct ert_backend *be)
 
 static void vk_plan_prepared(struct ert_backend *be)
 {
-	ert_vk_cache_flush(vk_of(be));
+	struct ert_vk *vk = vk_of(be);
+	uint64_t t0 = ert_clock_ns();
+
+	ert_vk_cache_flush(vk);
+	vk->times.cache_ns += ert_clock_ns() - t0;
+}
+
+/* Pipelines are the programs of this backend: built through the pipeline cache, never loaded. */
+static void vk_prep_times(struct ert_backend *be, struct ert_backend_times *out)
+{
+	const struct ert_vk *vk = vk_of(be);
+
+	*out = vk->times;
+	out->launches_timed = vk->tune_timed;
+	out->launches_reused = vk->tune_reused;
 }
 
 static void vk_destroy(struct ert_backend *be)
@@ -279,6 +297,7 @@ static void vk_destroy(struct ert_backend *be)
 			/* what a plan that failed half-way built is kept too */
 			ert_vk_cache_flush(vk);
 		}
+		ert_vk_tune_close(vk);
 		ert_vk_device_close(vk);
 		ert_vk_cache_close(vk);
 		free(vk);
@@ -304,6 +323,7 @@ static const struct ert_backend_ops vk_ops = {
 	.resident_bytes = vk_resident_bytes,
 	.copied_bytes = vk_copied_bytes,
 	.plan_prepared = vk_plan_prepared,
+	.prep_times = vk_prep_times,
 };
 
 static ert_status create(const ert_config *cfg, bool gpu_only, struct ert_backend **out,
@@ -311,6 +331,7 @@ static ert_status create(const ert_config *cfg, bool gpu_only, struct ert_backen
 {
 	struct ert_backend *be = calloc(1, sizeof(*be));
 	struct ert_vk *vk = calloc(1, sizeof(*vk));
+	uint64_t t0;
 	ert_status st;
 
 	if (!be || !vk) {
@@ -323,9 +344,14 @@ static ert_status create(const ert_config *cfg, bool gpu_only, struct ert_backen
 	be->type = ERT_BACKEND_VULKAN;
 	be->ctx = vk;
 	vk->precision = cfg ? cfg->precision : ERT_LEVEL_NORMAL;
+	vk->tune = cfg ? cfg->tune : ERT_TUNE_FAST;
+	t0 = ert_clock_ns();
 	st = ert_vk_device_open(vk, gpu_only, err);
+	vk->times.device_ns = ert_clock_ns() - t0;
+	t0 = ert_clock_ns();
 	if (st == ERT_OK)
 		st = ert_vk_cache_open(vk, cfg ? cfg->cache_path : NULL, err);
+	vk->times.cache_ns += ert_clock_ns() - t0;
 	if (st != ERT_OK) {
 		vk_destroy(be);
 		return st;

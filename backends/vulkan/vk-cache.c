@@ -1,16 +1,19 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The pipeline cache in the cache file (ert_config.cache_path): the bytes of
- * the backend's VkPipelineCache, read when the device opens and handed to
- * vkCreatePipelineCache, written back (temporary file, fsync, rename) once a
- * plan built a pipeline the file did not have.
+ * The cache file (ert_config.cache_path): the bytes of the backend's
+ * VkPipelineCache and the table of tuned launches (vk-tune.c), read when the
+ * device opens (the bytes handed to vkCreatePipelineCache), written back
+ * (temporary file, fsync, rename) once a plan built a pipeline the file did
+ * not have or tuned a launch.
  *
  * Format (host order): "ERTVKPC\0", u32 format version, u32 vendor id, u32
  * device id, u32 driver version, 16 bytes pipelineCacheUUID, u64 size, the
- * cache's bytes, u64 FNV-1a of everything before. Nothing is trusted: a file
- * that is short, damaged, of another version or made for another device or
- * driver is ignored with a warning on stderr and rewritten; the driver
- * checks the cache's own header again.
+ * cache's bytes, the tuning table (gpu-common's ert_tune_serialize), u64
+ * FNV-1a of everything before. Nothing is trusted: a file that is short,
+ * damaged, of another version or made for another device or driver is
+ * ignored with a warning on stderr and rewritten; the driver checks the
+ * cache's own header again, and each tuning entry is used only when it is
+ * a candidate of its launch.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -22,18 +25,9 @@
 #include "vulkan/vk-impl.h"
 
 #define CACHE_MAGIC "ERTVKPC"
-#define CACHE_VERSION 1u
+#define CACHE_VERSION 2u
 #define HEADER_BYTES (8 + 4 * 4 + VK_UUID_SIZE + 8)
 #define CACHE_MAX (256u << 20)
-
-static uint64_t fnv1a(uint64_t h, const unsigned char *p, size_t n)
-{
-	for (size_t i = 0; i < n; i++) {
-		h ^= p[i];
-		h *= 0x100000001b3ull;
-	}
-	return h;
-}
 
 static void header(const struct ert_vk *vk, unsigned char *h, uint64_t size)
 {
@@ -48,18 +42,64 @@ static void header(const struct ert_vk *vk, unsigned char *h, uint64_t size)
 
 static void warn(struct ert_vk *vk, const char *why)
 {
-	fprintf(stderr, "edgert: vulkan: ignoring the cache file '%s': %s; it will be rewritten\n",
-		vk->cache_path, why);
+	snprintf(vk->cache_note, sizeof(vk->cache_note),
+		 "vulkan: ignoring the cache file '%s': %s; it will be rewritten", vk->cache_path, why);
+	fprintf(stderr, "edgert: %s\n", vk->cache_note);
 	vk->cache_rejected = true;
 	vk->cache_dirty = true;
+}
+
+/*
+ * Why the @len bytes at @buf are not a cache file of this device and
+ * driver, or NULL: then *@data and *@size are the pipeline cache's bytes
+ * (within @buf) and the file's tuning entries are in vk->tuned.
+ */
+static const char *cache_parse(struct ert_vk *vk, const unsigned char *buf, size_t len,
+			       const unsigned char **data, size_t *size)
+{
+	unsigned char want[HEADER_BYTES];
+	struct ert_rd r = { buf, len, false };
+	const char *why;
+	uint64_t sum, n;
+	size_t used;
+
+	if (len < HEADER_BYTES + 8)
+		return "too short to be a cache file";
+	if (memcmp(buf, CACHE_MAGIC, 8))
+		return "not a Vulkan cache file of edgert";
+	memcpy(&sum, buf + len - 8, 8);
+	if (ert_hash64(ERT_HASH64_INIT, buf, len - 8) != sum)
+		return "damaged (checksum)";
+	r.left -= 8;
+	ert_rd_take(&r, 8);
+	header(vk, want, 0);
+	if (ert_rd_u32(&r) != CACHE_VERSION)
+		return "of another format version";
+	if (memcmp(ert_rd_take(&r, 12 + VK_UUID_SIZE), want + 12, 12 + VK_UUID_SIZE))
+		return "made for another device or driver";
+	n = ert_rd_u64(&r);
+	*data = n <= r.left ? ert_rd_take(&r, (size_t)n) : NULL;
+	if (!*data)
+		return "damaged (size)";
+	*size = (size_t)n;
+	/* the table is read whole or not at all (it is empty before) */
+	why = ert_tune_parse(&vk->tuned, r.p, r.left, &used);
+	if (!why && used != r.left)
+		why = "damaged (bytes after the tuning table)";
+	if (why)
+		ert_tune_table_free(&vk->tuned);
+	/* what the file holds need not be written back */
+	vk->tuned.dirty = false;
+	return why;
 }
 
 /* The file's pipeline cache bytes (malloc'd) in *@data, or NULL with a warning. */
 static void *cache_read(struct ert_vk *vk, size_t *size_out)
 {
-	unsigned char want[HEADER_BYTES];
 	unsigned char *buf = NULL;
-	uint64_t size, sum;
+	const unsigned char *data = NULL;
+	const char *why;
+	size_t size = 0;
 	long len;
 	FILE *f = fopen(vk->cache_path, "rb");
 
@@ -74,41 +114,22 @@ static void *cache_read(struct ert_vk *vk, size_t *size_out)
 		warn(vk, "cannot be read");
 		return NULL;
 	}
-	if ((unsigned long)len < HEADER_BYTES + 8 || (unsigned long)len > CACHE_MAX + HEADER_BYTES + 8 ||
-	    !(buf = malloc((size_t)len)) || fread(buf, 1, (size_t)len, f) != (size_t)len) {
+	if ((unsigned long)len > CACHE_MAX || !(buf = malloc(len ? (size_t)len : 1)) ||
+	    fread(buf, 1, (size_t)len, f) != (size_t)len) {
 		fclose(f);
 		free(buf);
-		warn(vk, (unsigned long)len < HEADER_BYTES + 8 ? "too short to be a cache file" :
-		     "too large or unreadable");
+		warn(vk, "too large or unreadable");
 		return NULL;
 	}
 	fclose(f);
-	if (memcmp(buf, CACHE_MAGIC, 8)) {
+	why = cache_parse(vk, buf, (size_t)len, &data, &size);
+	if (why) {
 		free(buf);
-		warn(vk, "not a Vulkan cache file of edgert");
+		warn(vk, why);
 		return NULL;
 	}
-	memcpy(&sum, buf + len - 8, 8);
-	memcpy(&size, buf + 24 + VK_UUID_SIZE, 8);
-	if (fnv1a(0xcbf29ce484222325ull, buf, (size_t)len - 8) != sum ||
-	    size != (uint64_t)len - HEADER_BYTES - 8) {
-		free(buf);
-		warn(vk, "damaged (checksum)");
-		return NULL;
-	}
-	header(vk, want, size);
-	if (memcmp(buf + 8, want + 8, 4)) {
-		free(buf);
-		warn(vk, "of another format version");
-		return NULL;
-	}
-	if (memcmp(buf + 12, want + 12, HEADER_BYTES - 12 - 8)) {
-		free(buf);
-		warn(vk, "made for another device or driver");
-		return NULL;
-	}
-	memmove(buf, buf + HEADER_BYTES, (size_t)size);
-	*size_out = (size_t)size;
+	memmove(buf, data, size);
+	*size_out = size;
 	return buf;
 }
 
@@ -153,24 +174,28 @@ void ert_vk_cache_flush(struct ert_vk *vk)
 	unsigned char h[HEADER_BYTES];
 	unsigned char *buf = NULL;
 	char *tmp = NULL;
-	size_t size = 0;
+	size_t size = 0, tsize;
 	uint64_t sum;
 	int fd = -1;
 
-	if (!vk->cache_path || !vk->cache_dirty || vk->cache_unwritable || !vk->pipe_cache)
+	if (!vk->cache_path || (!vk->cache_dirty && !vk->tuned.dirty) || vk->cache_unwritable ||
+	    !vk->pipe_cache)
 		return;
+	tsize = ert_tune_serialize(&vk->tuned, NULL, 0);
 	if (vkGetPipelineCacheData(vk->dev, vk->pipe_cache, &size, NULL) != VK_SUCCESS ||
-	    size > CACHE_MAX || !(buf = malloc(size ? size : 1)) ||
+	    size > CACHE_MAX || tsize > CACHE_MAX || !(buf = malloc(size + tsize)) ||
 	    vkGetPipelineCacheData(vk->dev, vk->pipe_cache, &size, buf) != VK_SUCCESS)
 		goto fail;
-	if (vk->cache_in_file && size == vk->cache_size) {
-		/* the driver added nothing to what the file holds */
+	if (vk->cache_in_file && size == vk->cache_size && !vk->tuned.dirty) {
+		/* the driver added nothing to what the file holds, nor the tuner */
 		vk->cache_dirty = false;
 		free(buf);
 		return;
 	}
+	/* the driver may give fewer bytes the second time: the table right after them */
+	ert_tune_serialize(&vk->tuned, buf + size, tsize);
 	header(vk, h, size);
-	sum = fnv1a(fnv1a(0xcbf29ce484222325ull, h, sizeof(h)), buf, size);
+	sum = ert_hash64(ert_hash64(ERT_HASH64_INIT, h, sizeof(h)), buf, size + tsize);
 	if (asprintf(&tmp, "%s.tmp.XXXXXX", vk->cache_path) < 0) {
 		tmp = NULL;
 		goto fail;
@@ -180,7 +205,7 @@ void ert_vk_cache_flush(struct ert_vk *vk)
 		goto fail;
 	/* written whole and on disk before it replaces the old file */
 	if (write(fd, h, sizeof(h)) != (ssize_t)sizeof(h) ||
-	    (size && write(fd, buf, size) != (ssize_t)size) ||
+	    write(fd, buf, size + tsize) != (ssize_t)(size + tsize) ||
 	    write(fd, &sum, 8) != 8 || fsync(fd) || close(fd)) {
 		fd = -1;
 		unlink(tmp);
@@ -192,6 +217,7 @@ void ert_vk_cache_flush(struct ert_vk *vk)
 		goto fail;
 	}
 	vk->cache_dirty = false;
+	vk->tuned.dirty = false;
 	vk->cache_in_file = true;
 	vk->cache_size = size;
 	free(tmp);
@@ -200,8 +226,10 @@ void ert_vk_cache_flush(struct ert_vk *vk)
 fail:
 	if (fd >= 0)
 		close(fd);
-	fprintf(stderr, "edgert: vulkan: cannot write the cache file '%s' (%s); running without it\n",
-		vk->cache_path, strerror(errno));
+	snprintf(vk->cache_note, sizeof(vk->cache_note),
+		 "vulkan: cannot write the cache file '%s' (%s); running without it", vk->cache_path,
+		 strerror(errno));
+	fprintf(stderr, "edgert: %s\n", vk->cache_note);
 	vk->cache_unwritable = true;
 	free(tmp);
 	free(buf);

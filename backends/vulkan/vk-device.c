@@ -272,6 +272,7 @@ ert_status ert_vk_device_open(struct ert_vk *vk, bool gpu_only, struct ert_err *
 			return ERT_STATUS_INVALID_ARGUMENT;
 		}
 		vk->gemm_direct = !strcmp(gemm, "direct");
+		vk->gemm_forced = true;
 	}
 	vkGetPhysicalDeviceQueueFamilyProperties(vk->phys, &nfam, fam);
 	for (uint32_t i = 0; i < nfam && !found; i++) {

@@ -24,6 +24,7 @@
 
 #include "ert-backend-impl.h"
 #include "gpu-common/gpu-ops.h"
+#include "gpu-common/gpu-tune.h"
 
 /* The backend's factories (session/backend.c's registry) and its device's name, for tools. */
 ert_status ert_vulkan_backend_create(const ert_config *cfg, struct ert_backend **out,
@@ -46,7 +47,7 @@ extern const unsigned ert_vk_n_shaders;
 #define ERT_VK_MAX_BINDINGS 6
 #define ERT_VK_PUSH_WORDS 32
 #define ERT_VK_MAX_SHADERS 16
-#define ERT_VK_MAX_PIPELINES 64
+#define ERT_VK_MAX_PIPELINES 160
 #define ERT_VK_MAX_SPEC 4
 
 struct ert_vk_pipeline {
@@ -56,6 +57,14 @@ struct ert_vk_pipeline {
 };
 
 struct ert_vk_const;
+
+/* A device timer (vk-timer.c). */
+struct ert_vk_timer {
+	VkQueryPool pool;
+	uint32_t slots;
+	double period_ns;            /* nanoseconds a tick (timestampPeriod) */
+	uint64_t mask;               /* the counter's valid bits (timestampValidBits) */
+};
 
 struct ert_vk {
 	VkInstance instance;
@@ -83,6 +92,7 @@ struct ert_vk {
 	bool cache_dirty;            /* a pipeline was built since it was read or written */
 	bool cache_unwritable;       /* a write failed (and was reported): no more tries */
 	bool cache_in_file;          /* the file holds cache_size bytes of this cache */
+	char cache_note[384];        /* the last warning about the file (for tests), or "" */
 	size_t cache_size;
 	VkShaderModule modules[ERT_VK_MAX_SHADERS];
 	struct ert_vk_pipeline pipes[ERT_VK_MAX_PIPELINES];
@@ -94,6 +104,16 @@ struct ert_vk {
 	 * ERT_VULKAN_GEMM=tiled|direct chooses (tests run both).
 	 */
 	bool gemm_direct;
+	bool gemm_forced;            /* by ERT_VULKAN_GEMM: the tuner offers no other shader */
+	/* autotuning (vk-tune.c): the mode, the table (kept in the cache file), what it did */
+	ert_tune tune;
+	struct ert_tune_table tuned;
+	uint32_t tune_timed, tune_reused, tune_refused;
+	struct ert_vk_timer tune_timer;
+	VkCommandBuffer tune_cmd;
+	bool tune_untimed;           /* the device has no timestamps (said once): built-in choices */
+	/* where preparing went (prep_times): device, cache, pipelines (as programs), tuning, uploads */
+	struct ert_backend_times times;
 	/* the staging buffer of the copies at splits: host-visible, coherent, mapped */
 	VkBuffer staging;
 	VkDeviceMemory staging_mem;
@@ -171,15 +191,8 @@ void ert_vk_cache_close(struct ert_vk *vk);
  * (ert_vk_timer_stamp: when everything recorded before it has completed, so
  * the work between two stamps is what the barriers before it let run there).
  * Once the command buffer has run (the fence waited on), read the slots back.
- */
-struct ert_vk_timer {
-	VkQueryPool pool;
-	uint32_t slots;
-	double period_ns;            /* nanoseconds a tick (timestampPeriod) */
-	uint64_t mask;               /* the counter's valid bits (timestampValidBits) */
-};
-
-/*
+ * (struct ert_vk_timer is above, with struct ert_vk, which holds the tuner's.)
+ *
  * Make a timer of @slots timestamps (1..65536). UNSUPPORTED, saying so, when
  * the device's compute queue has no timestamps (timestampValidBits 0, or
  * $ERT_VULKAN_TEST_NO_TIMESTAMPS set, a test hook); the caller then does
@@ -262,6 +275,21 @@ struct ert_vk_ref {
 	int32_t off;
 };
 
+/*
+ * A launch the tuner may change (vk-tune.c): its variants, each a shader
+ * whose local size is specialization constant 0 (1-D: items along x, laid
+ * out over a 2-D grid of groups) or constants 0 and 1 (2-D: a tile of
+ * items, groups = global / local per dim); variant 0 is the built-in choice.
+ */
+struct ert_vk_tunable {
+	struct ert_tune_space space;
+	const char *shader[ERT_TUNE_MAX_VARIANTS];
+	uint32_t spec[ERT_TUNE_MAX_VARIANTS][ERT_VK_MAX_SPEC];  /* constants past the local size */
+	uint32_t n_spec[ERT_TUNE_MAX_VARIANTS];
+	uint32_t zgroups;            /* groups along z (batches), every variant */
+	const char *name;            /* the tuning table's kernel name */
+};
+
 struct ert_vk_launch {
 	VkPipeline pipe;
 	uint32_t groups[3];
@@ -269,6 +297,8 @@ struct ert_vk_launch {
 	uint32_t n_bind;
 	uint32_t push[ERT_VK_PUSH_WORDS];
 	uint32_t n_push;
+	uint32_t off_mask;           /* bit i: push word i is a tensor's offset (not in the tuning key) */
+	struct ert_vk_tunable *tunable;  /* what the tuner may choose from, until it has (or NULL) */
 	/* a copy within device memory (views) in place of a dispatch */
 	bool is_copy;
 	VkBufferCopy region;
@@ -311,6 +341,14 @@ ert_status ert_vk_launch_add(struct ert_vk *vk, struct ert_vk_step *st, const ch
 			     const uint32_t *spec, uint32_t n_spec, const uint32_t groups[3],
 			     struct ert_err *err);
 void ert_vk_arg_ref(struct ert_vk_step *st, const struct ert_vk_ref *r);
+/*
+ * A dispatch the tuner chooses among @t's variants for (copied): added as
+ * variant 0 at its built-in local size; its arguments follow as for
+ * ert_vk_launch_add (every variant takes the same). Nothing is kept for the
+ * tuner under ERT_TUNE_NONE.
+ */
+ert_status ert_vk_launch_tunable(struct ert_vk *vk, struct ert_vk_step *st,
+				 const struct ert_vk_tunable *t, struct ert_err *err);
 void ert_vk_arg_buf(struct ert_vk_step *st, VkBuffer b);
 void ert_vk_arg_int(struct ert_vk_step *st, int32_t v);
 void ert_vk_arg_float(struct ert_vk_step *st, float v);
@@ -323,11 +361,29 @@ ert_status ert_vk_table(struct ert_vk *vk, struct ert_vk_step *st, const int32_t
 			size_t count, VkBuffer *out, struct ert_err *err);
 /* Write the descriptor sets and record the step's command buffer (once). */
 ert_status ert_vk_step_record(struct ert_vk *vk, struct ert_vk_step *st, struct ert_err *err);
+/* Into @cmd: the barrier before each launch (earlier shader and transfer writes visible). */
+void ert_vk_cmd_barrier(VkCommandBuffer cmd);
+/* Into @cmd: launch @l's dispatch (or copy) with descriptor set @set. */
+void ert_vk_cmd_launch(struct ert_vk *vk, VkCommandBuffer cmd, const struct ert_vk_launch *l,
+		       VkDescriptorSet set);
 /* Queue @cmd (recorded, ended) for the next submit (ert_vk_flush), after what is queued. */
 ert_status ert_vk_queue_cmd(struct ert_vk *vk, VkCommandBuffer cmd, struct ert_err *err);
 /* Queue the step's command buffer for the next submit. */
 ert_status ert_vk_step_queue(struct ert_vk *vk, struct ert_vk_step *st, struct ert_err *err);
 void ert_vk_step_free(struct ert_vk *vk, struct ert_vk_step *st);
+
+/* ---- autotuning (vk-tune.c) ---- */
+
+/*
+ * Choose launch @l's variant and local size (ert_vk.tune): from the table
+ * when it has an entry that serves, else by timing every candidate on the
+ * step's buffers (descriptor set @set) with device timestamps; then set
+ * @l's pipeline and groups. A device without timestamps keeps the built-in
+ * choice (said once on stderr).
+ */
+ert_status ert_vk_tune_launch(struct ert_vk *vk, struct ert_vk_step *st, struct ert_vk_launch *l,
+			      VkDescriptorSet set, struct ert_err *err);
+void ert_vk_tune_close(struct ert_vk *vk);
 
 /*
  * ---- ops (ops/ *.c): one table per family, ended by an entry with .prepare

@@ -61,6 +61,7 @@ ert_status ert_vk_pipeline_get(struct ert_vk *vk, const char *name, const uint32
 	};
 	struct ert_vk_pipeline *p;
 	ert_status st;
+	uint64_t t0;
 	VkResult rc;
 
 	if (idx < 0 || idx >= ERT_VK_MAX_SHADERS || n_spec > ERT_VK_MAX_SPEC) {
@@ -82,6 +83,7 @@ ert_status ert_vk_pipeline_get(struct ert_vk *vk, const char *name, const uint32
 			    ERT_VK_MAX_PIPELINES);
 		return ERT_STATUS_INTERNAL;
 	}
+	t0 = ert_clock_ns();
 	st = module_get(vk, idx, n, err);
 	if (st != ERT_OK)
 		return st;
@@ -90,11 +92,13 @@ ert_status ert_vk_pipeline_get(struct ert_vk *vk, const char *name, const uint32
 	ci.stage.module = vk->modules[idx];
 	p = &vk->pipes[vk->n_pipes];
 	rc = vkCreateComputePipelines(vk->dev, vk->pipe_cache, 1, &ci, NULL, &p->pipe);
+	vk->times.programs_ns += ert_clock_ns() - t0;
 	if (rc != VK_SUCCESS)
 		return ert_vk_fail(err, rc, "vkCreateComputePipelines", n);
 	p->shader = idx;
 	memcpy(p->spec, full, sizeof(full));
 	vk->n_pipes++;
+	vk->times.programs_built++;
 	/* the pipeline cache may hold something the file does not (the driver decides) */
 	vk->cache_dirty = true;
 	*out = p->pipe;

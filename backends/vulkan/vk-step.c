@@ -141,7 +141,11 @@ void ert_vk_arg_float(struct ert_vk_step *st, float v)
 
 void ert_vk_arg_ref(struct ert_vk_step *st, const struct ert_vk_ref *r)
 {
+	struct ert_vk_launch *l = last(st);
+
 	ert_vk_arg_buf(st, r->buf);
+	if (l && l->n_push < ERT_VK_PUSH_WORDS)
+		l->off_mask |= 1u << l->n_push;
 	ert_vk_arg_int(st, r->off);
 }
 
@@ -170,6 +174,7 @@ ert_status ert_vk_table(struct ert_vk *vk, struct ert_vk_step *st, const int32_t
 			size_t count, VkBuffer *out, struct ert_err *err)
 {
 	uint32_t t = st->n_tables;
+	uint64_t t0;
 	ert_status s;
 
 	if (t == sizeof(st->tables) / sizeof(st->tables[0])) {
@@ -177,13 +182,16 @@ ert_status ert_vk_table(struct ert_vk *vk, struct ert_vk_step *st, const int32_t
 			    st->node->name);
 		return ERT_STATUS_INTERNAL;
 	}
+	t0 = ert_clock_ns();
 	s = ert_vk_buffer_upload(vk, data, count * sizeof(*data), &st->tables[t],
 				 &st->table_mem[t], st->node, err);
+	vk->times.upload_ns += ert_clock_ns() - t0;
 	if (s != ERT_OK)
 		return s;
 	st->table_bytes[t] = count * sizeof(*data);
 	st->n_tables++;
 	vk->const_bytes += st->table_bytes[t];
+	vk->times.upload_bytes += st->table_bytes[t];
 	*out = st->tables[t];
 	return ERT_OK;
 }
@@ -248,6 +256,36 @@ static ert_status write_sets(struct ert_vk *vk, struct ert_vk_step *st, VkDescri
 	return ERT_OK;
 }
 
+void ert_vk_cmd_barrier(VkCommandBuffer cmd)
+{
+	VkMemoryBarrier mb = {
+		.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER,
+		.srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_WRITE_BIT,
+		.dstAccessMask = VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT |
+				 VK_ACCESS_TRANSFER_READ_BIT | VK_ACCESS_TRANSFER_WRITE_BIT,
+	};
+	const VkPipelineStageFlags stages = VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT |
+					    VK_PIPELINE_STAGE_TRANSFER_BIT;
+
+	vkCmdPipelineBarrier(cmd, stages, stages, 0, 1, &mb, 0, NULL, 0, NULL);
+}
+
+void ert_vk_cmd_launch(struct ert_vk *vk, VkCommandBuffer cmd, const struct ert_vk_launch *l,
+		       VkDescriptorSet set)
+{
+	if (l->is_copy) {
+		vkCmdCopyBuffer(cmd, l->bind[0], l->bind[1], 1, &l->region);
+		return;
+	}
+	vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, l->pipe);
+	vkCmdBindDescriptorSets(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, vk->pipe_layout, 0, 1, &set, 0,
+				NULL);
+	if (l->n_push)
+		vkCmdPushConstants(cmd, vk->pipe_layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, l->n_push * 4,
+				   l->push);
+	vkCmdDispatch(cmd, l->groups[0], l->groups[1], l->groups[2]);
+}
+
 ert_status ert_vk_step_record(struct ert_vk *vk, struct ert_vk_step *st, struct ert_err *err)
 {
 	VkDescriptorSet sets[ERT_VK_MAX_LAUNCHES];
@@ -258,14 +296,6 @@ ert_status ert_vk_step_record(struct ert_vk *vk, struct ert_vk_step *st, struct 
 		.commandBufferCount = 1,
 	};
 	VkCommandBufferBeginInfo bi = { .sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO };
-	VkMemoryBarrier mb = {
-		.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER,
-		.srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_WRITE_BIT,
-		.dstAccessMask = VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT |
-				 VK_ACCESS_TRANSFER_READ_BIT | VK_ACCESS_TRANSFER_WRITE_BIT,
-	};
-	const VkPipelineStageFlags stages = VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT |
-					    VK_PIPELINE_STAGE_TRANSFER_BIT;
 	uint32_t n_sets = 0, s = 0;
 	ert_status es;
 	VkResult rc;
@@ -285,6 +315,20 @@ ert_status ert_vk_step_record(struct ert_vk *vk, struct ert_vk_step *st, struct 
 		if (es != ERT_OK)
 			return es;
 	}
+	/* the tuner runs each tunable launch on the step's buffers, then sets its pipeline */
+	for (uint32_t i = 0; i < st->n_launch; i++) {
+		struct ert_vk_launch *l = &st->launch[i];
+
+		if (l->tunable) {
+			es = ert_vk_tune_launch(vk, st, l, sets[s], err);
+			free(l->tunable);
+			l->tunable = NULL;
+			if (es != ERT_OK)
+				return es;
+		}
+		s += !l->is_copy;
+	}
+	s = 0;
 	rc = vkAllocateCommandBuffers(vk->dev, &ai, &st->cmd);
 	if (rc != VK_SUCCESS) {
 		st->cmd = VK_NULL_HANDLE;
@@ -297,18 +341,8 @@ ert_status ert_vk_step_record(struct ert_vk *vk, struct ert_vk_step *st, struct 
 		const struct ert_vk_launch *l = &st->launch[i];
 
 		/* what ran before (earlier steps, copies, the launch before) is written and visible */
-		vkCmdPipelineBarrier(st->cmd, stages, stages, 0, 1, &mb, 0, NULL, 0, NULL);
-		if (l->is_copy) {
-			vkCmdCopyBuffer(st->cmd, l->bind[0], l->bind[1], 1, &l->region);
-			continue;
-		}
-		vkCmdBindPipeline(st->cmd, VK_PIPELINE_BIND_POINT_COMPUTE, l->pipe);
-		vkCmdBindDescriptorSets(st->cmd, VK_PIPELINE_BIND_POINT_COMPUTE, vk->pipe_layout, 0, 1,
-					&sets[s++], 0, NULL);
-		if (l->n_push)
-			vkCmdPushConstants(st->cmd, vk->pipe_layout, VK_SHADER_STAGE_COMPUTE_BIT, 0,
-					   l->n_push * 4, l->push);
-		vkCmdDispatch(st->cmd, l->groups[0], l->groups[1], l->groups[2]);
+		ert_vk_cmd_barrier(st->cmd);
+		ert_vk_cmd_launch(vk, st->cmd, l, l->is_copy ? VK_NULL_HANDLE : sets[s++]);
 	}
 	rc = vkEndCommandBuffer(st->cmd);
 	if (rc != VK_SUCCESS)
@@ -350,6 +384,9 @@ ert_status ert_vk_step_queue(struct ert_vk *vk, struct ert_vk_step *st, struct e
 
 void ert_vk_step_free(struct ert_vk *vk, struct ert_vk_step *st)
 {
+	/* a step that failed before the tuner ran */
+	for (uint32_t i = 0; i < st->n_launch; i++)
+		free(st->launch[i].tunable);
 	if (st->cmd)
 		vkFreeCommandBuffers(vk->dev, vk->cmd_pool, 1, &st->cmd);
 	if (st->desc_pool)

@@ -9,8 +9,14 @@
 #   mobilenet_v2 by default, ERT_VULKAN_ZOO="mobilenet_v2 resnet18 resnet50
 #   vit_s16" for all four (lavapipe runs our shaders slowly: docs/vulkan.md);
 # - the input and the logits copied once each per run (edgert bench);
-# - the pipeline cache in the cache file (--cache): written, read, a damaged
-#   file ignored with a warning and rewritten;
+# - the cache file (build/test-vk-cache, layer on: the pipeline cache and
+#   the tuned launches written cold and taken warm with nothing timed; tune
+#   none; a wider mode; a refused and an out-of-range tuning entry; damaged,
+#   truncated, foreign device id and UUID, other version, unrelated files
+#   ignored with a warning and rewritten; an unwritable path; a device
+#   without timestamps; the device timer), and through edgert bench
+#   (--cache): written, read, a damaged file ignored with a warning and
+#   rewritten;
 # - --backend auto keeps to the CPU when no Vulkan device is a GPU;
 # - no validation error printed by any of the above;
 # - edgert conform --backend vulkan on the ONNX node tests (layer off: it
@@ -30,7 +36,7 @@ bad() { f=$((f + 1)); echo "not ok - $*"; }
 skip() { s=$((s + 1)); echo "skip - $*"; }
 
 if ! make -s --no-print-directory -j2 BUILD="$ERT_BUILD" "$ERT_BUILD/test-backend-ops" \
-	>"$out/build.log" 2>&1; then
+	"$ERT_BUILD/test-vk-cache" >"$out/build.log" 2>&1; then
 	tail -n 20 "$out/build.log"
 	echo "0 passed, 1 failed"
 	exit 1
@@ -48,6 +54,20 @@ else
 	f=$((f + $(echo "$line" | sed -E 's/.* ([0-9]+) failed.*/\1/')))
 	s=$((s + $(echo "$line" | sed -E 's/.* ([0-9]+) skipped/\1/')))
 	echo "# test-backend-ops: $line"
+fi
+
+ERT_VULKAN_VALIDATION=1 "$ERT_BUILD/test-vk-cache" >"$out/vk-cache.log" 2>"$out/vk-cache.err"
+rc=$?
+grep -E '^(not ok|#)' "$out/vk-cache.log"
+line=$(grep -E '^[0-9]+ passed, [0-9]+ failed, [0-9]+ skipped$' "$out/vk-cache.log" | tail -n 1)
+if [ -z "$line" ] || { [ "$rc" -ne 0 ] && ! echo "$line" | grep -q ' [1-9][0-9]* failed'; }; then
+	tail -n 5 "$out/vk-cache.log" "$out/vk-cache.err"
+	bad "test-vk-cache crashed or exited $rc without a summary"
+else
+	p=$((p + $(echo "$line" | sed -E 's/^([0-9]+) passed.*/\1/')))
+	f=$((f + $(echo "$line" | sed -E 's/.* ([0-9]+) failed.*/\1/')))
+	s=$((s + $(echo "$line" | sed -E 's/.* ([0-9]+) skipped/\1/')))
+	echo "# test-vk-cache: $line"
 fi
 
 if grep -q '^# vulkan: skipped' "$out/ops.log"; then
@@ -160,12 +180,12 @@ else
 fi
 
 # the validation layer had nothing to say about any of it
-if cat "$out"/ops.log "$out"/*-vk.log "$out"/bench.log "$out"/cache-*.log | grep -q 'vulkan validation error'; then
-	cat "$out"/ops.log "$out"/*-vk.log "$out"/bench.log "$out"/cache-*.log | grep 'vulkan validation error' | head -n 3 |
+if cat "$out"/ops.log "$out"/vk-cache.err "$out"/*-vk.log "$out"/bench.log "$out"/cache-*.log | grep -q 'vulkan validation error'; then
+	cat "$out"/ops.log "$out"/vk-cache.err "$out"/*-vk.log "$out"/bench.log "$out"/cache-*.log | grep 'vulkan validation error' | head -n 3 |
 		sed 's/^/# /'
 	bad "no Vulkan validation error in the op test, the zoo and bench"
 else
-	ok "no Vulkan validation error in the op test, the zoo and bench"
+	ok "no Vulkan validation error in the op test, the cache test, the zoo and bench"
 fi
 unset ERT_VULKAN_VALIDATION
 

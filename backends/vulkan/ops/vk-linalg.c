@@ -12,7 +12,8 @@
  * gemm.comp's tile: work-groups of 16 x 16 items (64 x 64 of C) where the
  * device allows 256 items a group, else 8 x 8 (32 x 32): specialization
  * constants. On a CPU implementation gemm_direct.comp (no shared memory, no
- * barriers) runs instead (ert_vk.gemm_direct).
+ * barriers) is the built-in choice instead (ert_vk.gemm_direct); the tuner
+ * may choose either.
  */
 static uint32_t gemm_side(const struct ert_vk *vk)
 {
@@ -23,14 +24,55 @@ static uint32_t gemm_side(const struct ert_vk *vk)
 	       l->maxComputeWorkGroupSize[1] >= VK_GEMM_LY ? VK_GEMM_LX : 8;
 }
 
+/* Add to @t gemm.comp with work-groups of @side x @side items. */
+static void variant_tiled(struct ert_vk_tunable *t, const struct ert_gpu_gemm *g, uint32_t side)
+{
+	uint32_t i = t->space.n++, tile = side * VK_GEMM_WPT;
+	struct ert_tune_variant *v = &t->space.v[i];
+
+	v->dims = 2;
+	v->gws[0] = (size_t)(((uint32_t)g->n + tile - 1) / tile) * side;
+	v->gws[1] = (size_t)(((uint32_t)g->m + tile - 1) / tile) * side;
+	v->lws[0] = v->lws[1] = side;
+	v->max_wg = side * side;
+	t->shader[i] = "gemm";
+	t->spec[i][0] = t->spec[i][1] = side;
+	t->spec[i][2] = VK_GEMM_TS_K;
+	t->n_spec[i] = 3;
+}
+
+/*
+ * The GEMM's variants, the built-in one first: gemm_direct.comp (an item per
+ * column and 8 rows, gemm_direct.comp's ROWS; its group size tuned) on CPU
+ * devices, else the tiled gemm.comp at the device's side; then the others
+ * (the tiled shader at 8 x 8 too) for the tuner, unless ERT_VULKAN_GEMM
+ * chose the shader.
+ */
+static void gemm_variants(const struct ert_vk *vk, const struct ert_gpu_gemm *g,
+			  struct ert_vk_tunable *t)
+{
+	uint64_t blocks = (uint64_t)g->n * (uint64_t)((g->m + 7) / 8);
+	uint32_t side = gemm_side(vk);
+
+	memset(t, 0, sizeof(*t));
+	if (vk->gemm_direct)
+		vk_variant_1d(vk, t, "gemm_direct", blocks);
+	if (!vk->gemm_direct || !vk->gemm_forced) {
+		variant_tiled(t, g, side);
+		if (side != 8)
+			variant_tiled(t, g, 8);
+	}
+	if (!vk->gemm_direct && !vk->gemm_forced)
+		vk_variant_1d(vk, t, "gemm_direct", blocks);
+	t->zgroups = (uint32_t)g->batches;
+	t->name = "gemm";
+}
+
 static ert_status gemm_launch(struct ert_vk *vk, struct ert_exec *x, struct ert_vk_step *st,
 			      const struct ert_gpu_gemm *g, struct ert_err *err)
 {
-	uint32_t side = gemm_side(vk), tile = side * VK_GEMM_WPT;
-	uint32_t spec[3] = { side, side, VK_GEMM_TS_K };
-	uint32_t groups[3] = { ((uint32_t)g->n + tile - 1) / tile, ((uint32_t)g->m + tile - 1) / tile,
-			       (uint32_t)g->batches };
 	struct ert_vk_ref in[4], c;
+	struct ert_vk_tunable t;
 	VkBuffer table;
 	uint32_t ins[4], n_ins = ert_gpu_gemm_inputs(g, ins);
 	ert_status s = ERT_OK;
@@ -42,16 +84,9 @@ static ert_status gemm_launch(struct ert_vk *vk, struct ert_exec *x, struct ert_
 		s = ert_vk_out(x, 0, &c, err);
 	if (s == ERT_OK)
 		s = ert_vk_table(vk, st, g->boff, 4 * g->batches, &table, err);
-	if (s == ERT_OK && vk->gemm_direct) {
-		/* an item per column and 8 rows (gemm_direct.comp's ROWS) */
-		uint64_t blocks = (uint64_t)g->n * (uint64_t)((g->m + 7) / 8);
-
-		spec[0] = ERT_GPU_WG_1D;
-		vk_grid((blocks + ERT_GPU_WG_1D - 1) / ERT_GPU_WG_1D, groups);
-		groups[2] = (uint32_t)g->batches;
-		s = ert_vk_launch_add(vk, st, "gemm_direct", spec, 1, groups, err);
-	} else if (s == ERT_OK) {
-		s = ert_vk_launch_add(vk, st, "gemm", spec, 3, groups, err);
+	if (s == ERT_OK) {
+		gemm_variants(vk, g, &t);
+		s = ert_vk_launch_tunable(vk, st, &t, err);
 	}
 	if (s != ERT_OK)
 		return s;

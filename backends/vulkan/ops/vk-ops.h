@@ -3,6 +3,8 @@
 #ifndef ERT_VK_OPS_H
 #define ERT_VK_OPS_H
 
+#include <string.h>
+
 #include "gpu-common/gpu-ops.h"
 #include "vulkan/shaders/vk-codes.h"
 #include "vulkan/vk-impl.h"
@@ -20,14 +22,40 @@ static inline void vk_grid(uint64_t n, uint32_t groups[3])
 	groups[2] = 1;
 }
 
-/* A 1-D launch of @n items of @shader, in groups of ERT_GPU_WG_1D (specialization constant 0). */
+/*
+ * Add to @t a variant of 1-D shader @shader over @items items: groups of
+ * ERT_GPU_WG_1D built in, any size the device allows for the tuner
+ * (specialization constant 0).
+ */
+static inline void vk_variant_1d(const struct ert_vk *vk, struct ert_vk_tunable *t,
+				 const char *shader, uint64_t items)
+{
+	const VkPhysicalDeviceLimits *lim = &vk->props.limits;
+	uint32_t i = t->space.n++;
+	struct ert_tune_variant *v = &t->space.v[i];
+
+	v->dims = 1;
+	v->gws[0] = items;
+	v->lws[0] = ERT_GPU_WG_1D;
+	v->free_lws = true;
+	v->max_wg = lim->maxComputeWorkGroupInvocations < lim->maxComputeWorkGroupSize[0] ?
+		    lim->maxComputeWorkGroupInvocations : lim->maxComputeWorkGroupSize[0];
+	t->shader[i] = shader;
+	t->spec[i][0] = ERT_GPU_WG_1D;
+	t->n_spec[i] = 1;
+}
+
+/* A 1-D launch of @n items of @shader, its work-group size tuned (ERT_GPU_WG_1D built in). */
 static inline ert_status vk_launch_1d(struct ert_vk *vk, struct ert_vk_step *st,
 				      const char *shader, int64_t n, struct ert_err *err)
 {
-	uint32_t spec[1] = { ERT_GPU_WG_1D }, groups[3];
+	struct ert_vk_tunable t;
 
-	vk_grid(((uint64_t)n + ERT_GPU_WG_1D - 1) / ERT_GPU_WG_1D, groups);
-	return ert_vk_launch_add(vk, st, shader, spec, 1, groups, err);
+	memset(&t, 0, sizeof(t));
+	vk_variant_1d(vk, &t, shader, (uint64_t)(n > 0 ? n : 0));
+	t.zgroups = 1;
+	t.name = shader;
+	return ert_vk_launch_tunable(vk, st, &t, err);
 }
 
 /* A launch of one work-group per row (@rows of them). */

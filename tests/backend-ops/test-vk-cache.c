@@ -1,0 +1,441 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The Vulkan backend's cache file (ert_config.cache_path, vk-cache.c): the
+ * pipeline cache's bytes and the table of tuned launches (vk-tune.c). A cold
+ * session times its tunable launches and writes the file; a warm one takes
+ * every choice from it (nothing timed) and computes the same outputs; NONE
+ * times nothing and takes nothing; a damaged (checksum), truncated, foreign
+ * (another device id or pipelineCacheUUID, with a valid checksum), other
+ * version or unrelated file is ignored with a warning and rewritten, so that
+ * the next session is warm again; a tuning entry that is no candidate of its
+ * launch is refused and that launch tuned again, one out of any range makes
+ * the file damaged; a path that cannot be written gives a warning and the
+ * session runs. Also the device timer (vk-timer.c) and a device without
+ * timestamps (ERT_VULKAN_TEST_NO_TIMESTAMPS: nothing tuned, the session runs).
+ * With no Vulkan device every check is reported skipped.
+ *
+ * Prints one line per check and ends with "N passed, N failed, N skipped".
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "edgert.h"
+#include "ert-backend-impl.h"
+#include "ert-graph.h"
+#include "ert-test-model.h"
+#include "session/session-impl.h"
+#include "vulkan/vk-impl.h"
+
+#define N_X 300
+#define N_CHECKS 17
+/* the file's header: magic, version, vendor, device, driver, UUID, size */
+#define AT_VERSION 8
+#define AT_DEVICE 16
+#define AT_UUID 24
+#define AT_SIZE 40
+#define HEADER 48
+
+static int passed, failed;
+static char dir[64], path[128];
+
+static void check(bool ok, const char *what, const char *why)
+{
+	if (ok) {
+		passed++;
+		printf("ok - %s\n", what);
+	} else {
+		failed++;
+		printf("not ok - %s: %s\n", what, why);
+	}
+}
+
+/* y = Softmax(Relu(x) * x + x): three tunable 1-D launches (eltwise, binary_same x2) and a row launch. */
+static ert_model *test_model(void)
+{
+	struct ert_graph *g = ert_graph_create();
+	int64_t dims[2] = { 3, N_X / 3 };
+	int32_t x, a, b, c, y;
+
+	if (!g)
+		return NULL;
+	g->opset = 17;
+	x = ert_graph_add_tensor(g, "x", ERT_DTYPE_FLOAT32, 2, dims);
+	a = ert_graph_add_tensor(g, "a", ERT_DTYPE_FLOAT32, -1, NULL);
+	b = ert_graph_add_tensor(g, "b", ERT_DTYPE_FLOAT32, -1, NULL);
+	c = ert_graph_add_tensor(g, "c", ERT_DTYPE_FLOAT32, -1, NULL);
+	y = ert_graph_add_tensor(g, "y", ERT_DTYPE_FLOAT32, -1, NULL);
+	ert_graph_add_input(g, x);
+	ert_graph_add_node(g, ERT_OP_Relu, "relu", 1, &x, 1, &a);
+	ert_graph_add_node(g, ERT_OP_Mul, "mul", 2, (int32_t[]){ a, x }, 1, &b);
+	ert_graph_add_node(g, ERT_OP_Add, "add", 2, (int32_t[]){ b, x }, 1, &c);
+	ert_graph_add_node(g, ERT_OP_Softmax, "softmax", 1, &c, 1, &y);
+	ert_graph_add_output(g, y);
+	return model_from_graph(g);
+}
+
+struct outcome {
+	struct ert_backend_times be;  /* the session's created.be: prep_times */
+	uint32_t refused;
+	bool rejected;
+	char note[384];
+	float y[N_X];
+	bool ran;
+	char error[512];
+};
+
+/* One session on Vulkan with the cache file at @p (NULL: none), tuning with @mode, and one run. */
+static struct outcome session_tuned(ert_model *m, const char *p, ert_tune mode)
+{
+	struct outcome o = { 0 };
+	ert_session *s = NULL;
+	ert_config cfg;
+	float x[N_X];
+
+	ert_config_init(&cfg);
+	cfg.backends[0] = ERT_BACKEND_VULKAN;
+	cfg.num_backends = 1;
+	cfg.cache_path = p;
+	cfg.tune = mode;
+	if (ert_session_create(m, &cfg, &s) != ERT_OK) {
+		snprintf(o.error, sizeof(o.error), "session: %s", ert_last_error());
+		return o;
+	}
+	const struct ert_vk *vk = s->backends[0]->ctx;
+
+	o.be = s->created.be;
+	o.refused = vk->tune_refused;
+	o.rejected = vk->cache_rejected;
+	snprintf(o.note, sizeof(o.note), "%s", vk->cache_note);
+	for (int i = 0; i < N_X; i++)
+		x[i] = (float)((i * 37) % 23) * 0.25f - 2.5f;
+	if (ert_session_set_input(s, 0, ERT_DTYPE_FLOAT32, x, sizeof(x)) != ERT_OK ||
+	    ert_session_run(s) != ERT_OK) {
+		snprintf(o.error, sizeof(o.error), "run: %s", ert_session_error(s));
+	} else {
+		memcpy(o.y, ert_tensor_data(ert_session_get_output(s, 0)), sizeof(o.y));
+		o.ran = true;
+	}
+	ert_session_destroy(s);
+	return o;
+}
+
+static struct outcome session(ert_model *m, const char *p)
+{
+	return session_tuned(m, p, ERT_TUNE_FAST);
+}
+
+static unsigned char *read_file(const char *p, size_t *size)
+{
+	FILE *f = fopen(p, "rb");
+	unsigned char *buf = NULL;
+	long n;
+
+	*size = 0;
+	if (!f)
+		return NULL;
+	if (fseek(f, 0, SEEK_END) == 0 && (n = ftell(f)) > 0 && fseek(f, 0, SEEK_SET) == 0 &&
+	    (buf = malloc((size_t)n)) && fread(buf, 1, (size_t)n, f) == (size_t)n)
+		*size = (size_t)n;
+	fclose(f);
+	if (!*size) {
+		free(buf);
+		return NULL;
+	}
+	return buf;
+}
+
+static bool write_file(const char *p, const void *buf, size_t size)
+{
+	FILE *f = fopen(p, "wb");
+	bool ok = f && fwrite(buf, 1, size, f) == size;
+
+	return f && fclose(f) == 0 && ok;
+}
+
+/* @size bytes of @good with the u32 at @at set to @v, and a checksum that fits. */
+static unsigned char *patched(const unsigned char *good, size_t size, size_t at, uint32_t v)
+{
+	unsigned char *bad = malloc(size);
+	uint64_t sum;
+
+	if (!bad)
+		return NULL;
+	memcpy(bad, good, size);
+	memcpy(bad + at, &v, 4);
+	sum = ert_hash64(ERT_HASH64_INIT, bad, size - 8);
+	memcpy(bad + size - 8, &sum, 8);
+	return bad;
+}
+
+/*
+ * A file the cache must refuse with a note containing @reason, the session
+ * still running (tuning again) with the cold output; the next session must
+ * find the rewritten file warm.
+ */
+static void refused(ert_model *m, const char *what, const void *bytes, size_t size,
+		    const char *reason, const struct outcome *cold)
+{
+	char why[2400], name[200];
+	struct outcome o, after;
+
+	if (!bytes || !write_file(path, bytes, size)) {
+		check(false, what, "cannot write the test file");
+		return;
+	}
+	o = session(m, path);
+	after = session(m, path);
+	snprintf(why, sizeof(why),
+		 "rejected %d, timed %u, note '%s', %s; next: rejected %d, timed %u, reused %u, note '%s', %s",
+		 o.rejected, o.be.launches_timed, o.note, o.error, after.rejected,
+		 after.be.launches_timed, after.be.launches_reused, after.note, after.error);
+	snprintf(name, sizeof(name),
+		 "%s: ignored with a warning, launches tuned again, rewritten: the next session warm",
+		 what);
+	check(o.ran && o.rejected && strstr(o.note, reason) && strstr(o.note, path) &&
+	      o.be.launches_timed == cold->be.launches_timed && !o.be.launches_reused &&
+	      !memcmp(o.y, cold->y, sizeof(o.y)) && after.ran && !after.rejected &&
+	      !after.be.launches_timed && after.be.launches_reused == cold->be.launches_timed,
+	      name, why);
+}
+
+/* The offset of the first tuning entry's first local size, or 0. */
+static size_t first_lws_at(const unsigned char *buf, size_t size)
+{
+	uint64_t pc;
+	uint32_t n, len;
+	size_t at;
+
+	memcpy(&pc, buf + AT_SIZE, 8);
+	at = HEADER + (size_t)pc;
+	if (at + 8 > size)
+		return 0;
+	memcpy(&n, buf + at, 4);
+	memcpy(&len, buf + at + 4, 4);
+	/* count, name length, name, source, shape, mode, variant, then lws */
+	at += 4 + 4 + len + 8 + 8 + 4 + 4;
+	return n && at + 4 <= size - 8 ? at : 0;
+}
+
+/* The device timer: two stamps read back, an unwritten slot refused, the hook answered. */
+static void timer(struct ert_backend *be)
+{
+	struct ert_vk *vk = be->ctx;
+	struct ert_err err = { "" };
+	struct ert_vk_timer t;
+	VkCommandBufferAllocateInfo ai = {
+		.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO,
+		.commandPool = vk->cmd_pool,
+		.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY,
+		.commandBufferCount = 1,
+	};
+	VkCommandBufferBeginInfo bi = { .sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO };
+	VkCommandBuffer cb = VK_NULL_HANDLE;
+	uint64_t ns[3] = { 1, 0, 0 };
+	ert_status s0, s1 = ERT_OK, s2 = ERT_OK;
+	char why[600];
+
+	s0 = ert_vk_timer_new(vk, 3, &t, &err);
+	if (s0 == ERT_STATUS_UNSUPPORTED) {
+		printf("# %s\n", err.msg);
+		check(strstr(err.msg, "no timestamps") != NULL,
+		      "timer: a device without timestamps answers UNSUPPORTED, saying so", err.msg);
+		passed++;
+		printf("ok - timer: (no timestamps to read)\n");
+		return;
+	}
+	if (s0 == ERT_OK && vkAllocateCommandBuffers(vk->dev, &ai, &cb) == VK_SUCCESS &&
+	    vkBeginCommandBuffer(cb, &bi) == VK_SUCCESS) {
+		ert_vk_timer_reset(cb, &t, 0, 3);
+		ert_vk_timer_stamp(cb, &t, 0);
+		ert_vk_timer_stamp(cb, &t, 1);
+		vkEndCommandBuffer(cb);
+		s1 = ert_vk_queue_cmd(vk, cb, &err);
+		if (s1 == ERT_OK)
+			s1 = ert_vk_flush(vk, &err);
+		if (s1 == ERT_OK)
+			s1 = ert_vk_timer_read(vk, &t, 0, 2, ns, &err);
+		s2 = ert_vk_timer_read(vk, &t, 0, 3, ns + 2, &err);
+	}
+	snprintf(why, sizeof(why), "new %d, read %d (%llu, %llu ns), unwritten slot %d: %s", s0, s1,
+		 (unsigned long long)ns[0], (unsigned long long)ns[1], s2, err.msg);
+	check(s0 == ERT_OK && s1 == ERT_OK && ns[0] == 0 && ns[1] < 1000000000ull &&
+	      s2 == ERT_STATUS_BACKEND && strstr(err.msg, "timestamp 2 was not written"),
+	      "timer: two stamps read back in ns, an unwritten slot refused (no wait)", why);
+	if (cb)
+		vkFreeCommandBuffers(vk->dev, vk->cmd_pool, 1, &cb);
+	ert_vk_timer_free(vk, &t);
+	setenv("ERT_VULKAN_TEST_NO_TIMESTAMPS", "1", 1);
+	s0 = ert_vk_timer_new(vk, 3, &t, &err);
+	unsetenv("ERT_VULKAN_TEST_NO_TIMESTAMPS");
+	check(s0 == ERT_STATUS_UNSUPPORTED && strstr(err.msg, "no timestamps"),
+	      "timer: without timestamps (the test hook) UNSUPPORTED, saying so", err.msg);
+}
+
+int main(void)
+{
+	struct ert_err err = { "" };
+	struct ert_backend *be = NULL;
+	char why[1400];
+	unsigned char *good, *bad;
+	size_t size, at;
+	ert_model *m;
+
+	if (ert_backend_create(ERT_BACKEND_VULKAN, NULL, &be, &err) != ERT_OK) {
+		printf("# vulkan: skipped (%s)\n", err.msg);
+		printf("0 passed, 0 failed, %d skipped\n", N_CHECKS);
+		return 0;
+	}
+	printf("# vulkan: %s\n", ert_vulkan_backend_device(be));
+	timer(be);
+	ert_backend_destroy(be);
+	snprintf(dir, sizeof(dir), "/tmp/ert-vk-cache.XXXXXX");
+	m = test_model();
+	if (!m || !mkdtemp(dir)) {
+		printf("not ok - setup\n%d passed, %d failed, 0 skipped\n", passed, failed + 1);
+		return 1;
+	}
+	snprintf(path, sizeof(path), "%s/vulkan.cache", dir);
+
+	/* cold: no file yet */
+	struct outcome cold = session(m, path);
+
+	good = read_file(path, &size);
+	snprintf(why, sizeof(why),
+		 "timed %u, reused %u, pipelines %u, device %.1f ms, note '%s', %s, file %zu bytes",
+		 cold.be.launches_timed, cold.be.launches_reused, cold.be.programs_built,
+		 (double)cold.be.device_ns / 1e6, cold.note, cold.error, size);
+	check(cold.ran && cold.be.launches_timed == 3 && !cold.be.launches_reused &&
+	      !cold.rejected && !cold.note[0] && cold.be.programs_built >= 3 &&
+	      cold.be.device_ns > 0 && good && size > HEADER + 8,
+	      "cold: the three tunable launches timed, the file written, prep_times told", why);
+
+	/* warm: every choice from the file, the same output */
+	struct outcome warm = session(m, path);
+
+	snprintf(why, sizeof(why), "timed %u, reused %u, refused %u, note '%s', %s",
+		 warm.be.launches_timed, warm.be.launches_reused, warm.refused, warm.note,
+		 warm.error);
+	check(warm.ran && !warm.be.launches_timed && warm.be.launches_reused == 3 && !warm.refused &&
+	      !warm.rejected && !memcmp(warm.y, cold.y, sizeof(warm.y)),
+	      "warm: every launch's choice taken from the file (none timed), the same output", why);
+
+	/* NONE: the built-in sizes, nothing timed or taken, the same output */
+	struct outcome none = session_tuned(m, path, ERT_TUNE_NONE);
+
+	snprintf(why, sizeof(why), "timed %u, reused %u, %s", none.be.launches_timed,
+		 none.be.launches_reused, none.error);
+	check(none.ran && !none.be.launches_timed && !none.be.launches_reused &&
+	      !memcmp(none.y, cold.y, sizeof(none.y)),
+	      "tune none: nothing timed or taken from the file, the same output", why);
+
+	/* a wider mode tunes again, and its choices then serve FAST */
+	struct outcome wide = session_tuned(m, path, ERT_TUNE_NORMAL);
+	struct outcome fast = session(m, path);
+
+	snprintf(why, sizeof(why), "normal: timed %u, reused %u, %s; fast after: timed %u, reused %u",
+		 wide.be.launches_timed, wide.be.launches_reused, wide.error,
+		 fast.be.launches_timed, fast.be.launches_reused);
+	check(wide.ran && wide.be.launches_timed == 3 && fast.ran && !fast.be.launches_timed &&
+	      fast.be.launches_reused == 3 && !memcmp(wide.y, cold.y, sizeof(wide.y)),
+	      "tune normal: the launches tuned again, FAST then takes NORMAL's choices", why);
+
+	if (!good) {
+		printf("%d passed, %d failed, 0 skipped\n", passed, failed + N_CHECKS - passed - failed);
+		return 1;
+	}
+	/* a tuning entry that is no candidate (a local size of 96): refused, that launch tuned again */
+	free(good);
+	good = read_file(path, &size);
+	at = good ? first_lws_at(good, size) : 0;
+	bad = at ? patched(good, size, at, 96) : NULL;
+	if (!bad || !write_file(path, bad, size)) {
+		check(false, "a tuning entry that is no candidate", "no entry found in the file");
+	} else {
+		struct outcome o = session(m, path), n = session(m, path);
+
+		snprintf(why, sizeof(why),
+			 "rejected %d, timed %u, reused %u, refused %u, %s; next: timed %u, refused %u",
+			 o.rejected, o.be.launches_timed, o.be.launches_reused, o.refused, o.error,
+			 n.be.launches_timed, n.refused);
+		check(o.ran && !o.rejected && o.refused == 1 && o.be.launches_timed == 1 &&
+		      o.be.launches_reused == 2 && !memcmp(o.y, cold.y, sizeof(o.y)) && n.ran &&
+		      !n.be.launches_timed && !n.refused,
+		      "a tuning entry that is no candidate: refused and tuned again, the rest used, then rewritten",
+		      why);
+	}
+	free(bad);
+	free(good);
+	good = read_file(path, &size);
+	if (!good) {
+		printf("%d passed, %d failed, 0 skipped\n", passed, failed + N_CHECKS - passed - failed);
+		return 1;
+	}
+	/* an entry out of any range (a local size of 7777): the file is damaged */
+	at = first_lws_at(good, size);
+	bad = at ? patched(good, size, at, 7777) : NULL;
+	refused(m, "a tuning entry out of range", bad, size, "damaged (tuning entry)", &cold);
+	free(bad);
+	/* damaged: one byte in the middle */
+	bad = malloc(size);
+	if (bad) {
+		memcpy(bad, good, size);
+		bad[size / 2] ^= 0x5a;
+	}
+	refused(m, "damaged", bad, size, "damaged (checksum)", &cold);
+	free(bad);
+	/* truncated: the first half, and a file shorter than the header */
+	refused(m, "truncated", good, size / 2, "damaged (checksum)", &cold);
+	refused(m, "truncated within the header", good, HEADER / 2, "too short", &cold);
+	/* foreign: another device id, another pipelineCacheUUID (valid checksums) */
+	bad = patched(good, size, AT_DEVICE, 0x5a5a5a5a);
+	refused(m, "another device's file", bad, size, "made for another device or driver", &cold);
+	free(bad);
+	bad = patched(good, size, AT_UUID, 0x5a5a5a5a);
+	refused(m, "another pipelineCacheUUID", bad, size, "made for another device or driver",
+		&cold);
+	free(bad);
+	/* another format version (the first, which had no tuning table) */
+	bad = patched(good, size, AT_VERSION, 1);
+	refused(m, "another format version", bad, size, "of another format version", &cold);
+	free(bad);
+	/* unrelated: not a cache file at all */
+	{
+		char text[200];
+
+		memset(text, 'x', sizeof(text));
+		memcpy(text, "# a text file\n", 14);
+		refused(m, "an unrelated file", text, sizeof(text), "not a Vulkan cache file", &cold);
+	}
+
+	/* a path that cannot be written: one warning, the session still works */
+	char nowhere[200];
+
+	snprintf(nowhere, sizeof(nowhere), "%s/missing-dir/vulkan.cache", dir);
+	struct outcome lost = session(m, nowhere);
+
+	snprintf(why, sizeof(why), "timed %u, note '%s', %s", lost.be.launches_timed, lost.note,
+		 lost.error);
+	check(lost.ran && lost.be.launches_timed == 3 && strstr(lost.note, "cannot write") &&
+	      !memcmp(lost.y, cold.y, sizeof(lost.y)),
+	      "unwritable path: a warning, the session runs", why);
+
+	/* a device without timestamps: nothing tuned, the built-in sizes, the same output */
+	setenv("ERT_VULKAN_TEST_NO_TIMESTAMPS", "1", 1);
+	struct outcome untimed = session(m, NULL);
+
+	unsetenv("ERT_VULKAN_TEST_NO_TIMESTAMPS");
+	snprintf(why, sizeof(why), "timed %u, reused %u, %s", untimed.be.launches_timed,
+		 untimed.be.launches_reused, untimed.error);
+	check(untimed.ran && !untimed.be.launches_timed && !untimed.be.launches_reused &&
+	      !memcmp(untimed.y, cold.y, sizeof(untimed.y)),
+	      "no timestamps: nothing tuned, the session runs with the same output", why);
+
+	free(good);
+	ert_model_unref(m);
+	unlink(path);
+	rmdir(dir);
+	printf("%d passed, %d failed, 0 skipped\n", passed, failed);
+	return failed ? 1 : 0;
+}
