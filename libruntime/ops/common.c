@@ -162,28 +162,35 @@ ert_status ert_check_dim(const struct ert_node *n, struct ert_err *err, const ch
 	return ERT_STATUS_SHAPE;
 }
 
+static ert_status __attribute__((format(printf, 4, 0)))
+node_vfail(const struct ert_node *n, struct ert_err *err, ert_status st, const char *fmt,
+	   va_list ap)
+{
+	char buf[400];
+
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	ert_err_set(err, "%s '%s': %s", ert_op_name(n->op), n->name ? n->name : "", buf);
+	return st;
+}
+
 ert_status ert_node_fail(const struct ert_node *n, struct ert_err *err, ert_status st,
 			 const char *fmt, ...)
 {
-	char buf[400];
 	va_list ap;
 
 	va_start(ap, fmt);
-	vsnprintf(buf, sizeof(buf), fmt, ap);
+	st = node_vfail(n, err, st, fmt, ap);
 	va_end(ap);
-	ert_err_set(err, "%s '%s': %s", ert_op_name(n->op), n->name ? n->name : "", buf);
 	return st;
 }
 
 ert_status ert_infer_fail(struct ert_infer_ctx *ctx, ert_status st, const char *fmt, ...)
 {
-	char buf[400];
 	va_list ap;
 
 	va_start(ap, fmt);
-	vsnprintf(buf, sizeof(buf), fmt, ap);
+	st = node_vfail(ctx->node, ctx->err, st, fmt, ap);
 	va_end(ap);
-	ert_err_set(ctx->err, "%s '%s': %s", ert_op_name(ctx->node->op), ctx->node->name, buf);
 	return st;
 }
 

@@ -4,13 +4,6 @@
 
 #include "ops/resize-grid.h"
 
-static ert_status fail(struct ert_err *err, const struct ert_node *node, ert_status st,
-		       const char *what)
-{
-	ert_err_set(err, "%s '%s': %s", ert_op_name(node->op), node->name, what);
-	return st;
-}
-
 ert_status ert_grid_params_get(const struct ert_node *node, const struct ert_value *x,
 			       const struct ert_value *grid, struct ert_grid_params *p,
 			       struct ert_err *err)
@@ -27,7 +20,7 @@ ert_status ert_grid_params_get(const struct ert_node *node, const struct ert_val
 	else if (!strcmp(mode, "nearest"))
 		p->mode = ERT_RESIZE_NEAREST;
 	else
-		return fail(err, node, ERT_STATUS_UNSUPPORTED, "unknown mode");
+		return ert_node_fail(node, err, ERT_STATUS_UNSUPPORTED, "unknown mode");
 	if (!strcmp(pad, "zeros"))
 		p->padding = ERT_GRID_ZEROS;
 	else if (!strcmp(pad, "border"))
@@ -35,19 +28,21 @@ ert_status ert_grid_params_get(const struct ert_node *node, const struct ert_val
 	else if (!strcmp(pad, "reflection"))
 		p->padding = ERT_GRID_REFLECTION;
 	else
-		return fail(err, node, ERT_STATUS_UNSUPPORTED, "unknown padding_mode");
+		return ert_node_fail(node, err, ERT_STATUS_UNSUPPORTED, "unknown padding_mode");
 	p->align_corners = ert_attr_int(node, "align_corners", 0) != 0;
 	if (!x || !grid)
-		return fail(err, node, ERT_STATUS_INVALID_MODEL, "X or grid is missing");
+		return ert_node_fail(node, err, ERT_STATUS_INVALID_MODEL, "X or grid is missing");
 	if (!ert_dtype_is_float(x->dtype) || ert_dtype_size(x->dtype) < 2 ||
 	    !ert_dtype_is_float(grid->dtype) || ert_dtype_size(grid->dtype) < 2)
-		return fail(err, node, ERT_STATUS_DTYPE, "X and grid must be float16/32/64");
+		return ert_node_fail(node, err, ERT_STATUS_DTYPE,
+				     "X and grid must be float16/32/64");
 	if (x->rank < 3 || grid->rank != x->rank)
-		return fail(err, node, ERT_STATUS_SHAPE, "X must be [N, C, D1..Dr], grid [N, ..., r]");
+		return ert_node_fail(node, err, ERT_STATUS_SHAPE,
+				     "X must be [N, C, D1..Dr], grid [N, ..., r]");
 	p->spatial = x->rank - 2;
 	if (grid->dims[0] != x->dims[0] || grid->dims[grid->rank - 1] != p->spatial)
-		return fail(err, node, ERT_STATUS_SHAPE,
-			    "grid must be [N, D1_out..Dr_out, r] with X's N and r");
+		return ert_node_fail(node, err, ERT_STATUS_SHAPE,
+				     "grid must be [N, D1_out..Dr_out, r] with X's N and r");
 	return ERT_OK;
 }
 

@@ -1,24 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /* Resize / Upsample parameters per axis (see resize-params.h). */
 #include <math.h>
-#include <stdio.h>
 #include <string.h>
 
 #include "ops/resize-params.h"
-
-static ert_status fail(struct ert_err *err, const struct ert_node *n, ert_status st,
-		       const char *fmt, const char *arg)
-{
-	char buf[256];
-
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wformat-nonliteral"
-	/* Every caller passes a literal format with exactly one %s. */
-	snprintf(buf, sizeof(buf), fmt, arg);
-#pragma GCC diagnostic pop
-	ert_err_set(err, "%s '%s': %s", ert_op_name(n->op), n->name, buf);
-	return st;
-}
 
 static int lookup(const char *s, const char *const *names, int count)
 {
@@ -41,7 +26,7 @@ static ert_status read_modes(const struct ert_node *n, bool legacy, struct ert_r
 	int v = lookup(s, modes, 4);
 
 	if (v < 0 || (legacy && v == ERT_RESIZE_CUBIC))
-		return fail(err, n, ERT_STATUS_UNSUPPORTED, "unknown mode '%s'", s);
+		return ert_node_fail(n, err, ERT_STATUS_UNSUPPORTED, "unknown mode '%s'", s);
 	p->mode = v == 3 ? ERT_RESIZE_LINEAR : (enum ert_resize_mode)v;
 	if (legacy) {
 		/*
@@ -56,20 +41,22 @@ static ert_status read_modes(const struct ert_node *n, bool legacy, struct ert_r
 	s = ert_attr_string(n, "coordinate_transformation_mode", "half_pixel");
 	v = lookup(s, coords, 6);
 	if (v < 0)
-		return fail(err, n, ERT_STATUS_UNSUPPORTED,
-			    "unknown coordinate_transformation_mode '%s'", s);
+		return ert_node_fail(n, err, ERT_STATUS_UNSUPPORTED,
+				     "unknown coordinate_transformation_mode '%s'", s);
 	p->coord = (enum ert_resize_coord)v;
 	s = ert_attr_string(n, "nearest_mode", "round_prefer_floor");
 	v = lookup(s, nearest, 4);
 	if (v < 0)
-		return fail(err, n, ERT_STATUS_UNSUPPORTED, "unknown nearest_mode '%s'", s);
+		return ert_node_fail(n, err, ERT_STATUS_UNSUPPORTED, "unknown nearest_mode '%s'",
+				     s);
 	p->nearest = (enum ert_resize_nearest)v;
 	p->cubic_a = ert_attr_float(n, "cubic_coeff_a", -0.75f);
 	p->exclude_outside = ert_attr_int(n, "exclude_outside", 0) != 0;
 	p->extrapolation = ert_attr_float(n, "extrapolation_value", 0.0f);
 	p->antialias = ert_attr_int(n, "antialias", 0) != 0;
 	if (p->antialias && p->mode == ERT_RESIZE_NEAREST)
-		return fail(err, n, ERT_STATUS_INVALID_MODEL, "%s", "antialias needs linear or cubic");
+		return ert_node_fail(n, err, ERT_STATUS_INVALID_MODEL,
+				     "antialias needs linear or cubic");
 	return ERT_OK;
 }
 
@@ -86,8 +73,8 @@ static ert_status need_data(const struct ert_node *n, const struct ert_value *v,
 			    const char *what, struct ert_err *err)
 {
 	if (!v->data)
-		return fail(err, n, ERT_STATUS_UNSUPPORTED, "the value of %s is not known at plan time",
-			    what);
+		return ert_node_fail(n, err, ERT_STATUS_UNSUPPORTED,
+				     "the value of %s is not known at plan time", what);
 	return ERT_OK;
 }
 
@@ -111,8 +98,8 @@ static ert_status apply_sizes(const struct ert_node *n, const struct ert_value *
 	if (strcmp(policy, "stretch") == 0)
 		return ERT_OK;
 	if (strcmp(policy, "not_larger") && strcmp(policy, "not_smaller"))
-		return fail(err, n, ERT_STATUS_UNSUPPORTED, "unknown keep_aspect_ratio_policy '%s'",
-			    policy);
+		return ert_node_fail(n, err, ERT_STATUS_UNSUPPORTED,
+				     "unknown keep_aspect_ratio_policy '%s'", policy);
 	for (uint32_t i = 0; i < naxes; i++) {
 		double si = p->scale[axes[i]];
 
@@ -124,8 +111,9 @@ static ert_status apply_sizes(const struct ert_node *n, const struct ert_value *
 		double od = s * (double)x->dims[axes[i]] + 0.5;
 
 		if (!(od <= (double)ERT_DIM_MAX))
-			return fail(err, n, ERT_STATUS_SHAPE, "%s",
-				    "sizes and keep_aspect_ratio_policy make a dimension above 2^48");
+			return ert_node_fail(n, err, ERT_STATUS_SHAPE,
+					     "sizes and keep_aspect_ratio_policy make a "
+					     "dimension above 2^48");
 		p->scale[axes[i]] = s;
 		p->out_dims[axes[i]] = (int64_t)od;
 	}
@@ -145,7 +133,7 @@ ert_status ert_resize_params_get(const struct ert_node *n, const struct ert_valu
 
 	memset(p, 0, sizeof(*p));
 	if (!x)
-		return fail(err, n, ERT_STATUS_INVALID_MODEL, "%s", "input X is missing");
+		return ert_node_fail(n, err, ERT_STATUS_INVALID_MODEL, "input X is missing");
 	p->rank = x->rank;
 	for (int32_t d = 0; d < x->rank; d++) {
 		p->out_dims[d] = x->dims[d];
@@ -159,15 +147,14 @@ ert_status ert_resize_params_get(const struct ert_node *n, const struct ert_valu
 	if (ax) {
 		for (uint32_t i = 0; i < count; i++) {
 			if (i >= ERT_MAX_RANK || !ert_norm_axis(ax[i], x->rank, &axes[i])) {
-				ert_err_set(err, "%s '%s': axis %lld (axes[%u]) is out of range for "
-					    "rank %d", ert_op_name(n->op), n->name, (long long)ax[i], i,
-					    (int)x->rank);
-				return ERT_STATUS_SHAPE;
+				return ert_node_fail(n, err, ERT_STATUS_SHAPE, "axis %lld "
+						     "(axes[%u]) is out of range for rank %d",
+						     (long long)ax[i], i, (int)x->rank);
 			}
 			for (uint32_t j = 0; j < i; j++)
 				if (axes[j] == axes[i])
-					return fail(err, n, ERT_STATUS_INVALID_MODEL, "%s",
-						    "axes repeats an axis");
+					return ert_node_fail(n, err, ERT_STATUS_INVALID_MODEL,
+							     "axes repeats an axis");
 		}
 		naxes = count;
 	} else {
@@ -178,8 +165,8 @@ ert_status ert_resize_params_get(const struct ert_node *n, const struct ert_valu
 		scales = NULL;
 		fscales = ert_attr_floats(n, "scales", &count);
 		if (!fscales || count != naxes)
-			return fail(err, n, ERT_STATUS_INVALID_MODEL, "%s",
-				    "scales attribute must have one value per axis");
+			return ert_node_fail(n, err, ERT_STATUS_INVALID_MODEL,
+					     "scales attribute must have one value per axis");
 	} else if (legacy) {
 		scales = given(in, n_in, 1);
 	} else {
@@ -188,14 +175,15 @@ ert_status ert_resize_params_get(const struct ert_node *n, const struct ert_valu
 		sizes = given(in, n_in, 3);
 	}
 	if (scales && sizes)
-		return fail(err, n, ERT_STATUS_INVALID_MODEL, "%s", "both scales and sizes are given");
+		return ert_node_fail(n, err, ERT_STATUS_INVALID_MODEL,
+				     "both scales and sizes are given");
 	if (scales) {
 		st = need_data(n, scales, "scales", err);
 		if (st != ERT_OK)
 			return st;
 		if (!ert_dtype_is_float(scales->dtype) || scales->numel != naxes)
-			return fail(err, n, ERT_STATUS_SHAPE, "%s",
-				    "scales must be floats, one per resized axis");
+			return ert_node_fail(n, err, ERT_STATUS_SHAPE,
+					     "scales must be floats, one per resized axis");
 	}
 	if (scales || fscales) {
 		for (uint32_t i = 0; i < naxes; i++) {
@@ -203,13 +191,13 @@ ert_status ert_resize_params_get(const struct ert_node *n, const struct ert_valu
 			int32_t d = axes[i];
 
 			if (!(s > 0.0) || isinf(s))
-				return fail(err, n, ERT_STATUS_INVALID_MODEL, "%s",
-					    "scales must be positive and finite");
+				return ert_node_fail(n, err, ERT_STATUS_INVALID_MODEL,
+						     "scales must be positive and finite");
 			double od = floor((double)x->dims[d] * s);
 
 			if (!(od <= (double)ERT_DIM_MAX))
-				return fail(err, n, ERT_STATUS_SHAPE, "%s",
-					    "scales make a dimension above 2^48");
+				return ert_node_fail(n, err, ERT_STATUS_SHAPE,
+						     "scales make a dimension above 2^48");
 			p->scale[d] = s;
 			p->out_dims[d] = (int64_t)od;
 		}
@@ -218,21 +206,22 @@ ert_status ert_resize_params_get(const struct ert_node *n, const struct ert_valu
 		if (st != ERT_OK)
 			return st;
 		if (!ert_dtype_is_int(sizes->dtype) || sizes->numel != naxes)
-			return fail(err, n, ERT_STATUS_SHAPE, "%s",
-				    "sizes must be integers, one per resized axis");
+			return ert_node_fail(n, err, ERT_STATUS_SHAPE,
+					     "sizes must be integers, one per resized axis");
 		st = apply_sizes(n, x, sizes, axes, naxes, p, err);
 		if (st != ERT_OK)
 			return st;
 	} else {
-		return fail(err, n, ERT_STATUS_INVALID_MODEL, "%s", "neither scales nor sizes is given");
+		return ert_node_fail(n, err, ERT_STATUS_INVALID_MODEL,
+				     "neither scales nor sizes is given");
 	}
 	if (roi && p->coord == ERT_COORD_TF_CROP_AND_RESIZE) {
 		st = need_data(n, roi, "roi", err);
 		if (st != ERT_OK)
 			return st;
 		if (roi->numel != 2 * (int64_t)naxes)
-			return fail(err, n, ERT_STATUS_SHAPE, "%s",
-				    "roi must hold a start and an end per resized axis");
+			return ert_node_fail(n, err, ERT_STATUS_SHAPE,
+					     "roi must hold a start and an end per resized axis");
 		for (uint32_t i = 0; i < naxes; i++) {
 			p->roi_start[axes[i]] = ert_value_get_float(roi, i);
 			p->roi_end[axes[i]] = ert_value_get_float(roi, naxes + i);

@@ -4,13 +4,6 @@
 
 #include "ops/resize-roi.h"
 
-static ert_status fail(struct ert_err *err, const struct ert_node *node, ert_status st,
-		       const char *what)
-{
-	ert_err_set(err, "%s '%s': %s", ert_op_name(node->op), node->name, what);
-	return st;
-}
-
 ert_status ert_roi_params_get(const struct ert_node *node, const struct ert_value *x,
 			      const struct ert_value *rois, const struct ert_value *batch,
 			      struct ert_roi_params *p, struct ert_err *err)
@@ -23,31 +16,33 @@ ert_status ert_roi_params_get(const struct ert_node *node, const struct ert_valu
 	if (!strcmp(mode, "max"))
 		p->max_mode = true;
 	else if (strcmp(mode, "avg"))
-		return fail(err, node, ERT_STATUS_UNSUPPORTED, "mode must be avg or max");
+		return ert_node_fail(node, err, ERT_STATUS_UNSUPPORTED, "mode must be avg or max");
 	if (!strcmp(coord, "half_pixel"))
 		p->half_pixel = true;
 	else if (strcmp(coord, "output_half_pixel"))
-		return fail(err, node, ERT_STATUS_UNSUPPORTED,
-			    "coordinate_transformation_mode must be half_pixel or output_half_pixel");
+		return ert_node_fail(node, err, ERT_STATUS_UNSUPPORTED,
+				     "coordinate_transformation_mode must be half_pixel or "
+				     "output_half_pixel");
 	p->out_h = ert_attr_int(node, "output_height", 1);
 	p->out_w = ert_attr_int(node, "output_width", 1);
 	p->sampling_ratio = ert_attr_int(node, "sampling_ratio", 0);
 	p->spatial_scale = ert_attr_float(node, "spatial_scale", 1.0f);
 	if (p->out_h <= 0 || p->out_w <= 0 || p->sampling_ratio < 0)
-		return fail(err, node, ERT_STATUS_INVALID_MODEL,
-			    "output sizes must be positive, sampling_ratio not negative");
+		return ert_node_fail(node, err, ERT_STATUS_INVALID_MODEL,
+				     "output sizes must be positive, sampling_ratio not negative");
 	if (!x || !rois || !batch)
-		return fail(err, node, ERT_STATUS_INVALID_MODEL,
-			    "needs X, rois and batch_indices");
+		return ert_node_fail(node, err, ERT_STATUS_INVALID_MODEL,
+				     "needs X, rois and batch_indices");
 	if (!ert_dtype_is_float(x->dtype) || ert_dtype_size(x->dtype) < 2 ||
 	    !ert_dtype_is_float(rois->dtype) || ert_dtype_size(rois->dtype) < 2)
-		return fail(err, node, ERT_STATUS_DTYPE, "X and rois must be float16/32/64");
+		return ert_node_fail(node, err, ERT_STATUS_DTYPE,
+				     "X and rois must be float16/32/64");
 	if (!ert_dtype_is_int(batch->dtype))
-		return fail(err, node, ERT_STATUS_DTYPE, "batch_indices must be integers");
+		return ert_node_fail(node, err, ERT_STATUS_DTYPE, "batch_indices must be integers");
 	if (x->rank != 4 || rois->rank != 2 || rois->dims[1] != 4 || batch->rank != 1 ||
 	    batch->dims[0] != rois->dims[0])
-		return fail(err, node, ERT_STATUS_SHAPE,
-			    "X must be [N, C, H, W], rois [R, 4], batch_indices [R]");
+		return ert_node_fail(node, err, ERT_STATUS_SHAPE,
+				     "X must be [N, C, H, W], rois [R, 4], batch_indices [R]");
 	return ERT_OK;
 }
 

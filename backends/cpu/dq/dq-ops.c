@@ -223,11 +223,9 @@ static ert_status dq_prepare(struct ert_cpu *cpu, struct ert_exec *x, struct ert
 	struct dq_state *st;
 	struct dq_geom d;
 
-	if (!geom_of(x, &d)) {
-		ert_err_set(err, "%s '%s': shapes the int8 kernels do not take",
-			    ert_op_name(x->node->op), x->node->name);
-		return ERT_STATUS_INTERNAL;
-	}
+	if (!geom_of(x, &d))
+		return ert_node_fail(x->node, err, ERT_STATUS_INTERNAL,
+				     "shapes the int8 kernels do not take");
 	st = calloc(1, sizeof(*st));
 	if (!st)
 		goto oom;
@@ -248,9 +246,8 @@ static ert_status dq_prepare(struct ert_cpu *cpu, struct ert_exec *x, struct ert
 	return ERT_OK;
 oom:
 	free(st);
-	ert_err_set(err, "%s '%s': out of memory for its int8 weights", ert_op_name(x->node->op),
-		    x->node->name);
-	return ERT_STATUS_OUT_OF_MEMORY;
+	return ert_node_fail(x->node, err, ERT_STATUS_OUT_OF_MEMORY,
+			     "out of memory for its int8 weights");
 }
 
 static void dq_release(struct ert_exec *x)
@@ -450,17 +447,13 @@ static ert_status dq_compute(struct ert_cpu *cpu, struct ert_exec *x, struct ert
 	struct dq_job job, *j = &job;
 	size_t need;
 
-	if (!st || !geom_of(x, &d)) {
-		ert_err_set(err, "%s '%s': int8 weights not prepared", ert_op_name(x->node->op),
-			    x->node->name);
-		return ERT_STATUS_INTERNAL;
-	}
+	if (!st || !geom_of(x, &d))
+		return ert_node_fail(x->node, err, ERT_STATUS_INTERNAL,
+				     "int8 weights not prepared");
 	need = slot_bytes(&d) + 64;
-	if (!x->workspace || x->workspace_size < need) {
-		ert_err_set(err, "%s '%s': workspace of %zu bytes, %zu needed",
-			    ert_op_name(x->node->op), x->node->name, x->workspace_size, need);
-		return ERT_STATUS_INTERNAL;
-	}
+	if (!x->workspace || x->workspace_size < need)
+		return ert_node_fail(x->node, err, ERT_STATUS_INTERNAL,
+				     "workspace of %zu bytes, %zu needed", x->workspace_size, need);
 	memset(j, 0, sizeof(*j));
 	j->x = x;
 	j->d = &d;

@@ -264,8 +264,7 @@ ert_status ert_qconv_gemm_prepare(struct ert_cpu *cpu, struct ert_exec *x,
 
 	st = ert_cpu_pack_get(cpu, &key, &pk);
 	if (st != ERT_OK)
-		ert_err_set(err, "%s '%s': out of memory packing weights", ert_op_name(x->node->op),
-			    x->node->name);
+		ert_node_fail(x->node, err, st, "out of memory packing weights");
 	x->state = pk;
 	return st;
 }
@@ -607,8 +606,7 @@ ert_status ert_qmm_gemm_prepare(struct ert_cpu *cpu, struct ert_exec *x, const s
 
 	st = ert_cpu_pack_get(cpu, &key, &pk);
 	if (st != ERT_OK)
-		ert_err_set(err, "%s '%s': out of memory packing weights", ert_op_name(x->node->op),
-			    x->node->name);
+		ert_node_fail(x->node, err, st, "out of memory packing weights");
 	x->state = pk;
 	return st;
 }

@@ -80,11 +80,10 @@ static ert_status q_chans(const struct ert_exec *x, const struct ert_qout *qo,
 			continue;
 		}
 		if (!ert_quant_product_multiplier(ert_qparam_float(as, 0), ert_qparam_float(bs, c),
-						  ert_qparam_float(ys, 0), &ch[c].m, &ch[c].s)) {
-			ert_err_set(err, "%s '%s': multiplier of channel %lld cannot be represented",
-				    ert_op_name(x->node->op), x->node->name, (long long)c);
-			return ERT_STATUS_UNSUPPORTED;
-		}
+						  ert_qparam_float(ys, 0), &ch[c].m, &ch[c].s))
+			return ert_node_fail(x->node, err, ERT_STATUS_UNSUPPORTED,
+					     "multiplier of channel %lld cannot be represented",
+					     (long long)c);
 	}
 	return ERT_OK;
 }
@@ -164,11 +163,8 @@ static ert_status run_lanes(struct ert_cpu *cpu, struct ert_exec *x, size_t skip
 
 	if (items <= 0 || slot <= 0)
 		return ERT_OK;
-	if (!x->workspace || n < 1) {
-		ert_err_set(err, "%s '%s': workspace too small", ert_op_name(x->node->op),
-			    x->node->name);
-		return ERT_STATUS_INTERNAL;
-	}
+	if (!x->workspace || n < 1)
+		return ert_node_fail(x->node, err, ERT_STATUS_INTERNAL, "workspace too small");
 	if (n > (int64_t)cpu->num_threads)
 		n = cpu->num_threads > 0 ? cpu->num_threads : 1;
 	if (n > items)
@@ -350,19 +346,15 @@ static ert_status residual_setup(struct ert_cpu *cpu, const struct ert_exec *x,
 	struct ert_qout out = j->qo;
 	const struct ert_value *r = j->r, *rs = in_at(x, 10), *cs = in_at(x, 12);
 
-	if (!j->qo.fixed || !rs || !cs || r->dtype != j->y->dtype || r->numel != j->y->numel) {
-		ert_err_set(err, "%s '%s': bad ert.residual inputs", ert_op_name(x->node->op),
-			    x->node->name);
-		return ERT_STATUS_INVALID_MODEL;
-	}
+	if (!j->qo.fixed || !rs || !cs || r->dtype != j->y->dtype || r->numel != j->y->numel)
+		return ert_node_fail(x->node, err, ERT_STATUS_INVALID_MODEL,
+				     "bad ert.residual inputs");
 	out.zp = ert_qparam_int(in_at(x, 13), 0);
 	if (!ert_q8_add_init(res, cpu->isa, &out, ert_qparam_float(j->ys, 0), j->qo.zp,
 			     ert_qparam_float(rs, 0), ert_qparam_int(in_at(x, 11), 0),
-			     ert_qparam_float(cs, 0))) {
-		ert_err_set(err, "%s '%s': residual multipliers cannot be represented",
-			    ert_op_name(x->node->op), x->node->name);
-		return ERT_STATUS_UNSUPPORTED;
-	}
+			     ert_qparam_float(cs, 0)))
+		return ert_node_fail(x->node, err, ERT_STATUS_UNSUPPORTED,
+				     "residual multipliers cannot be represented");
 	j->qo.lo = j->qo.dtype == ERT_DTYPE_UINT8 ? 0 : -128;
 	j->qo.hi = j->qo.dtype == ERT_DTYPE_UINT8 ? 255 : 127;
 	j->res = res;
@@ -379,16 +371,14 @@ static ert_status iconv_compute(struct ert_cpu *cpu, struct ert_exec *x, struct 
 	err->msg[0] = '\0';
 	if (!iconv_setup(x, &j, err)) {
 		if (!err->msg[0])
-			ert_err_set(err, "%s '%s': bad group", ert_op_name(x->node->op), x->node->name);
+			ert_node_fail(x->node, err, ERT_STATUS_INVALID_MODEL, "bad group");
 		return ERT_STATUS_INVALID_MODEL;
 	}
 	skip = q_chans_bytes(j.m);
 	if (j.qlinear && j.x->dims[0] * j.out_sp > 0) {
-		if (!x->workspace || x->workspace_size < skip) {
-			ert_err_set(err, "%s '%s': workspace too small", ert_op_name(x->node->op),
-				    x->node->name);
-			return ERT_STATUS_INTERNAL;
-		}
+		if (!x->workspace || x->workspace_size < skip)
+			return ert_node_fail(x->node, err, ERT_STATUS_INTERNAL,
+					     "workspace too small");
 		j.chans = x->workspace;
 		if ((st = ert_qout_init(&j.qo, x, j.y, j.yzp, err)) != ERT_OK ||
 		    (st = q_chans(x, &j.qo, j.xs, j.ws, j.ys, 1.0f, j.m, x->workspace, err)) != ERT_OK)
@@ -608,11 +598,9 @@ static ert_status imm_compute(struct ert_cpu *cpu, struct ert_exec *x, struct er
 		rows *= j.y->dims[d];
 	skip = q_chans_bytes(j.n);
 	if (j.kind != IMM_INTEGER && rows * j.n > 0) {
-		if (!x->workspace || x->workspace_size < skip) {
-			ert_err_set(err, "%s '%s': workspace too small", ert_op_name(x->node->op),
-				    x->node->name);
-			return ERT_STATUS_INTERNAL;
-		}
+		if (!x->workspace || x->workspace_size < skip)
+			return ert_node_fail(x->node, err, ERT_STATUS_INTERNAL,
+					     "workspace too small");
 		if (j.quantised && (st = ert_qout_init(&j.qo, x, j.y, j.yzp, err)) != ERT_OK)
 			return st;
 		/* a per-row a_scale (QLinearMatMul, float rule) leaves no per-column table */

@@ -179,11 +179,8 @@ static ert_status qbin_compute(struct ert_cpu *cpu, struct ert_exec *x, struct e
 	j.bzp = ert_qparam_int(x->n_in > 5 ? x->in[5] : NULL, 0);
 	if ((st = ert_qout_init(&j.qo, x, y, x->n_in > 7 ? x->in[7] : NULL, err)) != ERT_OK)
 		return st;
-	if ((st = qbin_params(cpu, x, &j, err)) != ERT_OK) {
-		ert_err_set(err, "%s '%s': multipliers cannot be represented",
-			    ert_op_name(x->node->op), x->node->name);
-		return st;
-	}
+	if ((st = qbin_params(cpu, x, &j, err)) != ERT_OK)
+		return ert_node_fail(x->node, err, st, "multipliers cannot be represented");
 	if (y->numel == 0)
 		return ERT_OK;
 	j.vec = cpu->isa >= ERT_ISA_AVX512 ? ert_q8_bin_avx512

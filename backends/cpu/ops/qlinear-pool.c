@@ -150,11 +150,9 @@ static ert_status qpool_compute(struct ert_cpu *cpu, struct ert_exec *x, struct 
 		uint32_t nk;
 		const int64_t *ks = ert_attr_ints(x->node, "kernel_shape", &nk);
 
-		if (!ks || (int32_t)nk != xv->rank - 2) {
-			ert_err_set(err, "%s '%s': bad kernel_shape", ert_op_name(x->node->op),
-				    x->node->name);
-			return ERT_STATUS_INVALID_MODEL;
-		}
+		if (!ks || (int32_t)nk != xv->rank - 2)
+			return ert_node_fail(x->node, err, ERT_STATUS_INVALID_MODEL,
+					     "bad kernel_shape");
 		st = ert_geom_conv(x->node, xv->rank - 2, xv->dims + 2, ks,
 				   ert_attr_int(x->node, "ceil_mode", 0) != 0, &j.g, err);
 		if (st != ERT_OK)

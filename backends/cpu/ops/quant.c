@@ -167,11 +167,9 @@ static ert_status quantize_compute(struct ert_cpu *cpu, struct ert_exec *x, stru
 
 	if (st != ERT_OK)
 		return st;
-	if (a.zp && a.zp->dtype != a.y->dtype) {
-		ert_err_set(err, "QuantizeLinear '%s': zero point dtype differs from Y",
-			    x->node->name);
-		return ERT_STATUS_DTYPE;
-	}
+	if (a.zp && a.zp->dtype != a.y->dtype)
+		return ert_node_fail(x->node, err, ERT_STATUS_DTYPE,
+				     "zero point dtype differs from Y");
 	q_range_of(a.y->dtype, &a.lo, &a.hi);
 	units = is_4bit(a.y->dtype) ? (a.x->numel + 1) / 2 : a.x->numel;
 	if (units > 0 && a.x->dtype == ERT_DTYPE_FLOAT32 && a.scale->numel == 1 &&

@@ -192,11 +192,8 @@ ert_status ert_cpu_grid_sample(struct ert_cpu *cpu, struct ert_exec *x, struct e
 	total = a.x->dims[0] * a.out_sp;
 	if (a.y->numel == 0)
 		return ERT_OK;
-	if (a.in_sp == 0) {
-		ert_err_set(err, "%s '%s': cannot sample an empty X", ert_op_name(x->node->op),
-			    x->node->name);
-		return ERT_STATUS_SHAPE;
-	}
+	if (a.in_sp == 0)
+		return ert_node_fail(x->node, err, ERT_STATUS_SHAPE, "cannot sample an empty X");
 	ert_parallel_for(cpu ? cpu->pool : NULL, total, 256, gs_range, &a);
 	return ERT_OK;
 }
@@ -217,11 +214,9 @@ ert_status ert_cpu_affine_grid(struct ert_cpu *cpu, struct ert_exec *x, struct e
 	int32_t r = g->rank - 2;
 	int64_t n = g->dims[0], pos = 0, c[3] = { 0, 0, 0 }, sp = 1;
 
-	if (r < 2 || r > 3) {
-		ert_err_set(err, "%s '%s': only 2-D and 3-D grids", ert_op_name(x->node->op),
-			    x->node->name);
-		return ERT_STATUS_UNSUPPORTED;
-	}
+	if (r < 2 || r > 3)
+		return ert_node_fail(x->node, err, ERT_STATUS_UNSUPPORTED,
+				     "only 2-D and 3-D grids");
 	for (int32_t k = 0; k < r; k++)
 		sp *= g->dims[k + 1];
 	for (int64_t b = 0; b < n; b++) {

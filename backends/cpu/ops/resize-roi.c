@@ -55,9 +55,8 @@ static ert_status roi_geom_get(const struct roi_args *a, int64_t r, struct roi_g
 	gw = a->p.sampling_ratio > 0 ? (double)a->p.sampling_ratio : ceil(g->bin_w);
 	if (g->batch < 0 || g->batch >= a->x->dims[0] || !isfinite(rh) || !isfinite(rw) ||
 	    !isfinite(y1) || !isfinite(x1) || gh > ROI_MAX_GRID || gw > ROI_MAX_GRID) {
-		ert_err_set(err, "%s '%s': RoI %lld has a bad batch index or size",
-			    ert_op_name(node->op), node->name, (long long)r);
-		return ERT_STATUS_INVALID_ARGUMENT;
+		return ert_node_fail(node, err, ERT_STATUS_INVALID_ARGUMENT,
+				     "RoI %lld has a bad batch index or size", (long long)r);
 	}
 	g->grid_h = gh > 0.0 ? (int64_t)gh : 0;
 	g->grid_w = gw > 0.0 ? (int64_t)gw : 0;
@@ -395,11 +394,8 @@ ert_status ert_cpu_roi_align(struct ert_cpu *cpu, struct ert_exec *x, struct ert
 	a.h = a.x->dims[2];
 	a.w = a.x->dims[3];
 	nr = a.rois->dims[0];
-	if (a.y->numel > 0 && a.h * a.w == 0) {
-		ert_err_set(err, "%s '%s': X has an empty spatial map", ert_op_name(x->node->op),
-			    x->node->name);
-		return ERT_STATUS_SHAPE;
-	}
+	if (a.y->numel > 0 && a.h * a.w == 0)
+		return ert_node_fail(x->node, err, ERT_STATUS_SHAPE, "X has an empty spatial map");
 	for (int64_t r = 0; r < nr; r++) {
 		struct roi_geom g;
 

@@ -144,9 +144,9 @@ static void kernel_weights(const struct ert_resize_params *p, double scale, doub
 		w[j] /= sum;
 }
 
-ert_status ert_resize_axis_taps(const struct ert_resize_params *p, int32_t d, int64_t in,
-				void *mem, int32_t slots, struct ert_resize_axis *ax,
-				struct ert_err *err)
+ert_status ert_resize_axis_taps(const struct ert_node *node, const struct ert_resize_params *p,
+				int32_t d, int64_t in, void *mem, int32_t slots,
+				struct ert_resize_axis *ax, struct ert_err *err)
 {
 	int64_t out = p->out_dims[d], start = tap_start(p, p->scale[d]), n = 2 - 2 * start;
 
@@ -156,11 +156,10 @@ ert_status ert_resize_axis_taps(const struct ert_resize_params *p, int32_t d, in
 	ax->weight = mem;
 	ax->index = (int64_t *)(ax->weight + (size_t)out * (size_t)slots);
 	ax->count = (int32_t *)(ax->index + (size_t)out * (size_t)slots);
-	if (n > slots || n < 1) {
-		ert_err_set(err, "Resize: axis %d needs %lld taps, %d planned", (int)d, (long long)n,
-			    (int)slots);
-		return ERT_STATUS_INTERNAL;
-	}
+	if (n > slots || n < 1)
+		return ert_node_fail(node, err, ERT_STATUS_INTERNAL,
+				     "axis %d needs %lld taps, %d planned", (int)d, (long long)n,
+				     (int)slots);
 	for (int64_t xo = 0; xo < out; xo++) {
 		double x_ori = transform(p, d, xo, in), fl = floor(x_ori), ratio, sum = 0.0;
 		double *w = ax->weight + xo * slots;

@@ -28,10 +28,10 @@ size_t ert_resize_axis_bytes(int64_t out, int32_t slots);
 /*
  * Fill the taps of axis @d into @ax, whose arrays are carved from @mem
  * (ert_resize_axis_bytes() bytes). Fails if a coordinate would need more taps
- * than the slots allow.
+ * than the slots allow (an error naming @node).
  */
-ert_status ert_resize_axis_taps(const struct ert_resize_params *p, int32_t d, int64_t in,
-				void *mem, int32_t slots, struct ert_resize_axis *ax,
-				struct ert_err *err);
+ert_status ert_resize_axis_taps(const struct ert_node *node, const struct ert_resize_params *p,
+				int32_t d, int64_t in, void *mem, int32_t slots,
+				struct ert_resize_axis *ax, struct ert_err *err);
 
 #endif /* ERT_CPU_RESIZE_TAPS_H */

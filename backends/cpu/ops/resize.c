@@ -352,26 +352,22 @@ static ert_status resize_compute(struct ert_cpu *cpu, struct ert_exec *x, struct
 		int32_t slots;
 		size_t bytes;
 
-		if (p.out_dims[d] != x->out[0]->dims[d]) {
-			ert_err_set(err, "%s '%s': output dim %d is %lld, planned %lld",
-				    ert_op_name(x->node->op), x->node->name, (int)d,
-				    (long long)p.out_dims[d], (long long)x->out[0]->dims[d]);
-			return ERT_STATUS_SHAPE;
-		}
-		if (in->dims[d] == 0 && p.out_dims[d] > 0) {
-			ert_err_set(err, "%s '%s': cannot resize an empty axis %d to %lld",
-				    ert_op_name(x->node->op), x->node->name, (int)d,
-				    (long long)p.out_dims[d]);
-			return ERT_STATUS_SHAPE;
-		}
+		if (p.out_dims[d] != x->out[0]->dims[d])
+			return ert_node_fail(x->node, err, ERT_STATUS_SHAPE,
+					     "output dim %d is %lld, planned %lld", (int)d,
+					     (long long)p.out_dims[d],
+					     (long long)x->out[0]->dims[d]);
+		if (in->dims[d] == 0 && p.out_dims[d] > 0)
+			return ert_node_fail(x->node, err, ERT_STATUS_SHAPE,
+					     "cannot resize an empty axis %d to %lld", (int)d,
+					     (long long)p.out_dims[d]);
 		slots = ert_resize_slots(&p, in->dims[d], p.out_dims[d]);
 		bytes = ert_resize_axis_bytes(p.out_dims[d], slots);
-		if (used + bytes > x->workspace_size) {
-			ert_err_set(err, "%s '%s': workspace too small", ert_op_name(x->node->op),
-				    x->node->name);
-			return ERT_STATUS_INTERNAL;
-		}
-		st = ert_resize_axis_taps(&p, d, in->dims[d], mem + used, slots, &a.ax[d], err);
+		if (used + bytes > x->workspace_size)
+			return ert_node_fail(x->node, err, ERT_STATUS_INTERNAL,
+					     "workspace too small");
+		st = ert_resize_axis_taps(x->node, &p, d, in->dims[d], mem + used, slots, &a.ax[d],
+					  err);
 		if (st != ERT_OK)
 			return st;
 		used += bytes;
@@ -385,11 +381,9 @@ static ert_status resize_compute(struct ert_cpu *cpu, struct ert_exec *x, struct
 		double *b0 = (double *)(void *)(mem + used);   /* used: a multiple of 8 */
 
 		if (sh.taps_bytes != used || used + 2 * (size_t)sh.inter * sizeof(double) >
-						     x->workspace_size) {
-			ert_err_set(err, "%s '%s': workspace too small", ert_op_name(x->node->op),
-				    x->node->name);
-			return ERT_STATUS_INTERNAL;
-		}
+						     x->workspace_size)
+			return ert_node_fail(x->node, err, ERT_STATUS_INTERNAL,
+					     "workspace too small");
 		resize_separable(cpu, &a, &sh, b0, b0 + sh.inter);
 	} else if (x->out[0]->numel > 0) {
 		int64_t w = a.ax[in->rank - 1].out, rows = x->out[0]->numel / w;
