@@ -379,7 +379,7 @@ ERT_TEST(file_kinds)
 	REQUIRE(ert_graph_toposort(g, &err) == ERT_OK);
 	REQUIRE(ert_format_write_memory(g, NULL, &img, &size, &err) == ERT_OK);
 	ert_graph_destroy(g);
-	CHECK_EQ_INT(((uint8_t *)img)[FMT_OFF_VERSION], 8);
+	CHECK_EQ_INT(((uint8_t *)img)[FMT_OFF_VERSION], ERT_FORMAT_VERSION);
 	CHECK_EQ_INT(ert_format_load(img, size, &back, &err), ERT_OK);
 	REQUIRE(back);
 	int32_t s3 = ert_graph_find_tensor(back, "s3"), x = ert_graph_find_tensor(back, "x");
