@@ -115,6 +115,12 @@ struct ert_exec {
 	 * session's run heap. NULL outside a session (plan-time folding).
 	 */
 	struct ert_str_heap *strings;
+	/*
+	 * Where the sequence and optional objects a step makes count their
+	 * bytes (ert-seq.h): the session's, against its memory budget. NULL
+	 * outside a session.
+	 */
+	struct ert_seq_meter *seqs;
 };
 
 /*

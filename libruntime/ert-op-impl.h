@@ -202,6 +202,8 @@ ert_status ert_check_dim(const struct ert_node *n, struct ert_err *err, const ch
  */
 ert_status ert_node_fail(const struct ert_node *n, struct ert_err *err, ert_status st,
 			 const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+/* "Op 'name'" of @n into @buf (what ert_node_fail() starts with); returns @buf. */
+const char *ert_node_label(const struct ert_node *n, char *buf, size_t size);
 /* ert_node_fail() for the node @ctx infers: "Op 'name': ..." into ctx->err. */
 ert_status ert_infer_fail(struct ert_infer_ctx *ctx, ert_status st, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));

@@ -23,16 +23,33 @@ struct ert_seq_item {
 	size_t cap;           /* bytes allocated at v.data */
 };
 
+/*
+ * Where objects count the bytes they allocate (item buffers and item
+ * arrays): a session's, against its memory budget (ert_config.max_memory).
+ * @reserve is asked before an object grows by @more bytes: ERT_OK, or the
+ * reason in @err ("@what: ..."). @bytes: what the objects counting here hold.
+ */
+struct ert_seq_meter {
+	uint64_t bytes;
+	ert_status (*reserve)(struct ert_seq_meter *m, uint64_t more, const char *what,
+			      struct ert_err *err);
+};
+
 struct ert_seq {
 	uint8_t kind;         /* ert_value_kind, never TENSOR */
 	ert_dtype elem;       /* the tensors' dtype; UNDEFINED: any (not known yet) */
 	bool none;            /* an optional holding nothing */
 	uint32_t n, cap;      /* items held, items allocated (those past n keep their buffers) */
 	struct ert_seq_item *items;
+	struct ert_seq_meter *meter;  /* where its bytes count, or NULL: nowhere */
+	uint64_t held;                /* bytes it counted there */
 };
 
-/* A new empty value (an optional: none); NULL on out-of-memory. */
-struct ert_seq *ert_seq_create(uint8_t kind, ert_dtype elem);
+/*
+ * A new empty value (an optional: none), its allocations counted in @meter
+ * (which must outlive it; NULL: not counted); NULL on out-of-memory.
+ */
+struct ert_seq *ert_seq_create(uint8_t kind, ert_dtype elem, struct ert_seq_meter *meter);
 /* Accepts NULL. */
 void ert_seq_destroy(struct ert_seq *s);
 /* Hold nothing (buffers kept); an optional becomes none unless @present. */
@@ -44,7 +61,8 @@ void ert_seq_put(struct ert_value *v, struct ert_seq *s);
 /*
  * Insert a copy of tensor @t at @pos (0..n). DTYPE when its dtype is not the
  * sequence's (the first tensor sets an UNDEFINED elem), SHAPE past
- * ERT_MAX_SEQUENCE_LENGTH, OUT_OF_MEMORY; @what names the op in messages.
+ * ERT_MAX_SEQUENCE_LENGTH, OUT_OF_MEMORY (out of memory, or past the
+ * meter's budget); @what names the op in messages.
  */
 ert_status ert_seq_insert(struct ert_seq *s, uint32_t pos, const struct ert_value *t,
 			  const char *what, struct ert_err *err);

@@ -20,6 +20,8 @@
 
 #include "ert-op-impl.h"
 
+struct ert_seq_meter;
+
 struct ert_subrun;
 
 /*
@@ -27,11 +29,14 @@ struct ert_subrun;
  * value it is bound to, or NULL; @caps_const[c]: that value is the same for
  * every run of the subrun (a constant, or computed while planning), so the
  * subgraph may use its data in place (the data must outlive the subrun).
- * @cfg: the session settings (backends are set to the CPU alone).
+ * @cfg: the session settings (backends are set to the CPU alone). @meter:
+ * where the copies of sequence and optional inputs count (the owning step's
+ * session, ert_exec.seqs; it must outlive the subrun), or NULL.
  */
 ert_status ert_subrun_create(const struct ert_graph *sub, const ert_config *cfg,
 			     const struct ert_value *const *caps, const bool *caps_const,
-			     struct ert_subrun **out, struct ert_err *err);
+			     struct ert_seq_meter *meter, struct ert_subrun **out,
+			     struct ert_err *err);
 /*
  * The ops of the subgraph (and of the subgraphs it holds) call @app's
  * before_op/after_op (none when @app is NULL or has neither), named

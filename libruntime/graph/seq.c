@@ -5,12 +5,13 @@
 
 #include "ert-seq.h"
 
-struct ert_seq *ert_seq_create(uint8_t kind, ert_dtype elem)
+struct ert_seq *ert_seq_create(uint8_t kind, ert_dtype elem, struct ert_seq_meter *meter)
 {
 	struct ert_seq *s = calloc(1, sizeof(*s));
 
 	if (!s)
 		return NULL;
+	s->meter = meter;
 	s->kind = kind;
 	s->elem = elem;
 	s->none = kind == ERT_VALUE_OPTIONAL || kind == ERT_VALUE_OPTIONAL_SEQUENCE;
@@ -24,7 +25,23 @@ void ert_seq_destroy(struct ert_seq *s)
 	for (uint32_t i = 0; i < s->cap; i++)
 		free(s->items[i].v.data);
 	free(s->items);
+	if (s->meter)
+		s->meter->bytes -= s->held;
 	free(s);
+}
+
+/* May @s allocate @more bytes? Its meter says (ERT_OK without one). */
+static ert_status reserve(struct ert_seq *s, uint64_t more, const char *what, struct ert_err *err)
+{
+	return s->meter ? s->meter->reserve(s->meter, more, what, err) : ERT_OK;
+}
+
+/* @s allocated @more bytes. */
+static void account(struct ert_seq *s, uint64_t more)
+{
+	s->held += more;
+	if (s->meter)
+		s->meter->bytes += more;
 }
 
 void ert_seq_clear(struct ert_seq *s, bool present)
@@ -62,6 +79,7 @@ ert_status ert_seq_insert(struct ert_seq *s, uint32_t pos, const struct ert_valu
 			  const char *what, struct ert_err *err)
 {
 	struct ert_seq_item spare;
+	ert_status st;
 
 	if (t->kind != ERT_VALUE_TENSOR) {
 		ert_err_set(err, "%s: inserting a %s into a %s: only tensors are held", what,
@@ -84,21 +102,29 @@ ert_status ert_seq_insert(struct ert_seq *s, uint32_t pos, const struct ert_valu
 		pos = s->n;
 	if (s->n == s->cap) {
 		uint32_t cap = s->cap ? 2 * s->cap : 4;
-		struct ert_seq_item *items = realloc(s->items, cap * sizeof(*items));
+		struct ert_seq_item *items;
 
+		if ((st = reserve(s, (cap - s->cap) * sizeof(*items), what, err)) != ERT_OK)
+			return st;
+		items = realloc(s->items, cap * sizeof(*items));
 		if (!items)
 			goto oom;
 		memset(items + s->cap, 0, (cap - s->cap) * sizeof(*items));
+		account(s, (cap - s->cap) * sizeof(*items));
 		s->items = items;
 		s->cap = cap;
 	}
 	/* the spare item past n keeps its buffer: reuse it */
 	spare = s->items[s->n];
 	if (t->nbytes > spare.cap) {
-		void *p = realloc(spare.v.data, t->nbytes);
+		void *p;
 
+		if ((st = reserve(s, t->nbytes - spare.cap, what, err)) != ERT_OK)
+			return st;
+		p = realloc(spare.v.data, t->nbytes);
 		if (!p)
 			goto oom;
+		account(s, t->nbytes - spare.cap);
 		spare.v.data = p;
 		spare.cap = t->nbytes;
 		s->items[s->n] = spare;

@@ -596,7 +596,7 @@ ERT_API ert_status ert_session_run(ert_session *sess);
  * per buffer type that its ops use, each as large as the memory plan needs)
  * added up, the input buffers, and what backends hold outside the arenas, such
  * as the CPU's once-per-session packed copies of Conv/Gemm/MatMul weights (none
- * with memory ERT_LEVEL_LOW). Model weights used in place from the mapped file, and
+ * with memory ERT_LEVEL_LOW), and the tensors sequences and optionals hold. Model weights used in place from the mapped file, and
  * constants computed while planning, are not counted.
  */
 ERT_API size_t ert_session_peak_bytes(const ert_session *sess);

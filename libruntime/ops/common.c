@@ -162,14 +162,20 @@ ert_status ert_check_dim(const struct ert_node *n, struct ert_err *err, const ch
 	return ERT_STATUS_SHAPE;
 }
 
+const char *ert_node_label(const struct ert_node *n, char *buf, size_t size)
+{
+	snprintf(buf, size, "%s '%s'", ert_op_name(n->op), n->name ? n->name : "");
+	return buf;
+}
+
 static ert_status __attribute__((format(printf, 4, 0)))
 node_vfail(const struct ert_node *n, struct ert_err *err, ert_status st, const char *fmt,
 	   va_list ap)
 {
-	char buf[400];
+	char buf[400], who[160];
 
 	vsnprintf(buf, sizeof(buf), fmt, ap);
-	ert_err_set(err, "%s '%s': %s", ert_op_name(n->op), n->name ? n->name : "", buf);
+	ert_err_set(err, "%s: %s", ert_node_label(n, who, sizeof(who)), buf);
 	return st;
 }
 

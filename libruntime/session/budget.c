@@ -7,12 +7,14 @@
  * zero-filled by the kernel on first touch rather than by a memset, so an
  * input the application never writes costs address space, not memory.
  */
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "ert-seq.h"
 #include "session/session-impl.h"
 
 /* Input buffers from this size up are anonymous mappings (lazily zeroed). */
@@ -212,7 +214,7 @@ uint64_t ert_budget_plan_bytes(const struct ert_plan *p)
 
 static uint64_t session_bytes(const struct ert_session *s)
 {
-	uint64_t held = ert_budget_inputs(s, -1);
+	uint64_t held = ert_budget_inputs(s, -1) + s->seqs.bytes;
 
 	for (const struct ert_plan *p = s->plan; p; p = p->next)
 		held += ert_budget_plan_bytes(p);
@@ -297,6 +299,43 @@ void ert_budget_evict(struct ert_session *s, uint64_t need)
 		ert_plan_destroy(s, *pp);
 		*pp = NULL;
 	}
+}
+
+/*
+ * The session's sequence and optional objects would grow by @more bytes: the
+ * plans cached for other input shapes make room (the list's head, the plan
+ * running or to run, stays), else the budget's error.
+ */
+static ert_status seqs_reserve(struct ert_seq_meter *m, uint64_t more, const char *what,
+			       struct ert_err *err)
+{
+	struct ert_session *s = (struct ert_session *)(void *)((char *)m -
+							       offsetof(struct ert_session, seqs));
+	char a[48], b[48], lim[160];
+	uint64_t total;
+
+	for (;;) {
+		struct ert_plan **pp;
+
+		if (!__builtin_add_overflow(session_bytes(s), more, &total) && total <= s->budget)
+			return ERT_OK;
+		if (!s->plan || !s->plan->next)
+			break;
+		for (pp = &s->plan->next; (*pp)->next; pp = &(*pp)->next)
+			;
+		ert_plan_destroy(s, *pp);
+		*pp = NULL;
+	}
+	ert_err_set(err, "%s: sequence items take %s more; with the %s the session holds that is "
+		    "more than %s", what, amount(a, sizeof(a), more),
+		    amount(b, sizeof(b), session_bytes(s)), budget_text(s, lim, sizeof(lim)));
+	return ERT_STATUS_OUT_OF_MEMORY;
+}
+
+void ert_budget_seqs_init(struct ert_session *s)
+{
+	s->seqs.bytes = 0;
+	s->seqs.reserve = seqs_reserve;
 }
 
 ert_status ert_budget_check_tensor(const struct ert_session *s, const struct ert_node *n,

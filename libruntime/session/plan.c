@@ -195,6 +195,7 @@ static void bind_exec(struct ert_plan *p, const struct ert_graph *g, const struc
 	x->graph = g;
 	x->node = n;
 	x->strings = p->sess->strings;
+	x->seqs = &p->sess->seqs;
 	x->in = ptrs;
 	x->out = ptrs + n->n_inputs;
 	x->in_const = in_const;

@@ -24,7 +24,7 @@ ert_status ert_session_seq_inputs_init(struct ert_session *s)
 
 		if (v->kind == ERT_VALUE_TENSOR)
 			continue;
-		s->in_seqs[k] = ert_seq_create(v->kind, v->elem);
+		s->in_seqs[k] = ert_seq_create(v->kind, v->elem, &s->seqs);
 		if (!s->in_seqs[k] || v->nbytes < sizeof(void *))
 			return ERT_STATUS_OUT_OF_MEMORY;
 		memcpy(s->in_bufs[k], &s->in_seqs[k], sizeof(s->in_seqs[k]));

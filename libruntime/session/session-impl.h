@@ -13,6 +13,7 @@
 #include <stdatomic.h>
 
 #include "ert-backend-impl.h"
+#include "ert-seq.h"
 
 struct ert_model {
 	atomic_int refs;
@@ -221,6 +222,8 @@ struct ert_session {
 	bool *in_value_needed;        /* input is read for its value by shape inference */
 	/* a sequence or optional input: its value (ert-seq.h), its buffer holds the handle */
 	struct ert_seq **in_seqs;
+	/* what the session's sequence and optional objects hold, against the budget (budget.c) */
+	struct ert_seq_meter seqs;
 	struct ert_session_tensor *in_handles, *out_handles;
 	/* string inputs: the bytes set_input copied (ert_strings_pack()), one block each */
 	ert_string **in_strs;
@@ -356,6 +359,11 @@ ert_status ert_budget_check_run(struct ert_session *s, const struct ert_plan *p,
  * they fit beside @need bytes.
  */
 void ert_budget_evict(struct ert_session *s, uint64_t need);
+/*
+ * The meter of the session's sequence and optional objects (ert_session.seqs):
+ * what they hold counts with the inputs and plans against the budget.
+ */
+void ert_budget_seqs_init(struct ert_session *s);
 /* Output tensor @t of node @n, shape inferred as @v (numel/nbytes not yet set). */
 ert_status ert_budget_check_tensor(const struct ert_session *s, const struct ert_node *n,
 				   int32_t t, const struct ert_value *v, struct ert_err *err);

@@ -339,6 +339,7 @@ ERT_API ert_status ert_session_create(ert_model *model, const ert_config *cfg,
 	s->model = ert_model_ref(model);
 	s->cfg = *cfg;
 	s->budget = cfg->max_memory ? cfg->max_memory : ert_budget_default();
+	ert_budget_seqs_init(s);
 	if (cfg->cache_path) {
 		s->cache_path = strdup(cfg->cache_path);
 		if (!s->cache_path)
@@ -900,7 +901,8 @@ ERT_API size_t ert_session_peak_bytes(const ert_session *s)
 	/* the plans the last run went through, data-dependent outputs included */
 	for (const struct ert_plan *p = current_leaf(s); p; p = p->parent)
 		in += p->peak_bytes + p->dyn_bytes;
-	return in;
+	/* what sequences and optionals hold (the inputs' and the steps') */
+	return in + (size_t)s->seqs.bytes;
 }
 
 ert_status ert_session_visit_steps(ert_session *s, ert_step_visit_fn fn, void *user)

@@ -35,6 +35,7 @@ struct ert_subrun {
 	ert_after_op_fn app_after;
 	void *app_user;
 	const char *owner;   /* the node holding the subgraph: its name prefixes the ops' */
+	struct ert_seq_meter *seqs;  /* where the inputs' sequence copies count */
 	char name[256];      /* "owner/op", valid during one callback */
 };
 
@@ -143,7 +144,8 @@ void ert_subrun_destroy(struct ert_subrun *r)
 
 ert_status ert_subrun_create(const struct ert_graph *sub, const ert_config *cfg,
 			     const struct ert_value *const *caps, const bool *caps_const,
-			     struct ert_subrun **out, struct ert_err *err)
+			     struct ert_seq_meter *meter, struct ert_subrun **out,
+			     struct ert_err *err)
 {
 	struct ert_subrun *r = calloc(1, sizeof(*r));
 	uint32_t slot = 0;
@@ -151,6 +153,7 @@ ert_status ert_subrun_create(const struct ert_graph *sub, const ert_config *cfg,
 	if (!r)
 		goto oom;
 	r->sub = sub;
+	r->seqs = meter;
 	r->cfg = *cfg;
 	r->cfg.backends[0] = ERT_BACKEND_CPU;
 	r->cfg.num_backends = 1;
@@ -220,7 +223,7 @@ static ert_status set_box(struct ert_subrun *r, struct subrun_input *in,
 		ert_seq_destroy(in->box);
 		in->box = NULL;
 	}
-	if (!in->box && !(in->box = ert_seq_create(kind, ERT_DTYPE_UNDEFINED))) {
+	if (!in->box && !(in->box = ert_seq_create(kind, ERT_DTYPE_UNDEFINED, r->seqs))) {
 		ert_err_set(err, "out of memory setting subgraph input '%s'", x->name);
 		return ERT_STATUS_OUT_OF_MEMORY;
 	}

@@ -314,6 +314,93 @@ ERT_TEST(sequence_into_tensor_op)
 	ert_model_unref(m);
 }
 
+/*
+ * x f32[16384] -> SequenceConstruct -> s0 -> SequenceInsert(x) -> s1 ... -> s7
+ * -> SequenceLength -> n. Each step holds a copy of what it read and x once
+ * more: 1 + 2 + ... + 8 = 36 copies of x's 64 KiB.
+ */
+static struct ert_graph *build_growing(void)
+{
+	struct ert_graph *g = ert_graph_create();
+	const int64_t xd[1] = { 16384 };
+	int32_t x, s, n;
+	char name[16];
+
+	if (!g)
+		return NULL;
+	g->opset = 18;
+	x = ct_tensor(g, "x", ERT_DTYPE_FLOAT32, 1, xd);
+	s = seq_tensor(g, "s0", ERT_VALUE_SEQUENCE, ERT_DTYPE_FLOAT32);
+	n = ct_tensor(g, "n", ERT_DTYPE_INT64, 0, NULL);
+	if (x < 0 || s < 0 || n < 0 || node(g, ERT_OP_SequenceConstruct, "construct", 1, &x, s) < 0)
+		goto fail;
+	for (int i = 1; i < 8; i++) {
+		int32_t next;
+
+		snprintf(name, sizeof(name), "s%d", i);
+		next = seq_tensor(g, name, ERT_VALUE_SEQUENCE, ERT_DTYPE_FLOAT32);
+		snprintf(name, sizeof(name), "ins%d", i);
+		if (next < 0 ||
+		    node(g, ERT_OP_SequenceInsert, name, 2, (const int32_t[]){ s, x }, next) < 0)
+			goto fail;
+		s = next;
+	}
+	if (node(g, ERT_OP_SequenceLength, "len", 1, &s, n) < 0 || !ert_graph_add_input(g, x) ||
+	    !ert_graph_add_output(g, n))
+		goto fail;
+	return g;
+fail:
+	ert_graph_destroy(g);
+	return NULL;
+}
+
+/* What sequences hold counts in the memory budget and in the peak bytes. */
+ERT_TEST(sequences_count_in_budget)
+{
+	ert_model *m = model_from_graph(build_growing());
+	float *xv = calloc(16384, sizeof(float));
+	ert_session *s = NULL;
+	ert_config cfg;
+	size_t peak = 0;
+
+	REQUIRE(m && xv);
+	ert_config_init(&cfg);
+	cfg.num_threads = 1;
+	/* the plan and the input fit 1 MiB; the 2.25 MiB of sequence items do not */
+	cfg.max_memory = 1 << 20;
+	CHECK_EQ_INT(ert_session_create(m, &cfg, &s), ERT_OK);
+	REQUIRE(s);
+	CHECK_EQ_INT(ert_session_set_input(s, 0, ERT_DTYPE_FLOAT32, xv, 16384 * 4), ERT_OK);
+	CHECK_EQ_INT(ert_session_run(s), ERT_STATUS_OUT_OF_MEMORY);
+	fprintf(stderr, "over the budget: %s\n", ert_session_error(s));
+	CHECK(strncmp(ert_session_error(s), "failed to run SequenceInsert 'ins", 33) == 0);
+	CHECK(strstr(ert_session_error(s), "': sequence items take ") != NULL);
+	CHECK(strstr(ert_session_error(s), "the session holds that is more than the memory budget of "
+			 "1048576 bytes (1.0 MiB) (ert_config.max_memory)") != NULL);
+	ert_session_destroy(s);
+	s = NULL;
+
+	/* with room for them they run, and the session's peak counts them */
+	cfg.max_memory = 8 << 20;
+	CHECK_EQ_INT(ert_session_create(m, &cfg, &s), ERT_OK);
+	REQUIRE(s);
+	CHECK_EQ_INT(ert_session_set_input(s, 0, ERT_DTYPE_FLOAT32, xv, 16384 * 4), ERT_OK);
+	for (int run = 0; run < 2; run++) {
+		CHECK_EQ_INT(ert_session_run(s), ERT_OK);
+		CHECK_EQ_INT(*(const int64_t *)ert_tensor_data(ert_session_get_output(s, 0)), 8);
+		/* a second run reuses the items' buffers: nothing more is counted */
+		if (run == 0)
+			peak = ert_session_peak_bytes(s);
+		else
+			CHECK_EQ_INT(ert_session_peak_bytes(s), peak);
+	}
+	CHECK(peak >= 36 * 65536);
+	CHECK(peak < 8 << 20);
+	ert_session_destroy(s);
+	ert_model_unref(m);
+	free(xv);
+}
+
 /* x -> SplitToSequence(split = @split) -> s -> SequenceLength -> n */
 static void check_split(int *ert_test_failed_, int64_t split, int64_t len, const char *msg)
 {
@@ -405,4 +492,5 @@ ERT_TEST(file_kinds)
 
 ERT_TEST_MAIN(ERT_TEST_ENTRY(pipeline_through_ert), ERT_TEST_ENTRY(pipeline_through_onnx),
 	      ERT_TEST_ENTRY(inputs_through_api), ERT_TEST_ENTRY(sequence_into_tensor_op),
+	      ERT_TEST_ENTRY(sequences_count_in_budget),
 	      ERT_TEST_ENTRY(hostile_split), ERT_TEST_ENTRY(file_kinds))

@@ -118,7 +118,8 @@ static ert_status state_create(struct ert_cpu *cpu, const struct ert_exec *x,
 				    attr->name);
 		}
 		st = ert_subrun_create(attr->graph, &cfg, (const struct ert_value *const *)x->in + at,
-				       x->in_const ? x->in_const + at : NULL, &s->run[r], &e);
+				       x->in_const ? x->in_const + at : NULL, x->seqs, &s->run[r],
+				       &e);
 		if (st != ERT_OK) {
 			state_free(s);
 			return fail(x, err, st, "%s: %s", attr->name, e.msg);
@@ -171,6 +172,7 @@ static ert_status put_seq(struct ert_exec *x, uint32_t k, const struct ert_value
 	struct cf_state *s = x->state;
 	const struct ert_seq *src = ert_seq_of(v);
 	uint8_t kind = x->out[k]->kind;
+	char who[160];
 
 	if (kind == ERT_VALUE_TENSOR || !src || !s)
 		return fail(x, err, ERT_STATUS_DTYPE, "output %u is a %s, planned as a %s", k,
@@ -179,10 +181,10 @@ static ert_status put_seq(struct ert_exec *x, uint32_t k, const struct ert_value
 		ert_seq_destroy(s->obox[k]);
 		s->obox[k] = NULL;
 	}
-	if (!s->obox[k] && !(s->obox[k] = ert_seq_create(kind, x->out[k]->elem)))
+	if (!s->obox[k] && !(s->obox[k] = ert_seq_create(kind, x->out[k]->elem, x->seqs)))
 		return fail(x, err, ERT_STATUS_OUT_OF_MEMORY, "out of memory");
 	ert_seq_put(x->out[k], s->obox[k]);
-	return ert_seq_assign(s->obox[k], src, ert_op_name(x->node->op), err);
+	return ert_seq_assign(s->obox[k], src, ert_node_label(x->node, who, sizeof(who)), err);
 }
 
 /* Output @k of the node is @v (shape and bytes). */

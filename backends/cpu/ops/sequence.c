@@ -21,6 +21,7 @@ struct sq_state {
 	struct ert_subrun *run;   /* SequenceMap: the body */
 	uint8_t *scratch;         /* SplitToSequence: one piece */
 	size_t scratch_cap;
+	char who[160];            /* "Op 'name'": how ert-seq.h's messages start */
 };
 
 /* "Op 'name': ..." into @err, returning @st (ert_node_fail, ert-op-impl.h). */
@@ -48,6 +49,7 @@ static ert_status sq_prepare(struct ert_cpu *cpu, struct ert_exec *x, struct ert
 	if (!s)
 		return fail(x, err, ERT_STATUS_OUT_OF_MEMORY, "out of memory");
 	x->state = s;
+	ert_node_label(x->node, s->who, sizeof(s->who));
 	s->n_box = x->n_out;
 	s->box = calloc(x->n_out ? x->n_out : 1, sizeof(*s->box));
 	if (!s->box)
@@ -55,7 +57,7 @@ static ert_status sq_prepare(struct ert_cpu *cpu, struct ert_exec *x, struct ert
 	for (uint32_t k = 0; k < x->n_out; k++) {
 		if (!x->out[k] || x->out[k]->kind == ERT_VALUE_TENSOR)
 			continue;
-		s->box[k] = ert_seq_create(x->out[k]->kind, x->out[k]->elem);
+		s->box[k] = ert_seq_create(x->out[k]->kind, x->out[k]->elem, x->seqs);
 		if (!s->box[k])
 			goto oom;
 	}
@@ -68,7 +70,7 @@ static ert_status sq_prepare(struct ert_cpu *cpu, struct ert_exec *x, struct ert
 
 		ert_cpu_subrun_config(cpu, x, &cfg);
 		st = ert_subrun_create(body, &cfg, (const struct ert_value *const *)x->in + at,
-				       x->in_const ? x->in_const + at : NULL, &s->run, &e);
+				       x->in_const ? x->in_const + at : NULL, x->seqs, &s->run, &e);
 		if (st != ERT_OK) {
 			sq_release(x);
 			return fail(x, err, st, "body: %s", e.msg);
@@ -80,6 +82,11 @@ static ert_status sq_prepare(struct ert_cpu *cpu, struct ert_exec *x, struct ert
 oom:
 	sq_release(x);
 	return fail(x, err, ERT_STATUS_OUT_OF_MEMORY, "out of memory");
+}
+
+static const char *who(const struct ert_exec *x)
+{
+	return ((const struct sq_state *)x->state)->who;
 }
 
 /* Input @k's object; fails when it has none (a hostile or half-made value). */
@@ -136,7 +143,7 @@ static ert_status put_tensor(struct ert_exec *x, uint32_t k, const struct ert_va
 static ert_status run_empty_construct(struct ert_exec *x, struct ert_err *err)
 {
 	struct ert_seq *o = out_seq(x, 0);
-	const char *what = ert_op_name(x->node->op);
+	const char *what = who(x);
 	ert_status st = ERT_OK;
 
 	ert_seq_clear(o, true);
@@ -147,7 +154,7 @@ static ert_status run_empty_construct(struct ert_exec *x, struct ert_err *err)
 
 static ert_status run_insert_erase(struct ert_exec *x, struct ert_err *err)
 {
-	const char *what = ert_op_name(x->node->op);
+	const char *what = who(x);
 	struct ert_seq *o = out_seq(x, 0);
 	const struct ert_seq *q;
 	uint32_t pos;
@@ -267,7 +274,7 @@ static ert_status run_split(struct ert_exec *x, struct ert_err *err)
 			       (const uint8_t *)in->data + (size_t)(b * len + start) * inner,
 			       (size_t)n * inner);
 		piece.data = s->scratch;
-		if ((st = ert_seq_insert(o, (uint32_t)i, &piece, "SplitToSequence", err)))
+		if ((st = ert_seq_insert(o, (uint32_t)i, &piece, who(x), err)))
 			return st;
 		start += n;
 	}
@@ -372,7 +379,7 @@ static ert_status run_map(struct ert_exec *x, struct ert_err *err)
 			if (!x->out[j])
 				continue;
 			ert_subrun_output(s->run, j, &o);
-			if ((st = ert_seq_insert(s->box[j], i, &o, "SequenceMap", err)))
+			if ((st = ert_seq_insert(s->box[j], i, &o, who(x), err)))
 				return st;
 		}
 	}
@@ -392,11 +399,11 @@ static ert_status run_optional(struct ert_exec *x, struct ert_err *err)
 	}
 	if (v->kind == ERT_VALUE_TENSOR) {
 		ert_seq_clear(o, true);
-		return ert_seq_insert(o, 0, v, "Optional", err);
+		return ert_seq_insert(o, 0, v, who(x), err);
 	}
 	if ((st = in_seq(x, 0, &q, err)))
 		return st;
-	return ert_seq_assign(o, q, "Optional", err);
+	return ert_seq_assign(o, q, who(x), err);
 }
 
 static ert_status run_has(struct ert_exec *x, struct ert_err *err)
@@ -429,7 +436,7 @@ static ert_status run_get(struct ert_exec *x, struct ert_err *err)
 		return fail(x, err, ERT_STATUS_INVALID_ARGUMENT, "the optional holds nothing");
 	if (x->out[0]->kind == ERT_VALUE_TENSOR)
 		return put_tensor(x, 0, &q->items[0].v, err);
-	return ert_seq_assign(out_seq(x, 0), q, "OptionalGetElement", err);
+	return ert_seq_assign(out_seq(x, 0), q, who(x), err);
 }
 
 static ert_status sq_compute(struct ert_cpu *cpu, struct ert_exec *x, struct ert_err *err)
