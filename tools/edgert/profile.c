@@ -32,8 +32,9 @@ static const char usage[] =
 	"  -n, --loops N       timed runs, 1..10000 (default 10)\n"
 	"  -T, --top N         print only the N slowest ops, 1..1000000 (default all)\n"
 	"  -b, --backend LIST  backends in order (cpu, opencl, vulkan, npu, auto)\n"
-	"  -j, --json          JSON: total_ms, device_ops and ops [{name, type, backend,\n"
-	"                      kernel, ms, share, clock, host_ms}]\n"
+	"  -j, --json          JSON: total_ms, run_ms (a run's wall time), device_ops and\n"
+	"                      ops [{name, type, backend, kernel, ms, share, clock,\n"
+	"                      host_ms}]\n"
 	"      --trace FILE    write the timed runs as Chrome trace JSON: a span per run\n"
 	"                      and per op on the session's thread\n"
 	"      --svg FILE      write a bar chart (SVG) of the mean time by op type and\n"
@@ -192,7 +193,8 @@ static int cmp_time_desc(const void *a, const void *b)
 	return (x->total_ms < y->total_ms) - (x->total_ms > y->total_ms);
 }
 
-static void print_table(const struct profile_opts *o, struct profiler *p, double total)
+static void print_table(const struct profile_opts *o, struct profiler *p, double total,
+			double run_ms)
 {
 	uint32_t rows = o->top && o->top < p->n ? o->top : p->n;
 	int wname = 4, wtype = 4, wkern = 6;
@@ -218,21 +220,23 @@ static void print_table(const struct profile_opts *o, struct profiler *p, double
 	}
 	if (rows < p->n)
 		printf("... %u more ops\n", p->n - rows);
-	printf("total %.3f ms in %u ops (mean of %u runs, %u threads)\n", total, p->n, o->loops,
-	       cli_thread_count(&o->cfg));
+	printf("total %.3f ms in %u ops (mean of %u runs, %u threads; a run took %.3f ms)\n", total,
+	       p->n, o->loops, cli_thread_count(&o->cfg), run_ms);
 	if (clock)
 		printf("clock: device = the op's time on its device (timestamps), %u ops; host = "
 		       "between the op callbacks, %u ops\n", p->n_device, p->n - p->n_device);
 }
 
-static void print_json(const struct profile_opts *o, struct profiler *p, double total)
+static void print_json(const struct profile_opts *o, struct profiler *p, double total,
+		       double run_ms)
 {
 	uint32_t rows = o->top && o->top < p->n ? o->top : p->n;
 
 	printf("{\"model\": ");
 	cli_json_string(stdout, o->model);
-	printf(", \"loops\": %u, \"threads\": %u, \"total_ms\": %.4f, \"device_ops\": %u, "
-	       "\"ops\": [", o->loops, cli_thread_count(&o->cfg), total, p->n_device);
+	printf(", \"loops\": %u, \"threads\": %u, \"total_ms\": %.4f, \"run_ms\": %.4f, "
+	       "\"device_ops\": %u, \"ops\": [", o->loops, cli_thread_count(&o->cfg), total, run_ms,
+	       p->n_device);
 	for (uint32_t i = 0; i < rows; i++) {
 		const struct op_stat *s = &p->ops[i];
 
@@ -257,7 +261,7 @@ int ert_cmd_profile(int argc, char **argv)
 	struct profiler p = { 0 };
 	ert_model *model = NULL;
 	ert_session *sess = NULL;
-	double total = 0;
+	double total = 0, run_ms = 0, t_run;
 	ert_status st;
 	int ret;
 
@@ -296,11 +300,14 @@ int ert_cmd_profile(int argc, char **argv)
 			p.cap_ev = p.ev ? (uint32_t)want : 0;
 			p.record = true;
 		}
+		t_run = cli_now_ms();
 		if (i && o.trace)
 			p.run_t0[i - 1] = profile_now_ns();
 		st = ert_session_run(sess);
 		if (i && o.trace)
 			p.run_t1[i - 1] = profile_now_ns();
+		if (i)
+			run_ms += cli_now_ms() - t_run;
 		if (st != ERT_OK) {
 			cli_progress_done();
 			cli_error("profile", "failed to run '%s': %s", o.model,
@@ -333,10 +340,11 @@ int ert_cmd_profile(int argc, char **argv)
 	if (o.svg && !profile_write_svg(o.svg, o.model, &p, total, o.loops))
 		goto cleanup;
 	qsort(p.ops, p.n, sizeof(*p.ops), cmp_time_desc);
+	run_ms /= o.loops;
 	if (o.json)
-		print_json(&o, &p, total);
+		print_json(&o, &p, total, run_ms);
 	else
-		print_table(&o, &p, total);
+		print_table(&o, &p, total, run_ms);
 	ret = 0;
 cleanup:
 	for (uint32_t i = 0; i < p.n; i++) {
