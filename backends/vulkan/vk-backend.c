@@ -231,12 +231,23 @@ static ert_status vk_prepare(struct ert_backend *be, struct ert_exec *x, struct 
 
 static ert_status vk_compute(struct ert_backend *be, struct ert_exec *x, struct ert_err *err)
 {
-	if (!x->state) {
+	struct ert_vk_step *st = x->state;
+	ert_status s;
+
+	if (!st) {
 		ert_err_set(err, "vulkan: %s '%s' was not prepared", ert_op_name(x->node->op),
 			    x->node->name);
 		return ERT_STATUS_INTERNAL;
 	}
-	return ert_vk_step_queue(vk_of(be), x->state, err);
+	s = ert_vk_step_queue(vk_of(be), st, err);
+	if (s == ERT_OK)
+		st->queued = true;
+	return s;
+}
+
+static bool vk_device_time(struct ert_backend *be, const struct ert_exec *x, uint64_t *ns_out)
+{
+	return x->state && ert_vk_step_device_ns(vk_of(be), x->state, ns_out);
 }
 
 static ert_status vk_synchronize(struct ert_backend *be, struct ert_err *err)
@@ -324,6 +335,7 @@ static const struct ert_backend_ops vk_ops = {
 	.copied_bytes = vk_copied_bytes,
 	.plan_prepared = vk_plan_prepared,
 	.prep_times = vk_prep_times,
+	.device_time = vk_device_time,
 };
 
 static ert_status create(const ert_config *cfg, bool gpu_only, struct ert_backend **out,
@@ -346,6 +358,7 @@ static ert_status create(const ert_config *cfg, bool gpu_only, struct ert_backen
 	vk->precision = cfg ? cfg->precision : ERT_LEVEL_NORMAL;
 	vk->tune = cfg ? cfg->tune : ERT_TUNE_FAST;
 	t0 = ert_clock_ns();
+	vk->device_times = cfg && cfg->device_times;
 	st = ert_vk_device_open(vk, gpu_only, err);
 	vk->times.device_ns = ert_clock_ns() - t0;
 	t0 = ert_clock_ns();

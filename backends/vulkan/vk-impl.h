@@ -134,6 +134,12 @@ struct ert_vk {
 	struct ert_vk_const *consts;
 	size_t const_bytes;
 	uint64_t copied;             /* bytes through buffer_write/buffer_read */
+	/*
+	 * ert_config.device_times: each step's command buffer is recorded
+	 * between two timestamps (its own ert_vk_timer), read back by the
+	 * backend's device_time op for edgert profile. Off: no query at all.
+	 */
+	bool device_times;
 };
 
 /* An arena (ert_buffer.handle): one buffer and its memory. */
@@ -317,6 +323,9 @@ struct ert_vk_step {
 	uint32_t n_tables;
 	VkDescriptorPool desc_pool;
 	VkCommandBuffer cmd;         /* recorded once by ert_vk_step_record() */
+	/* with vk->device_times: slot 0 before the step's commands, 1 after (pool NULL: none) */
+	struct ert_vk_timer timer;
+	bool queued;                 /* cmd was queued since the step was recorded */
 	const struct ert_node *node; /* for messages */
 	bool overflow;               /* too many bindings or push words (a bug: reported by check) */
 };
@@ -371,6 +380,12 @@ ert_status ert_vk_queue_cmd(struct ert_vk *vk, VkCommandBuffer cmd, struct ert_e
 /* Queue the step's command buffer for the next submit. */
 ert_status ert_vk_step_queue(struct ert_vk *vk, struct ert_vk_step *st, struct ert_err *err);
 void ert_vk_step_free(struct ert_vk *vk, struct ert_vk_step *st);
+/*
+ * The step's time on the device the last time it ran, in nanoseconds, once
+ * the submit that ran it was waited on: false when it is not timed (no
+ * device_times, no commands, no timestamps on this device) or has not run.
+ */
+bool ert_vk_step_device_ns(struct ert_vk *vk, const struct ert_vk_step *st, uint64_t *ns_out);
 
 /* ---- autotuning (vk-tune.c) ---- */
 

@@ -337,6 +337,17 @@ ert_status ert_vk_step_record(struct ert_vk *vk, struct ert_vk_step *st, struct 
 	rc = vkBeginCommandBuffer(st->cmd, &bi);
 	if (rc != VK_SUCCESS)
 		return ert_vk_fail(err, rc, "vkBeginCommandBuffer", st->node);
+	if (vk->device_times) {
+		es = ert_vk_timer_new(vk, 2, &st->timer, err);
+		/* a device without timestamps: its ops keep their host times */
+		if (es != ERT_OK && es != ERT_STATUS_UNSUPPORTED)
+			return es;
+	}
+	if (st->timer.pool) {
+		/* reset each time the buffer runs; slot 0 once what ran before is done */
+		ert_vk_timer_reset(st->cmd, &st->timer, 0, 2);
+		ert_vk_timer_stamp(st->cmd, &st->timer, 0);
+	}
 	for (uint32_t i = 0; i < st->n_launch; i++) {
 		const struct ert_vk_launch *l = &st->launch[i];
 
@@ -344,6 +355,8 @@ ert_status ert_vk_step_record(struct ert_vk *vk, struct ert_vk_step *st, struct 
 		ert_vk_cmd_barrier(st->cmd);
 		ert_vk_cmd_launch(vk, st->cmd, l, l->is_copy ? VK_NULL_HANDLE : sets[s++]);
 	}
+	if (st->timer.pool)
+		ert_vk_timer_stamp(st->cmd, &st->timer, 1);
 	rc = vkEndCommandBuffer(st->cmd);
 	if (rc != VK_SUCCESS)
 		return ert_vk_fail(err, rc, "vkEndCommandBuffer", st->node);
@@ -382,11 +395,26 @@ ert_status ert_vk_step_queue(struct ert_vk *vk, struct ert_vk_step *st, struct e
 	return s;
 }
 
+bool ert_vk_step_device_ns(struct ert_vk *vk, const struct ert_vk_step *st, uint64_t *ns_out)
+{
+	struct ert_err err;
+	uint64_t ns[2];
+
+	/* slots never written since the pool was made must not be read */
+	if (!st->timer.pool || !st->queued)
+		return false;
+	if (ert_vk_timer_read(vk, &st->timer, 0, 2, ns, &err) != ERT_OK)
+		return false;
+	*ns_out = ns[1];
+	return true;
+}
+
 void ert_vk_step_free(struct ert_vk *vk, struct ert_vk_step *st)
 {
 	/* a step that failed before the tuner ran */
 	for (uint32_t i = 0; i < st->n_launch; i++)
 		free(st->launch[i].tunable);
+	ert_vk_timer_free(vk, &st->timer);
 	if (st->cmd)
 		vkFreeCommandBuffers(vk->dev, vk->cmd_pool, 1, &st->cmd);
 	if (st->desc_pool)

@@ -18,6 +18,10 @@
 #   (--cache): written, read, a damaged file ignored with a warning and
 #   rewritten;
 # - --backend auto keeps to the CPU when no Vulkan device is a GPU;
+# - edgert profile --backend vulkan times each op on the device (timestamp
+#   queries): device times for every op that runs commands, positive, none
+#   over the op's host time, their sum within a run's wall time, and a
+#   device span per such op in the --trace file;
 # - no validation error printed by any of the above;
 # - edgert conform --backend vulkan on the ONNX node tests (layer off: it
 #   loads once per session, and there is one session per case): every case
@@ -75,6 +79,7 @@ if grep -q '^# vulkan: skipped' "$out/ops.log"; then
 		skip "$m on Vulkan (no Vulkan device)"
 	done
 	skip "--backend auto without a GPU (no Vulkan device)"
+	skip "edgert profile with device times (no Vulkan device)"
 	skip "ONNX node tests on Vulkan (no Vulkan device)"
 	echo "$p passed, $f failed, $s skipped"
 	[ "$f" -eq 0 ]
@@ -179,13 +184,45 @@ else
 	bad "--backend auto keeps to the CPU when no Vulkan device is a GPU"
 fi
 
-# the validation layer had nothing to say about any of it
-if cat "$out"/ops.log "$out"/vk-cache.err "$out"/*-vk.log "$out"/bench.log "$out"/cache-*.log | grep -q 'vulkan validation error'; then
-	cat "$out"/ops.log "$out"/vk-cache.err "$out"/*-vk.log "$out"/bench.log "$out"/cache-*.log | grep 'vulkan validation error' | head -n 3 |
-		sed 's/^/# /'
-	bad "no Vulkan validation error in the op test, the zoo and bench"
+# profile: the device's own time for each op (timestamp queries), views
+# planned in place (no command) keeping their host time
+if "$edgert" profile "$out/$m.ert" --backend vulkan --loops 1 --json --trace "$out/profile-trace.json" \
+	>"$out/profile.json" 2>"$out/profile.log" &&
+   /usr/bin/python3 - "$out/profile.json" "$out/profile-trace.json" >"$out/profile-check.log" 2>&1 <<'EOF'
+import json, sys
+d = json.load(open(sys.argv[1]))
+views = {"Reshape", "Flatten", "Squeeze", "Unsqueeze", "Identity", "Dropout"}
+vk = [o for o in d["ops"] if o["backend"] == "vulkan"]
+dev = [o for o in vk if o["clock"] == "device"]
+assert vk and len(vk) == len(d["ops"]), "not every op on vulkan"
+assert d["device_ops"] == len(dev), (d["device_ops"], len(dev))
+host = [o["name"] + " " + o["type"] for o in vk if o["clock"] != "device" and o["type"] not in views]
+assert not host, "ops without a device time: %s" % host
+bad = [o["name"] for o in dev if not (0 < o["ms"] <= o["host_ms"])]
+assert not bad, "device times not in (0, host time]: %s" % bad
+total = sum(o["ms"] for o in dev)
+assert total <= d["run_ms"], "device times add up to %.3f ms, over a run's %.3f" % (total, d["run_ms"])
+ev = json.load(open(sys.argv[2]))["traceEvents"]
+spans = [e for e in ev if e.get("cat") == "device"]
+assert len(spans) == d["device_ops"] * d["loops"], (len(spans), d["device_ops"])
+print("%d of %d ops device-timed, %.3f ms of a %.3f ms run" % (len(dev), len(vk), total, d["run_ms"]))
+EOF
+then
+	ok "$m: edgert profile --backend vulkan gives device times ($(cat "$out/profile-check.log"))"
 else
-	ok "no Vulkan validation error in the op test, the cache test, the zoo and bench"
+	cat "$out/profile.log" "$out/profile-check.log" 2>/dev/null | tail -n 4 | sed 's/^/# /'
+	bad "$m: edgert profile --backend vulkan gives device times"
+fi
+
+# the validation layer had nothing to say about any of it
+if cat "$out"/ops.log "$out"/vk-cache.err "$out"/*-vk.log "$out"/bench.log "$out"/cache-*.log \
+	"$out"/profile.log | grep -q 'vulkan validation error'; then
+	cat "$out"/ops.log "$out"/vk-cache.err "$out"/*-vk.log "$out"/bench.log "$out"/cache-*.log \
+		"$out"/profile.log |
+		grep 'vulkan validation error' | head -n 3 | sed 's/^/# /'
+	bad "no Vulkan validation error in the op test, the cache test, the zoo, bench and profile"
+else
+	ok "no Vulkan validation error in the op test, the cache test, the zoo, bench and profile"
 fi
 unset ERT_VULKAN_VALIDATION
 
