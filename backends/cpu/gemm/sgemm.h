@@ -24,8 +24,12 @@
 #define ERT_SGEMM_KC 256
 #define ERT_SGEMM_MC 128
 #define ERT_SGEMM_NC 256
-/* The largest B packed once for all row tiles (ert_sgemm_desc.b_shared). */
-#define ERT_SGEMM_SHARED_B_MAX (2 << 20)
+/*
+ * The largest B packed once for all row tiles (ert_sgemm_desc.b_shared): past
+ * L2, but the one copy read back from L3 still beat packing per row tile on
+ * Zen 3 (3x3/2 256 -> 256 at 28x28, 2.2 MiB: 36 -> 46 GFLOP/s at avx2).
+ */
+#define ERT_SGEMM_SHARED_B_MAX (4 << 20)
 
 /* What the micro-kernel does with its block of C once the K loop is done. */
 struct ert_sgemm_epi {
