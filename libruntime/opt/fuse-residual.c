@@ -37,7 +37,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ops/linalg-geom.h"
 #include "ops/qlinear.h"
 #include "opt/opt-private.h"
 #include "opt/passes.h"
@@ -170,21 +169,38 @@ static bool q8_fuse(struct ert_graph *g, uint32_t ci, struct ert_node *add, int 
 	return true;
 }
 
-static ert_status fuse(struct ert_graph *g, bool q8, bool *changed, struct ert_err *err)
+/*
+ * A float Add(X, Y) fusion: the node that writes X (the Add its only use)
+ * takes Y as input @slot (inputs between its own and @slot absent), the
+ * attribute @flag = 1, and the Add's activation and output.
+ */
+struct add_fusion {
+	const char *what;  /* "residual", "bias": in messages */
+	/* may node @n (output @x) take @y? */
+	bool (*fusable)(const struct ert_graph *g, const int32_t *producer,
+			const struct ert_node *n, int32_t x, int32_t y);
+	uint32_t slot;
+	const char *flag;
+};
+
+/* The float Add fusion @fu, or with @fu NULL the int8 residual one. */
+static ert_status fuse(struct ert_graph *g, const struct add_fusion *fu, bool *changed,
+		       struct ert_err *err)
 {
 	uint32_t *uses = ert_opt_count_uses(g);
 	int32_t *producer = ert_opt_producers(g);
 	ert_status st = ERT_OK;
 
 	if (!uses || !producer) {
-		ert_err_set(err, "failed to fuse residual adds: out of memory");
+		ert_err_set(err, "failed to fuse %s adds: out of memory",
+			    fu ? fu->what : "residual");
 		st = ERT_STATUS_OUT_OF_MEMORY;
 		goto out;
 	}
 	for (uint32_t ai = 0; ai < g->n_nodes; ai++) {
 		struct ert_node *add = &g->nodes[ai];
 
-		if (q8 && !add->dead && add->op == ERT_OP_QLinearAdd &&
+		if (!fu && !add->dead && add->op == ERT_OP_QLinearAdd &&
 		    ert_attr_int(add, "ert.requant", 0) == 1 &&
 		    add->n_inputs >= 7 && add->n_inputs <= 8 && add->n_outputs == 1 &&
 		    add->outputs[0] >= 0 && add->inputs[0] >= 0 && add->inputs[3] >= 0 &&
@@ -209,46 +225,41 @@ static ert_status fuse(struct ert_graph *g, bool q8, bool *changed, struct ert_e
 			}
 			continue;
 		}
-		if (q8 || add->dead || add->op != ERT_OP_Add || add->n_inputs != 2 || add->n_outputs != 1 ||
-		    add->outputs[0] < 0 || add->inputs[0] < 0 || add->inputs[1] < 0 ||
+		if (!fu || add->dead || add->op != ERT_OP_Add || add->n_inputs != 2 ||
+		    add->n_outputs != 1 || add->outputs[0] < 0 || add->inputs[0] < 0 || add->inputs[1] < 0 ||
 		    add->inputs[0] == add->inputs[1])
 			continue;
 		for (int side = 0; side < 2; side++) {
-			int32_t x = add->inputs[side], r = add->inputs[1 - side];
+			int32_t x = add->inputs[side], y = add->inputs[1 - side];
 
 			if (producer[x] < 0 || uses[x] != 1 || ert_opt_is_graph_output(g, x))
 				continue;
-			struct ert_node *conv = &g->nodes[producer[x]];
+			struct ert_node *n = &g->nodes[producer[x]];
 
-			if (conv->dead || !fusable(g, producer, conv, x, r))
+			if (n->dead || !fu->fusable(g, producer, n, x, y))
 				continue;
 			struct ert_act_desc a = ert_node_act(add);
 			float params[2] = { a.p0, a.p1 };
-			int32_t *in = realloc(conv->inputs, 4 * sizeof(*in));
+			int32_t *in = realloc(n->inputs, (fu->slot + 1) * sizeof(*in));
 
-			if (!in) {
+			if (in)
+				n->inputs = in;
+			if (!in || !ert_node_set_attr_int(g, n, "ert.act", a.type) ||
+			    !ert_opt_set_attr_floats(g, n, "ert.act_params", params, 2) ||
+			    !ert_node_set_attr_int(g, n, fu->flag, 1)) {
+				/* undo: the node computes what it did before */
+				ert_node_set_attr_int(g, n, "ert.act", ERT_ACT_NONE);
+				ert_node_set_attr_int(g, n, fu->flag, 0);
 				ert_err_set(err, "failed to fuse '%s' into '%s': out of memory",
-					    add->name, conv->name);
+					    add->name, n->name);
 				st = ERT_STATUS_OUT_OF_MEMORY;
 				goto out;
 			}
-			conv->inputs = in;
-			if (conv->n_inputs < 3)
-				in[2] = -1;
-			in[3] = r;
-			if (!ert_node_set_attr_int(g, conv, "ert.act", a.type) ||
-			    !ert_opt_set_attr_floats(g, conv, "ert.act_params", params, 2) ||
-			    !ert_node_set_attr_int(g, conv, "ert.residual", 1)) {
-				/* undo: the Conv computes what it did before */
-				ert_node_set_attr_int(g, conv, "ert.act", ERT_ACT_NONE);
-				ert_node_set_attr_int(g, conv, "ert.residual", 0);
-				ert_err_set(err, "failed to fuse '%s' into '%s': out of memory",
-					    add->name, conv->name);
-				st = ERT_STATUS_OUT_OF_MEMORY;
-				goto out;
-			}
-			conv->n_inputs = 4;
-			conv->outputs[0] = add->outputs[0];
+			for (uint32_t k = n->n_inputs; k < fu->slot; k++)
+				in[k] = -1;
+			in[fu->slot] = y;
+			n->n_inputs = fu->slot + 1;
+			n->outputs[0] = add->outputs[0];
 			producer[add->outputs[0]] = producer[x];
 			add->dead = true;
 			*changed = true;
@@ -272,17 +283,11 @@ static bool bias_fusable(const struct ert_graph *g, const int32_t *producer,
 	    ert_node_act(mm).type != ERT_ACT_NONE || ert_attr_int(mm, "ert.bias", 0))
 		return false;
 	w = &g->tensors[mm->inputs[1]];
-	/* N: B's last dim, after a folded Transpose of B (ert.perm_b, fold-transpose.c) */
-	int32_t perm[ERT_MAX_RANK];
-
-	if (w->rank < 2 || !ert_matmul_perm(mm, ERT_MATMUL_PERM_B, w->rank, perm))
-		return false;
-	int64_t n = w->dims[perm[w->rank - 1]];
-
 	/* the product's type is B's (its shape may be unknown: a symbolic batch PyTorch reshapes) */
 	if ((g->tensors[x].dtype != ERT_DTYPE_FLOAT32 && g->tensors[x].dtype != ERT_DTYPE_UNDEFINED) ||
-	    bt->dtype != ERT_DTYPE_FLOAT32 || w->dtype != ERT_DTYPE_FLOAT32 || n < 1 ||
-	    !ert_opt_shape_static(bt) || bt->rank != 1 || bt->dims[0] != n)
+	    bt->dtype != ERT_DTYPE_FLOAT32 ||
+	    w->dtype != ERT_DTYPE_FLOAT32 || w->rank < 2 || w->dims[w->rank - 1] < 1 ||
+	    !ert_opt_shape_static(bt) || bt->rank != 1 || bt->dims[0] != w->dims[w->rank - 1])
 		return false;
 	return !from_dequantize(g, producer, mm->inputs[0]) &&
 	       !from_dequantize(g, producer, mm->inputs[1]) && !from_dequantize(g, producer, b);
@@ -290,72 +295,22 @@ static bool bias_fusable(const struct ert_graph *g, const int32_t *producer,
 
 ert_status ert_opt_fuse_matmul_bias(struct ert_graph *g, bool *changed, struct ert_err *err)
 {
-	uint32_t *uses = ert_opt_count_uses(g);
-	int32_t *producer = ert_opt_producers(g);
-	ert_status st = ERT_OK;
+	static const struct add_fusion bias = { "bias", bias_fusable, 2, "ert.bias" };
 
-	if (!uses || !producer) {
-		ert_err_set(err, "failed to fuse bias adds: out of memory");
-		st = ERT_STATUS_OUT_OF_MEMORY;
-		goto out;
-	}
-	for (uint32_t ai = 0; ai < g->n_nodes; ai++) {
-		struct ert_node *add = &g->nodes[ai];
-
-		if (add->dead || add->op != ERT_OP_Add || add->n_inputs != 2 || add->n_outputs != 1 ||
-		    add->outputs[0] < 0 || add->inputs[0] < 0 || add->inputs[1] < 0 ||
-		    add->inputs[0] == add->inputs[1])
-			continue;
-		for (int side = 0; side < 2; side++) {
-			int32_t x = add->inputs[side], b = add->inputs[1 - side];
-
-			if (producer[x] < 0 || uses[x] != 1 || ert_opt_is_graph_output(g, x))
-				continue;
-			struct ert_node *mm = &g->nodes[producer[x]];
-
-			if (mm->dead || !bias_fusable(g, producer, mm, x, b))
-				continue;
-			struct ert_act_desc a = ert_node_act(add);
-			float params[2] = { a.p0, a.p1 };
-			int32_t *in = realloc(mm->inputs, 3 * sizeof(*in));
-
-			if (in)
-				mm->inputs = in;
-			if (!in || !ert_node_set_attr_int(g, mm, "ert.act", a.type) ||
-			    !ert_opt_set_attr_floats(g, mm, "ert.act_params", params, 2) ||
-			    !ert_node_set_attr_int(g, mm, "ert.bias", 1)) {
-				/* undo: the MatMul computes what it did before */
-				ert_node_set_attr_int(g, mm, "ert.act", ERT_ACT_NONE);
-				ert_node_set_attr_int(g, mm, "ert.bias", 0);
-				ert_err_set(err, "failed to fuse '%s' into '%s': out of memory",
-					    add->name, mm->name);
-				st = ERT_STATUS_OUT_OF_MEMORY;
-				goto out;
-			}
-			in[2] = b;
-			mm->n_inputs = 3;
-			mm->outputs[0] = add->outputs[0];
-			producer[add->outputs[0]] = producer[x];
-			add->dead = true;
-			*changed = true;
-			break;
-		}
-	}
-out:
-	free(uses);
-	free(producer);
-	return st;
+	return fuse(g, &bias, changed, err);
 }
 
 ert_status ert_opt_fuse_residual(struct ert_graph *g, bool *changed, struct ert_err *err)
 {
-	return fuse(g, false, changed, err);
+	static const struct add_fusion residual = { "residual", fusable, 3, "ert.residual" };
+
+	return fuse(g, &residual, changed, err);
 }
 
 ert_status ert_opt_fuse_q8_residual(struct ert_graph *g, bool *changed, struct ert_err *err)
 {
 	bool fused = false;
-	ert_status st = fuse(g, true, &fused, err);
+	ert_status st = fuse(g, NULL, &fused, err);
 
 	/* the fused Adds go, then the optimiser's passes tidy up (shapes, order) */
 	if (fused) {
