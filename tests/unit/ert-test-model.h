@@ -1,5 +1,8 @@
 /* SPDX-License-Identifier: MIT */
-/* ert-test-model.h — load a graph built in a test as a model, through the .ert format. */
+/*
+ * ert-test-model.h — load a graph built in a test as a model, through the
+ * .ert format, and open a session on it.
+ */
 #ifndef ERT_TEST_MODEL_H
 #define ERT_TEST_MODEL_H
 
@@ -30,6 +33,19 @@ static inline ert_model *model_from_graph(struct ert_graph *g)
 	free(img);
 	ert_graph_destroy(g);
 	return m;
+}
+
+/* A session of @m (may be NULL) on one thread; NULL, the reason printed, on failure. */
+static inline ert_session *session_one_thread(ert_model *m)
+{
+	ert_session *s = NULL;
+	ert_config cfg;
+
+	ert_config_init(&cfg);
+	cfg.num_threads = 1;
+	if (m && ert_session_create(m, &cfg, &s) != ERT_OK)
+		fprintf(stderr, "session: %s\n", ert_last_error());
+	return s;
 }
 
 #endif

@@ -12,9 +12,11 @@
 #ifndef ERT_TEST_ONNX_WRITE_H
 #define ERT_TEST_ONNX_WRITE_H
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "edgert.h"
 #include "onnx.pb-c.h"
 #include "ert-graph.h"
 
@@ -292,6 +294,26 @@ static inline size_t ert_test_graph_to_onnx(const struct ert_graph *g, uint8_t *
 	onnx__model_proto__pack(m, *out);
 	ow_free(&p);
 	return len;
+}
+
+/* Write @g as ONNX and load it as a model; consumes @g. NULL, the reason printed, on failure. */
+static inline ert_model *model_from_graph_onnx(struct ert_graph *g)
+{
+	uint8_t *onnx = NULL;
+	ert_model *m = NULL;
+	char msg[512] = "";
+	size_t size;
+
+	if (!g)
+		return NULL;
+	size = ert_test_graph_to_onnx(g, &onnx);
+	ert_graph_destroy(g);
+	if (!size)
+		fprintf(stderr, "cannot write test graph as ONNX\n");
+	else if (ert_model_load_memory(onnx, size, 1, &m, msg, sizeof(msg)) != ERT_OK)
+		fprintf(stderr, "cannot load test graph from ONNX: %s\n", msg);
+	free(onnx);
+	return m;
 }
 
 #endif /* ERT_TEST_ONNX_WRITE_H */

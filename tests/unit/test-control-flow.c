@@ -21,18 +21,6 @@
 static const float x_vals[6] = { 1, -2, 3, -0.5f, 0.25f, 4 };
 static const float w_vals[6] = { 0.5f, -1, 2, 3, -0.25f, 1 };
 
-static ert_session *session_of(ert_model *m)
-{
-	ert_config cfg;
-	ert_session *s = NULL;
-
-	ert_config_init(&cfg);
-	cfg.num_threads = 1;
-	if (m && ert_session_create(m, &cfg, &s) != ERT_OK)
-		fprintf(stderr, "session: %s\n", ert_last_error());
-	return s;
-}
-
 /* The if_loop model's outputs for @c and @n, computed here. */
 static void if_loop_ref(bool c, int64_t n, float *sel, float *yf, float *ys)
 {
@@ -88,7 +76,7 @@ static int check_if_loop(ert_session *s, bool c, int64_t n)
 /* Both branches, trip counts changing run to run (0 included), cached plans reused. */
 static void run_if_loop(int *ert_test_failed_, ert_model *m)
 {
-	ert_session *s = session_of(m);
+	ert_session *s = session_one_thread(m);
 
 	REQUIRE(s);
 	CHECK(!check_if_loop(s, true, 3));
@@ -110,20 +98,8 @@ ERT_TEST(if_loop_through_ert)
 
 ERT_TEST(if_loop_through_onnx)
 {
-	struct ert_graph *g = ct_build_if_loop();
-	uint8_t *onnx = NULL;
-	size_t size;
-	ert_model *m = NULL;
-	char msg[512] = "";
+	ert_model *m = model_from_graph_onnx(ct_build_if_loop());
 
-	REQUIRE(g);
-	size = ert_test_graph_to_onnx(g, &onnx);
-	ert_graph_destroy(g);
-	REQUIRE(size);
-	CHECK_EQ_INT(ert_model_load_memory(onnx, size, 1, &m, msg, sizeof(msg)), ERT_OK);
-	free(onnx);
-	if (!m)
-		fprintf(stderr, "%s\n", msg);
 	REQUIRE(m);
 	run_if_loop(ert_test_failed_, m);
 	ert_model_unref(m);
@@ -287,7 +263,7 @@ error:
 ERT_TEST(body_op_error_names_each_op_once)
 {
 	ert_model *m = model_from_graph(build_loop_gather());
-	ert_session *s = session_of(m);
+	ert_session *s = session_one_thread(m);
 	int64_t n = 3;
 
 	REQUIRE(s);
@@ -313,7 +289,7 @@ ERT_TEST(scan_axes_directions)
 	static const float s0[2] = { 1, -1 };
 	static const float xv[8] = { 1, 2, 3, 4, -1, 0.5f, 2, -3 }; /* [2,4] */
 	ert_model *m = model_from_graph(ct_build_scan());
-	ert_session *s = session_of(m);
+	ert_session *s = session_one_thread(m);
 	float st[2] = { s0[0], s0[1] }, o1[8], o2[8];
 
 	REQUIRE(s);
@@ -367,7 +343,7 @@ ERT_TEST(deepest_nesting_runs)
 	REQUIRE(g);
 	CHECK_EQ_INT(ert_graph_validate(g, &err), ERT_OK);
 	ert_model *m = model_from_graph(g);
-	ert_session *s = session_of(m);
+	ert_session *s = session_one_thread(m);
 
 	REQUIRE(s);
 	for (int c = 0; c < 2; c++) {

@@ -97,18 +97,6 @@ fail:
 	return NULL;
 }
 
-static ert_session *session_of(ert_model *m)
-{
-	ert_config cfg;
-	ert_session *s = NULL;
-
-	ert_config_init(&cfg);
-	cfg.num_threads = 1;
-	if (m && ert_session_create(m, &cfg, &s) != ERT_OK)
-		fprintf(stderr, "session: %s\n", ert_last_error());
-	return s;
-}
-
 /* Run the pipeline with @pos; the columns of x, y inserted at @pos, the last one erased. */
 static void check_pipeline(int *ert_test_failed_, ert_session *s, int64_t pos)
 {
@@ -156,7 +144,7 @@ static void check_pipeline(int *ert_test_failed_, ert_session *s, int64_t pos)
 
 static void run_pipeline(int *ert_test_failed_, ert_model *m)
 {
-	ert_session *s = session_of(m);
+	ert_session *s = session_one_thread(m);
 	int64_t bad = 7;
 
 	REQUIRE(s);
@@ -186,20 +174,8 @@ ERT_TEST(pipeline_through_ert)
 
 ERT_TEST(pipeline_through_onnx)
 {
-	struct ert_graph *g = build_pipeline();
-	uint8_t *onnx = NULL;
-	ert_model *m = NULL;
-	char msg[512] = "";
-	size_t size;
+	ert_model *m = model_from_graph_onnx(build_pipeline());
 
-	REQUIRE(g);
-	size = ert_test_graph_to_onnx(g, &onnx);
-	ert_graph_destroy(g);
-	REQUIRE(size);
-	CHECK_EQ_INT(ert_model_load_memory(onnx, size, 1, &m, msg, sizeof(msg)), ERT_OK);
-	free(onnx);
-	if (!m)
-		fprintf(stderr, "%s\n", msg);
 	REQUIRE(m);
 	run_pipeline(ert_test_failed_, m);
 	ert_model_unref(m);
@@ -251,7 +227,7 @@ ERT_TEST(inputs_through_api)
 	};
 	ert_item bad = items[1];
 	ert_model *m = model_from_graph(build_inputs(ERT_OP_SequenceAt));
-	ert_session *s = session_of(m);
+	ert_session *s = session_one_thread(m);
 	int64_t idx;
 
 	REQUIRE(s);
@@ -425,7 +401,7 @@ static void check_split(int *ert_test_failed_, int64_t split, int64_t len, const
 	g->tensors[n].flags |= ERT_TENSOR_OUTPUT;
 	REQUIRE(ert_graph_add_input(g, x) && ert_graph_add_input(g, sp) && ert_graph_add_output(g, n));
 	m = model_from_graph(g);
-	ss = session_of(m);
+	ss = session_one_thread(m);
 	REQUIRE(ss);
 	CHECK_EQ_INT(ert_session_set_input(ss, 0, ERT_DTYPE_FLOAT32, xv, (size_t)len * 4), ERT_OK);
 	CHECK_EQ_INT(ert_session_set_input(ss, 1, ERT_DTYPE_INT64, &split, 8), ERT_OK);
