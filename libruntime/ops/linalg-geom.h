@@ -58,10 +58,11 @@ ert_status ert_matmul_shape(struct ert_infer_ctx *ctx, const struct ert_value *a
  * format version 9): "ert.perm_a" / "ert.perm_b" (ints) make operand A / B
  * the Transpose of input 0 / 1 by that permutation (A's dim d is input 0's
  * dim perm_a[d]), "ert.perm_y" stores the product Y transposed (output dim d
- * is Y's dim perm_y[d]). Only where A and B both have rank 2 or more; each
- * list is a permutation of its tensor's rank; perm_y keeps the last dim last
- * (perm_y[r - 1] = r - 1), so rows of Y are stored contiguous. A kernel reads
- * the operands and writes Y through the strides these give.
+ * is Y's dim perm_y[d]). Each list is a permutation of its tensor's rank;
+ * perm_a / perm_b need their operand of rank 2 or more, perm_y both, and
+ * keeps the last dim last (perm_y[r - 1] = r - 1), so rows of Y are stored
+ * contiguous. A kernel reads the operands and writes Y through the strides
+ * these give.
  */
 enum { ERT_MATMUL_PERM_A, ERT_MATMUL_PERM_B, ERT_MATMUL_PERM_Y, ERT_MATMUL_PERMS };
 extern const char *const ert_matmul_perm_attr[ERT_MATMUL_PERMS];

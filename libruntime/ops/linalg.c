@@ -301,33 +301,36 @@ static ert_status infer_matmul(struct ert_infer_ctx *ctx)
 	if (!is_float(a->dtype) || b->dtype != a->dtype)
 		return ert_infer_fail(ctx, ERT_STATUS_DTYPE, "A and B must be float32 (got %s, %s)",
 				      ert_dtype_name(a->dtype), ert_dtype_name(b->dtype));
-	bool permuted = ert_matmul_has_perm(ctx->node);
-
-	if (permuted && (a->rank < 2 || b->rank < 2))
-		return ert_infer_fail(ctx, ERT_STATUS_INVALID_MODEL,
-				      "ert.perm_a, ert.perm_b and ert.perm_y need A and B of rank 2 or more");
 	int32_t ry = a->rank > b->rank ? a->rank : b->rank;
 	int32_t ranks[ERT_MATMUL_PERMS] = { a->rank, b->rank, ry };
+	bool perm_y = ert_node_attr(ctx->node, ert_matmul_perm_attr[ERT_MATMUL_PERM_Y]) != NULL;
 
-	for (int w = 0; w < ERT_MATMUL_PERMS; w++)
+	for (int w = 0; w < ERT_MATMUL_PERMS; w++) {
+		bool has = ert_node_attr(ctx->node, ert_matmul_perm_attr[w]) != NULL;
+
+		if (has && (w == ERT_MATMUL_PERM_Y ? a->rank < 2 || b->rank < 2 : ranks[w] < 2))
+			return ert_infer_fail(ctx, ERT_STATUS_INVALID_MODEL,
+					      w == ERT_MATMUL_PERM_Y
+						      ? "%s needs A and B of rank 2 or more"
+						      : "%s needs its operand of rank 2 or more",
+					      ert_matmul_perm_attr[w]);
 		if (!ert_matmul_perm(ctx->node, w, ranks[w], perm[w]))
 			return ert_infer_fail(ctx, ERT_STATUS_INVALID_MODEL,
 					      w == ERT_MATMUL_PERM_Y
 						      ? "%s must be a permutation of %d dims that keeps the last one last"
 						      : "%s must be a permutation of %d dims",
 					      ert_matmul_perm_attr[w], (int)ranks[w]);
+	}
 	pa = *a;
 	pb = *b;
-	if (permuted) {
-		ert_perm_view(a->rank, a->dims, perm[ERT_MATMUL_PERM_A], false, pa.dims, NULL);
-		ert_perm_view(b->rank, b->dims, perm[ERT_MATMUL_PERM_B], false, pb.dims, NULL);
-	}
+	ert_perm_view(a->rank, a->dims, perm[ERT_MATMUL_PERM_A], false, pa.dims, NULL);
+	ert_perm_view(b->rank, b->dims, perm[ERT_MATMUL_PERM_B], false, pb.dims, NULL);
 	if (c && (pb.rank < 2 || c->dtype != a->dtype || c->rank != 1 ||
 		  c->dims[0] != pb.dims[pb.rank - 1]))
 		return ert_infer_fail(ctx, ERT_STATUS_SHAPE,
 				      "the ert.bias input must be a float32 vector of B's last dim");
 	rc = ert_matmul_shape(ctx, &pa, &pb, a->dtype);
-	if (rc != ERT_OK || !permuted)
+	if (rc != ERT_OK || !perm_y)
 		return rc;
 	/* the stored output: dim d is Y's dim perm_y[d] */
 	for (int32_t d = 0; d < ry; d++)

@@ -17,9 +17,14 @@
  * attention x V and merges them with Transpose + Reshape after: its 48
  * Transposes of q, k, v and the merge go (docs/performance.md).
  *
- * Float32 MatMul with A and B of known rank 2 or more; not where the
- * transposed tensor is a constant (constant folding transposes weights once)
- * or where a DequantizeLinear feeds it (a QDQ pattern the int8 fusion reads).
+ * Float32 MatMul. A folded operand's rank is that of its Transpose (2 or
+ * more); a folded output needs both operands of rank 2 or more, known from
+ * shape inference or from the perm of the Transpose that writes them
+ * (PyTorch's exports reshape by computed shapes, which leaves ranks
+ * unknown). Not where the transposed tensor is a constant (constant folding
+ * transposes weights once), where the other operand is one (a linear layer:
+ * see below), or where a DequantizeLinear feeds it (a QDQ pattern the int8
+ * fusion reads).
  * ert_opt_unfold_matmul_perms() gives the Transposes back for the quantizer.
  */
 #include <stdio.h>
@@ -28,6 +33,23 @@
 
 #include "ops/linalg-geom.h"
 #include "opt/opt-private.h"
+
+/*
+ * Rank of tensor @t: its own where shape inference knew it, else the length
+ * of the "perm" of the Transpose that writes it (PyTorch's exports reshape
+ * by computed shapes, which leaves ranks unknown here); -1 if neither.
+ */
+static int32_t known_rank(const struct ert_graph *g, const int32_t *producer, int32_t t)
+{
+	uint32_t count = 0;
+
+	if (g->tensors[t].rank >= 0)
+		return g->tensors[t].rank;
+	if (producer[t] >= 0 && g->nodes[producer[t]].op == ERT_OP_Transpose &&
+	    ert_attr_ints(&g->nodes[producer[t]], "perm", &count))
+		return (int32_t)count;
+	return -1;
+}
 
 /* The permutation of Transpose @tr (its "perm", or the reversal) for rank @rank, into @perm. */
 static bool transpose_perm(const struct ert_node *tr, int32_t rank, int64_t *perm)
@@ -60,20 +82,45 @@ static bool is_transpose(const struct ert_node *n)
 	       n->inputs[0] >= 0 && n->outputs[0] >= 0;
 }
 
-/* A float32 MatMul of two operands of known rank 2 or more (no attribute of @which yet). */
-static bool matmul_foldable(const struct ert_graph *g, const struct ert_node *mm, int which)
+/* Rank of MatMul @mm's operand @s as the product sees it (after an ert.perm_* of its own). */
+static int32_t operand_rank(const struct ert_graph *g, const int32_t *producer,
+			    const struct ert_node *mm, int s)
 {
+	uint32_t count = 0;
+
+	if (ert_attr_ints(mm, ert_matmul_perm_attr[s], &count))
+		return (int32_t)count;
+	return known_rank(g, producer, mm->inputs[s]);
+}
+
+static bool f32_or_unknown(const struct ert_tensor *t)
+{
+	return t->dtype == ERT_DTYPE_FLOAT32 || t->dtype == ERT_DTYPE_UNDEFINED;
+}
+
+/*
+ * A MatMul with no attribute @which yet, float32 where the types are known
+ * (MatMul runs on float32 alone). For a folded operand (@which A or B) that
+ * operand's rank is the Transpose's (2 or more) and the other's may be
+ * unknown; for a folded output both ranks must be known to be 2 or more,
+ * and *@ry is the product's.
+ */
+static bool matmul_foldable(const struct ert_graph *g, const int32_t *producer,
+			    const struct ert_node *mm, int which, int32_t *ry)
+{
+	int32_t r[2];
+
 	if (mm->dead || mm->op != ERT_OP_MatMul || mm->n_inputs < 2 || mm->n_outputs != 1 ||
 	    mm->inputs[0] < 0 || mm->inputs[1] < 0 || mm->outputs[0] < 0 ||
 	    ert_node_attr(mm, ert_matmul_perm_attr[which]))
 		return false;
 	for (int s = 0; s < 2; s++) {
-		const struct ert_tensor *t = &g->tensors[mm->inputs[s]];
-
-		if (t->dtype != ERT_DTYPE_FLOAT32 || t->rank < 2)
+		r[s] = operand_rank(g, producer, mm, s);
+		if (!f32_or_unknown(&g->tensors[mm->inputs[s]]))
 			return false;
 	}
-	return true;
+	*ry = r[0] > r[1] ? r[0] : r[1];
+	return which != ERT_MATMUL_PERM_Y || (r[0] >= 2 && r[1] >= 2);
 }
 
 static bool from_op(const struct ert_graph *g, const int32_t *producer, int32_t t, enum ert_op op)
@@ -96,23 +143,35 @@ ert_status ert_opt_fold_matmul_transposes(struct ert_graph *g, bool *changed,
 	}
 	for (uint32_t i = 0; i < g->n_nodes; i++) {
 		struct ert_node *mm = &g->nodes[i];
+		int32_t ry;
 
 		/* input side: the operand read through the Transpose's permutation */
 		for (int s = 0; s < 2; s++) {
 			int32_t t = mm->op == ERT_OP_MatMul && mm->n_inputs >= 2 ? mm->inputs[s] : -1;
 
-			if (t < 0 || !matmul_foldable(g, mm, s) || !from_op(g, producer, t, ERT_OP_Transpose))
+			if (t < 0 || !matmul_foldable(g, producer, mm, s, &ry) ||
+			    !from_op(g, producer, t, ERT_OP_Transpose))
 				continue;
 			const struct ert_node *tr = &g->nodes[producer[t]];
-			int32_t x = tr->inputs[0];
+			int32_t x = tr->inputs[0], r = known_rank(g, producer, t);
 
-			if (!is_transpose(tr) || g->tensors[x].rank != g->tensors[t].rank ||
-			    g->tensors[x].dtype != ERT_DTYPE_FLOAT32 || (g->tensors[x].flags & ERT_TENSOR_CONST) ||
+			/*
+			 * Not beside a constant operand (a linear layer's weights): there
+			 * the transposed rows of A may not fold into one GEMM's M (a
+			 * batch of small products instead); attention's products multiply
+			 * two activations.
+			 */
+			/* x's rank unknown: the perm's length (the Transpose refuses another) */
+			int32_t rx = known_rank(g, producer, x);
+
+			if (!is_transpose(tr) || r < 2 || (rx >= 0 && rx != r) ||
+			    (g->tensors[mm->inputs[1 - s]].flags & ERT_TENSOR_CONST) ||
+			    !f32_or_unknown(&g->tensors[x]) ||
+			    (g->tensors[x].flags & ERT_TENSOR_CONST) ||
 			    from_op(g, producer, x, ERT_OP_DequantizeLinear) ||
-			    !transpose_perm(tr, g->tensors[t].rank, perm))
+			    !transpose_perm(tr, r, perm))
 				continue;
-			if (!ert_node_set_attr_ints(g, mm, ert_matmul_perm_attr[s], perm,
-						    (uint32_t)g->tensors[t].rank)) {
+			if (!ert_node_set_attr_ints(g, mm, ert_matmul_perm_attr[s], perm, (uint32_t)r)) {
 				ert_err_set(err, "failed to fold '%s' into '%s': out of memory",
 					    tr->name, mm->name);
 				st = ERT_STATUS_OUT_OF_MEMORY;
@@ -126,19 +185,17 @@ ert_status ert_opt_fold_matmul_transposes(struct ert_graph *g, bool *changed,
 		/* output side: a Transpose that keeps rows, the product's only reader */
 		int32_t y = mm->n_outputs == 1 ? mm->outputs[0] : -1;
 
-		if (y < 0 || !matmul_foldable(g, mm, ERT_MATMUL_PERM_Y) || uses[y] != 1 ||
-		    ert_opt_is_graph_output(g, y))
+		if (y < 0 || !matmul_foldable(g, producer, mm, ERT_MATMUL_PERM_Y, &ry) ||
+		    uses[y] != 1 || ert_opt_is_graph_output(g, y))
 			continue;
 		for (uint32_t j = 0; j < g->n_nodes; j++) {
 			struct ert_node *tr = &g->nodes[j];
-			int32_t r = g->tensors[y].rank;
 
 			if (!is_transpose(tr) || tr->inputs[0] != y)
 				continue;
-			if (r < 2 || g->tensors[tr->outputs[0]].rank != r ||
-			    !transpose_perm(tr, r, perm) || perm[r - 1] != r - 1)
+			if (!transpose_perm(tr, ry, perm) || perm[ry - 1] != ry - 1)
 				break;
-			if (!ert_node_set_attr_ints(g, mm, "ert.perm_y", perm, (uint32_t)r)) {
+			if (!ert_node_set_attr_ints(g, mm, "ert.perm_y", perm, (uint32_t)ry)) {
 				ert_err_set(err, "failed to fold '%s' into '%s': out of memory",
 					    tr->name, mm->name);
 				st = ERT_STATUS_OUT_OF_MEMORY;

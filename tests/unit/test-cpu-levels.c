@@ -451,6 +451,10 @@ ERT_TEST(matmul_perm_every_level)
 		  { 1, 0 }, { -1 }, 1 },
 		{ "2-D A, 3-D B, 3-D output permutation", 2, 3, { 5, 11 }, { 4, 7, 5 }, { 1, 0 },
 		  { 0, 2, 1 }, { 1, 0, 2 }, 0 },
+		{ "A^T times a vector", 3, 1, { 3, 5, 4 }, { 5 }, { 0, 2, 1 }, { -1 }, { -1 }, 0 },
+		{ "a vector times B^T", 1, 3, { 5 }, { 2, 6, 5 }, { -1 }, { 0, 2, 1 }, { -1 }, 0 },
+		{ "B^T shared by A's batch", 3, 2, { 2, 9, 20 }, { 31, 20 }, { -1 }, { 1, 0 },
+		  { -1 }, 0 },
 	};
 	enum ert_cpu_isa best = ert_cpu_isa_best();
 	int runs = 0;

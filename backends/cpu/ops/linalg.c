@@ -146,7 +146,7 @@ struct matmul_view {
 
 struct matmul_plan {
 	int64_t m, n, k, batch;
-	bool fold, perm;
+	bool fold, perm_y;
 	struct matmul_view a, b, y; /* the operands and the product as the GEMM sees them */
 };
 
@@ -156,7 +156,7 @@ static struct matmul_plan matmul_plan_of(const struct ert_exec *x)
 	int32_t perm[ERT_MAX_RANK];
 	struct matmul_plan p;
 
-	p.perm = ert_matmul_has_perm(x->node);
+	p.perm_y = ert_node_attr(x->node, ert_matmul_perm_attr[ERT_MATMUL_PERM_Y]) != NULL;
 	ert_matmul_perm(x->node, ERT_MATMUL_PERM_A, a->rank, perm);
 	ert_perm_view(a->rank, a->dims, perm, false, p.a.dims, p.a.st);
 	ert_matmul_perm(x->node, ERT_MATMUL_PERM_B, b->rank, perm);
@@ -169,7 +169,9 @@ static struct matmul_plan matmul_plan_of(const struct ert_exec *x)
 	p.batch = 1;
 	for (int32_t i = 0; i < y->rank - (a->rank > 1) - (b->rank > 1); i++)
 		p.batch *= p.y.dims[i];
-	p.fold = b->rank <= 2 && a->rank > 2 && !p.perm;
+	/* A's batch folds into M where A and Y are contiguous (B may be a view) */
+	p.fold = b->rank <= 2 && a->rank > 2 && !p.perm_y &&
+		 !ert_node_attr(x->node, ert_matmul_perm_attr[ERT_MATMUL_PERM_A]);
 	if (p.fold) {
 		p.m *= p.batch;
 		p.batch = 1;
@@ -198,8 +200,8 @@ static void matmul_strides(const struct ert_exec *x, const struct matmul_plan *p
 	cs[0] = p->a.st[ra - 1];
 	rs[1] = rb > 1 ? p->b.st[rb - 2] : 1;
 	cs[1] = rb > 1 ? p->b.st[rb - 1] : 1;
-	/* folded Transposes need A and B of rank 2 or more: Y's last two dims are M and N */
-	rs[2] = p->perm ? p->y.st[ry - 2] : p->n;
+	/* a folded output Transpose needs A and B of rank 2 or more: Y's last two dims are M and N */
+	rs[2] = p->perm_y ? p->y.st[ry - 2] : p->n;
 	cs[2] = 1;
 }
 
