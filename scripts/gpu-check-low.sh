@@ -11,31 +11,8 @@
 # a GPU stores float16 under LOW all the same (vload_half/vstore_half,
 # float32 arithmetic); half arithmetic needs cl_khr_fp16. On a CPU device
 # (PoCL) LOW is float32 unless ERT_OPENCL_F16=storage asks for float16.
-set -u
-b=${1:-build}
-edgert=$b/edgert
-out=${TMPDIR:-/tmp}/gpu-check-low.$$
-mkdir -p "$out"
-fails=0
-pass() { echo "PASS $*"; }
-fail() { echo "FAIL $*"; fails=$((fails + 1)); }
-
-# cmp DIR_REF DIR_GOT: cosine >= 0.999 and no inf/NaN for every .npy
-cmp() {
-	"${PYTHON:-python3}" - "$1" "$2" <<'PY'
-import glob, os, sys
-import numpy as np
-for f in sorted(glob.glob(os.path.join(sys.argv[1], "*.npy"))):
-    r = np.load(f).astype(np.float64).ravel()
-    g = np.load(os.path.join(sys.argv[2], os.path.basename(f))).astype(np.float64).ravel()
-    bad = (~np.isfinite(g)).sum()
-    cos = float(g @ r / (np.linalg.norm(g) * np.linalg.norm(r) + 1e-30)) if not bad else 0.0
-    print("%s: cosine %.6f, %d inf/NaN, max abs error %.3g, max |ref| %.3g" %
-          (os.path.basename(f), cos, bad, np.abs(g - r).max() if not bad else float("inf"), np.abs(r).max()))
-    if bad or cos < 0.999:
-        sys.exit(1)
-PY
-}
+check=low
+. "$(dirname "$0")/gpu-check-common.sh"
 
 clinfo 2>/dev/null | grep -q cl_khr_fp16 ||
 	echo "note: no device lists cl_khr_fp16: float16 storage on a GPU, float arithmetic"
@@ -55,7 +32,8 @@ for m in mobilenet_v2 resnet18 resnet50 vit_s16; do
 		tail -n 3 "$out/$m-low.log"; fail "$m: run in LOW"; continue
 	fi
 	grep -E '^precision low|^[0-9]+ ops in' "$out/$m-low.log"
-	if [ "$(grep -c '^split ' "$out/$m-low.log")" -eq 1 ] && cmp "$out/$m-cpu" "$out/$m-low"; then
+	if [ "$(grep -c '^split ' "$out/$m-low.log")" -eq 1 ] &&
+	   npy_cmp cosine "$out/$m-cpu" "$out/$m-low"; then
 		pass "$m in LOW: one OpenCL split, cosine >= 0.999, no inf/NaN"
 	else
 		fail "$m in LOW: one OpenCL split, cosine >= 0.999, no inf/NaN"
@@ -67,7 +45,7 @@ m=$out/overflow.ert
 "$edgert" run "$m" --backend cpu --seed 5 -o "$out/of-cpu" >/dev/null 2>&1
 "$edgert" run "$m" --backend opencl --precision low --fp16-guard off --seed 5 -o "$out/of-off" \
 	>/dev/null 2>&1
-if cmp "$out/of-cpu" "$out/of-off" >"$out/of-off.log" 2>&1; then
+if npy_cmp cosine "$out/of-cpu" "$out/of-off" >"$out/of-off.log" 2>&1; then
 	cat "$out/of-off.log"; fail "overflow model, guard off: expected inf/NaN"
 else
 	pass "overflow model, guard off: $(head -n 1 "$out/of-off.log")"
@@ -76,7 +54,7 @@ fi
 	>"$out/of-on.log" 2>&1
 grep -E 'kept in fp32|^precision low' "$out/of-on.log"
 if [ "$(grep -c 'kept in fp32 by the fp16 guard:' "$out/of-on.log")" -eq 2 ] &&
-   cmp "$out/of-cpu" "$out/of-on" >"$out/of-on.cmp" 2>&1; then
+   npy_cmp cosine "$out/of-cpu" "$out/of-on" >"$out/of-on.cmp" 2>&1; then
 	pass "overflow model, guard on: 2 ops kept in fp32, $(head -n 1 "$out/of-on.cmp")"
 else
 	cat "$out/of-on.cmp" 2>/dev/null; fail "overflow model, guard on"

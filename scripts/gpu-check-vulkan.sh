@@ -11,31 +11,8 @@
 #   3. edgert bench of the zoo on vulkan, opencl and cpu in the same run
 #      (printed, not asserted).
 # Prints PASS/FAIL lines; exits 1 when anything failed. Needs numpy in $PYTHON (default python3).
-set -u
-b=${1:-build}
-edgert=$b/edgert
-out=${TMPDIR:-/tmp}/gpu-check-vulkan.$$
-mkdir -p "$out"
-fails=0
-pass() { echo "PASS $*"; }
-fail() { echo "FAIL $*"; fails=$((fails + 1)); }
-
-# cmp DIR_REF DIR_GOT: max abs error <= 1e-3 x max |ref| and no inf/NaN for every .npy
-cmp() {
-	"${PYTHON:-python3}" - "$1" "$2" <<'PY'
-import glob, os, sys
-import numpy as np
-for f in sorted(glob.glob(os.path.join(sys.argv[1], "*.npy"))):
-    r = np.load(f).astype(np.float64)
-    g = np.load(os.path.join(sys.argv[2], os.path.basename(f))).astype(np.float64)
-    bad = (~np.isfinite(g)).sum()
-    err = np.abs(g - r).max() if not bad else float("inf")
-    print("%s: max abs error %.3g, max |ref| %.3g, %d inf/NaN" %
-          (os.path.basename(f), err, np.abs(r).max(), bad))
-    if bad or err > 1e-3 * np.abs(r).max():
-        sys.exit(1)
-PY
-}
+check=vulkan
+. "$(dirname "$0")/gpu-check-common.sh"
 
 if ERT_TEST_BACKENDS=vulkan "$b/test-backend-ops" >"$out/ops.log" 2>&1; then
 	pass "op test on Vulkan ($(sed -n 's/^# vulkan: //p' "$out/ops.log" | head -n 1)): $(tail -n 1 "$out/ops.log")"
@@ -53,7 +30,7 @@ for m in mobilenet_v2 resnet18 resnet50 vit_s16; do
 	fi
 	grep -E '^vulkan device|^[0-9]+ ops in' "$out/$m-vk.log"
 	if [ "$(grep -c '^split ' "$out/$m-vk.log")" -eq 1 ] && grep -q '^split 1: vulkan' "$out/$m-vk.log" &&
-	   cmp "$out/$m-cpu" "$out/$m-vk"; then
+	   npy_cmp abs "$out/$m-cpu" "$out/$m-vk"; then
 		pass "$m: one Vulkan split, within 1e-3 x max |ref| of the CPU, no inf/NaN"
 	else
 		fail "$m: one Vulkan split, within 1e-3 x max |ref| of the CPU, no inf/NaN"
