@@ -9,7 +9,11 @@
 #   2. the zoo: every op in one Vulkan split, max abs error <= 1e-3 x max
 #      |ref|, no inf/NaN;
 #   3. edgert bench of the zoo on vulkan, opencl and cpu in the same run
-#      (printed, not asserted).
+#      (printed, not asserted);
+#   4. the cache file (test-vk-cache: tuned launches written cold, taken
+#      warm, damaged files ignored), and cold vs warm session creation of
+#      the zoo (scripts/vk-cold-warm.sh; printed), with NVIDIA's own shader
+#      cache off (__GL_SHADER_DISK_CACHE=0) and then on.
 # Prints PASS/FAIL lines; exits 1 when anything failed. Needs numpy in $PYTHON (default python3).
 check=vulkan
 . "$(dirname "$0")/gpu-check-common.sh"
@@ -41,5 +45,15 @@ for m in mobilenet_v2 resnet18 resnet50 vit_s16; do
 			sed -n 's/^min *//p'
 	done
 done
+if "$b/test-vk-cache" >"$out/vk-cache.log" 2>&1 && ! grep -q '^# vulkan: skipped' "$out/vk-cache.log"; then
+	pass "cache file and tuning (test-vk-cache): $(tail -n 1 "$out/vk-cache.log")"
+else
+	grep -E '^(not ok|#)' "$out/vk-cache.log" | head -n 10
+	fail "cache file and tuning (test-vk-cache): $(tail -n 1 "$out/vk-cache.log")"
+fi
+echo "cold vs warm session creation, NVIDIA's shader cache off:"
+__GL_SHADER_DISK_CACHE=0 sh "$(dirname "$0")/vk-cold-warm.sh" "$b" "mobilenet_v2 resnet18 resnet50 vit_s16"
+echo "the same, NVIDIA's shader cache on:"
+sh "$(dirname "$0")/vk-cold-warm.sh" "$b" "mobilenet_v2 resnet18 resnet50 vit_s16"
 rm -rf "$out"
 [ "$fails" -eq 0 ]

@@ -344,7 +344,8 @@ ert_status ert_vk_out(const struct ert_exec *x, uint32_t k, struct ert_vk_ref *o
  * Add a dispatch of shader @shader (specialization constants @spec) with
  * @groups work-groups; its buffers and push constants follow with the
  * ert_vk_arg_*() calls, in the order the shader declares them: a ref binds
- * the next binding and pushes its offset.
+ * the next binding and pushes its offset. @shader NULL: no pipeline yet (a
+ * launch the tuner will give one, ert_vk_launch_tunable).
  */
 ert_status ert_vk_launch_add(struct ert_vk *vk, struct ert_vk_step *st, const char *shader,
 			     const uint32_t *spec, uint32_t n_spec, const uint32_t groups[3],

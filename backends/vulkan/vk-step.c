@@ -82,8 +82,9 @@ ert_status ert_vk_launch_add(struct ert_vk *vk, struct ert_vk_step *st, const ch
 {
 	const uint32_t *lim = vk->props.limits.maxComputeWorkGroupCount;
 	struct ert_vk_launch *l;
-	VkPipeline pipe;
-	ert_status s = ert_vk_pipeline_get(vk, shader, spec, n_spec, &pipe, st->node, err);
+	VkPipeline pipe = VK_NULL_HANDLE;
+	ert_status s = shader ? ert_vk_pipeline_get(vk, shader, spec, n_spec, &pipe, st->node, err) :
+		       ERT_OK;
 
 	if (s != ERT_OK)
 		return s;

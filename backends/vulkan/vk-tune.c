@@ -51,14 +51,16 @@ ert_status ert_vk_launch_tunable(struct ert_vk *vk, struct ert_vk_step *st,
 	struct ert_vk_launch *l;
 	ert_status s;
 
+	/* a launch with no choice under this mode (a small tensor) is not tuned */
+	bool tuned = vk->tune != ERT_TUNE_NONE &&
+		     ert_tune_candidates(vk->tune, &t->space, c, ERT_TUNE_MAX_CANDIDATES) > 1;
+
 	ert_tune_candidates(ERT_TUNE_NONE, &t->space, c, 1);
 	cand_launch(t, &c[0], spec, &n_spec, groups);
-	s = ert_vk_launch_add(vk, st, t->shader[0], spec, n_spec, groups, err);
-	if (s != ERT_OK || vk->tune == ERT_TUNE_NONE)
+	/* a tuned launch gets its pipeline from the tuner: only the chosen one is built warm */
+	s = ert_vk_launch_add(vk, st, tuned ? NULL : t->shader[0], spec, n_spec, groups, err);
+	if (s != ERT_OK || !tuned)
 		return s;
-	/* a launch with no choice under this mode (a small tensor) is not kept */
-	if (ert_tune_candidates(vk->tune, &t->space, c, ERT_TUNE_MAX_CANDIDATES) < 2)
-		return ERT_OK;
 	l = &st->launch[st->n_launch - 1];
 	l->tunable = malloc(sizeof(*l->tunable));
 	if (!l->tunable) {
@@ -275,23 +277,23 @@ ert_status ert_vk_tune_launch(struct ert_vk *vk, struct ert_vk_step *st, struct 
 	bool refused, timed;
 	ert_status s = ERT_OK;
 
-	if (n < 2)
-		return ERT_OK;
-	make_key(l, t, &key);
 	best = cands[0];
-	e = ert_tune_lookup(&vk->tuned, &key, &t->space, vk->tune, &refused);
-	/* not a choice this build offers: a damaged or foreign entry, tuned again */
-	vk->tune_refused += refused;
-	if (e) {
-		best = e->best;
-		vk->tune_reused++;
-	} else {
-		s = time_all(vk, st, l, set, cands, n, &best, &ns, &timed, err);
-		if (s == ERT_OK && timed) {
-			vk->tune_timed++;
-			/* out of memory for the table: the choice still holds for this step */
-			ert_tune_put(&vk->tuned, &key, &best, vk->tune,
-				     ns > UINT32_MAX ? UINT32_MAX : (uint32_t)ns);
+	if (n > 1) {
+		make_key(l, t, &key);
+		e = ert_tune_lookup(&vk->tuned, &key, &t->space, vk->tune, &refused);
+		/* not a choice this build offers: a damaged or foreign entry, tuned again */
+		vk->tune_refused += refused;
+		if (e) {
+			best = e->best;
+			vk->tune_reused++;
+		} else {
+			s = time_all(vk, st, l, set, cands, n, &best, &ns, &timed, err);
+			if (s == ERT_OK && timed) {
+				vk->tune_timed++;
+				/* out of memory for the table: the choice still holds for this step */
+				ert_tune_put(&vk->tuned, &key, &best, vk->tune,
+					     ns > UINT32_MAX ? UINT32_MAX : (uint32_t)ns);
+			}
 		}
 	}
 	if (s == ERT_OK)
