@@ -356,6 +356,11 @@ static ert_status ocl_compute(struct ert_backend *be, struct ert_exec *x, struct
 	return ert_ocl_step_run(ocl_of(be), x->state, err);
 }
 
+static bool ocl_device_time(struct ert_backend *be, const struct ert_exec *x, uint64_t *ns_out)
+{
+	return x->state && ert_ocl_step_device_ns(x->state, ns_out);
+}
+
 static ert_status ocl_synchronize(struct ert_backend *be, struct ert_err *err)
 {
 	cl_int rc;
@@ -489,6 +494,7 @@ static const struct ert_backend_ops ocl_ops = {
 	.compute = ocl_compute,
 	.release = ocl_release,
 	.synchronize = ocl_synchronize,
+	.device_time = ocl_device_time,
 	.destroy = ocl_destroy,
 	.resident_bytes = ocl_resident_bytes,
 	.copied_bytes = ocl_copied_bytes,
@@ -560,6 +566,7 @@ static ert_status create(const ert_config *cfg, bool gpu_only, struct ert_backen
 	be->ctx = cl;
 	cl->precision = cfg ? cfg->precision : ERT_LEVEL_NORMAL;
 	cl->tune = cfg ? cfg->tune : ERT_TUNE_FAST;
+	cl->device_times = cfg && cfg->device_times;
 	st = ert_ocl_device_open(cl, gpu_only, err);
 	if (st != ERT_OK) {
 		ocl_destroy(be);

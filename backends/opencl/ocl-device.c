@@ -287,7 +287,8 @@ ert_status ert_ocl_device_open(struct ert_ocl *cl, bool gpu_only, struct ert_err
 	cl->local_mem = d->local_mem;
 	cl->compute_units = d->compute_units;
 	/* in order: each op reads what the one before it wrote, with no events */
-	cl->queue = clCreateCommandQueue(cl->ctx, cl->device, 0, &rc);
+	cl->queue = clCreateCommandQueue(cl->ctx, cl->device,
+					 cl->device_times ? CL_QUEUE_PROFILING_ENABLE : 0, &rc);
 	cl->times.device_ns += ert_clock_ns() - t0;
 	if (!cl->queue)
 		return ert_ocl_fail(err, rc, "clCreateCommandQueue", NULL);

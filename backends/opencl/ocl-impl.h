@@ -138,6 +138,12 @@ struct ert_ocl {
 	cl_uint compute_units;       /* CL_DEVICE_MAX_COMPUTE_UNITS */
 	ert_level precision;
 	ert_tune tune;               /* ert_config.tune */
+	/*
+	 * ert_config.device_times: the queue profiles (CL_QUEUE_PROFILING_ENABLE)
+	 * and each step keeps the events of what it enqueued, for the
+	 * backend's device_time op. Off: no event at all.
+	 */
+	bool device_times;
 	/* a queue with profiling, made the first time a launch is tuned */
 	cl_command_queue tune_queue;
 	/*
@@ -303,6 +309,9 @@ struct ert_ocl_step {
 	bool f16;                    /* float32 tensors stored as float16 (ert_exec.fp16) */
 	cl_int arg_rc;               /* first failure setting an argument */
 	cl_uint arg_index;
+	/* with cl->device_times: the events of the last run's commands (released at the next) */
+	cl_event events[2 * ERT_OCL_MAX_LAUNCHES];
+	uint32_t n_events;
 };
 
 /* A tensor on the device: a buffer and an offset in elements of its storage (@es bytes). */
@@ -383,9 +392,15 @@ ert_status ert_ocl_table(struct ert_ocl *cl, struct ert_ocl_step *st, const cl_i
 			 size_t count, cl_mem *out, struct ert_err *err);
 /* The index of program @name among ert_ocl_sources, or -1. */
 int ert_ocl_program_index(const char *name);
-/* Enqueue the step's copies and launches. */
-ert_status ert_ocl_step_run(struct ert_ocl *cl, const struct ert_ocl_step *st,
-			    struct ert_err *err);
+/* Enqueue the step's copies and launches (keeping their events with device_times). */
+ert_status ert_ocl_step_run(struct ert_ocl *cl, struct ert_ocl_step *st, struct ert_err *err);
+/*
+ * The step's time on the device the last time it ran: the sum of its
+ * commands' profiled times (CL_PROFILING_COMMAND_START to _END), once the
+ * queue was waited on. False when not timed (no device_times, no command)
+ * or a time cannot be read.
+ */
+bool ert_ocl_step_device_ns(const struct ert_ocl_step *st, uint64_t *ns_out);
 void ert_ocl_step_free(struct ert_ocl *cl, struct ert_ocl_step *st);
 
 /*

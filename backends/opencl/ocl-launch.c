@@ -319,9 +319,24 @@ ert_status ert_ocl_table(struct ert_ocl *cl, struct ert_ocl_step *st, const cl_i
 	return ERT_OK;
 }
 
-ert_status ert_ocl_step_run(struct ert_ocl *cl, const struct ert_ocl_step *st,
-			    struct ert_err *err)
+/* The last run's events go: a step keeps those of one run only. */
+static void release_events(struct ert_ocl_step *st)
 {
+	for (uint32_t i = 0; i < st->n_events; i++)
+		clReleaseEvent(st->events[i]);
+	st->n_events = 0;
+}
+
+/* Where the next command's event goes: NULL (none asked) without device_times. */
+static cl_event *next_event(const struct ert_ocl *cl, struct ert_ocl_step *st)
+{
+	return cl->device_times && st->n_events < 2 * ERT_OCL_MAX_LAUNCHES
+		       ? &st->events[st->n_events] : NULL;
+}
+
+ert_status ert_ocl_step_run(struct ert_ocl *cl, struct ert_ocl_step *st, struct ert_err *err)
+{
+	release_events(st);
 	for (uint32_t i = 0; i < st->n_copy; i++) {
 		cl_int rc;
 
@@ -332,26 +347,50 @@ ert_status ert_ocl_step_run(struct ert_ocl *cl, const struct ert_ocl_step *st,
 			continue;
 		rc = clEnqueueCopyBuffer(cl->queue, st->copy[i].src, st->copy[i].dst,
 					 st->copy[i].src_off, st->copy[i].dst_off, st->copy[i].size,
-					 0, NULL, NULL);
+					 0, NULL, next_event(cl, st));
 		if (rc != CL_SUCCESS)
 			return ert_ocl_fail(err, rc, "clEnqueueCopyBuffer", st->node);
+		st->n_events += next_event(cl, st) != NULL;
 	}
 	for (uint32_t i = 0; i < st->n_launch; i++) {
 		const struct ert_ocl_launch *l = &st->launch[i];
 		cl_int rc = clEnqueueNDRangeKernel(cl->queue, l->kernel, l->dims, NULL, l->gws,
-						   l->has_lws ? l->lws : NULL, 0, NULL, NULL);
+						   l->has_lws ? l->lws : NULL, 0, NULL,
+						   next_event(cl, st));
 
 		if (rc != CL_SUCCESS)
 			return ert_ocl_fail(err, rc, "clEnqueueNDRangeKernel", st->node);
+		st->n_events += next_event(cl, st) != NULL;
 	}
 	ert_probe_gpu_submit(st->n_launch, st->n_copy);
 	return ERT_OK;
+}
+
+bool ert_ocl_step_device_ns(const struct ert_ocl_step *st, uint64_t *ns_out)
+{
+	uint64_t sum = 0;
+
+	if (!st->n_events)
+		return false;
+	for (uint32_t i = 0; i < st->n_events; i++) {
+		cl_ulong t0 = 0, t1 = 0;
+
+		if (clGetEventProfilingInfo(st->events[i], CL_PROFILING_COMMAND_START, sizeof(t0),
+					    &t0, NULL) != CL_SUCCESS ||
+		    clGetEventProfilingInfo(st->events[i], CL_PROFILING_COMMAND_END, sizeof(t1), &t1,
+					    NULL) != CL_SUCCESS || t1 < t0)
+			return false;
+		sum += t1 - t0;
+	}
+	*ns_out = sum;
+	return true;
 }
 
 void ert_ocl_step_free(struct ert_ocl *cl, struct ert_ocl_step *st)
 {
 	if (!st)
 		return;
+	release_events(st);
 	for (uint32_t i = 0; i < st->n_launch; i++) {
 		struct ert_ocl_launch *l = &st->launch[i];
 

@@ -9,6 +9,10 @@
 #   --backend opencl: every op in one OpenCL split (--explain), outputs within
 #   1e-3 x max |ref| of the CPU backend, no NaN, the input and the output
 #   copied once each per run (edgert bench);
+# - edgert profile --backend opencl times each op on the device (profiling
+#   events): device times for every op that enqueues commands, positive,
+#   none over the op's host time, their sum within a run's wall time, a
+#   device span per such op in --trace (tests/trace/check-device-times.py);
 # - --backend auto keeps to the CPU when the only OpenCL device is not a GPU;
 #   and when auto's device cannot be planned on (a program that does not
 #   build: ERT_OPENCL_TEST_BREAK, with ERT_OPENCL_TEST_AUTO_ANY letting auto
@@ -109,6 +113,7 @@ if grep -q '^# opencl: skipped' "$out/ops.log"; then
 		skip "$m on OpenCL (no OpenCL platform)"
 	done
 	skip "--backend auto without a GPU (no OpenCL platform)"
+	skip "edgert profile with device times (no OpenCL platform)"
 	skip "ONNX node tests on OpenCL (no OpenCL platform)"
 	skip "session creation with the cache file (no OpenCL platform)"
 	skip "a second session in the process shares the context (no OpenCL platform)"
@@ -168,6 +173,20 @@ for m in $models; do
 		bad "$m: OpenCL output within 1e-3 x max |ref| of the CPU backend, no NaN"
 	fi
 done
+
+# profile: each op's time from its commands' profiling events, views planned
+# in place (no command) keeping their host time
+m=mobilenet_v2
+if "$edgert" profile "$out/$m.ert" --backend opencl --loops 2 --json --trace "$out/profile-trace.json" \
+	>"$out/profile.json" 2>"$out/profile.log" &&
+   /usr/bin/python3 tests/trace/check-device-times.py "$out/profile.json" "$out/profile-trace.json" \
+	opencl >"$out/profile-check.log" 2>&1
+then
+	ok "$m: edgert profile --backend opencl gives device times ($(cat "$out/profile-check.log"))"
+else
+	cat "$out/profile.log" "$out/profile-check.log" 2>/dev/null | tail -n 4 | sed 's/^/# /'
+	bad "$m: edgert profile --backend opencl gives device times"
+fi
 
 # cosine >= 0.999 and no NaN or inf in got, over every output
 cosine() { # refdir gotdir

@@ -190,25 +190,8 @@ fi
 # planned in place (no command) keeping their host time
 if "$edgert" profile "$out/$m.ert" --backend vulkan --loops 1 --json --trace "$out/profile-trace.json" \
 	>"$out/profile.json" 2>"$out/profile.log" &&
-   /usr/bin/python3 - "$out/profile.json" "$out/profile-trace.json" >"$out/profile-check.log" 2>&1 <<'EOF'
-import json, sys
-d = json.load(open(sys.argv[1]))
-views = {"Reshape", "Flatten", "Squeeze", "Unsqueeze", "Identity", "Dropout"}
-vk = [o for o in d["ops"] if o["backend"] == "vulkan"]
-dev = [o for o in vk if o["clock"] == "device"]
-assert vk and len(vk) == len(d["ops"]), "not every op on vulkan"
-assert d["device_ops"] == len(dev), (d["device_ops"], len(dev))
-host = [o["name"] + " " + o["type"] for o in vk if o["clock"] != "device" and o["type"] not in views]
-assert not host, "ops without a device time: %s" % host
-bad = [o["name"] for o in dev if not (0 < o["ms"] <= o["host_ms"])]
-assert not bad, "device times not in (0, host time]: %s" % bad
-total = sum(o["ms"] for o in dev)
-assert total <= d["run_ms"], "device times add up to %.3f ms, over a run's %.3f" % (total, d["run_ms"])
-ev = json.load(open(sys.argv[2]))["traceEvents"]
-spans = [e for e in ev if e.get("cat") == "device"]
-assert len(spans) == d["device_ops"] * d["loops"], (len(spans), d["device_ops"])
-print("%d of %d ops device-timed, %.3f ms of a %.3f ms run" % (len(dev), len(vk), total, d["run_ms"]))
-EOF
+   /usr/bin/python3 tests/trace/check-device-times.py "$out/profile.json" "$out/profile-trace.json" \
+	vulkan >"$out/profile-check.log" 2>&1
 then
 	ok "$m: edgert profile --backend vulkan gives device times ($(cat "$out/profile-check.log"))"
 else
