@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cpu/conv/dwconv.h"
 #include "cpu/cpu-impl.h"
 #include "cpu/vec/vec.h"
 #include "edgert.h"
@@ -707,7 +708,64 @@ static const struct dw_case dw_cases[] = {
 	  { 3, 3, 3, 3 }, true, false, ERT_ACT_RELU },
 	{ "3-D", 3, 1, 2, 1, { 4, 8, 21 }, { 3, 3, 3 }, { 1, 1, 1 }, { 1, 1, 1 },
 	  { 1, 1, 1, 1, 1, 1 }, true, false, ERT_ACT_RELU },
+	/* the 3x3 planes (several rows a pass, edge blocks masked): every row and lane tail */
+	{ "3x3 s1, 1x1 input", 2, 2, 3, 1, { 1, 1 }, { 3, 3 }, { 1, 1 }, { 1, 1 }, { 1, 1, 1, 1 },
+	  true, true, ERT_ACT_CLIP },
+	{ "3x3 s1, 7x7, 5 channels", 2, 2, 5, 1, { 7, 7 }, { 3, 3 }, { 1, 1 }, { 1, 1 },
+	  { 1, 1, 1, 1 }, true, true, ERT_ACT_CLIP },
+	{ "3x3 s1, 14 wide, 13 rows", 2, 1, 3, 1, { 13, 14 }, { 3, 3 }, { 1, 1 }, { 1, 1 },
+	  { 1, 1, 1, 1 }, false, false, ERT_ACT_RELU },
+	{ "3x3 s1, no padding, 18 wide", 2, 1, 3, 1, { 6, 18 }, { 3, 3 }, { 1, 1 }, { 1, 1 },
+	  { 0, 0, 0, 0 }, true, false, 0 },
+	{ "3x3 s1, 41 wide, pads 2 0 / 0 3", 2, 2, 3, 1, { 11, 41 }, { 3, 3 }, { 1, 1 }, { 1, 1 },
+	  { 2, 0, 0, 3 }, true, true, ERT_ACT_RELU },
+	{ "3x3 s1, 2 rows, 5 wide", 2, 1, 2, 1, { 2, 5 }, { 3, 3 }, { 1, 1 }, { 1, 1 },
+	  { 1, 1, 1, 1 }, true, false, ERT_ACT_HARD_SWISH },
+	{ "3x3 s1, 56x56", 2, 1, 3, 1, { 56, 56 }, { 3, 3 }, { 1, 1 }, { 1, 1 }, { 1, 1, 1, 1 },
+	  true, true, ERT_ACT_CLIP },
+	{ "3x3 s2, 112 -> 56", 2, 1, 3, 1, { 112, 112 }, { 3, 3 }, { 2, 2 }, { 1, 1 },
+	  { 1, 1, 1, 1 }, true, false, ERT_ACT_CLIP },
+	{ "3x3 s2, 7 -> 4", 2, 2, 5, 1, { 7, 7 }, { 3, 3 }, { 2, 2 }, { 1, 1 }, { 1, 1, 1, 1 },
+	  true, true, ERT_ACT_CLIP },
+	{ "3x3 s2, 2x2 input", 2, 1, 3, 1, { 2, 2 }, { 3, 3 }, { 2, 2 }, { 1, 1 },
+	  { 1, 1, 1, 1 }, true, false, ERT_ACT_RELU },
+	{ "3x3 s2, 37x35, no padding", 2, 2, 3, 1, { 37, 35 }, { 3, 3 }, { 2, 2 }, { 1, 1 },
+	  { 0, 0, 0, 0 }, false, true, 0 },
+	{ "3x3 s2, 50x67, pads 0 2 / 3 1", 2, 1, 3, 2, { 50, 67 }, { 3, 3 }, { 2, 2 }, { 1, 1 },
+	  { 0, 2, 3, 1 }, true, false, ERT_ACT_LEAKY_RELU },
+	{ "3x3 s2, pads past the window", 2, 1, 2, 1, { 5, 9 }, { 3, 3 }, { 2, 2 }, { 1, 1 },
+	  { 3, 4, 4, 5 }, true, false, ERT_ACT_TANH },
+	{ "3x3 s1, 4096 wide", 2, 1, 2, 1, { 3, 4096 }, { 3, 3 }, { 1, 1 }, { 1, 1 },
+	  { 1, 1, 1, 1 }, true, true, ERT_ACT_RELU },
+	/* one past the widest row the 3x3 planes take: the general kernel */
+	{ "3x3 s1, 4097 wide", 2, 1, 2, 1, { 3, 4097 }, { 3, 3 }, { 1, 1 }, { 1, 1 },
+	  { 1, 1, 1, 1 }, true, true, ERT_ACT_RELU },
 };
+
+/* The 3x3 stride-1/2 geometries of rows up to ERT_DW3_MAX_W run the 3x3 planes, the rest not. */
+static void check_dw_kernel(int *ert_test_failed_, const struct one *o, const struct dw_case *dc)
+{
+	bool three = dc->nsp == 2 && dc->k[0] == 3 && dc->k[1] == 3 && dc->d[0] == 1 &&
+		     dc->d[1] == 1 && dc->s[0] == dc->s[1] && dc->s[0] <= 2 && dc->in[1] <= 4096;
+	struct ert_conv_geom g;
+	struct ert_err err = { 0 };
+
+	if (ert_geom_conv(o->n, dc->nsp, dc->in, dc->k, false, &g, &err) != ERT_OK) {
+		fprintf(stderr, "%s: geometry: %s\n", dc->name, err.msg);
+		*ert_test_failed_ = 1;
+		return;
+	}
+	for (int isa = ERT_ISA_AVX2; isa <= (int)ert_cpu_isa_best() && isa <= ERT_ISA_AVX512;
+	     isa++) {
+		const char *k = ert_dwconv_kernel((enum ert_cpu_isa)isa, &g);
+
+		if (!k || (strstr(k, "dwconv3x3") != NULL) != three) {
+			fprintf(stderr, "%s at %s: kernel %s\n", dc->name,
+				ert_cpu_isa_name((enum ert_cpu_isa)isa), k ? k : "none");
+			*ert_test_failed_ = 1;
+		}
+	}
+}
 
 ERT_TEST(depthwise_every_level)
 {
@@ -750,6 +808,7 @@ ERT_TEST(depthwise_every_level)
 						: dc->act == ERT_ACT_HARD_SIGMOID ? hsig : leaky, 2);
 		}
 		compare_levels(ert_test_failed_, &o, dc->name, 1e-5);
+		check_dw_kernel(ert_test_failed_, &o, dc);
 		one_fini(&o);
 	}
 }

@@ -3,4 +3,5 @@
 #define ERT_SIMD_AVX512
 #define DW_LEVEL ert_dwconv_avx512
 #define DW_NAME "f32-dwconv-avx512"
+#define DW_NAME3 "f32-dwconv3x3-avx512"
 #include "cpu/conv/dwconv-tmpl.h"

@@ -15,7 +15,20 @@ typedef void (*ert_dwconv_plane_fn)(const struct ert_vec_win *w, const float *x,
 struct ert_dwconv_level {
 	const char *name;
 	ert_dwconv_plane_fn plane;
+	/* 3x3, stride 1 or 2 (ert_dwconv_is_3x3()): several rows per pass, no copy */
+	const char *name3;
+	ert_dwconv_plane_fn plane3;
 };
+
+/* Widest input row the 3x3 planes take (their zero row for the padding above and below). */
+#define ERT_DW3_MAX_W 4096
+extern const float ert_dw3_zero_row[ERT_DW3_MAX_W];
+
+/*
+ * A 2-D 3x3 window, dilation 1, the same stride 1 or 2 along both axes, input
+ * rows at most ERT_DW3_MAX_W wide: the geometry the plane3 kernels take.
+ */
+bool ert_dwconv_is_3x3(const struct ert_conv_geom *g);
 
 extern const struct ert_dwconv_level ert_dwconv_avx2;
 extern const struct ert_dwconv_level ert_dwconv_avx512;

@@ -2,7 +2,8 @@
 /*
  * dwconv-tmpl.h — the depthwise plane kernel of one level (see dwconv.h),
  * included by dwconv-<level>.c after it has defined DW_LEVEL (the level's
- * struct ert_dwconv_level), DW_NAME, and ERT_SIMD_AVX512 for AVX-512.
+ * struct ert_dwconv_level), DW_NAME and DW_NAME3 (its 3x3 planes), and
+ * ERT_SIMD_AVX512 for AVX-512.
  *
  * Each output row: whole blocks with every tap inside, four at a time (four
  * independent FMA chains), then the blocks at the edges with per-lane tap
@@ -18,12 +19,10 @@
 #include "cpu/vec/vact.h"
 #include "cpu/vec/window-simd.h"
 
-/* Bias, then residual, then the activation (type @t) on one block; stored. */
-SIMD_INLINE void dw_finish(const struct ert_vec_win *w, enum ert_act t, vf acc, const float *res,
-			   float *y, vm m, bool whole)
+/* Residual, then the activation @a of type @t on one block; stored. */
+SIMD_INLINE void dw_finish_a(struct ert_act_desc a, enum ert_act t, vf acc, const float *res,
+			     float *y, vm m, bool whole)
 {
-	struct ert_act_desc a = w->act;
-
 	a.type = t;
 	if (res)
 		acc = vf_add(acc, whole ? vf_ld(res) : vf_ldm(res, m));
@@ -32,6 +31,13 @@ SIMD_INLINE void dw_finish(const struct ert_vec_win *w, enum ert_act t, vf acc, 
 		vf_st(y, acc);
 	else
 		vf_stm(y, m, acc);
+}
+
+/* The same with the activation of @w. */
+SIMD_INLINE void dw_finish(const struct ert_vec_win *w, enum ert_act t, vf acc, const float *res,
+			   float *y, vm m, bool whole)
+{
+	dw_finish_a(w->act, t, acc, res, y, m, whole);
 }
 
 /* @U whole blocks from column c0, every tap inside. */
@@ -235,27 +241,210 @@ SIMD_INLINE void dw_plane_t(const struct ert_vec_win *w, enum ert_act t, const f
 		}
 }
 
-static void dw_plane(const struct ert_vec_win *w, const float *x, const float *k, float bias,
-		     const float *res, float *y)
-{
-	float buf[DW_BUF] __attribute__((aligned(64)));
+/*
+ * 3x3 planes (ert_dwconv_is_3x3()): DW3_RB(S) output rows per pass over a
+ * block of VW output columns. Each input row's three taps are loaded once
+ * and feed every output row of the pass whose window covers that row; the
+ * nine weights stay in registers; nothing is copied. Rows above and below
+ * the input read ert_dw3_zero_row; blocks whose loads would reach past a
+ * row's ends (the edges, a short last block) load through lane masks that
+ * give 0 there. Padding so adds w * 0, as in the strip path above.
+ */
+#define DW3_RB(S) ((S) == 1 ? 4 : 2)
+/* input rows of one pass: (DW3_RB - 1) * S + 3, at most 6 */
+#define DW3_NI_MAX 6
+/* floats read from an input row per block: VW * S + 2 */
+#define DW3_SPAN(S) (VW * (S) + 2)
 
-	switch (w->act.type) {
-	case ERT_ACT_RELU: dw_plane_t(w, ERT_ACT_RELU, x, k, bias, res, y, buf); break;
-	case ERT_ACT_CLIP: dw_plane_t(w, ERT_ACT_CLIP, x, k, bias, res, y, buf); break;
-	case ERT_ACT_LEAKY_RELU: dw_plane_t(w, ERT_ACT_LEAKY_RELU, x, k, bias, res, y, buf); break;
-	case ERT_ACT_SIGMOID: dw_plane_t(w, ERT_ACT_SIGMOID, x, k, bias, res, y, buf); break;
-	case ERT_ACT_HARD_SWISH: dw_plane_t(w, ERT_ACT_HARD_SWISH, x, k, bias, res, y, buf); break;
-	case ERT_ACT_HARD_SIGMOID:
-		dw_plane_t(w, ERT_ACT_HARD_SIGMOID, x, k, bias, res, y, buf);
-		break;
-	case ERT_ACT_TANH: dw_plane_t(w, ERT_ACT_TANH, x, k, bias, res, y, buf); break;
-	case ERT_ACT_GELU: dw_plane_t(w, ERT_ACT_GELU, x, k, bias, res, y, buf); break;
-	case ERT_ACT_NONE:
-	default: dw_plane_t(w, ERT_ACT_NONE, x, k, bias, res, y, buf); break;
+/* VW floats at p + off; through mask m[i] on an edge block. */
+SIMD_INLINE vf dw3_ld(const float *p, int off, const vm *m, int i, const bool edge)
+{
+	return edge ? vf_ldm(p + off, m[i]) : vf_ld(p + off);
+}
+
+/* First float of raw load i of a row's taps (see dw3_taps). */
+SIMD_INLINE int dw3_off(const int S, int i)
+{
+	return S == 1 ? i : (i & 1) * VW + (i & 2);
+}
+
+/*
+ * The three taps of the input row at @p: lane j of t[kw] is p[j * S + kw].
+ * Stride 2 loads two vectors for kw = 0, 1 and two for kw = 2 and takes the
+ * even and odd floats. On AVX2 the in-lane shuffle leaves the lanes in the
+ * order of output columns 0 1 4 5 2 3 6 7; every tap has that same order,
+ * so the sums are put right once, in dw3_order().
+ */
+SIMD_INLINE void dw3_taps(const float *p, const int S, const vm *m, const bool edge, vf *t)
+{
+	if (S == 1) {
+		for (int kw = 0; kw < 3; kw++)
+			t[kw] = dw3_ld(p, kw, m, kw, edge);
+		return;
+	}
+	vf lo = dw3_ld(p, dw3_off(2, 0), m, 0, edge), hi = dw3_ld(p, dw3_off(2, 1), m, 1, edge);
+	vf lo2 = dw3_ld(p, dw3_off(2, 2), m, 2, edge), hi2 = dw3_ld(p, dw3_off(2, 3), m, 3, edge);
+#if defined(ERT_SIMD_AVX512)
+	const vi even = _mm512_set_epi32(30, 28, 26, 24, 22, 20, 18, 16, 14, 12, 10, 8, 6, 4, 2, 0);
+	const vi odd = _mm512_set_epi32(31, 29, 27, 25, 23, 21, 19, 17, 15, 13, 11, 9, 7, 5, 3, 1);
+
+	t[0] = _mm512_permutex2var_ps(lo, even, hi);
+	t[1] = _mm512_permutex2var_ps(lo, odd, hi);
+	t[2] = _mm512_permutex2var_ps(lo2, even, hi2);
+#else
+	t[0] = _mm256_shuffle_ps(lo, hi, 0x88);
+	t[1] = _mm256_shuffle_ps(lo, hi, 0xdd);
+	t[2] = _mm256_shuffle_ps(lo2, hi2, 0x88);
+#endif
+}
+
+/* Output columns back in order (AVX2, stride 2; see dw3_taps). */
+SIMD_INLINE vf dw3_order(vf v, const int S)
+{
+#if defined(ERT_SIMD_AVX512)
+	(void)S;
+	return v;
+#else
+	return S == 1 ? v : _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(v), 0xd8));
+#endif
+}
+
+/*
+ * One block: acc[r] = bias + the window sum of output row r of the pass, for
+ * the input rows rp[] from column @ix0. Each sum adds its taps in the order
+ * (kh, kw) of the other paths.
+ */
+SIMD_INLINE void dw3_block(const vf *wv, vf vb, const float *const *rp, int64_t ix0,
+			   const int S, const vm *m, const bool edge, vf *acc)
+{
+	const int RB = DW3_RB(S);
+
+#pragma GCC unroll 4
+	for (int r = 0; r < RB; r++)
+		acc[r] = vb;
+#pragma GCC unroll 6
+	for (int i = 0; i < (RB - 1) * S + 3; i++) {
+		vf t[3];
+
+		dw3_taps(rp[i] + ix0, S, m, edge, t);
+#pragma GCC unroll 4
+		for (int r = 0; r < RB; r++) {
+			const int kh = i - r * S;
+
+			if (kh < 0 || kh > 2)
+				continue;
+#pragma GCC unroll 3
+			for (int kw = 0; kw < 3; kw++)
+				acc[r] = vf_fma(wv[kh * 3 + kw], t[kw], acc[r]);
+		}
 	}
 }
 
-const struct ert_dwconv_level DW_LEVEL = { .name = DW_NAME, .plane = dw_plane };
+SIMD_INLINE void dw3_plane_t(const struct ert_vec_win *w, enum ert_act t, const int S,
+			     const float *x, const float *k, float bias, const float *res, float *y)
+{
+	const struct ert_conv_geom *g = w->g;
+	const int64_t H = g->in[1], W = g->in[2], OH = g->out[1], OW = g->out[2];
+	const int RB = DW3_RB(S), NI = (RB - 1) * S + 3;
+	/* a copy the stores to y cannot alias, so its parameters stay in registers */
+	const struct ert_act_desc act = w->act;
+	const float *rp[DW3_NI_MAX];
+	vf wv[9], acc[4], vb = vf_set1(bias);
+	vm m[4];
+
+	for (int i = 0; i < 9; i++)
+		wv[i] = vf_set1(k[i]);
+	for (int64_t oh0 = 0; oh0 < OH; oh0 += RB) {
+		int64_t nv = OH - oh0 < RB ? OH - oh0 : RB;
+
+		for (int i = 0; i < NI; i++) {
+			int64_t iy = oh0 * S - g->pad_b[1] + i;
+
+			rp[i] = iy >= 0 && iy < H ? x + iy * W : ert_dw3_zero_row;
+		}
+		for (int64_t c0 = 0; c0 < OW; c0 += VW) {
+			int64_t ix0 = c0 * S - g->pad_b[2], nl = OW - c0 < VW ? OW - c0 : VW;
+
+			if (ix0 >= 0 && ix0 + DW3_SPAN(S) <= W) {
+				dw3_block(wv, vb, rp, ix0, S, m, false, acc);
+			} else {
+				/* lane j of raw load i reads column ix0 + off + j: inside [0, W) */
+				for (int i = 0; i < (S == 1 ? 3 : 4); i++)
+					m[i] = vm_range(-ix0 - dw3_off(S, i), W - ix0 - dw3_off(S, i));
+				dw3_block(wv, vb, rp, ix0, S, m, true, acc);
+			}
+			if (nv == RB && nl == VW) {
+				for (int r = 0; r < RB; r++) {
+					int64_t o = (oh0 + r) * OW + c0;
+
+					dw_finish_a(act, t, dw3_order(acc[r], S), res ? res + o : NULL,
+						    y + o, vm_all(), true);
+				}
+				continue;
+			}
+			/* a constant index into acc[] keeps it in registers */
+			for (int r = 0; r < RB; r++) {
+				int64_t o = (oh0 + r) * OW + c0;
+
+				if (r < nv)
+					dw_finish_a(act, t, dw3_order(acc[r], S), res ? res + o : NULL,
+						    y + o, vm_first(nl), nl == VW);
+			}
+		}
+	}
+}
+
+/* The plane kernel of activation @t: 3x3 (stride 1 or 2) or any other window. */
+SIMD_INLINE void dw_plane_act(const struct ert_vec_win *w, enum ert_act t, bool three,
+			      const float *x, const float *k, float bias, const float *res, float *y)
+{
+	float buf[DW_BUF] __attribute__((aligned(64)));
+
+	if (!three)
+		dw_plane_t(w, t, x, k, bias, res, y, buf);
+	else if (w->g->stride[2] == 1)
+		dw3_plane_t(w, t, 1, x, k, bias, res, y);
+	else
+		dw3_plane_t(w, t, 2, x, k, bias, res, y);
+}
+
+static void dw_plane_any(const struct ert_vec_win *w, bool three, const float *x, const float *k,
+			 float bias, const float *res, float *y)
+{
+	switch (w->act.type) {
+	case ERT_ACT_RELU: dw_plane_act(w, ERT_ACT_RELU, three, x, k, bias, res, y); break;
+	case ERT_ACT_CLIP: dw_plane_act(w, ERT_ACT_CLIP, three, x, k, bias, res, y); break;
+	case ERT_ACT_LEAKY_RELU:
+		dw_plane_act(w, ERT_ACT_LEAKY_RELU, three, x, k, bias, res, y);
+		break;
+	case ERT_ACT_SIGMOID: dw_plane_act(w, ERT_ACT_SIGMOID, three, x, k, bias, res, y); break;
+	case ERT_ACT_HARD_SWISH:
+		dw_plane_act(w, ERT_ACT_HARD_SWISH, three, x, k, bias, res, y);
+		break;
+	case ERT_ACT_HARD_SIGMOID:
+		dw_plane_act(w, ERT_ACT_HARD_SIGMOID, three, x, k, bias, res, y);
+		break;
+	case ERT_ACT_TANH: dw_plane_act(w, ERT_ACT_TANH, three, x, k, bias, res, y); break;
+	case ERT_ACT_GELU: dw_plane_act(w, ERT_ACT_GELU, three, x, k, bias, res, y); break;
+	case ERT_ACT_NONE:
+	default: dw_plane_act(w, ERT_ACT_NONE, three, x, k, bias, res, y); break;
+	}
+}
+
+static void dw_plane(const struct ert_vec_win *w, const float *x, const float *k, float bias,
+		     const float *res, float *y)
+{
+	dw_plane_any(w, false, x, k, bias, res, y);
+}
+
+static void dw_plane3(const struct ert_vec_win *w, const float *x, const float *k, float bias,
+		      const float *res, float *y)
+{
+	dw_plane_any(w, true, x, k, bias, res, y);
+}
+
+const struct ert_dwconv_level DW_LEVEL = {
+	.name = DW_NAME, .plane = dw_plane, .name3 = DW_NAME3, .plane3 = dw_plane3,
+};
 
 #endif /* ERT_CPU_DWCONV_TMPL_H */

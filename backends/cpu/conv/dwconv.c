@@ -9,17 +9,30 @@ static const struct ert_dwconv_level *level_of(enum ert_cpu_isa isa)
 	       : isa >= ERT_ISA_AVX2 ? &ert_dwconv_avx2 : NULL;
 }
 
+/* the rows above and below the input, for the 3x3 planes */
+const float ert_dw3_zero_row[ERT_DW3_MAX_W];
+
+bool ert_dwconv_is_3x3(const struct ert_conv_geom *g)
+{
+	return g->in[0] == 1 && g->out[0] == 1 && g->k[0] == 1 && g->k[1] == 3 && g->k[2] == 3 &&
+	       g->dil[1] == 1 && g->dil[2] == 1 && g->stride[1] == g->stride[2] &&
+	       (g->stride[2] == 1 || g->stride[2] == 2) && g->in[2] <= ERT_DW3_MAX_W;
+}
+
 const char *ert_dwconv_kernel(enum ert_cpu_isa isa, const struct ert_conv_geom *g)
 {
 	struct ert_vec_win w;
 
-	return level_of(isa) && ert_vec_win_init(&w, g) ? level_of(isa)->name : NULL;
+	if (!level_of(isa) || !ert_vec_win_init(&w, g))
+		return NULL;
+	return ert_dwconv_is_3x3(g) ? level_of(isa)->name3 : level_of(isa)->name;
 }
 
 struct dw_job {
 	const struct ert_dwconv_args *a;
 	const struct ert_dwconv_level *lv;
 	struct ert_vec_win win;
+	ert_dwconv_plane_fn plane;
 	int64_t in_sp, out_sp, kk;
 };
 
@@ -31,7 +44,7 @@ static void dw_range(void *arg, int64_t begin, int64_t end)
 	for (int64_t pl = begin; pl < end; pl++) {
 		int64_t n = pl / a->m, m = pl % a->m;
 
-		j->lv->plane(&j->win, a->x + (n * a->c_in + m / a->m_g) * j->in_sp, a->w + m * j->kk,
+		j->plane(&j->win, a->x + (n * a->c_in + m / a->m_g) * j->in_sp, a->w + m * j->kk,
 			     a->bias ? a->bias[m] : 0.0f, a->res ? a->res + pl * j->out_sp : NULL,
 			     a->y + pl * j->out_sp);
 	}
@@ -48,6 +61,7 @@ bool ert_dwconv_run(struct ert_cpu *cpu, const struct ert_dwconv_args *a)
 	/* precision HIGH keeps libm's expf/tanhf for these, as ert_cpu_act_apply() */
 	defer = cpu->precision == ERT_LEVEL_HIGH && ert_act_is_approx(a->act.type);
 	j.win.act = defer ? (struct ert_act_desc){ ERT_ACT_NONE, 0.0f, 0.0f } : a->act;
+	j.plane = ert_dwconv_is_3x3(a->g) ? j.lv->plane3 : j.lv->plane;
 	j.in_sp = ert_geom_in_size(a->g);
 	j.out_sp = ert_geom_out_size(a->g);
 	j.kk = ert_geom_k_size(a->g);
