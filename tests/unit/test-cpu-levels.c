@@ -164,6 +164,14 @@ static const struct conv_case conv_cases[] = {
 	  false, 2, 1e-4 },
 	{ "winograd, several blocks", 1, 64, 56, 56, 64, 3, 3, 1, 1, 1, 1, { 1, 1, 1, 1 }, 1,
 	  true, 3, 1e-4 },
+	/* 19 tiles a row: runs of tiles cut at panel ends; 17 and 19 channels, no vector multiple */
+	{ "winograd, wide rows, odd channels", 1, 17, 7, 75, 19, 3, 3, 1, 1, 1, 1, { 1, 1, 1, 1 }, 1,
+	  true, 1, 1e-4 },
+	/* one tile row whose lower input rows lie below the image */
+	{ "winograd, image shorter than a tile, batch 3", 3, 24, 4, 66, 16, 3, 3, 1, 1, 1, 1,
+	  { 1, 1, 1, 1 }, 1, true, 2, 1e-4 },
+	{ "winograd, pads 2, output width 25", 1, 16, 13, 23, 16, 3, 3, 1, 1, 1, 1, { 2, 2, 2, 2 }, 1,
+	  false, 0, 1e-4 },
 };
 
 static void set_act(struct one *o, int act)
@@ -223,6 +231,8 @@ ERT_TEST(conv_residual_every_level)
 		{ "3x3 im2col + residual, Clip", 6, 10, 11, 13, 3, 1, 1, 2 },
 		{ "Winograd + residual, ReLU", 32, 20, 18, 32, 3, 1, 1, 1 },
 		{ "Winograd + residual, LeakyRelu", 16, 16, 16, 24, 3, 1, 1, 3 },
+		{ "Winograd + residual, Clip, wide rows", 20, 9, 70, 24, 3, 1, 1, 2 },
+		{ "Winograd + residual, no activation", 24, 17, 21, 16, 3, 1, 1, 0 },
 		{ "depthwise + residual", 16, 9, 9, 16, 3, 16, 1, 1 },
 	};
 

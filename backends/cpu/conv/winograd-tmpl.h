@@ -132,14 +132,43 @@ void WINO_FN(ert_wino_input)(const struct ert_wino_tiles *t, int64_t c0, int64_t
 	}
 }
 
-/* The activation of the GEMM epilogue's encoding, as ert_act_apply() computes it. */
-static inline float epi_act1(float v, const struct ert_sgemm_epi *act)
+/*
+ * One output row of a run of @len tiles: lane j of o0..o3 holds columns
+ * 4 j .. 4 j + 3. Interleaved into a contiguous row (a store-lanes pattern
+ * the vectoriser handles), then @cols pixels written to @y, plus @res and
+ * the activation (as ert_act_apply() computes it) where there is a residual;
+ * without one, the activation was applied to the lanes already.
+ */
+static void output_row(const float *restrict o0, const float *restrict o1,
+		       const float *restrict o2, const float *restrict o3, int64_t len,
+		       int64_t cols, const float *res, const struct ert_sgemm_epi *act, float *y)
 {
-	if (act->act == ERT_EPI_RELU)
-		return v > 0.0f ? v : 0.0f;
-	if (act->act == ERT_EPI_CLIP)
-		return v < act->lo ? act->lo : v > act->hi ? act->hi : v;
-	return v;
+	float row[4 * LANES];
+
+	for (int64_t j = 0; j < len; j++) {
+		row[4 * j] = o0[j];
+		row[4 * j + 1] = o1[j];
+		row[4 * j + 2] = o2[j];
+		row[4 * j + 3] = o3[j];
+	}
+	if (!res) {
+		memcpy(y, row, (size_t)cols * sizeof(float));
+	} else if (act->act == ERT_EPI_RELU) {
+		for (int64_t x = 0; x < cols; x++) {
+			float v = row[x] + res[x];
+
+			y[x] = v > 0.0f ? v : 0.0f;
+		}
+	} else if (act->act == ERT_EPI_CLIP) {
+		for (int64_t x = 0; x < cols; x++) {
+			float v = row[x] + res[x];
+
+			y[x] = v < act->lo ? act->lo : v > act->hi ? act->hi : v;
+		}
+	} else {
+		for (int64_t x = 0; x < cols; x++)
+			y[x] = row[x] + res[x];
+	}
 }
 
 void WINO_FN(ert_wino_output)(const struct ert_wino_tiles *t, const float *m, int64_t ldm,
@@ -198,26 +227,22 @@ void WINO_FN(ert_wino_output)(const struct ert_wino_tiles *t, const float *m, in
 						o[q][j] = o[q][j] < act->lo ? act->lo
 							  : o[q][j] > act->hi ? act->hi : o[q][j];
 			}
-			for (int j = 0; j < n; j++) {
+			/* runs of the pass's tiles on one tile row: their four output rows */
+			for (int64_t j = 0; j < n;) {
 				int64_t tile = t->t0 + i0 + j;
-				int64_t oy = (tile / t->tiles_w) * 4, ox = (tile % t->tiles_w) * 4;
+				int64_t oy = (tile / t->tiles_w) * 4, tx = tile % t->tiles_w;
+				int64_t len = t->tiles_w - tx < n - j ? t->tiles_w - tx : n - j;
+				int64_t cols = t->ow - tx * 4 < 4 * len ? t->ow - tx * 4 : 4 * len;
 				int rows = t->oh - oy < 4 ? (int)(t->oh - oy) : 4;
-				int cols = t->ow - ox < 4 ? (int)(t->ow - ox) : 4;
 
-				if (res) {
-					const float *rp = res + c * t->oh * t->ow;
+				for (int r = 0; r < rows; r++) {
+					int64_t at = (oy + r) * t->ow + tx * 4;
 
-					for (int r = 0; r < rows; r++)
-						for (int q = 0; q < cols; q++) {
-							int64_t at = (oy + r) * t->ow + ox + q;
-
-							yp[at] = epi_act1(o[r * 4 + q][j] + rp[at], act);
-						}
-					continue;
+					output_row(o[r * 4] + j, o[r * 4 + 1] + j, o[r * 4 + 2] + j,
+						   o[r * 4 + 3] + j, len, cols,
+						   res ? res + c * t->oh * t->ow + at : NULL, act, yp + at);
 				}
-				for (int r = 0; r < rows; r++)
-					for (int q = 0; q < cols; q++)
-						yp[(oy + r) * t->ow + ox + q] = o[r * 4 + q][j];
+				j += len;
 			}
 		}
 	}
