@@ -95,7 +95,7 @@ void WINO_FN(ert_wino_input)(const struct ert_wino_tiles *t, int64_t c0, int64_t
 {
 	const int NR = t->nr;
 	const int64_t np = (t->nt + NR - 1) / NR;
-	const int64_t pos_stride = np * t->cin * NR;
+	const int64_t pos_stride = t->v_pos;
 	float rows[6][RUN_X] __attribute__((aligned(64)));
 	float zero[RUN_X] __attribute__((aligned(64))) = { 0 };
 
@@ -175,7 +175,7 @@ void WINO_FN(ert_wino_output)(const struct ert_wino_tiles *t, const float *m, in
 			      const float *bias, const float *res,
 			      const struct ert_sgemm_epi *act, int64_t c0, int64_t c1, float *y)
 {
-	const int64_t pos_stride = t->cout * ldm;
+	const int64_t pos_stride = t->m_pos;
 	float s[24][LANES] __attribute__((aligned(64)));
 	float o[16][LANES] __attribute__((aligned(64)));
 

@@ -33,17 +33,39 @@ struct ert_wino_tiles {
 	int64_t t0, nt;              /* the block: tiles t0 .. t0 + nt - 1 */
 	int nr;                      /* tiles per packed panel (the GEMM's NR) */
 	int64_t cin, cout;
+	/*
+	 * Floats from one transform position's data to the next, in V (the
+	 * input transform's packed panels) and M (the GEMM's products): at
+	 * least the position's size, an odd number of 64-byte lines, so the
+	 * 36 positions a transform reads or writes together fall in different
+	 * L1 sets (see ert_wino_pos_stride()).
+	 */
+	int64_t v_pos, m_pos;
 };
 
 /*
+ * The position stride for @n floats of one position: @n rounded up to whole
+ * 64-byte lines, plus one line when that is an even number of lines. With
+ * the natural stride (often a multiple of 4 KiB: 3 panels x 64 channels x 16
+ * tiles) every one of the 36 streams mapped to the same L1 set.
+ */
+static inline int64_t ert_wino_pos_stride(int64_t n)
+{
+	int64_t lines = (n + 15) / 16;
+
+	return (lines | 1) * 16;
+}
+
+/*
  * Input transform of channels [c0, c1) of the block into @v, laid out as
- * the GEMM's packed B: [36][ceil(nt / nr)][cin][nr] (tiles past nt zero).
+ * the GEMM's packed B: 36 positions t->v_pos floats apart, each
+ * [ceil(nt / nr)][cin][nr] (tiles past nt zero).
  */
 typedef void (*ert_wino_input_fn)(const struct ert_wino_tiles *t, int64_t c0, int64_t c1,
 				  float *v);
 /*
- * Output transform of channels [c0, c1) from @m ([36][cout][ldm], tile i of
- * the block at column i) into the output image @y (cout planes of oh x ow):
+ * Output transform of channels [c0, c1) from @m (36 positions t->m_pos
+ * floats apart, each [cout][ldm], tile i of the block at column i) into the output image @y (cout planes of oh x ow):
  * plus bias[c] (NULL: none), plus @res at the same place in an image like
  * @y (NULL: none), then ReLU/Clip per @act (the GEMM epilogue's encoding;
  * other activations are applied by the caller afterwards).

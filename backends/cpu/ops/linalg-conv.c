@@ -94,7 +94,8 @@ static size_t wino_workspace(const struct conv_plan *p)
 {
 	int64_t blk = wino_block(p);
 
-	return (size_t)(ERT_WINO_POS * (p->c_in + p->m) * blk) * sizeof(float) + 64 +
+	/* V and M, each position padded by up to a line (ert_wino_pos_stride()) */
+	return (size_t)(ERT_WINO_POS * ((p->c_in + p->m) * blk + 32)) * sizeof(float) + 64 +
 	       ert_sgemm_workspace(p->m, blk, p->c_in) + 3 * ERT_WINO_POS * sizeof(int64_t);
 }
 
@@ -475,8 +476,8 @@ static void wino_conv(struct ert_cpu *cpu, struct ert_exec *x, const struct conv
 	int64_t blk = wino_block(p), tiles_w = (g->out[2] + 3) / 4;
 	int64_t tiles = tiles_w * ((g->out[1] + 3) / 4);
 	float *v = (float *)(((uintptr_t)x->workspace + 63) & ~(uintptr_t)63);
-	float *m = v + ERT_WINO_POS * p->c_in * blk;
-	void *gws = m + ERT_WINO_POS * p->m * blk;
+	float *m = v + ERT_WINO_POS * (p->c_in * blk + 16);
+	void *gws = m + ERT_WINO_POS * (p->m * blk + 16);
 	size_t gsize = ert_sgemm_workspace(p->m, blk, p->c_in);
 	int64_t *a_off = (int64_t *)((char *)gws + gsize);
 	int64_t *b_off = a_off + ERT_WINO_POS, *c_off = b_off + ERT_WINO_POS;
@@ -512,10 +513,12 @@ static void wino_conv(struct ert_cpu *cpu, struct ert_exec *x, const struct conv
 			job.t.t0 = t0;
 			job.t.nt = nt;
 			job.ldm = (nt + 15) / 16 * 16;
+			job.t.v_pos = ert_wino_pos_stride(np * NR * p->c_in);
+			job.t.m_pos = ert_wino_pos_stride(p->m * job.ldm);
 			for (int q = 0; q < ERT_WINO_POS; q++) {
 				a_off[q] = q * (int64_t)pk->stride;
-				b_off[q] = q * np * NR * p->c_in;
-				c_off[q] = q * p->m * job.ldm;
+				b_off[q] = q * job.t.v_pos;
+				c_off[q] = q * job.t.m_pos;
 			}
 			double ph0 = cpu->wino_phase_s ? wino_clock() : 0.0, ph1 = 0.0, ph2 = 0.0;
 
