@@ -116,11 +116,13 @@ $(BUILD)/obj/gen/ocl-kernels.o: $(BUILD)/gen/ocl-kernels.c
 # (no shader compiler at run time); common.glsl, the other .glsl files,
 # vk-codes.h and gpu-common/gpu-codes.h are #included by every shader.
 VK_SHADERS    := $(sort $(wildcard backends/vulkan/shaders/*.comp))
+# each again with -DERT_F16 (float16 storage, precision LOW) but the conversion, which has both
+VK_SHADERS_F16 := $(filter-out %/convert.comp,$(VK_SHADERS))
 VK_SHADER_INC := $(wildcard backends/vulkan/shaders/*.glsl backends/vulkan/shaders/*.h) \
 		 backends/gpu-common/gpu-codes.h
 %/gen/vk-shaders.c: $(VK_SHADERS) $(VK_SHADER_INC) scripts/embed-spv.sh
 	@mkdir -p $(dir $@)
-	sh scripts/embed-spv.sh $@ $(VK_SHADERS)
+	sh scripts/embed-spv.sh $@ $(VK_SHADERS) --f16 $(VK_SHADERS_F16)
 
 $(BUILD)/obj/gen/vk-shaders.o: $(BUILD)/gen/vk-shaders.c
 	@mkdir -p $(dir $@)

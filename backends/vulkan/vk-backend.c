@@ -10,11 +10,13 @@
 #include "gpu-common/gpu-backend.h"
 #include "vulkan/vk-impl.h"
 
-/* Constants on the device, keyed by their host bytes' address and size. */
+/* Constants on the device, keyed by their host bytes' address and size, and their storage. */
 struct ert_vk_const {
 	struct ert_vk_const *next;
 	const void *key;
-	size_t size;
+	size_t size;                 /* of the host bytes */
+	size_t stored;               /* on the device: half of size in float16 */
+	bool f16;
 	uint32_t refs;
 	VkBuffer buf;
 	VkDeviceMemory mem;
@@ -30,16 +32,18 @@ static struct ert_vk *vk_of(struct ert_backend *be)
  * constant's bytes (the mapped model, or a plan's folded value) outlive every
  * step that reads them, and each entry lives only as long as such steps.
  */
-ert_status ert_vk_const_get(struct ert_vk *vk, const void *data, size_t size,
+ert_status ert_vk_const_get(struct ert_vk *vk, const void *data, size_t size, bool f16,
 			    struct ert_vk_const **out, const struct ert_node *n,
 			    struct ert_err *err)
 {
+	size_t stored = f16 ? size / 2 : size;
+	uint16_t *half = NULL;
 	struct ert_vk_const *c;
 	ert_status st;
 	uint64_t t0;
 
 	for (c = vk->consts; c; c = c->next) {
-		if (c->key == data && c->size == size) {
+		if (c->key == data && c->size == size && c->f16 == f16) {
 			c->refs++;
 			*out = c;
 			return ERT_OK;
@@ -51,24 +55,34 @@ ert_status ert_vk_const_get(struct ert_vk *vk, const void *data, size_t size,
 		return ERT_STATUS_OUT_OF_MEMORY;
 	}
 	c = calloc(1, sizeof(*c));
-	if (!c) {
+	if (f16 && stored)
+		half = malloc(stored);
+	if (!c || (f16 && stored && !half)) {
+		free(c);
+		free(half);
 		ert_err_set(err, "vulkan: out of memory");
 		return ERT_STATUS_OUT_OF_MEMORY;
 	}
+	for (size_t i = 0; half && i < stored / 2; i++)
+		half[i] = ert_fp32_to_fp16(((const float *)data)[i]);
 	t0 = ert_clock_ns();
-	st = ert_vk_buffer_upload(vk, data, size, &c->buf, &c->mem, n, err);
+	st = ert_vk_buffer_upload(vk, half ? (const void *)half : data, stored, &c->buf, &c->mem,
+				  n, err);
 	vk->times.upload_ns += ert_clock_ns() - t0;
+	free(half);
 	if (st != ERT_OK) {
 		free(c);
 		return st;
 	}
 	c->key = data;
 	c->size = size;
+	c->stored = stored;
+	c->f16 = f16;
 	c->refs = 1;
 	c->next = vk->consts;
 	vk->consts = c;
-	vk->const_bytes += size;
-	vk->times.upload_bytes += size;
+	vk->const_bytes += stored;
+	vk->times.upload_bytes += stored;
 	*out = c;
 	return ERT_OK;
 }
@@ -85,7 +99,7 @@ void ert_vk_const_put(struct ert_vk *vk, struct ert_vk_const *c)
 			break;
 		}
 	}
-	vk->const_bytes -= c->size;
+	vk->const_bytes -= c->stored;
 	ert_vk_buffer_del(vk, c->buf, c->mem);
 	free(c);
 }
@@ -132,7 +146,10 @@ static ert_status vk_buffer_alloc(struct ert_backend *be, size_t size, struct er
 		return ERT_STATUS_OUT_OF_MEMORY;
 	}
 	st = ert_vk_buffer_new(vk, size ? size : 64, false, &a->buf, &a->mem, NULL, NULL, err);
+	if (st == ERT_OK && vk->f16_storage)
+		st = ert_vk_convert_set(vk, a, err);
 	if (st != ERT_OK) {
+		ert_vk_buffer_del(vk, a->buf, a->mem);
 		free(a);
 		return st;
 	}
@@ -155,6 +172,7 @@ static void vk_buffer_free(struct ert_backend *be, struct ert_buffer *buf)
 	vk->n_pending = 0;
 	vk->used_copy_cmds = 0;
 	vk->copy_open = false;
+	ert_vk_convert_set_del(vk, a);
 	ert_vk_buffer_del(vk, a->buf, a->mem);
 	free(a);
 	buf->handle = NULL;
@@ -215,6 +233,7 @@ static ert_status vk_prepare(struct ert_backend *be, struct ert_exec *x, struct 
 		return ERT_STATUS_OUT_OF_MEMORY;
 	}
 	st->node = x->node;
+	st->f16 = x->fp16;
 	x->state = st;
 	x->kernel = op->kernel_name;
 	if (ert_gpu_outputs_empty(x))
@@ -253,6 +272,37 @@ static bool vk_device_time(struct ert_backend *be, const struct ert_exec *x, uin
 static ert_status vk_synchronize(struct ert_backend *be, struct ert_err *err)
 {
 	return ert_vk_flush(vk_of(be), err);
+}
+
+static bool vk_fp16_storage(struct ert_backend *be)
+{
+	return vk_of(be)->f16_storage;
+}
+
+static ert_status vk_buffer_convert(struct ert_backend *be, const struct ert_buffer *buf,
+				    size_t src_offset, ert_dtype from, size_t dst_offset,
+				    ert_dtype to, size_t count, struct ert_err *err)
+{
+	struct ert_vk *vk = vk_of(be);
+	bool widen = from == ERT_DTYPE_FLOAT16;
+	ert_status st;
+
+	if (!vk->convert || from == to ||
+	    (from != ERT_DTYPE_FLOAT16 && from != ERT_DTYPE_FLOAT32) ||
+	    (to != ERT_DTYPE_FLOAT16 && to != ERT_DTYPE_FLOAT32)) {
+		ert_err_set(err, "vulkan: no conversion from %s to %s storage", ert_dtype_name(from),
+			    ert_dtype_name(to));
+		return ERT_STATUS_INTERNAL;
+	}
+	st = ert_gpu_check_range(buf, src_offset, count * ert_dtype_size(from), "conversion",
+				 "vulkan", err);
+	if (st == ERT_OK)
+		st = ert_gpu_check_range(buf, dst_offset, count * ert_dtype_size(to), "conversion",
+					 "vulkan", err);
+	if (st != ERT_OK)
+		return st;
+	return ert_vk_convert(vk, buf->handle, src_offset / ert_dtype_size(from),
+			      dst_offset / ert_dtype_size(to), count, widen, err);
 }
 
 static size_t vk_resident_bytes(struct ert_backend *be)
@@ -336,6 +386,8 @@ static const struct ert_backend_ops vk_ops = {
 	.plan_prepared = vk_plan_prepared,
 	.prep_times = vk_prep_times,
 	.device_time = vk_device_time,
+	.fp16_storage = vk_fp16_storage,
+	.buffer_convert = vk_buffer_convert,
 };
 
 static ert_status create(const ert_config *cfg, bool gpu_only, struct ert_backend **out,
@@ -365,6 +417,12 @@ static ert_status create(const ert_config *cfg, bool gpu_only, struct ert_backen
 	if (st == ERT_OK)
 		st = ert_vk_cache_open(vk, cfg ? cfg->cache_path : NULL, err);
 	vk->times.cache_ns += ert_clock_ns() - t0;
+	if (st == ERT_OK && vk->f16_storage) {
+		/* buffer_convert()'s pipeline, made now, while the session is being created */
+		uint32_t spec[1] = { ERT_GPU_WG_1D };
+
+		st = ert_vk_pipeline_get(vk, "convert", spec, 1, &vk->convert, NULL, err);
+	}
 	if (st != ERT_OK) {
 		vk_destroy(be);
 		return st;

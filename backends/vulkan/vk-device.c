@@ -228,8 +228,51 @@ static ert_status layout_create(struct ert_vk *vk, struct ert_err *err)
 	return ERT_OK;
 }
 
+/*
+ * Precision LOW: float16 storage where the device has storageBuffer16BitAccess
+ * (VK_KHR_16bit_storage, core in Vulkan 1.1; lavapipe and NVIDIA's driver have
+ * it), enabled in @feat for vkCreateDevice. Arithmetic stays float32 (the
+ * shaders widen on load and round on store), so shaderFloat16 is not needed.
+ * $ERT_VULKAN_F16=off keeps LOW in float32; =storage insists (UNSUPPORTED on a
+ * device without the feature, rather than LOW in float32).
+ */
+static ert_status setup_f16(struct ert_vk *vk, VkPhysicalDevice16BitStorageFeatures *feat,
+			    struct ert_err *err)
+{
+	const char *env = getenv("ERT_VULKAN_F16");
+	bool forced = env && !strcmp(env, "storage");
+	VkPhysicalDevice16BitStorageFeatures has = {
+		.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_16BIT_STORAGE_FEATURES,
+	};
+	VkPhysicalDeviceFeatures2 f2 = {
+		.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2,
+		.pNext = &has,
+	};
+
+	if (env && *env && !forced && strcmp(env, "off")) {
+		ert_err_set(err, "vulkan: ERT_VULKAN_F16='%s': expected 'storage' or 'off'", env);
+		return ERT_STATUS_INVALID_ARGUMENT;
+	}
+	if (vk->precision != ERT_LEVEL_LOW || (env && !strcmp(env, "off")))
+		return ERT_OK;
+	vkGetPhysicalDeviceFeatures2(vk->phys, &f2);
+	if (!has.storageBuffer16BitAccess) {
+		if (!forced)
+			return ERT_OK;
+		ert_err_set(err, "vulkan: ERT_VULKAN_F16=storage but %s has no storageBuffer16BitAccess",
+			    vk->props.deviceName);
+		return ERT_STATUS_UNSUPPORTED;
+	}
+	feat->storageBuffer16BitAccess = VK_TRUE;
+	vk->f16_storage = true;
+	return ERT_OK;
+}
+
 ert_status ert_vk_device_open(struct ert_vk *vk, bool gpu_only, struct ert_err *err)
 {
+	VkPhysicalDevice16BitStorageFeatures f16 = {
+		.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_16BIT_STORAGE_FEATURES,
+	};
 	VkQueueFamilyProperties fam[16];
 	uint32_t nfam = 16;
 	float prio = 1.0f;
@@ -240,6 +283,7 @@ ert_status ert_vk_device_open(struct ert_vk *vk, bool gpu_only, struct ert_err *
 	};
 	VkDeviceCreateInfo di = {
 		.sType = VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO,
+		.pNext = &f16,
 		.queueCreateInfoCount = 1,
 		.pQueueCreateInfos = &qi,
 	};
@@ -286,6 +330,9 @@ ert_status ert_vk_device_open(struct ert_vk *vk, bool gpu_only, struct ert_err *
 		ert_err_set(err, "vulkan: %s has no compute queue", vk->props.deviceName);
 		return ERT_STATUS_UNSUPPORTED;
 	}
+	st = setup_f16(vk, &f16, err);
+	if (st != ERT_OK)
+		return st;
 	qi.queueFamilyIndex = vk->queue_family;
 	rc = vkCreateDevice(vk->phys, &di, NULL, &vk->dev);
 	if (rc != VK_SUCCESS) {

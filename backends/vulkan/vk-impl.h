@@ -34,9 +34,13 @@ ert_status ert_vulkan_backend_probe(const ert_config *cfg, struct ert_backend **
 /* NULL for a backend of another type. */
 const char *ert_vulkan_backend_device(const struct ert_backend *be);
 
-/* The SPIR-V of shaders/, compiled by glslc and embedded at build time (scripts/embed-spv.sh). */
+/*
+ * The SPIR-V of shaders/, compiled by glslc and embedded at build time
+ * (scripts/embed-spv.sh): each shader, and each but convert again in float16
+ * storage as "NAME.f16" (precision LOW).
+ */
 struct ert_vk_shader_code {
-	const char *name;            /* file name without .comp ("eltwise") */
+	const char *name;            /* file name without .comp ("eltwise", "eltwise.f16") */
 	const uint32_t *words;
 	size_t size;                 /* bytes */
 };
@@ -46,8 +50,9 @@ extern const unsigned ert_vk_n_shaders;
 /* Every pipeline: this many storage buffers (set 0, bindings 0..) and push constant bytes. */
 #define ERT_VK_MAX_BINDINGS 6
 #define ERT_VK_PUSH_WORDS 32
-#define ERT_VK_MAX_SHADERS 16
-#define ERT_VK_MAX_PIPELINES 160
+#define ERT_VK_MAX_SHADERS 32
+/* the tuner's candidates, in float32 and float16 storage (precision LOW) */
+#define ERT_VK_MAX_PIPELINES 256
 #define ERT_VK_MAX_SPEC 4
 
 struct ert_vk_pipeline {
@@ -99,6 +104,15 @@ struct ert_vk {
 	uint32_t n_pipes;
 	ert_level precision;
 	/*
+	 * Precision LOW in float16 storage (VK_KHR_16bit_storage's
+	 * storageBuffer16BitAccess, enabled at device creation; not with
+	 * ERT_VULKAN_F16=off): fp16_storage() says yes, steps with
+	 * ert_exec.fp16 run the shaders' .f16 variants, and buffer_convert()
+	 * dispatches convert.comp (its pipeline made when the device opens).
+	 */
+	bool f16_storage;
+	VkPipeline convert;
+	/*
 	 * GEMMs on gemm_direct.comp instead of the tiled gemm.comp: on CPU
 	 * implementations, where barriers cost more than caches save;
 	 * ERT_VULKAN_GEMM=tiled|direct chooses (tests run both).
@@ -142,10 +156,15 @@ struct ert_vk {
 	bool device_times;
 };
 
-/* An arena (ert_buffer.handle): one buffer and its memory. */
+/*
+ * An arena (ert_buffer.handle): one buffer and its memory; with float16
+ * storage, the descriptor set convert.comp binds it with (made with it).
+ */
 struct ert_vk_arena {
 	VkBuffer buf;
 	VkDeviceMemory mem;
+	VkDescriptorPool convert_pool;
+	VkDescriptorSet convert_set;
 };
 
 /* ---- errors (vk-error.c) ---- */
@@ -239,6 +258,16 @@ ert_status ert_vk_write(struct ert_vk *vk, VkBuffer dst, size_t offset, const vo
 			size_t size, struct ert_err *err);
 ert_status ert_vk_read(struct ert_vk *vk, VkBuffer src, size_t offset, void *dst, size_t size,
 		       struct ert_err *err);
+/*
+ * Precision LOW: the descriptor set of arena @a for convert.comp (both its
+ * bindings the arena's buffer), and a conversion of @count elements in it
+ * from element @so (float16 when @widen, else float32) to element @dof of
+ * the other type, queued in order with the steps and copies.
+ */
+ert_status ert_vk_convert_set(struct ert_vk *vk, struct ert_vk_arena *a, struct ert_err *err);
+void ert_vk_convert_set_del(struct ert_vk *vk, struct ert_vk_arena *a);
+ert_status ert_vk_convert(struct ert_vk *vk, const struct ert_vk_arena *a, size_t so, size_t dof,
+			  size_t count, bool widen, struct ert_err *err);
 /* Submit what is queued (steps, staged copies) with one fence, and wait for it. */
 ert_status ert_vk_flush(struct ert_vk *vk, struct ert_err *err);
 void ert_vk_memory_close(struct ert_vk *vk);
@@ -247,10 +276,11 @@ void ert_vk_memory_close(struct ert_vk *vk);
 
 /*
  * A device copy of constant @data (@size bytes), uploaded on first request
- * and shared: every step of every plan that asks for the same bytes gets the
- * same buffer. Drop it with ert_vk_const_put().
+ * and shared: every step of every plan that asks for the same bytes (and
+ * storage) gets the same buffer. @f16: float32 data stored as float16 (a
+ * step in float16, precision LOW). Drop it with ert_vk_const_put().
  */
-ert_status ert_vk_const_get(struct ert_vk *vk, const void *data, size_t size,
+ert_status ert_vk_const_get(struct ert_vk *vk, const void *data, size_t size, bool f16,
 			    struct ert_vk_const **out, const struct ert_node *n,
 			    struct ert_err *err);
 void ert_vk_const_put(struct ert_vk *vk, struct ert_vk_const *c);
@@ -275,10 +305,11 @@ void ert_vk_pipelines_release(struct ert_vk *vk);
 #define ERT_VK_MAX_LAUNCHES 32
 #define ERT_VK_MAX_CONSTS 32
 
-/* A tensor on the device: a buffer and an offset in elements of its dtype. */
+/* A tensor on the device: a buffer and an offset in elements as stored (es bytes each). */
 struct ert_vk_ref {
 	VkBuffer buf;
 	int32_t off;
+	uint32_t es;
 };
 
 /*
@@ -327,6 +358,11 @@ struct ert_vk_step {
 	struct ert_vk_timer timer;
 	bool queued;                 /* cmd was queued since the step was recorded */
 	const struct ert_node *node; /* for messages */
+	/*
+	 * ert_exec.fp16: float32 tensors stored as float16 (the ops launch
+	 * the shaders' .f16 variants, constants are uploaded converted)
+	 */
+	bool f16;
 	bool overflow;               /* too many bindings or push words (a bug: reported by check) */
 };
 

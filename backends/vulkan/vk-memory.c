@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "ert-probes.h"
-#include "vulkan/vk-impl.h"
+#include "vulkan/ops/vk-ops.h"
 
 #define STAGING_MIN (1u << 20)
 
@@ -175,6 +175,101 @@ static ert_status copy_cmd(struct ert_vk *vk, VkCommandBuffer *out, struct ert_e
 	vk->used_copy_cmds++;
 	vk->copy_open = true;
 	*out = cb;
+	return ERT_OK;
+}
+
+ert_status ert_vk_convert_set(struct ert_vk *vk, struct ert_vk_arena *a, struct ert_err *err)
+{
+	VkDescriptorPoolSize size = {
+		.type = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
+		.descriptorCount = ERT_VK_MAX_BINDINGS,
+	};
+	VkDescriptorPoolCreateInfo pi = {
+		.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO,
+		.maxSets = 1,
+		.poolSizeCount = 1,
+		.pPoolSizes = &size,
+	};
+	VkDescriptorSetAllocateInfo ai = {
+		.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO,
+		.descriptorSetCount = 1,
+		.pSetLayouts = &vk->set_layout,
+	};
+	VkDescriptorBufferInfo bi = { .buffer = a->buf, .range = VK_WHOLE_SIZE };
+	VkWriteDescriptorSet w[ERT_VK_MAX_BINDINGS];
+	VkResult rc = vkCreateDescriptorPool(vk->dev, &pi, NULL, &a->convert_pool);
+
+	if (rc != VK_SUCCESS) {
+		a->convert_pool = VK_NULL_HANDLE;
+		return ert_vk_fail(err, rc, "vkCreateDescriptorPool (conversions)", NULL);
+	}
+	ai.descriptorPool = a->convert_pool;
+	rc = vkAllocateDescriptorSets(vk->dev, &ai, &a->convert_set);
+	if (rc != VK_SUCCESS) {
+		ert_vk_convert_set_del(vk, a);
+		return ert_vk_fail(err, rc, "vkAllocateDescriptorSets (conversions)", NULL);
+	}
+	/* every binding: convert.comp's two views of the arena, and the unused ones */
+	for (uint32_t b = 0; b < ERT_VK_MAX_BINDINGS; b++)
+		w[b] = (VkWriteDescriptorSet){
+			.sType = VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET,
+			.dstSet = a->convert_set,
+			.dstBinding = b,
+			.descriptorCount = 1,
+			.descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
+			.pBufferInfo = &bi,
+		};
+	vkUpdateDescriptorSets(vk->dev, ERT_VK_MAX_BINDINGS, w, 0, NULL);
+	return ERT_OK;
+}
+
+void ert_vk_convert_set_del(struct ert_vk *vk, struct ert_vk_arena *a)
+{
+	/* the set goes with its pool */
+	if (a->convert_pool)
+		vkDestroyDescriptorPool(vk->dev, a->convert_pool, NULL);
+	a->convert_pool = VK_NULL_HANDLE;
+	a->convert_set = VK_NULL_HANDLE;
+}
+
+ert_status ert_vk_convert(struct ert_vk *vk, const struct ert_vk_arena *a, size_t so, size_t dof,
+			  size_t count, bool widen, struct ert_err *err)
+{
+	const VkPipelineStageFlags stages = VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT |
+					    VK_PIPELINE_STAGE_TRANSFER_BIT;
+	VkMemoryBarrier after = {
+		.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER,
+		.srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT,
+		.dstAccessMask = VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT |
+				 VK_ACCESS_TRANSFER_READ_BIT | VK_ACCESS_TRANSFER_WRITE_BIT,
+	};
+	int32_t push[4] = { (int32_t)so, (int32_t)dof, (int32_t)count, widen };
+	uint32_t groups[3];
+	VkCommandBuffer cb;
+	ert_status st;
+
+	if (!count)
+		return ERT_OK;
+	if (!a->convert_set || so > INT32_MAX || dof > INT32_MAX || count > INT32_MAX) {
+		ert_err_set(err, "vulkan: a conversion of %zu elements at %zu to %zu cannot be launched",
+			    count, so, dof);
+		return ERT_STATUS_INTERNAL;
+	}
+	st = copy_cmd(vk, &cb, err);
+	if (st != ERT_OK)
+		return st;
+	/* the steps and copies before it are written and visible to the shader */
+	full_barrier(cb, VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT,
+		     VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT);
+	vkCmdBindPipeline(cb, VK_PIPELINE_BIND_POINT_COMPUTE, vk->convert);
+	vkCmdBindDescriptorSets(cb, VK_PIPELINE_BIND_POINT_COMPUTE, vk->pipe_layout, 0, 1,
+				&a->convert_set, 0, NULL);
+	vkCmdPushConstants(cb, vk->pipe_layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof(push), push);
+	vk_grid((count + ERT_GPU_WG_1D - 1) / ERT_GPU_WG_1D, groups);
+	vkCmdDispatch(cb, groups[0], groups[1], groups[2]);
+	/* and its writes to the copies recorded after it in this command buffer */
+	vkCmdPipelineBarrier(cb, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, stages, 0, 1, &after, 0,
+			     NULL, 0, NULL);
 	return ERT_OK;
 }
 

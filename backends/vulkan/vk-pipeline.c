@@ -65,8 +65,9 @@ ert_status ert_vk_pipeline_get(struct ert_vk *vk, const char *name, const uint32
 	VkResult rc;
 
 	if (idx < 0 || idx >= ERT_VK_MAX_SHADERS || n_spec > ERT_VK_MAX_SPEC) {
-		ert_err_set(err, "vulkan: %s '%s': no shader '%s' in this build", ert_op_name(n->op),
-			    n->name, name);
+		ert_err_set(err, "vulkan: %s%s%s%sno shader '%s' in this build",
+			    n ? ert_op_name(n->op) : "", n ? " '" : "", n ? n->name : "",
+			    n ? "': " : "", name);
 		return ERT_STATUS_INTERNAL;
 	}
 	if (n_spec)

@@ -8,16 +8,20 @@
 
 #include "vulkan/vk-impl.h"
 
-/* Tensors are addressed in elements: offsets from the planner are multiples of 64 bytes. */
+/*
+ * Tensors are addressed in elements as stored (float16 for a float32 tensor
+ * in float16 storage): offsets from the planner are multiples of 64 bytes.
+ */
 static bool to_ref(const struct ert_tensor_loc *loc, const struct ert_value *v,
 		   struct ert_vk_ref *out)
 {
-	size_t es = ert_dtype_size(v->dtype);
+	size_t es = loc->storage ? ert_dtype_size(loc->storage) : ert_dtype_size(v->dtype);
 
 	if (!loc->buf || !es || loc->offset % es || loc->offset / es > INT32_MAX)
 		return false;
 	out->buf = ((const struct ert_vk_arena *)loc->buf->handle)->buf;
 	out->off = (int32_t)(loc->offset / es);
+	out->es = (uint32_t)es;
 	return true;
 }
 
@@ -40,11 +44,15 @@ ert_status ert_vk_in(struct ert_vk *vk, struct ert_exec *x, struct ert_vk_step *
 				    ert_op_name(x->node->op), x->node->name, ERT_VK_MAX_CONSTS);
 			return ERT_STATUS_BACKEND;
 		}
-		s = ert_vk_const_get(vk, v->data, v->nbytes, &st->consts[st->n_consts], x->node, err);
+		bool f16 = st->f16 && v->dtype == ERT_DTYPE_FLOAT32;
+
+		s = ert_vk_const_get(vk, v->data, v->nbytes, f16, &st->consts[st->n_consts], x->node,
+				     err);
 		if (s != ERT_OK)
 			return s;
 		out->buf = ert_vk_const_buffer(st->consts[st->n_consts++]);
 		out->off = 0;
+		out->es = f16 ? 2 : (uint32_t)ert_dtype_size(v->dtype);
 		return ERT_OK;
 	}
 	ert_err_set(err, "vulkan: %s '%s': input %u is not in device memory", ert_op_name(x->node->op),

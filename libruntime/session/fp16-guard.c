@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Precision LOW on GPU backends that store float16, and the fp16 overflow
- * guard, written once for every such backend (OpenCL today, Vulkan later).
+ * guard, written once for every such backend (OpenCL and Vulkan).
  *
  * A step runs in float16 when its backend's memory is device memory, the
  * backend says fp16_storage(), and the guard does not keep it in float32.

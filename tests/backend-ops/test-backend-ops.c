@@ -417,8 +417,9 @@ static void visit(const struct ert_node *node, const struct ert_value *const *in
 }
 
 /*
- * $ERT_TEST_PRECISION=low: the OpenCL sessions run with precision LOW
- * (float16 where the device has cl_khr_fp16 or $ERT_OPENCL_F16=storage),
+ * $ERT_TEST_PRECISION=low: the GPU sessions run with precision LOW (float16
+ * on OpenCL where the device has cl_khr_fp16 or $ERT_OPENCL_F16=storage, on
+ * Vulkan where it has storageBuffer16BitAccess),
  * compared with cosine >= 0.999 and max abs error <= 1e-2 x max |ref|.
  */
 static ert_level test_precision = ERT_LEVEL_NORMAL;
@@ -590,6 +591,8 @@ struct gpu {
 	bool (*claims)(enum ert_op op);
 	const char *(*device)(const struct ert_backend *be);
 	const char *device_var;      /* its device variable */
+	const char *f16_var;         /* its precision LOW variable: "storage" or "off" */
+	bool f16_forced;             /* "storage" gives float16 storage on any device */
 };
 
 static bool ocl_claims(enum ert_op op)
@@ -603,8 +606,10 @@ static bool vk_claims(enum ert_op op)
 }
 
 static const struct gpu gpus[] = {
-	{ ERT_BACKEND_OPENCL, "opencl", ocl_claims, ert_opencl_backend_device, "ERT_OPENCL_DEVICE" },
-	{ ERT_BACKEND_VULKAN, "vulkan", vk_claims, ert_vulkan_backend_device, "ERT_VULKAN_DEVICE" },
+	{ ERT_BACKEND_OPENCL, "opencl", ocl_claims, ert_opencl_backend_device, "ERT_OPENCL_DEVICE",
+	  "ERT_OPENCL_F16", true },
+	{ ERT_BACKEND_VULKAN, "vulkan", vk_claims, ert_vulkan_backend_device, "ERT_VULKAN_DEVICE",
+	  "ERT_VULKAN_F16", false },
 };
 
 /* Every op type the backend claims has a case it runs. */
@@ -914,11 +919,11 @@ static bool run_overflow(ert_session *s, ert_session *ref, int *bad_out, char *w
  * ($ERT_OPENCL_F16=storage where the device lacks cl_khr_fp16): the guard
  * keeps the two ops around the overflow in float32 and the output matches
  * the CPU; with the guard off every op runs in float16 and the output holds
- * inf or NaN. Then LOW without float16 storage (ERT_OPENCL_F16=off):
- * float32 throughout, within 1e-3 x max |ref|.
+ * inf or NaN. Then LOW without float16 storage (ERT_OPENCL_F16=off,
+ * ERT_VULKAN_F16=off): float32 throughout, within 1e-3 x max |ref|.
  */
-/* Does the OpenCL device store float16 for precision LOW by itself (cl_khr_fp16)? */
-static bool native_fp16(void)
+/* Does the device store float16 for precision LOW by itself (cl_khr_fp16, 16-bit storage)? */
+static bool native_fp16(ert_backend_type type)
 {
 	struct ert_err err = { "" };
 	struct ert_backend *be = NULL;
@@ -927,18 +932,18 @@ static bool native_fp16(void)
 
 	ert_config_init(&cfg);
 	cfg.precision = ERT_LEVEL_LOW;
-	if (ert_backend_create(ERT_BACKEND_OPENCL, &cfg, &be, &err) != ERT_OK)
+	if (ert_backend_create(type, &cfg, &be, &err) != ERT_OK)
 		return false;
 	yes = ert_backend_fp16_storage(be);
 	ert_backend_destroy(be);
 	return yes;
 }
 
-static bool check_fp16_guard(char *why, size_t len)
+static bool check_fp16_guard(const struct gpu *gp, char *why, size_t len)
 {
 	struct ert_graph *g = overflow_graph();
 	ert_model *m = g ? model_from_graph(g) : NULL;
-	const char *env = getenv("ERT_OPENCL_F16");
+	const char *env = getenv(gp->f16_var);
 	char *saved = env ? strdup(env) : NULL;
 	ert_level prec = test_precision;
 	ert_session *on = NULL, *off = NULL, *f32 = NULL, *ref = NULL;
@@ -948,14 +953,14 @@ static bool check_fp16_guard(char *why, size_t len)
 	if (!m)
 		goto out;
 	test_precision = ERT_LEVEL_LOW;
-	/* a device with cl_khr_fp16 uses it as is; one without gets float16 storage */
-	if ((!env || !*env) && !native_fp16())
-		setenv("ERT_OPENCL_F16", "storage", 1);
+	/* a device with float16 storage uses it as is; OpenCL can give it to one without */
+	if (saved && !strcmp(saved, "off"))
+		unsetenv(gp->f16_var);
+	if ((!saved || strcmp(saved, "storage")) && gp->f16_forced && !native_fp16(gp->type))
+		setenv(gp->f16_var, "storage", 1);
 	ref = open_session(m, ERT_BACKEND_CPU, why, len);
-	on = ref ? open_session_cfg(m, ERT_BACKEND_OPENCL, ERT_LEVEL_LOW, ERT_FP16_GUARD_ON, why,
-				    len) : NULL;
-	off = on ? open_session_cfg(m, ERT_BACKEND_OPENCL, ERT_LEVEL_LOW, ERT_FP16_GUARD_OFF, why,
-				    len) : NULL;
+	on = ref ? open_session_cfg(m, gp->type, ERT_LEVEL_LOW, ERT_FP16_GUARD_ON, why, len) : NULL;
+	off = on ? open_session_cfg(m, gp->type, ERT_LEVEL_LOW, ERT_FP16_GUARD_OFF, why, len) : NULL;
 	if (!off)
 		goto out;
 	if (!check_decision(on, true, why, len) || !check_decision(off, false, why, len))
@@ -974,17 +979,17 @@ static bool check_fp16_guard(char *why, size_t len)
 		snprintf(why, len, "guard off: no inf or NaN in the output (does float16 overflow?)");
 		goto out;
 	}
-	setenv("ERT_OPENCL_F16", "off", 1);
+	setenv(gp->f16_var, "off", 1);
 	test_precision = ERT_LEVEL_NORMAL;   /* float32 storage: the fp32 tolerance */
-	f32 = open_session_cfg(m, ERT_BACKEND_OPENCL, ERT_LEVEL_LOW, ERT_FP16_GUARD_ON, why, len);
+	f32 = open_session_cfg(m, gp->type, ERT_LEVEL_LOW, ERT_FP16_GUARD_ON, why, len);
 	if (!f32 || !run_overflow(f32, ref, &bad, why, len) || !compare(f32, ref, 0, why, len))
 		goto out;
 	ok = true;
 out:
 	if (saved)
-		setenv("ERT_OPENCL_F16", saved, 1);
+		setenv(gp->f16_var, saved, 1);
 	else
-		unsetenv("ERT_OPENCL_F16");
+		unsetenv(gp->f16_var);
 	free(saved);
 	test_precision = prec;
 	ert_session_destroy(on);
@@ -1102,7 +1107,12 @@ int main(int argc, char **argv)
 			CHECK(check_build_failure(why, sizeof(why)),
 			      ": a kernel that fails to build: the session says where and why",
 			      ": a kernel that fails to build: %s\n", why);
-			CHECK(check_fp16_guard(why, sizeof(why)),
+		}
+		if (!gp->f16_forced && !native_fp16(gp->type)) {
+			skipped++;
+			printf("# %s: fp16 guard skipped (no float16 storage on this device)\n", gp->name);
+		} else {
+			CHECK(check_fp16_guard(gp, why, sizeof(why)),
 			      ": fp16 guard: the overflow model's square and scale_down kept in fp32, the CPU's answer; inf/NaN with the guard off; LOW without fp16 storage within 1e-3",
 			      ": fp16 guard: %s\n", why);
 		}

@@ -14,7 +14,7 @@ static ert_status unary_prepare(struct ert_vk *vk, struct ert_exec *x, struct er
 	if (s == ERT_OK)
 		s = ert_vk_out(x, 0, &out, err);
 	if (s == ERT_OK)
-		s = vk_launch_1d(vk, st, "eltwise", u.n, err);
+		s = vk_launch_1d(vk, st, vk_shader(st->f16, "eltwise", "eltwise.f16"), u.n, err);
 	if (s != ERT_OK)
 		return s;
 	ert_vk_arg_ref(st, &in);
@@ -40,7 +40,8 @@ static ert_status binary_prepare(struct ert_vk *vk, struct ert_exec *x, struct e
 	if (s == ERT_OK)
 		s = ert_vk_out(x, 0, &c, err);
 	if (s == ERT_OK)
-		s = vk_launch_1d(vk, st, b.same ? "binary_same" : "binary", b.n, err);
+		s = vk_launch_1d(vk, st, b.same ? vk_shader(st->f16, "binary_same", "binary_same.f16") :
+				 vk_shader(st->f16, "binary", "binary.f16"), b.n, err);
 	if (s != ERT_OK)
 		return s;
 	ert_vk_arg_ref(st, &a);

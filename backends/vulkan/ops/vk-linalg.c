@@ -24,8 +24,9 @@ static uint32_t gemm_side(const struct ert_vk *vk)
 	       l->maxComputeWorkGroupSize[1] >= VK_GEMM_LY ? VK_GEMM_LX : 8;
 }
 
-/* Add to @t gemm.comp with work-groups of @side x @side items. */
-static void variant_tiled(struct ert_vk_tunable *t, const struct ert_gpu_gemm *g, uint32_t side)
+/* Add to @t gemm.comp (its float16-storage variant with @f16), groups of @side x @side items. */
+static void variant_tiled(struct ert_vk_tunable *t, const struct ert_gpu_gemm *g, uint32_t side,
+			  bool f16)
 {
 	uint32_t i = t->space.n++, tile = side * VK_GEMM_WPT;
 	struct ert_tune_variant *v = &t->space.v[i];
@@ -35,7 +36,7 @@ static void variant_tiled(struct ert_vk_tunable *t, const struct ert_gpu_gemm *g
 	v->gws[1] = (size_t)(((uint32_t)g->m + tile - 1) / tile) * side;
 	v->lws[0] = v->lws[1] = side;
 	v->max_wg = side * side;
-	t->shader[i] = "gemm";
+	t->shader[i] = vk_shader(f16, "gemm", "gemm.f16");
 	t->spec[i][0] = t->spec[i][1] = side;
 	t->spec[i][2] = VK_GEMM_TS_K;
 	t->n_spec[i] = 3;
@@ -46,26 +47,28 @@ static void variant_tiled(struct ert_vk_tunable *t, const struct ert_gpu_gemm *g
  * column and 8 rows, gemm_direct.comp's ROWS; its group size tuned) on CPU
  * devices, else the tiled gemm.comp at the device's side; then the others
  * (the tiled shader at 8 x 8 too) for the tuner, unless ERT_VULKAN_GEMM
- * chose the shader.
+ * chose the shader. @f16: the shaders' float16-storage variants (a step in
+ * float16, tuned apart).
  */
-static void gemm_variants(const struct ert_vk *vk, const struct ert_gpu_gemm *g,
+static void gemm_variants(const struct ert_vk *vk, const struct ert_gpu_gemm *g, bool f16,
 			  struct ert_vk_tunable *t)
 {
+	const char *direct = vk_shader(f16, "gemm_direct", "gemm_direct.f16");
 	uint64_t blocks = (uint64_t)g->n * (uint64_t)((g->m + 7) / 8);
 	uint32_t side = gemm_side(vk);
 
 	memset(t, 0, sizeof(*t));
 	if (vk->gemm_direct)
-		vk_variant_1d(vk, t, "gemm_direct", blocks);
+		vk_variant_1d(vk, t, direct, blocks);
 	if (!vk->gemm_direct || !vk->gemm_forced) {
-		variant_tiled(t, g, side);
+		variant_tiled(t, g, side, f16);
 		if (side != 8)
-			variant_tiled(t, g, 8);
+			variant_tiled(t, g, 8, f16);
 	}
 	if (!vk->gemm_direct && !vk->gemm_forced)
-		vk_variant_1d(vk, t, "gemm_direct", blocks);
+		vk_variant_1d(vk, t, direct, blocks);
 	t->zgroups = (uint32_t)g->batches;
-	t->name = "gemm";
+	t->name = vk_shader(f16, "gemm", "gemm.f16");
 }
 
 static ert_status gemm_launch(struct ert_vk *vk, struct ert_exec *x, struct ert_vk_step *st,
@@ -85,7 +88,7 @@ static ert_status gemm_launch(struct ert_vk *vk, struct ert_exec *x, struct ert_
 	if (s == ERT_OK)
 		s = ert_vk_table(vk, st, g->boff, 4 * g->batches, &table, err);
 	if (s == ERT_OK) {
-		gemm_variants(vk, g, &t);
+		gemm_variants(vk, g, st->f16, &t);
 		s = ert_vk_launch_tunable(vk, st, &t, err);
 	}
 	if (s != ERT_OK)
@@ -152,7 +155,7 @@ static ert_status conv_dw(struct ert_vk *vk, struct ert_exec *x, struct ert_vk_s
 	if (s == ERT_OK)
 		s = ert_vk_out(x, 0, &out, err);
 	if (s == ERT_OK)
-		s = vk_launch_1d(vk, st, "conv_dw", d.n, err);
+		s = vk_launch_1d(vk, st, vk_shader(st->f16, "conv_dw", "conv_dw.f16"), d.n, err);
 	if (s != ERT_OK)
 		return s;
 	ert_vk_arg_ref(st, &in);

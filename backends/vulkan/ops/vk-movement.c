@@ -17,8 +17,7 @@ static ert_status view_prepare(struct ert_vk *vk, struct ert_exec *x, struct ert
 	if (s == ERT_OK)
 		s = ert_vk_out(x, 0, &dst, err);
 	if (s == ERT_OK)
-		s = ert_vk_copy_add(st, &src, &dst, ert_dtype_size(x->in[0]->dtype),
-				    x->out[0]->nbytes, err);
+		s = ert_vk_copy_add(st, &src, &dst, src.es, (size_t)x->out[0]->numel * src.es, err);
 	return s;
 }
 
@@ -32,7 +31,7 @@ static ert_status copy_nd(struct ert_vk *vk, struct ert_vk_step *st, const struc
 
 	if (!c->n)
 		return ERT_OK;
-	s = vk_launch_1d(vk, st, "copy_nd", c->n, err);
+	s = vk_launch_1d(vk, st, vk_shader(src->es == 2, "copy_nd", "copy_nd.f16"), c->n, err);
 	if (s != ERT_OK)
 		return s;
 	s_at.off += (int32_t)c->s_base;
@@ -83,7 +82,7 @@ static ert_status gather_prepare(struct ert_vk *vk, struct ert_exec *x, struct e
 	if (s == ERT_OK)
 		s = ert_vk_out(x, 0, &dst, err);
 	if (s == ERT_OK)
-		s = vk_launch_1d(vk, st, "gather", g.n, err);
+		s = vk_launch_1d(vk, st, vk_shader(src.es == 2, "gather", "gather.f16"), g.n, err);
 	if (s != ERT_OK)
 		return s;
 	ert_vk_arg_ref(st, &src);

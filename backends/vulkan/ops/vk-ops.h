@@ -9,6 +9,16 @@
 #include "vulkan/shaders/vk-codes.h"
 #include "vulkan/vk-impl.h"
 
+/*
+ * The shader @f32 or its float16-storage variant @f16 ("NAME.f16", precision
+ * LOW): the float ops' shaders follow the step (@st->f16), the movement
+ * ones the size of the elements they move.
+ */
+static inline const char *vk_shader(bool use_f16, const char *f32, const char *f16)
+{
+	return use_f16 ? f16 : f32;
+}
+
 /* Work-groups along x: the least maxComputeWorkGroupCount[0] any device has. */
 #define VK_GRID_X 65535u
 

@@ -17,7 +17,7 @@ static ert_status pool_prepare(struct ert_vk *vk, struct ert_exec *x, struct ert
 	if (s == ERT_OK)
 		s = ert_vk_out(x, 0, &dst, err);
 	if (s == ERT_OK)
-		s = vk_launch_1d(vk, st, "pool2d", p.n, err);
+		s = vk_launch_1d(vk, st, vk_shader(st->f16, "pool2d", "pool2d.f16"), p.n, err);
 	if (s != ERT_OK)
 		return s;
 	ert_vk_arg_ref(st, &src);
@@ -41,7 +41,8 @@ static ert_status global_prepare(struct ert_vk *vk, struct ert_exec *x, struct e
 	if (s == ERT_OK)
 		s = ert_vk_out(x, 0, &dst, err);
 	if (s == ERT_OK)
-		s = vk_launch_rows(vk, st, "plane_reduce", p.planes, err);
+		s = vk_launch_rows(vk, st, vk_shader(st->f16, "plane_reduce", "plane_reduce.f16"),
+				   p.planes, err);
 	if (s != ERT_OK)
 		return s;
 	ert_vk_arg_ref(st, &src);

@@ -9,9 +9,9 @@ layout(local_size_x_id = 0) in;
 #include "common.glsl"
 #include "binary.glsl"
 
-layout(std430, binding = 0) readonly buffer A { float a[]; };
-layout(std430, binding = 1) readonly buffer B { float b[]; };
-layout(std430, binding = 2) writeonly buffer C { float c[]; };
+layout(std430, binding = 0) readonly buffer A { T a[]; };
+layout(std430, binding = 1) readonly buffer B { T b[]; };
+layout(std430, binding = 2) writeonly buffer C { T c[]; };
 layout(push_constant) uniform P {
 	int ao, bo, co, n, code;
 	float p0, p1;
@@ -33,7 +33,7 @@ void main()
 		ia += k * p.sa[d];
 		ib += k * p.sb[d];
 	}
-	float v = binary_op(a[p.ao + ia], b[p.bo + ib], p.code & 255);
+	float v = binary_op(LD(a[p.ao + ia]), LD(b[p.bo + ib]), p.code & 255);
 
-	c[p.co + i] = ert_act(v, p.code >> 16, p.p0, p.p1);
+	c[p.co + i] = ST(ert_act(v, p.code >> 16, p.p0, p.p1));
 }

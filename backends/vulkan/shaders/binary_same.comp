@@ -7,9 +7,9 @@ layout(local_size_x_id = 0) in;
 #include "common.glsl"
 #include "binary.glsl"
 
-layout(std430, binding = 0) readonly buffer A { float a[]; };
-layout(std430, binding = 1) readonly buffer B { float b[]; };
-layout(std430, binding = 2) writeonly buffer C { float c[]; };
+layout(std430, binding = 0) readonly buffer A { T a[]; };
+layout(std430, binding = 1) readonly buffer B { T b[]; };
+layout(std430, binding = 2) writeonly buffer C { T c[]; };
 layout(push_constant) uniform P { int ao, bo, co, n, op, act; float p0, p1; } p;
 
 void main()
@@ -17,5 +17,6 @@ void main()
 	int i = int(ert_gid1());
 
 	if (i < p.n)
-		c[p.co + i] = ert_act(binary_op(a[p.ao + i], b[p.bo + i], p.op), p.act, p.p0, p.p1);
+		c[p.co + i] = ST(ert_act(binary_op(LD(a[p.ao + i]), LD(b[p.bo + i]), p.op), p.act,
+				    p.p0, p.p1));
 }

@@ -5,6 +5,23 @@
 #include "../../gpu-common/gpu-codes.h"
 #include "vk-codes.h"
 
+// The storage type of float tensors: float, or float16_t in the variant
+// compiled with -DERT_F16 (precision LOW: embedded as "NAME.f16",
+// VK_KHR_16bit_storage's storageBuffer16BitAccess, core in Vulkan 1.1).
+// Arithmetic is float32 in both: LD() widens a stored element, ST() rounds
+// a result to the storage type (to nearest even). U moves elements as
+// bits (copy_nd, gather): 4 bytes, or 2 in the float16 variant.
+#ifdef ERT_F16
+#extension GL_EXT_shader_16bit_storage : require
+#define T float16_t
+#define U uint16_t
+#else
+#define T float
+#define U uint
+#endif
+#define LD(v) float(v)
+#define ST(v) T(v)
+
 // The flat index of this item in a 1-D launch laid out over a 2-D grid of
 // work-groups (grid x is capped at 65535, the least any device allows).
 uint ert_gid1()

@@ -11,11 +11,11 @@
 layout(local_size_x_id = 0) in;
 #include "common.glsl"
 
-layout(std430, binding = 0) readonly buffer Xb { float x[]; };
-layout(std430, binding = 1) readonly buffer Wb { float w[]; };
-layout(std430, binding = 2) writeonly buffer Yb { float y[]; };
-layout(std430, binding = 3) readonly buffer Sb { float bias[]; };
-layout(std430, binding = 4) readonly buffer Rb { float res[]; };
+layout(std430, binding = 0) readonly buffer Xb { T x[]; };
+layout(std430, binding = 1) readonly buffer Wb { T w[]; };
+layout(std430, binding = 2) writeonly buffer Yb { T y[]; };
+layout(std430, binding = 3) readonly buffer Sb { T bias[]; };
+layout(std430, binding = 4) readonly buffer Rb { T res[]; };
 layout(push_constant) uniform P {
 	int xo, wo, yo, bo, ro, flags;
 	float p0, p1;
@@ -48,12 +48,12 @@ void main()
 			int ix = ox * p.geo[5] - p.geo[7] + kx * p.geob[1];
 
 			if (ix >= 0 && ix < W)
-				acc += x[xb + iy * W + ix] * w[wb + ky * KW + kx];
+				acc += LD(x[xb + iy * W + ix]) * LD(w[wb + ky * KW + kx]);
 		}
 	}
 	if ((p.flags & 1) != 0)
-		acc += bias[p.bo + oc];
+		acc += LD(bias[p.bo + oc]);
 	if ((p.flags & 2) != 0)
-		acc += res[p.ro + i];
-	y[p.yo + i] = ert_act(acc, p.flags >> 8, p.p0, p.p1);
+		acc += LD(res[p.ro + i]);
+	y[p.yo + i] = ST(ert_act(acc, p.flags >> 8, p.p0, p.p1));
 }

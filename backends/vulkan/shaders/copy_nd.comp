@@ -9,8 +9,8 @@
 layout(local_size_x_id = 0) in;
 #include "common.glsl"
 
-layout(std430, binding = 0) readonly buffer Sb { uint src[]; };
-layout(std430, binding = 1) writeonly buffer Db { uint dst[]; };
+layout(std430, binding = 0) readonly buffer Sb { U src[]; };
+layout(std430, binding = 1) writeonly buffer Db { U dst[]; };
 layout(push_constant) uniform P { int so, dof, n, rank; int dims[8], ss[8], ds[8]; } p;
 
 void main()

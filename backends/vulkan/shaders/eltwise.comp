@@ -6,8 +6,8 @@
 layout(local_size_x_id = 0) in;
 #include "common.glsl"
 
-layout(std430, binding = 0) readonly buffer X { float x[]; };
-layout(std430, binding = 1) writeonly buffer Y { float y[]; };
+layout(std430, binding = 0) readonly buffer X { T x[]; };
+layout(std430, binding = 1) writeonly buffer Y { T y[]; };
 layout(push_constant) uniform P { int xo, yo, n, op; float p0, p1; } p;
 
 float unary_op(float v)
@@ -43,5 +43,5 @@ void main()
 	int i = int(ert_gid1());
 
 	if (i < p.n)
-		y[p.yo + i] = unary_op(x[p.xo + i]);
+		y[p.yo + i] = ST(unary_op(LD(x[p.xo + i])));
 }

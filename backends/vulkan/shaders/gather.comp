@@ -7,8 +7,8 @@
 layout(local_size_x_id = 0) in;
 #include "common.glsl"
 
-layout(std430, binding = 0) readonly buffer Sb { uint src[]; };
-layout(std430, binding = 1) writeonly buffer Db { uint dst[]; };
+layout(std430, binding = 0) readonly buffer Sb { U src[]; };
+layout(std430, binding = 1) writeonly buffer Db { U dst[]; };
 layout(std430, binding = 2) readonly buffer Ib { int idx[]; };
 layout(push_constant) uniform P { int so, dof, n, inner, nidx, axis_len; } p;
 

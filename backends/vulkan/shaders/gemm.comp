@@ -49,7 +49,7 @@ void main()
 			int kk = l / TS_M, mm = l - kk * TS_M;
 			int m = m0 + mm, k = k0 + kk;
 
-			As[l] = m < p.M && k < p.K ? A[a_base + m * p.a_rs + k * p.a_cs] : 0.0;
+			As[l] = m < p.M && k < p.K ? LD(A[a_base + m * p.a_rs + k * p.a_cs]) : 0.0;
 		}
 		for (int l = lid; l < TS_K * TS_N; l += LX * LY) {
 			int kk = l / TS_N, nn = l - kk * TS_N;

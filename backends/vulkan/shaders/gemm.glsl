@@ -2,12 +2,12 @@
 // What gemm.comp and gemm_direct.comp share: their buffers and push
 // constants (one host-side launch serves both), the implicit im2col load
 // and the epilogue. See gemm.comp for the arguments.
-layout(std430, binding = 0) readonly buffer Ab { float A[]; };
-layout(std430, binding = 1) readonly buffer Bb { float B[]; };
-layout(std430, binding = 2) writeonly buffer Cb { float C[]; };
+layout(std430, binding = 0) readonly buffer Ab { T A[]; };
+layout(std430, binding = 1) readonly buffer Bb { T B[]; };
+layout(std430, binding = 2) writeonly buffer Cb { T C[]; };
 layout(std430, binding = 3) readonly buffer Tb { int boff[]; };
-layout(std430, binding = 4) readonly buffer Sb { float bias[]; };
-layout(std430, binding = 5) readonly buffer Rb { float res[]; };
+layout(std430, binding = 4) readonly buffer Sb { T bias[]; };
+layout(std430, binding = 5) readonly buffer Rb { T res[]; };
 // geo: H, W, KH, KW, sh, sw, ph, pw; dh, dw, OW
 layout(push_constant) uniform P {
 	int ao, a_rs, a_cs, bo, b_rs, b_cs, co, ldc, M, N, K;
@@ -21,7 +21,7 @@ layout(push_constant) uniform P {
 float load_b(int base, int k, int n)
 {
 	if ((p.flags & VK_GEMM_CONV) == 0)
-		return B[base + k * p.b_rs + n * p.b_cs];
+		return LD(B[base + k * p.b_rs + n * p.b_cs]);
 	int khw = p.geo[2] * p.geo[3];
 	int ic = k / khw, r = k - ic * khw;
 	int ky = r / p.geo[3], kx = r - ky * p.geo[3];
@@ -31,7 +31,7 @@ float load_b(int base, int k, int n)
 
 	if (iy < 0 || iy >= p.geo[0] || ix < 0 || ix >= p.geo[1])
 		return 0.0;
-	return B[base + (ic * p.geo[0] + iy) * p.geo[1] + ix];
+	return LD(B[base + (ic * p.geo[0] + iy) * p.geo[1] + ix]);
 }
 
 // C(m, n) of batch z = act(alpha * acc + beta * bias + residual)
@@ -40,8 +40,8 @@ void store_c(int z, int m, int n, float acc)
 	float v = p.alpha * acc;
 
 	if ((p.flags & VK_GEMM_HAS_BIAS) != 0)
-		v += p.beta * bias[p.bias_o + boff[4 * z + 3] + m * p.bias_rs + n * p.bias_cs];
+		v += p.beta * LD(bias[p.bias_o + boff[4 * z + 3] + m * p.bias_rs + n * p.bias_cs]);
 	if ((p.flags & VK_GEMM_HAS_RES) != 0)
-		v += res[p.res_o + boff[4 * z + 2] + m * p.ldc + n];
-	C[p.co + boff[4 * z + 2] + m * p.ldc + n] = ert_act(v, p.flags >> 8, p.p0, p.p1);
+		v += LD(res[p.res_o + boff[4 * z + 2] + m * p.ldc + n]);
+	C[p.co + boff[4 * z + 2] + m * p.ldc + n] = ST(ert_act(v, p.flags >> 8, p.p0, p.p1));
 }

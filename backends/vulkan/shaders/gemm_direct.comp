@@ -36,10 +36,10 @@ void main()
 	}
 	if ((p.flags & VK_GEMM_CONV) == 0) {
 		for (int k = 0; k < p.K; k++) {
-			float bv = B[b_base + k * p.b_rs + n * p.b_cs];
+			float bv = LD(B[b_base + k * p.b_rs + n * p.b_cs]);
 
 			[[unroll]] for (int w = 0; w < ROWS; w++)
-				acc[w] += A[ar[w] + k * p.a_cs] * bv;
+				acc[w] += LD(A[ar[w] + k * p.a_cs]) * bv;
 		}
 	} else {
 		int H = p.geo[0], W = p.geo[1], KH = p.geo[2], KW = p.geo[3];
@@ -55,10 +55,10 @@ void main()
 
 				for (int kx = 0; kx < KW; kx++, k++) {
 					int ix = ix0 + kx * p.geo[9];
-					float bv = row_in && ix >= 0 && ix < W ? B[rb + ix] : 0.0;
+					float bv = row_in && ix >= 0 && ix < W ? LD(B[rb + ix]) : 0.0;
 
 					[[unroll]] for (int w = 0; w < ROWS; w++)
-						acc[w] += A[ar[w] + k * p.a_cs] * bv;
+						acc[w] += LD(A[ar[w] + k * p.a_cs]) * bv;
 				}
 			}
 		}

@@ -7,10 +7,10 @@
 #include "reduce.glsl"
 
 layout(local_size_x = ERT_GPU_RED_WG) in;
-layout(std430, binding = 0) readonly buffer Xb { float x[]; };
-layout(std430, binding = 1) readonly buffer Sb { float sc[]; };
-layout(std430, binding = 2) readonly buffer Bb { float b[]; };
-layout(std430, binding = 3) writeonly buffer Yb { float y[]; };
+layout(std430, binding = 0) readonly buffer Xb { T x[]; };
+layout(std430, binding = 1) readonly buffer Sb { T sc[]; };
+layout(std430, binding = 2) readonly buffer Bb { T b[]; };
+layout(std430, binding = 3) writeonly buffer Yb { T y[]; };
 layout(push_constant) uniform P { int xo, so, bo, has_bias, yo, len; float eps; int rows; } p;
 
 void main()
@@ -23,12 +23,12 @@ void main()
 	float s = 0.0;
 
 	for (int j = l; j < p.len; j += ERT_GPU_RED_WG)
-		s += x[xb + j];
+		s += LD(x[xb + j]);
 	float mean = wg_reduce(s, false) / float(p.len);
 
 	s = 0.0;
 	for (int j = l; j < p.len; j += ERT_GPU_RED_WG) {
-		float d = x[xb + j] - mean;
+		float d = LD(x[xb + j]) - mean;
 
 		s += d * d;
 	}
@@ -36,8 +36,8 @@ void main()
 	float inv = 1.0 / sqrt(var + p.eps);
 
 	for (int j = l; j < p.len; j += ERT_GPU_RED_WG) {
-		float v = (x[xb + j] - mean) * inv * sc[p.so + j];
+		float v = (LD(x[xb + j]) - mean) * inv * LD(sc[p.so + j]);
 
-		y[yb + j] = p.has_bias != 0 ? v + b[p.bo + j] : v;
+		y[yb + j] = ST(p.has_bias != 0 ? v + LD(b[p.bo + j]) : v);
 	}
 }

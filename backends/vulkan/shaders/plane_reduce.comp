@@ -7,8 +7,8 @@
 #include "reduce.glsl"
 
 layout(local_size_x = ERT_GPU_RED_WG) in;
-layout(std430, binding = 0) readonly buffer Xb { float x[]; };
-layout(std430, binding = 1) writeonly buffer Yb { float y[]; };
+layout(std430, binding = 0) readonly buffer Xb { T x[]; };
+layout(std430, binding = 1) writeonly buffer Yb { T y[]; };
 layout(push_constant) uniform P { int xo, yo, len, mode, rows; } p;
 
 void main()
@@ -22,11 +22,11 @@ void main()
 	float acc = is_max ? -1.0 / 0.0 : 0.0;
 
 	for (int j = l; j < p.len; j += ERT_GPU_RED_WG) {
-		float v = x[xb + j];
+		float v = LD(x[xb + j]);
 
 		acc = is_max ? (v > acc || isnan(v) ? v : acc) : acc + v;
 	}
 	acc = wg_reduce(acc, is_max);
 	if (l == 0)
-		y[p.yo + row] = is_max ? acc : acc / float(p.len);
+		y[p.yo + row] = ST(is_max ? acc : acc / float(p.len));
 }

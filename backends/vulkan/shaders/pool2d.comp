@@ -10,8 +10,8 @@
 layout(local_size_x_id = 0) in;
 #include "common.glsl"
 
-layout(std430, binding = 0) readonly buffer Xb { float x[]; };
-layout(std430, binding = 1) writeonly buffer Yb { float y[]; };
+layout(std430, binding = 0) readonly buffer Xb { T x[]; };
+layout(std430, binding = 1) writeonly buffer Yb { T y[]; };
 layout(push_constant) uniform P { int xo, yo, mode; int geo[8], geob[8]; } p;
 
 void main()
@@ -40,7 +40,7 @@ void main()
 
 			if (ix < 0 || ix >= W)
 				continue;
-			float v = x[xb + iy * W + ix];
+			float v = LD(x[xb + iy * W + ix]);
 
 			if (p.mode == ERT_GPU_POOL_MAX) {
 				if (!any || v > acc || isnan(v))
@@ -56,5 +56,5 @@ void main()
 		acc = acc / float(KH * KW);
 	else if (p.mode == ERT_GPU_POOL_AVG)
 		acc = cnt != 0 ? acc / float(cnt) : 0.0;
-	y[p.yo + i] = acc;
+	y[p.yo + i] = ST(acc);
 }

@@ -6,8 +6,8 @@
 #include "reduce.glsl"
 
 layout(local_size_x = ERT_GPU_RED_WG) in;
-layout(std430, binding = 0) readonly buffer Xb { float x[]; };
-layout(std430, binding = 1) writeonly buffer Yb { float y[]; };
+layout(std430, binding = 0) readonly buffer Xb { T x[]; };
+layout(std430, binding = 1) writeonly buffer Yb { T y[]; };
 layout(push_constant) uniform P { int xo, yo, len, inner, log_softmax, rows; } p;
 
 void main()
@@ -22,21 +22,21 @@ void main()
 	float m = -1.0 / 0.0, s = 0.0;
 
 	for (int j = l; j < p.len; j += ERT_GPU_RED_WG) {
-		float v = x[xb + j * p.inner];
+		float v = LD(x[xb + j * p.inner]);
 
 		m = v > m || isnan(v) ? v : m;
 	}
 	m = wg_reduce(m, true);
 	for (int j = l; j < p.len; j += ERT_GPU_RED_WG)
-		s += exp(x[xb + j * p.inner] - m);
+		s += exp(LD(x[xb + j * p.inner]) - m);
 	s = wg_reduce(s, false);
 	if (p.log_softmax != 0) {
 		float ls = log(s);
 
 		for (int j = l; j < p.len; j += ERT_GPU_RED_WG)
-			y[yb + j * p.inner] = x[xb + j * p.inner] - m - ls;
+			y[yb + j * p.inner] = ST(LD(x[xb + j * p.inner]) - m - ls);
 	} else {
 		for (int j = l; j < p.len; j += ERT_GPU_RED_WG)
-			y[yb + j * p.inner] = exp(x[xb + j * p.inner] - m) / s;
+			y[yb + j * p.inner] = ST(exp(LD(x[xb + j * p.inner]) - m) / s);
 	}
 }
