@@ -37,6 +37,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ops/linalg-geom.h"
 #include "ops/qlinear.h"
 #include "opt/opt-private.h"
 #include "opt/passes.h"
@@ -283,11 +284,17 @@ static bool bias_fusable(const struct ert_graph *g, const int32_t *producer,
 	    ert_node_act(mm).type != ERT_ACT_NONE || ert_attr_int(mm, "ert.bias", 0))
 		return false;
 	w = &g->tensors[mm->inputs[1]];
+	/* N: B's last dim, after a folded Transpose of B (ert.perm_b, fold-transpose.c) */
+	int32_t perm[ERT_MAX_RANK];
+
+	if (w->rank < 2 || !ert_matmul_perm(mm, ERT_MATMUL_PERM_B, w->rank, perm))
+		return false;
+	int64_t n = w->dims[perm[w->rank - 1]];
+
 	/* the product's type is B's (its shape may be unknown: a symbolic batch PyTorch reshapes) */
 	if ((g->tensors[x].dtype != ERT_DTYPE_FLOAT32 && g->tensors[x].dtype != ERT_DTYPE_UNDEFINED) ||
-	    bt->dtype != ERT_DTYPE_FLOAT32 ||
-	    w->dtype != ERT_DTYPE_FLOAT32 || w->rank < 2 || w->dims[w->rank - 1] < 1 ||
-	    !ert_opt_shape_static(bt) || bt->rank != 1 || bt->dims[0] != w->dims[w->rank - 1])
+	    bt->dtype != ERT_DTYPE_FLOAT32 || w->dtype != ERT_DTYPE_FLOAT32 || n < 1 ||
+	    !ert_opt_shape_static(bt) || bt->rank != 1 || bt->dims[0] != n)
 		return false;
 	return !from_dequantize(g, producer, mm->inputs[0]) &&
 	       !from_dequantize(g, producer, mm->inputs[1]) && !from_dequantize(g, producer, b);

@@ -782,7 +782,8 @@ struct perm_case {
  *    block, M and N past a tile's edge; 5: B transposed, an output Transpose
  *    that moves the last dim (not folded); 6: the A-side Transpose and the
  *    product read by other nodes too (A folds, the output does not); 7: B a
- *    constant (a linear layer): A's Transpose is not folded.
+ *    constant (a linear layer): A's Transpose is not folded; 8: B
+ *    transposed and a bias of its permuted last dim (fuses).
  */
 static const struct perm_case perm_cases[] = {
 	{ .ra = 4, .rb = 4, .a = { 2, 5, 3, 7 }, .b = { 2, 5, 3, 7 }, .pa = { 0, 2, 1, 3 },
@@ -801,6 +802,8 @@ static const struct perm_case perm_cases[] = {
 	  .py = { 1, 0, 2 }, .extra = true },
 	{ .ra = 3, .rb = 2, .a = { 4, 1, 6 }, .b = { 6, 5 }, .pa = { 1, 0, 2 }, .pb = { -1 },
 	  .py = { -1 }, .const_b = true },
+	{ .ra = 3, .rb = 3, .a = { 2, 5, 7 }, .b = { 2, 6, 7 }, .pa = { -1 }, .pb = { 0, 2, 1 },
+	  .py = { -1 }, .bias = true },
 };
 
 static struct ert_graph *build_perm_case(const struct perm_case *c)
@@ -833,7 +836,8 @@ static struct ert_graph *build_perm_case(const struct perm_case *c)
 	y = tensor(g, "mm_out", ERT_DTYPE_UNDEFINED, -1, NULL);
 	node(g, ERT_OP_MatMul, "mm", IN(a, b), IN(y));
 	if (c->bias) {
-		int32_t bv = pattern(g, "bias", 1, &c->b[c->rb - 1], 0.1f, 0.2f);
+		int64_t nb = c->b[c->pb[0] >= 0 ? c->pb[c->rb - 1] : c->rb - 1];
+		int32_t bv = pattern(g, "bias", 1, &nb, 0.1f, 0.2f);
 
 		t = tensor(g, "biased", ERT_DTYPE_UNDEFINED, -1, NULL);
 		node(g, ERT_OP_Add, "add", IN(y, bv), IN(t));
