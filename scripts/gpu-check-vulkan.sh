@@ -14,6 +14,8 @@
 #      warm, damaged files ignored), and cold vs warm session creation of
 #      the zoo (scripts/vk-cold-warm.sh; printed), with NVIDIA's own shader
 #      cache off (__GL_SHADER_DISK_CACHE=0) and then on.
+#   5. precision LOW on Vulkan: scripts/gpu-check-low.sh --backend vulkan
+#      (the op test in LOW, the zoo in LOW, the overflow model and the guard).
 # Prints PASS/FAIL lines; exits 1 when anything failed. Needs numpy in $PYTHON (default python3).
 check=vulkan
 . "$(dirname "$0")/gpu-check-common.sh"
@@ -56,4 +58,5 @@ __GL_SHADER_DISK_CACHE=0 sh "$(dirname "$0")/vk-cold-warm.sh" "$b" "mobilenet_v2
 echo "the same, NVIDIA's shader cache on:"
 sh "$(dirname "$0")/vk-cold-warm.sh" "$b" "mobilenet_v2 resnet18 resnet50 vit_s16"
 rm -rf "$out"
+sh "$(dirname "$0")/gpu-check-low.sh" --backend vulkan "$b" || fails=$((fails + 1))
 [ "$fails" -eq 0 ]

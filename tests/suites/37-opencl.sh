@@ -188,23 +188,8 @@ else
 	bad "$m: edgert profile --backend opencl gives device times"
 fi
 
-# cosine >= 0.999 and no NaN or inf in got, over every output
-cosine() { # refdir gotdir
-	/usr/bin/python3 - "$1" "$2" <<'EOF'
-import glob, os, sys
-import numpy as np
-for f in sorted(glob.glob(os.path.join(sys.argv[1], "*.npy"))):
-    r = np.load(f).astype(np.float64).ravel()
-    g = np.load(os.path.join(sys.argv[2], os.path.basename(f))).astype(np.float64).ravel()
-    if not np.isfinite(g).all():
-        sys.exit("%s: %d values are NaN or inf" % (os.path.basename(f), (~np.isfinite(g)).sum()))
-    c = g @ r / (np.linalg.norm(g) * np.linalg.norm(r))
-    print("%s: cosine %.6f, max abs error %.3g, max |ref| %.3g" %
-          (os.path.basename(f), c, np.abs(g - r).max(), np.abs(r).max()))
-    if c < 0.999:
-        sys.exit("%s: cosine under 0.999" % os.path.basename(f))
-EOF
-}
+# cosine, low_model and low_overflow: the LOW checks 38-vulkan.sh makes too
+. tests/backend-ops/low-checks.sh
 
 # precision LOW: float32 on PoCL (no cl_khr_fp16), then float16 storage forced
 m=mobilenet_v2
@@ -216,52 +201,8 @@ else
 	cat "$out/$m-low.log" "$out/$m-low.cmp" 2>/dev/null | tail -n 3 | sed 's/^/# /'
 	bad "$m --precision low without cl_khr_fp16: within 1e-3 x max |ref| of the CPU"
 fi
-m=resnet18
-rm -rf "$out/$m-f16"
-if ERT_OPENCL_F16=storage "$edgert" run "$out/$m.ert" --backend opencl --precision low --seed 5 \
-	--explain -o "$out/$m-f16" >"$out/$m-f16.log" 2>&1 &&
-   grep -q '^precision low: [1-9][0-9]* ops in fp16, 0 kept' "$out/$m-f16.log" &&
-   cosine "$out/$m-cpu" "$out/$m-f16" >"$out/$m-f16.cmp" 2>&1; then
-	ok "$m --precision low, float16 storage: every op in fp16, $(head -n 1 "$out/$m-f16.cmp")"
-else
-	cat "$out/$m-f16.log" "$out/$m-f16.cmp" 2>/dev/null | tail -n 3 | sed 's/^/# /'
-	bad "$m --precision low, float16 storage: cosine >= 0.999, no inf/NaN"
-fi
-
-# the overflow model: x * 500, squared (up to 250000 > 65504), * 1e-4, Relu, MatMul
-m=overflow
-rm -rf "$out/$m-cpu" "$out/$m-on" "$out/$m-off"
-if ! "$ERT_BUILD/test-backend-ops" --write-overflow-model "$out/$m.ert" >"$out/$m.log" 2>&1; then
-	bad "the overflow model written"
-else
-	"$edgert" run "$out/$m.ert" --backend cpu --seed 5 -o "$out/$m-cpu" >/dev/null 2>&1
-	ERT_OPENCL_F16=storage "$edgert" run "$out/$m.ert" --backend opencl --precision low \
-		--fp16-guard off --seed 5 -o "$out/$m-off" >"$out/$m-off.log" 2>&1
-	if cosine "$out/$m-cpu" "$out/$m-off" >"$out/$m-off.cmp" 2>&1; then
-		bad "overflow model, float16 storage, guard off: expected inf/NaN ($(tail -n 1 "$out/$m-off.cmp"))"
-	elif grep -q 'NaN or inf' "$out/$m-off.cmp"; then
-		ok "overflow model, float16 storage, guard off: $(tail -n 1 "$out/$m-off.cmp")"
-	else
-		tail -n 3 "$out/$m-off.log" "$out/$m-off.cmp" | sed 's/^/# /'
-		bad "overflow model, float16 storage, guard off: ran, with inf/NaN"
-	fi
-	ERT_OPENCL_F16=storage "$edgert" run "$out/$m.ert" --backend opencl --precision low \
-		--seed 5 --explain -o "$out/$m-on" >"$out/$m-on.log" 2>&1
-	if [ "$(grep -A1 -E ' (square|scale_down)$' "$out/$m-on.log" |
-		grep -c "kept in fp32 by the fp16 guard: max |x| of 'sq'")" -eq 2 ] &&
-	   grep -q '^precision low: 3 ops in fp16, 2 kept in fp32' "$out/$m-on.log"; then
-		ok "overflow model: --explain names square and scale_down kept in fp32 (max |x| of 'sq')"
-	else
-		grep -E 'kept|^precision|rror' "$out/$m-on.log" | sed 's/^/# /'
-		bad "overflow model: --explain names square and scale_down kept in fp32"
-	fi
-	if cosine "$out/$m-cpu" "$out/$m-on" >"$out/$m-on.cmp" 2>&1; then
-		ok "overflow model, float16 storage, guard on: $(head -n 1 "$out/$m-on.cmp")"
-	else
-		tail -n 3 "$out/$m-on.cmp" | sed 's/^/# /'
-		bad "overflow model, float16 storage, guard on: cosine >= 0.999, no inf/NaN"
-	fi
-fi
+low_model opencl resnet18 ERT_OPENCL_F16=storage
+low_overflow opencl ERT_OPENCL_F16=storage
 
 # bench: per run, the input goes to the device and the logits come back
 m=mobilenet_v2

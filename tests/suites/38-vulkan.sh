@@ -3,11 +3,18 @@
 # with the Khronos validation layer on (ERT_VULKAN_VALIDATION=1: every error
 # it reports fails the session that hit it, and is printed):
 # - the cross-backend op test on Vulkan: every op it claims against the CPU's
-#   scalar kernels, the GEMM cases on both GEMM shaders (tiled, direct);
+#   scalar kernels, the GEMM cases on both GEMM shaders (tiled, direct); then
+#   again in precision LOW (float16 storage: lavapipe has
+#   storageBuffer16BitAccess; cosine >= 0.999, max abs error <= 1e-2 x max
+#   |ref|), with the fp16 guard's check on its overflow model;
 # - the zoo through edgert run --backend vulkan: every op in one Vulkan split
 #   (--explain), outputs within 1e-3 x max |ref| of the CPU backend, no NaN;
 #   mobilenet_v2 by default, ERT_VULKAN_ZOO="mobilenet_v2 resnet18 resnet50
 #   vit_s16" for all four (lavapipe runs our shaders slowly: docs/vulkan.md);
+# - precision LOW (tests/backend-ops/low-checks.sh, as 37-opencl.sh): mobilenet_v2
+#   with every op in float16, cosine >= 0.999 and no inf/NaN against the
+#   CPU; the overflow model gives inf/NaN with --fp16-guard off, and with it
+#   on --explain names the two ops kept in fp32 and the output is the CPU's;
 # - the input and the logits copied once each per run (edgert bench);
 # - the cache file (build/test-vk-cache, layer on: the pipeline cache and
 #   the tuned launches written cold and taken warm with nothing timed; tune
@@ -46,19 +53,26 @@ if ! make -s --no-print-directory -j2 BUILD="$ERT_BUILD" "$ERT_BUILD/test-backen
 	exit 1
 fi
 
-ERT_VULKAN_VALIDATION=1 ERT_TEST_BACKENDS=vulkan "$ERT_BUILD/test-backend-ops" >"$out/ops.log" 2>&1
-rc=$?
-grep -E '^(not ok|#)' "$out/ops.log"
-line=$(grep -E '^[0-9]+ passed, [0-9]+ failed, [0-9]+ skipped$' "$out/ops.log" | tail -n 1)
-if [ -z "$line" ] || { [ "$rc" -ne 0 ] && ! echo "$line" | grep -q ' [1-9][0-9]* failed'; }; then
-	tail -n 5 "$out/ops.log"
-	bad "test-backend-ops crashed or exited $rc without a summary"
-else
-	p=$((p + $(echo "$line" | sed -E 's/^([0-9]+) passed.*/\1/')))
-	f=$((f + $(echo "$line" | sed -E 's/.* ([0-9]+) failed.*/\1/')))
-	s=$((s + $(echo "$line" | sed -E 's/.* ([0-9]+) skipped/\1/')))
-	echo "# test-backend-ops: $line"
-fi
+# op_test LOG [VAR=VALUE...]: the op test on Vulkan with the layer on, its counts added to ours
+op_test() {
+	log=$1
+	shift
+	env ERT_VULKAN_VALIDATION=1 ERT_TEST_BACKENDS=vulkan "$@" "$ERT_BUILD/test-backend-ops" \
+		>"$log" 2>&1
+	rc=$?
+	grep -E '^(not ok|#)' "$log"
+	line=$(grep -E '^[0-9]+ passed, [0-9]+ failed, [0-9]+ skipped$' "$log" | tail -n 1)
+	if [ -z "$line" ] || { [ "$rc" -ne 0 ] && ! echo "$line" | grep -q ' [1-9][0-9]* failed'; }; then
+		tail -n 5 "$log"
+		bad "test-backend-ops $* crashed or exited $rc without a summary"
+	else
+		p=$((p + $(echo "$line" | sed -E 's/^([0-9]+) passed.*/\1/')))
+		f=$((f + $(echo "$line" | sed -E 's/.* ([0-9]+) failed.*/\1/')))
+		s=$((s + $(echo "$line" | sed -E 's/.* ([0-9]+) skipped/\1/')))
+		echo "# test-backend-ops $*: $line"
+	fi
+}
+op_test "$out/ops.log"
 
 ERT_VULKAN_VALIDATION=1 "$ERT_BUILD/test-vk-cache" >"$out/vk-cache.log" 2>"$out/vk-cache.err"
 rc=$?
@@ -78,6 +92,7 @@ if grep -q '^# vulkan: skipped' "$out/ops.log"; then
 	for m in $ERT_VULKAN_ZOO; do
 		skip "$m on Vulkan (no Vulkan device)"
 	done
+	skip "mobilenet_v2 and the overflow model in precision LOW (no Vulkan device)"
 	skip "--backend auto without a GPU (no Vulkan device)"
 	skip "edgert profile with device times (no Vulkan device)"
 	skip "ONNX node tests on Vulkan (no Vulkan device)"
@@ -138,6 +153,23 @@ for m in $ERT_VULKAN_ZOO; do
 		bad "$m: Vulkan output within 1e-3 x max |ref| of the CPU backend, no NaN"
 	fi
 done
+
+# precision LOW: float16 storage where the device has storageBuffer16BitAccess
+# (lavapipe does); the op test again, one small model (lavapipe is slow) and
+# the overflow model
+. tests/backend-ops/low-checks.sh
+low_opts="--tune none"   # tuning on lavapipe is slow; the zoo run above tunes
+op_test "$out/ops-low.log" ERT_TEST_PRECISION=low
+m=mobilenet_v2
+[ -f "$out/$m.ert" ] || "$edgert" zoo "$m" -o "$out/$m.ert" >"$out/$m-zoo.log" 2>&1
+[ -d "$out/$m-cpu" ] || "$edgert" run "$out/$m.ert" --backend cpu --seed 5 -o "$out/$m-cpu" \
+	>"$out/$m-cpu.log" 2>&1
+if grep -q '^# vulkan: fp16 guard skipped' "$out/ops-low.log"; then
+	skip "$m and the overflow model in precision LOW (no float16 storage on this device)"
+else
+	low_model vulkan "$m"
+	low_overflow vulkan
+fi
 
 # bench: per run, the input goes to the device and the logits come back
 # (--tune none: the zoo run above and the cache runs below tune; on lavapipe
