@@ -230,8 +230,8 @@ static ert_status layout_create(struct ert_vk *vk, struct ert_err *err)
 
 /*
  * Precision LOW: float16 storage where the device has storageBuffer16BitAccess
- * (VK_KHR_16bit_storage, core in Vulkan 1.1; lavapipe and NVIDIA's driver have
- * it), enabled in @feat for vkCreateDevice. Arithmetic stays float32 (the
+ * (VK_KHR_16bit_storage, core in Vulkan 1.1; lavapipe has it), enabled in
+ * @feat for vkCreateDevice. Arithmetic stays float32 (the
  * shaders widen on load and round on store), so shaderFloat16 is not needed.
  * $ERT_VULKAN_F16=off keeps LOW in float32; =storage insists (UNSUPPORTED on a
  * device without the feature, rather than LOW in float32).
