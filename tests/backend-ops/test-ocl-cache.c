@@ -34,49 +34,13 @@
 #include "edgert.h"
 #include "ert-backend-impl.h"
 #include "ert-graph.h"
-#include "ert-test-model.h"
+#include "cache-test.h"
 #include "opencl/ocl-impl.h"
 #include "session/session-impl.h"
 
-#define N_X 300
+#define N_X CT_N_X
 
-static int passed, failed;
 static char dir[64], path[128];
-
-static void check(bool ok, const char *what, const char *why)
-{
-	if (ok) {
-		passed++;
-		printf("ok - %s\n", what);
-	} else {
-		failed++;
-		printf("not ok - %s: %s\n", what, why);
-	}
-}
-
-/* y = Relu(x) * x + x, in two programs (eltwise's unary and binary kernels) and a Softmax (norm). */
-static ert_model *test_model(void)
-{
-	struct ert_graph *g = ert_graph_create();
-	int64_t dims[2] = { 3, N_X / 3 };
-	int32_t x, a, b, c, y;
-
-	if (!g)
-		return NULL;
-	g->opset = 17;
-	x = ert_graph_add_tensor(g, "x", ERT_DTYPE_FLOAT32, 2, dims);
-	a = ert_graph_add_tensor(g, "a", ERT_DTYPE_FLOAT32, -1, NULL);
-	b = ert_graph_add_tensor(g, "b", ERT_DTYPE_FLOAT32, -1, NULL);
-	c = ert_graph_add_tensor(g, "c", ERT_DTYPE_FLOAT32, -1, NULL);
-	y = ert_graph_add_tensor(g, "y", ERT_DTYPE_FLOAT32, -1, NULL);
-	ert_graph_add_input(g, x);
-	ert_graph_add_node(g, ERT_OP_Relu, "relu", 1, &x, 1, &a);
-	ert_graph_add_node(g, ERT_OP_Mul, "mul", 2, (int32_t[]){ a, x }, 1, &b);
-	ert_graph_add_node(g, ERT_OP_Add, "add", 2, (int32_t[]){ b, x }, 1, &c);
-	ert_graph_add_node(g, ERT_OP_Softmax, "softmax", 1, &c, 1, &y);
-	ert_graph_add_output(g, y);
-	return model_from_graph(g);
-}
 
 struct outcome {
 	uint32_t loaded, built;
@@ -101,20 +65,6 @@ static ert_status open_session(ert_model *m, const char *p, ert_tune mode, ert_s
 	return ert_session_create(m, &cfg, s);
 }
 
-/* One run of @s on the test's input: its output in @y, or false. */
-static bool run_once(ert_session *s, float *y)
-{
-	float x[N_X];
-
-	for (int i = 0; i < N_X; i++)
-		x[i] = (float)((i * 37) % 23) * 0.25f - 2.5f;
-	if (ert_session_set_input(s, 0, ERT_DTYPE_FLOAT32, x, sizeof(x)) != ERT_OK ||
-	    ert_session_run(s) != ERT_OK)
-		return false;
-	memcpy(y, ert_tensor_data(ert_session_get_output(s, 0)), N_X * sizeof(*y));
-	return true;
-}
-
 /* One session on OpenCL with the cache file at @p, tuning with @mode: what its cache did, and its output. */
 static struct outcome session_tuned(ert_model *m, const char *p, ert_tune mode)
 {
@@ -136,7 +86,7 @@ static struct outcome session_tuned(ert_model *m, const char *p, ert_tune mode)
 		o.refused = c->tune_refused;
 		snprintf(o.note, sizeof(o.note), "%s", c->note);
 	}
-	if (!run_once(s, o.y))
+	if (!cache_test_run(s, o.y))
 		snprintf(o.error, sizeof(o.error), "run: %s", ert_session_error(s));
 	else
 		o.ran = true;
@@ -147,34 +97,6 @@ static struct outcome session_tuned(ert_model *m, const char *p, ert_tune mode)
 static struct outcome session(ert_model *m, const char *p)
 {
 	return session_tuned(m, p, ERT_TUNE_FAST);
-}
-
-static unsigned char *read_file(const char *p, size_t *size)
-{
-	FILE *f = fopen(p, "rb");
-	unsigned char *buf = NULL;
-	long n;
-
-	*size = 0;
-	if (!f)
-		return NULL;
-	if (fseek(f, 0, SEEK_END) == 0 && (n = ftell(f)) > 0 && fseek(f, 0, SEEK_SET) == 0 &&
-	    (buf = malloc((size_t)n)) && fread(buf, 1, (size_t)n, f) == (size_t)n)
-		*size = (size_t)n;
-	fclose(f);
-	if (!*size) {
-		free(buf);
-		return NULL;
-	}
-	return buf;
-}
-
-static bool write_file(const char *p, const void *buf, size_t size)
-{
-	FILE *f = fopen(p, "wb");
-	bool ok = f && fwrite(buf, 1, size, f) == size;
-
-	return f && fclose(f) == 0 && ok;
 }
 
 /*
@@ -302,7 +224,7 @@ static bool runs_match(ert_session *s, const float *ref, int n)
 	float y[N_X];
 
 	for (int i = 0; i < n; i++)
-		if (!run_once(s, y) || memcmp(y, ref, sizeof(y)))
+		if (!cache_test_run(s, y) || memcmp(y, ref, sizeof(y)))
 			return false;
 	return true;
 }
@@ -522,7 +444,7 @@ int main(void)
 	ert_backend_destroy(be);
 	printf("# opencl: %s\n", dev);
 	snprintf(dir, sizeof(dir), "/tmp/ert-ocl-cache.XXXXXX");
-	m = test_model();
+	m = cache_test_model();
 	if (!m || !mkdtemp(dir)) {
 		printf("not ok - setup\n0 passed, 1 failed\n");
 		return 1;

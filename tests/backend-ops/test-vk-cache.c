@@ -24,11 +24,11 @@
 #include "edgert.h"
 #include "ert-backend-impl.h"
 #include "ert-graph.h"
-#include "ert-test-model.h"
+#include "cache-test.h"
 #include "session/session-impl.h"
 #include "vulkan/vk-impl.h"
 
-#define N_X 300
+#define N_X CT_N_X
 #define N_CHECKS 17
 /* the file's header: magic, version, vendor, device, driver, UUID, size */
 #define AT_VERSION 8
@@ -37,43 +37,7 @@
 #define AT_SIZE 40
 #define HEADER 48
 
-static int passed, failed;
 static char dir[64], path[128];
-
-static void check(bool ok, const char *what, const char *why)
-{
-	if (ok) {
-		passed++;
-		printf("ok - %s\n", what);
-	} else {
-		failed++;
-		printf("not ok - %s: %s\n", what, why);
-	}
-}
-
-/* y = Softmax(Relu(x) * x + x): three tunable 1-D launches (eltwise, binary_same x2) and a row launch. */
-static ert_model *test_model(void)
-{
-	struct ert_graph *g = ert_graph_create();
-	int64_t dims[2] = { 3, N_X / 3 };
-	int32_t x, a, b, c, y;
-
-	if (!g)
-		return NULL;
-	g->opset = 17;
-	x = ert_graph_add_tensor(g, "x", ERT_DTYPE_FLOAT32, 2, dims);
-	a = ert_graph_add_tensor(g, "a", ERT_DTYPE_FLOAT32, -1, NULL);
-	b = ert_graph_add_tensor(g, "b", ERT_DTYPE_FLOAT32, -1, NULL);
-	c = ert_graph_add_tensor(g, "c", ERT_DTYPE_FLOAT32, -1, NULL);
-	y = ert_graph_add_tensor(g, "y", ERT_DTYPE_FLOAT32, -1, NULL);
-	ert_graph_add_input(g, x);
-	ert_graph_add_node(g, ERT_OP_Relu, "relu", 1, &x, 1, &a);
-	ert_graph_add_node(g, ERT_OP_Mul, "mul", 2, (int32_t[]){ a, x }, 1, &b);
-	ert_graph_add_node(g, ERT_OP_Add, "add", 2, (int32_t[]){ b, x }, 1, &c);
-	ert_graph_add_node(g, ERT_OP_Softmax, "softmax", 1, &c, 1, &y);
-	ert_graph_add_output(g, y);
-	return model_from_graph(g);
-}
 
 struct outcome {
 	struct ert_backend_times be;  /* the session's created.be: prep_times */
@@ -91,7 +55,6 @@ static struct outcome session_tuned(ert_model *m, const char *p, ert_tune mode)
 	struct outcome o = { 0 };
 	ert_session *s = NULL;
 	ert_config cfg;
-	float x[N_X];
 
 	ert_config_init(&cfg);
 	cfg.backends[0] = ERT_BACKEND_VULKAN;
@@ -108,15 +71,10 @@ static struct outcome session_tuned(ert_model *m, const char *p, ert_tune mode)
 	o.refused = vk->tune_refused;
 	o.rejected = vk->cache_rejected;
 	snprintf(o.note, sizeof(o.note), "%s", vk->cache_note);
-	for (int i = 0; i < N_X; i++)
-		x[i] = (float)((i * 37) % 23) * 0.25f - 2.5f;
-	if (ert_session_set_input(s, 0, ERT_DTYPE_FLOAT32, x, sizeof(x)) != ERT_OK ||
-	    ert_session_run(s) != ERT_OK) {
+	if (!cache_test_run(s, o.y))
 		snprintf(o.error, sizeof(o.error), "run: %s", ert_session_error(s));
-	} else {
-		memcpy(o.y, ert_tensor_data(ert_session_get_output(s, 0)), sizeof(o.y));
+	else
 		o.ran = true;
-	}
 	ert_session_destroy(s);
 	return o;
 }
@@ -124,34 +82,6 @@ static struct outcome session_tuned(ert_model *m, const char *p, ert_tune mode)
 static struct outcome session(ert_model *m, const char *p)
 {
 	return session_tuned(m, p, ERT_TUNE_FAST);
-}
-
-static unsigned char *read_file(const char *p, size_t *size)
-{
-	FILE *f = fopen(p, "rb");
-	unsigned char *buf = NULL;
-	long n;
-
-	*size = 0;
-	if (!f)
-		return NULL;
-	if (fseek(f, 0, SEEK_END) == 0 && (n = ftell(f)) > 0 && fseek(f, 0, SEEK_SET) == 0 &&
-	    (buf = malloc((size_t)n)) && fread(buf, 1, (size_t)n, f) == (size_t)n)
-		*size = (size_t)n;
-	fclose(f);
-	if (!*size) {
-		free(buf);
-		return NULL;
-	}
-	return buf;
-}
-
-static bool write_file(const char *p, const void *buf, size_t size)
-{
-	FILE *f = fopen(p, "wb");
-	bool ok = f && fwrite(buf, 1, size, f) == size;
-
-	return f && fclose(f) == 0 && ok;
 }
 
 /* @size bytes of @good with the u32 at @at set to @v, and a checksum that fits. */
@@ -291,7 +221,7 @@ int main(void)
 	timer(be);
 	ert_backend_destroy(be);
 	snprintf(dir, sizeof(dir), "/tmp/ert-vk-cache.XXXXXX");
-	m = test_model();
+	m = cache_test_model();
 	if (!m || !mkdtemp(dir)) {
 		printf("not ok - setup\n%d passed, %d failed, 0 skipped\n", passed, failed + 1);
 		return 1;
