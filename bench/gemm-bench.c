@@ -1,11 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * gemm-bench: Conv through the CPU backend at ResNet-50 layer sizes, on 1 and
- * N threads, in GFLOP/s and as a ratio against a naive triple-loop GEMM of the
- * same size measured in the same run.
+ * gemm-bench: Conv through the CPU backend at ResNet-50 and ResNet-18 layer
+ * sizes, on 1 and N threads, in GFLOP/s and as a ratio against a naive
+ * triple-loop GEMM of the same size measured in the same run.
  *
  *   cc -O2 -D_GNU_SOURCE -Ilibruntime/include -Ilibruntime -Ibackends -I. \
- *      bench/gemm-bench.c build/libedgert.a -lprotobuf-c -lm -lpthread -o build/gemm-bench
+ *      bench/gemm-bench.c build/libedgert.a -lprotobuf-c -ljpeg -lpng16 -lz -lm \
+ *      -lpthread -ldrm -lOpenCL -lvulkan -o build/gemm-bench
  *   build/gemm-bench [THREADS [NAME-PART]]     (NAME-PART: only layers whose name has it)
  *
  * One-thread figures are per CPU-second (process CPU time), N-thread ones per
