@@ -194,34 +194,49 @@ static bool matmul_bias(const struct ert_exec *x)
 	return ert_attr_int(x->node, "ert.bias", 0) && x->n_in == 3 && ert_gpu_is_f32(x->in[2]);
 }
 
-/*
- * Not a MatMul with folded Transposes (ert.perm_a, ert.perm_b, ert.perm_y:
- * ops/linalg-geom.h): the GEMM plan below reads contiguous operands; such a
- * node runs on the CPU.
- */
 bool ert_gpu_matmul_supports(const struct ert_exec *x)
 {
-	return !ert_matmul_has_perm(x->node) && (x->n_in == 2 || matmul_bias(x)) && ert_gpu_is_f32(x->in[0]) &&
+	return (x->n_in == 2 || matmul_bias(x)) && ert_gpu_is_f32(x->in[0]) &&
 	       ert_gpu_is_f32(x->in[1]) && ert_gpu_all_f32(x, 3) && x->out[0]->rank <= ERT_MAX_RANK;
 }
 
+/*
+ * Folded Transposes (ert.perm_a, ert.perm_b, ert.perm_y: ops/linalg-geom.h)
+ * are views, as on the CPU: A and B read through the strides of their
+ * permuted dims, Y written with the row stride and batch offsets of the
+ * stored Transpose(Y, perm_y) (its rows stay contiguous).
+ */
 static ert_status matmul_plan(const struct ert_exec *x, struct ert_gpu_gemm *d,
 			      struct ert_err *err)
 {
-	const struct ert_value *a = x->in[0], *b = x->in[1];
-	int ra = a->rank, rb = b->rank;
-	int64_t m = ra == 1 ? 1 : a->dims[ra - 2], k = a->dims[ra - 1];
-	int64_t n = rb == 1 ? 1 : b->dims[rb - 1];
+	const struct ert_value *a = x->in[0], *b = x->in[1], *y = x->out[0];
+	int ra = a->rank, rb = b->rank, ry = y->rank;
+	int32_t perm[ERT_MAX_RANK];
+	int64_t ad[ERT_MAX_RANK], as[ERT_MAX_RANK], bd[ERT_MAX_RANK], bs[ERT_MAX_RANK];
+	int64_t yd[ERT_MAX_RANK], ys[ERT_MAX_RANK];
+	bool perm_y = ert_node_attr(x->node, ert_matmul_perm_attr[ERT_MATMUL_PERM_Y]) != NULL;
+
+	ert_matmul_perm(x->node, ERT_MATMUL_PERM_A, ra, perm);
+	ert_perm_view(ra, a->dims, perm, false, ad, as);
+	ert_matmul_perm(x->node, ERT_MATMUL_PERM_B, rb, perm);
+	ert_perm_view(rb, b->dims, perm, false, bd, bs);
+	ert_matmul_perm(x->node, ERT_MATMUL_PERM_Y, ry, perm);
+	ert_perm_view(ry, y->dims, perm, true, yd, ys);
+
+	int64_t m = ra == 1 ? 1 : ad[ra - 2], k = ad[ra - 1];
+	int64_t n = rb == 1 ? 1 : bd[rb - 1];
 	/* batch dims: A's and B's leading dims, broadcast, aligned on the right */
 	int na = ra > 2 ? ra - 2 : 0, nb = rb > 2 ? rb - 2 : 0, nbat = na > nb ? na : nb;
 	int64_t bdims[ERT_MAX_RANK], sa[ERT_MAX_RANK], sb[ERT_MAX_RANK];
-	int64_t batches = 1, astep = m * k, bstep = k * n, sa_acc = 1, sb_acc = 1;
+	int64_t batches = 1;
 
 	*d = (struct ert_gpu_gemm){
 		.a_in = 0, .b_in = 1, .bias_in = -1, .res_in = -1,
-		.a_rs = (int32_t)k, .a_cs = 1, .b_rs = (int32_t)n, .b_cs = 1,
-		.ldc = (int32_t)n, .m = (int32_t)m, .n = (int32_t)n, .k = (int32_t)k,
-		.alpha = 1.0f, .beta = 0.0f, .act = ert_node_act(x->node),
+		.a_rs = (int32_t)(ra > 1 ? as[ra - 2] : k), .a_cs = (int32_t)as[ra - 1],
+		.b_rs = (int32_t)(rb > 1 ? bs[rb - 2] : 1), .b_cs = (int32_t)(rb > 1 ? bs[rb - 1] : 0),
+		/* a folded output Transpose needs A and B of rank 2 or more: Y's last two dims are M, N */
+		.ldc = (int32_t)(perm_y ? ys[ry - 2] : n), .m = (int32_t)m, .n = (int32_t)n,
+		.k = (int32_t)k, .alpha = 1.0f, .beta = 0.0f, .act = ert_node_act(x->node),
 	};
 	if (matmul_bias(x)) {
 		d->bias_in = 2;
@@ -229,19 +244,13 @@ static ert_status matmul_plan(const struct ert_exec *x, struct ert_gpu_gemm *d,
 		d->bias_rs = 0;
 		d->bias_cs = 1;
 	}
-	if (rb == 1) {
-		d->b_rs = 1;
-		d->b_cs = 0;
-	}
 	for (int i = nbat - 1; i >= 0; i--) {
 		int ia = i - (nbat - na), ib = i - (nbat - nb);
-		int64_t da = ia >= 0 ? a->dims[ia] : 1, db = ib >= 0 ? b->dims[ib] : 1;
+		int64_t da = ia >= 0 ? ad[ia] : 1, db = ib >= 0 ? bd[ib] : 1;
 
 		bdims[i] = da > db ? da : db;
-		sa[i] = da == 1 ? 0 : astep * sa_acc;
-		sb[i] = db == 1 ? 0 : bstep * sb_acc;
-		sa_acc *= da;
-		sb_acc *= db;
+		sa[i] = da == 1 ? 0 : as[ia];
+		sb[i] = db == 1 ? 0 : bs[ib];
 		batches *= bdims[i];
 	}
 	d->batches = (size_t)batches;
@@ -249,7 +258,7 @@ static ert_status matmul_plan(const struct ert_exec *x, struct ert_gpu_gemm *d,
 	if (!d->boff)
 		return ERT_STATUS_OUT_OF_MEMORY;
 	for (int64_t z = 0; z < batches; z++) {
-		int64_t r = z, oa = 0, ob = 0;
+		int64_t r = z, oa = 0, ob = 0, oc = 0;
 
 		for (int i = nbat - 1; i >= 0; i--) {
 			int64_t ci = r % bdims[i];
@@ -257,10 +266,12 @@ static ert_status matmul_plan(const struct ert_exec *x, struct ert_gpu_gemm *d,
 			r /= bdims[i];
 			oa += ci * sa[i];
 			ob += ci * sb[i];
+			/* Y's batch dims lead it; contiguous Y: z * m * n */
+			oc += ci * ys[i];
 		}
 		d->boff[4 * z] = (int32_t)oa;
 		d->boff[4 * z + 1] = (int32_t)ob;
-		d->boff[4 * z + 2] = (int32_t)(z * m * n);
+		d->boff[4 * z + 2] = (int32_t)oc;
 	}
 	return ERT_OK;
 }

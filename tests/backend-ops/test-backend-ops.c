@@ -209,13 +209,19 @@ static const struct op_case cases[] = {
 	  { X(2, 5, 40), W(40, 70), W(70) }, { AI("ert.bias", 1), ACT(8) }, false },
 	{ "MatMul fused bias (ert.bias), batched B", ERT_OP_MatMul, 17, 3, 1,
 	  { X(3, 9, 33), X(3, 33, 19), X(19) }, { AI("ert.bias", 1) }, false },
-	/* folded Transposes (ert.perm_*): the GPU GEMM reads contiguous operands, so the CPU runs them */
+	/* folded Transposes (ert.perm_*): the GEMM reads through their strides */
 	{ "MatMul folded Transposes (ert.perm_a, ert.perm_b): ViT Q K^T", ERT_OP_MatMul, 17, 2, 1,
 	  { X(1, 17, 3, 8), X(1, 17, 3, 8) }, { AIS("ert.perm_a", 0, 2, 1, 3),
-						AIS("ert.perm_b", 0, 2, 3, 1) }, .on_cpu = true },
+						AIS("ert.perm_b", 0, 2, 3, 1) }, false },
 	{ "MatMul folded Transposes (ert.perm_b, ert.perm_y): attention x V", ERT_OP_MatMul, 17, 2,
 	  1, { X(1, 3, 17, 17), X(1, 17, 3, 8) }, { AIS("ert.perm_b", 0, 2, 1, 3),
-						     AIS("ert.perm_y", 0, 2, 1, 3) }, .on_cpu = true },
+						     AIS("ert.perm_y", 0, 2, 1, 3) }, false },
+	{ "MatMul folded Transposes: broadcast batches, 2-D B^T with a bias", ERT_OP_MatMul, 17, 3, 1,
+	  { X(2, 1, 20, 13), X(19, 20), X(19) }, { AIS("ert.perm_a", 1, 0, 3, 2),
+						  AIS("ert.perm_b", 1, 0), AI("ert.bias", 1) }, false },
+	{ "MatMul folded Transposes: batched A^T, 3-D output permutation", ERT_OP_MatMul, 17, 2,
+	  1, { X(3, 5, 4), X(3, 5, 6) }, { AIS("ert.perm_a", 0, 2, 1),
+					  AIS("ert.perm_y", 1, 0, 2) }, false },
 
 	/* pooling */
 	{ "MaxPool 3x3 stride 2 pad 1, 13x13", ERT_OP_MaxPool, 12, 1, 1, { X(1, 5, 13, 13) },
