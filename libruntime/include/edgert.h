@@ -450,9 +450,9 @@ typedef struct ert_config {
 	 * Added after fp16_bound. Non-zero: backends that can time ops on their
 	 * device do so, and every after_op callback of an op they ran says how
 	 * long it ran there (ert_op_info.device_ns; what `edgert profile`
-	 * shows). Each op then costs a little more on the device (two
-	 * timestamps), so leave it 0 (the default) outside profiling. Only
-	 * after_op callbacks see the times.
+	 * shows). Each op then costs a little more (two timestamps written on
+	 * the device, or profiling events), so leave it 0 (the default)
+	 * outside profiling. Only after_op callbacks see the times.
 	 */
 	int device_times;
 } ert_config;

@@ -627,7 +627,8 @@ static int see_before(const ert_op_info *op, void *user)
 /*
  * ert_config.device_times: after_op of each testdev op carries the time the
  * backend measured (device_timed set), CPU ops carry none; without it the
- * backend is not asked and no op is timed.
+ * backend is not asked and no op is timed. A config of the layout before
+ * device_times (struct_size ends there, garbage after) gets the default: off.
  */
 ERT_TEST(device_times_reach_after_op)
 {
@@ -636,7 +637,8 @@ ERT_TEST(device_times_reach_after_op)
 						ERT_OP_Softmax };
 
 	REQUIRE(m);
-	for (int on = 0; on <= 1; on++) {
+	for (int pass = 0; pass < 3; pass++) {
+		bool on = pass == 1, old_layout = pass == 2;
 		struct seen v = { 0 };
 		ert_session *s = NULL;
 		ert_config cfg;
@@ -652,6 +654,12 @@ ERT_TEST(device_times_reach_after_op)
 		cfg.after_op = see_op;
 		cfg.callback_user = &v;
 		cfg.device_times = on;
+		if (old_layout) {
+			/* as device_times, the garbage would ask for times */
+			memset((char *)&cfg + offsetof(ert_config, device_times), 0xff,
+			       sizeof(cfg) - offsetof(ert_config, device_times));
+			cfg.struct_size = offsetof(ert_config, device_times);
+		}
 		CHECK_EQ_INT(ert_session_create(m, &cfg, &s), ERT_OK);
 		REQUIRE(s);
 		fill_x(s, 3);
