@@ -23,8 +23,8 @@
  * (PyTorch's exports reshape by computed shapes, which leaves ranks
  * unknown). Not where the transposed tensor is a constant (constant folding
  * transposes weights once), where the other operand is one (a linear layer:
- * see below), or where a DequantizeLinear feeds it (a QDQ pattern the int8
- * fusion reads).
+ * see below), or where a DequantizeLinear feeds the Transpose or the MatMul
+ * (a QDQ pattern the int8 fusion reads; it leaves a folded MatMul alone).
  * ert_opt_unfold_matmul_perms() gives the Transposes back for the quantizer.
  */
 #include <stdio.h>
@@ -115,8 +115,12 @@ static bool matmul_foldable(const struct ert_graph *g, const int32_t *producer,
 	    ert_node_attr(mm, ert_matmul_perm_attr[which]))
 		return false;
 	for (int s = 0; s < 2; s++) {
+		int32_t t = mm->inputs[s];
+
 		r[s] = operand_rank(g, producer, mm, s);
-		if (!f32_or_unknown(&g->tensors[mm->inputs[s]]))
+		/* a DequantizeLinear's output: an int8 pattern (QDQ fusion) */
+		if (!f32_or_unknown(&g->tensors[t]) ||
+		    (producer[t] >= 0 && g->nodes[producer[t]].op == ERT_OP_DequantizeLinear))
 			return false;
 	}
 	*ry = r[0] > r[1] ? r[0] : r[1];

@@ -38,6 +38,7 @@
 #include <string.h>
 
 #include "cpu/cpu-impl.h"
+#include "ops/linalg-geom.h"
 #include "opt/opt-private.h"
 #include "ops/quant-fixed.h"
 
@@ -477,6 +478,9 @@ static ert_status fuse_conv_gemm(struct qdq *c, const struct match *mt, bool *do
 	struct wq w;
 	int32_t x, bias, yzp;
 
+	/* a MatMul with folded Transposes (fold-transpose.c) has no int8 form */
+	if (mm && ert_matmul_has_perm(n))
+		return ERT_OK;
 	if (n->n_inputs < 2 || !dq_input(c, n->inputs[0], &xq, &x) ||
 	    !dq_weight(c, n->inputs[1], rank, axis, &w))
 		return ERT_OK;
