@@ -235,7 +235,8 @@ void ert_vk_timer_stamp(VkCommandBuffer cmd, const struct ert_vk_timer *t, uint3
  * Read slots @first..@first+@count-1 into @ns as nanoseconds since slot
  * @first (ns[0] = 0; the time of the work between slots i and i+1 is
  * ns[i+1] - ns[i]; a counter that wrapped is accounted for). BACKEND when a
- * slot was not written or its work has not run (nothing waits).
+ * slot was not written or its work has not run (nothing waits; @ns is then
+ * left as it was).
  */
 ert_status ert_vk_timer_read(struct ert_vk *vk, const struct ert_vk_timer *t, uint32_t first,
 			     uint32_t count, uint64_t *ns, struct ert_err *err);

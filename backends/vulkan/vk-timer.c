@@ -95,15 +95,18 @@ ert_status ert_vk_timer_read(struct ert_vk *vk, const struct ert_vk_timer *t, ui
 		st = ert_vk_fail(err, rc, "vkGetQueryPoolResults (timestamps)", NULL);
 		goto out;
 	}
+	/* every slot there before @ns is written: a failed read leaves it as it was */
 	for (uint32_t i = 0; i < count; i++) {
-		uint64_t v = raw[2 * i] & t->mask;
-
 		if (!raw[2 * i + 1]) {
 			ert_err_set(err, "vulkan: timestamp %u was not written (or its work has not run)",
 				    first + i);
 			st = ERT_STATUS_BACKEND;
 			goto out;
 		}
+	}
+	for (uint32_t i = 0; i < count; i++) {
+		uint64_t v = raw[2 * i] & t->mask;
+
 		/* each gap taken modulo the counter's width: a counter that wrapped once */
 		if (i)
 			sum += (v - prev) & t->mask;
