@@ -11,6 +11,39 @@ edgert="$ERT_BUILD/edgert"
 py=/usr/bin/python3
 p=0 f=0
 
+# passed LABEL WHAT / failed LABEL WHY: one check, counted
+passed() { echo "ok   $1: $2"; p=$((p + 1)); }
+failed() { echo "FAIL $1: $2"; f=$((f + 1)); }
+# export_failed NAME LOG: the export of NAME failed (LOG's end shown)
+export_failed() { tail -n 5 "$2"; failed "$1" export; }
+# convert_model NAME DIR: DIR/model.onnx to DIR/model.ert; false (counted) if it fails
+convert_model() {
+	"$edgert" convert "$2/model.onnx" -o "$2/model.ert" >"$2/convert.log" 2>&1 && return 0
+	failed "$1" "convert: $(tail -n 1 "$2/convert.log")"
+	return 1
+}
+# run_model LABEL MODEL RESULT ARG...: edgert run MODEL ARG... -o RESULT (its log
+# run.log beside RESULT); false (counted) if it fails
+run_model() {
+	run_label=$1 run_ert=$2 run_out=$3
+	shift 3
+	rm -rf "$run_out"
+	"$edgert" run "$run_ert" "$@" -o "$run_out" --threads 2 \
+		>"${run_out%/*}/run.log" 2>&1 && return 0
+	failed "$run_label" "run: $(tail -n 1 "${run_out%/*}/run.log")"
+	return 1
+}
+# compare_with LABEL CMD...: CMD compares (and says how); passed when it succeeds
+compare_with() {
+	cmp_label=$1
+	shift
+	if cmp_res=$("$@"); then
+		passed "$cmp_label" "$cmp_res"
+	else
+		failed "$cmp_label" "$cmp_res"
+	fi
+}
+
 if ! "$py" -c 'import torch, torchvision' 2>/dev/null; then
 	echo "pytorch: python3-torch/python3-torchvision are not installed (scripts/install-deps.sh installs them)"
 	echo "pytorch: 0 passed, 1 failed"
@@ -22,31 +55,13 @@ for m in $models; do
 	d="$out/$m"
 	if [ ! -f "$d/expected.npy" ] || [ "$here/export.py" -nt "$d/expected.npy" ]; then
 		if ! "$py" "$here/export.py" "$out" "$m" >"$out/$m.export.log" 2>&1; then
-			tail -n 5 "$out/$m.export.log"
-			echo "FAIL $m: export"
-			f=$((f + 1))
+			export_failed "$m" "$out/$m.export.log"
 			continue
 		fi
 	fi
-	rm -rf "$d/result"
-	if ! "$edgert" convert "$d/model.onnx" -o "$d/model.ert" >"$d/convert.log" 2>&1; then
-		echo "FAIL $m: convert: $(tail -n 1 "$d/convert.log")"
-		f=$((f + 1))
-		continue
-	fi
-	if ! "$edgert" run "$d/model.ert" -i input="$d/input.npy" -o "$d/result" --threads 2 \
-		>"$d/run.log" 2>&1; then
-		echo "FAIL $m: run: $(tail -n 1 "$d/run.log")"
-		f=$((f + 1))
-		continue
-	fi
-	if res=$("$py" "$here/compare.py" "$d/result/logits.npy" "$d/expected.npy"); then
-		echo "ok   $m: $res"
-		p=$((p + 1))
-	else
-		echo "FAIL $m: $res"
-		f=$((f + 1))
-	fi
+	convert_model "$m" "$d" &&
+		run_model "$m" "$d/model.ert" "$d/result" -i input="$d/input.npy" &&
+		compare_with "$m" "$py" "$here/compare.py" "$d/result/logits.npy" "$d/expected.npy"
 done
 
 # A QDQ model (PyTorch fake quantisation, tests/pytorch/qdq.py): convert must
@@ -58,29 +73,16 @@ m=qdq_cnn
 d="$out/$m"
 if { [ -f "$d/expected.npy" ] && [ ! "$here/qdq.py" -nt "$d/expected.npy" ]; } ||
 	"$py" "$here/qdq.py" export "$d" >"$out/$m.export.log" 2>&1; then
-	rm -rf "$d/result"
-	if ! "$edgert" convert "$d/model.onnx" -o "$d/model.ert" >"$d/convert.log" 2>&1; then
-		echo "FAIL $m: convert: $(tail -n 1 "$d/convert.log")"
-		f=$((f + 1))
+	if ! convert_model "$m" "$d"; then
+		:
 	elif ! "$edgert" info "$d/model.ert" --json >"$d/info.json" 2>&1 ||
 		! ops=$("$py" "$here/qdq.py" info "$d/info.json"); then
-		echo "FAIL $m: not fused: $ops"
-		f=$((f + 1))
-	elif ! "$edgert" run "$d/model.ert" -i input="$d/input.npy" -o "$d/result" --threads 2 \
-		>"$d/run.log" 2>&1; then
-		echo "FAIL $m: run: $(tail -n 1 "$d/run.log")"
-		f=$((f + 1))
-	elif res=$("$py" "$here/qdq.py" compare "$d/result/logits.npy" "$d/expected.npy"); then
-		echo "ok   $m: $res"
-		p=$((p + 1))
-	else
-		echo "FAIL $m: $res"
-		f=$((f + 1))
+		failed "$m" "not fused: $ops"
+	elif run_model "$m" "$d/model.ert" "$d/result" -i input="$d/input.npy"; then
+		compare_with "$m" "$py" "$here/qdq.py" compare "$d/result/logits.npy" "$d/expected.npy"
 	fi
 else
-	tail -n 5 "$out/$m.export.log"
-	echo "FAIL $m: export"
-	f=$((f + 1))
+	export_failed "$m" "$out/$m.export.log"
 fi
 
 # A torch.jit.script model with an If and a Loop on tensor values
@@ -91,29 +93,16 @@ m=control_flow
 d="$out/$m"
 if { [ -f "$d/else/expected.npy" ] && [ ! "$here/control.py" -nt "$d/else/expected.npy" ]; } ||
 	"$py" "$here/control.py" export "$d" >"$out/$m.export.log" 2>&1; then
-	if ! "$edgert" convert "$d/model.onnx" -o "$d/model.ert" >"$d/convert.log" 2>&1; then
-		echo "FAIL $m: convert: $(tail -n 1 "$d/convert.log")"
-		f=$((f + 1))
-	else
+	if convert_model "$m" "$d"; then
 		for c in then else; do
-			rm -rf "$d/$c/result"
-			if ! "$edgert" run "$d/model.ert" -i x="$d/$c/x.npy" -i n="$d/$c/n.npy" \
-				-o "$d/$c/result" --threads 2 >"$d/$c/run.log" 2>&1; then
-				echo "FAIL $m ($c branch): run: $(tail -n 1 "$d/$c/run.log")"
-				f=$((f + 1))
-			elif res=$("$py" "$here/control.py" compare "$d/$c/result/y.npy" "$d/$c/expected.npy"); then
-				echo "ok   $m ($c branch): $res"
-				p=$((p + 1))
-			else
-				echo "FAIL $m ($c branch): $res"
-				f=$((f + 1))
-			fi
+			run_model "$m ($c branch)" "$d/model.ert" "$d/$c/result" \
+				-i x="$d/$c/x.npy" -i n="$d/$c/n.npy" &&
+				compare_with "$m ($c branch)" "$py" "$here/control.py" compare \
+					"$d/$c/result/y.npy" "$d/$c/expected.npy"
 		done
 	fi
 else
-	tail -n 5 "$out/$m.export.log"
-	echo "FAIL $m: export"
-	f=$((f + 1))
+	export_failed "$m" "$out/$m.export.log"
 fi
 # Sequence models (tests/pytorch/rnn.py): LSTM and GRU, bidirectional,
 # multi-layer and with initial states given, and a transformer encoder
@@ -143,20 +132,11 @@ for m in $rnn_models; do
 		f=$((f + 1))
 		continue
 	fi
-	if ! "$edgert" convert "$d/model.onnx" -o "$d/model.ert" >"$d/convert.log" 2>&1; then
-		echo "FAIL $m: convert: $(tail -n 1 "$d/convert.log")"
-		f=$((f + 1))
-		continue
-	fi
+	convert_model "$m" "$d" || continue
 	if ! "$edgert" info "$d/model.ert" --json >"$d/info.json" 2>&1; then
-		echo "FAIL $m (info): $(tail -n 1 "$d/info.json")"
-		f=$((f + 1))
-	elif res=$("$py" "$here/rnn.py" info "$m" "$d/info.json"); then
-		echo "ok   $m (info): $res"
-		p=$((p + 1))
+		failed "$m (info)" "$(tail -n 1 "$d/info.json")"
 	else
-		echo "FAIL $m (info): $res"
-		f=$((f + 1))
+		compare_with "$m (info)" "$py" "$here/rnn.py" info "$m" "$d/info.json"
 	fi
 	for c in "$d"/*/in; do
 		c=${c%/in}
@@ -164,18 +144,8 @@ for m in $rnn_models; do
 		for i in "$c"/in/*.npy; do
 			set -- "$@" -i "$(basename "$i" .npy)=$i"
 		done
-		rm -rf "$c/result"
-		if ! "$edgert" run "$d/model.ert" "$@" -o "$c/result" --threads 2 \
-			>"$c/run.log" 2>&1; then
-			echo "FAIL $m (${c##*/}): run: $(tail -n 1 "$c/run.log")"
-			f=$((f + 1))
-		elif res=$("$py" "$here/rnn.py" compare "$c"); then
-			echo "ok   $m (${c##*/}): $res"
-			p=$((p + 1))
-		else
-			echo "FAIL $m (${c##*/}): $res"
-			f=$((f + 1))
-		fi
+		run_model "$m (${c##*/})" "$d/model.ert" "$c/result" "$@" &&
+			compare_with "$m (${c##*/})" "$py" "$here/rnn.py" compare "$c"
 	done
 done
 
@@ -191,25 +161,10 @@ for m in fasterrcnn_mobilenet_v3_large_320_fpn retinanet_resnet50_fpn; do
 	d="$out/$m"
 	if { [ -f "$d/expected/labels.npy" ] && [ ! "$here/detect.py" -nt "$d/expected/labels.npy" ]; } ||
 		"$py" "$here/detect.py" export "$m" "$d" >"$out/$m.export.log" 2>&1; then
-		rm -rf "$d/result"
-		if ! "$edgert" convert "$d/model.onnx" -o "$d/model.ert" >"$d/convert.log" 2>&1; then
-			echo "FAIL $m: convert: $(tail -n 1 "$d/convert.log")"
-			f=$((f + 1))
-		elif ! "$edgert" run "$d/model.ert" -i images="$d/input.npy" -o "$d/result" --threads 2 \
-			>"$d/run.log" 2>&1; then
-			echo "FAIL $m: run: $(tail -n 1 "$d/run.log")"
-			f=$((f + 1))
-		elif res=$("$py" "$here/detect.py" compare "$m" "$d/result" "$d/expected"); then
-			echo "ok   $m: $res"
-			p=$((p + 1))
-		else
-			echo "FAIL $m: $res"
-			f=$((f + 1))
-		fi
+		convert_model "$m" "$d" && run_model "$m" "$d/model.ert" "$d/result" -i images="$d/input.npy" &&
+			compare_with "$m" "$py" "$here/detect.py" compare "$m" "$d/result" "$d/expected"
 	else
-		tail -n 5 "$out/$m.export.log"
-		echo "FAIL $m: export"
-		f=$((f + 1))
+		export_failed "$m" "$out/$m.export.log"
 	fi
 done
 echo "pytorch: $p passed, $f failed"
