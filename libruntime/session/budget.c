@@ -257,26 +257,34 @@ static struct ert_plan **victim(struct ert_session *s, const struct ert_plan *p)
 	return NULL;
 }
 
+/*
+ * Do @more bytes fit beside what the session holds? Cached plans off @p's
+ * chain go first, as victim() picks them (@p NULL: none go).
+ */
+static bool make_room(struct ert_session *s, const struct ert_plan *p, uint64_t more)
+{
+	for (;;) {
+		struct ert_plan **pp, *q;
+		uint64_t total;
+
+		if (!__builtin_add_overflow(session_bytes(s), more, &total) && total <= s->budget)
+			return true;
+		if (!p || !(pp = victim(s, p)))
+			return false;
+		q = *pp;
+		*pp = q->next;
+		ert_plan_destroy(s, q);
+	}
+}
+
 ert_status ert_budget_check_run(struct ert_session *s, const struct ert_plan *p,
 				const struct ert_node *n, const char *what, uint64_t more,
 				struct ert_err *err)
 {
 	char a[48], b[48], lim[160];
-	uint64_t total;
 
-	for (;;) {
-		struct ert_plan **pp;
-
-		if (!__builtin_add_overflow(session_bytes(s), more, &total) && total <= s->budget)
-			return ERT_OK;
-		pp = victim(s, p);
-		if (!pp)
-			break;
-		struct ert_plan *q = *pp;
-
-		*pp = q->next;
-		ert_plan_destroy(s, q);
-	}
+	if (make_room(s, p, more))
+		return ERT_OK;
 	ert_err_set(err, "%s '%s': %s takes %s; with the %s the session holds that is more than %s",
 		    ert_op_name(n->op), n->name, what, amount(a, sizeof(a), more),
 		    amount(b, sizeof(b), session_bytes(s)), budget_text(s, lim, sizeof(lim)));
@@ -304,7 +312,7 @@ void ert_budget_evict(struct ert_session *s, uint64_t need)
 /*
  * The session's sequence and optional objects would grow by @more bytes: the
  * plans cached for other input shapes make room (the list's head, the plan
- * running or to run, stays), else the budget's error.
+ * running or to run, stays with its continuations), else the budget's error.
  */
 static ert_status seqs_reserve(struct ert_seq_meter *m, uint64_t more, const char *what,
 			       struct ert_err *err)
@@ -312,20 +320,9 @@ static ert_status seqs_reserve(struct ert_seq_meter *m, uint64_t more, const cha
 	struct ert_session *s = (struct ert_session *)(void *)((char *)m -
 							       offsetof(struct ert_session, seqs));
 	char a[48], b[48], lim[160];
-	uint64_t total;
 
-	for (;;) {
-		struct ert_plan **pp;
-
-		if (!__builtin_add_overflow(session_bytes(s), more, &total) && total <= s->budget)
-			return ERT_OK;
-		if (!s->plan || !s->plan->next)
-			break;
-		for (pp = &s->plan->next; (*pp)->next; pp = &(*pp)->next)
-			;
-		ert_plan_destroy(s, *pp);
-		*pp = NULL;
-	}
+	if (make_room(s, s->plan, more))
+		return ERT_OK;
 	ert_err_set(err, "%s: sequence items take %s more; with the %s the session holds that is "
 		    "more than %s", what, amount(a, sizeof(a), more),
 		    amount(b, sizeof(b), session_bytes(s)), budget_text(s, lim, sizeof(lim)));
