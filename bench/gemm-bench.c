@@ -139,7 +139,7 @@ static double conv_gflops(const struct layer *l, uint32_t threads, bool low)
 		cpu.gemm_low = ert_sbgemm_kernel_for(cpu.isa);
 	}
 
-	x.workspace_size = k->workspace ? k->workspace(&x) : 0;
+	x.workspace_size = k->workspace ? k->workspace(&cpu, &x) : 0;
 	x.workspace = malloc(x.workspace_size + 1);
 	if (k->prepare)
 		k->prepare(&cpu, &x, &err);

@@ -59,7 +59,7 @@ static size_t cpu_workspace_size(struct ert_backend *be, const struct ert_exec *
 {
 	const struct ert_cpu_op *k = kernel_of(x);
 
-	return k && k->workspace ? k->workspace(x) : 0;
+	return k && k->workspace ? k->workspace(cpu_of(be), x) : 0;
 }
 
 static ert_status cpu_prepare(struct ert_backend *be, struct ert_exec *x, struct ert_err *err)
@@ -317,7 +317,7 @@ ert_status ert_cpu_eval_node_with(const struct ert_cpu_eval_opts *o, const struc
 		st = ERT_STATUS_UNSUPPORTED;
 		goto fail;
 	}
-	x.workspace_size = k->workspace ? k->workspace(&x) : 0;
+	x.workspace_size = k->workspace ? k->workspace(&cpu, &x) : 0;
 	if (x.workspace_size) {
 		x.workspace = malloc(x.workspace_size);
 		if (!x.workspace) {

@@ -52,12 +52,28 @@ struct ert_cpu {
 	double *wino_phase_s;
 };
 
+/*
+ * Lanes a kernel of @cpu may run at once: the backend's threads (1 without
+ * a backend), capped by ERT_MAX_THREADS. Per-lane workspace slots are sized
+ * by this number, so the memory plan follows the session's threads.
+ */
+static inline uint32_t ert_cpu_lanes(const struct ert_cpu *cpu)
+{
+	uint32_t n = cpu ? cpu->num_threads : 1;
+
+	return n < 1 ? 1 : n > ERT_MAX_THREADS ? ERT_MAX_THREADS : n;
+}
+
 struct ert_cpu_op {
 	enum ert_op op;
 	/* Optional dtype/attribute check; NULL: every case shape inference accepts. */
 	bool (*supports)(const struct ert_exec *x);
-	/* Optional scratch size for compute(). */
-	size_t (*workspace)(const struct ert_exec *x);
+	/*
+	 * Optional scratch size for compute(), which gets the same @cpu. A kernel
+	 * with a slot per lane sizes it for ert_cpu_lanes(cpu), never the machine's
+	 * CPU count, and its compute() uses no more slots than that.
+	 */
+	size_t (*workspace)(const struct ert_cpu *cpu, const struct ert_exec *x);
 	/* Optional plan-time step (pack weights); may set x->state. */
 	ert_status (*prepare)(struct ert_cpu *cpu, struct ert_exec *x, struct ert_err *err);
 	ert_status (*compute)(struct ert_cpu *cpu, struct ert_exec *x, struct ert_err *err);

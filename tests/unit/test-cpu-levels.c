@@ -724,7 +724,7 @@ ERT_TEST(sgemm_shared_a)
 		bias[i] = frand_r(&seed);
 	for (int isa = ERT_ISA_SCALAR; isa <= (int)best; isa++) {
 		const struct ert_sgemm_kernel *kern = ert_sgemm_kernel_for((enum ert_cpu_isa)isa);
-		size_t ws_size = ert_sgemm_workspace(m, n, k);
+		size_t ws_size = ert_sgemm_workspace(2, m, n, k);
 		float *pb = malloc(sizeof(float) * ert_sgemm_packed_b_floats(k, n, kern->nr));
 		float *shared = aligned_alloc(64, (ert_sgemm_shared_a_floats(m, k) * sizeof(float) +
 						   63) & ~(size_t)63);
@@ -798,7 +798,7 @@ ERT_TEST(sgemm_shared_b)
 	float *c1 = malloc(sizeof(float) * (size_t)(m * n)), *c2 = malloc(sizeof(float) * (size_t)(m * n));
 	size_t sb = ert_sgemm_shared_b_floats(k, n);
 	float *shared = aligned_alloc(64, (sb * sizeof(float) + 63) & ~(size_t)63);
-	size_t ws_size = ert_sgemm_workspace(m, n, k);
+	size_t ws_size = ert_sgemm_workspace(2, m, n, k);
 	void *ws = malloc(ws_size);
 	struct shared_b_src src = { b, n };
 	uint32_t seed = 7;

@@ -477,15 +477,15 @@ static int after_op(const ert_op_info *op, void *user)
 	return 0;
 }
 
-static ert_status run_session(ert_model *m, ert_level memory, float *y, size_t *peak,
-			      struct kernels_seen *seen)
+static ert_status run_session_threads(ert_model *m, ert_level memory, uint32_t threads,
+				      float *y, size_t *peak, struct kernels_seen *seen)
 {
 	ert_session *s = NULL;
 	ert_config cfg;
 	ert_status st;
 
 	ert_config_init(&cfg);
-	cfg.num_threads = 2;
+	cfg.num_threads = threads;
 	cfg.memory = memory;
 	cfg.after_op = after_op;
 	cfg.callback_user = seen;
@@ -504,6 +504,12 @@ static ert_status run_session(ert_model *m, ert_level memory, float *y, size_t *
 	}
 	ert_session_destroy(s);
 	return st;
+}
+
+static ert_status run_session(ert_model *m, ert_level memory, float *y, size_t *peak,
+			      struct kernels_seen *seen)
+{
+	return run_session_threads(m, memory, 2, y, peak, seen);
 }
 
 /*
@@ -572,6 +578,42 @@ ERT_TEST(session_low_and_normal)
 	ert_model_unref(ref);
 }
 
+/*
+ * The dq kernels' workspace has a slot per lane the session can use: the
+ * memory plan grows with the session's threads and does not depend on how
+ * many CPUs the machine has (a 2-thread session on a 16-core machine plans
+ * 2 slots, not 16). The results are the same at every thread count.
+ */
+ERT_TEST(session_workspace_follows_threads)
+{
+	float *wc, *wg, y1[10], y2[10], y4[10];
+	struct ert_graph *g = small_model(&wc, &wg);
+	struct ert_write_options opt = { .weight_bits = 8 };
+	struct ert_err err = { "" };
+	struct kernels_seen seen = { 0 };
+	void *img = NULL;
+	size_t size = 0, peak1 = 0, peak2 = 0, peak4 = 0;
+	char msg[256];
+	ert_model *m = NULL;
+
+	REQUIRE(g);
+	REQUIRE(ert_graph_toposort(g, &err) == ERT_OK);
+	REQUIRE(ert_format_write_memory(g, &opt, &img, &size, &err) == ERT_OK);
+	ert_graph_destroy(g);
+	REQUIRE(ert_model_load_memory(img, size, 1, &m, msg, sizeof(msg)) == ERT_OK);
+	free(img);
+	CHECK_EQ_INT(run_session_threads(m, ERT_LEVEL_LOW, 1, y1, &peak1, &seen), ERT_OK);
+	CHECK_EQ_INT(run_session_threads(m, ERT_LEVEL_LOW, 2, y2, &peak2, &seen), ERT_OK);
+	CHECK_EQ_INT(run_session_threads(m, ERT_LEVEL_LOW, 4, y4, &peak4, &seen), ERT_OK);
+	CHECK_EQ_INT(seen.dq, 6);
+	CHECK(peak1 < peak2);
+	CHECK(peak2 < peak4);
+	CHECK(memcmp(y1, y2, sizeof(y1)) == 0);
+	CHECK(memcmp(y1, y4, sizeof(y1)) == 0);
+	ert_model_unref(m);
+}
+
 ERT_TEST_MAIN(ERT_TEST_ENTRY(conv_levels_and_accuracy),
 	      ERT_TEST_ENTRY(gemm_matmul_levels_and_accuracy), ERT_TEST_ENTRY(dot_extremes_exact),
-	      ERT_TEST_ENTRY(session_low_and_normal))
+	      ERT_TEST_ENTRY(session_low_and_normal),
+	      ERT_TEST_ENTRY(session_workspace_follows_threads))

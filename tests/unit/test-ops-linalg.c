@@ -275,7 +275,7 @@ ERT_TEST(sgemm_threads)
 	int64_t m = 150, n = 530, k = 600;
 	float *a = rand_buf(m * k), *b = rand_buf(k * n);
 	float *c1 = malloc(sizeof(float) * m * n), *c3 = malloc(sizeof(float) * m * n);
-	size_t ws = ert_sgemm_workspace(m, n, k);
+	size_t ws = ert_sgemm_workspace(3, m, n, k);
 	void *w = malloc(ws);
 	struct ert_sgemm_desc d = {
 		.m = m, .n = n, .k = k, .batch = 1, .a = a, .a_rs = k, .a_cs = 1,
@@ -435,7 +435,7 @@ static double recompute_unpacked(const struct ert_graph *g, const struct ert_nod
 	for (uint32_t i = 0; i < n_in; i++)
 		inp[i] = (struct ert_value *)in[i];
 	y.data = malloc(ref->nbytes);
-	x.workspace_size = k->workspace ? k->workspace(&x) : 0;
+	x.workspace_size = k->workspace ? k->workspace(&cpu, &x) : 0;
 	x.workspace = malloc(x.workspace_size + 1);
 	if (k->prepare && k->prepare(&cpu, &x, &err) != ERT_OK)
 		goto out;

@@ -104,7 +104,7 @@ static ert_status run_str(struct one *o, struct ert_str_heap *h, int32_t rank,
 	ex.n_out = o->n_out;
 	ex.strings = h;
 	ex.alloc_output = test_alloc;
-	ex.workspace_size = k->workspace ? k->workspace(&ex) : 0;
+	ex.workspace_size = k->workspace ? k->workspace(NULL, &ex) : 0;
 	ex.workspace = calloc(1, ex.workspace_size + 1);
 	st = k->prepare ? k->prepare(NULL, &ex, &o->err) : ERT_OK;
 	if (st == ERT_OK)

@@ -19,7 +19,6 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "cpu/dq/dq.h"
 #include "ops/linalg-geom.h"
@@ -262,13 +261,6 @@ static void dq_release(struct ert_exec *x)
 	x->state = NULL;
 }
 
-static uint32_t machine_lanes(void)
-{
-	long n = sysconf(_SC_NPROCESSORS_ONLN);
-
-	return n < 1 ? 1 : n > ERT_MAX_THREADS ? ERT_MAX_THREADS : (uint32_t)n;
-}
-
 /* Bytes of one lane's slot: float rows, their int8 form and scales, a tile of outputs. */
 static size_t slot_bytes(const struct dq_geom *d)
 {
@@ -277,13 +269,13 @@ static size_t slot_bytes(const struct dq_geom *d)
 	return (size_t)(ROWS * d->k * 4 + ROWS * kb * 32 + ROWS * kb * 4 + ROWS * JT * 4 + 64 * 4);
 }
 
-static size_t dq_workspace(const struct ert_exec *x)
+static size_t dq_workspace(const struct ert_cpu *cpu, const struct ert_exec *x)
 {
 	struct dq_geom d;
 
 	if (!geom_of(x, &d) || d.k <= 0)
 		return 0;
-	return slot_bytes(&d) * machine_lanes() + 64;
+	return slot_bytes(&d) * ert_cpu_lanes(cpu) + 64;
 }
 
 struct dq_job {

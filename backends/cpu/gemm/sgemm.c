@@ -11,7 +11,6 @@
  */
 #include <stdatomic.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "cpu/gemm/sgemm.h"
 #include "cpu/vec/vec.h"
@@ -66,13 +65,6 @@ static int64_t round_up(int64_t v, int64_t to)
 	return (v + to - 1) / to * to;
 }
 
-static uint32_t machine_lanes(void)
-{
-	long n = sysconf(_SC_NPROCESSORS_ONLN);
-
-	return n < 1 ? 1 : n > ERT_MAX_THREADS ? ERT_MAX_THREADS : (uint32_t)n;
-}
-
 /*
  * Floats of one lane's slot: an MC x KC panel of A and a KC x NC panel of B,
  * rounded up for the largest register block of any level.
@@ -89,9 +81,9 @@ static size_t slot_floats(int64_t m, int64_t n, int64_t k)
 	return (size_t)(round_up(mc * kc, 16) + round_up(nc * kc, 16));
 }
 
-size_t ert_sgemm_workspace(int64_t m, int64_t n, int64_t k)
+size_t ert_sgemm_workspace(uint32_t lanes, int64_t m, int64_t n, int64_t k)
 {
-	return slot_floats(m, n, k) * sizeof(float) * machine_lanes() + 64;
+	return slot_floats(m, n, k) * sizeof(float) * (lanes < 1 ? 1 : lanes) + 64;
 }
 
 size_t ert_sgemm_shared_a_floats(int64_t m, int64_t k)

@@ -167,8 +167,12 @@ struct ert_sgemm_desc {
 	const struct ert_cpu *cpu;
 };
 
-/* Workspace bytes ert_sgemm_run() needs for problems of this size. */
-size_t ert_sgemm_workspace(int64_t m, int64_t n, int64_t k);
+/*
+ * Workspace bytes ert_sgemm_run() needs for problems of this size run on up
+ * to @lanes lanes (ert_cpu_lanes(): the backend's threads, not the machine's
+ * CPUs); ert_sgemm_run() uses no more lanes than the workspace has slots.
+ */
+size_t ert_sgemm_workspace(uint32_t lanes, int64_t m, int64_t n, int64_t k);
 /* Floats of ert_sgemm_desc.a_shared for one m x k A, at any level's MR. */
 size_t ert_sgemm_shared_a_floats(int64_t m, int64_t k);
 /*

@@ -90,13 +90,14 @@ static int64_t wino_block(const struct conv_plan *p)
 	return blk < 48 ? 48 : blk > 480 ? 480 : blk;
 }
 
-static size_t wino_workspace(const struct conv_plan *p)
+static size_t wino_workspace(const struct ert_cpu *cpu, const struct conv_plan *p)
 {
 	int64_t blk = wino_block(p);
 
 	/* V and M, each position padded by up to a line (ert_wino_pos_stride()) */
 	return (size_t)(ERT_WINO_POS * ((p->c_in + p->m) * blk + 32)) * sizeof(float) + 64 +
-	       ert_sgemm_workspace(p->m, blk, p->c_in) + 3 * ERT_WINO_POS * sizeof(int64_t);
+	       ert_sgemm_workspace(ert_cpu_lanes(cpu), p->m, blk, p->c_in) +
+	       3 * ERT_WINO_POS * sizeof(int64_t);
 }
 
 /*
@@ -110,7 +111,7 @@ static size_t shared_b_bytes(const struct conv_plan *p)
 	return f ? f * sizeof(float) + 64 : 0;
 }
 
-size_t ert_cpu_conv_workspace(const struct ert_exec *x)
+size_t ert_cpu_conv_workspace(const struct ert_cpu *cpu, const struct ert_exec *x)
 {
 	struct conv_plan p;
 	struct ert_err err;
@@ -118,11 +119,11 @@ size_t ert_cpu_conv_workspace(const struct ert_exec *x)
 
 	if (conv_plan_of(x, &p, &err) != ERT_OK || p.depthwise)
 		return 0;
-	ws = ert_sgemm_workspace(p.m_g, p.n, p.k) +
+	ws = ert_sgemm_workspace(ert_cpu_lanes(cpu), p.m_g, p.n, p.k) +
 	     (size_t)(p.n_img * p.group) * 4 * sizeof(int64_t) + shared_b_bytes(&p);
 	/* prepare() decides between the two: room for either */
-	if (wino_shape(&p) && wino_workspace(&p) > ws)
-		ws = wino_workspace(&p);
+	if (wino_shape(&p) && wino_workspace(cpu, &p) > ws)
+		ws = wino_workspace(cpu, &p);
 	return ws;
 }
 
@@ -478,7 +479,7 @@ static void wino_conv(struct ert_cpu *cpu, struct ert_exec *x, const struct conv
 	float *v = (float *)(((uintptr_t)x->workspace + 63) & ~(uintptr_t)63);
 	float *m = v + ERT_WINO_POS * (p->c_in * blk + 16);
 	void *gws = m + ERT_WINO_POS * (p->m * blk + 16);
-	size_t gsize = ert_sgemm_workspace(p->m, blk, p->c_in);
+	size_t gsize = ert_sgemm_workspace(ert_cpu_lanes(cpu), p->m, blk, p->c_in);
 	int64_t *a_off = (int64_t *)((char *)gws + gsize);
 	int64_t *b_off = a_off + ERT_WINO_POS, *c_off = b_off + ERT_WINO_POS;
 	struct wino_job job = {
@@ -589,7 +590,7 @@ ert_status ert_cpu_conv_compute(struct ert_cpu *cpu, struct ert_exec *x, struct 
 		}
 		return ERT_OK;
 	}
-	st = ert_cpu_ws_check(x, ert_cpu_conv_workspace(x), err);
+	st = ert_cpu_ws_check(x, ert_cpu_conv_workspace(cpu, x), err);
 	if (st != ERT_OK)
 		return st;
 	if (x->state && ((const struct ert_cpu_packed *)x->state)->key.kind == ERT_CPU_PACK_WINO) {
@@ -598,7 +599,7 @@ ert_status ert_cpu_conv_compute(struct ert_cpu *cpu, struct ert_exec *x, struct 
 	}
 
 	int64_t batch = p.n_img * p.group;
-	size_t gws = ert_sgemm_workspace(p.m_g, p.n, p.k);
+	size_t gws = ert_sgemm_workspace(ert_cpu_lanes(cpu), p.m_g, p.n, p.k);
 	int64_t *a_off = (int64_t *)((char *)x->workspace + gws);
 	int64_t *b_off = a_off + batch, *c_off = b_off + batch, *bias_off = c_off + batch;
 	float *b_shared = (float *)(((uintptr_t)(bias_off + batch) + 63) & ~(uintptr_t)63);

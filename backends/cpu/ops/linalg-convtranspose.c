@@ -39,14 +39,14 @@ static ert_status convt_plan_of(const struct ert_exec *x, struct convt_plan *p,
 	return ERT_OK;
 }
 
-size_t ert_cpu_convt_workspace(const struct ert_exec *x)
+size_t ert_cpu_convt_workspace(const struct ert_cpu *cpu, const struct ert_exec *x)
 {
 	struct convt_plan p;
 	struct ert_err err;
 
 	if (convt_plan_of(x, &p, &err) != ERT_OK)
 		return 0;
-	return ert_sgemm_workspace(p.m_g * p.kk, p.in_sp, p.cin_g) +
+	return ert_sgemm_workspace(ert_cpu_lanes(cpu), p.m_g * p.kk, p.in_sp, p.cin_g) +
 	       (size_t)(p.m_g * p.kk * p.in_sp) * sizeof(float);
 }
 
@@ -116,10 +116,10 @@ ert_status ert_cpu_convt_compute(struct ert_cpu *cpu, struct ert_exec *x, struct
 		return st;
 	if (x->out[0]->numel == 0)
 		return ERT_OK;
-	st = ert_cpu_ws_check(x, ert_cpu_convt_workspace(x), err);
+	st = ert_cpu_ws_check(x, ert_cpu_convt_workspace(cpu, x), err);
 	if (st != ERT_OK)
 		return st;
-	size_t gws = ert_sgemm_workspace(p.m_g * p.kk, p.in_sp, p.cin_g);
+	size_t gws = ert_sgemm_workspace(ert_cpu_lanes(cpu), p.m_g * p.kk, p.in_sp, p.cin_g);
 	float *cols = (float *)((char *)x->workspace + gws);
 	const float *xd = x->in[0]->data, *wd = x->in[1]->data;
 	float *yd = x->out[0]->data;

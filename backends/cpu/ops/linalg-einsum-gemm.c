@@ -106,7 +106,7 @@ static bool eg_plan_of(const struct ert_exec *x, const struct ert_einsum *e, str
 	return true;
 }
 
-static size_t eg_workspace(const struct eg_plan *p)
+static size_t eg_workspace(const struct ert_cpu *cpu, const struct eg_plan *p)
 {
 	size_t floats = 0;
 
@@ -116,15 +116,16 @@ static size_t eg_workspace(const struct eg_plan *p)
 		floats += (size_t)(p->batch * p->k * p->n);
 	if (p->scatter)
 		floats += (size_t)(p->batch * p->m * p->n);
-	return ert_sgemm_workspace(p->m, p->n, p->k) + (size_t)p->batch * 3 * sizeof(int64_t) +
-	       floats * sizeof(float);
+	return ert_sgemm_workspace(ert_cpu_lanes(cpu), p->m, p->n, p->k) +
+	       (size_t)p->batch * 3 * sizeof(int64_t) + floats * sizeof(float);
 }
 
-size_t ert_cpu_einsum_gemm_workspace(const struct ert_exec *x, const struct ert_einsum *e)
+size_t ert_cpu_einsum_gemm_workspace(const struct ert_cpu *cpu, const struct ert_exec *x,
+				     const struct ert_einsum *e)
 {
 	struct eg_plan p;
 
-	return eg_plan_of(x, e, &p) ? eg_workspace(&p) : 0;
+	return eg_plan_of(x, e, &p) ? eg_workspace(cpu, &p) : 0;
 }
 
 /*
@@ -166,9 +167,9 @@ ert_status ert_cpu_einsum_gemm(struct ert_cpu *cpu, struct ert_exec *x,
 	struct eg_plan p;
 
 	*done = false;
-	if (!eg_plan_of(x, e, &p) || !x->workspace || x->workspace_size < eg_workspace(&p))
+	if (!eg_plan_of(x, e, &p) || !x->workspace || x->workspace_size < eg_workspace(cpu, &p))
 		return ERT_OK;
-	size_t gws = ert_sgemm_workspace(p.m, p.n, p.k);
+	size_t gws = ert_sgemm_workspace(ert_cpu_lanes(cpu), p.m, p.n, p.k);
 	int64_t *a_off = (int64_t *)((char *)x->workspace + gws);
 	int64_t *b_off = a_off + p.batch, *c_off = b_off + p.batch;
 	float *buf = (float *)(c_off + p.batch);

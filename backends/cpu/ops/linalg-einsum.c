@@ -11,7 +11,7 @@
 #include "cpu/ops/linalg-kernels.h"
 #include "ops/linalg-einsum.h"
 
-size_t ert_cpu_einsum_workspace(const struct ert_exec *x)
+size_t ert_cpu_einsum_workspace(const struct ert_cpu *cpu, const struct ert_exec *x)
 {
 	const char *eq = ert_attr_string(x->node, "equation", "");
 	struct ert_einsum e;
@@ -20,7 +20,7 @@ size_t ert_cpu_einsum_workspace(const struct ert_exec *x)
 	if (ert_einsum_parse(&e, eq, x->n_in, (const struct ert_value *const *)x->in, &err,
 			     x->node->name) != ERT_OK)
 		return 0;
-	return ert_cpu_einsum_gemm_workspace(x, &e);
+	return ert_cpu_einsum_gemm_workspace(cpu, x, &e);
 }
 
 struct einsum_job {

@@ -73,11 +73,11 @@ static float *shared_a_at(const struct ert_exec *x, size_t off)
 	return (float *)(((uintptr_t)x->workspace + off + 63) & ~(uintptr_t)63);
 }
 
-static size_t gemm_workspace(const struct ert_exec *x)
+static size_t gemm_workspace(const struct ert_cpu *cpu, const struct ert_exec *x)
 {
 	struct gemm_dims d = gemm_dims_of(x);
 
-	return ert_sgemm_workspace(d.m, d.n, d.k) + shared_a_bytes(x, d.m, d.k);
+	return ert_sgemm_workspace(ert_cpu_lanes(cpu), d.m, d.n, d.k) + shared_a_bytes(x, d.m, d.k);
 }
 
 static ert_status gemm_compute(struct ert_cpu *cpu, struct ert_exec *x, struct ert_err *err)
@@ -91,8 +91,8 @@ static ert_status gemm_compute(struct ert_cpu *cpu, struct ert_exec *x, struct e
 	float alpha = ert_attr_float(x->node, "alpha", 1.0f);
 	float beta = ert_attr_float(x->node, "beta", 1.0f);
 	float *yd = y->data;
-	size_t gws = ert_sgemm_workspace(dm.m, dm.n, dm.k);
-	ert_status st = ert_cpu_ws_check(x, gemm_workspace(x), err);
+	size_t gws = ert_sgemm_workspace(ert_cpu_lanes(cpu), dm.m, dm.n, dm.k);
+	ert_status st = ert_cpu_ws_check(x, gemm_workspace(cpu, x), err);
 
 	if (st != ERT_OK)
 		return st;
@@ -218,11 +218,12 @@ static ert_status matmul_prepare(struct ert_cpu *cpu, struct ert_exec *x, struct
 	return pack_b_state(cpu, x, rs[1], cs[1], p.k, p.n, err);
 }
 
-static size_t matmul_workspace(const struct ert_exec *x)
+static size_t matmul_workspace(const struct ert_cpu *cpu, const struct ert_exec *x)
 {
 	struct matmul_plan p = matmul_plan_of(x);
 
-	return ert_sgemm_workspace(p.m, p.n, p.k) + (size_t)p.batch * 3 * sizeof(int64_t) +
+	return ert_sgemm_workspace(ert_cpu_lanes(cpu), p.m, p.n, p.k) +
+	       (size_t)p.batch * 3 * sizeof(int64_t) +
 	       (x->in[1]->rank <= 2 ? shared_a_bytes(x, p.m, p.k) : 0);
 }
 
@@ -230,8 +231,8 @@ static ert_status matmul_compute(struct ert_cpu *cpu, struct ert_exec *x, struct
 {
 	const struct ert_value *a = x->in[0], *b = x->in[1], *y = x->out[0];
 	struct matmul_plan p = matmul_plan_of(x);
-	size_t gws = ert_sgemm_workspace(p.m, p.n, p.k);
-	ert_status st = ert_cpu_ws_check(x, matmul_workspace(x), err);
+	size_t gws = ert_sgemm_workspace(ert_cpu_lanes(cpu), p.m, p.n, p.k);
+	ert_status st = ert_cpu_ws_check(x, matmul_workspace(cpu, x), err);
 	int64_t rs[3], cs[3];
 
 	if (st != ERT_OK)

@@ -82,7 +82,7 @@ static ert_status nll_compute(struct ert_cpu *cpu, struct ert_exec *x, struct er
 	return nll(x, x->in[0], NULL, err);
 }
 
-static size_t sce_workspace(const struct ert_exec *x)
+static size_t sce_workspace(const struct ert_cpu *cpu, const struct ert_exec *x)
 {
 	return (size_t)x->in[0]->numel * sizeof(double);
 }

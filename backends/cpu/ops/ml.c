@@ -54,7 +54,7 @@ static ert_status binarizer_compute(struct ert_cpu *cpu, struct ert_exec *x, str
  * Workspace: where each BRANCH_MEMBER node's set lies in membership_values
  * ([begin, end) per node), then one row's n_targets sums.
  */
-static size_t tree_workspace(const struct ert_exec *x)
+static size_t tree_workspace(const struct ert_cpu *cpu, const struct ert_exec *x)
 {
 	uint32_t n = 0;
 

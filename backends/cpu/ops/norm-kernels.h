@@ -12,7 +12,7 @@ ert_status ert_cpu_layer_norm(struct ert_cpu *cpu, struct ert_exec *x, struct er
 ert_status ert_cpu_batch_norm(struct ert_cpu *cpu, struct ert_exec *x, struct ert_err *err);
 ert_status ert_cpu_instance_norm(struct ert_cpu *cpu, struct ert_exec *x, struct ert_err *err);
 ert_status ert_cpu_group_norm(struct ert_cpu *cpu, struct ert_exec *x, struct ert_err *err);
-size_t ert_cpu_mvn_workspace(const struct ert_exec *x);
+size_t ert_cpu_mvn_workspace(const struct ert_cpu *cpu, const struct ert_exec *x);
 ert_status ert_cpu_mvn(struct ert_cpu *cpu, struct ert_exec *x, struct ert_err *err);
 
 #endif /* ERT_CPU_NORM_KERNELS_H */

@@ -432,7 +432,7 @@ static uint32_t mvn_mask(const struct ert_exec *x, int64_t *groups)
 	return mask;
 }
 
-size_t ert_cpu_mvn_workspace(const struct ert_exec *x)
+size_t ert_cpu_mvn_workspace(const struct ert_cpu *cpu, const struct ert_exec *x)
 {
 	int64_t groups;
 

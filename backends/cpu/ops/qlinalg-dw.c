@@ -94,14 +94,14 @@ static void dw_layout(const struct iconv_job *j, struct dwconv *d)
 	d->total = off;
 }
 
-size_t ert_qconv_dw_workspace(const struct iconv_job *j)
+size_t ert_qconv_dw_workspace(const struct iconv_job *j, uint32_t lanes)
 {
 	struct dwconv d;
 
 	if (!dw_usable(j))
 		return 0;
 	dw_layout(j, &d);
-	return d.total * ert_qlinalg_machine_lanes();
+	return d.total * (lanes < 1 ? 1 : lanes);
 }
 
 ert_status ert_qconv_dw_prepare(struct ert_cpu *cpu, struct ert_exec *x, const struct iconv_job *j)

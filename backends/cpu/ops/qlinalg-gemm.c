@@ -232,13 +232,13 @@ static bool conv_direct(const struct ert_conv_geom *g)
 	return true;
 }
 
-size_t ert_qconv_gemm_workspace(const struct iconv_job *j)
+size_t ert_qconv_gemm_workspace(const struct iconv_job *j, uint32_t lanes)
 {
 	if (!conv_usable(j))
 		return 0;
 	return conv_tables(j->m) +
 	       max_slot(j->m_g, j->cin_g * j->kk, j->out_sp, !conv_direct(&j->g)) *
-		       ert_qlinalg_machine_lanes();
+		       (lanes < 1 ? 1 : lanes);
 }
 
 ert_status ert_qconv_gemm_prepare(struct ert_cpu *cpu, struct ert_exec *x,
@@ -567,11 +567,11 @@ static size_t mm_tables(int64_t n)
 	return 3 * rup64((size_t)n * sizeof(int32_t)) + rup64((size_t)n * sizeof(double));
 }
 
-size_t ert_qmm_gemm_workspace(const struct imm_job *j)
+size_t ert_qmm_gemm_workspace(const struct imm_job *j, uint32_t lanes)
 {
 	if (!mm_usable_plan(j))
 		return 0;
-	return mm_tables(j->n) + max_slot(j->m, j->k, j->n, false) * ert_qlinalg_machine_lanes();
+	return mm_tables(j->n) + max_slot(j->m, j->k, j->n, false) * (lanes < 1 ? 1 : lanes);
 }
 
 static int64_t b_batches(const struct imm_job *j)

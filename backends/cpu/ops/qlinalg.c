@@ -12,7 +12,6 @@
 #include <math.h>
 #include <stdatomic.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "cpu/ops/qlinalg.h"
 
@@ -116,18 +115,6 @@ static const struct ert_value *in_at(const struct ert_exec *x, uint32_t i)
  * counter. Accumulators are uint32_t so that int32 overflow wraps (defined)
  * exactly like the int32 accumulation ONNX allows.
  */
-static uint32_t machine_lanes(void)
-{
-	long n = sysconf(_SC_NPROCESSORS_ONLN);
-
-	return n < 1 ? 1 : n > ERT_MAX_THREADS ? ERT_MAX_THREADS : (uint32_t)n;
-}
-
-uint32_t ert_qlinalg_machine_lanes(void)
-{
-	return machine_lanes();
-}
-
 struct lanes {
 	uint32_t *scratch;
 	int64_t slot;             /* uint32_t per lane */
@@ -307,7 +294,7 @@ static bool iconv_setup(const struct ert_exec *x, struct iconv_job *j, struct er
 	return j->m_g > 0 || j->m == 0;
 }
 
-static size_t iconv_workspace(const struct ert_exec *x)
+static size_t iconv_workspace(const struct ert_cpu *cpu, const struct ert_exec *x)
 {
 	struct iconv_job j;
 	struct ert_err err;
@@ -315,10 +302,10 @@ static size_t iconv_workspace(const struct ert_exec *x)
 
 	if (!iconv_setup(x, &j, &err))
 		return 0;
-	ref = (size_t)j.out_sp * sizeof(uint32_t) * machine_lanes();
-	simd = ert_qconv_gemm_workspace(&j);
+	ref = (size_t)j.out_sp * sizeof(uint32_t) * ert_cpu_lanes(cpu);
+	simd = ert_qconv_gemm_workspace(&j, ert_cpu_lanes(cpu));
 	ref = simd > ref ? simd : ref;
-	simd = ert_qconv_dw_workspace(&j);
+	simd = ert_qconv_dw_workspace(&j, ert_cpu_lanes(cpu));
 	return q_chans_bytes(j.m) + (simd > ref ? simd : ref);
 }
 
@@ -566,14 +553,14 @@ static int64_t imm_slot(const struct imm_job *j)
 	return j->n + (j->b_trans ? j->k : 0);
 }
 
-static size_t imm_workspace(const struct ert_exec *x)
+static size_t imm_workspace(const struct ert_cpu *cpu, const struct ert_exec *x)
 {
 	struct imm_job j;
 	size_t ref, simd;
 
 	imm_setup(x, &j);
-	ref = (size_t)imm_slot(&j) * sizeof(uint32_t) * machine_lanes();
-	simd = ert_qmm_gemm_workspace(&j);
+	ref = (size_t)imm_slot(&j) * sizeof(uint32_t) * ert_cpu_lanes(cpu);
+	simd = ert_qmm_gemm_workspace(&j, ert_cpu_lanes(cpu));
 	return q_chans_bytes(j.n) + (simd > ref ? simd : ref);
 }
 

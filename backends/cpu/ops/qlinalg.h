@@ -63,9 +63,6 @@ struct imm_job {
 /* Bytes of the per-channel table in front of the lanes' scratch (kept 64-byte aligned). */
 size_t ert_qlinalg_chans_bytes(int64_t count);
 
-/* Lanes of the machine: the most a run may use (for workspace sizes). */
-uint32_t ert_qlinalg_machine_lanes(void);
-
 /*
  * Run item(job, i, scratch) for i < @items on the pool, each lane with its
  * own @slot uint32_t of scratch from the workspace past its first @skip bytes.
@@ -80,12 +77,13 @@ int32_t ert_qlinalg_zp(const struct ert_value *v, int64_t c);
 
 /*
  * The SIMD path (qlinalg-gemm.c). *_workspace: bytes it needs past the
- * per-channel table at any level. *_prepare: at a level above scalar, packs
+ * per-channel table at any level, for @lanes lanes (ert_cpu_lanes()); *_run
+ * uses no more lanes than the workspace has slots for. *_prepare: at a level above scalar, packs
  * constant weights (x->state) and names the kernel. *_run: false when the
  * path does not take this case (the caller runs the reference); else runs
  * it with *st the result. The job is set up and its channels computed.
  */
-size_t ert_qconv_gemm_workspace(const struct iconv_job *j);
+size_t ert_qconv_gemm_workspace(const struct iconv_job *j, uint32_t lanes);
 ert_status ert_qconv_gemm_prepare(struct ert_cpu *cpu, struct ert_exec *x,
 				  const struct iconv_job *j, struct ert_err *err);
 bool ert_qconv_gemm_run(struct ert_cpu *cpu, struct ert_exec *x, const struct iconv_job *j,
@@ -96,7 +94,7 @@ bool ert_qconv_gemm_run(struct ert_cpu *cpu, struct ert_exec *x, const struct ic
  * the level's ert_q8_dw_row_<level>(): acc[j] = sum_t w[t] * rows[t][j]
  * for j < n (w[t]: the int16 pair (w, 0); rows readable a vector past n).
  */
-size_t ert_qconv_dw_workspace(const struct iconv_job *j);
+size_t ert_qconv_dw_workspace(const struct iconv_job *j, uint32_t lanes);
 ert_status ert_qconv_dw_prepare(struct ert_cpu *cpu, struct ert_exec *x, const struct iconv_job *j);
 bool ert_qconv_dw_run(struct ert_cpu *cpu, struct ert_exec *x, const struct iconv_job *j,
 		      size_t skip, ert_status *st, struct ert_err *err);
@@ -105,7 +103,7 @@ void ert_q8_dw_row_avx2(const int16_t *const *rows, const int32_t *w, int kk, in
 void ert_q8_dw_row_avx512(const int16_t *const *rows, const int32_t *w, int kk, int32_t *acc,
 			  int64_t n);
 
-size_t ert_qmm_gemm_workspace(const struct imm_job *j);
+size_t ert_qmm_gemm_workspace(const struct imm_job *j, uint32_t lanes);
 ert_status ert_qmm_gemm_prepare(struct ert_cpu *cpu, struct ert_exec *x, const struct imm_job *j,
 				struct ert_err *err);
 bool ert_qmm_gemm_run(struct ert_cpu *cpu, struct ert_exec *x, const struct imm_job *j,

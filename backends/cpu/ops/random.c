@@ -123,7 +123,7 @@ static ert_status bernoulli_compute(struct ert_cpu *cpu, struct ert_exec *x, str
 	return ERT_OK;
 }
 
-static size_t multinomial_workspace(const struct ert_exec *x)
+static size_t multinomial_workspace(const struct ert_cpu *cpu, const struct ert_exec *x)
 {
 	return (size_t)x->in[0]->dims[1] * sizeof(double);
 }

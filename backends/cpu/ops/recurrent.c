@@ -57,7 +57,8 @@ struct rnn_ws {
 	size_t xw, h, c, g, tmp, rpack, rhpack, gemm, total_bytes;
 };
 
-static bool ws_layout(const struct ert_rnn_params *p, struct rnn_ws *l)
+static bool ws_layout(const struct ert_cpu *cpu, const struct ert_rnn_params *p,
+		      struct rnn_ws *l)
 {
 	int64_t gh = p->gates * p->hidden, rows, n;
 	size_t at = 0, sz, gemm_a, gemm_b;
@@ -85,8 +86,8 @@ static bool ws_layout(const struct ert_rnn_params *p, struct rnn_ws *l)
 	    !ert_add_size(at, round16((size_t)(p->hidden * (p->hidden + ERT_SGEMM_NR_MAX))), &at))
 		return false;
 	l->gemm = at;
-	gemm_a = ert_sgemm_workspace(rows, gh, p->input);
-	gemm_b = ert_sgemm_workspace(p->batch, gh, p->hidden);
+	gemm_a = ert_sgemm_workspace(ert_cpu_lanes(cpu), rows, gh, p->input);
+	gemm_b = ert_sgemm_workspace(ert_cpu_lanes(cpu), p->batch, gh, p->hidden);
 	sz = gemm_a > gemm_b ? gemm_a : gemm_b;
 	if (!ert_mul_size(at, sizeof(float), &at) || !ert_add_size(at, sz, &at) ||
 	    !ert_add_size(at, 64, &l->total_bytes))
@@ -107,7 +108,7 @@ static bool rnn_supports(const struct ert_exec *x)
 	return x->n_in > 0 && x->in[0] && x->in[0]->dtype == ERT_DTYPE_FLOAT32;
 }
 
-static size_t rnn_workspace(const struct ert_exec *x)
+static size_t rnn_workspace(const struct ert_cpu *cpu, const struct ert_exec *x)
 {
 	struct ert_rnn_params p;
 	struct rnn_ws l;
@@ -115,7 +116,7 @@ static size_t rnn_workspace(const struct ert_exec *x)
 	if (!params_of(x, &p))
 		return 0;
 	/* too large to address: planning refuses a workspace this size */
-	return ws_layout(&p, &l) ? l.total_bytes : SIZE_MAX;
+	return ws_layout(cpu, &p, &l) ? l.total_bytes : SIZE_MAX;
 }
 
 static const float *in_f32(const struct ert_exec *x, uint32_t i)
@@ -508,7 +509,7 @@ static ert_status rnn_compute(struct ert_cpu *cpu, struct ert_exec *x, struct er
 
 	if (st != ERT_OK)
 		return st;
-	if (!ws_layout(&p, &l)) {
+	if (!ws_layout(cpu, &p, &l)) {
 		ert_err_set(err, "%s '%s': workspace size overflows", ert_op_name(x->node->op),
 			    x->node->name);
 		return ERT_STATUS_SHAPE;

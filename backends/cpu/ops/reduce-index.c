@@ -214,7 +214,7 @@ static void topk_range(void *arg, int64_t begin, int64_t end)
 	}
 }
 
-size_t ert_cpu_topk_workspace(const struct ert_exec *x)
+size_t ert_cpu_topk_workspace(const struct ert_cpu *cpu, const struct ert_exec *x)
 {
 	return (size_t)x->in[0]->numel * 2 * sizeof(int64_t);
 }

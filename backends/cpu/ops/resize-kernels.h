@@ -11,6 +11,6 @@ ert_status ert_cpu_grid_sample(struct ert_cpu *cpu, struct ert_exec *x, struct e
 ert_status ert_cpu_affine_grid(struct ert_cpu *cpu, struct ert_exec *x, struct ert_err *err);
 /* resize-roi.c: RoiAlign (see ops/resize-roi.h). */
 ert_status ert_cpu_roi_align(struct ert_cpu *cpu, struct ert_exec *x, struct ert_err *err);
-size_t ert_cpu_roi_align_workspace(const struct ert_exec *x);
+size_t ert_cpu_roi_align_workspace(const struct ert_cpu *cpu, const struct ert_exec *x);
 
 #endif /* ERT_CPU_RESIZE_KERNELS_H */

@@ -363,7 +363,7 @@ static double bin_max(const struct roi_args *a, const struct roi_geom *g, int64_
  * map), or the max's extremes (two of each).
  */
 
-size_t ert_cpu_roi_align_workspace(const struct ert_exec *x)
+size_t ert_cpu_roi_align_workspace(const struct ert_cpu *cpu, const struct ert_exec *x)
 {
 	const struct ert_value *v = x->in[0];
 
@@ -382,14 +382,14 @@ ert_status ert_cpu_roi_align(struct ert_cpu *cpu, struct ert_exec *x, struct ert
 	if (st != ERT_OK)
 		return st;
 	/* called without its workspace (a direct kernel call): walk the samples */
-	wy = x->workspace && x->workspace_size >= ert_cpu_roi_align_workspace(x) ? x->workspace
+	wy = x->workspace && x->workspace_size >= ert_cpu_roi_align_workspace(cpu, x) ? x->workspace
 										   : NULL;
 	wx = wy ? wy + a.x->dims[2] : NULL;
 	if (wy && a.p.max_mode)
 		for (int64_t i = 0; i < 2 * (a.x->dims[2] + a.x->dims[3]); i++)
 			wy[i] = -1.0;
 	else if (wy)
-		memset(wy, 0, ert_cpu_roi_align_workspace(x));
+		memset(wy, 0, ert_cpu_roi_align_workspace(cpu, x));
 	a.c = a.x->dims[1];
 	a.h = a.x->dims[2];
 	a.w = a.x->dims[3];

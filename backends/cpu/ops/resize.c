@@ -237,7 +237,7 @@ static void rz_shape_of(const struct ert_exec *x, struct rz_shape *sh)
 }
 
 /* Workspace from shapes alone: the sizes/scales values may not be known yet. */
-static size_t resize_workspace(const struct ert_exec *x)
+static size_t resize_workspace(const struct ert_cpu *cpu, const struct ert_exec *x)
 {
 	struct rz_shape sh;
 

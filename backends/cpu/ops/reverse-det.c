@@ -42,7 +42,7 @@ static ert_status reverse_compute(struct ert_cpu *cpu, struct ert_exec *x, struc
 	return ERT_OK;
 }
 
-static size_t det_workspace(const struct ert_exec *x)
+static size_t det_workspace(const struct ert_cpu *cpu, const struct ert_exec *x)
 {
 	int64_t m = x->in[0]->dims[x->in[0]->rank - 1];
 

@@ -26,7 +26,7 @@ static struct nms_geom geom_of(const struct ert_exec *x)
 }
 
 /* counts (batches x classes), candidates and merge buffer (n each), corners (4 n), kept (B C n) */
-size_t ert_cpu_nms_workspace(const struct ert_exec *x)
+size_t ert_cpu_nms_workspace(const struct ert_cpu *cpu, const struct ert_exec *x)
 {
 	struct nms_geom g = geom_of(x);
 	size_t bc = (size_t)(g.batches * g.classes), n = (size_t)g.n;
@@ -107,7 +107,7 @@ ert_status ert_cpu_nms_compute(struct ert_cpu *cpu, struct ert_exec *x, struct e
 	bool center = ert_attr_int(x->node, "center_point_box", 0) != 0;
 	ert_status st;
 
-	if (!x->workspace || x->workspace_size < ert_cpu_nms_workspace(x)) {
+	if (!x->workspace || x->workspace_size < ert_cpu_nms_workspace(cpu, x)) {
 		ert_err_set(err, "NonMaxSuppression '%s': workspace too small", x->node->name);
 		return ERT_STATUS_INTERNAL;
 	}

@@ -213,7 +213,7 @@ static bool unique_geometry(const struct ert_exec *x, struct uniq *u, int32_t *a
 }
 
 /* idx, tmp, group of each slice, first slice of each group, output order: n each */
-static size_t unique_workspace(const struct ert_exec *x)
+static size_t unique_workspace(const struct ert_cpu *cpu, const struct ert_exec *x)
 {
 	struct uniq u;
 	int32_t axis;
@@ -237,7 +237,7 @@ static ert_status unique_compute(struct ert_cpu *cpu, struct ert_exec *x, struct
 		ert_err_set(err, "Unique '%s': axis out of range", x->node->name);
 		return ERT_STATUS_SHAPE;
 	}
-	if (!x->workspace || x->workspace_size < unique_workspace(x)) {
+	if (!x->workspace || x->workspace_size < unique_workspace(cpu, x)) {
 		ert_err_set(err, "Unique '%s': workspace too small", x->node->name);
 		return ERT_STATUS_INTERNAL;
 	}

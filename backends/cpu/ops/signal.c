@@ -165,7 +165,7 @@ static void transform(const struct fft *f, struct cplx *a, bool inverse)
 	}
 }
 
-static size_t dft_workspace(const struct ert_exec *x)
+static size_t dft_workspace(const struct ert_cpu *cpu, const struct ert_exec *x)
 {
 	struct ert_dft_params p;
 	struct ert_err e = { 0 };
@@ -184,7 +184,7 @@ static ert_status dft_compute(struct ert_cpu *cpu, struct ert_exec *x, struct er
 				       err);
 
 	if (st == ERT_OK)
-		st = ert_cpu_ws_check(x, dft_workspace(x), err);
+		st = ert_cpu_ws_check(x, dft_workspace(cpu, x), err);
 	if (st != ERT_OK)
 		return st;
 	int64_t n = p.n, m = in->dims[p.axis], outer = 1, inner = 1;
@@ -232,7 +232,7 @@ static ert_status dft_compute(struct ert_cpu *cpu, struct ert_exec *x, struct er
 	return ERT_OK;
 }
 
-static size_t stft_workspace(const struct ert_exec *x)
+static size_t stft_workspace(const struct ert_cpu *cpu, const struct ert_exec *x)
 {
 	struct ert_stft_params p;
 	struct ert_err e = { 0 };
@@ -251,7 +251,7 @@ static ert_status stft_compute(struct ert_cpu *cpu, struct ert_exec *x, struct e
 					err);
 
 	if (st == ERT_OK)
-		st = ert_cpu_ws_check(x, stft_workspace(x), err);
+		st = ert_cpu_ws_check(x, stft_workspace(cpu, x), err);
 	if (st != ERT_OK)
 		return st;
 	int64_t len = sig->dims[1], c = sig->dims[2], l = p.length;

@@ -15,7 +15,7 @@ static const struct ert_value *const *cin(const struct ert_exec *x)
 	return (const struct ert_value *const *)x->in;
 }
 
-static size_t col2im_workspace(const struct ert_exec *x)
+static size_t col2im_workspace(const struct ert_cpu *cpu, const struct ert_exec *x)
 {
 	return (size_t)x->out[0]->numel * sizeof(double);
 }

@@ -278,7 +278,7 @@ static bool is_stopword(const struct ert_attr *stop, const ert_string *s, bool s
 	return false;
 }
 
-static size_t normalizer_workspace(const struct ert_exec *x)
+static size_t normalizer_workspace(const struct ert_cpu *cpu, const struct ert_exec *x)
 {
 	const struct ert_attr *stop = ert_node_attr(x->node, "stopwords");
 	size_t most = 0;

@@ -11,7 +11,7 @@
 #include "cpu/cpu-impl.h"
 #include "ops/tfidf.h"
 
-static size_t tfidf_workspace(const struct ert_exec *x)
+static size_t tfidf_workspace(const struct ert_cpu *cpu, const struct ert_exec *x)
 {
 	return (size_t)x->out[0]->numel * sizeof(double);
 }
