@@ -48,6 +48,7 @@ p=0 f=0 s=0
 ok() { p=$((p + 1)); echo "ok - $*"; }
 bad() { f=$((f + 1)); echo "not ok - $*"; }
 skip() { s=$((s + 1)); echo "skip - $*"; }
+. tests/backend-ops/gpu-suite.sh
 
 if ! make -s --no-print-directory -j2 BUILD="$ERT_BUILD" "$ERT_BUILD/test-backend-ops" \
 	"$ERT_BUILD/test-ocl-cache" \
@@ -60,16 +61,7 @@ fi
 ERT_TEST_BACKENDS=opencl "$ERT_BUILD/test-backend-ops" >"$out/ops.log" 2>&1
 rc=$?
 grep -E '^(not ok|#)' "$out/ops.log"
-line=$(grep -E '^[0-9]+ passed, [0-9]+ failed, [0-9]+ skipped$' "$out/ops.log" | tail -n 1)
-if [ -z "$line" ] || { [ "$rc" -ne 0 ] && ! echo "$line" | grep -q ' [1-9][0-9]* failed'; }; then
-	tail -n 5 "$out/ops.log"
-	bad "test-backend-ops crashed or exited $rc without a summary"
-else
-	p=$((p + $(echo "$line" | sed -E 's/^([0-9]+) passed.*/\1/')))
-	f=$((f + $(echo "$line" | sed -E 's/.* ([0-9]+) failed.*/\1/')))
-	s=$((s + $(echo "$line" | sed -E 's/.* ([0-9]+) skipped/\1/')))
-	echo "# test-backend-ops: $line"
-fi
+tally "$out/ops.log" test-backend-ops $rc
 
 # the GEMM's other kernels (gemm.cl: 32x32 tiles, one element per group),
 # which the tuner may choose, each forced on every product of the op test
@@ -80,15 +72,7 @@ if ! grep -q '^# opencl: skipped' "$out/ops.log"; then
 			ERT_TEST_BACKENDS=opencl ERT_OPENCL_TEST_GEMM=$v "$ERT_BUILD/test-backend-ops" "$op" >"$log" 2>&1
 			rc=$?
 			grep -E '^not ok' "$log"
-			line=$(grep -E '^[0-9]+ passed, [0-9]+ failed, [0-9]+ skipped$' "$log" | tail -n 1)
-			if [ -z "$line" ] || { [ "$rc" -ne 0 ] && ! echo "$line" | grep -q ' [1-9][0-9]* failed'; }; then
-				tail -n 3 "$log"
-				bad "test-backend-ops $op with ERT_OPENCL_TEST_GEMM=$v crashed or exited $rc"
-			else
-				p=$((p + $(echo "$line" | sed -E 's/^([0-9]+) passed.*/\1/')))
-				f=$((f + $(echo "$line" | sed -E 's/.* ([0-9]+) failed.*/\1/')))
-				echo "# test-backend-ops $op, GEMM kernel $v only: $line"
-			fi
+			tally "$log" "test-backend-ops $op, GEMM kernel $v only" $rc
 		done
 	done
 fi
@@ -96,16 +80,7 @@ fi
 "$ERT_BUILD/test-ocl-cache" >"$out/cache.log" 2>"$out/cache.err"
 rc=$?
 grep -E '^(not ok|#)' "$out/cache.log"
-line=$(grep -E '^[0-9]+ passed, [0-9]+ failed, [0-9]+ skipped$' "$out/cache.log" | tail -n 1)
-if [ -z "$line" ] || { [ "$rc" -ne 0 ] && ! echo "$line" | grep -q ' [1-9][0-9]* failed'; }; then
-	tail -n 5 "$out/cache.log" "$out/cache.err"
-	bad "test-ocl-cache crashed or exited $rc without a summary"
-else
-	p=$((p + $(echo "$line" | sed -E 's/^([0-9]+) passed.*/\1/')))
-	f=$((f + $(echo "$line" | sed -E 's/.* ([0-9]+) failed.*/\1/')))
-	s=$((s + $(echo "$line" | sed -E 's/.* ([0-9]+) skipped/\1/')))
-	echo "# test-ocl-cache: $line"
-fi
+tally "$out/cache.log" test-ocl-cache $rc "$out/cache.err"
 
 models="mobilenet_v2 resnet18 resnet50 vit_s16"
 if grep -q '^# opencl: skipped' "$out/ops.log"; then
@@ -121,29 +96,6 @@ if grep -q '^# opencl: skipped' "$out/ops.log"; then
 	[ "$f" -eq 0 ]
 	exit
 fi
-
-# max |got - ref| <= 1e-3 x max |ref| over every output, no NaN or inf in got
-compare() { # refdir gotdir
-	/usr/bin/python3 - "$1" "$2" <<'EOF'
-import glob, os, sys
-import numpy as np
-ref_dir, got_dir = sys.argv[1], sys.argv[2]
-files = sorted(glob.glob(os.path.join(ref_dir, "*.npy")))
-if not files:
-    sys.exit("no outputs in " + ref_dir)
-for f in files:
-    r = np.load(f).astype(np.float64)
-    g = np.load(os.path.join(got_dir, os.path.basename(f))).astype(np.float64)
-    if r.shape != g.shape:
-        sys.exit("%s: shape %s, reference %s" % (os.path.basename(f), g.shape, r.shape))
-    if not np.isfinite(g).all():
-        sys.exit("%s: %d values are NaN or inf" % (os.path.basename(f), (~np.isfinite(g)).sum()))
-    err, top = np.abs(g - r).max(), np.abs(r).max()
-    print("%s: max abs error %.3g, max |ref| %.3g" % (os.path.basename(f), err, top))
-    if err > 1e-3 * top:
-        sys.exit("%s: error over 1e-3 x max |ref|" % os.path.basename(f))
-EOF
-}
 
 for m in $models; do
 	if [ ! -f "$out/$m.ert" ] || [ "$edgert" -nt "$out/$m.ert" ]; then

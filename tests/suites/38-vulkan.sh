@@ -45,6 +45,7 @@ p=0 f=0 s=0
 ok() { p=$((p + 1)); echo "ok - $*"; }
 bad() { f=$((f + 1)); echo "not ok - $*"; }
 skip() { s=$((s + 1)); echo "skip - $*"; }
+. tests/backend-ops/gpu-suite.sh
 
 if ! make -s --no-print-directory -j2 BUILD="$ERT_BUILD" "$ERT_BUILD/test-backend-ops" \
 	"$ERT_BUILD/test-vk-cache" >"$out/build.log" 2>&1; then
@@ -61,32 +62,14 @@ op_test() {
 		>"$log" 2>&1
 	rc=$?
 	grep -E '^(not ok|#)' "$log"
-	line=$(grep -E '^[0-9]+ passed, [0-9]+ failed, [0-9]+ skipped$' "$log" | tail -n 1)
-	if [ -z "$line" ] || { [ "$rc" -ne 0 ] && ! echo "$line" | grep -q ' [1-9][0-9]* failed'; }; then
-		tail -n 5 "$log"
-		bad "test-backend-ops $* crashed or exited $rc without a summary"
-	else
-		p=$((p + $(echo "$line" | sed -E 's/^([0-9]+) passed.*/\1/')))
-		f=$((f + $(echo "$line" | sed -E 's/.* ([0-9]+) failed.*/\1/')))
-		s=$((s + $(echo "$line" | sed -E 's/.* ([0-9]+) skipped/\1/')))
-		echo "# test-backend-ops $*: $line"
-	fi
+	tally "$log" "test-backend-ops $*" $rc
 }
 op_test "$out/ops.log"
 
 ERT_VULKAN_VALIDATION=1 "$ERT_BUILD/test-vk-cache" >"$out/vk-cache.log" 2>"$out/vk-cache.err"
 rc=$?
 grep -E '^(not ok|#)' "$out/vk-cache.log"
-line=$(grep -E '^[0-9]+ passed, [0-9]+ failed, [0-9]+ skipped$' "$out/vk-cache.log" | tail -n 1)
-if [ -z "$line" ] || { [ "$rc" -ne 0 ] && ! echo "$line" | grep -q ' [1-9][0-9]* failed'; }; then
-	tail -n 5 "$out/vk-cache.log" "$out/vk-cache.err"
-	bad "test-vk-cache crashed or exited $rc without a summary"
-else
-	p=$((p + $(echo "$line" | sed -E 's/^([0-9]+) passed.*/\1/')))
-	f=$((f + $(echo "$line" | sed -E 's/.* ([0-9]+) failed.*/\1/')))
-	s=$((s + $(echo "$line" | sed -E 's/.* ([0-9]+) skipped/\1/')))
-	echo "# test-vk-cache: $line"
-fi
+tally "$out/vk-cache.log" test-vk-cache $rc "$out/vk-cache.err"
 
 if grep -q '^# vulkan: skipped' "$out/ops.log"; then
 	for m in $ERT_VULKAN_ZOO; do
@@ -100,29 +83,6 @@ if grep -q '^# vulkan: skipped' "$out/ops.log"; then
 	[ "$f" -eq 0 ]
 	exit
 fi
-
-# max |got - ref| <= 1e-3 x max |ref| over every output, no NaN or inf in got
-compare() { # refdir gotdir
-	/usr/bin/python3 - "$1" "$2" <<'EOF'
-import glob, os, sys
-import numpy as np
-ref_dir, got_dir = sys.argv[1], sys.argv[2]
-files = sorted(glob.glob(os.path.join(ref_dir, "*.npy")))
-if not files:
-    sys.exit("no outputs in " + ref_dir)
-for f in files:
-    r = np.load(f).astype(np.float64)
-    g = np.load(os.path.join(got_dir, os.path.basename(f))).astype(np.float64)
-    if r.shape != g.shape:
-        sys.exit("%s: shape %s, reference %s" % (os.path.basename(f), g.shape, r.shape))
-    if not np.isfinite(g).all():
-        sys.exit("%s: %d values are NaN or inf" % (os.path.basename(f), (~np.isfinite(g)).sum()))
-    err, top = np.abs(g - r).max(), np.abs(r).max()
-    print("%s: max abs error %.3g, max |ref| %.3g" % (os.path.basename(f), err, top))
-    if err > 1e-3 * top:
-        sys.exit("%s: error over 1e-3 x max |ref|" % os.path.basename(f))
-EOF
-}
 
 export ERT_VULKAN_VALIDATION=1
 for m in $ERT_VULKAN_ZOO; do
