@@ -115,14 +115,19 @@ struct tile {
 	int32_t *c;
 };
 
-/* Row @i of the tile's rows is done for columns [j0, j0 + w): its raw sums. */
-typedef void (*tile_finish_fn)(void *ctx, int64_t i, const int32_t *raw, int64_t j0,
-			       int64_t w);
+/*
+ * Rows [i0, i0 + rows) of the tile's rows (at most MR) are done for columns
+ * [j0, j0 + w): their raw sums, TILE_LD apart.
+ */
+typedef void (*tile_finish_fn)(void *ctx, int64_t i0, int64_t rows, const int32_t *raw,
+			       int64_t j0, int64_t w);
 
 /*
  * Panel by panel of B, K in blocks of the kernel's kc4 steps so that the
- * panel's block stays in L1 while every row block of A passes it; then
- * each row of the panel is finished.
+ * panel's block stays in L1 while every row block of A passes it. In K's
+ * last block each row block is finished right after its micro-kernel call,
+ * while its raw sums are in L1 (one epilogue call per micro-tile; the sums
+ * of all the rows of a panel, up to C_ROWS x NR int32, need not fit).
  */
 static void run_tile(const struct tile *t, int64_t rows, tile_finish_fn finish, void *ctx)
 {
@@ -137,13 +142,17 @@ static void run_tile(const struct tile *t, int64_t rows, tile_finish_fn finish, 
 
 		for (int64_t k0 = 0; k0 < K4; k0 += k->kc4) {
 			int64_t kc = min64(k->kc4, K4 - k0);
+			bool last = k0 + kc >= K4;
 
-			for (int64_t i0 = 0; i0 < rows; i0 += k->mr)
+			for (int64_t i0 = 0; i0 < rows; i0 += k->mr) {
+				int32_t *c = t->c + i0 * TILE_LD;
+
 				fn(kc, t->a + (size_t)(i0 / k->mr) * t->a_blk + (size_t)k0 * step,
-				   bp + k0 * bw * 4, bw, t->c + i0 * TILE_LD, TILE_LD, k0 > 0);
+				   bp + k0 * bw * 4, bw, c, TILE_LD, k0 > 0);
+				if (last)
+					finish(ctx, i0, min64(k->mr, rows - i0), c, j0, w);
+			}
 		}
-		for (int64_t i = 0; i < rows; i++)
-			finish(ctx, i, t->c + i * TILE_LD, j0, w);
 	}
 }
 
@@ -366,40 +375,47 @@ struct conv_rows {
 	int64_t n, gi, p0, m0, nc;
 	const int32_t *rsum;      /* per row of the tile */
 	const int32_t *cs;        /* per column of the tile, or NULL */
-	struct ert_qgemm_epi e;   /* the output stage, its row terms set per row */
+	/* the output stage of a block's rows, their row terms set per block */
+	struct ert_qgemm_epi e[ERT_QGEMM_MR_MAX];
 };
 
-static void conv_finish(void *ctx, int64_t i, const int32_t *raw, int64_t j0, int64_t w)
+static void conv_finish(void *ctx, int64_t i0, int64_t rows, const int32_t *raw, int64_t j0,
+			int64_t w)
 {
 	struct conv_rows *r = ctx;
 	const struct qconv *c = r->c;
 	const struct iconv_job *j = c->j;
-	int64_t m = r->gi * j->m_g + r->m0 + i;
-	struct ert_qgemm_epi *e = &r->e;
+	const int64_t m0 = r->gi * j->m_g + r->m0 + i0;
 
-	/* v = raw - bz' rowsum - az' colsum + K az' bz' + bias */
-	e->c0 = (uint32_t)c->cadd[m] - (uint32_t)c->bz * (uint32_t)r->rsum[i];
-	e->c1 = (uint32_t)c->naz[m];
-	e->u = r->cs ? r->cs + j0 : NULL;
-	e->mult1 = c->mult[m];
-	e->shift1 = c->shift[m];
-	e->f1 = j->chans ? j->chans[m].f : 0.0;
-	c->k->epi(raw, w, e,
-		  (uint8_t *)j->y->data +
-			  ((r->n * j->m + m) * j->out_sp + r->p0 + j0) * (size_t)c->osz);
-	/*
-	 * The fused residual's row of the tile, which qconv_item() reads once
-	 * every panel is done: a few lines from another plane each, which the
-	 * hardware prefetchers do not see coming; fetched into L2 while the
-	 * other panels are computed.
-	 */
-	if (j->res && j0 == 0) {
-		const char *rp = (const char *)j->r->data + (r->n * j->m + m) * j->out_sp + r->p0;
+	for (int64_t i = 0; i < rows; i++) {
+		int64_t m = m0 + i;
+		struct ert_qgemm_epi *e = &r->e[i];
 
-		for (int64_t o = 0; o < r->nc; o += 64)
-			_mm_prefetch(rp + o, _MM_HINT_T1);
-		_mm_prefetch(rp + r->nc - 1, _MM_HINT_T1);
+		/* v = raw - bz' rowsum - az' colsum + K az' bz' + bias */
+		e->c0 = (uint32_t)c->cadd[m] - (uint32_t)c->bz * (uint32_t)r->rsum[i0 + i];
+		e->c1 = (uint32_t)c->naz[m];
+		e->u = r->cs ? r->cs + j0 : NULL;
+		e->mult1 = c->mult[m];
+		e->shift1 = c->shift[m];
+		e->f1 = j->chans ? j->chans[m].f : 0.0;
+		/*
+		 * The fused residual's row of the tile, which qconv_item() reads
+		 * once every panel is done: a few lines from another plane each,
+		 * which the hardware prefetchers do not see coming; fetched into
+		 * L2 while the other panels are computed.
+		 */
+		if (j->res && j0 == 0) {
+			const char *rp = (const char *)j->r->data + (r->n * j->m + m) * j->out_sp + r->p0;
+
+			for (int64_t o = 0; o < r->nc; o += 64)
+				_mm_prefetch(rp + o, _MM_HINT_T1);
+			_mm_prefetch(rp + r->nc - 1, _MM_HINT_T1);
+		}
 	}
+	c->k->epi_rows(raw, TILE_LD, rows, w, r->e,
+		       (uint8_t *)j->y->data +
+			       ((r->n * j->m + m0) * j->out_sp + r->p0 + j0) * (size_t)c->osz,
+		       j->out_sp * c->osz);
 }
 
 static void qconv_item(const void *arg, int64_t it, uint32_t *slot)
@@ -440,8 +456,10 @@ static void qconv_item(const void *arg, int64_t it, uint32_t *slot)
 	const int64_t step = c->w_packed ? C_ROWS : c->arows;
 	struct tile t = { .k = k, .K4 = K4, .nc = nc, .b = bp, .a_blk = blk,
 			  .c = (int32_t *)(ws + c->lay.c) };
-	struct conv_rows cr = { .c = c, .n = n, .gi = gi, .p0 = p0, .nc = nc, .cs = cs,
-				.e = c->base };
+	struct conv_rows cr = { .c = c, .n = n, .gi = gi, .p0 = p0, .nc = nc, .cs = cs };
+
+	for (int i = 0; i < k->mr; i++)
+		cr.e[i] = c->base;
 
 	for (int64_t i0 = m_lo; i0 < m_hi; i0 += step) {
 		int64_t rows = min64(step, m_hi - i0);
@@ -643,46 +661,55 @@ struct mm_rows {
 	int64_t bt, n0, i0;
 	const int32_t *rsum;      /* per row of the tile */
 	const int32_t *t;         /* per column of the tile: colsum - K bz' */
+	struct ert_qgemm_epi e[ERT_QGEMM_MR_MAX]; /* a block's rows' output stages */
 };
 
-static void mm_finish(void *ctx, int64_t ii, const int32_t *raw, int64_t j0, int64_t w)
+static void mm_finish(void *ctx, int64_t i0, int64_t rows, const int32_t *raw, int64_t j0,
+		      int64_t w)
 {
-	const struct mm_rows *r = ctx;
+	struct mm_rows *r = ctx;
 	const struct qmm *c = r->c;
 	const struct imm_job *j = c->j;
-	int64_t i = r->i0 + ii, row = r->bt * j->m + i, col = r->n0 + j0;
-	int32_t az = ert_qlinalg_zp(j->azp, i) - (c->a_u8 ? 128 : 0);
-	struct ert_qgemm_epi e = c->base;
+	const int64_t col = r->n0 + j0, row0 = r->bt * j->m + r->i0 + i0;
 
-	/* v = raw - bz'_j rowsum_i - az'_i (colsum_j - K bz'_j) + C(i, j) */
-	if (c->negbz) {
-		e.c1 = (uint32_t)r->rsum[ii];
-		e.u = c->negbz + col;
-	} else {
-		e.c0 = -(uint32_t)c->bz1 * (uint32_t)r->rsum[ii];
-	}
-	if (az) {
-		e.c2 = -(uint32_t)az;
-		e.t = r->t + j0;
-	}
-	if (j->c) {
-		const struct ert_value *cv = j->c;
-		const int32_t *d = cv->data;
-		bool per_col = cv->rank >= 1 && cv->dims[cv->rank - 1] != 1;
-		int64_t ri = cv->rank == 2 && cv->dims[0] != 1 ? i : 0;
+	for (int64_t ii = i0; ii < i0 + rows; ii++) {
+		int64_t i = r->i0 + ii;
+		int32_t az = ert_qlinalg_zp(j->azp, i) - (c->a_u8 ? 128 : 0);
+		struct ert_qgemm_epi *e = &r->e[ii - i0];
 
-		if (per_col)
-			e.w = d + ri * cv->dims[cv->rank - 1] + col;
-		else
-			e.c0 += (uint32_t)d[ri * (cv->rank == 2 ? cv->dims[1] : 1)];
+		*e = c->base;
+		/* v = raw - bz'_j rowsum_i - az'_i (colsum_j - K bz'_j) + C(i, j) */
+		if (c->negbz) {
+			e->c1 = (uint32_t)r->rsum[ii];
+			e->u = c->negbz + col;
+		} else {
+			e->c0 = -(uint32_t)c->bz1 * (uint32_t)r->rsum[ii];
+		}
+		if (az) {
+			e->c2 = -(uint32_t)az;
+			e->t = r->t + j0;
+		}
+		if (j->c) {
+			const struct ert_value *cv = j->c;
+			const int32_t *d = cv->data;
+			bool per_col = cv->rank >= 1 && cv->dims[cv->rank - 1] != 1;
+			int64_t ri = cv->rank == 2 && cv->dims[0] != 1 ? i : 0;
+
+			if (per_col)
+				e->w = d + ri * cv->dims[cv->rank - 1] + col;
+			else
+				e->c0 += (uint32_t)d[ri * (cv->rank == 2 ? cv->dims[1] : 1)];
+		}
+		if (c->mult) {
+			e->mult = c->mult + col;
+			e->shift = c->shift + col;
+		}
+		if (c->f)
+			e->f = c->f + col;
 	}
-	if (c->mult) {
-		e.mult = c->mult + col;
-		e.shift = c->shift + col;
-	}
-	if (c->f)
-		e.f = c->f + col;
-	c->k->epi(raw, w, &e, (uint8_t *)j->y->data + (row * j->n + col) * (size_t)c->osz);
+	c->k->epi_rows(raw, TILE_LD, rows, w, r->e,
+		       (uint8_t *)j->y->data + (row0 * j->n + col) * (size_t)c->osz,
+		       j->n * c->osz);
 }
 
 static void qmm_item(const void *arg, int64_t it, uint32_t *slot)

@@ -99,4 +99,5 @@ const struct ert_qgemm_kernel ert_qgemm_kernel_amx = {
 	.afmt = ERT_QGEMM_A_AMX,
 	.ukernel = { ukernel_1, ukernel_2, ukernel_3 },
 	.epi = ert_qgemm_epi_avx512,
+	.epi_rows = ert_qgemm_epi_rows_avx512,
 };

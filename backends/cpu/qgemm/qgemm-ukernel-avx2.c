@@ -73,6 +73,7 @@ const struct ert_qgemm_kernel ert_qgemm_kernel_avx2 = {
 	.afmt = ERT_QGEMM_A_S16,
 	.ukernel = { ukernel_1, ukernel_2, NULL },
 	.epi = ert_qgemm_epi_avx2,
+	.epi_rows = ert_qgemm_epi_rows_avx2,
 };
 
 /* ---- epilogue ---- */
@@ -119,7 +120,8 @@ static void epi_one(const int32_t *raw, int64_t j, const struct ert_qgemm_epi *e
 	((uint8_t *)dst)[j] = (uint8_t)q;
 }
 
-void ert_qgemm_epi_avx2(const int32_t *raw, int64_t n, const struct ert_qgemm_epi *e, void *dst)
+static inline __attribute__((always_inline)) void
+epi_row(const int32_t *raw, int64_t n, const struct ert_qgemm_epi *e, void *dst)
 {
 	const __m256i c0 = _mm256_set1_epi32((int32_t)e->c0), c1 = _mm256_set1_epi32((int32_t)e->c1);
 	const __m256i c2 = _mm256_set1_epi32((int32_t)e->c2);
@@ -183,4 +185,16 @@ void ert_qgemm_epi_avx2(const int32_t *raw, int64_t n, const struct ert_qgemm_ep
 	}
 	for (; j < n; j++)
 		epi_one(raw, j, e, dst);
+}
+
+void ert_qgemm_epi_avx2(const int32_t *raw, int64_t n, const struct ert_qgemm_epi *e, void *dst)
+{
+	epi_row(raw, n, e, dst);
+}
+
+void ert_qgemm_epi_rows_avx2(const int32_t *raw, int64_t ldr, int64_t rows, int64_t n,
+			     const struct ert_qgemm_epi *e, void *dst, int64_t ldd)
+{
+	for (int64_t r = 0; r < rows; r++)
+		epi_row(raw + r * ldr, n, e + r, (char *)dst + r * ldd);
 }

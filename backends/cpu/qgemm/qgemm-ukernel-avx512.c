@@ -75,6 +75,7 @@ const struct ert_qgemm_kernel ert_qgemm_kernel_avx512 = {
 	.afmt = ERT_QGEMM_A_S16,
 	.ukernel = { ukernel_1, ukernel_2, NULL },
 	.epi = ert_qgemm_epi_avx512,
+	.epi_rows = ert_qgemm_epi_rows_avx512,
 };
 
 /* ---- epilogue ---- */
@@ -84,7 +85,8 @@ static inline __m512d load_f(const struct ert_qgemm_epi *e, int64_t j, __mmask8 
 	return e->f ? _mm512_maskz_loadu_pd(m, e->f + j) : _mm512_set1_pd(e->f1);
 }
 
-void ert_qgemm_epi_avx512(const int32_t *raw, int64_t n, const struct ert_qgemm_epi *e, void *dst)
+static inline __attribute__((always_inline)) void
+epi_row(const int32_t *raw, int64_t n, const struct ert_qgemm_epi *e, void *dst)
 {
 	const __m512i c0 = _mm512_set1_epi32((int32_t)e->c0), c1 = _mm512_set1_epi32((int32_t)e->c1);
 	const __m512i c2 = _mm512_set1_epi32((int32_t)e->c2);
@@ -140,4 +142,16 @@ void ert_qgemm_epi_avx512(const int32_t *raw, int64_t n, const struct ert_qgemm_
 		/* inside [lo, hi], so the low byte is the int8 or uint8 value */
 		_mm512_mask_cvtepi32_storeu_epi8((int8_t *)dst + j, m, v);
 	}
+}
+
+void ert_qgemm_epi_avx512(const int32_t *raw, int64_t n, const struct ert_qgemm_epi *e, void *dst)
+{
+	epi_row(raw, n, e, dst);
+}
+
+void ert_qgemm_epi_rows_avx512(const int32_t *raw, int64_t ldr, int64_t rows, int64_t n,
+			       const struct ert_qgemm_epi *e, void *dst, int64_t ldd)
+{
+	for (int64_t r = 0; r < rows; r++)
+		epi_row(raw + r * ldr, n, e + r, (char *)dst + r * ldd);
 }

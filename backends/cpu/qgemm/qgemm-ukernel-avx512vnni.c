@@ -65,4 +65,5 @@ const struct ert_qgemm_kernel ert_qgemm_kernel_avx512vnni = {
 	.afmt = ERT_QGEMM_A_S8X4,
 	.ukernel = { ukernel_1, ukernel_2, ukernel_3 },
 	.epi = ert_qgemm_epi_avx512,
+	.epi_rows = ert_qgemm_epi_rows_avx512,
 };

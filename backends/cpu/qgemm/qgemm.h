@@ -87,6 +87,15 @@ struct ert_qgemm_epi {
 typedef void (*ert_qgemm_epi_fn)(const int32_t *raw, int64_t n, const struct ert_qgemm_epi *e,
 				 void *dst);
 
+/*
+ * The same for a block of @rows rows (at most ERT_QGEMM_MR_MAX) just out of
+ * the micro-kernel, while its raw sums are in L1: row r from raw + r * ldr
+ * with output stage e[r] to (char *)dst + r * ldd bytes. One call per
+ * micro-tile instead of one per row; each row's outputs are those of epi.
+ */
+typedef void (*ert_qgemm_epi_rows_fn)(const int32_t *raw, int64_t ldr, int64_t rows, int64_t n,
+				      const struct ert_qgemm_epi *e, void *dst, int64_t ldd);
+
 struct ert_qgemm_kernel {
 	const char *name;        /* "q8-gemm-8x48-avx512vnni" */
 	int mr, vc, nv;          /* rows, columns per vector, vectors: NR = vc * nv */
@@ -95,6 +104,7 @@ struct ert_qgemm_kernel {
 	/* ukernel[v - 1]: v vectors of columns (narrow panels at the right edge) */
 	ert_qgemm_ukernel_fn ukernel[ERT_QGEMM_NV_MAX];
 	ert_qgemm_epi_fn epi;
+	ert_qgemm_epi_rows_fn epi_rows;
 };
 
 static inline int ert_qgemm_nr(const struct ert_qgemm_kernel *k)
@@ -188,5 +198,9 @@ extern const struct ert_qgemm_kernel ert_qgemm_kernel_amx;
 void ert_qgemm_epi_avx2(const int32_t *raw, int64_t n, const struct ert_qgemm_epi *e, void *dst);
 void ert_qgemm_epi_avx512(const int32_t *raw, int64_t n, const struct ert_qgemm_epi *e,
 			  void *dst);
+void ert_qgemm_epi_rows_avx2(const int32_t *raw, int64_t ldr, int64_t rows, int64_t n,
+			     const struct ert_qgemm_epi *e, void *dst, int64_t ldd);
+void ert_qgemm_epi_rows_avx512(const int32_t *raw, int64_t ldr, int64_t rows, int64_t n,
+			       const struct ert_qgemm_epi *e, void *dst, int64_t ldd);
 
 #endif /* ERT_CPU_QGEMM_H */
