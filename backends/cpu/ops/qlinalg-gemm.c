@@ -24,6 +24,8 @@
 /* Rows whose int32 sums a lane holds at once (per B panel), and bytes of A it packs. */
 #define C_ROWS 256
 #define A_BUDGET (128 * 1024)
+/* Bytes of im2col rows a lane fills at a time, packed into B while in L1. */
+#define IM_BUDGET (16 * 1024)
 #define TILE_LD ERT_QGEMM_NR_MAX
 
 static int64_t min64(int64_t a, int64_t b)
@@ -60,16 +62,30 @@ static int64_t a_rows(const struct ert_qgemm_kernel *k, int64_t K, int64_t m)
 }
 
 /*
+ * Input channels whose im2col rows (kk x nc bytes each) a lane fills at a
+ * time: about IM_BUDGET, a multiple of 4 (so that a chunk's rows are whole
+ * K4 steps) unless it is all of them.
+ */
+static int64_t im2col_chans(int64_t kk, int64_t cin_g, int64_t nc)
+{
+	int64_t ch = IM_BUDGET / (kk * (nc > 0 ? nc : 1)) / 4 * 4;
+
+	ch = ch < 4 ? 4 : ch;
+	return ch < cin_g ? ch : cin_g;
+}
+
+/*
  * A lane's slot: packed B of the tile, its column sums, a per-column term,
  * packed A rows and their sums, the int32 sums of C_ROWS rows of a panel,
- * and the tile's im2col rows (K x nc bytes) unless B comes from the planes.
+ * and a chunk of the tile's im2col rows (im2col_chans() x kk rows of nc
+ * bytes) unless B comes from the planes (@kk 0).
  */
 struct lane_layout {
 	size_t b, cs, t, a, rs, c, rows, total;
 };
 
 static void lane_layout(const struct ert_qgemm_kernel *k, int64_t K, int64_t nc, int64_t m,
-			bool im2col, struct lane_layout *l)
+			int64_t kk, struct lane_layout *l)
 {
 	int64_t ar = a_rows(k, K, m);
 	size_t off = 0;
@@ -87,19 +103,19 @@ static void lane_layout(const struct ert_qgemm_kernel *k, int64_t K, int64_t nc,
 	l->c = off;
 	off += rup64((size_t)min64(C_ROWS, rup(m, k->mr)) * TILE_LD * sizeof(int32_t));
 	l->rows = off;
-	off += im2col ? rup64((size_t)(K * nc)) : 0;
+	off += kk ? rup64((size_t)(im2col_chans(kk, K / kk, nc) * kk * nc)) : 0;
 	l->total = off;
 }
 
 /* The largest slot any level's kernel needs for M x K times K x n. */
-static size_t max_slot(int64_t m, int64_t K, int64_t n, bool im2col)
+static size_t max_slot(int64_t m, int64_t K, int64_t n, int64_t kk)
 {
 	size_t most = 0;
 
 	for (int i = 0; ert_qgemm_kernels[i]; i++) {
 		struct lane_layout l;
 
-		lane_layout(ert_qgemm_kernels[i], K, tile_cols(ert_qgemm_kernels[i], K, n), m, im2col,
+		lane_layout(ert_qgemm_kernels[i], K, tile_cols(ert_qgemm_kernels[i], K, n), m, kk,
 			    &l);
 		most = l.total > most ? l.total : most;
 	}
@@ -210,6 +226,7 @@ struct qconv {
 	struct ert_qgemm_epi base;
 	int64_t K, K4, nc, ntiles, mchunk, nchunks;
 	int64_t arows;            /* rows of A packed at a time when not prepacked */
+	int64_t im_ch;            /* input channels per im2col chunk (all when direct) */
 	int64_t osz;              /* output element bytes */
 	bool w_u8, need_cs, direct;
 	uint8_t xflip, xpad;      /* x's flip to unsigned; its zero point's byte (padding) */
@@ -246,7 +263,7 @@ size_t ert_qconv_gemm_workspace(const struct iconv_job *j, uint32_t lanes)
 	if (!conv_usable(j))
 		return 0;
 	return conv_tables(j->m) +
-	       max_slot(j->m_g, j->cin_g * j->kk, j->out_sp, !conv_direct(&j->g)) *
+	       max_slot(j->m_g, j->cin_g * j->kk, j->out_sp, conv_direct(&j->g) ? 0 : j->kk) *
 		       (lanes < 1 ? 1 : lanes);
 }
 
@@ -289,6 +306,43 @@ static inline void fill(uint8_t *dst, uint8_t v, int64_t n)
 		dst[i] = v;
 }
 
+/*
+ * @n bytes from @src: the runs of an output row (7 to 112 bytes in the CNNs)
+ * by 16-byte moves, the last one overlapping the one before; shorter runs
+ * by two overlapping 8- or 4-byte moves. No byte outside either run is read
+ * or written, and no call per run.
+ */
+static inline void copy_run(uint8_t *restrict dst, const uint8_t *restrict src, int64_t n)
+{
+	if (n >= 16) {
+		int64_t c = 0;
+
+		for (; c + 16 <= n; c += 16)
+			_mm_storeu_si128((__m128i *)(dst + c),
+					 _mm_loadu_si128((const __m128i *)(src + c)));
+		if (c < n)
+			_mm_storeu_si128((__m128i *)(dst + n - 16),
+					 _mm_loadu_si128((const __m128i *)(src + n - 16)));
+	} else if (n >= 8) {
+		uint64_t a, b;
+
+		memcpy(&a, src, 8);
+		memcpy(&b, src + n - 8, 8);
+		memcpy(dst, &a, 8);
+		memcpy(dst + n - 8, &b, 8);
+	} else if (n >= 4) {
+		uint32_t a, b;
+
+		memcpy(&a, src, 4);
+		memcpy(&b, src + n - 4, 4);
+		memcpy(dst, &a, 4);
+		memcpy(dst + n - 4, &b, 4);
+	} else {
+		for (int64_t c = 0; c < n; c++)
+			dst[c] = src[c];
+	}
+}
+
 /* @n bytes src[0], src[sw], ...: a copy, the even bytes (SSE2), or one at a time. */
 static void copy_strided(uint8_t *restrict dst, const uint8_t *restrict src, int64_t n,
 			 int64_t sw)
@@ -296,7 +350,7 @@ static void copy_strided(uint8_t *restrict dst, const uint8_t *restrict src, int
 	int64_t c = 0;
 
 	if (sw == 1) {
-		memcpy(dst, src, (size_t)n);
+		copy_run(dst, src, n);
 		return;
 	}
 	if (sw == 2) {
@@ -316,13 +370,14 @@ static void copy_strided(uint8_t *restrict dst, const uint8_t *restrict src, int
 }
 
 /*
- * The tile's im2col rows: row ci * kk + tap (nc bytes) holds the byte that
- * tap (kd, kh, kw) of the group's channel ci reads for each output pixel
- * p0 .. p0 + nc - 1, @pad where it falls in the padding. Pixels go by runs
- * along one output row, each decomposed once for every tap and channel.
+ * The im2col rows of the group's channels [ci0, ci1) for a tile: row
+ * (ci - ci0) * kk + tap (nc bytes) holds the byte that tap (kd, kh, kw) of
+ * channel ci reads for each output pixel p0 .. p0 + nc - 1, @pad where it
+ * falls in the padding. Pixels go by runs along one output row, each
+ * decomposed once for every tap and channel.
  */
 static void im2col_tile(uint8_t *dst, const uint8_t *xg, const struct iconv_job *j, int64_t p0,
-			int64_t nc, uint8_t pad)
+			int64_t nc, uint8_t pad, int64_t ci0, int64_t ci1)
 {
 	const struct ert_conv_geom *g = &j->g;
 	const int64_t OH = g->out[1], OW = g->out[2], IH = g->in[1], IW = g->in[2];
@@ -349,8 +404,8 @@ static void im2col_tile(uint8_t *dst, const uint8_t *xg, const struct iconv_job 
 						hi = IW - 1 - ix0 < 0 ? -1 : (IW - 1 - ix0) / sw;
 						hi = min64(hi, len - 1);
 					}
-					for (int64_t ci = 0; ci < j->cin_g; ci++) {
-						uint8_t *d = dst + (ci * kk + t) * nc + off;
+					for (int64_t ci = ci0; ci < ci1; ci++) {
+						uint8_t *d = dst + ((ci - ci0) * kk + t) * nc + off;
 
 						if (lo > hi) {
 							fill(d, pad, len);
@@ -433,21 +488,30 @@ static void qconv_item(const void *arg, int64_t it, uint32_t *slot)
 
 	if (cs)
 		memset(cs, 0, (size_t)nc * sizeof(*cs));
-	/* the rows of B: the input planes themselves, or the tile's im2col */
-	const uint8_t *src = xg + p0;
-	int64_t src_stride = j->in_sp;
+	/*
+	 * The rows of B: the input planes themselves, or the tile's im2col, a
+	 * chunk of channels at a time (whole K4 steps but for the last) packed
+	 * while the chunk is in L1.
+	 */
+	for (int64_t ci0 = 0; ci0 < j->cin_g; ci0 += c->im_ch) {
+		const int64_t ci1 = min64(ci0 + c->im_ch, j->cin_g);
+		const int64_t r0 = ci0 * j->kk, r1 = ci1 * j->kk;
+		const uint8_t *src = xg + p0;
+		int64_t src_stride = j->in_sp, first = 0;
 
-	if (!c->direct) {
-		im2col_tile(ws + c->lay.rows, xg, j, p0, nc, c->xpad);
-		src = ws + c->lay.rows;
-		src_stride = nc;
-	}
-	for (int64_t q = 0; q < K4; q++) {
-		const uint8_t *rows[4];
+		if (!c->direct) {
+			im2col_tile(ws + c->lay.rows, xg, j, p0, nc, c->xpad, ci0, ci1);
+			src = ws + c->lay.rows;
+			src_stride = nc;
+			first = r0;
+		}
+		for (int64_t q = r0 / 4; q < (r1 + 3) / 4; q++) {
+			const uint8_t *rows[4];
 
-		for (int t = 0; t < 4; t++)
-			rows[t] = 4 * q + t < K ? src + (4 * q + t) * src_stride : NULL;
-		ert_qgemm_pack_b_quad(k, rows, c->xflip, nc, K4, q, bp, cs);
+			for (int t = 0; t < 4; t++)
+				rows[t] = 4 * q + t < r1 ? src + (4 * q + t - first) * src_stride : NULL;
+			ert_qgemm_pack_b_quad(k, rows, c->xflip, nc, K4, q, bp, cs);
+		}
 	}
 
 	const int64_t m_lo = chunk * c->mchunk, m_hi = min64(m_lo + c->mchunk, j->m_g);
@@ -537,11 +601,12 @@ bool ert_qconv_gemm_run(struct ert_cpu *cpu, struct ert_exec *x, const struct ic
 	c.nc = tile_cols(k, c.K, j->out_sp);
 	c.ntiles = (j->out_sp + c.nc - 1) / c.nc;
 	c.arows = a_rows(k, c.K, j->m_g);
+	c.im_ch = c.direct ? j->cin_g : im2col_chans(j->kk, j->cin_g, c.nc);
 	items = j->x->dims[0] * j->group * c.ntiles;
 	c.mchunk = row_chunk(cpu, k, items, j->m_g);
 	c.nchunks = (j->m_g + c.mchunk - 1) / c.mchunk;
 	c.osz = (int64_t)ert_dtype_size(j->y->dtype);
-	lane_layout(k, c.K, c.nc, j->m_g, !c.direct, &c.lay);
+	lane_layout(k, c.K, c.nc, j->m_g, c.direct ? 0 : j->kk, &c.lay);
 	epi_base(&c.base, j->qlinear, true, &j->qo);
 	*st = ert_qlinalg_run_lanes(cpu, x, skip + tsz, items * c.nchunks,
 				    (int64_t)(c.lay.total / sizeof(uint32_t)), qconv_item, &c, err);
@@ -589,7 +654,7 @@ size_t ert_qmm_gemm_workspace(const struct imm_job *j, uint32_t lanes)
 {
 	if (!mm_usable_plan(j))
 		return 0;
-	return mm_tables(j->n) + max_slot(j->m, j->k, j->n, false) * (lanes < 1 ? 1 : lanes);
+	return mm_tables(j->n) + max_slot(j->m, j->k, j->n, 0) * (lanes < 1 ? 1 : lanes);
 }
 
 static int64_t b_batches(const struct imm_job *j)
@@ -827,7 +892,7 @@ bool ert_qmm_gemm_run(struct ert_cpu *cpu, struct ert_exec *x, const struct imm_
 	c.nchunks = (j->m + c.mchunk - 1) / c.mchunk;
 	c.arows = a_rows(k, j->k, j->m);
 	c.osz = (int64_t)ert_dtype_size(j->y->dtype);
-	lane_layout(k, j->k, c.nc, j->m, false, &c.lay);
+	lane_layout(k, j->k, c.nc, j->m, 0, &c.lay);
 	*st = ert_qlinalg_run_lanes(cpu, x, skip + tsz, items * c.nchunks,
 				    (int64_t)(c.lay.total / sizeof(uint32_t)), qmm_item, &c, err);
 	return true;
