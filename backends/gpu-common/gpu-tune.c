@@ -91,6 +91,11 @@ uint32_t ert_tune_repeats(ert_tune mode)
 	return 0;
 }
 
+bool ert_tune_times(ert_tune mode, bool cpu_device)
+{
+	return mode != ERT_TUNE_NONE && !(mode == ERT_TUNE_FAST && cpu_device);
+}
+
 bool ert_tune_valid(const struct ert_tune_space *sp, const struct ert_tune_cand *c)
 {
 	struct ert_tune_cand all[ERT_TUNE_MAX_CANDIDATES];

@@ -66,6 +66,16 @@ uint32_t ert_tune_candidates(ert_tune mode, const struct ert_tune_space *sp,
 			     struct ert_tune_cand *out, uint32_t max);
 /* Timed runs of each candidate (after one untimed run of the first). */
 uint32_t ert_tune_repeats(ert_tune mode);
+/*
+ * Does @mode time candidates on a device that is (@cpu_device) or is not a
+ * CPU implementation (Vulkan's PHYSICAL_DEVICE_TYPE_CPU such as lavapipe,
+ * OpenCL's CL_DEVICE_TYPE_CPU such as PoCL)? The policy: NONE never times;
+ * FAST, the default, does not time on a CPU device, where every candidate is
+ * a JIT compile and runs at CPU speed (seconds a launch shape), so a launch
+ * there takes a table entry that serves (one timed under NORMAL or WIDE) or
+ * else its built-in choice; NORMAL and WIDE time on every device.
+ */
+bool ert_tune_times(ert_tune mode, bool cpu_device);
 /* Is @c a candidate of @sp under any mode? Entries read from a file must be. */
 bool ert_tune_valid(const struct ert_tune_space *sp, const struct ert_tune_cand *c);
 /* The global size of @c, per dim: the variant's, rounded up to a multiple of its local size. */

@@ -138,7 +138,7 @@ static ert_status tune_launch(struct ert_ocl *cl, struct ert_ocl_step *st,
 		if (e) {
 			best = e->best;
 			cl->cache.tune_reused++;
-		} else {
+		} else if (ert_tune_times(cl->tune, cl->device_type & CL_DEVICE_TYPE_CPU)) {
 			s = tune_queue(cl, st->node, err);
 			if (s != ERT_OK)
 				return s;

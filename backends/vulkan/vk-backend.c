@@ -168,7 +168,7 @@ static void vk_buffer_free(struct ert_backend *be, struct ert_buffer *buf)
 		return;
 	/* nothing queued may still use it (a run that failed half-way) */
 	if (vk->n_pending)
-		vkQueueWaitIdle(vk->queue);
+		ert_vk_queue_idle(vk);
 	vk->n_pending = 0;
 	vk->used_copy_cmds = 0;
 	vk->copy_open = false;
@@ -344,7 +344,7 @@ static void vk_destroy(struct ert_backend *be)
 	if (vk) {
 		if (vk->dev) {
 			/* the device stops using everything before anything is freed */
-			vkDeviceWaitIdle(vk->dev);
+			ert_vk_queue_idle(vk);
 			/* sessions release their plans first: this finds nothing unless a step leaked */
 			while (vk->consts) {
 				struct ert_vk_const *c = vk->consts;

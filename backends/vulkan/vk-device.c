@@ -1,6 +1,11 @@
 /* SPDX-License-Identifier: MIT */
-/* The Vulkan instance, the device and its compute queue, and the one pipeline layout. */
+/*
+ * The Vulkan instance, the device and its compute queue, and the one
+ * pipeline layout: the process's, shared by the sessions that choose the
+ * same, and a session's own command pool and fence.
+ */
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,19 +15,69 @@
 #define MAX_DEVICES 16
 #define VALIDATION_LAYER "VK_LAYER_KHRONOS_validation"
 
+/*
+ * An instance, one per validation setting (ERT_VULKAN_VALIDATION): a
+ * session that asks for the layer never gets an instance without it, nor
+ * the reverse. Its devices hold it (refs).
+ */
+struct ert_vk_inst {
+	struct ert_vk_inst *next;    /* the process's instances (under devs_lock) */
+	uint32_t refs;               /* its devices, and a session while it opens one (devs_lock) */
+	bool validation;
+	VkInstance instance;
+	VkDebugUtilsMessengerEXT messenger;
+	/* the messenger runs on whichever thread made the call: msg_lock protects what it counts */
+	pthread_mutex_t msg_lock;
+	uint32_t errors;             /* messages of severity error so far, any session's */
+	char last[256];              /* the latest of them */
+};
+
+/*
+ * A device of an instance, one per physical device (ERT_VULKAN_DEVICE
+ * chooses among them): its queue, and the layouts every pipeline uses.
+ */
+struct ert_vk_dev {
+	struct ert_vk_dev *next;     /* the process's devices (under devs_lock) */
+	uint32_t refs;               /* sessions holding it (devs_lock) */
+	struct ert_vk_inst *inst;    /* held */
+	VkPhysicalDevice phys;
+	VkDevice dev;
+	VkQueue queue;
+	/* a VkQueue is externally synchronized: every submit and wait-idle on it, any session's */
+	pthread_mutex_t queue_lock;
+	uint32_t queue_family;
+	uint32_t timestamp_bits;
+	VkPhysicalDeviceProperties props;
+	VkPhysicalDeviceMemoryProperties mem_props;
+	bool f16_storage;            /* storageBuffer16BitAccess enabled (the device has it) */
+	VkDescriptorSetLayout set_layout;
+	VkPipelineLayout pipe_layout;
+};
+
+/*
+ * devs_lock protects both lists and every refs; it is held while a first
+ * session creates an instance or a device, so that a second one created at
+ * once on another thread waits and shares it.
+ */
+static pthread_mutex_t devs_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct ert_vk_inst *insts;
+static struct ert_vk_dev *open_devs;
+
 static VKAPI_ATTR VkBool32 VKAPI_CALL on_message(VkDebugUtilsMessageSeverityFlagBitsEXT sev,
 						 VkDebugUtilsMessageTypeFlagsEXT type,
 						 const VkDebugUtilsMessengerCallbackDataEXT *d,
 						 void *user)
 {
-	struct ert_vk *vk = user;
+	struct ert_vk_inst *in = user;
+	const char *msg = d && d->pMessage ? d->pMessage : "?";
 
 	if (!(sev & VK_DEBUG_UTILS_MESSAGE_SEVERITY_ERROR_BIT_EXT))
 		return VK_FALSE;
-	if (!vk->validation_errors++)
-		snprintf(vk->validation_first, sizeof(vk->validation_first), "%s",
-			 d && d->pMessage ? d->pMessage : "?");
-	fprintf(stderr, "edgert: vulkan validation error: %s\n", d && d->pMessage ? d->pMessage : "?");
+	pthread_mutex_lock(&in->msg_lock);
+	in->errors++;
+	snprintf(in->last, sizeof(in->last), "%s", msg);
+	pthread_mutex_unlock(&in->msg_lock);
+	fprintf(stderr, "edgert: vulkan validation error: %s\n", msg);
 	return VK_FALSE;
 }
 
@@ -40,14 +95,29 @@ static bool has_layer(const char *name)
 	return false;
 }
 
-/*
- * ERT_VULKAN_VALIDATION=1 turns the Khronos validation layer on, with a
- * messenger that prints every error and counts it: a step or a sync that
- * finds a new one fails (ert_vk_validation_check), so tests cannot miss one.
- */
-static ert_status instance_create(struct ert_vk *vk, struct ert_err *err)
+static void inst_free(struct ert_vk_inst *in)
 {
-	const char *v = getenv("ERT_VULKAN_VALIDATION");
+	if (in->messenger) {
+		PFN_vkDestroyDebugUtilsMessengerEXT destroy = (PFN_vkDestroyDebugUtilsMessengerEXT)
+			vkGetInstanceProcAddr(in->instance, "vkDestroyDebugUtilsMessengerEXT");
+
+		if (destroy)
+			destroy(in->instance, in->messenger, NULL);
+	}
+	if (in->instance)
+		vkDestroyInstance(in->instance, NULL);
+	pthread_mutex_destroy(&in->msg_lock);
+	free(in);
+}
+
+/*
+ * With @validation (ERT_VULKAN_VALIDATION=1) the Khronos validation layer is
+ * on, with a messenger that prints every error and counts it: a step or a
+ * sync that finds a new one fails (ert_vk_validation_check), so tests cannot
+ * miss one.
+ */
+static ert_status inst_new(bool validation, struct ert_vk_inst **out, struct ert_err *err)
+{
 	const char *layers[] = { VALIDATION_LAYER };
 	const char *exts[] = { VK_EXT_DEBUG_UTILS_EXTENSION_NAME };
 	VkApplicationInfo app = {
@@ -64,21 +134,33 @@ static ert_status instance_create(struct ert_vk *vk, struct ert_err *err)
 			       VK_DEBUG_UTILS_MESSAGE_TYPE_VALIDATION_BIT_EXT |
 			       VK_DEBUG_UTILS_MESSAGE_TYPE_PERFORMANCE_BIT_EXT,
 		.pfnUserCallback = on_message,
-		.pUserData = vk,
 	};
 	VkInstanceCreateInfo ci = {
 		.sType = VK_STRUCTURE_TYPE_INSTANCE_CREATE_INFO,
 		.pApplicationInfo = &app,
 	};
+	struct ert_vk_inst *in;
+	ert_status st = ERT_STATUS_UNSUPPORTED;
 	VkResult rc;
 
-	vk->validation = v && *v && strcmp(v, "0");
-	if (vk->validation) {
-		if (!has_layer(VALIDATION_LAYER)) {
-			ert_err_set(err, "vulkan: ERT_VULKAN_VALIDATION is set but the layer %s is not installed (vulkan-validationlayers)",
-				    VALIDATION_LAYER);
-			return ERT_STATUS_UNSUPPORTED;
-		}
+	if (validation && !has_layer(VALIDATION_LAYER)) {
+		ert_err_set(err, "vulkan: ERT_VULKAN_VALIDATION is set but the layer %s is not installed (vulkan-validationlayers)",
+			    VALIDATION_LAYER);
+		return ERT_STATUS_UNSUPPORTED;
+	}
+	in = calloc(1, sizeof(*in));
+	if (!in) {
+		ert_err_set(err, "vulkan: out of memory opening the instance");
+		return ERT_STATUS_OUT_OF_MEMORY;
+	}
+	if (pthread_mutex_init(&in->msg_lock, NULL) != 0) {
+		free(in);
+		ert_err_set(err, "vulkan: cannot make the instance's lock");
+		return ERT_STATUS_BACKEND;
+	}
+	in->validation = validation;
+	dm.pUserData = in;
+	if (validation) {
 		ci.enabledLayerCount = 1;
 		ci.ppEnabledLayerNames = layers;
 		ci.enabledExtensionCount = 1;
@@ -86,31 +168,75 @@ static ert_status instance_create(struct ert_vk *vk, struct ert_err *err)
 		/* also catches what vkCreateInstance itself reports */
 		ci.pNext = &dm;
 	}
-	rc = vkCreateInstance(&ci, NULL, &vk->instance);
-	if (rc == VK_ERROR_INCOMPATIBLE_DRIVER || rc == VK_ERROR_INITIALIZATION_FAILED) {
-		vk->instance = VK_NULL_HANDLE;
-		ert_err_set(err, "vulkan: no Vulkan driver (%s from vkCreateInstance: is an ICD installed under /usr/share/vulkan/icd.d?)",
-			    ert_vk_result_name(rc));
-		return ERT_STATUS_UNSUPPORTED;
-	}
+	rc = vkCreateInstance(&ci, NULL, &in->instance);
 	if (rc != VK_SUCCESS) {
-		vk->instance = VK_NULL_HANDLE;
-		ert_vk_fail(err, rc, "vkCreateInstance", NULL);
-		return ERT_STATUS_UNSUPPORTED;
+		in->instance = VK_NULL_HANDLE;
+		if (rc == VK_ERROR_INCOMPATIBLE_DRIVER || rc == VK_ERROR_INITIALIZATION_FAILED)
+			ert_err_set(err, "vulkan: no Vulkan driver (%s from vkCreateInstance: is an ICD installed under /usr/share/vulkan/icd.d?)",
+				    ert_vk_result_name(rc));
+		else
+			ert_vk_fail(err, rc, "vkCreateInstance", NULL);
+		goto error;
 	}
-	if (vk->validation) {
+	if (validation) {
 		PFN_vkCreateDebugUtilsMessengerEXT create = (PFN_vkCreateDebugUtilsMessengerEXT)
-			vkGetInstanceProcAddr(vk->instance, "vkCreateDebugUtilsMessengerEXT");
+			vkGetInstanceProcAddr(in->instance, "vkCreateDebugUtilsMessengerEXT");
 
 		if (!create) {
 			ert_err_set(err, "vulkan: the validation layer has no vkCreateDebugUtilsMessengerEXT");
-			return ERT_STATUS_UNSUPPORTED;
+			goto error;
 		}
-		rc = create(vk->instance, &dm, NULL, &vk->messenger);
-		if (rc != VK_SUCCESS)
-			return ert_vk_fail(err, rc, "vkCreateDebugUtilsMessengerEXT", NULL);
+		rc = create(in->instance, &dm, NULL, &in->messenger);
+		if (rc != VK_SUCCESS) {
+			in->messenger = VK_NULL_HANDLE;
+			st = ert_vk_fail(err, rc, "vkCreateDebugUtilsMessengerEXT", NULL);
+			goto error;
+		}
 	}
+	in->refs = 1;
+	*out = in;
 	return ERT_OK;
+error:
+	inst_free(in);
+	return st;
+}
+
+/* The instance of @validation with one more hold (devs_lock held). */
+static ert_status inst_get(bool validation, struct ert_vk_inst **out, struct ert_err *err)
+{
+	struct ert_vk_inst *in;
+	ert_status st;
+
+	for (in = insts; in; in = in->next) {
+		if (in->validation == validation) {
+			in->refs++;
+			*out = in;
+			return ERT_OK;
+		}
+	}
+	st = inst_new(validation, &in, err);
+	if (st != ERT_OK)
+		return st;
+	in->next = insts;
+	insts = in;
+	*out = in;
+	return ERT_OK;
+}
+
+/* Drop a hold on @in (devs_lock held); the last one destroys it. */
+static void inst_put(struct ert_vk_inst *in)
+{
+	struct ert_vk_inst **pp;
+
+	if (--in->refs)
+		return;
+	for (pp = &insts; *pp; pp = &(*pp)->next) {
+		if (*pp == in) {
+			*pp = in->next;
+			break;
+		}
+	}
+	inst_free(in);
 }
 
 /* A decimal index and nothing else; false otherwise. */
@@ -191,7 +317,7 @@ static ert_status choose(struct ert_vk *vk, bool gpu_only, struct ert_err *err)
 	return ERT_STATUS_UNSUPPORTED;
 }
 
-static ert_status layout_create(struct ert_vk *vk, struct ert_err *err)
+static ert_status layout_create(struct ert_vk_dev *d, struct ert_err *err)
 {
 	VkDescriptorSetLayoutBinding b[ERT_VK_MAX_BINDINGS];
 	VkPushConstantRange push = {
@@ -206,7 +332,7 @@ static ert_status layout_create(struct ert_vk *vk, struct ert_err *err)
 	VkPipelineLayoutCreateInfo pl = {
 		.sType = VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO,
 		.setLayoutCount = 1,
-		.pSetLayouts = &vk->set_layout,
+		.pSetLayouts = &d->set_layout,
 		.pushConstantRangeCount = 1,
 		.pPushConstantRanges = &push,
 	};
@@ -219,35 +345,32 @@ static ert_status layout_create(struct ert_vk *vk, struct ert_err *err)
 			.descriptorCount = 1,
 			.stageFlags = VK_SHADER_STAGE_COMPUTE_BIT,
 		};
-	rc = vkCreateDescriptorSetLayout(vk->dev, &sl, NULL, &vk->set_layout);
-	if (rc != VK_SUCCESS)
+	rc = vkCreateDescriptorSetLayout(d->dev, &sl, NULL, &d->set_layout);
+	if (rc != VK_SUCCESS) {
+		d->set_layout = VK_NULL_HANDLE;
 		return ert_vk_fail(err, rc, "vkCreateDescriptorSetLayout", NULL);
-	rc = vkCreatePipelineLayout(vk->dev, &pl, NULL, &vk->pipe_layout);
-	if (rc != VK_SUCCESS)
+	}
+	rc = vkCreatePipelineLayout(d->dev, &pl, NULL, &d->pipe_layout);
+	if (rc != VK_SUCCESS) {
+		d->pipe_layout = VK_NULL_HANDLE;
 		return ert_vk_fail(err, rc, "vkCreatePipelineLayout", NULL);
+	}
 	return ERT_OK;
 }
 
 /*
  * Precision LOW: float16 storage where the device has storageBuffer16BitAccess
- * (VK_KHR_16bit_storage, core in Vulkan 1.1; lavapipe has it), enabled in
- * @feat for vkCreateDevice. Arithmetic stays float32 (the
- * shaders widen on load and round on store), so shaderFloat16 is not needed.
- * $ERT_VULKAN_F16=off keeps LOW in float32; =storage insists (UNSUPPORTED on a
- * device without the feature, rather than LOW in float32).
+ * (VK_KHR_16bit_storage, core in Vulkan 1.1; lavapipe has it), enabled when
+ * the device is created whatever the session's precision (the device is
+ * shared: dev_new). Arithmetic stays float32 (the shaders widen on load and
+ * round on store), so shaderFloat16 is not needed. $ERT_VULKAN_F16=off keeps
+ * LOW in float32; =storage insists (UNSUPPORTED on a device without the
+ * feature, rather than LOW in float32).
  */
-static ert_status setup_f16(struct ert_vk *vk, VkPhysicalDevice16BitStorageFeatures *feat,
-			    struct ert_err *err)
+static ert_status setup_f16(struct ert_vk *vk, const struct ert_vk_dev *d, struct ert_err *err)
 {
 	const char *env = getenv("ERT_VULKAN_F16");
 	bool forced = env && !strcmp(env, "storage");
-	VkPhysicalDevice16BitStorageFeatures has = {
-		.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_16BIT_STORAGE_FEATURES,
-	};
-	VkPhysicalDeviceFeatures2 f2 = {
-		.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2,
-		.pNext = &has,
-	};
 
 	if (env && *env && !forced && strcmp(env, "off")) {
 		ert_err_set(err, "vulkan: ERT_VULKAN_F16='%s': expected 'storage' or 'off'", env);
@@ -255,23 +378,40 @@ static ert_status setup_f16(struct ert_vk *vk, VkPhysicalDevice16BitStorageFeatu
 	}
 	if (vk->precision != ERT_LEVEL_LOW || (env && !strcmp(env, "off")))
 		return ERT_OK;
-	vkGetPhysicalDeviceFeatures2(vk->phys, &f2);
-	if (!has.storageBuffer16BitAccess) {
+	if (!d->f16_storage) {
 		if (!forced)
 			return ERT_OK;
 		ert_err_set(err, "vulkan: ERT_VULKAN_F16=storage but %s has no storageBuffer16BitAccess",
 			    vk->props.deviceName);
 		return ERT_STATUS_UNSUPPORTED;
 	}
-	feat->storageBuffer16BitAccess = VK_TRUE;
 	vk->f16_storage = true;
 	return ERT_OK;
 }
 
-ert_status ert_vk_device_open(struct ert_vk *vk, bool gpu_only, struct ert_err *err)
+static void dev_free(struct ert_vk_dev *d)
+{
+	if (d->dev) {
+		if (d->pipe_layout)
+			vkDestroyPipelineLayout(d->dev, d->pipe_layout, NULL);
+		if (d->set_layout)
+			vkDestroyDescriptorSetLayout(d->dev, d->set_layout, NULL);
+		vkDestroyDevice(d->dev, NULL);
+	}
+	pthread_mutex_destroy(&d->queue_lock);
+	free(d);
+}
+
+/* Device @phys of instance @in (holding it: put when this fails), its queue and layouts. */
+static ert_status dev_new(struct ert_vk_inst *in, VkPhysicalDevice phys, struct ert_vk_dev **out,
+			  struct ert_err *err)
 {
 	VkPhysicalDevice16BitStorageFeatures f16 = {
 		.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_16BIT_STORAGE_FEATURES,
+	};
+	VkPhysicalDeviceFeatures2 f2 = {
+		.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2,
+		.pNext = &f16,
 	};
 	VkQueueFamilyProperties fam[16];
 	uint32_t nfam = 16;
@@ -287,28 +427,184 @@ ert_status ert_vk_device_open(struct ert_vk *vk, bool gpu_only, struct ert_err *
 		.queueCreateInfoCount = 1,
 		.pQueueCreateInfos = &qi,
 	};
+	struct ert_vk_dev *d = calloc(1, sizeof(*d));
+	bool found = false;
+	ert_status st = ERT_STATUS_UNSUPPORTED;
+	VkResult rc;
+
+	if (!d) {
+		inst_put(in);
+		ert_err_set(err, "vulkan: out of memory opening the device");
+		return ERT_STATUS_OUT_OF_MEMORY;
+	}
+	if (pthread_mutex_init(&d->queue_lock, NULL) != 0) {
+		free(d);
+		inst_put(in);
+		ert_err_set(err, "vulkan: cannot make the queue's lock");
+		return ERT_STATUS_BACKEND;
+	}
+	d->inst = in;
+	d->phys = phys;
+	vkGetPhysicalDeviceProperties(phys, &d->props);
+	vkGetPhysicalDeviceMemoryProperties(phys, &d->mem_props);
+	if (d->props.apiVersion < VK_API_VERSION_1_1) {
+		ert_err_set(err, "vulkan: %s has Vulkan %u.%u; 1.1 or later is needed",
+			    d->props.deviceName, VK_API_VERSION_MAJOR(d->props.apiVersion),
+			    VK_API_VERSION_MINOR(d->props.apiVersion));
+		goto error;
+	}
+	vkGetPhysicalDeviceQueueFamilyProperties(phys, &nfam, fam);
+	for (uint32_t i = 0; i < nfam && !found; i++) {
+		if (fam[i].queueFlags & VK_QUEUE_COMPUTE_BIT) {
+			d->queue_family = i;
+			d->timestamp_bits = fam[i].timestampValidBits;
+			found = true;
+		}
+	}
+	if (!found) {
+		ert_err_set(err, "vulkan: %s has no compute queue", d->props.deviceName);
+		goto error;
+	}
+	/* what the device has of it is enabled: the sessions it serves choose (setup_f16) */
+	vkGetPhysicalDeviceFeatures2(phys, &f2);
+	d->f16_storage = f16.storageBuffer16BitAccess;
+	f16 = (VkPhysicalDevice16BitStorageFeatures){
+		.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_16BIT_STORAGE_FEATURES,
+		.storageBuffer16BitAccess = d->f16_storage,
+	};
+	qi.queueFamilyIndex = d->queue_family;
+	rc = vkCreateDevice(phys, &di, NULL, &d->dev);
+	if (rc != VK_SUCCESS) {
+		d->dev = VK_NULL_HANDLE;
+		st = ert_vk_fail(err, rc, "vkCreateDevice", NULL);
+		goto error;
+	}
+	vkGetDeviceQueue(d->dev, d->queue_family, 0, &d->queue);
+	st = layout_create(d, err);
+	if (st != ERT_OK)
+		goto error;
+	d->refs = 1;
+	*out = d;
+	return ERT_OK;
+error:
+	dev_free(d);
+	inst_put(in);
+	return st;
+}
+
+/*
+ * The device @phys of @in with one more hold, made when no session has it
+ * (devs_lock held); the caller's hold on @in goes to the device (kept by a
+ * new one, dropped when one is shared) and is dropped on failure.
+ */
+static ert_status dev_get(struct ert_vk_inst *in, VkPhysicalDevice phys, struct ert_vk_dev **out,
+			  bool *shared, struct ert_err *err)
+{
+	struct ert_vk_dev *d;
+	ert_status st;
+
+	for (d = open_devs; d; d = d->next)
+		if (d->inst == in && d->phys == phys)
+			break;
+	*shared = d != NULL;
+	if (d) {
+		d->refs++;
+		inst_put(in);
+		*out = d;
+		return ERT_OK;
+	}
+	st = dev_new(in, phys, &d, err);
+	if (st != ERT_OK)
+		return st;
+	d->next = open_devs;
+	open_devs = d;
+	*out = d;
+	return ERT_OK;
+}
+
+/* Drop a session's hold on @d (devs_lock held); the last one destroys it and puts its instance. */
+static void dev_put(struct ert_vk_dev *d)
+{
+	struct ert_vk_dev **pp;
+	struct ert_vk_inst *in = d->inst;
+
+	if (--d->refs)
+		return;
+	for (pp = &open_devs; *pp; pp = &(*pp)->next) {
+		if (*pp == d) {
+			*pp = d->next;
+			break;
+		}
+	}
+	dev_free(d);
+	inst_put(in);
+}
+
+uint32_t ert_vk_devices_open(void)
+{
+	uint32_t n = 0;
+
+	pthread_mutex_lock(&devs_lock);
+	for (const struct ert_vk_dev *d = open_devs; d; d = d->next)
+		n++;
+	for (const struct ert_vk_inst *in = insts; in; in = in->next)
+		n++;
+	pthread_mutex_unlock(&devs_lock);
+	return n;
+}
+
+/* Share (or open) the instance and the device this session chooses (devs_lock held). */
+static ert_status take_device(struct ert_vk *vk, bool gpu_only, struct ert_err *err)
+{
+	struct ert_vk_inst *in;
+	ert_status st = inst_get(vk->validation, &in, err);
+
+	if (st != ERT_OK)
+		return st;
+	/* errors the layer reported before this session existed are not its own */
+	pthread_mutex_lock(&in->msg_lock);
+	vk->validation_seen = in->refs == 1 ? 0 : in->errors;
+	pthread_mutex_unlock(&in->msg_lock);
+	vk->instance = in->instance;
+	st = choose(vk, gpu_only, err);
+	if (st != ERT_OK) {
+		inst_put(in);
+		return st;
+	}
+	return dev_get(in, vk->phys, &vk->shared, &vk->times.device_shared, err);
+}
+
+ert_status ert_vk_device_open(struct ert_vk *vk, bool gpu_only, struct ert_err *err)
+{
 	VkCommandPoolCreateInfo cp = {
 		.sType = VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO,
 		.flags = VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT,
 	};
 	VkFenceCreateInfo fi = { .sType = VK_STRUCTURE_TYPE_FENCE_CREATE_INFO };
+	const char *v = getenv("ERT_VULKAN_VALIDATION");
 	const char *gemm = getenv("ERT_VULKAN_GEMM");
-	ert_status st = instance_create(vk, err);
-	bool found = false;
+	const struct ert_vk_dev *d;
+	ert_status st;
 	VkResult rc;
 
-	if (st == ERT_OK)
-		st = choose(vk, gpu_only, err);
-	if (st != ERT_OK)
+	vk->validation = v && *v && strcmp(v, "0");
+	pthread_mutex_lock(&devs_lock);
+	st = take_device(vk, gpu_only, err);
+	pthread_mutex_unlock(&devs_lock);
+	if (st != ERT_OK) {
+		vk->instance = VK_NULL_HANDLE;
+		vk->shared = NULL;
 		return st;
-	vkGetPhysicalDeviceProperties(vk->phys, &vk->props);
-	vkGetPhysicalDeviceMemoryProperties(vk->phys, &vk->mem_props);
-	if (vk->props.apiVersion < VK_API_VERSION_1_1) {
-		ert_err_set(err, "vulkan: %s has Vulkan %u.%u; 1.1 or later is needed",
-			    vk->props.deviceName, VK_API_VERSION_MAJOR(vk->props.apiVersion),
-			    VK_API_VERSION_MINOR(vk->props.apiVersion));
-		return ERT_STATUS_UNSUPPORTED;
 	}
+	d = vk->shared;
+	vk->dev = d->dev;
+	vk->queue = d->queue;
+	vk->queue_family = d->queue_family;
+	vk->timestamp_bits = d->timestamp_bits;
+	vk->props = d->props;
+	vk->mem_props = d->mem_props;
+	vk->set_layout = d->set_layout;
+	vk->pipe_layout = d->pipe_layout;
 	vk->gemm_direct = vk->props.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU;
 	if (gemm && *gemm) {
 		if (strcmp(gemm, "tiled") && strcmp(gemm, "direct")) {
@@ -318,75 +614,83 @@ ert_status ert_vk_device_open(struct ert_vk *vk, bool gpu_only, struct ert_err *
 		vk->gemm_direct = !strcmp(gemm, "direct");
 		vk->gemm_forced = true;
 	}
-	vkGetPhysicalDeviceQueueFamilyProperties(vk->phys, &nfam, fam);
-	for (uint32_t i = 0; i < nfam && !found; i++) {
-		if (fam[i].queueFlags & VK_QUEUE_COMPUTE_BIT) {
-			vk->queue_family = i;
-			vk->timestamp_bits = fam[i].timestampValidBits;
-			found = true;
-		}
-	}
-	if (!found) {
-		ert_err_set(err, "vulkan: %s has no compute queue", vk->props.deviceName);
-		return ERT_STATUS_UNSUPPORTED;
-	}
-	st = setup_f16(vk, &f16, err);
+	st = setup_f16(vk, d, err);
 	if (st != ERT_OK)
 		return st;
-	qi.queueFamilyIndex = vk->queue_family;
-	rc = vkCreateDevice(vk->phys, &di, NULL, &vk->dev);
-	if (rc != VK_SUCCESS) {
-		vk->dev = VK_NULL_HANDLE;
-		return ert_vk_fail(err, rc, "vkCreateDevice", NULL);
-	}
-	vkGetDeviceQueue(vk->dev, vk->queue_family, 0, &vk->queue);
 	cp.queueFamilyIndex = vk->queue_family;
 	rc = vkCreateCommandPool(vk->dev, &cp, NULL, &vk->cmd_pool);
-	if (rc != VK_SUCCESS)
+	if (rc != VK_SUCCESS) {
+		vk->cmd_pool = VK_NULL_HANDLE;
 		return ert_vk_fail(err, rc, "vkCreateCommandPool", NULL);
+	}
 	rc = vkCreateFence(vk->dev, &fi, NULL, &vk->fence);
-	if (rc != VK_SUCCESS)
+	if (rc != VK_SUCCESS) {
+		vk->fence = VK_NULL_HANDLE;
 		return ert_vk_fail(err, rc, "vkCreateFence", NULL);
-	return layout_create(vk, err);
+	}
+	return ERT_OK;
+}
+
+VkResult ert_vk_queue_submit(struct ert_vk *vk, const VkSubmitInfo *si, VkFence fence)
+{
+	VkResult rc;
+
+	/* the queue is every session's on this device: one submit at a time */
+	pthread_mutex_lock(&vk->shared->queue_lock);
+	rc = vkQueueSubmit(vk->queue, 1, si, fence);
+	pthread_mutex_unlock(&vk->shared->queue_lock);
+	return rc;
+}
+
+void ert_vk_queue_idle(struct ert_vk *vk)
+{
+	if (!vk->shared)
+		return;
+	/* waits for other sessions' work too: only when freeing what may still be in use */
+	pthread_mutex_lock(&vk->shared->queue_lock);
+	vkQueueWaitIdle(vk->queue);
+	pthread_mutex_unlock(&vk->shared->queue_lock);
 }
 
 void ert_vk_device_close(struct ert_vk *vk)
 {
-	if (vk->dev) {
-		/* nothing may still use what is about to go */
-		vkDeviceWaitIdle(vk->dev);
-		if (vk->pipe_layout)
-			vkDestroyPipelineLayout(vk->dev, vk->pipe_layout, NULL);
-		if (vk->set_layout)
-			vkDestroyDescriptorSetLayout(vk->dev, vk->set_layout, NULL);
+	if (vk->shared) {
+		/* nothing of this session's may still run when its pool and fence go */
+		ert_vk_queue_idle(vk);
 		if (vk->pipe_cache)
 			vkDestroyPipelineCache(vk->dev, vk->pipe_cache, NULL);
 		if (vk->fence)
 			vkDestroyFence(vk->dev, vk->fence, NULL);
 		if (vk->cmd_pool)
 			vkDestroyCommandPool(vk->dev, vk->cmd_pool, NULL);
-		vkDestroyDevice(vk->dev, NULL);
+		pthread_mutex_lock(&devs_lock);
+		dev_put(vk->shared);
+		pthread_mutex_unlock(&devs_lock);
 	}
-	if (vk->instance) {
-		if (vk->messenger) {
-			PFN_vkDestroyDebugUtilsMessengerEXT destroy = (PFN_vkDestroyDebugUtilsMessengerEXT)
-				vkGetInstanceProcAddr(vk->instance, "vkDestroyDebugUtilsMessengerEXT");
-
-			if (destroy)
-				destroy(vk->instance, vk->messenger, NULL);
-		}
-		vkDestroyInstance(vk->instance, NULL);
-	}
+	vk->shared = NULL;
+	vk->pipe_cache = VK_NULL_HANDLE;
+	vk->fence = VK_NULL_HANDLE;
+	vk->cmd_pool = VK_NULL_HANDLE;
+	vk->set_layout = VK_NULL_HANDLE;
+	vk->pipe_layout = VK_NULL_HANDLE;
+	vk->queue = VK_NULL_HANDLE;
 	vk->dev = VK_NULL_HANDLE;
 	vk->instance = VK_NULL_HANDLE;
 }
 
 ert_status ert_vk_validation_check(struct ert_vk *vk, struct ert_err *err)
 {
-	if (vk->validation_errors == vk->validation_seen)
+	struct ert_vk_inst *in = vk->shared ? vk->shared->inst : NULL;
+	uint32_t n;
+
+	if (!in)
 		return ERT_OK;
-	ert_err_set(err, "vulkan: the validation layer reported %u error(s), the first: %.200s",
-		    vk->validation_errors - vk->validation_seen, vk->validation_first);
-	vk->validation_seen = vk->validation_errors;
-	return ERT_STATUS_BACKEND;
+	pthread_mutex_lock(&in->msg_lock);
+	n = in->errors - vk->validation_seen;
+	if (n)
+		ert_err_set(err, "vulkan: the validation layer reported %u error(s), the last: %.200s",
+			    n, in->last);
+	vk->validation_seen = in->errors;
+	pthread_mutex_unlock(&in->msg_lock);
+	return n ? ERT_STATUS_BACKEND : ERT_OK;
 }

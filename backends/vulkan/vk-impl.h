@@ -71,7 +71,16 @@ struct ert_vk_timer {
 	uint64_t mask;               /* the counter's valid bits (timestampValidBits) */
 };
 
+/* The process's instance and device a session shares with others (vk-device.c). */
+struct ert_vk_dev;
+
 struct ert_vk {
+	/*
+	 * Shared with the process's other sessions on the device: what
+	 * follows up to pipe_layout is copied from it. Submits and waits on
+	 * the queue go through ert_vk_queue_submit/_idle (its lock).
+	 */
+	struct ert_vk_dev *shared;
 	VkInstance instance;
 	VkPhysicalDevice phys;
 	VkDevice dev;
@@ -80,15 +89,13 @@ struct ert_vk {
 	uint32_t timestamp_bits;     /* the queue family's timestampValidBits (0: no timestamps) */
 	VkPhysicalDeviceProperties props;
 	VkPhysicalDeviceMemoryProperties mem_props;
-	VkDebugUtilsMessengerEXT messenger;
-	bool validation;             /* ERT_VULKAN_VALIDATION: the Khronos layer on */
-	uint32_t validation_errors;  /* messages of severity error so far */
-	uint32_t validation_seen;    /* of those, the ones already reported as a failure */
-	char validation_first[256];  /* the first one */
-	VkCommandPool cmd_pool;
-	VkFence fence;
 	VkDescriptorSetLayout set_layout;
 	VkPipelineLayout pipe_layout;
+	bool validation;             /* ERT_VULKAN_VALIDATION: the Khronos layer on */
+	uint32_t validation_seen;    /* the instance's error count when last checked */
+	/* the session's own */
+	VkCommandPool cmd_pool;
+	VkFence fence;
 	VkPipelineCache pipe_cache;
 	/* the cache file of the pipeline cache (vk-cache.c) */
 	char *cache_path;            /* ert_config.cache_path, or NULL */
@@ -182,17 +189,32 @@ ert_status ert_vk_fail(struct ert_err *err, VkResult rc, const char *what,
 /* ---- device (vk-device.c) ---- */
 
 /*
- * Create an instance and choose a device: $ERT_VULKAN_DEVICE (an index as
+ * Take an instance and choose a device: $ERT_VULKAN_DEVICE (an index as
  * vulkaninfo --summary lists them), else the first discrete GPU, else the
  * first integrated one, else the first of any type (a CPU implementation
  * such as lavapipe). With @gpu_only, only a GPU will do (the AUTO backend
  * list). UNSUPPORTED when there is no loader or no device; INVALID_ARGUMENT
- * for a malformed or out-of-range variable. Makes the device, its compute
- * queue, the command pool, fence and the one pipeline layout.
+ * for a malformed or out-of-range variable. The instance (one per
+ * $ERT_VULKAN_VALIDATION setting), the device, its compute queue and the one
+ * pipeline layout are the process's, shared by every session that chooses
+ * the same and destroyed with the last (thread-safe; vk->times.device_shared
+ * says whether another session had it open); the command pool and fence are
+ * the session's.
  */
 ert_status ert_vk_device_open(struct ert_vk *vk, bool gpu_only, struct ert_err *err);
 void ert_vk_device_close(struct ert_vk *vk);
-/* BACKEND with the first message when the validation layer reported errors since the last call. */
+/* vkQueueSubmit of one batch on the shared queue, under its lock. */
+VkResult ert_vk_queue_submit(struct ert_vk *vk, const VkSubmitInfo *si, VkFence fence);
+/* vkQueueWaitIdle under the queue's lock (waits for every session's work on the device). */
+void ert_vk_queue_idle(struct ert_vk *vk);
+/* The process's open Vulkan instances plus devices (0 once every session is gone; for tests). */
+uint32_t ert_vk_devices_open(void);
+/*
+ * BACKEND with the last message when the validation layer reported errors
+ * since the last call (or since the session opened): the instance's, so
+ * an error of another session on it fails this one too (the layer does not
+ * say which session made the call).
+ */
 ert_status ert_vk_validation_check(struct ert_vk *vk, struct ert_err *err);
 
 /* ---- the cache file (vk-cache.c) ---- */

@@ -302,7 +302,7 @@ ert_status ert_vk_flush(struct ert_vk *vk, struct ert_err *err)
 	si.commandBufferCount = vk->n_pending;
 	si.pCommandBuffers = vk->pending;
 	ert_probe_gpu_submit(vk->n_pending - vk->used_copy_cmds, vk->used_copy_cmds);
-	rc = vkQueueSubmit(vk->queue, 1, &si, vk->fence);
+	rc = ert_vk_queue_submit(vk, &si, vk->fence);
 	vk->n_pending = 0;
 	if (rc != VK_SUCCESS) {
 		vk->used_copy_cmds = 0;

@@ -286,7 +286,8 @@ ert_status ert_vk_tune_launch(struct ert_vk *vk, struct ert_vk_step *st, struct 
 		if (e) {
 			best = e->best;
 			vk->tune_reused++;
-		} else {
+		} else if (ert_tune_times(vk->tune,
+					  vk->props.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU)) {
 			s = time_all(vk, st, l, set, cands, n, &best, &ns, &timed, err);
 			if (s == ERT_OK && timed) {
 				vk->tune_timed++;

@@ -2,11 +2,13 @@
 /*
  * cache-test.h — what the GPU backends' cache-file tests share
  * (test-ocl-cache.c, test-vk-cache.c): the checks' tally, the model and its
- * input, and whole-file reads and writes.
+ * input, whole-file reads and writes, and the threads of the tests of
+ * sessions sharing a device.
  */
 #ifndef ERT_CACHE_TEST_H
 #define ERT_CACHE_TEST_H
 
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -100,6 +102,139 @@ static bool write_file(const char *p, const void *buf, size_t size)
 	bool ok = f && fwrite(buf, 1, size, f) == size;
 
 	return f && fclose(f) == 0 && ok;
+}
+
+/* ---- sessions of one process sharing a device ---- */
+
+/* Runs @s @n times, each output compared with @ref; false at the first failure. */
+static bool runs_match(ert_session *s, const float *ref, int n)
+{
+	float y[CT_N_X];
+
+	for (int i = 0; i < n; i++)
+		if (!cache_test_run(s, y) || memcmp(y, ref, sizeof(y)))
+			return false;
+	return true;
+}
+
+struct runner {
+	ert_session *s;
+	const float *ref;
+	int runs;
+	bool ok;
+	pthread_barrier_t *ready;    /* passed once the first run is done (or NULL) */
+};
+
+static void *run_thread(void *arg)
+{
+	struct runner *r = arg;
+
+	r->ok = runs_match(r->s, r->ref, 1);
+	if (r->ready)
+		pthread_barrier_wait(r->ready);
+	r->ok = r->ok && runs_match(r->s, r->ref, r->runs);
+	return NULL;
+}
+
+/*
+ * @a destroyed while @b runs 1 + @runs times on another thread (from its
+ * first run on); then @b destroyed. Whether every run of @b gave @ref; *@why
+ * says what failed.
+ */
+static bool destroy_while_running(ert_session *a, ert_session *b, const float *ref, int runs,
+				  const char **why)
+{
+	pthread_barrier_t ready;
+	struct runner r = { .s = b, .ref = ref, .runs = runs, .ready = &ready };
+	pthread_t t;
+
+	*why = "runs failed or differed";
+	if (pthread_barrier_init(&ready, NULL, 2) != 0) {
+		*why = "pthread_barrier_init";
+		ert_session_destroy(b);
+		ert_session_destroy(a);
+		return false;
+	}
+	if (pthread_create(&t, NULL, run_thread, &r) != 0) {
+		*why = "pthread_create";
+		ert_session_destroy(b);
+		ert_session_destroy(a);
+		pthread_barrier_destroy(&ready);
+		return false;
+	}
+	pthread_barrier_wait(&ready);
+	ert_session_destroy(a);
+	pthread_join(t, NULL);
+	pthread_barrier_destroy(&ready);
+	ert_session_destroy(b);
+	return r.ok;
+}
+
+#define CT_THREADS 4
+
+/* A session made on its own thread, at once with others (concurrent_sessions). */
+struct maker {
+	ert_model *m;
+	const float *ref;
+	pthread_barrier_t *start, *made;
+	ert_status (*open)(ert_model *m, ert_session **out);
+	void (*note)(struct maker *k);  /* what the backend did, while every session is open */
+	ert_session *s;
+	uint32_t made_here, shared;     /* what note() counted */
+	bool ok;
+};
+
+static void *make_thread(void *arg)
+{
+	struct maker *k = arg;
+
+	pthread_barrier_wait(k->start);
+	k->ok = k->open(k->m, &k->s) == ERT_OK;
+	/* every session made before any goes: they all overlap */
+	pthread_barrier_wait(k->made);
+	if (k->ok)
+		k->note(k);
+	k->ok = k->ok && runs_match(k->s, k->ref, 30);
+	ert_session_destroy(k->s);
+	return NULL;
+}
+
+/*
+ * CT_THREADS sessions of @m made at once, one a thread, with @open; each
+ * noted with @note once all are made, then run 30 times against @ref and
+ * destroyed. Whether all were made and ran right; @k holds what each did.
+ */
+static bool concurrent_sessions(ert_model *m, const float *ref,
+				ert_status (*open)(ert_model *m, ert_session **out),
+				void (*note)(struct maker *k), struct maker k[CT_THREADS])
+{
+	pthread_barrier_t start, made;
+	pthread_t t[CT_THREADS];
+	bool ok = true;
+	int n;
+
+	memset(k, 0, CT_THREADS * sizeof(*k));
+	if (pthread_barrier_init(&start, NULL, CT_THREADS) != 0 ||
+	    pthread_barrier_init(&made, NULL, CT_THREADS) != 0)
+		return false;
+	for (n = 0; n < CT_THREADS; n++) {
+		k[n] = (struct maker){ .m = m, .ref = ref, .start = &start, .made = &made,
+				       .open = open, .note = note };
+		if (pthread_create(&t[n], NULL, make_thread, &k[n]) != 0)
+			break;
+	}
+	if (n < CT_THREADS) {
+		/* the threads started wait at the barrier for ever: nothing to do but stop */
+		printf("not ok - sessions created at once on several threads: pthread_create\n");
+		exit(1);
+	}
+	for (int i = 0; i < CT_THREADS; i++) {
+		pthread_join(t[i], NULL);
+		ok = ok && k[i].ok;
+	}
+	pthread_barrier_destroy(&start);
+	pthread_barrier_destroy(&made);
+	return ok;
 }
 
 #endif

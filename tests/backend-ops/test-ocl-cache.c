@@ -7,10 +7,12 @@
  * ignored with a warning, the programs are built, and the file is rewritten
  * so that the next session is warm again; a path that cannot be written
  * leaves the session working. Tuned launches (ert_config.tune) are kept in
- * the same file: a cold session times them and writes them, a warm one
- * times nothing and computes the same outputs, NONE times nothing and uses
- * the built-in sizes, a wider mode tunes again and its choices serve a
- * narrower one, an entry that is not a candidate of its launch is refused
+ * the same file: a cold session (tuning under NORMAL, the mode that times on
+ * every device) times them and writes them, a warm one times nothing and
+ * computes the same outputs, NONE times nothing and uses the built-in
+ * sizes, a wider mode tunes again and its choices serve narrower ones,
+ * FAST without a file times on a GPU and keeps the built-in choices on a
+ * CPU device such as PoCL (gpu-tune.h, ert_tune_times), an entry that is not a candidate of its launch is refused
  * (that launch tuned again) and an entry out of any range makes the file
  * damaged.
  *
@@ -25,7 +27,6 @@
  *
  * Prints one line per check and ends with "N passed, N failed, N skipped".
  */
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -41,6 +42,7 @@
 #define N_X CT_N_X
 
 static char dir[64], path[128];
+static bool cpu_device;          /* the device is CL_DEVICE_TYPE_CPU (PoCL) */
 
 struct outcome {
 	uint32_t loaded, built;
@@ -94,9 +96,10 @@ static struct outcome session_tuned(ert_model *m, const char *p, ert_tune mode)
 	return o;
 }
 
+/* NORMAL: the mode that times its candidates on every device, PoCL included. */
 static struct outcome session(ert_model *m, const char *p)
 {
-	return session_tuned(m, p, ERT_TUNE_FAST);
+	return session_tuned(m, p, ERT_TUNE_NORMAL);
 }
 
 /*
@@ -164,18 +167,34 @@ static void tuning(ert_model *m, const unsigned char *good, size_t size,
 	check(o.ran && !o.timed && !o.reused && !memcmp(o.y, cold->y, sizeof(o.y)),
 	      "tune none: nothing timed or taken from the file, the same output", why);
 
-	/* a wider mode tunes again; its choices then serve FAST */
-	n = session_tuned(m, path, ERT_TUNE_NORMAL);
-	f = session(m, path);
-	snprintf(why, sizeof(why), "normal: timed %u, reused %u, %s; fast after it: timed %u, reused %u",
-		 n.timed, n.reused, n.error, f.timed, f.reused);
-	check(n.ran && n.timed >= cold->timed && f.ran && !f.timed &&
-	      f.reused == cold->timed + cold->reused && !memcmp(n.y, cold->y, sizeof(n.y)),
-	      "tune normal: tunes FAST's launches again, FAST then takes NORMAL's choices", why);
+	/* a wider mode tunes again; its choices then serve NORMAL and FAST */
+	n = session_tuned(m, path, ERT_TUNE_WIDE);
+	o = session(m, path);
+	f = session_tuned(m, path, ERT_TUNE_FAST);
+	snprintf(why, sizeof(why),
+		 "wide: timed %u, reused %u, %s; normal after it: timed %u, reused %u; fast after it: timed %u, reused %u",
+		 n.timed, n.reused, n.error, o.timed, o.reused, f.timed, f.reused);
+	check(n.ran && n.timed >= cold->timed && o.ran && !o.timed &&
+	      o.reused == cold->timed + cold->reused && f.ran && !f.timed &&
+	      f.reused == cold->timed + cold->reused && !memcmp(n.y, cold->y, sizeof(n.y)) &&
+	      !memcmp(f.y, cold->y, sizeof(f.y)),
+	      "tune wide: tunes NORMAL's launches again, NORMAL and FAST then take WIDE's choices",
+	      why);
+
+	/* FAST with nothing in a file: times on a GPU, the built-in choices on a CPU device */
+	f = session_tuned(m, NULL, ERT_TUNE_FAST);
+	snprintf(why, sizeof(why), "%s device: timed %u, reused %u, %s", cpu_device ? "CPU" : "GPU",
+		 f.timed, f.reused, f.error);
+	check(f.ran && (cpu_device ? !f.timed : f.timed > 0) && !f.reused &&
+	      ert_tune_times(ERT_TUNE_FAST, cpu_device) == !cpu_device &&
+	      !memcmp(f.y, cold->y, sizeof(f.y)),
+	      cpu_device ? "tune fast on a CPU device: nothing timed, the built-in choices, the same output" :
+			   "tune fast on a GPU: the launches timed, the same output",
+	      why);
 
 	if (!bad || !at) {
 		check(false, "a tuning entry in the file", "no entry for unary_f32 at the file's end");
-		failed += 3;
+		failed += 4;
 		free(bad);
 		return;
 	}
@@ -216,17 +235,6 @@ static void tuning(ert_model *m, const unsigned char *good, size_t size,
 static const struct ert_backend_times *got(const ert_session *s)
 {
 	return &s->created.be;
-}
-
-/* Runs @s @n times, each output compared with @ref; false at the first failure. */
-static bool runs_match(ert_session *s, const float *ref, int n)
-{
-	float y[N_X];
-
-	for (int i = 0; i < n; i++)
-		if (!cache_test_run(s, y) || memcmp(y, ref, sizeof(y)))
-			return false;
-	return true;
 }
 
 /* Two sessions open at once share the device; either may go first. */
@@ -273,129 +281,57 @@ static void share_two(ert_model *m, const struct outcome *cold)
 	}
 }
 
-struct runner {
-	ert_session *s;
-	const float *ref;
-	int runs;
-	bool ok;
-	pthread_barrier_t *ready;    /* passed once the first run is done (or NULL) */
-};
-
-static void *run_thread(void *arg)
-{
-	struct runner *r = arg;
-
-	r->ok = runs_match(r->s, r->ref, 1);
-	if (r->ready)
-		pthread_barrier_wait(r->ready);
-	r->ok = r->ok && runs_match(r->s, r->ref, r->runs);
-	return NULL;
-}
-
 /* The first session destroyed while the second runs on another thread. */
-static void destroy_while_running(ert_model *m, const struct outcome *cold)
+static void destroy_first_while_running(ert_model *m, const struct outcome *cold)
 {
 	ert_session *a = NULL, *b = NULL;
-	pthread_barrier_t ready;
-	struct runner r = { .ref = cold->y, .runs = 100, .ready = &ready };
-	pthread_t t;
+	const char *what;
 	char why[300];
+	bool ok;
 
 	if (open_session(m, NULL, ERT_TUNE_FAST, &a) != ERT_OK ||
-	    open_session(m, NULL, ERT_TUNE_FAST, &b) != ERT_OK ||
-	    pthread_barrier_init(&ready, NULL, 2) != 0) {
+	    open_session(m, NULL, ERT_TUNE_FAST, &b) != ERT_OK) {
 		check(false, "the first destroyed while the second runs", ert_last_error());
 		ert_session_destroy(b);
 		ert_session_destroy(a);
 		return;
 	}
-	r.s = b;
-	if (pthread_create(&t, NULL, run_thread, &r) != 0) {
-		check(false, "the first destroyed while the second runs", "pthread_create");
-		ert_session_destroy(b);
-		ert_session_destroy(a);
-		pthread_barrier_destroy(&ready);
-		return;
-	}
-	pthread_barrier_wait(&ready);
-	ert_session_destroy(a);
-	pthread_join(t, NULL);
-	pthread_barrier_destroy(&ready);
-	ert_session_destroy(b);
-	snprintf(why, sizeof(why), "the second's 101 runs %s, devices open %u",
-		 r.ok ? "all right" : "failed or differed", ert_ocl_devices_open());
-	check(r.ok && ert_ocl_devices_open() == 0,
+	ok = destroy_while_running(a, b, cold->y, 100, &what);
+	snprintf(why, sizeof(why), "the second's 101 runs: %s, devices open %u",
+		 ok ? "all right" : what, ert_ocl_devices_open());
+	check(ok && ert_ocl_devices_open() == 0,
 	      "the first destroyed while the second runs on another thread: its runs unharmed", why);
 }
 
-#define N_THREADS 4
-
-struct maker {
-	ert_model *m;
-	const float *ref;
-	pthread_barrier_t *start, *made;
-	ert_session *s;
-	uint32_t made_here, shared;  /* programs built or loaded, taken from another session */
-	bool ok;
-};
-
-static void *make_thread(void *arg)
+static ert_status open_fast(ert_model *m, ert_session **out)
 {
-	struct maker *k = arg;
+	return open_session(m, NULL, ERT_TUNE_FAST, out);
+}
 
-	pthread_barrier_wait(k->start);
-	k->ok = open_session(k->m, NULL, ERT_TUNE_FAST, &k->s) == ERT_OK;
-	/* every session made before any goes: they all overlap */
-	pthread_barrier_wait(k->made);
-	if (k->ok) {
-		k->made_here = got(k->s)->programs_built + got(k->s)->programs_loaded;
-		k->shared = got(k->s)->programs_shared;
-	}
-	k->ok = k->ok && runs_match(k->s, k->ref, 30);
-	ert_session_destroy(k->s);
-	return NULL;
+static void note_programs(struct maker *k)
+{
+	k->made_here = got(k->s)->programs_built + got(k->s)->programs_loaded;
+	k->shared = got(k->s)->programs_shared;
 }
 
 /* Sessions created at once on several threads build each program once between them. */
 static void concurrent(ert_model *m, const struct outcome *cold)
 {
-	struct maker k[N_THREADS];
-	pthread_barrier_t start, made;
-	pthread_t t[N_THREADS];
-	uint32_t built = 0, shared = 0, devices = 0;
-	int n = 0;
-	bool ok = true;
+	struct maker k[CT_THREADS];
+	uint32_t built = 0, shared = 0, devices;
+	bool ok = concurrent_sessions(m, cold->y, open_fast, note_programs, k);
 	char why[300];
 
-	if (pthread_barrier_init(&start, NULL, N_THREADS) != 0 ||
-	    pthread_barrier_init(&made, NULL, N_THREADS) != 0) {
-		check(false, "sessions created at once on several threads", "pthread_barrier_init");
-		return;
-	}
-	for (n = 0; n < N_THREADS; n++) {
-		k[n] = (struct maker){ .m = m, .ref = cold->y, .start = &start, .made = &made };
-		if (pthread_create(&t[n], NULL, make_thread, &k[n]) != 0)
-			break;
-	}
-	if (n < N_THREADS) {
-		/* the threads started wait at the barrier for ever: nothing to do but stop */
-		printf("not ok - sessions created at once on several threads: pthread_create\n");
-		exit(1);
-	}
-	for (int i = 0; i < N_THREADS; i++) {
-		pthread_join(t[i], NULL);
-		ok = ok && k[i].ok;
+	for (int i = 0; i < CT_THREADS; i++) {
 		built += k[i].made_here;
 		shared += k[i].shared;
 	}
 	devices = ert_ocl_devices_open();
-	pthread_barrier_destroy(&start);
-	pthread_barrier_destroy(&made);
 	snprintf(why, sizeof(why),
 		 "%d threads: runs %s; programs built or loaded %u, shared %u (expected %u and %u); devices open after %u",
-		 N_THREADS, ok ? "all right" : "failed or differed", built, shared, cold->built,
-		 (N_THREADS - 1) * cold->built, devices);
-	check(ok && built == cold->built && shared == (N_THREADS - 1) * cold->built && devices == 0,
+		 CT_THREADS, ok ? "all right" : "failed or differed", built, shared, cold->built,
+		 (CT_THREADS - 1) * cold->built, devices);
+	check(ok && built == cold->built && shared == (CT_THREADS - 1) * cold->built && devices == 0,
 	      "sessions created at once on 4 threads: each program built once between them, the same outputs, the device closed after",
 	      why);
 }
@@ -437,10 +373,11 @@ int main(void)
 
 	if (ert_backend_create(ERT_BACKEND_OPENCL, NULL, &be, &err) != ERT_OK) {
 		printf("# opencl: skipped (%s)\n", err.msg);
-		printf("0 passed, 0 failed, 23 skipped\n");
+		printf("0 passed, 0 failed, 24 skipped\n");
 		return 0;
 	}
 	snprintf(dev, sizeof(dev), "%s", ert_opencl_backend_device(be));
+	cpu_device = ((struct ert_ocl *)be->ctx)->device_type & CL_DEVICE_TYPE_CPU;
 	ert_backend_destroy(be);
 	printf("# opencl: %s\n", dev);
 	snprintf(dir, sizeof(dir), "/tmp/ert-ocl-cache.XXXXXX");
@@ -475,7 +412,7 @@ int main(void)
 	      "tuning: the cold session times its launches, the warm one takes them all from the file",
 	      why);
 	if (!good) {
-		printf("%d passed, %d failed, 0 skipped\n", passed, failed + 14);
+		printf("%d passed, %d failed, 0 skipped\n", passed, failed + 15);
 		return 1;
 	}
 	tuning(m, good, size, &cold);
@@ -518,7 +455,7 @@ int main(void)
 	      "unwritable path: a warning, the session runs", why);
 
 	share_two(m, &cold);
-	destroy_while_running(m, &cold);
+	destroy_first_while_running(m, &cold);
 	concurrent(m, &cold);
 	share_to_file(m, &cold);
 

@@ -2,9 +2,12 @@
 /*
  * The Vulkan backend's cache file (ert_config.cache_path, vk-cache.c): the
  * pipeline cache's bytes and the table of tuned launches (vk-tune.c). A cold
- * session times its tunable launches and writes the file; a warm one takes
- * every choice from it (nothing timed) and computes the same outputs; NONE
- * times nothing and takes nothing; a damaged (checksum), truncated, foreign
+ * session tuning under NORMAL (the mode that times on every device) times
+ * its tunable launches and writes the file; a warm one takes every choice
+ * from it (nothing timed) and computes the same outputs; NONE times nothing
+ * and takes nothing; WIDE tunes again and FAST then takes its choices; FAST
+ * without a file times on a GPU and keeps the built-in choices on a CPU
+ * device (gpu-tune.h, ert_tune_times); a damaged (checksum), truncated, foreign
  * (another device id or pipelineCacheUUID, with a valid checksum), other
  * version or unrelated file is ignored with a warning and rewritten, so that
  * the next session is warm again; a tuning entry that is no candidate of its
@@ -12,6 +15,16 @@
  * the file damaged; a path that cannot be written gives a warning and the
  * session runs. Also the device timer (vk-timer.c) and a device without
  * timestamps (ERT_VULKAN_TEST_NO_TIMESTAMPS: nothing tuned, the session runs).
+ *
+ * Sessions of one process share the instance, device and queue
+ * (vk-device.c): a second session open at once takes the first's (its
+ * creation's figures are printed, not asserted) and computes the same
+ * outputs, either may be destroyed first, also while the other runs on
+ * another thread; two sessions run at once on two threads; sessions created
+ * at once on several threads open one device between them; a session with
+ * the other ERT_VULKAN_VALIDATION setting gets its own instance, one with
+ * ERT_VULKAN_DEVICE the device of that index; the last session to go
+ * destroys the device and the instance.
  * With no Vulkan device every check is reported skipped.
  *
  * Prints one line per check and ends with "N passed, N failed, N skipped".
@@ -29,7 +42,7 @@
 #include "vulkan/vk-impl.h"
 
 #define N_X CT_N_X
-#define N_CHECKS 17
+#define N_CHECKS 26
 /* the file's header: magic, version, vendor, device, driver, UUID, size */
 #define AT_VERSION 8
 #define AT_DEVICE 16
@@ -38,6 +51,7 @@
 #define HEADER 48
 
 static char dir[64], path[128];
+static bool cpu_device;          /* the device is a CPU implementation (lavapipe) */
 
 struct outcome {
 	struct ert_backend_times be;  /* the session's created.be: prep_times */
@@ -79,9 +93,10 @@ static struct outcome session_tuned(ert_model *m, const char *p, ert_tune mode)
 	return o;
 }
 
+/* NORMAL: the mode that times its candidates on every device, lavapipe included. */
 static struct outcome session(ert_model *m, const char *p)
 {
-	return session_tuned(m, p, ERT_TUNE_FAST);
+	return session_tuned(m, p, ERT_TUNE_NORMAL);
 }
 
 /* @size bytes of @good with the u32 at @at set to @v, and a checksum that fits. */
@@ -204,6 +219,241 @@ static void timer(struct ert_backend *be)
 	      "timer: without timestamps (the test hook) UNSUPPORTED, saying so", err.msg);
 }
 
+/* ---- sessions sharing the device ---- */
+
+static ert_status open_vk(ert_model *m, ert_tune mode, ert_session **out)
+{
+	ert_config cfg;
+
+	ert_config_init(&cfg);
+	cfg.backends[0] = ERT_BACKEND_VULKAN;
+	cfg.num_backends = 1;
+	cfg.tune = mode;
+	return ert_session_create(m, &cfg, out);
+}
+
+static ert_status open_none(ert_model *m, ert_session **out)
+{
+	return open_vk(m, ERT_TUNE_NONE, out);
+}
+
+static const struct ert_vk *vk_of(const ert_session *s)
+{
+	return s->backends[0]->ctx;
+}
+
+/* Two sessions open at once share the device; either may go first; the last closes it. */
+static void share_two(ert_model *m, const struct outcome *cold)
+{
+	char why[600];
+
+	for (int first_goes = 0; first_goes < 2; first_goes++) {
+		ert_session *a = NULL, *b = NULL;
+		bool ok = open_none(m, &a) == ERT_OK && open_none(m, &b) == ERT_OK;
+		uint32_t open_both = ert_vk_devices_open();
+
+		if (!ok) {
+			check(false, "two sessions open at once", ert_last_error());
+			ert_session_destroy(b);
+			ert_session_destroy(a);
+			failed += first_goes ? 0 : 1;
+			continue;
+		}
+		if (!first_goes) {
+			printf("# session creation (tune none): the first %.1f ms (device %.1f ms), the second %.1f ms (device %.2f ms, shared)\n",
+			       (double)a->created.total_ns / 1e6, (double)a->created.be.device_ns / 1e6,
+			       (double)b->created.total_ns / 1e6, (double)b->created.be.device_ns / 1e6);
+			snprintf(why, sizeof(why),
+				 "first: shared %d; second: shared %d, same device %d, same queue %d, own pool %d, own fence %d; instances + devices open %u",
+				 a->created.be.device_shared, b->created.be.device_shared,
+				 vk_of(a)->dev == vk_of(b)->dev, vk_of(a)->queue == vk_of(b)->queue,
+				 vk_of(a)->cmd_pool != vk_of(b)->cmd_pool,
+				 vk_of(a)->fence != vk_of(b)->fence, open_both);
+			check(!a->created.be.device_shared && b->created.be.device_shared &&
+			      vk_of(a)->dev == vk_of(b)->dev && vk_of(a)->queue == vk_of(b)->queue &&
+			      vk_of(a)->instance == vk_of(b)->instance &&
+			      vk_of(a)->cmd_pool != vk_of(b)->cmd_pool &&
+			      vk_of(a)->fence != vk_of(b)->fence && open_both == 2,
+			      "a second session open at once takes the first's instance, device and queue (its own pool and fence)",
+			      why);
+		}
+		ok = runs_match(a, cold->y, 2) && runs_match(b, cold->y, 2);
+		ert_session_destroy(first_goes ? a : b);
+		ok = ok && runs_match(first_goes ? b : a, cold->y, 2) && ert_vk_devices_open() == 2;
+		ert_session_destroy(first_goes ? b : a);
+		snprintf(why, sizeof(why), "outputs %s, instances + devices open at the end %u",
+			 ok ? "the same" : "differ or a run failed", ert_vk_devices_open());
+		check(ok && ert_vk_devices_open() == 0,
+		      first_goes ? "the first destroyed first: the second runs on, the last closes the device" :
+				   "the second destroyed first: the first runs on, the last closes the device",
+		      why);
+	}
+}
+
+/* Two sessions on one device run at once on two threads (submits to the one queue). */
+static void run_together(ert_model *m, const struct outcome *cold)
+{
+	ert_session *a = NULL, *b = NULL;
+	struct runner ra = { .ref = cold->y, .runs = 50 }, rb = { .ref = cold->y, .runs = 50 };
+	pthread_t ta, tb;
+	bool started = false;
+	char why[300];
+
+	if (open_none(m, &a) == ERT_OK && open_none(m, &b) == ERT_OK) {
+		ra.s = a;
+		rb.s = b;
+		started = pthread_create(&ta, NULL, run_thread, &ra) == 0;
+		if (started && pthread_create(&tb, NULL, run_thread, &rb) != 0) {
+			pthread_join(ta, NULL);
+			started = false;
+		} else if (started) {
+			pthread_join(ta, NULL);
+			pthread_join(tb, NULL);
+		}
+	}
+	snprintf(why, sizeof(why), "%s; runs: first %s, second %s",
+		 started ? "started" : ert_last_error(), ra.ok ? "all right" : "failed or differed",
+		 rb.ok ? "all right" : "failed or differed");
+	ert_session_destroy(b);
+	ert_session_destroy(a);
+	check(started && ra.ok && rb.ok && ert_vk_devices_open() == 0,
+	      "two sessions on the device run at once on two threads (51 runs each): the same outputs",
+	      why);
+}
+
+static void destroy_first_while_running(ert_model *m, const struct outcome *cold)
+{
+	ert_session *a = NULL, *b = NULL;
+	const char *what;
+	char why[300];
+	bool ok;
+
+	if (open_none(m, &a) != ERT_OK || open_none(m, &b) != ERT_OK) {
+		check(false, "the first destroyed while the second runs", ert_last_error());
+		ert_session_destroy(b);
+		ert_session_destroy(a);
+		return;
+	}
+	ok = destroy_while_running(a, b, cold->y, 100, &what);
+	snprintf(why, sizeof(why), "the second's 101 runs: %s, instances + devices open %u",
+		 ok ? "all right" : what, ert_vk_devices_open());
+	check(ok && ert_vk_devices_open() == 0,
+	      "the first destroyed while the second runs on another thread: its runs unharmed", why);
+}
+
+static void note_shared(struct maker *k)
+{
+	k->shared = k->s->created.be.device_shared;
+	k->made_here = ert_vk_devices_open();
+}
+
+/* Sessions created at once on several threads open one instance and one device between them. */
+static void concurrent(ert_model *m, const struct outcome *cold)
+{
+	struct maker k[CT_THREADS];
+	bool ok = concurrent_sessions(m, cold->y, open_none, note_shared, k);
+	uint32_t shared = 0, open_max = 0;
+	char why[300];
+
+	for (int i = 0; i < CT_THREADS; i++) {
+		shared += k[i].shared;
+		open_max = k[i].made_here > open_max ? k[i].made_here : open_max;
+	}
+	snprintf(why, sizeof(why),
+		 "%d threads: runs %s; sessions that found the device open %u (expected %d); instances + devices open at most %u, after %u",
+		 CT_THREADS, ok ? "all right" : "failed or differed", shared, CT_THREADS - 1,
+		 open_max, ert_vk_devices_open());
+	check(ok && shared == CT_THREADS - 1 && open_max == 2 && ert_vk_devices_open() == 0,
+	      "sessions created at once on 4 threads: one device opened between them, the same outputs, closed after",
+	      why);
+}
+
+/* A session with the other validation setting gets its own instance, never a shared one. */
+static void validation_key(ert_model *m, const struct outcome *cold)
+{
+	const char *was = getenv("ERT_VULKAN_VALIDATION");
+	char saved[16];
+	ert_session *a = NULL, *b = NULL;
+	ert_status sb = ERT_STATUS_INTERNAL;
+	bool on = was && *was && strcmp(was, "0"), ok;
+	char why[700];
+
+	snprintf(saved, sizeof(saved), "%s", was ? was : "");
+	if (open_none(m, &a) != ERT_OK) {
+		check(false, "the other validation setting: its own instance", ert_last_error());
+		return;
+	}
+	setenv("ERT_VULKAN_VALIDATION", on ? "0" : "1", 1);
+	sb = open_none(m, &b);
+	if (was)
+		setenv("ERT_VULKAN_VALIDATION", saved, 1);
+	else
+		unsetenv("ERT_VULKAN_VALIDATION");
+	if (sb == ERT_STATUS_UNSUPPORTED && !on && strstr(ert_last_error(), "not installed")) {
+		/* no layer on this machine: a session asking for it is refused, not given the other */
+		ert_session_destroy(a);
+		snprintf(why, sizeof(why), "%s", ert_last_error());
+		check(ert_vk_devices_open() == 0,
+		      "the other validation setting: refused without the layer (not given an unvalidated device)",
+		      why);
+		return;
+	}
+	snprintf(why, sizeof(why),
+		 "validation %d and %d: %s; shared %d, same instance %d, same device %d, instances + devices open %u",
+		 on, !on, sb == ERT_OK ? "opened" : ert_last_error(),
+		 b ? b->created.be.device_shared : -1, b && vk_of(a)->instance == vk_of(b)->instance,
+		 b && vk_of(a)->dev == vk_of(b)->dev, ert_vk_devices_open());
+	ok = sb == ERT_OK && !b->created.be.device_shared && vk_of(b)->validation == !on &&
+	     vk_of(a)->validation == on && vk_of(a)->instance != vk_of(b)->instance &&
+	     vk_of(a)->dev != vk_of(b)->dev && ert_vk_devices_open() == 4 &&
+	     runs_match(a, cold->y, 1) && runs_match(b, cold->y, 1);
+	ert_session_destroy(b);
+	ert_session_destroy(a);
+	check(ok && ert_vk_devices_open() == 0,
+	      "the other ERT_VULKAN_VALIDATION setting: its own instance and device, the same outputs",
+	      why);
+}
+
+/* ERT_VULKAN_DEVICE=i shares the open device when device i is it, and only then. */
+static void device_key(ert_model *m, const struct outcome *cold)
+{
+	VkPhysicalDevice devs[16];
+	uint32_t n = 16;
+	ert_session *a = NULL;
+	bool ok = true;
+	char why[600] = "";
+
+	if (open_none(m, &a) != ERT_OK ||
+	    vkEnumeratePhysicalDevices(vk_of(a)->instance, &n, devs) < 0) {
+		check(false, "ERT_VULKAN_DEVICE: shared only by the same device", ert_last_error());
+		ert_session_destroy(a);
+		return;
+	}
+	for (uint32_t i = 0; i < n && i < 16; i++) {
+		ert_session *b = NULL;
+		char idx[16];
+		bool same = devs[i] == vk_of(a)->phys;
+		ert_status sb;
+
+		snprintf(idx, sizeof(idx), "%u", i);
+		setenv("ERT_VULKAN_DEVICE", idx, 1);
+		sb = open_none(m, &b);
+		unsetenv("ERT_VULKAN_DEVICE");
+		snprintf(why + strlen(why), sizeof(why) - strlen(why),
+			 "device %u: %s, same device %d, shared %d; ", i,
+			 sb == ERT_OK ? "opened" : ert_last_error(), same,
+			 b ? b->created.be.device_shared : -1);
+		ok = ok && sb == ERT_OK && b->created.be.device_shared == same &&
+		     (vk_of(a)->dev == vk_of(b)->dev) == same && vk_of(b)->phys == devs[i] &&
+		     runs_match(b, cold->y, 1);
+		ert_session_destroy(b);
+	}
+	ert_session_destroy(a);
+	check(ok && ert_vk_devices_open() == 0,
+	      "ERT_VULKAN_DEVICE=i: the open device shared when it is device i, another opened otherwise",
+	      why);
+}
+
 int main(void)
 {
 	struct ert_err err = { "" };
@@ -219,6 +469,7 @@ int main(void)
 		return 0;
 	}
 	printf("# vulkan: %s\n", ert_vulkan_backend_device(be));
+	cpu_device = ((struct ert_vk *)be->ctx)->props.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU;
 	timer(be);
 	ert_backend_destroy(be);
 	snprintf(dir, sizeof(dir), "/tmp/ert-vk-cache.XXXXXX");
@@ -261,16 +512,34 @@ int main(void)
 	      !memcmp(none.y, cold.y, sizeof(none.y)),
 	      "tune none: nothing timed or taken from the file, the same output", why);
 
-	/* a wider mode tunes again, and its choices then serve FAST */
-	struct outcome wide = session_tuned(m, path, ERT_TUNE_NORMAL);
-	struct outcome fast = session(m, path);
+	/* a wider mode tunes again, and its choices then serve NORMAL and FAST */
+	struct outcome wide = session_tuned(m, path, ERT_TUNE_WIDE);
+	struct outcome normal = session(m, path);
+	struct outcome fast = session_tuned(m, path, ERT_TUNE_FAST);
 
-	snprintf(why, sizeof(why), "normal: timed %u, reused %u, %s; fast after: timed %u, reused %u",
+	snprintf(why, sizeof(why),
+		 "wide: timed %u, reused %u, %s; normal after: timed %u, reused %u; fast after: timed %u, reused %u",
 		 wide.be.launches_timed, wide.be.launches_reused, wide.error,
-		 fast.be.launches_timed, fast.be.launches_reused);
-	check(wide.ran && wide.be.launches_timed == 3 && fast.ran && !fast.be.launches_timed &&
-	      fast.be.launches_reused == 3 && !memcmp(wide.y, cold.y, sizeof(wide.y)),
-	      "tune normal: the launches tuned again, FAST then takes NORMAL's choices", why);
+		 normal.be.launches_timed, normal.be.launches_reused, fast.be.launches_timed,
+		 fast.be.launches_reused);
+	check(wide.ran && wide.be.launches_timed == 3 && normal.ran &&
+	      !normal.be.launches_timed && normal.be.launches_reused == 3 && fast.ran &&
+	      !fast.be.launches_timed && fast.be.launches_reused == 3 &&
+	      !memcmp(wide.y, cold.y, sizeof(wide.y)) && !memcmp(fast.y, cold.y, sizeof(fast.y)),
+	      "tune wide: the launches tuned again, NORMAL and FAST then take WIDE's choices", why);
+
+	/* FAST with nothing in a file: times on a GPU, the built-in choices on a CPU device */
+	struct outcome fresh = session_tuned(m, NULL, ERT_TUNE_FAST);
+	bool times = ert_tune_times(ERT_TUNE_FAST, cpu_device);
+
+	snprintf(why, sizeof(why), "%s device: timed %u, reused %u, %s", cpu_device ? "CPU" : "GPU",
+		 fresh.be.launches_timed, fresh.be.launches_reused, fresh.error);
+	check(fresh.ran && fresh.be.launches_timed == (times ? 3u : 0u) &&
+	      !fresh.be.launches_reused && !memcmp(fresh.y, cold.y, sizeof(fresh.y)) &&
+	      times == !cpu_device,
+	      cpu_device ? "tune fast on a CPU device: nothing timed, the built-in choices, the same output" :
+			   "tune fast on a GPU: the launches timed, the same output",
+	      why);
 
 	if (!good) {
 		printf("%d passed, %d failed, 0 skipped\n", passed, failed + N_CHECKS - passed - failed);
@@ -362,6 +631,13 @@ int main(void)
 	check(untimed.ran && !untimed.be.launches_timed && !untimed.be.launches_reused &&
 	      !memcmp(untimed.y, cold.y, sizeof(untimed.y)),
 	      "no timestamps: nothing tuned, the session runs with the same output", why);
+
+	share_two(m, &cold);
+	run_together(m, &cold);
+	destroy_first_while_running(m, &cold);
+	concurrent(m, &cold);
+	validation_key(m, &cold);
+	device_key(m, &cold);
 
 	free(good);
 	ert_model_unref(m);

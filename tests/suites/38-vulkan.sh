@@ -21,7 +21,10 @@
 #   none; a wider mode; a refused and an out-of-range tuning entry; damaged,
 #   truncated, foreign device id and UUID, other version, unrelated files
 #   ignored with a warning and rewritten; an unwritable path; a device
-#   without timestamps; the device timer), and through edgert bench
+#   without timestamps; the device timer; tune fast timing nothing on a CPU
+#   device; sessions sharing the instance, device and queue, also on
+#   several threads at once, keyed by ERT_VULKAN_VALIDATION and
+#   ERT_VULKAN_DEVICE, closed with the last), and through edgert bench
 #   (--cache): written, read, a damaged file ignored with a warning and
 #   rewritten;
 # - --backend auto keeps to the CPU when no Vulkan device is a GPU;
@@ -118,7 +121,7 @@ done
 # (lavapipe does); the op test again, one small model (lavapipe is slow) and
 # the overflow model
 . tests/backend-ops/low-checks.sh
-low_opts="--tune none"   # tuning on lavapipe is slow; the zoo run above tunes
+low_opts="--tune none"   # as fast does on a CPU device (lavapipe): nothing timed
 op_test "$out/ops-low.log" ERT_TEST_PRECISION=low
 m=mobilenet_v2
 [ -f "$out/$m.ert" ] || "$edgert" zoo "$m" -o "$out/$m.ert" >"$out/$m-zoo.log" 2>&1
@@ -132,8 +135,8 @@ else
 fi
 
 # bench: per run, the input goes to the device and the logits come back
-# (--tune none: the zoo run above and the cache runs below tune; on lavapipe
-# tuning mobilenet_v2 takes about a minute of wall time here)
+# (--tune none: on a GPU the default fast would time candidates; test-vk-cache
+# tests tuning, under normal, which times on lavapipe too)
 m=mobilenet_v2
 [ -f "$out/$m.ert" ] || "$edgert" zoo "$m" -o "$out/$m.ert" >"$out/$m-zoo.log" 2>&1
 if "$edgert" bench "$out/$m.ert" --backend vulkan --tune none --loops 1 --warmup 1 --json >"$out/bench.json" \
