@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * gemm-bench: Conv through the CPU backend at ResNet-50 and ResNet-18 layer
- * sizes, on 1 and N threads, in GFLOP/s and as a ratio against a naive
+ * sizes, and MatMul at vit_s16's linear-layer sizes (197 tokens, constant
+ * weights packed as in a session; names start with "vit"), on 1 and N threads, in GFLOP/s and as a ratio against a naive
  * triple-loop GEMM of the same size measured in the same run.
  *
  *   cc -O2 -D_GNU_SOURCE -Ilibruntime/include -Ilibruntime -Ibackends -I. \
@@ -60,9 +61,15 @@ static double naive_gflops(int64_t m, int64_t n, int64_t k)
 	return 2.0 * (double)(m * n * k) / s / 1e9;
 }
 
+/*
+ * A Conv (c -> m channels on an hw x hw image, a k x k window), or with
+ * matmul set a MatMul of hw x c activations by constant c x m weights
+ * (prepacked, as in a session): ViT's linear layers, hw = 197 tokens.
+ */
 struct layer {
 	const char *name;
 	int64_t c, m, hw, k, stride, group;
+	bool matmul;
 };
 
 static double cpu_now(void)
@@ -84,26 +91,38 @@ static double conv_gflops(const struct layer *l, uint32_t threads, bool low)
 	struct ert_graph *g = ert_graph_create();
 	int64_t group = l->group ? l->group : 1;
 	int64_t xd[4] = { 1, l->c, l->hw, l->hw }, wd[4] = { l->m, l->c / group, l->k, l->k };
+	int rank = 4;
+
+	if (l->matmul) {
+		rank = 2;
+		xd[0] = l->hw;
+		xd[1] = l->c;
+		wd[0] = l->c;
+		wd[1] = l->m;
+	}
 	int32_t in[2], out;
 	int64_t pad = l->k / 2, pads[4] = { pad, pad, pad, pad };
 	int64_t st[2] = { l->stride, l->stride };
 
-	in[0] = ert_graph_add_tensor(g, "x", ERT_DTYPE_FLOAT32, 4, xd);
-	in[1] = ert_graph_add_tensor(g, "w", ERT_DTYPE_FLOAT32, 4, wd);
+	in[0] = ert_graph_add_tensor(g, "x", ERT_DTYPE_FLOAT32, rank, xd);
+	in[1] = ert_graph_add_tensor(g, "w", ERT_DTYPE_FLOAT32, rank, wd);
 	out = ert_graph_add_tensor(g, "y", ERT_DTYPE_FLOAT32, -1, NULL);
-	int32_t ni = ert_graph_add_node(g, ERT_OP_Conv, "c", 2, in, 1, &out);
+	int32_t ni = ert_graph_add_node(g, l->matmul ? ERT_OP_MatMul : ERT_OP_Conv, "c", 2, in, 1,
+					&out);
 	struct ert_node *node = &g->nodes[ni];
 
-	ert_node_set_attr_ints(g, node, "pads", pads, 4);
-	ert_node_set_attr_ints(g, node, "strides", st, 2);
-	ert_node_set_attr_int(g, node, "group", group);
+	if (!l->matmul) {
+		ert_node_set_attr_ints(g, node, "pads", pads, 4);
+		ert_node_set_attr_ints(g, node, "strides", st, 2);
+		ert_node_set_attr_int(g, node, "group", group);
+	}
 
-	struct ert_value xv = { .dtype = ERT_DTYPE_FLOAT32, .rank = 4 };
-	struct ert_value wv = { .dtype = ERT_DTYPE_FLOAT32, .rank = 4 };
+	struct ert_value xv = { .dtype = ERT_DTYPE_FLOAT32, .rank = rank };
+	struct ert_value wv = { .dtype = ERT_DTYPE_FLOAT32, .rank = rank };
 	struct ert_value yv;
 
-	memcpy(xv.dims, xd, sizeof(xd));
-	memcpy(wv.dims, wd, sizeof(wd));
+	memcpy(xv.dims, xd, sizeof(xd[0]) * (size_t)rank);
+	memcpy(wv.dims, wd, sizeof(wd[0]) * (size_t)rank);
 	ert_value_finish(&xv);
 	ert_value_finish(&wv);
 	xv.data = calloc(1, xv.nbytes);
@@ -121,7 +140,7 @@ static double conv_gflops(const struct layer *l, uint32_t threads, bool low)
 		fprintf(stderr, "%s: %s\n", l->name, err.msg);
 		exit(1);
 	}
-	const struct ert_cpu_op *k = ert_cpu_op_find(ERT_OP_Conv);
+	const struct ert_cpu_op *k = ert_cpu_op_find(l->matmul ? ERT_OP_MatMul : ERT_OP_Conv);
 	struct ert_value *xin[2] = { &xv, &wv }, *yout[1] = { &yv };
 	bool cst[2] = { false, true };
 	struct ert_exec x = { .graph = g, .node = node, .in = xin, .out = yout, .n_in = 2,
@@ -161,7 +180,9 @@ static double conv_gflops(const struct layer *l, uint32_t threads, bool low)
 	}
 	if (k->release)
 		k->release(&x);
-	double flops = 2.0 * (double)(l->m * yv.dims[2] * yv.dims[3] * (l->c / group) * l->k * l->k);
+	double flops = l->matmul ? 2.0 * (double)(l->hw * l->c * l->m)
+		       : 2.0 * (double)(l->m * yv.dims[2] * yv.dims[3] * (l->c / group) * l->k *
+					l->k);
 
 	last_cpu_gflops = flops / best_cpu / 1e9;
 	ert_threadpool_destroy(cpu.pool);
@@ -205,41 +226,46 @@ int main(int argc, char **argv)
 {
 	static const struct layer layers[] = {
 		/* every ResNet-50 convolution shape (torchvision v1.5: stride on the 3x3) */
-		{ "1x1 64->64 56x56", 64, 64, 56, 1, 1, 1 },
-		{ "1x1 64->256 56x56", 64, 256, 56, 1, 1, 1 },
-		{ "1x1 256->64 56x56", 256, 64, 56, 1, 1, 1 },
-		{ "1x1 256->128 56x56", 256, 128, 56, 1, 1, 1 },
-		{ "1x1/2 256->512 56x56", 256, 512, 56, 1, 2, 1 },
-		{ "1x1 128->512 28x28", 128, 512, 28, 1, 1, 1 },
-		{ "1x1 512->128 28x28", 512, 128, 28, 1, 1, 1 },
-		{ "1x1 512->256 28x28", 512, 256, 28, 1, 1, 1 },
-		{ "1x1/2 512->1024 28x28", 512, 1024, 28, 1, 2, 1 },
-		{ "1x1 256->1024 14x14", 256, 1024, 14, 1, 1, 1 },
-		{ "1x1 1024->256 14x14", 1024, 256, 14, 1, 1, 1 },
-		{ "1x1 1024->512 14x14", 1024, 512, 14, 1, 1, 1 },
-		{ "1x1/2 1024->2048 14x14", 1024, 2048, 14, 1, 2, 1 },
-		{ "1x1 512->2048 7x7", 512, 2048, 7, 1, 1, 1 },
-		{ "1x1 2048->512 7x7", 2048, 512, 7, 1, 1, 1 },
-		{ "3x3 64->64 56x56", 64, 64, 56, 3, 1, 1 },
-		{ "3x3/2 128->128 56x56", 128, 128, 56, 3, 2, 1 },
-		{ "3x3 128->128 28x28", 128, 128, 28, 3, 1, 1 },
-		{ "3x3/2 256->256 28x28", 256, 256, 28, 3, 2, 1 },
-		{ "3x3 256->256 14x14", 256, 256, 14, 3, 1, 1 },
-		{ "3x3/2 512->512 14x14", 512, 512, 14, 3, 2, 1 },
-		{ "3x3 512->512 7x7", 512, 512, 7, 3, 1, 1 },
-		{ "7x7/2 3->64 224x224", 3, 64, 224, 7, 2, 1 },
+		{ "1x1 64->64 56x56", 64, 64, 56, 1, 1, 1, false },
+		{ "1x1 64->256 56x56", 64, 256, 56, 1, 1, 1, false },
+		{ "1x1 256->64 56x56", 256, 64, 56, 1, 1, 1, false },
+		{ "1x1 256->128 56x56", 256, 128, 56, 1, 1, 1, false },
+		{ "1x1/2 256->512 56x56", 256, 512, 56, 1, 2, 1, false },
+		{ "1x1 128->512 28x28", 128, 512, 28, 1, 1, 1, false },
+		{ "1x1 512->128 28x28", 512, 128, 28, 1, 1, 1, false },
+		{ "1x1 512->256 28x28", 512, 256, 28, 1, 1, 1, false },
+		{ "1x1/2 512->1024 28x28", 512, 1024, 28, 1, 2, 1, false },
+		{ "1x1 256->1024 14x14", 256, 1024, 14, 1, 1, 1, false },
+		{ "1x1 1024->256 14x14", 1024, 256, 14, 1, 1, 1, false },
+		{ "1x1 1024->512 14x14", 1024, 512, 14, 1, 1, 1, false },
+		{ "1x1/2 1024->2048 14x14", 1024, 2048, 14, 1, 2, 1, false },
+		{ "1x1 512->2048 7x7", 512, 2048, 7, 1, 1, 1, false },
+		{ "1x1 2048->512 7x7", 2048, 512, 7, 1, 1, 1, false },
+		{ "3x3 64->64 56x56", 64, 64, 56, 3, 1, 1, false },
+		{ "3x3/2 128->128 56x56", 128, 128, 56, 3, 2, 1, false },
+		{ "3x3 128->128 28x28", 128, 128, 28, 3, 1, 1, false },
+		{ "3x3/2 256->256 28x28", 256, 256, 28, 3, 2, 1, false },
+		{ "3x3 256->256 14x14", 256, 256, 14, 3, 1, 1, false },
+		{ "3x3/2 512->512 14x14", 512, 512, 14, 3, 2, 1, false },
+		{ "3x3 512->512 7x7", 512, 512, 7, 3, 1, 1, false },
+		{ "7x7/2 3->64 224x224", 3, 64, 224, 7, 2, 1, false },
 		/* the ResNet-18 shapes ResNet-50 lacks (3x3 64->64 at 56x56, 128, 256, 512 above) */
-		{ "3x3/2 64->128 56x56", 64, 128, 56, 3, 2, 1 },
-		{ "1x1/2 64->128 56x56", 64, 128, 56, 1, 2, 1 },
-		{ "3x3/2 128->256 28x28", 128, 256, 28, 3, 2, 1 },
-		{ "1x1/2 128->256 28x28", 128, 256, 28, 1, 2, 1 },
-		{ "3x3/2 256->512 14x14", 256, 512, 14, 3, 2, 1 },
-		{ "1x1/2 256->512 14x14", 256, 512, 14, 1, 2, 1 },
+		{ "3x3/2 64->128 56x56", 64, 128, 56, 3, 2, 1, false },
+		{ "1x1/2 64->128 56x56", 64, 128, 56, 1, 2, 1, false },
+		{ "3x3/2 128->256 28x28", 128, 256, 28, 3, 2, 1, false },
+		{ "1x1/2 128->256 28x28", 128, 256, 28, 1, 2, 1, false },
+		{ "3x3/2 256->512 14x14", 256, 512, 14, 3, 2, 1, false },
+		{ "1x1/2 256->512 14x14", 256, 512, 14, 1, 2, 1, false },
 		/* MobileNet-v2 shapes: stem, small pointwise, depthwise */
-		{ "3x3/2 3->32 224x224", 3, 32, 224, 3, 2, 1 },
-		{ "1x1 32->16 112x112", 32, 16, 112, 1, 1, 1 },
-		{ "dw3x3 32 112x112", 32, 32, 112, 3, 1, 32 },
-		{ "dw3x3/2 96 112x112", 96, 96, 112, 3, 2, 96 },
+		{ "3x3/2 3->32 224x224", 3, 32, 224, 3, 2, 1, false },
+		{ "1x1 32->16 112x112", 32, 16, 112, 1, 1, 1, false },
+		{ "dw3x3 32 112x112", 32, 32, 112, 3, 1, 32, false },
+		{ "dw3x3/2 96 112x112", 96, 96, 112, 3, 2, 96, false },
+		/* vit_s16's linear layers: 197 tokens, weights prepacked (name "vit") */
+		{ "vit fc1 197x384x1536", 384, 1536, 197, 1, 1, 1, true },
+		{ "vit fc2 197x1536x384", 1536, 384, 197, 1, 1, 1, true },
+		{ "vit qkv 197x384x1152", 384, 1152, 197, 1, 1, 1, true },
+		{ "vit proj 197x384x384", 384, 384, 197, 1, 1, 1, true },
 	};
 	uint32_t threads = argc > 1 ? (uint32_t)atoi(argv[1]) : 2;
 	const char *only = argc > 2 ? argv[2] : NULL;
