@@ -232,16 +232,22 @@ struct qconv {
 	uint8_t xflip, xpad;      /* x's flip to unsigned; its zero point's byte (padding) */
 	int32_t bz;               /* x's zero point in packed units */
 	const int32_t *cadd, *naz, *mult, *shift; /* conv_tables() */
+	const double *f;
 };
 
 /*
  * Per output channel, in front of the lanes: bias + K az' bz' (the row's
- * constant but for -bz' rowsum), -az', and the fixed rule's multiplier and
- * shift as ert_requant_fixed() clamps them.
+ * constant but for -bz' rowsum), -az', the fixed rule's multiplier and
+ * shift as ert_requant_fixed() clamps them, and the float rule's factor.
  */
+static size_t conv_table_i32(int64_t m)
+{
+	return rup64((size_t)(m > 0 ? m : 1) * sizeof(int32_t));
+}
+
 static size_t conv_tables(int64_t m)
 {
-	return 4 * rup64((size_t)(m > 0 ? m : 1) * sizeof(int32_t));
+	return 4 * conv_table_i32(m) + rup64((size_t)(m > 0 ? m : 1) * sizeof(double));
 }
 
 /* Dense and grouped convolutions; depthwise ones (under 4 rows a group): qlinalg-dw.c. */
@@ -428,10 +434,9 @@ static void im2col_tile(uint8_t *dst, const uint8_t *xg, const struct iconv_job 
 struct conv_rows {
 	const struct qconv *c;
 	int64_t n, gi, p0, m0, nc;
-	const int32_t *rsum;      /* per row of the tile */
 	const int32_t *cs;        /* per column of the tile, or NULL */
-	/* the output stage of a block's rows, their row terms set per block */
-	struct ert_qgemm_epi e[ERT_QGEMM_MR_MAX];
+	struct ert_qgemm_epi e;   /* the output stage, but for the row terms */
+	int32_t c0[C_ROWS];       /* per row: bias + K az' bz' - bz' rowsum */
 };
 
 static void conv_finish(void *ctx, int64_t i0, int64_t rows, const int32_t *raw, int64_t j0,
@@ -441,36 +446,29 @@ static void conv_finish(void *ctx, int64_t i0, int64_t rows, const int32_t *raw,
 	const struct qconv *c = r->c;
 	const struct iconv_job *j = c->j;
 	const int64_t m0 = r->gi * j->m_g + r->m0 + i0;
+	/* v = raw + (bias + K az' bz' - bz' rowsum) - az' colsum */
+	const struct ert_qgemm_rows rt = { .c0 = r->c0 + i0, .c1 = c->naz + m0,
+					   .mult1 = c->mult + m0, .shift1 = c->shift + m0,
+					   .f1 = c->f + m0 };
 
-	for (int64_t i = 0; i < rows; i++) {
-		int64_t m = m0 + i;
-		struct ert_qgemm_epi *e = &r->e[i];
-
-		/* v = raw - bz' rowsum - az' colsum + K az' bz' + bias */
-		e->c0 = (uint32_t)c->cadd[m] - (uint32_t)c->bz * (uint32_t)r->rsum[i0 + i];
-		e->c1 = (uint32_t)c->naz[m];
-		e->u = r->cs ? r->cs + j0 : NULL;
-		e->mult1 = c->mult[m];
-		e->shift1 = c->shift[m];
-		e->f1 = j->chans ? j->chans[m].f : 0.0;
-		/*
-		 * The fused residual's row of the tile, which qconv_item() reads
-		 * once every panel is done: a few lines from another plane each,
-		 * which the hardware prefetchers do not see coming; fetched into
-		 * L2 while the other panels are computed.
-		 */
-		if (j->res && j0 == 0) {
-			const char *rp = (const char *)j->r->data + (r->n * j->m + m) * j->out_sp + r->p0;
-
-			for (int64_t o = 0; o < r->nc; o += 64)
-				_mm_prefetch(rp + o, _MM_HINT_T1);
-			_mm_prefetch(rp + r->nc - 1, _MM_HINT_T1);
-		}
-	}
-	c->k->epi_rows(raw, TILE_LD, rows, w, r->e,
+	r->e.u = r->cs ? r->cs + j0 : NULL;
+	c->k->epi_rows(raw, TILE_LD, rows, w, &r->e, &rt,
 		       (uint8_t *)j->y->data +
 			       ((r->n * j->m + m0) * j->out_sp + r->p0 + j0) * (size_t)c->osz,
 		       j->out_sp * c->osz);
+	/*
+	 * The fused residual's rows of the tile, which qconv_item() reads once
+	 * every panel is done: a few lines from another plane each, which the
+	 * hardware prefetchers do not see coming; fetched into L2 while the
+	 * other panels are computed.
+	 */
+	for (int64_t i = 0; j->res && j0 == 0 && i < rows; i++) {
+		const char *rp = (const char *)j->r->data + (r->n * j->m + m0 + i) * j->out_sp + r->p0;
+
+		for (int64_t o = 0; o < r->nc; o += 64)
+			_mm_prefetch(rp + o, _MM_HINT_T1);
+		_mm_prefetch(rp + r->nc - 1, _MM_HINT_T1);
+	}
 }
 
 static void qconv_item(const void *arg, int64_t it, uint32_t *slot)
@@ -520,19 +518,18 @@ static void qconv_item(const void *arg, int64_t it, uint32_t *slot)
 	const int64_t step = c->w_packed ? C_ROWS : c->arows;
 	struct tile t = { .k = k, .K4 = K4, .nc = nc, .b = bp, .a_blk = blk,
 			  .c = (int32_t *)(ws + c->lay.c) };
-	struct conv_rows cr = { .c = c, .n = n, .gi = gi, .p0 = p0, .nc = nc, .cs = cs };
-
-	for (int i = 0; i < k->mr; i++)
-		cr.e[i] = c->base;
+	struct conv_rows cr = { .c = c, .n = n, .gi = gi, .p0 = p0, .nc = nc, .cs = cs,
+				.e = c->base };
 
 	for (int64_t i0 = m_lo; i0 < m_hi; i0 += step) {
 		int64_t rows = min64(step, m_hi - i0);
+		const int32_t *rsum;
 
 		if (c->w_packed) {
 			const uint8_t *base = c->w_packed + (size_t)gi * c->w_per;
 
 			t.a = base + (size_t)(i0 / k->mr) * blk;
-			cr.rsum = (const int32_t *)(base + (size_t)nblk * blk) + i0;
+			rsum = (const int32_t *)(base + (size_t)nblk * blk) + i0;
 		} else {
 			int32_t *rs = (int32_t *)(ws + c->lay.rs);
 			const uint8_t *w = (const uint8_t *)j->w->data + (gi * j->m_g + i0) * K;
@@ -542,9 +539,12 @@ static void qconv_item(const void *arg, int64_t it, uint32_t *slot)
 						       min64(k->mr, rows - b), K,
 						       ws + c->lay.a + (size_t)(b / k->mr) * blk, rs + b);
 			t.a = ws + c->lay.a;
-			cr.rsum = rs;
+			rsum = rs;
 		}
 		cr.m0 = i0;
+		for (int64_t i = 0; i < rows; i++)
+			cr.c0[i] = (int32_t)((uint32_t)c->cadd[gi * j->m_g + i0 + i] -
+					     (uint32_t)c->bz * (uint32_t)rsum[i]);
 		run_tile(&t, rows, conv_finish, &cr);
 		/* the fused QLinearAdd over the tile's rows while they are in cache */
 		for (int64_t i = 0; j->res && i < rows; i++)
@@ -558,8 +558,9 @@ bool ert_qconv_gemm_run(struct ert_cpu *cpu, struct ert_exec *x, const struct ic
 	const struct ert_qgemm_kernel *k = ert_qgemm_kernel_for(cpu->isa);
 	const struct ert_cpu_packed *pk = x->state;
 	uint8_t *tables = x->workspace ? (uint8_t *)x->workspace + skip : NULL;
-	size_t tsz = conv_tables(j->m), ts = tsz / 4;
+	size_t tsz = conv_tables(j->m), ts = conv_table_i32(j->m);
 	int32_t *cadd, *naz, *mult, *shift;
+	double *f;
 	struct qconv c;
 	int64_t items;
 
@@ -585,6 +586,7 @@ bool ert_qconv_gemm_run(struct ert_cpu *cpu, struct ert_exec *x, const struct ic
 	naz = (int32_t *)(tables + ts);
 	mult = (int32_t *)(tables + 2 * ts);
 	shift = (int32_t *)(tables + 3 * ts);
+	f = (double *)(tables + 4 * ts);
 	for (int64_t m = 0; m < j->m; m++) {
 		int32_t az = ert_qlinalg_zp(j->wzp, m) - (c.w_u8 ? 128 : 0);
 		uint32_t bias = j->bias ? (uint32_t)((const int32_t *)j->bias->data)[m] : 0;
@@ -593,7 +595,9 @@ bool ert_qconv_gemm_run(struct ert_cpu *cpu, struct ert_exec *x, const struct ic
 		naz[m] = (int32_t)-(uint32_t)az;
 		mult[m] = j->chans ? clamp_mult(j->chans[m].m) : 0;
 		shift[m] = j->chans ? clamp_shift(j->chans[m].s) : 0;
+		f[m] = j->chans ? j->chans[m].f : 0.0;
 	}
+	c.f = f;
 	c.cadd = cadd;
 	c.naz = naz;
 	c.mult = mult;
@@ -726,13 +730,12 @@ struct mm_rows {
 	int64_t bt, n0, i0;
 	const int32_t *rsum;      /* per row of the tile */
 	const int32_t *t;         /* per column of the tile: colsum - K bz' */
-	struct ert_qgemm_epi e[ERT_QGEMM_MR_MAX]; /* a block's rows' output stages */
 };
 
 static void mm_finish(void *ctx, int64_t i0, int64_t rows, const int32_t *raw, int64_t j0,
 		      int64_t w)
 {
-	struct mm_rows *r = ctx;
+	const struct mm_rows *r = ctx;
 	const struct qmm *c = r->c;
 	const struct imm_job *j = c->j;
 	const int64_t col = r->n0 + j0, row0 = r->bt * j->m + r->i0 + i0;
@@ -740,9 +743,8 @@ static void mm_finish(void *ctx, int64_t i0, int64_t rows, const int32_t *raw, i
 	for (int64_t ii = i0; ii < i0 + rows; ii++) {
 		int64_t i = r->i0 + ii;
 		int32_t az = ert_qlinalg_zp(j->azp, i) - (c->a_u8 ? 128 : 0);
-		struct ert_qgemm_epi *e = &r->e[ii - i0];
+		struct ert_qgemm_epi ee = c->base, *e = &ee;
 
-		*e = c->base;
 		/* v = raw - bz'_j rowsum_i - az'_i (colsum_j - K bz'_j) + C(i, j) */
 		if (c->negbz) {
 			e->c1 = (uint32_t)r->rsum[ii];
@@ -771,10 +773,9 @@ static void mm_finish(void *ctx, int64_t i0, int64_t rows, const int32_t *raw, i
 		}
 		if (c->f)
 			e->f = c->f + col;
+		c->k->epi(raw + (ii - i0) * TILE_LD, w, e,
+			  (uint8_t *)j->y->data + ((row0 + ii - i0) * j->n + col) * (size_t)c->osz);
 	}
-	c->k->epi_rows(raw, TILE_LD, rows, w, r->e,
-		       (uint8_t *)j->y->data + (row0 * j->n + col) * (size_t)c->osz,
-		       j->n * c->osz);
 }
 
 static void qmm_item(const void *arg, int64_t it, uint32_t *slot)

@@ -78,9 +78,9 @@ const struct ert_qgemm_kernel ert_qgemm_kernel_avx2 = {
 
 /* ---- epilogue ---- */
 
-static inline __m256d load_f(const struct ert_qgemm_epi *e, int64_t j)
+static inline __m256d load_f(const struct ert_qgemm_epi *e, double f1, int64_t j)
 {
-	return e->f ? _mm256_loadu_pd(e->f + j) : _mm256_set1_pd(e->f1);
+	return e->f ? _mm256_loadu_pd(e->f + j) : _mm256_set1_pd(f1);
 }
 
 /* One element, as the scalar kernels compute it. */
@@ -121,9 +121,10 @@ static void epi_one(const int32_t *raw, int64_t j, const struct ert_qgemm_epi *e
 }
 
 static inline __attribute__((always_inline)) void
-epi_row(const int32_t *raw, int64_t n, const struct ert_qgemm_epi *e, void *dst)
+epi_row(const int32_t *raw, int64_t n, const struct ert_qgemm_epi *e, struct ert_qgemm_rowv rv,
+	void *dst)
 {
-	const __m256i c0 = _mm256_set1_epi32((int32_t)e->c0), c1 = _mm256_set1_epi32((int32_t)e->c1);
+	const __m256i c0 = _mm256_set1_epi32((int32_t)rv.c0), c1 = _mm256_set1_epi32((int32_t)rv.c1);
 	const __m256i c2 = _mm256_set1_epi32((int32_t)e->c2);
 	const __m256i lo = _mm256_set1_epi32(e->lo - e->zp), hi = _mm256_set1_epi32(e->hi - e->zp);
 	const __m256i zp = _mm256_set1_epi32(e->zp);
@@ -151,19 +152,19 @@ epi_row(const int32_t *raw, int64_t n, const struct ert_qgemm_epi *e, void *dst)
 			continue;
 		case ERT_QGEMM_OUT_FIXED: {
 			__m256i mu = e->mult ? _mm256_loadu_si256((const __m256i *)(e->mult + j))
-					     : _mm256_set1_epi32(e->mult1);
+					     : _mm256_set1_epi32(rv.mult1);
 			__m256i sh = e->shift ? _mm256_loadu_si256((const __m256i *)(e->shift + j))
-					      : _mm256_set1_epi32(e->shift1);
+					      : _mm256_set1_epi32(rv.shift1);
 
 			v = ert_q8_requant_fixed_avx2(v, mu, sh);
 			v = _mm256_add_epi32(_mm256_min_epi32(_mm256_max_epi32(v, lo), hi), zp);
 			break;
 		}
 		case ERT_QGEMM_OUT_FLOAT: {
-			__m128i r0 = ert_q8_requant_float4_avx2(_mm256_castsi256_si128(v), load_f(e, j),
+			__m128i r0 = ert_q8_requant_float4_avx2(_mm256_castsi256_si128(v), load_f(e, rv.f1, j),
 								e->zp, e->lo, e->hi);
 			__m128i r1 = ert_q8_requant_float4_avx2(_mm256_extracti128_si256(v, 1),
-								load_f(e, j + 4), e->zp, e->lo, e->hi);
+								load_f(e, rv.f1, j + 4), e->zp, e->lo, e->hi);
 
 			v = _mm256_set_m128i(r1, r0);
 			break;
@@ -171,9 +172,9 @@ epi_row(const int32_t *raw, int64_t n, const struct ert_qgemm_epi *e, void *dst)
 		case ERT_QGEMM_OUT_F32: {
 			float *o = (float *)dst + j;
 			__m256d d0 = _mm256_mul_pd(_mm256_cvtepi32_pd(_mm256_castsi256_si128(v)),
-						   load_f(e, j));
+						   load_f(e, rv.f1, j));
 			__m256d d1 = _mm256_mul_pd(_mm256_cvtepi32_pd(_mm256_extracti128_si256(v, 1)),
-						   load_f(e, j + 4));
+						   load_f(e, rv.f1, j + 4));
 
 			_mm_storeu_ps(o, _mm256_cvtpd_ps(d0));
 			_mm_storeu_ps(o + 4, _mm256_cvtpd_ps(d1));
@@ -183,18 +184,28 @@ epi_row(const int32_t *raw, int64_t n, const struct ert_qgemm_epi *e, void *dst)
 		v = _mm256_permutevar8x32_epi32(_mm256_shuffle_epi8(v, pick), join);
 		_mm_storel_epi64((__m128i *)((uint8_t *)dst + j), _mm256_castsi256_si128(v));
 	}
-	for (; j < n; j++)
-		epi_one(raw, j, e, dst);
+	if (j < n) {
+		struct ert_qgemm_epi t = *e;
+
+		t.c0 = rv.c0;
+		t.c1 = rv.c1;
+		t.mult1 = rv.mult1;
+		t.shift1 = rv.shift1;
+		t.f1 = rv.f1;
+		for (; j < n; j++)
+			epi_one(raw, j, &t, dst);
+	}
 }
 
 void ert_qgemm_epi_avx2(const int32_t *raw, int64_t n, const struct ert_qgemm_epi *e, void *dst)
 {
-	epi_row(raw, n, e, dst);
+	epi_row(raw, n, e, ert_qgemm_rowv_e(e), dst);
 }
 
 void ert_qgemm_epi_rows_avx2(const int32_t *raw, int64_t ldr, int64_t rows, int64_t n,
-			     const struct ert_qgemm_epi *e, void *dst, int64_t ldd)
+			     const struct ert_qgemm_epi *e, const struct ert_qgemm_rows *rt,
+			     void *dst, int64_t ldd)
 {
 	for (int64_t r = 0; r < rows; r++)
-		epi_row(raw + r * ldr, n, e + r, (char *)dst + r * ldd);
+		epi_row(raw + r * ldr, n, e, ert_qgemm_rowv_at(e, rt, r), (char *)dst + r * ldd);
 }

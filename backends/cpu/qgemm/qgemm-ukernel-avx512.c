@@ -80,15 +80,16 @@ const struct ert_qgemm_kernel ert_qgemm_kernel_avx512 = {
 
 /* ---- epilogue ---- */
 
-static inline __m512d load_f(const struct ert_qgemm_epi *e, int64_t j, __mmask8 m)
+static inline __m512d load_f(const struct ert_qgemm_epi *e, double f1, int64_t j, __mmask8 m)
 {
-	return e->f ? _mm512_maskz_loadu_pd(m, e->f + j) : _mm512_set1_pd(e->f1);
+	return e->f ? _mm512_maskz_loadu_pd(m, e->f + j) : _mm512_set1_pd(f1);
 }
 
 static inline __attribute__((always_inline)) void
-epi_row(const int32_t *raw, int64_t n, const struct ert_qgemm_epi *e, void *dst)
+epi_row(const int32_t *raw, int64_t n, const struct ert_qgemm_epi *e, struct ert_qgemm_rowv rv,
+	void *dst)
 {
-	const __m512i c0 = _mm512_set1_epi32((int32_t)e->c0), c1 = _mm512_set1_epi32((int32_t)e->c1);
+	const __m512i c0 = _mm512_set1_epi32((int32_t)rv.c0), c1 = _mm512_set1_epi32((int32_t)rv.c1);
 	const __m512i c2 = _mm512_set1_epi32((int32_t)e->c2);
 	const __m512i lo = _mm512_set1_epi32(e->lo - e->zp), hi = _mm512_set1_epi32(e->hi - e->zp);
 	const __m512i zp = _mm512_set1_epi32(e->zp);
@@ -109,9 +110,9 @@ epi_row(const int32_t *raw, int64_t n, const struct ert_qgemm_epi *e, void *dst)
 			continue;
 		case ERT_QGEMM_OUT_FIXED: {
 			__m512i mu = e->mult ? _mm512_maskz_loadu_epi32(m, e->mult + j)
-					     : _mm512_set1_epi32(e->mult1);
+					     : _mm512_set1_epi32(rv.mult1);
 			__m512i sh = e->shift ? _mm512_maskz_loadu_epi32(m, e->shift + j)
-					      : _mm512_set1_epi32(e->shift1);
+					      : _mm512_set1_epi32(rv.shift1);
 
 			v = ert_q8_requant_fixed_avx512(v, mu, sh);
 			v = _mm512_add_epi32(_mm512_min_epi32(_mm512_max_epi32(v, lo), hi), zp);
@@ -119,9 +120,9 @@ epi_row(const int32_t *raw, int64_t n, const struct ert_qgemm_epi *e, void *dst)
 		}
 		case ERT_QGEMM_OUT_FLOAT: {
 			__m256i r0 = ert_q8_requant_float8_avx512(
-				_mm512_castsi512_si256(v), load_f(e, j, (__mmask8)m), e->zp, e->lo, e->hi);
+				_mm512_castsi512_si256(v), load_f(e, rv.f1, j, (__mmask8)m), e->zp, e->lo, e->hi);
 			__m256i r1 = ert_q8_requant_float8_avx512(_mm512_extracti64x4_epi64(v, 1),
-								  load_f(e, j + 8, (__mmask8)(m >> 8)),
+								  load_f(e, rv.f1, j + 8, (__mmask8)(m >> 8)),
 								  e->zp, e->lo, e->hi);
 
 			v = _mm512_inserti64x4(_mm512_castsi256_si512(r0), r1, 1);
@@ -130,9 +131,9 @@ epi_row(const int32_t *raw, int64_t n, const struct ert_qgemm_epi *e, void *dst)
 		case ERT_QGEMM_OUT_F32: {
 			float *o = (float *)dst + j;
 			__m512d d0 = _mm512_mul_pd(_mm512_cvtepi32_pd(_mm512_castsi512_si256(v)),
-						   load_f(e, j, (__mmask8)m));
+						   load_f(e, rv.f1, j, (__mmask8)m));
 			__m512d d1 = _mm512_mul_pd(_mm512_cvtepi32_pd(_mm512_extracti64x4_epi64(v, 1)),
-						   load_f(e, j + 8, (__mmask8)(m >> 8)));
+						   load_f(e, rv.f1, j + 8, (__mmask8)(m >> 8)));
 
 			_mm256_mask_storeu_ps(o, (__mmask8)m, _mm512_cvtpd_ps(d0));
 			_mm256_mask_storeu_ps(o + 8, (__mmask8)(m >> 8), _mm512_cvtpd_ps(d1));
@@ -146,12 +147,13 @@ epi_row(const int32_t *raw, int64_t n, const struct ert_qgemm_epi *e, void *dst)
 
 void ert_qgemm_epi_avx512(const int32_t *raw, int64_t n, const struct ert_qgemm_epi *e, void *dst)
 {
-	epi_row(raw, n, e, dst);
+	epi_row(raw, n, e, ert_qgemm_rowv_e(e), dst);
 }
 
 void ert_qgemm_epi_rows_avx512(const int32_t *raw, int64_t ldr, int64_t rows, int64_t n,
-			       const struct ert_qgemm_epi *e, void *dst, int64_t ldd)
+			       const struct ert_qgemm_epi *e, const struct ert_qgemm_rows *rt,
+			       void *dst, int64_t ldd)
 {
 	for (int64_t r = 0; r < rows; r++)
-		epi_row(raw + r * ldr, n, e + r, (char *)dst + r * ldd);
+		epi_row(raw + r * ldr, n, e, ert_qgemm_rowv_at(e, rt, r), (char *)dst + r * ldd);
 }

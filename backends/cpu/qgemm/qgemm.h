@@ -88,13 +88,24 @@ typedef void (*ert_qgemm_epi_fn)(const int32_t *raw, int64_t n, const struct ert
 				 void *dst);
 
 /*
- * The same for a block of @rows rows (at most ERT_QGEMM_MR_MAX) just out of
- * the micro-kernel, while its raw sums are in L1: row r from raw + r * ldr
- * with output stage e[r] to (char *)dst + r * ldd bytes. One call per
- * micro-tile instead of one per row; each row's outputs are those of epi.
+ * The terms of a block's rows that differ from row to row (a convolution's
+ * output channels): row r adds c0[r] to e->c0 and takes c1[r], mult1[r],
+ * shift1[r] and f1[r] for e's; a NULL array leaves e's value.
+ */
+struct ert_qgemm_rows {
+	const int32_t *c0, *c1, *mult1, *shift1;
+	const double *f1;
+};
+
+/*
+ * The same for a block of @rows rows just out of the micro-kernel, while its
+ * raw sums are in L1: row r from raw + r * ldr, with e and row r of @rt, to
+ * (char *)dst + r * ldd bytes. One call per micro-tile instead of one per
+ * row; each row's outputs are those of epi with that row's terms.
  */
 typedef void (*ert_qgemm_epi_rows_fn)(const int32_t *raw, int64_t ldr, int64_t rows, int64_t n,
-				      const struct ert_qgemm_epi *e, void *dst, int64_t ldd);
+				      const struct ert_qgemm_epi *e,
+				      const struct ert_qgemm_rows *rt, void *dst, int64_t ldd);
 
 struct ert_qgemm_kernel {
 	const char *name;        /* "q8-gemm-8x48-avx512vnni" */
@@ -199,8 +210,38 @@ void ert_qgemm_epi_avx2(const int32_t *raw, int64_t n, const struct ert_qgemm_ep
 void ert_qgemm_epi_avx512(const int32_t *raw, int64_t n, const struct ert_qgemm_epi *e,
 			  void *dst);
 void ert_qgemm_epi_rows_avx2(const int32_t *raw, int64_t ldr, int64_t rows, int64_t n,
-			     const struct ert_qgemm_epi *e, void *dst, int64_t ldd);
+			     const struct ert_qgemm_epi *e, const struct ert_qgemm_rows *rt,
+			     void *dst, int64_t ldd);
 void ert_qgemm_epi_rows_avx512(const int32_t *raw, int64_t ldr, int64_t rows, int64_t n,
-			       const struct ert_qgemm_epi *e, void *dst, int64_t ldd);
+			       const struct ert_qgemm_epi *e, const struct ert_qgemm_rows *rt,
+			       void *dst, int64_t ldd);
+
+/*
+ * A row's own terms, by value: e's, or row r's of @rt over e's. The levels'
+ * row epilogue takes them apart from the shared ert_qgemm_epi, so that they
+ * stay in registers (the output bytes it stores may alias any struct).
+ */
+struct ert_qgemm_rowv {
+	uint32_t c0, c1;
+	int32_t mult1, shift1;
+	double f1;
+};
+
+static inline struct ert_qgemm_rowv ert_qgemm_rowv_e(const struct ert_qgemm_epi *e)
+{
+	return (struct ert_qgemm_rowv){ e->c0, e->c1, e->mult1, e->shift1, e->f1 };
+}
+
+static inline struct ert_qgemm_rowv ert_qgemm_rowv_at(const struct ert_qgemm_epi *e,
+						      const struct ert_qgemm_rows *rt, int64_t r)
+{
+	return (struct ert_qgemm_rowv){
+		e->c0 + (rt->c0 ? (uint32_t)rt->c0[r] : 0u),
+		rt->c1 ? (uint32_t)rt->c1[r] : e->c1,
+		rt->mult1 ? rt->mult1[r] : e->mult1,
+		rt->shift1 ? rt->shift1[r] : e->shift1,
+		rt->f1 ? rt->f1[r] : e->f1,
+	};
+}
 
 #endif /* ERT_CPU_QGEMM_H */
