@@ -209,6 +209,10 @@ static const struct conv_case conv_cases[] = {
 	{ "1-D, pads", 1, 2, 6, 10, 1, { 50 }, { 5 }, { 1 }, { 1 }, { 2, 1 }, PER_CH | WZP },
 	{ "3-D", 3, 1, 4, 8, 1, { 5, 6, 7 }, { 3, 3, 3 }, { 1, 2, 1 }, { 1, 1, 1 },
 	  { 1, 0, 1, 1, 1, 0 }, U8X | FIXED },
+	/* im2col's stride-2 copies of more than 16 bytes, and their last 16 */
+	{ "3x3 stride 2, wide rows", 2, 1, 5, 9, 1, { 7, 83 }, { 3, 3 }, { 2, 2 }, { 1, 1 },
+	  { 1, 1, 1, 1 }, U8X | FIXED },
+	{ "1-D stride 2, long row", 1, 1, 4, 8, 1, { 100 }, { 3 }, { 2 }, { 1 }, { 0, 0 }, PER_CH },
 };
 
 /*

@@ -370,6 +370,18 @@ static void copy_strided(uint8_t *restrict dst, const uint8_t *restrict src, int
 
 			_mm_storeu_si128((__m128i *)(dst + c), _mm_packus_epi16(lo, hi));
 		}
+		/*
+		 * The last 16 (overlapping the ones before): 32 bytes that end at the
+		 * last element src[2n - 2], so the wanted ones are the odd bytes.
+		 */
+		if (c < n && n >= 17) {
+			const uint8_t *s = src + 2 * (n - 16) - 1;
+			__m128i lo = _mm_srli_epi16(_mm_loadu_si128((const __m128i *)s), 8);
+			__m128i hi = _mm_srli_epi16(_mm_loadu_si128((const __m128i *)(s + 16)), 8);
+
+			_mm_storeu_si128((__m128i *)(dst + n - 16), _mm_packus_epi16(lo, hi));
+			c = n;
+		}
 	}
 	for (; c < n; c++)
 		dst[c] = src[c * sw];
