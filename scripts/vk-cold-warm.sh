@@ -1,8 +1,9 @@
 #!/bin/sh
-# vk-cold-warm.sh [BUILD_DIR] [MODELS]: cold vs warm session creation on the
-# Vulkan backend with the cache file (docs/vulkan.md, "Cold and warm
+# vk-cold-warm.sh [BUILD_DIR] [MODELS] [TUNES]: cold vs warm session creation
+# on the Vulkan backend with the cache file (docs/vulkan.md, "Cold and warm
 # session creation"), from edgert bench's create_phases. Per model and
-# tuning mode (fast, none), a fresh process without the file (cold: every
+# tuning mode (TUNES, default "fast none"; on a CPU device such as lavapipe
+# fast times nothing and "normal" is the mode that does), a fresh process without the file (cold: every
 # pipeline built, every tunable launch timed), then a fresh process with
 # the file it wrote (warm: the driver's pipeline cache and the tuned
 # choices read back); --sessions 2 on the cold run adds a second session
@@ -16,6 +17,7 @@
 set -u
 b=${1:-build}
 models=${2:-mobilenet_v2}
+tunes=${3:-fast none}
 edgert=$b/edgert
 work=${TMPDIR:-/tmp}/vk-cold-warm.$$
 mkdir -p "$work"
@@ -24,7 +26,7 @@ echo "| model | tune | run | total | device | cache | pipelines | tuning | uploa
 echo "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"
 for m in $models; do
 	"$edgert" zoo "$m" -o "$work/$m.ert" >"$work/zoo.log" 2>&1 || { echo "# $m: edgert zoo failed"; continue; }
-	for tune in fast none; do
+	for tune in $tunes; do
 		rm -f "$work/$m-$tune.cache"
 		for run in cold warm; do
 			set -- --cache "$work/$m-$tune.cache" --tune "$tune" --loops 1 --warmup 0 --json
