@@ -118,11 +118,18 @@ $(BUILD)/obj/gen/ocl-kernels.o: $(BUILD)/gen/ocl-kernels.c
 VK_SHADERS    := $(sort $(wildcard backends/vulkan/shaders/*.comp))
 # each again with -DERT_F16 (float16 storage, precision LOW) but the conversion, which has both
 VK_SHADERS_F16 := $(filter-out %/convert.comp,$(VK_SHADERS))
+# the elementwise ops again in half arithmetic (LOW where the device has shaderFloat16)
+VK_SHADERS_F16A := $(addprefix backends/vulkan/shaders/,eltwise.comp binary.comp binary_same.comp)
+# the row reductions again with subgroup operations (reduce.glsl), in both storages
+VK_SHADERS_SG := $(addprefix backends/vulkan/shaders/,softmax.comp layernorm.comp plane_reduce.comp)
 VK_SHADER_INC := $(wildcard backends/vulkan/shaders/*.glsl backends/vulkan/shaders/*.h) \
 		 backends/gpu-common/gpu-codes.h
-%/gen/vk-shaders.c: $(VK_SHADERS) $(VK_SHADER_INC) scripts/embed-spv.sh
+# (the Makefile too: it lists the variants)
+%/gen/vk-shaders.c: $(VK_SHADERS) $(VK_SHADER_INC) scripts/embed-spv.sh Makefile
 	@mkdir -p $(dir $@)
-	sh scripts/embed-spv.sh $@ $(VK_SHADERS) --f16 $(VK_SHADERS_F16)
+	sh scripts/embed-spv.sh $@ $(VK_SHADERS) --variant f16 ERT_F16 $(VK_SHADERS_F16) \
+		--variant f16a ERT_F16,ERT_F16_ARITH $(VK_SHADERS_F16A) \
+		--variant sg ERT_SUBGROUP $(VK_SHADERS_SG) --variant f16.sg ERT_F16,ERT_SUBGROUP $(VK_SHADERS_SG)
 
 $(BUILD)/obj/gen/vk-shaders.o: $(BUILD)/gen/vk-shaders.c
 	@mkdir -p $(dir $@)

@@ -34,7 +34,7 @@ for m in mobilenet_v2 resnet18 resnet50 vit_s16; do
 		>"$out/$m-vk.log" 2>&1; then
 		tail -n 3 "$out/$m-vk.log"; fail "$m: run on Vulkan"; continue
 	fi
-	grep -E '^vulkan device|^[0-9]+ ops in' "$out/$m-vk.log"
+	grep -E '^vulkan (device|paths)|^[0-9]+ ops in' "$out/$m-vk.log"
 	if [ "$(grep -c '^split ' "$out/$m-vk.log")" -eq 1 ] && grep -q '^split 1: vulkan' "$out/$m-vk.log" &&
 	   npy_cmp abs "$out/$m-cpu" "$out/$m-vk"; then
 		pass "$m: one Vulkan split, within 1e-3 x max |ref| of the CPU, no inf/NaN"

@@ -448,3 +448,8 @@ const char *ert_vulkan_backend_device(const struct ert_backend *be)
 {
 	return be && be->ops == &vk_ops ? ((const struct ert_vk *)be->ctx)->props.deviceName : NULL;
 }
+
+const char *ert_vulkan_backend_paths(const struct ert_backend *be)
+{
+	return be && be->ops == &vk_ops ? ((const struct ert_vk *)be->ctx)->paths : NULL;
+}

@@ -50,6 +50,8 @@ struct ert_vk_dev {
 	VkPhysicalDeviceProperties props;
 	VkPhysicalDeviceMemoryProperties mem_props;
 	bool f16_storage;            /* storageBuffer16BitAccess enabled (the device has it) */
+	/* what it has of the speed paths' features; shaderFloat16 enabled where it has it */
+	struct ert_vk_caps caps;
 	VkDescriptorSetLayout set_layout;
 	VkPipelineLayout pipe_layout;
 };
@@ -358,34 +360,139 @@ static ert_status layout_create(struct ert_vk_dev *d, struct ert_err *err)
 	return ERT_OK;
 }
 
-/*
- * Precision LOW: float16 storage where the device has storageBuffer16BitAccess
- * (VK_KHR_16bit_storage, core in Vulkan 1.1; lavapipe has it), enabled when
- * the device is created whatever the session's precision (the device is
- * shared: dev_new). Arithmetic stays float32 (the shaders widen on load and
- * round on store), so shaderFloat16 is not needed. $ERT_VULKAN_F16=off keeps
- * LOW in float32; =storage insists (UNSUPPORTED on a device without the
- * feature, rather than LOW in float32).
- */
-static ert_status setup_f16(struct ert_vk *vk, const struct ert_vk_dev *d, struct ert_err *err)
+bool ert_vk_device_has_ext(VkPhysicalDevice phys, const char *name)
 {
-	const char *env = getenv("ERT_VULKAN_F16");
-	bool forced = env && !strcmp(env, "storage");
+	VkExtensionProperties *ext;
+	uint32_t n = 0;
+	bool found = false;
 
-	if (env && *env && !forced && strcmp(env, "off")) {
-		ert_err_set(err, "vulkan: ERT_VULKAN_F16='%s': expected 'storage' or 'off'", env);
+	if (vkEnumerateDeviceExtensionProperties(phys, NULL, &n, NULL) != VK_SUCCESS || !n)
+		return false;
+	ext = calloc(n, sizeof(*ext));
+	/* VK_INCOMPLETE (the list grew) still fills the first n */
+	if (ext && vkEnumerateDeviceExtensionProperties(phys, NULL, &n, ext) >= 0)
+		for (uint32_t i = 0; i < n && !found; i++)
+			found = !strcmp(ext[i].extensionName, name);
+	free(ext);
+	return found;
+}
+
+/*
+ * Which of the speed paths' features @phys has. shaderFloat16 is asked only
+ * where the device lists VK_KHR_shader_float16_int8 (the instance is Vulkan
+ * 1.1, where its structure is the extension's); subgroup properties are
+ * core 1.1.
+ */
+static void caps_query(VkPhysicalDevice phys, struct ert_vk_caps *c)
+{
+	bool ext16 = ert_vk_device_has_ext(phys, VK_KHR_SHADER_FLOAT16_INT8_EXTENSION_NAME);
+	VkPhysicalDeviceShaderFloat16Int8FeaturesKHR f16 = {
+		.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_FLOAT16_INT8_FEATURES_KHR,
+	};
+	VkPhysicalDevice16BitStorageFeatures s16 = {
+		.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_16BIT_STORAGE_FEATURES,
+		.pNext = ext16 ? &f16 : NULL,
+	};
+	VkPhysicalDeviceFeatures2 f2 = {
+		.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2,
+		.pNext = &s16,
+	};
+	VkPhysicalDeviceSubgroupProperties sg = {
+		.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_PROPERTIES,
+	};
+	VkPhysicalDeviceProperties2 p2 = {
+		.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2,
+		.pNext = &sg,
+	};
+	const VkSubgroupFeatureFlags need = VK_SUBGROUP_FEATURE_BASIC_BIT |
+					    VK_SUBGROUP_FEATURE_ARITHMETIC_BIT;
+
+	vkGetPhysicalDeviceFeatures2(phys, &f2);
+	vkGetPhysicalDeviceProperties2(phys, &p2);
+	c->storage16 = s16.storageBuffer16BitAccess;
+	c->float16 = ext16 && f16.shaderFloat16;
+	c->subgroup_arith = (sg.supportedStages & VK_SHADER_STAGE_COMPUTE_BIT) &&
+			    (sg.supportedOperations & need) == need && sg.subgroupSize > 0;
+	c->subgroup_size = sg.subgroupSize;
+}
+
+ert_status ert_vk_paths_choose(const struct ert_vk_caps *caps, ert_level precision,
+			       const char *f16, const char *sg, const char *name,
+			       struct ert_vk_paths *out, struct ert_err *err)
+{
+	bool f16_off = f16 && !strcmp(f16, "off"), want_storage = f16 && !strcmp(f16, "storage");
+	bool want_arith = f16 && !strcmp(f16, "arith");
+	bool sg_off = sg && !strcmp(sg, "off"), sg_on = sg && !strcmp(sg, "on");
+	bool low = precision == ERT_LEVEL_LOW;
+	const char *f16_why, *sg_why;
+
+	memset(out, 0, sizeof(*out));
+	if (f16 && *f16 && !f16_off && !want_storage && !want_arith) {
+		ert_err_set(err, "vulkan: ERT_VULKAN_F16='%s': expected 'arith', 'storage' or 'off'", f16);
 		return ERT_STATUS_INVALID_ARGUMENT;
 	}
-	if (vk->precision != ERT_LEVEL_LOW || (env && !strcmp(env, "off")))
-		return ERT_OK;
-	if (!d->f16_storage) {
-		if (!forced)
-			return ERT_OK;
-		ert_err_set(err, "vulkan: ERT_VULKAN_F16=storage but %s has no storageBuffer16BitAccess",
-			    vk->props.deviceName);
+	if (sg && *sg && !sg_off && !sg_on) {
+		ert_err_set(err, "vulkan: ERT_VULKAN_SUBGROUP='%s': expected 'on' or 'off'", sg);
+		return ERT_STATUS_INVALID_ARGUMENT;
+	}
+	if (low && (want_storage || want_arith) && !caps->storage16) {
+		ert_err_set(err, "vulkan: ERT_VULKAN_F16=%s but %s has no storageBuffer16BitAccess",
+			    f16, name);
 		return ERT_STATUS_UNSUPPORTED;
 	}
-	vk->f16_storage = true;
+	if (low && want_arith && !caps->float16) {
+		ert_err_set(err, "vulkan: ERT_VULKAN_F16=arith but %s has no shaderFloat16 (VK_KHR_shader_float16_int8)",
+			    name);
+		return ERT_STATUS_UNSUPPORTED;
+	}
+	if (sg_on && !caps->subgroup_arith) {
+		ert_err_set(err, "vulkan: ERT_VULKAN_SUBGROUP=on but %s has no subgroup arithmetic in compute shaders",
+			    name);
+		return ERT_STATUS_UNSUPPORTED;
+	}
+	out->f16_storage = low && !f16_off && caps->storage16;
+	out->f16_arith = out->f16_storage && !want_storage && caps->float16;
+	out->subgroup = !sg_off && caps->subgroup_arith;
+	if (!low)
+		f16_why = "precision not low";
+	else if (f16_off)
+		f16_why = "fp32 (ERT_VULKAN_F16=off)";
+	else if (!out->f16_storage)
+		f16_why = "fp32 (no storageBuffer16BitAccess)";
+	else if (out->f16_arith)
+		f16_why = "fp16 storage, half arithmetic (shaderFloat16)";
+	else if (want_storage)
+		f16_why = "fp16 storage, float arithmetic (ERT_VULKAN_F16=storage)";
+	else
+		f16_why = "fp16 storage, float arithmetic (no shaderFloat16)";
+	if (out->subgroup)
+		sg_why = "subgroup";
+	else if (sg_off)
+		sg_why = "shared memory (ERT_VULKAN_SUBGROUP=off)";
+	else
+		sg_why = "shared memory (no subgroup arithmetic in compute)";
+	if (out->subgroup)
+		snprintf(out->note, sizeof(out->note), "reductions %s (size %u); %s", sg_why,
+			 caps->subgroup_size, f16_why);
+	else
+		snprintf(out->note, sizeof(out->note), "reductions %s; %s", sg_why, f16_why);
+	return ERT_OK;
+}
+
+/* The session's paths from its device's features (ert_vk_paths_choose). */
+static ert_status setup_paths(struct ert_vk *vk, const struct ert_vk_dev *d, struct ert_err *err)
+{
+	struct ert_vk_paths paths;
+	ert_status st = ert_vk_paths_choose(&d->caps, vk->precision, getenv("ERT_VULKAN_F16"),
+					    getenv("ERT_VULKAN_SUBGROUP"), vk->props.deviceName,
+					    &paths, err);
+
+	if (st != ERT_OK)
+		return st;
+	vk->f16_storage = paths.f16_storage;
+	vk->f16_arith = paths.f16_arith;
+	vk->subgroup = paths.subgroup;
+	snprintf(vk->paths, sizeof(vk->paths), "%s", paths.note);
 	return ERT_OK;
 }
 
@@ -406,13 +513,13 @@ static void dev_free(struct ert_vk_dev *d)
 static ert_status dev_new(struct ert_vk_inst *in, VkPhysicalDevice phys, struct ert_vk_dev **out,
 			  struct ert_err *err)
 {
+	VkPhysicalDeviceShaderFloat16Int8FeaturesKHR half = {
+		.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_FLOAT16_INT8_FEATURES_KHR,
+	};
 	VkPhysicalDevice16BitStorageFeatures f16 = {
 		.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_16BIT_STORAGE_FEATURES,
 	};
-	VkPhysicalDeviceFeatures2 f2 = {
-		.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2,
-		.pNext = &f16,
-	};
+	const char *half_ext[] = { VK_KHR_SHADER_FLOAT16_INT8_EXTENSION_NAME };
 	VkQueueFamilyProperties fam[16];
 	uint32_t nfam = 16;
 	float prio = 1.0f;
@@ -465,13 +572,19 @@ static ert_status dev_new(struct ert_vk_inst *in, VkPhysicalDevice phys, struct 
 		ert_err_set(err, "vulkan: %s has no compute queue", d->props.deviceName);
 		goto error;
 	}
-	/* what the device has of it is enabled: the sessions it serves choose (setup_f16) */
-	vkGetPhysicalDeviceFeatures2(phys, &f2);
-	d->f16_storage = f16.storageBuffer16BitAccess;
-	f16 = (VkPhysicalDevice16BitStorageFeatures){
-		.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_16BIT_STORAGE_FEATURES,
-		.storageBuffer16BitAccess = d->f16_storage,
-	};
+	/*
+	 * what the device has of them is enabled (shaderFloat16 with its
+	 * extension): the sessions it serves choose (setup_paths)
+	 */
+	caps_query(phys, &d->caps);
+	d->f16_storage = d->caps.storage16;
+	f16.storageBuffer16BitAccess = d->f16_storage;
+	if (d->caps.float16) {
+		half.shaderFloat16 = VK_TRUE;
+		f16.pNext = &half;
+		di.enabledExtensionCount = 1;
+		di.ppEnabledExtensionNames = half_ext;
+	}
 	qi.queueFamilyIndex = d->queue_family;
 	rc = vkCreateDevice(phys, &di, NULL, &d->dev);
 	if (rc != VK_SUCCESS) {
@@ -614,7 +727,7 @@ ert_status ert_vk_device_open(struct ert_vk *vk, bool gpu_only, struct ert_err *
 		vk->gemm_direct = !strcmp(gemm, "direct");
 		vk->gemm_forced = true;
 	}
-	st = setup_f16(vk, d, err);
+	st = setup_paths(vk, d, err);
 	if (st != ERT_OK)
 		return st;
 	cp.queueFamilyIndex = vk->queue_family;

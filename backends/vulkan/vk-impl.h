@@ -33,14 +33,22 @@ ert_status ert_vulkan_backend_probe(const ert_config *cfg, struct ert_backend **
 				    struct ert_err *err);
 /* NULL for a backend of another type. */
 const char *ert_vulkan_backend_device(const struct ert_backend *be);
+/*
+ * The speed paths it chose from the device's features, for edgert run
+ * --explain ("reductions subgroup (size 8); fp16 storage, half arithmetic
+ * (shaderFloat16)"); NULL for a backend of another type.
+ */
+const char *ert_vulkan_backend_paths(const struct ert_backend *be);
 
 /*
  * The SPIR-V of shaders/, compiled by glslc and embedded at build time
  * (scripts/embed-spv.sh): each shader, and each but convert again in float16
- * storage as "NAME.f16" (precision LOW).
+ * storage as "NAME.f16" (precision LOW); the elementwise ones again in half
+ * arithmetic as "NAME.f16a"; the row reductions again with subgroup
+ * operations as "NAME.sg" and "NAME.f16.sg".
  */
 struct ert_vk_shader_code {
-	const char *name;            /* file name without .comp ("eltwise", "eltwise.f16") */
+	const char *name;            /* file name without .comp and a variant ("eltwise.f16") */
 	const uint32_t *words;
 	size_t size;                 /* bytes */
 };
@@ -50,7 +58,7 @@ extern const unsigned ert_vk_n_shaders;
 /* Every pipeline: this many storage buffers (set 0, bindings 0..) and push constant bytes. */
 #define ERT_VK_MAX_BINDINGS 6
 #define ERT_VK_PUSH_WORDS 32
-#define ERT_VK_MAX_SHADERS 32
+#define ERT_VK_MAX_SHADERS 64
 /* the tuner's candidates, in float32 and float16 storage (precision LOW) */
 #define ERT_VK_MAX_PIPELINES 256
 #define ERT_VK_MAX_SPEC 4
@@ -118,6 +126,16 @@ struct ert_vk {
 	 * dispatches convert.comp (its pipeline made when the device opens).
 	 */
 	bool f16_storage;
+	/*
+	 * The speed paths the device's features allow (ert_vk_paths_choose):
+	 * f16_arith, the elementwise ops of float16 steps in half arithmetic
+	 * (their ".f16a" variants; shaderFloat16); subgroup, the row
+	 * reductions' ".sg" variants (subgroup arithmetic in compute shaders).
+	 * paths: what was chosen and why, for edgert run --explain.
+	 */
+	bool f16_arith;
+	bool subgroup;
+	char paths[256];
 	VkPipeline convert;
 	/*
 	 * GEMMs on gemm_direct.comp instead of the tiled gemm.comp: on CPU
@@ -202,6 +220,39 @@ ert_status ert_vk_fail(struct ert_err *err, VkResult rc, const char *what,
  * the session's.
  */
 ert_status ert_vk_device_open(struct ert_vk *vk, bool gpu_only, struct ert_err *err);
+
+/* Whether @phys lists device extension @name. */
+bool ert_vk_device_has_ext(VkPhysicalDevice phys, const char *name);
+
+/* What a device reports of the features the speed paths need. */
+struct ert_vk_caps {
+	bool storage16;              /* storageBuffer16BitAccess (VK_KHR_16bit_storage) */
+	bool float16;                /* shaderFloat16 (VK_KHR_shader_float16_int8) */
+	bool subgroup_arith;         /* subgroup basic + arithmetic ops in compute shaders */
+	uint32_t subgroup_size;      /* VkPhysicalDeviceSubgroupProperties.subgroupSize */
+};
+
+/* What a session's backend uses of them. */
+struct ert_vk_paths {
+	bool f16_storage;            /* float32 tensors of LOW steps stored as float16 */
+	bool f16_arith;              /* and the elementwise ops of those steps in half */
+	bool subgroup;               /* the row reductions with subgroup operations */
+	char note[256];              /* "fp16 storage + half arithmetic, subgroup reductions (8)" */
+};
+
+/*
+ * Choose the paths from @caps, the session's @precision and the variables'
+ * values (NULL when unset): @f16 ($ERT_VULKAN_F16) "off" keeps LOW in
+ * float32, "storage" insists on float16 storage with float arithmetic,
+ * "arith" on float16 storage and half arithmetic (UNSUPPORTED on a device
+ * without what it insists on), unset takes what the device has; @sg
+ * ($ERT_VULKAN_SUBGROUP) "off" keeps the shared-memory reductions, "on"
+ * insists on subgroup ones, unset takes them where the device has them.
+ * Another value is INVALID_ARGUMENT. @name: the device's, for messages.
+ */
+ert_status ert_vk_paths_choose(const struct ert_vk_caps *caps, ert_level precision,
+			       const char *f16, const char *sg, const char *name,
+			       struct ert_vk_paths *out, struct ert_err *err);
 void ert_vk_device_close(struct ert_vk *vk);
 /* vkQueueSubmit of one batch on the shared queue, under its lock. */
 VkResult ert_vk_queue_submit(struct ert_vk *vk, const VkSubmitInfo *si, VkFence fence);

@@ -12,7 +12,9 @@
  *
  * Backends: every GPU backend present, in turn: OpenCL (its first GPU or
  * device, ERT_OPENCL_DEVICE to choose) and Vulkan (ERT_VULKAN_DEVICE; its
- * GEMMs on both shaders, ERT_VULKAN_GEMM). ERT_TEST_BACKENDS=opencl or
+ * GEMMs on both shaders, ERT_VULKAN_GEMM; its row reductions with and
+ * without subgroup operations, ERT_VULKAN_SUBGROUP; in LOW its elementwise
+ * ops in half and in float arithmetic, ERT_VULKAN_F16). ERT_TEST_BACKENDS=opencl or
  * =vulkan runs one of them. A backend with no device has every case
  * reported skipped.
  *
@@ -241,6 +243,13 @@ static const struct op_case cases[] = {
 	{ "GlobalAveragePool [2,7,9,11]", ERT_OP_GlobalAveragePool, 17, 1, 1, { X(2, 7, 9, 11) }, { { 0 } }, false },
 	{ "GlobalAveragePool [1,13,1,1]", ERT_OP_GlobalAveragePool, 17, 1, 1, { X(1, 13, 1, 1) }, { { 0 } }, false },
 	{ "GlobalMaxPool [2,5,70]", ERT_OP_GlobalMaxPool, 17, 1, 1, { X(2, 5, 70) }, { { 0 } }, false },
+	/* row reductions: rows of 1, of 3, of 13 (no multiple of a subgroup), long */
+	{ "GlobalMaxPool planes of 1 [2,3,1,1]", ERT_OP_GlobalMaxPool, 17, 1, 1, { X(2, 3, 1, 1) },
+	  { { 0 } }, false },
+	{ "GlobalMaxPool planes of 3 [1,4,3]", ERT_OP_GlobalMaxPool, 17, 1, 1, { X(1, 4, 3) },
+	  { { 0 } }, false },
+	{ "GlobalAveragePool long planes [1,2,70,70]", ERT_OP_GlobalAveragePool, 17, 1, 1,
+	  { X(1, 2, 70, 70) }, { { 0 } }, false },
 
 	/* normalisation */
 	{ "Softmax axis -1 [3,5,130]", ERT_OP_Softmax, 13, 1, 1, { XR(-8, 8, 3, 5, 130) }, { { 0 } }, false },
@@ -249,6 +258,17 @@ static const struct op_case cases[] = {
 	{ "Softmax opset 11 axis 1 [2,3,4] (flattened)", ERT_OP_Softmax, 11, 1, 1, { X(2, 3, 4) },
 	  { { 0 } }, false },
 	{ "LogSoftmax axis -1 [4,33]", ERT_OP_LogSoftmax, 13, 1, 1, { X(4, 33) }, { { 0 } }, false },
+	{ "Softmax rows of 1 [4,1]", ERT_OP_Softmax, 13, 1, 1, { X(4, 1) }, { { 0 } }, false },
+	{ "Softmax rows of 3 [5,3]", ERT_OP_Softmax, 13, 1, 1, { X(5, 3) }, { { 0 } }, false },
+	{ "LogSoftmax rows of 13 [3,13]", ERT_OP_LogSoftmax, 13, 1, 1, { X(3, 13) }, { { 0 } }, false },
+	{ "Softmax long rows [2,5000]", ERT_OP_Softmax, 13, 1, 1, { XR(-8, 8, 2, 5000) }, { { 0 } },
+	  false },
+	{ "LayerNormalization rows of 1 [3,1] + bias", ERT_OP_LayerNormalization, 17, 3, 1,
+	  { X(3, 1), W(1), W(1) }, { { 0 } }, false },
+	{ "LayerNormalization rows of 3 [4,3]", ERT_OP_LayerNormalization, 17, 2, 1,
+	  { X(4, 3), W(3) }, { { 0 } }, false },
+	{ "LayerNormalization long rows [2,4099] + bias", ERT_OP_LayerNormalization, 17, 3, 1,
+	  { X(2, 4099), W(4099), W(4099) }, { { 0 } }, false },
 	{ "LayerNormalization [2,7,130] + bias", ERT_OP_LayerNormalization, 17, 3, 1,
 	  { X(2, 7, 130), W(130), W(130) }, { AF("epsilon", 1e-6f) }, false },
 	{ "LayerNormalization axis 1 [2,3,4,5], no bias", ERT_OP_LayerNormalization, 17, 2, 1,
@@ -1029,16 +1049,23 @@ static int write_overflow_model(const char *path)
 	return 0;
 }
 
-/* Every case of the table on @gp (cases whose description holds @filter). */
-static void run_table(const struct gpu *gp, const char *filter, const char *variant, int *passed,
-		      int *failed)
+/*
+ * Every case of the table on @gp (cases whose description holds @filter and,
+ * with @kinds, whose op is of one of those GPU kinds: a mask of
+ * 1 << enum ert_gpu_kind).
+ */
+static void run_table(const struct gpu *gp, const char *filter, unsigned kinds,
+		      const char *variant, int *passed, int *failed)
 {
 	char why[512];
 
 	for (size_t i = 0; i < N_CASES; i++) {
 		const struct op_case *c = &cases[i];
+		const struct ert_gpu_op *g = ert_gpu_op_find(c->op);
 
 		if (filter && !strstr(c->what, filter))
+			continue;
+		if (kinds && (!g || !(kinds & 1u << g->kind)))
 			continue;
 		why[0] = '\0';
 		if (run_case(c, gp->type, why, sizeof(why))) {
@@ -1049,6 +1076,32 @@ static void run_table(const struct gpu *gp, const char *filter, const char *vari
 			printf("not ok - %s%s %s: %s: %s\n", gp->name, variant, ert_op_name(c->op),
 			       c->what, why);
 		}
+	}
+}
+
+/*
+ * Vulkan's paths chosen from the device's features, the other way on the
+ * cases they change (the table ran the device's choices, which its header
+ * line "paths" names): the row reductions with the shared-memory tree
+ * (ERT_VULKAN_SUBGROUP=off) where the device has subgroup arithmetic; in
+ * LOW, the elementwise ops in float arithmetic (ERT_VULKAN_F16=storage)
+ * where it has shaderFloat16. A variable already set keeps its one way.
+ */
+static void run_vk_paths(const struct gpu *gp, const char *filter, int *passed, int *failed)
+{
+	const unsigned rows = 1u << ERT_GPU_SOFTMAX | 1u << ERT_GPU_LAYERNORM |
+			      1u << ERT_GPU_PLANE_REDUCE;
+	const unsigned elt = 1u << ERT_GPU_UNARY | 1u << ERT_GPU_BINARY;
+
+	if (!getenv("ERT_VULKAN_SUBGROUP")) {
+		setenv("ERT_VULKAN_SUBGROUP", "off", 1);
+		run_table(gp, filter, rows, " (reductions in shared memory)", passed, failed);
+		unsetenv("ERT_VULKAN_SUBGROUP");
+	}
+	if (test_precision == ERT_LEVEL_LOW && !getenv("ERT_VULKAN_F16")) {
+		setenv("ERT_VULKAN_F16", "storage", 1);
+		run_table(gp, filter, elt, " (float arithmetic)", passed, failed);
+		unsetenv("ERT_VULKAN_F16");
 	}
 }
 
@@ -1078,11 +1131,14 @@ int main(int argc, char **argv)
 		const struct gpu *gp = &gpus[b];
 		struct ert_err err = { "" };
 		struct ert_backend *be = NULL;
+		ert_config cfg;
 		int claimed = 0;
 
 		if (only && *only && !strstr(only, gp->name))
 			continue;
-		if (ert_backend_create(gp->type, NULL, &be, &err) != ERT_OK) {
+		ert_config_init(&cfg);
+		cfg.precision = test_precision;
+		if (ert_backend_create(gp->type, &cfg, &be, &err) != ERT_OK) {
 			for (size_t i = 0; i < N_CASES; i++)
 				if (!filter || strstr(cases[i].what, filter))
 					skipped++;
@@ -1090,8 +1146,10 @@ int main(int argc, char **argv)
 			continue;
 		}
 		printf("# %s: %s\n", gp->name, gp->device(be));
+		if (gp->type == ERT_BACKEND_VULKAN)
+			printf("# %s paths: %s\n", gp->name, ert_vulkan_backend_paths(be));
 		ert_backend_destroy(be);
-		run_table(gp, filter, "", &passed, &failed);
+		run_table(gp, filter, 0, "", &passed, &failed);
 		if (gp->type == ERT_BACKEND_VULKAN && !getenv("ERT_VULKAN_GEMM")) {
 			/* both GEMM shaders, whichever the device chose, on the GEMM ops' cases */
 			static const char *const gemm_ops[] = { "Conv ", "Gemm ", "MatMul " };
@@ -1100,11 +1158,13 @@ int main(int argc, char **argv)
 				setenv("ERT_VULKAN_GEMM", v ? "direct" : "tiled", 1);
 				/* with a filter, its cases once on each shader */
 				for (size_t k = 0; k < (filter ? 1 : 3); k++)
-					run_table(gp, filter ? filter : gemm_ops[k],
+					run_table(gp, filter ? filter : gemm_ops[k], 0,
 						  v ? " (gemm direct)" : " (gemm tiled)", &passed, &failed);
 			}
 			unsetenv("ERT_VULKAN_GEMM");
 		}
+		if (gp->type == ERT_BACKEND_VULKAN)
+			run_vk_paths(gp, filter, &passed, &failed);
 		if (filter)
 			continue;
 		{

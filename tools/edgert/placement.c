@@ -105,7 +105,8 @@ bool cli_print_placement(const char *cmd, ert_model *model, ert_session *sess, F
 			fprintf(out, "opencl device: %s\n", dev);
 		dev = ert_vulkan_backend_device(sess->backends[i]);
 		if (dev)
-			fprintf(out, "vulkan device: %s\n", dev);
+			fprintf(out, "vulkan device: %s\nvulkan paths: %s\n", dev,
+				ert_vulkan_backend_paths(sess->backends[i]));
 	}
 	return true;
 }

@@ -11,6 +11,7 @@ ert_status ert_vulkan_backend_create(const ert_config *cfg, struct ert_backend *
 ert_status ert_vulkan_backend_probe(const ert_config *cfg, struct ert_backend **out,
 				    struct ert_err *err);
 const char *ert_vulkan_backend_device(const struct ert_backend *be);
+const char *ert_vulkan_backend_paths(const struct ert_backend *be);
 bool ert_vk_claims_op(enum ert_op op);
 
 ert_status ert_vulkan_backend_create(const ert_config *cfg, struct ert_backend **out,
@@ -27,6 +28,11 @@ ert_status ert_vulkan_backend_probe(const ert_config *cfg, struct ert_backend **
 }
 
 const char *ert_vulkan_backend_device(const struct ert_backend *be)
+{
+	return NULL;
+}
+
+const char *ert_vulkan_backend_paths(const struct ert_backend *be)
 {
 	return NULL;
 }

@@ -14,7 +14,9 @@ static ert_status unary_prepare(struct ert_vk *vk, struct ert_exec *x, struct er
 	if (s == ERT_OK)
 		s = ert_vk_out(x, 0, &out, err);
 	if (s == ERT_OK)
-		s = vk_launch_1d(vk, st, vk_shader(st->f16, "eltwise", "eltwise.f16"), u.n, err);
+		s = vk_launch_1d(vk, st,
+				 vk_shader_half(vk, st, "eltwise", "eltwise.f16", "eltwise.f16a"),
+				 u.n, err);
 	if (s != ERT_OK)
 		return s;
 	ert_vk_arg_ref(st, &in);
@@ -40,8 +42,11 @@ static ert_status binary_prepare(struct ert_vk *vk, struct ert_exec *x, struct e
 	if (s == ERT_OK)
 		s = ert_vk_out(x, 0, &c, err);
 	if (s == ERT_OK)
-		s = vk_launch_1d(vk, st, b.same ? vk_shader(st->f16, "binary_same", "binary_same.f16") :
-				 vk_shader(st->f16, "binary", "binary.f16"), b.n, err);
+		s = vk_launch_1d(vk, st, b.same ?
+				 vk_shader_half(vk, st, "binary_same", "binary_same.f16",
+						"binary_same.f16a") :
+				 vk_shader_half(vk, st, "binary", "binary.f16", "binary.f16a"), b.n,
+				 err);
 	if (s != ERT_OK)
 		return s;
 	ert_vk_arg_ref(st, &a);

@@ -17,8 +17,9 @@ static ert_status softmax_prepare(struct ert_vk *vk, struct ert_exec *x, struct 
 	if (s == ERT_OK)
 		s = ert_vk_out(x, 0, &dst, err);
 	if (s == ERT_OK)
-		s = vk_launch_rows(vk, st, vk_shader(st->f16, "softmax", "softmax.f16"), p.rows,
-				   err);
+		s = vk_launch_rows(vk, st, vk_shader_rows(vk, st, "softmax", "softmax.f16",
+							       "softmax.sg", "softmax.f16.sg"),
+				   p.rows, err);
 	if (s != ERT_OK)
 		return s;
 	ert_vk_arg_ref(st, &src);
@@ -46,7 +47,8 @@ static ert_status layernorm_prepare(struct ert_vk *vk, struct ert_exec *x,
 	if (s == ERT_OK)
 		s = ert_vk_out(x, 0, &dst, err);
 	if (s == ERT_OK)
-		s = vk_launch_rows(vk, st, vk_shader(st->f16, "layernorm", "layernorm.f16"),
+		s = vk_launch_rows(vk, st, vk_shader_rows(vk, st, "layernorm", "layernorm.f16",
+							       "layernorm.sg", "layernorm.f16.sg"),
 				   p.rows, err);
 	if (s != ERT_OK)
 		return s;

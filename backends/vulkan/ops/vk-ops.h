@@ -19,6 +19,29 @@ static inline const char *vk_shader(bool use_f16, const char *f32, const char *f
 	return use_f16 ? f16 : f32;
 }
 
+/*
+ * An elementwise shader: @f16a, its half-arithmetic variant ("NAME.f16a"),
+ * for a float16 step where the device computes in half (vk->f16_arith).
+ */
+static inline const char *vk_shader_half(const struct ert_vk *vk, const struct ert_vk_step *st,
+					 const char *f32, const char *f16, const char *f16a)
+{
+	return !st->f16 ? f32 : vk->f16_arith ? f16a : f16;
+}
+
+/*
+ * A row reduction's shader: its subgroup variants @sg and @f16sg ("NAME.sg",
+ * "NAME.f16.sg") where the device has subgroup arithmetic (vk->subgroup).
+ */
+static inline const char *vk_shader_rows(const struct ert_vk *vk, const struct ert_vk_step *st,
+					 const char *f32, const char *f16, const char *sg,
+					 const char *f16sg)
+{
+	if (vk->subgroup)
+		return st->f16 ? f16sg : sg;
+	return st->f16 ? f16 : f32;
+}
+
 /* Work-groups along x: the least maxComputeWorkGroupCount[0] any device has. */
 #define VK_GRID_X 65535u
 

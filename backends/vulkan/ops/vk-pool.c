@@ -41,7 +41,8 @@ static ert_status global_prepare(struct ert_vk *vk, struct ert_exec *x, struct e
 	if (s == ERT_OK)
 		s = ert_vk_out(x, 0, &dst, err);
 	if (s == ERT_OK)
-		s = vk_launch_rows(vk, st, vk_shader(st->f16, "plane_reduce", "plane_reduce.f16"),
+		s = vk_launch_rows(vk, st, vk_shader_rows(vk, st, "plane_reduce", "plane_reduce.f16",
+							       "plane_reduce.sg", "plane_reduce.f16.sg"),
 				   p.planes, err);
 	if (s != ERT_OK)
 		return s;

@@ -33,7 +33,7 @@ void main()
 		ia += k * p.sa[d];
 		ib += k * p.sb[d];
 	}
-	float v = binary_op(LD(a[p.ao + ia]), LD(b[p.bo + ib]), p.code & 255);
+	float v = float(binary_op(LDC(a[p.ao + ia]), LDC(b[p.bo + ib]), p.code & 255));
 
 	c[p.co + i] = ST(ert_act(v, p.code >> 16, p.p0, p.p1));
 }

@@ -17,6 +17,6 @@ void main()
 	int i = int(ert_gid1());
 
 	if (i < p.n)
-		c[p.co + i] = ST(ert_act(binary_op(LD(a[p.ao + i]), LD(b[p.bo + i]), p.op), p.act,
-				    p.p0, p.p1));
+		c[p.co + i] = ST(ert_act(float(binary_op(LDC(a[p.ao + i]), LDC(b[p.bo + i]), p.op)),
+				    p.act, p.p0, p.p1));
 }

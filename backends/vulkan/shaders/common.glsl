@@ -11,6 +11,14 @@
 // Arithmetic is float32 in both: LD() widens a stored element, ST() rounds
 // a result to the storage type (to nearest even). U moves elements as
 // bits (copy_nd, gather): 4 bytes, or 2 in the float16 variant.
+//
+// The elementwise shaders compute in CT, reading with LDC() and writing
+// with STC(): float, except in their half-arithmetic variant (-DERT_F16
+// -DERT_F16_ARITH, "NAME.f16a", launched where the device has shaderFloat16:
+// VK_KHR_shader_float16_int8), where CT is float16_t and LDC()/STC() move
+// the stored halves as they are. Convolutions, matrix products, pooling and
+// the row reductions keep float arithmetic in every variant (as OpenCL's
+// -DERT_F16_ARITH).
 #ifdef ERT_F16
 #extension GL_EXT_shader_16bit_storage : require
 #define T float16_t
@@ -21,6 +29,14 @@
 #endif
 #define LD(v) float(v)
 #define ST(v) T(v)
+#ifdef ERT_F16_ARITH
+#extension GL_EXT_shader_explicit_arithmetic_types_float16 : require
+#define CT float16_t
+#else
+#define CT float
+#endif
+#define LDC(v) CT(v)
+#define STC(v) T(v)
 
 // The flat index of this item in a 1-D launch laid out over a 2-D grid of
 // work-groups (grid x is capped at 65535, the least any device allows).
@@ -36,70 +52,20 @@ uint ert_group1()
 	return gl_WorkGroupID.y * gl_NumWorkGroups.x + gl_WorkGroupID.x;
 }
 
-// Near 0 a series (drivers may compute tanh from exp and lose the small
-// values to cancellation); beyond, the builtin, clamped where tanh is +-1 in
-// float (some drivers compute inf/inf there).
-float ert_tanh(float v)
-{
-	if (abs(v) < 0.1) {
-		float z = v * v;
-
-		return v * (1.0 + z * (-1.0 / 3.0 + z * (2.0 / 15.0 + z * (-17.0 / 315.0))));
-	}
-	return tanh(clamp(v, -15.0, 15.0));
-}
-
-// Series near 0 (no cancellation), Abramowitz and Stegun 7.1.26 beyond
-// (absolute error below 1.5e-7).
-float ert_erf(float v)
-{
-	float a = abs(v);
-
-	if (a < 0.5) {
-		float z = v * v;
-
-		return v * 1.1283791670955126 *
-		       (1.0 + z * (-1.0 / 3.0 + z * (0.1 + z * (-1.0 / 42.0 + z * (1.0 / 216.0 +
-			z * (-1.0 / 1320.0 + z * (1.0 / 9360.0)))))));
-	}
-	float t = 1.0 / (1.0 + 0.3275911 * a);
-	float y = 1.0 - t * (0.254829592 + t * (-0.284496736 + t * (1.421413741 +
-		  t * (-1.453152027 + t * 1.061405429)))) * exp(-a * a);
-
-	return v < 0.0 ? -y : y;
-}
-
-// Series near 0, where exp(v) - 1 and log(1 + v) cancel.
-float ert_expm1(float v)
-{
-	if (abs(v) < 0.1)
-		return v * (1.0 + v * (0.5 + v * (1.0 / 6.0 + v * (1.0 / 24.0 + v * (1.0 / 120.0 +
-		       v * (1.0 / 720.0))))));
-	return exp(v) - 1.0;
-}
-
-float ert_log1p(float v)
-{
-	if (abs(v) < 0.1)
-		return v * (1.0 + v * (-0.5 + v * (1.0 / 3.0 + v * (-0.25 + v * (0.2 +
-		       v * (-1.0 / 6.0 + v * (1.0 / 7.0)))))));
-	return log(1.0 + v);
-}
-
-float ert_gelu(float v)
-{
-	return 0.5 * v * (1.0 + ert_erf(v * 0.70710678118654752440));
-}
-
-float ert_gelu_tanh(float v)
-{
-	return 0.5 * v * (1.0 + ert_tanh(0.79788456080286535588 * (v + 0.044715 * v * v * v)));
-}
-
-float ert_sigmoid(float v)
-{
-	return 1.0 / (1.0 + exp(-v));
-}
+// The math helpers in float; again in half for the half-arithmetic variant.
+#define F float
+#define ERT_TANH_MAX 15.0
+#include "math.glsl"
+#undef F
+#undef ERT_TANH_MAX
+#ifdef ERT_F16_ARITH
+// tanh(5) rounds to 1 in half, and exp(10) (drivers' tanh from exp) is finite
+#define F float16_t
+#define ERT_TANH_MAX 5.0
+#include "math.glsl"
+#undef F
+#undef ERT_TANH_MAX
+#endif
 
 // A fused activation, as ert_act_apply() computes it on the CPU.
 float ert_act(float v, int act, float p0, float p1)
