@@ -404,16 +404,24 @@ static void caps_query(VkPhysicalDevice phys, struct ert_vk_caps *c)
 		.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2,
 		.pNext = &sg,
 	};
-	const VkSubgroupFeatureFlags need = VK_SUBGROUP_FEATURE_BASIC_BIT |
-					    VK_SUBGROUP_FEATURE_ARITHMETIC_BIT;
 
 	vkGetPhysicalDeviceFeatures2(phys, &f2);
 	vkGetPhysicalDeviceProperties2(phys, &p2);
-	c->storage16 = s16.storageBuffer16BitAccess;
-	c->float16 = ext16 && f16.shaderFloat16;
-	c->subgroup_arith = (sg.supportedStages & VK_SHADER_STAGE_COMPUTE_BIT) &&
-			    (sg.supportedOperations & need) == need && sg.subgroupSize > 0;
-	c->subgroup_size = sg.subgroupSize;
+	ert_vk_caps_make(&s16, ext16 ? &f16 : NULL, &sg, c);
+}
+
+void ert_vk_caps_make(const VkPhysicalDevice16BitStorageFeatures *s16,
+		      const VkPhysicalDeviceShaderFloat16Int8FeaturesKHR *f16,
+		      const VkPhysicalDeviceSubgroupProperties *sg, struct ert_vk_caps *c)
+{
+	const VkSubgroupFeatureFlags need = VK_SUBGROUP_FEATURE_BASIC_BIT |
+					    VK_SUBGROUP_FEATURE_ARITHMETIC_BIT;
+
+	c->storage16 = s16->storageBuffer16BitAccess;
+	c->float16 = f16 && f16->shaderFloat16;
+	c->subgroup_arith = (sg->supportedStages & VK_SHADER_STAGE_COMPUTE_BIT) &&
+			    (sg->supportedOperations & need) == need && sg->subgroupSize > 0;
+	c->subgroup_size = sg->subgroupSize;
 }
 
 ert_status ert_vk_paths_choose(const struct ert_vk_caps *caps, ert_level precision,

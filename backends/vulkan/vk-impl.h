@@ -232,6 +232,16 @@ struct ert_vk_caps {
 	uint32_t subgroup_size;      /* VkPhysicalDeviceSubgroupProperties.subgroupSize */
 };
 
+/*
+ * @c from what the device reported: its 16-bit storage features, its
+ * float16/int8 features (NULL where it does not list
+ * VK_KHR_shader_float16_int8) and subgroup properties (arithmetic needs
+ * the compute stage and the basic and arithmetic operations).
+ */
+void ert_vk_caps_make(const VkPhysicalDevice16BitStorageFeatures *s16,
+		      const VkPhysicalDeviceShaderFloat16Int8FeaturesKHR *f16,
+		      const VkPhysicalDeviceSubgroupProperties *sg, struct ert_vk_caps *c);
+
 /* What a session's backend uses of them. */
 struct ert_vk_paths {
 	bool f16_storage;            /* float32 tensors of LOW steps stored as float16 */
