@@ -170,6 +170,9 @@ static const struct conv_case conv_cases[] = {
 	/* one tile row whose lower input rows lie below the image */
 	{ "winograd, image shorter than a tile, batch 3", 3, 24, 4, 66, 16, 3, 3, 1, 1, 1, 1,
 	  { 1, 1, 1, 1 }, 1, true, 2, 1e-4 },
+	/* 110 tiles in one block: the input transform's 64-tile chunks end inside a tile row */
+	{ "winograd, chunk ends inside a tile row", 1, 16, 38, 41, 16, 3, 3, 1, 1, 1, 1,
+	  { 1, 1, 1, 1 }, 1, true, 1, 1e-4 },
 	{ "winograd, pads 2, output width 25", 1, 16, 13, 23, 16, 3, 3, 1, 1, 1, 1, { 2, 2, 2, 2 }, 1,
 	  false, 0, 1e-4 },
 };

@@ -2,8 +2,11 @@
 /*
  * Winograd F(4x4, 3x3) input and output transforms, written once and
  * compiled per kernel level: include after defining WINO_LEVEL (avx2,
- * avx512). Every inner loop runs across tiles, so the compiler turns it into
- * that level's vector instructions; no loop reassociates a sum.
+ * avx512). The input transform's step across tiles uses the level's
+ * vectors through the few V_* operations and two shuffles defined below
+ * (the same operations lane by lane at both levels); the rest are plain C
+ * loops across tiles that the compiler vectorises. No loop reassociates a
+ * sum.
  */
 #include <string.h>
 
@@ -13,19 +16,101 @@
 #define WINO_CAT(a, b) WINO_CAT_(a, b)
 #define WINO_FN(name) WINO_CAT(name, WINO_LEVEL)
 
-#define NR_MAX ERT_SGEMM_NR_MAX
 #define LANES 16 /* tiles per output-transform pass */
 
 /*
- * The input transform in two passes over a run of tiles that lie on one tile
- * row and in one packed panel. Pass 1 applies B^T down the six input rows of
- * the tile row, contiguous along x (no gather), into t[6][x]; pass 2 applies
- * B along x, lane j reading the six values from x = 4 j, and stores the 36
- * results of NR-contiguous tiles into the panel. Both passes compute the
- * sums of the one-tile formula in the same order, on the same zeros for the
- * padding, so the result is the same bits as transforming tile by tile.
+ * Explicit vectors of the level, VW floats: the input transform's
+ * deinterleave and its B along x are written with them (the compiler cannot
+ * vectorise lanes of tiles that come from rows of 4 n + 2 floats when a tile
+ * row holds 4..14 tiles). Both levels compute the same operations lane by
+ * lane, so they give the same bits.
  */
-#define RUN_X (4 * NR_MAX + 4)   /* input columns of a run of NR_MAX tiles, and 2 more */
+#include <immintrin.h>
+
+#if defined(__AVX512F__)
+#define VW 16
+typedef __m512 vf;
+#define V_LD(p) _mm512_loadu_ps(p)
+#define V_ST(p, x) _mm512_storeu_ps(p, x)
+#define V_ADD(a, b) _mm512_add_ps(a, b)
+#define V_SUB(a, b) _mm512_sub_ps(a, b)
+#define V_FMA(c, a, b) _mm512_fmadd_ps(_mm512_set1_ps(c), a, b)   /* c a + b */
+#define V_FNMA(c, a, b) _mm512_fnmadd_ps(_mm512_set1_ps(c), a, b) /* b - c a */
+
+/* u_c[j] = p[4 j + c], j < 16: two-source permutes, then halves joined */
+static inline void deint4(const float *p, vf *u0, vf *u1, vf *u2, vf *u3)
+{
+	const __m512i i01 = _mm512_setr_epi32(0, 4, 8, 12, 16, 20, 24, 28,
+					      1, 5, 9, 13, 17, 21, 25, 29);
+	const __m512i i23 = _mm512_setr_epi32(2, 6, 10, 14, 18, 22, 26, 30,
+					      3, 7, 11, 15, 19, 23, 27, 31);
+	vf a = V_LD(p), b = V_LD(p + 16), c = V_LD(p + 32), d = V_LD(p + 48);
+	vf lo01 = _mm512_permutex2var_ps(a, i01, b), hi01 = _mm512_permutex2var_ps(c, i01, d);
+	vf lo23 = _mm512_permutex2var_ps(a, i23, b), hi23 = _mm512_permutex2var_ps(c, i23, d);
+
+	*u0 = _mm512_shuffle_f32x4(lo01, hi01, 0x44);
+	*u1 = _mm512_shuffle_f32x4(lo01, hi01, 0xee);
+	*u2 = _mm512_shuffle_f32x4(lo23, hi23, 0x44);
+	*u3 = _mm512_shuffle_f32x4(lo23, hi23, 0xee);
+}
+
+/* [u_1 .. u_15, s] */
+static inline vf shift_in(vf u, float s)
+{
+	return _mm512_castsi512_ps(_mm512_alignr_epi32(_mm512_castps_si512(_mm512_set1_ps(s)),
+						       _mm512_castps_si512(u), 1));
+}
+#else
+#define VW 8
+typedef __m256 vf;
+#define V_LD(p) _mm256_loadu_ps(p)
+#define V_ST(p, x) _mm256_storeu_ps(p, x)
+#define V_ADD(a, b) _mm256_add_ps(a, b)
+#define V_SUB(a, b) _mm256_sub_ps(a, b)
+#define V_FMA(c, a, b) _mm256_fmadd_ps(_mm256_set1_ps(c), a, b)
+#define V_FNMA(c, a, b) _mm256_fnmadd_ps(_mm256_set1_ps(c), a, b)
+
+/* u_c[j] = p[4 j + c], j < 8: a 4x4 transpose in each 128-bit half */
+static inline void deint4(const float *p, vf *u0, vf *u1, vf *u2, vf *u3)
+{
+	vf a = V_LD(p), b = V_LD(p + 8), c = V_LD(p + 16), d = V_LD(p + 24);
+	vf p0 = _mm256_permute2f128_ps(a, c, 0x20), p1 = _mm256_permute2f128_ps(a, c, 0x31);
+	vf p2 = _mm256_permute2f128_ps(b, d, 0x20), p3 = _mm256_permute2f128_ps(b, d, 0x31);
+	vf t0 = _mm256_unpacklo_ps(p0, p1), t1 = _mm256_unpackhi_ps(p0, p1);
+	vf t2 = _mm256_unpacklo_ps(p2, p3), t3 = _mm256_unpackhi_ps(p2, p3);
+
+	*u0 = _mm256_shuffle_ps(t0, t2, 0x44);
+	*u1 = _mm256_shuffle_ps(t0, t2, 0xee);
+	*u2 = _mm256_shuffle_ps(t1, t3, 0x44);
+	*u3 = _mm256_shuffle_ps(t1, t3, 0xee);
+}
+
+static inline vf shift_in(vf u, float s)
+{
+	const __m256i rot = _mm256_setr_epi32(1, 2, 3, 4, 5, 6, 7, 0);
+
+	return _mm256_blend_ps(_mm256_permutevar8x32_ps(u, rot), _mm256_set1_ps(s), 0x80);
+}
+#endif
+
+/*
+ * The input transform, per channel, in chunks of up to CH tiles of the
+ * block (tile rows cut where a chunk ends):
+ *  1. for each run of the chunk's tiles on one tile row, B^T down the six
+ *     input rows, contiguous along x (plain C the compiler vectorises; rows
+ *     and columns outside the image read zeros), into t[6][4 n + 2];
+ *  2. for each of those six rows, VW tiles at a time: the row split by
+ *     x mod 4 in registers (deint4()), columns 4 and 5 of each tile shifted
+ *     in from the next (shift_in()), B along x on the vectors, and the six
+ *     results stored at the run's place in u[36][CH + VW] -- lanes past the
+ *     run are overwritten by the next run;
+ *  3. u copied into the GEMM's packed panels, VW tiles per store (a panel
+ *     holds NR, a multiple of VW), so every lane carries a tile whatever the
+ *     length of a tile row.
+ */
+#define CH 64                      /* tiles per chunk */
+#define T_X (4 * CH + 4 * VW + 8)  /* t row: 4 n + 2 columns and what whole vectors read past */
+#define U_LD (CH + VW)             /* u row: a chunk and one vector of overrun */
 
 /*
  * The six sums of one 6-point B^T product, lane by lane: out_k[i] from
@@ -49,9 +134,9 @@ static void bt6(int64_t n, const float *restrict a0, const float *restrict a1,
 	}
 }
 
-/* Pass 1: t[k][i] = (B^T d)[k] at column x0 + i, i < len; zero outside the image. */
+/* Step 1: t[k][i] = (B^T d)[k] at column x0 + i, i < len; zero outside the image. */
 static void input_rows(const float *plane, int64_t h, int64_t w, int64_t y0, int64_t x0,
-		       int64_t len, const float *zero, float (*t)[RUN_X])
+		       int64_t len, const float *zero, float (*t)[T_X])
 {
 	const float *r[6];
 	int64_t lo = x0 < 0 ? -x0 : 0, hi = x0 + len > w ? w - x0 : len;
@@ -72,23 +157,28 @@ static void input_rows(const float *plane, int64_t h, int64_t w, int64_t y0, int
 }
 
 /*
- * Pass 2: row @k of V for @n tiles, tile j from t[4 j .. 4 j + 5], into
- * o[q * pos_stride + j]. t is first split by x mod 4 (a load-lanes pattern
- * the vectoriser handles), so that the sums read contiguous lanes; columns
- * 4 and 5 of tile j are columns 0 and 1 of tile j + 1.
+ * Step 2 for one row of t (4 n + 2 columns, whole vectors readable past
+ * them): tile j's six values are t[4 j .. 4 j + 5]; B along x into
+ * u[q * U_LD + j], q < 6, for j < n rounded up to VW.
  */
-static void input_cols(const float *restrict t, int64_t n, float *o, int64_t pos_stride)
+static void input_cols(const float *t, int64_t n, float *u)
 {
-	float u0[NR_MAX + 1], u1[NR_MAX + 1], u2[NR_MAX + 1], u3[NR_MAX + 1];
+	for (int64_t j = 0; j < n; j += VW) {
+		vf e0, e1, e2, e3;
 
-	for (int64_t j = 0; j <= n; j++) {
-		u0[j] = t[4 * j];
-		u1[j] = t[4 * j + 1];
-		u2[j] = t[4 * j + 2];
-		u3[j] = t[4 * j + 3];
+		deint4(t + 4 * j, &e0, &e1, &e2, &e3);
+
+		vf e4 = shift_in(e0, t[4 * (j + VW)]), e5 = shift_in(e1, t[4 * (j + VW) + 1]);
+		vf d13 = V_SUB(e3, e1), d42 = V_SUB(e4, e2);
+
+		/* the sums of bt6(), with the products fused */
+		V_ST(u + j, V_FMA(4.0f, e0, V_FNMA(5.0f, e2, e4)));
+		V_ST(u + U_LD + j, V_FNMA(4.0f, V_ADD(e1, e2), V_ADD(e3, e4)));
+		V_ST(u + 2 * U_LD + j, V_FMA(4.0f, V_SUB(e1, e2), V_SUB(e4, e3)));
+		V_ST(u + 3 * U_LD + j, V_FMA(2.0f, d13, d42));
+		V_ST(u + 4 * U_LD + j, V_FNMA(2.0f, d13, d42));
+		V_ST(u + 5 * U_LD + j, V_FMA(4.0f, e1, V_FNMA(5.0f, e3, e5)));
 	}
-	bt6(n, u0, u1, u2, u3, u0 + 1, u1 + 1, o, o + pos_stride, o + 2 * pos_stride,
-	    o + 3 * pos_stride, o + 4 * pos_stride, o + 5 * pos_stride);
 }
 
 void WINO_FN(ert_wino_input)(const struct ert_wino_tiles *t, int64_t c0, int64_t c1, float *v)
@@ -96,30 +186,53 @@ void WINO_FN(ert_wino_input)(const struct ert_wino_tiles *t, int64_t c0, int64_t
 	const int NR = t->nr;
 	const int64_t np = (t->nt + NR - 1) / NR;
 	const int64_t pos_stride = t->v_pos;
-	float rows[6][RUN_X] __attribute__((aligned(64)));
-	float zero[RUN_X] __attribute__((aligned(64))) = { 0 };
+	float rows[6][T_X] __attribute__((aligned(64)));
+	float u[ERT_WINO_POS * U_LD] __attribute__((aligned(64)));
+	float zero[T_X] __attribute__((aligned(64))) = { 0 };
 
+	/*
+	 * What whole vectors read past a run's columns, and the lanes past the
+	 * block's last tile, are stale but defined
+	 */
+	memset(rows, 0, sizeof(rows));
+	memset(u, 0, sizeof(u));
 	for (int64_t c = c0; c < c1; c++) {
 		const float *plane = t->x + c * t->h * t->w;
 
-		/* runs: tiles of one tile row and one panel */
-		for (int64_t i = 0; i < t->nt;) {
-			int64_t tile = t->t0 + i, ty = tile / t->tiles_w, tx = tile % t->tiles_w;
-			int64_t pn = i / NR, j = i % NR, n = t->tiles_w - tx;
+		for (int64_t i0 = 0; i0 < t->nt; i0 += CH) {
+			int64_t nc = t->nt - i0 < CH ? t->nt - i0 : CH;
 
-			if (n > NR - j)
-				n = NR - j;
-			if (n > t->nt - i)
-				n = t->nt - i;
-			/* 4 n + 2 columns; the 2 after them are read by input_cols() and unused */
-			input_rows(plane, t->h, t->w, ty * 4 - t->pad_t, tx * 4 - t->pad_l, 4 * n + 4,
-				   zero, rows);
+			/* runs: the chunk's tiles on one tile row */
+			for (int64_t i = i0; i < i0 + nc;) {
+				int64_t tile = t->t0 + i, ty = tile / t->tiles_w, tx = tile % t->tiles_w;
+				int64_t n = t->tiles_w - tx;
 
-			float *vo = v + (pn * t->cin + c) * NR + j;
+				if (n > i0 + nc - i)
+					n = i0 + nc - i;
+				input_rows(plane, t->h, t->w, ty * 4 - t->pad_t, tx * 4 - t->pad_l,
+					   4 * n + 2, zero, rows);
+				for (int row = 0; row < 6; row++)
+					input_cols(rows[row], n, u + (int64_t)row * 6 * U_LD + (i - i0));
+				i += n;
+			}
+			/* into the panels: lanes past nt are zeroed below */
+			if (NR % VW == 0) {
+				for (int64_t j = 0; j < nc; j += VW) {
+					int64_t b = i0 + j;
+					float *vo = v + (b / NR * t->cin + c) * NR + b % NR;
 
-			for (int row = 0; row < 6; row++)
-				input_cols(rows[row], n, vo + (int64_t)row * 6 * pos_stride, pos_stride);
-			i += n;
+					for (int q = 0; q < ERT_WINO_POS; q++)
+						V_ST(vo + q * pos_stride, V_LD(u + q * U_LD + j));
+				}
+			} else {
+				for (int64_t j = 0; j < nc; j++) {
+					int64_t b = i0 + j;
+					float *vo = v + (b / NR * t->cin + c) * NR + b % NR;
+
+					for (int q = 0; q < ERT_WINO_POS; q++)
+						vo[q * pos_stride] = u[q * U_LD + j];
+				}
+			}
 		}
 		/* the last panel's columns past the block are zero */
 		if (t->nt % NR) {

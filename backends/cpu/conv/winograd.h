@@ -11,10 +11,9 @@
  * rounding error some 10x that of the direct sum (still ~1e-6 relative for
  * unit-scale data; tests hold it to 1e-4 of the output's magnitude).
  *
- * The transforms are plain C loops across a panel of NR tiles, compiled once
- * per kernel level (winograd-<level>.c include winograd-tmpl.h), so each
- * level's vectors run them. The scalar level never uses Winograd: its
- * direct convolution is the reference.
+ * The transforms run across tiles in the level's vectors, compiled once per
+ * kernel level (winograd-<level>.c include winograd-tmpl.h). The scalar
+ * level never uses Winograd: its direct convolution is the reference.
  */
 #ifndef ERT_CPU_WINOGRAD_H
 #define ERT_CPU_WINOGRAD_H
