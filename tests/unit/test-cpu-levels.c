@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cpu/conv/conv-smallplane.h"
 #include "cpu/cpu-impl.h"
 #include "cpu/gemm/sgemm.h"
 #include "edgert.h"
@@ -190,6 +191,43 @@ static void set_act(struct one *o, int act)
 		ert_opt_set_attr_floats(o->g, o->n, "ert.act_params", leaky, 2);
 }
 
+/*
+ * @cc's Conv in @o, with @n_in inputs: 2 (no bias), 3, or 4 (bias and a
+ * fused residual of the output's shape, "ert.residual").
+ */
+/* @cc's output height and width. */
+static void conv_case_out(const struct conv_case *cc, int64_t *oh, int64_t *ow)
+{
+	*oh = (cc->h + cc->pads[0] + cc->pads[2] - cc->dh * (cc->kh - 1) - 1) / cc->sh + 1;
+	*ow = (cc->w + cc->pads[1] + cc->pads[3] - cc->dw * (cc->kw - 1) - 1) / cc->sw + 1;
+}
+
+static void conv_case_init(struct one *o, const struct conv_case *cc, uint32_t n_in)
+{
+	int64_t xd[4] = { cc->n, cc->c, cc->h, cc->w };
+	int64_t wd[4] = { cc->m, cc->c / cc->group, cc->kh, cc->kw }, bd[1] = { cc->m };
+	int64_t st[2] = { cc->sh, cc->sw }, dl[2] = { cc->dh, cc->dw };
+	int64_t pads[4] = { cc->pads[0], cc->pads[1], cc->pads[2], cc->pads[3] };
+
+	one_init(o, ERT_OP_Conv, 0, n_in, 1);
+	in_rand(o, 0, 4, xd);
+	in_rand(o, 1, 4, wd);
+	if (n_in > 2)
+		in_rand(o, 2, 1, bd);
+	if (n_in > 3) {
+		int64_t rd[4] = { cc->n, cc->m, 0, 0 };
+
+		conv_case_out(cc, &rd[2], &rd[3]);
+		in_rand(o, 3, 4, rd);
+		ert_node_set_attr_int(o->g, o->n, "ert.residual", 1);
+	}
+	ert_node_set_attr_ints(o->g, o->n, "strides", st, 2);
+	ert_node_set_attr_ints(o->g, o->n, "dilations", dl, 2);
+	ert_node_set_attr_ints(o->g, o->n, "pads", pads, 4);
+	ert_node_set_attr_int(o->g, o->n, "group", cc->group);
+	set_act(o, cc->act);
+}
+
 ERT_TEST(conv_every_level)
 {
 	int runs = 0;
@@ -197,22 +235,122 @@ ERT_TEST(conv_every_level)
 	for (size_t i = 0; i < sizeof(conv_cases) / sizeof(conv_cases[0]); i++) {
 		const struct conv_case *cc = &conv_cases[i];
 		struct one o;
-		int64_t xd[4] = { cc->n, cc->c, cc->h, cc->w };
-		int64_t wd[4] = { cc->m, cc->c / cc->group, cc->kh, cc->kw }, bd[1] = { cc->m };
-		int64_t st[2] = { cc->sh, cc->sw }, dl[2] = { cc->dh, cc->dw };
-		int64_t pads[4] = { cc->pads[0], cc->pads[1], cc->pads[2], cc->pads[3] };
 
-		one_init(&o, ERT_OP_Conv, 0, cc->bias ? 3 : 2, 1);
-		in_rand(&o, 0, 4, xd);
-		in_rand(&o, 1, 4, wd);
-		if (cc->bias)
-			in_rand(&o, 2, 1, bd);
-		ert_node_set_attr_ints(o.g, o.n, "strides", st, 2);
-		ert_node_set_attr_ints(o.g, o.n, "dilations", dl, 2);
-		ert_node_set_attr_ints(o.g, o.n, "pads", pads, 4);
-		ert_node_set_attr_int(o.g, o.n, "group", cc->group);
-		set_act(&o, cc->act);
+		conv_case_init(&o, cc, cc->bias ? 3 : 2);
 		runs += compare_levels(ert_test_failed_, &o, cc->name, cc->tol ? cc->tol : 1e-5);
+		one_fini(&o);
+	}
+	CHECK(runs > 0);
+}
+
+/* The kernel prepare() names for @o at @isa, weights constant (NULL: none). */
+static const char *prepared_kernel(struct one *o, enum ert_cpu_isa isa)
+{
+	const struct ert_cpu_op *op = ert_cpu_op_find(o->n->op);
+	struct ert_value y, *inp[ONE_MAX_IO], *outp[1] = { &y };
+	bool cst[ONE_MAX_IO];
+	struct ert_cpu cpu = {
+		.isa = isa, .num_threads = 1, .gemm = ert_sgemm_kernel_for(isa),
+	};
+	struct ert_exec x = { .graph = o->g, .node = o->n, .in = inp, .out = outp,
+			      .n_in = o->n_in, .n_out = 1, .in_const = cst };
+	struct ert_err err;
+
+	/* shapes first: a run gives the output value */
+	if (!op || !op->prepare || run_at(o, ERT_ISA_SCALAR, NULL, true, ERT_LEVEL_NORMAL, &y) != ERT_OK)
+		return NULL;
+	for (uint32_t j = 0; j < o->n_in; j++) {
+		inp[j] = (struct ert_value *)o->inp[j];
+		cst[j] = j > 0;
+	}
+	if (op->prepare(&cpu, &x, &err) != ERT_OK)
+		x.kernel = NULL;
+	if (op->release)
+		op->release(&x);
+	free(y.data);
+	return x.kernel;
+}
+
+/*
+ * Small output planes (cpu/conv/conv-smallplane.h): the product taken
+ * transposed, pixels on the GEMM's rows and the prepacked weights on its
+ * columns, at every SIMD level (the scalar level is the reference and
+ * keeps the direct GEMM), against scalar; prepare() names the kernel. Each
+ * shape (sp) is one the rule's padded-work test takes at avx2 (6 x 16) and
+ * avx512 (8 x 48) alike, then taken where the plane is within
+ * ERT_CONV_SP_MAX_PIXELS (the 14x14 ones are not, by default: they check
+ * that the old path keeps them), or one it must not take (groups).
+ */
+ERT_TEST(conv_smallplane_every_level)
+{
+	static const struct {
+		struct conv_case c;
+		bool residual, sp;
+	} cases[] = {
+		/* 7x7 (N = 49), output channels no multiple of either NR */
+		{ { "7x7 3x3 40->70, N = 49, ReLU", 1, 40, 7, 7, 70, 3, 3, 1, 1, 1, 1, { 1, 1, 1, 1 },
+		    1, true, 1, 0 }, false, true },
+		{ { "7x7 1x1 96->70, batch 3, Clip", 3, 96, 7, 7, 70, 1, 1, 1, 1, 1, 1, { 0 }, 1, true,
+		    2, 0 }, false, true },
+		{ { "7x7 3x3 300->64, K past the K block, no bias", 1, 300, 7, 7, 64, 3, 3, 1, 1, 1, 1,
+		    { 1, 1, 1, 1 }, 1, false, 0, 0 }, false, true },
+		{ { "7x7 3x3 24->40, LeakyRelu (after the GEMM)", 2, 24, 7, 7, 40, 3, 3, 1, 1, 1, 1,
+		    { 1, 1, 1, 1 }, 1, true, 3, 0 }, false, true },
+		/* N = 1: a 1x1 image, every tap but the centre in the padding */
+		{ { "1x1 image 3x3 24->33, N = 1", 2, 24, 1, 1, 33, 3, 3, 1, 1, 1, 1, { 1, 1, 1, 1 }, 1,
+		    true, 1, 0 }, false, true },
+		{ { "1x7 image 3x3 16->50, N = 7", 1, 16, 1, 7, 50, 3, 3, 1, 1, 1, 1, { 1, 1, 1, 1 }, 1,
+		    true, 0, 0 }, false, true },
+		/* 14x14 (N = 196): 12 channels in keep it off Winograd */
+		{ { "14x14 3x3 12->47, N = 196", 1, 12, 14, 14, 47, 3, 3, 1, 1, 1, 1, { 1, 1, 1, 1 }, 1,
+		    true, 1, 0 }, false, true },
+		{ { "14x14 1x1 64->47, batch 2", 2, 64, 14, 14, 47, 1, 1, 1, 1, 1, 1, { 0 }, 1, true, 0,
+		    0 }, false, true },
+		/* stride 2 onto a 7x7 output */
+		{ { "14x14 3x3/2 20->37, output 7x7, Clip", 2, 20, 14, 14, 37, 3, 3, 2, 2, 1, 1,
+		    { 1, 1, 1, 1 }, 1, true, 2, 0 }, false, true },
+		{ { "14x14 1x1/2 33->64, output 7x7", 1, 33, 14, 14, 64, 1, 1, 2, 2, 1, 1, { 0 }, 1,
+		    true, 1, 0 }, false, true },
+		{ { "8x8 3x3 dilation 2, asymmetric pads, output 7x7", 1, 10, 8, 8, 40, 3, 3, 1, 1, 2, 2,
+		    { 2, 1, 1, 2 }, 1, true, 0, 0 }, false, true },
+		/* fused residual: act(conv + bias + residual) in the transposing pass */
+		{ { "7x7 3x3 24->40 + residual, ReLU", 2, 24, 7, 7, 40, 3, 3, 1, 1, 1, 1, { 1, 1, 1, 1 },
+		    1, true, 1, 0 }, true, true },
+		{ { "7x7 1x1 30->48 + residual, Clip", 1, 30, 7, 7, 48, 1, 1, 1, 1, 1, 1, { 0 }, 1, true,
+		    2, 0 }, true, true },
+		{ { "14x14 3x3/2 16->37 + residual, LeakyRelu", 2, 16, 14, 14, 37, 3, 3, 2, 2, 1, 1,
+		    { 1, 1, 1, 1 }, 1, true, 3, 0 }, true, true },
+		{ { "7x7 3x3 24->40 + residual, no activation", 1, 24, 7, 7, 40, 3, 3, 1, 1, 1, 1,
+		    { 1, 1, 1, 1 }, 1, true, 0, 0 }, true, true },
+		/* the old path: groups, and a plane over any limit */
+		{ { "7x7 3x3 groups 3", 2, 12, 7, 7, 15, 3, 3, 1, 1, 1, 1, { 1, 1, 1, 1 }, 3, true, 1, 0 },
+		  false, false },
+		{ { "17x17 3x3/1 8->40 (289 pixels)", 1, 8, 17, 17, 40, 3, 3, 1, 1, 1, 1,
+		    { 1, 1, 1, 1 }, 1, true, 1, 0 }, false, false },
+	};
+	enum ert_cpu_isa best = ert_cpu_isa_best();
+	int runs = 0;
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		const struct conv_case *cc = &cases[i].c;
+		struct one o;
+		int64_t oh, ow;
+
+		conv_case_out(cc, &oh, &ow);
+		bool want = cases[i].sp && oh * ow <= ERT_CONV_SP_MAX_PIXELS;
+
+		conv_case_init(&o, cc, cases[i].residual ? 4 : cc->bias ? 3 : 2);
+		runs += compare_levels(ert_test_failed_, &o, cc->name, 1e-5);
+		for (int isa = ERT_ISA_SCALAR; isa <= (int)best; isa++) {
+			const char *k = prepared_kernel(&o, (enum ert_cpu_isa)isa);
+			bool sp = k && strstr(k, "smallplane");
+
+			if (sp != (want && isa > ERT_ISA_SCALAR)) {
+				fprintf(stderr, "%s at %s: kernel %s\n", cc->name,
+					ert_cpu_isa_name((enum ert_cpu_isa)isa), k ? k : "(none)");
+				*ert_test_failed_ = 1;
+			}
+		}
 		one_fini(&o);
 	}
 	CHECK(runs > 0);
@@ -911,7 +1049,8 @@ ERT_TEST(bad_env_level_refused)
 	free(saved);
 }
 
-ERT_TEST_MAIN(ERT_TEST_ENTRY(conv_every_level), ERT_TEST_ENTRY(conv_residual_every_level),
+ERT_TEST_MAIN(ERT_TEST_ENTRY(conv_every_level), ERT_TEST_ENTRY(conv_smallplane_every_level),
+	      ERT_TEST_ENTRY(conv_residual_every_level),
 	      ERT_TEST_ENTRY(conv_residual_checked), ERT_TEST_ENTRY(matmul_every_level),
 	      ERT_TEST_ENTRY(matmul_bias_every_level),
 	      ERT_TEST_ENTRY(matmul_perm_every_level), ERT_TEST_ENTRY(matmul_bias_checked),

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "cpu/conv/conv-smallplane.h"
 #include "cpu/conv/dwconv.h"
 #include "cpu/conv/winograd.h"
 #include "cpu/gemm/sgemm.h"
@@ -111,6 +112,15 @@ static size_t shared_b_bytes(const struct conv_plan *p)
 	return f ? f * sizeof(float) + 64 : 0;
 }
 
+/*
+ * Small output planes with the GEMM's roles swapped (cpu/conv/conv-smallplane.h):
+ * group 1 only; the shape and level rule is ert_conv_sp_kernel()'s.
+ */
+static const char *smallplane_shape(const struct ert_cpu *cpu, const struct conv_plan *p)
+{
+	return p->group == 1 ? ert_conv_sp_kernel(cpu, &p->g, p->c_in, p->m) : NULL;
+}
+
 size_t ert_cpu_conv_workspace(const struct ert_cpu *cpu, const struct ert_exec *x)
 {
 	struct conv_plan p;
@@ -121,9 +131,11 @@ size_t ert_cpu_conv_workspace(const struct ert_cpu *cpu, const struct ert_exec *
 		return 0;
 	ws = ert_sgemm_workspace(ert_cpu_lanes(cpu), p.m_g, p.n, p.k) +
 	     (size_t)(p.n_img * p.group) * 4 * sizeof(int64_t) + shared_b_bytes(&p);
-	/* prepare() decides between the two: room for either */
+	/* prepare() decides between them: room for any */
 	if (wino_shape(&p) && wino_workspace(cpu, &p) > ws)
 		ws = wino_workspace(cpu, &p);
+	if (smallplane_shape(cpu, &p) && ert_conv_sp_workspace(cpu, &p.g, p.c_in, p.m) > ws)
+		ws = ert_conv_sp_workspace(cpu, &p.g, p.c_in, p.m);
 	return ws;
 }
 
@@ -420,6 +432,20 @@ ert_status ert_cpu_conv_prepare(struct ert_cpu *cpu, struct ert_exec *x, struct 
 		return st;
 	}
 
+	const char *sp = smallplane_shape(cpu, &p);
+
+	if (sp && cpu->memory != ERT_LEVEL_LOW) {
+		struct ert_cpu_pack_key skey = ert_conv_sp_pack_key(x->in[1]->data, p.k, p.m);
+
+		st = ert_cpu_pack_get(cpu, &skey, &pk);
+		if (st != ERT_OK)
+			ert_err_set(err, "Conv '%s': out of memory packing weights", x->node->name);
+		x->state = pk;
+		if (pk)
+			x->kernel = sp;
+		return st;
+	}
+
 	struct ert_cpu_pack_key key = {
 		.src = x->in[1]->data, .kind = cpu->gemm_low ? ERT_CPU_PACK_A_BF16 : ERT_CPU_PACK_A,
 		.rows = p.m_g, .cols = p.k, .rs = p.k, .cs = 1,
@@ -595,6 +621,17 @@ ert_status ert_cpu_conv_compute(struct ert_cpu *cpu, struct ert_exec *x, struct 
 		return st;
 	if (x->state && ((const struct ert_cpu_packed *)x->state)->key.kind == ERT_CPU_PACK_WINO) {
 		wino_conv(cpu, x, &p, x->state);
+		return ERT_OK;
+	}
+	if (x->state && ((const struct ert_cpu_packed *)x->state)->key.kind == ERT_CPU_PACK_B) {
+		struct ert_conv_sp_args sa = {
+			.g = &p.g, .n_img = p.n_img, .c_in = p.c_in, .m = p.m,
+			.x = x->in[0]->data, .w_packed = ert_cpu_packed_data(x->state),
+			.bias = b ? b->data : NULL, .res = res, .act = ert_node_act(x->node),
+			.y = x->out[0]->data,
+		};
+
+		ert_conv_sp_run(cpu, &sa, x->workspace);
 		return ERT_OK;
 	}
 

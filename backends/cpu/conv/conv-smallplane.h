@@ -1,0 +1,80 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * conv-smallplane.h — dense convolutions on small output planes with the
+ * GEMM's roles swapped.
+ *
+ * The Conv GEMM (ops/linalg-conv.c) computes C = W * im2col: output
+ * channels on M (MR rows a block), pixels on N (NR columns a panel). On a
+ * 7x7 plane N = 49 = 48 + 1 at avx512 (3 x 16 + 1 at avx2), so a one-column
+ * edge panel costs a pass over every K step of A for one column. Here the
+ * product is taken transposed, C^T (pixels x Cout) = im2col^T (pixels x K) *
+ * W^T (K x Cout): the pixels are the M rows (49 = 6 x 8 + 1 at avx512, an
+ * edge row costs one broadcast per K step) and the weights, packed once at
+ * plan time as NR-wide B panels (ERT_CPU_PACK_B of W^T), the N columns. The
+ * driver and micro-kernels are the GEMM's, unchanged; the bias is the
+ * column bias of their epilogue. im2col^T is packed straight into the A
+ * panels the micro-kernel reads (no K x N temporary), C^T goes to a scratch
+ * in the workspace, and one pass transposes it into the NCHW output, adding
+ * a fused residual and applying the activation there when there is one
+ * (act(conv + bias + residual)); otherwise the GEMM's epilogue applies it.
+ *
+ * Which layers take it: ert_conv_sp_kernel() (docs/cpu-kernels.md).
+ */
+#ifndef ERT_CPU_CONV_SMALLPLANE_H
+#define ERT_CPU_CONV_SMALLPLANE_H
+
+#include "cpu/gemm/sgemm.h"
+#include "ops/linalg-geom.h"
+
+/*
+ * Output planes of at most this many pixels: 7x7 (49) and 8x8 take it, 14x14
+ * (196) does not. Measured at avx2 on Zen 3 (gemm-bench, 1 thread): the
+ * 7x7-output layers of ResNet gained 10-45 %, the 14x14 ones lost 5-15 %
+ * (the old path's 196 = 12 x 16 + 4 wastes little there, and the swapped
+ * one pays for packing im2col^T and the transposing pass). A build may set
+ * another limit (-DERT_CONV_SP_MAX_PIXELS=256) to measure other CPUs.
+ */
+#ifndef ERT_CONV_SP_MAX_PIXELS
+#define ERT_CONV_SP_MAX_PIXELS 64
+#endif
+
+/*
+ * The kernel name ("f32-conv-smallplane-8x48-avx512") if a group-1 Conv of
+ * geometry @g, @c_in -> @m channels, runs swapped in @cpu's session, else
+ * NULL: an fp32 SIMD GEMM kernel (not the scalar reference level, not
+ * precision LOW's bf16 kernels), at most ERT_CONV_SP_MAX_PIXELS output
+ * pixels, and fewer padded multiply-adds swapped than not (rounding the
+ * pixels and channels up to the register block that holds each). The
+ * weights must also be constant and prepacked (decided by the caller).
+ */
+const char *ert_conv_sp_kernel(const struct ert_cpu *cpu, const struct ert_conv_geom *g,
+			       int64_t c_in, int64_t m);
+
+/* Workspace bytes ert_conv_sp_run() needs for one such Conv. */
+size_t ert_conv_sp_workspace(const struct ert_cpu *cpu, const struct ert_conv_geom *g,
+			     int64_t c_in, int64_t m);
+
+/* The weights as B: W^T (K x m, K = c_in x window), ert_sgemm_pack_b() panels of cpu->gemm. */
+static inline struct ert_cpu_pack_key ert_conv_sp_pack_key(const float *w, int64_t k, int64_t m)
+{
+	return (struct ert_cpu_pack_key){
+		.src = w, .kind = ERT_CPU_PACK_B, .rows = k, .cols = m, .rs = 1, .cs = k,
+		.count = 1,
+	};
+}
+
+struct ert_conv_sp_args {
+	const struct ert_conv_geom *g;
+	int64_t n_img, c_in, m;
+	const float *x;               /* n_img x c_in input planes */
+	const float *w_packed;        /* from ert_conv_sp_pack_key() */
+	const float *bias;            /* m, or NULL */
+	const float *res;             /* fused residual, the output's shape, or NULL */
+	struct ert_act_desc act;
+	float *y;                     /* n_img x m output planes */
+};
+
+/* Run the convolution with @ws of ert_conv_sp_workspace() bytes. */
+void ert_conv_sp_run(const struct ert_cpu *cpu, const struct ert_conv_sp_args *a, void *ws);
+
+#endif /* ERT_CPU_CONV_SMALLPLANE_H */
