@@ -229,6 +229,7 @@ struct qconv {
 	int64_t im_ch;            /* input channels per im2col chunk (all when direct) */
 	int64_t osz;              /* output element bytes */
 	bool w_u8, need_cs, direct;
+	bool res_epi;             /* the fused residual in the epilogue (fixed rule) */
 	uint8_t xflip, xpad;      /* x's flip to unsigned; its zero point's byte (padding) */
 	int32_t bz;               /* x's zero point in packed units */
 	const int32_t *cadd, *naz, *mult, *shift; /* conv_tables() */
@@ -464,15 +465,17 @@ static void conv_finish(void *ctx, int64_t i0, int64_t rows, const int32_t *raw,
 					   .f1 = c->f + m0 };
 
 	r->e.u = r->cs ? r->cs + j0 : NULL;
+	if (c->res_epi)
+		r->e.r = (const uint8_t *)j->r->data + (r->n * j->m + m0) * j->out_sp + r->p0 + j0;
 	c->k->epi_rows(raw, TILE_LD, rows, w, &r->e, &rt,
 		       (uint8_t *)j->y->data +
 			       ((r->n * j->m + m0) * j->out_sp + r->p0 + j0) * (size_t)c->osz,
 		       j->out_sp * c->osz);
 	/*
-	 * The fused residual's rows of the tile, which qconv_item() reads once
-	 * every panel is done: a few lines from another plane each, which the
-	 * hardware prefetchers do not see coming; fetched into L2 while the
-	 * other panels are computed.
+	 * The fused residual's rows of the tile, which the epilogue of the
+	 * later panels reads (or qconv_item() once every panel is done): a few
+	 * lines from another plane each, which the hardware prefetchers do not
+	 * see coming; fetched into L2 while the other panels are computed.
 	 */
 	for (int64_t i = 0; j->res && j0 == 0 && i < rows; i++) {
 		const char *rp = (const char *)j->r->data + (r->n * j->m + m0 + i) * j->out_sp + r->p0;
@@ -558,8 +561,8 @@ static void qconv_item(const void *arg, int64_t it, uint32_t *slot)
 			cr.c0[i] = (int32_t)((uint32_t)c->cadd[gi * j->m_g + i0 + i] -
 					     (uint32_t)c->bz * (uint32_t)rsum[i]);
 		run_tile(&t, rows, conv_finish, &cr);
-		/* the fused QLinearAdd over the tile's rows while they are in cache */
-		for (int64_t i = 0; j->res && i < rows; i++)
+		/* else the fused QLinearAdd over the tile's rows while they are in cache */
+		for (int64_t i = 0; j->res && !c->res_epi && i < rows; i++)
 			ert_qconv_residual(j, (n * j->m + gi * j->m_g + i0 + i) * j->out_sp + p0, nc);
 	}
 }
@@ -624,6 +627,8 @@ bool ert_qconv_gemm_run(struct ert_cpu *cpu, struct ert_exec *x, const struct ic
 	c.osz = (int64_t)ert_dtype_size(j->y->dtype);
 	lane_layout(k, c.K, c.nc, j->m_g, c.direct ? 0 : j->kk, &c.lay);
 	epi_base(&c.base, j->qlinear, true, &j->qo);
+	c.res_epi = j->res && c.base.mode == ERT_QGEMM_OUT_FIXED && c.osz == 1;
+	c.base.res = c.res_epi ? j->res : NULL;
 	*st = ert_qlinalg_run_lanes(cpu, x, skip + tsz, items * c.nchunks,
 				    (int64_t)(c.lay.total / sizeof(uint32_t)), qconv_item, &c, err);
 	return true;

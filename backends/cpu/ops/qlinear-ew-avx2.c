@@ -48,14 +48,7 @@ static inline void bin8(const struct ert_q8_bin *p, const uint8_t *a, int64_t sa
 			out_float4(_mm256_mul_pd(_mm256_cvtepi32_pd(_mm256_castsi256_si128(prod)), f),
 				   p));
 	} else if (p->fixed) {
-		__m256i ta = ert_q8_requant_fixed_avx2(_mm256_slli_epi32(da, 20),
-						       _mm256_set1_epi32(p->am),
-						       _mm256_set1_epi32(p->as));
-		__m256i tb = ert_q8_requant_fixed_avx2(_mm256_slli_epi32(db, 20),
-						       _mm256_set1_epi32(p->bm),
-						       _mm256_set1_epi32(p->bs));
-
-		r = ert_q8_requant_fixed_avx2(_mm256_add_epi32(ta, tb), m, s);
+		r = ert_q8_add_fixed_avx2(da, db, p->am, p->as, p->bm, p->bs, p->m, p->s);
 	} else {
 		__m256d ra = _mm256_set1_pd(p->ra), rb = _mm256_set1_pd(p->rb);
 		__m256d q0 = _mm256_add_pd(

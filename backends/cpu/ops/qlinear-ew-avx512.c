@@ -54,14 +54,7 @@ void ert_q8_bin_avx512(const struct ert_q8_bin *p, const uint8_t *a, int64_t sa,
 				 out_float8(_mm512_mul_pd(_mm512_cvtepi32_pd(
 							  _mm512_extracti64x4_epi64(prod, 1)), f), p));
 		} else if (p->fixed) {
-			__m512i ta = ert_q8_requant_fixed_avx512(_mm512_slli_epi32(da, 20),
-								 _mm512_set1_epi32(p->am),
-								 _mm512_set1_epi32(p->as));
-			__m512i tb = ert_q8_requant_fixed_avx512(_mm512_slli_epi32(db, 20),
-								 _mm512_set1_epi32(p->bm),
-								 _mm512_set1_epi32(p->bs));
-
-			r = ert_q8_requant_fixed_avx512(_mm512_add_epi32(ta, tb), m, s);
+			r = ert_q8_add_fixed_avx512(da, db, p->am, p->as, p->bm, p->bs, p->m, p->s);
 		} else {
 			__m512d ra = _mm512_set1_pd(p->ra), rb = _mm512_set1_pd(p->rb);
 			__m512d q0 = _mm512_add_pd(

@@ -31,6 +31,23 @@ static inline __m256i ert_q8_requant_fixed_avx2(__m256i v, __m256i mult, __m256i
 	return _mm256_blendv_epi8(r, _mm256_sub_epi32(zero, r), _mm256_cmpgt_epi32(zero, h));
 }
 
+/*
+ * The fixed rule's Add (TFLite's ADD, docs/int8.md) of input values @da and
+ * @db in 8 lanes (zero points taken off): requant(requant(da << 20, am, as)
+ * + requant(db << 20, bm, bs), m, s), before the output zero point and clamp.
+ */
+static inline __m256i ert_q8_add_fixed_avx2(__m256i da, __m256i db, int32_t am, int32_t as,
+					    int32_t bm, int32_t bs, int32_t m, int32_t s)
+{
+	__m256i ta = ert_q8_requant_fixed_avx2(_mm256_slli_epi32(da, 20), _mm256_set1_epi32(am),
+					       _mm256_set1_epi32(as));
+	__m256i tb = ert_q8_requant_fixed_avx2(_mm256_slli_epi32(db, 20), _mm256_set1_epi32(bm),
+					       _mm256_set1_epi32(bs));
+
+	return ert_q8_requant_fixed_avx2(_mm256_add_epi32(ta, tb), _mm256_set1_epi32(m),
+					 _mm256_set1_epi32(s));
+}
+
 /* ert_qout_float() in 4 lanes; vmaxpd returns its second operand when either is NaN. */
 static inline __m128i ert_q8_requant_float4_avx2(__m128i v, __m256d f, int32_t zp, int32_t lo,
 						  int32_t hi)

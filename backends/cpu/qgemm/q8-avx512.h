@@ -34,6 +34,19 @@ static inline __m512i ert_q8_requant_fixed_avx512(__m512i v, __m512i mult, __m51
 	return _mm512_mask_sub_epi32(r, _mm512_cmplt_epi32_mask(h, zero), zero, r);
 }
 
+/* The fixed rule's Add of ert_q8_add_fixed_avx2() in 16 lanes. */
+static inline __m512i ert_q8_add_fixed_avx512(__m512i da, __m512i db, int32_t am, int32_t as,
+					      int32_t bm, int32_t bs, int32_t m, int32_t s)
+{
+	__m512i ta = ert_q8_requant_fixed_avx512(_mm512_slli_epi32(da, 20), _mm512_set1_epi32(am),
+						 _mm512_set1_epi32(as));
+	__m512i tb = ert_q8_requant_fixed_avx512(_mm512_slli_epi32(db, 20), _mm512_set1_epi32(bm),
+						 _mm512_set1_epi32(bs));
+
+	return ert_q8_requant_fixed_avx512(_mm512_add_epi32(ta, tb), _mm512_set1_epi32(m),
+					   _mm512_set1_epi32(s));
+}
+
 /* ert_qout_float(): rint(v * f) + zp, NaN or below lo gives lo, above hi gives hi. */
 static inline __m256i ert_q8_requant_float8_avx512(__m256i v, __m512d f, int32_t zp, int32_t lo,
 						    int32_t hi)

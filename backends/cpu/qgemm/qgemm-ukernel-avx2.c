@@ -10,6 +10,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "cpu/ops/qlinear-kernels.h"
 #include "cpu/qgemm/q8-avx2.h"
 #include "cpu/qgemm/qgemm.h"
 #include "ops/quant-fixed.h"
@@ -107,6 +108,12 @@ static void epi_one(const int32_t *raw, int64_t j, const struct ert_qgemm_epi *e
 		q = (int64_t)ert_requant_fixed((int32_t)v, e->mult ? e->mult[j] : e->mult1,
 					       e->shift ? e->shift[j] : e->shift1) + e->zp;
 		q = q < e->lo ? e->lo : q > e->hi ? e->hi : q;
+		if (e->res) {
+			const struct ert_q8_add *a = e->res;
+			uint32_t sum = (uint32_t)a->ta[(uint8_t)q] + (uint32_t)a->tb[e->r[j]];
+
+			q = ert_qout_fixed(&a->qo, (int32_t)sum, a->out_m, a->out_s);
+		}
 		break;
 	case ERT_QGEMM_OUT_FLOAT: {
 		double d = rint((double)(int32_t)v * f) + e->zp;
@@ -118,6 +125,21 @@ static void epi_one(const int32_t *raw, int64_t j, const struct ert_qgemm_epi *e
 		return;
 	}
 	((uint8_t *)dst)[j] = (uint8_t)q;
+}
+
+/* The fused residual of 8 outputs @q (values of the output type) and the bytes at @r. */
+static inline __m256i residual8(const struct ert_q8_add *a, __m256i q, const uint8_t *r)
+{
+	const struct ert_q8_bin *p = &a->vp;
+	__m128i rb = _mm_loadl_epi64((const __m128i *)r);
+	__m256i da = _mm256_sub_epi32(q, _mm256_set1_epi32(p->azp));
+	__m256i db = _mm256_sub_epi32(p->u8 ? _mm256_cvtepu8_epi32(rb) : _mm256_cvtepi8_epi32(rb),
+				      _mm256_set1_epi32(p->bzp));
+	__m256i s = ert_q8_add_fixed_avx2(da, db, p->am, p->as, p->bm, p->bs, p->m, p->s);
+
+	s = _mm256_min_epi32(_mm256_max_epi32(s, _mm256_set1_epi32(p->lo - p->zp)),
+			     _mm256_set1_epi32(p->hi - p->zp));
+	return _mm256_add_epi32(s, _mm256_set1_epi32(p->zp));
 }
 
 static inline __attribute__((always_inline)) void
@@ -158,6 +180,8 @@ epi_row(const int32_t *raw, int64_t n, const struct ert_qgemm_epi *e, struct ert
 
 			v = ert_q8_requant_fixed_avx2(v, mu, sh);
 			v = _mm256_add_epi32(_mm256_min_epi32(_mm256_max_epi32(v, lo), hi), zp);
+			if (e->res)
+				v = residual8(e->res, v, rv.r + j);
 			break;
 		}
 		case ERT_QGEMM_OUT_FLOAT: {
@@ -192,6 +216,7 @@ epi_row(const int32_t *raw, int64_t n, const struct ert_qgemm_epi *e, struct ert
 		t.mult1 = rv.mult1;
 		t.shift1 = rv.shift1;
 		t.f1 = rv.f1;
+		t.r = rv.r;
 		for (; j < n; j++)
 			epi_one(raw, j, &t, dst);
 	}
@@ -207,5 +232,5 @@ void ert_qgemm_epi_rows_avx2(const int32_t *raw, int64_t ldr, int64_t rows, int6
 			     void *dst, int64_t ldd)
 {
 	for (int64_t r = 0; r < rows; r++)
-		epi_row(raw + r * ldr, n, e, ert_qgemm_rowv_at(e, rt, r), (char *)dst + r * ldd);
+		epi_row(raw + r * ldr, n, e, ert_qgemm_rowv_at(e, rt, r, ldd), (char *)dst + r * ldd);
 }

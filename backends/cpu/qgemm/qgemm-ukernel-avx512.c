@@ -13,6 +13,7 @@
 #include <immintrin.h>
 #include <string.h>
 
+#include "cpu/ops/qlinear-kernels.h"
 #include "cpu/qgemm/q8-avx512.h"
 #include "cpu/qgemm/qgemm.h"
 
@@ -85,6 +86,22 @@ static inline __m512d load_f(const struct ert_qgemm_epi *e, double f1, int64_t j
 	return e->f ? _mm512_maskz_loadu_pd(m, e->f + j) : _mm512_set1_pd(f1);
 }
 
+/* The fused residual of 16 outputs @q (values of the output type) and the bytes at @r (@k). */
+static inline __m512i residual16(const struct ert_q8_add *a, __m512i q, const uint8_t *r,
+				 __mmask16 k)
+{
+	const struct ert_q8_bin *p = &a->vp;
+	__m128i rb = _mm_maskz_loadu_epi8(k, r);
+	__m512i da = _mm512_sub_epi32(q, _mm512_set1_epi32(p->azp));
+	__m512i db = _mm512_sub_epi32(p->u8 ? _mm512_cvtepu8_epi32(rb) : _mm512_cvtepi8_epi32(rb),
+				      _mm512_set1_epi32(p->bzp));
+	__m512i s = ert_q8_add_fixed_avx512(da, db, p->am, p->as, p->bm, p->bs, p->m, p->s);
+
+	s = _mm512_min_epi32(_mm512_max_epi32(s, _mm512_set1_epi32(p->lo - p->zp)),
+			     _mm512_set1_epi32(p->hi - p->zp));
+	return _mm512_add_epi32(s, _mm512_set1_epi32(p->zp));
+}
+
 static inline __attribute__((always_inline)) void
 epi_row(const int32_t *raw, int64_t n, const struct ert_qgemm_epi *e, struct ert_qgemm_rowv rv,
 	void *dst)
@@ -116,6 +133,8 @@ epi_row(const int32_t *raw, int64_t n, const struct ert_qgemm_epi *e, struct ert
 
 			v = ert_q8_requant_fixed_avx512(v, mu, sh);
 			v = _mm512_add_epi32(_mm512_min_epi32(_mm512_max_epi32(v, lo), hi), zp);
+			if (e->res)
+				v = residual16(e->res, v, rv.r + j, m);
 			break;
 		}
 		case ERT_QGEMM_OUT_FLOAT: {
@@ -155,5 +174,5 @@ void ert_qgemm_epi_rows_avx512(const int32_t *raw, int64_t ldr, int64_t rows, in
 			       void *dst, int64_t ldd)
 {
 	for (int64_t r = 0; r < rows; r++)
-		epi_row(raw + r * ldr, n, e, ert_qgemm_rowv_at(e, rt, r), (char *)dst + r * ldd);
+		epi_row(raw + r * ldr, n, e, ert_qgemm_rowv_at(e, rt, r, ldd), (char *)dst + r * ldd);
 }

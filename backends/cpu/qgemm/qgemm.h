@@ -72,6 +72,8 @@ enum ert_qgemm_out {
  * per-column parameters (mult/shift/f non-NULL) or the row's (mult1, ...).
  * mult and shift are already clamped as ert_requant_fixed() clamps them.
  */
+struct ert_q8_add;
+
 struct ert_qgemm_epi {
 	uint32_t c0, c1, c2;
 	const int32_t *u, *t, *w;
@@ -81,6 +83,15 @@ struct ert_qgemm_epi {
 	int32_t mult1, shift1;
 	double f1;
 	int32_t zp, lo, hi;
+	/*
+	 * A fused residual (QLinearConv "ert.residual", the fixed rule only):
+	 * each output, its value after the stage above (clamped to the type),
+	 * becomes the fixed-rule Add of it and the byte r[j] through res
+	 * (cpu/ops/qlinear-kernels.h), as ert_q8_add_run() computes it. NULL:
+	 * none.
+	 */
+	const struct ert_q8_add *res;
+	const uint8_t *r;
 };
 
 /* Write @n outputs of one row from @raw to @dst (int32, bytes or floats per mode). */
@@ -225,15 +236,18 @@ struct ert_qgemm_rowv {
 	uint32_t c0, c1;
 	int32_t mult1, shift1;
 	double f1;
+	const uint8_t *r;         /* the row's residual bytes (e->res) */
 };
 
 static inline struct ert_qgemm_rowv ert_qgemm_rowv_e(const struct ert_qgemm_epi *e)
 {
-	return (struct ert_qgemm_rowv){ e->c0, e->c1, e->mult1, e->shift1, e->f1 };
+	return (struct ert_qgemm_rowv){ e->c0, e->c1, e->mult1, e->shift1, e->f1, e->r };
 }
 
+/* Row @r of a block whose rows are @ldd bytes apart in the output (and the residual). */
 static inline struct ert_qgemm_rowv ert_qgemm_rowv_at(const struct ert_qgemm_epi *e,
-						      const struct ert_qgemm_rows *rt, int64_t r)
+						      const struct ert_qgemm_rows *rt, int64_t r,
+						      int64_t ldd)
 {
 	return (struct ert_qgemm_rowv){
 		e->c0 + (rt->c0 ? (uint32_t)rt->c0[r] : 0u),
@@ -241,6 +255,7 @@ static inline struct ert_qgemm_rowv ert_qgemm_rowv_at(const struct ert_qgemm_epi
 		rt->mult1 ? rt->mult1[r] : e->mult1,
 		rt->shift1 ? rt->shift1[r] : e->shift1,
 		rt->f1 ? rt->f1[r] : e->f1,
+		e->r ? e->r + r * ldd : NULL,
 	};
 }
 
