@@ -54,6 +54,27 @@ static inline void deint4(const float *p, vf *u0, vf *u1, vf *u2, vf *u3)
 	*u3 = _mm512_shuffle_f32x4(lo23, hi23, 0xee);
 }
 
+/*
+ * The inverse of deint4(): p[4 j + c] = u_c[j] for j < 16, so 16 tiles'
+ * columns become one contiguous output row.
+ */
+static inline void inter4(vf u0, vf u1, vf u2, vf u3, float *p)
+{
+	const __m512i lo = _mm512_setr_epi32(0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23);
+	const __m512i hi = _mm512_setr_epi32(8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30,
+					     15, 31);
+	const __m512i q0 = _mm512_setr_epi32(0, 1, 16, 17, 2, 3, 18, 19, 4, 5, 20, 21, 6, 7, 22, 23);
+	const __m512i q1 = _mm512_setr_epi32(8, 9, 24, 25, 10, 11, 26, 27, 12, 13, 28, 29, 14, 15,
+					     30, 31);
+	vf ab0 = _mm512_permutex2var_ps(u0, lo, u1), ab1 = _mm512_permutex2var_ps(u0, hi, u1);
+	vf cd0 = _mm512_permutex2var_ps(u2, lo, u3), cd1 = _mm512_permutex2var_ps(u2, hi, u3);
+
+	V_ST(p, _mm512_permutex2var_ps(ab0, q0, cd0));
+	V_ST(p + 16, _mm512_permutex2var_ps(ab0, q1, cd0));
+	V_ST(p + 32, _mm512_permutex2var_ps(ab1, q0, cd1));
+	V_ST(p + 48, _mm512_permutex2var_ps(ab1, q1, cd1));
+}
+
 /* [u_1 .. u_15, s] */
 static inline vf shift_in(vf u, float s)
 {
@@ -83,6 +104,20 @@ static inline void deint4(const float *p, vf *u0, vf *u1, vf *u2, vf *u3)
 	*u1 = _mm256_shuffle_ps(t0, t2, 0xee);
 	*u2 = _mm256_shuffle_ps(t1, t3, 0x44);
 	*u3 = _mm256_shuffle_ps(t1, t3, 0xee);
+}
+
+/* The inverse of deint4(): p[4 j + c] = u_c[j] for j < 8. */
+static inline void inter4(vf u0, vf u1, vf u2, vf u3, float *p)
+{
+	vf t0 = _mm256_unpacklo_ps(u0, u1), t1 = _mm256_unpackhi_ps(u0, u1);
+	vf t2 = _mm256_unpacklo_ps(u2, u3), t3 = _mm256_unpackhi_ps(u2, u3);
+	vf r0 = _mm256_shuffle_ps(t0, t2, 0x44), r1 = _mm256_shuffle_ps(t0, t2, 0xee);
+	vf r2 = _mm256_shuffle_ps(t1, t3, 0x44), r3 = _mm256_shuffle_ps(t1, t3, 0xee);
+
+	V_ST(p, _mm256_permute2f128_ps(r0, r1, 0x20));
+	V_ST(p + 8, _mm256_permute2f128_ps(r2, r3, 0x20));
+	V_ST(p + 16, _mm256_permute2f128_ps(r0, r1, 0x31));
+	V_ST(p + 24, _mm256_permute2f128_ps(r2, r3, 0x31));
 }
 
 static inline vf shift_in(vf u, float s)
@@ -246,24 +281,14 @@ void WINO_FN(ert_wino_input)(const struct ert_wino_tiles *t, int64_t c0, int64_t
 }
 
 /*
- * One output row of a run of @len tiles: lane j of o0..o3 holds columns
- * 4 j .. 4 j + 3. Interleaved into a contiguous row (a store-lanes pattern
- * the vectoriser handles), then @cols pixels written to @y, plus @res and
- * the activation (as ert_act_apply() computes it) where there is a residual;
- * without one, the activation was applied to the lanes already.
+ * @cols pixels of one output row from @row (the run's tiles, interleaved)
+ * to @y, plus @res and the activation (as ert_act_apply() computes it)
+ * where there is a residual; without one, the activation was applied to
+ * the lanes already.
  */
-static void output_row(const float *restrict o0, const float *restrict o1,
-		       const float *restrict o2, const float *restrict o3, int64_t len,
-		       int64_t cols, const float *res, const struct ert_sgemm_epi *act, float *y)
+static void output_row(const float *restrict row, int64_t cols, const float *res,
+		       const struct ert_sgemm_epi *act, float *y)
 {
-	float row[4 * LANES];
-
-	for (int64_t j = 0; j < len; j++) {
-		row[4 * j] = o0[j];
-		row[4 * j + 1] = o1[j];
-		row[4 * j + 2] = o2[j];
-		row[4 * j + 3] = o3[j];
-	}
 	if (!res) {
 		memcpy(y, row, (size_t)cols * sizeof(float));
 	} else if (act->act == ERT_EPI_RELU) {
@@ -291,6 +316,7 @@ void WINO_FN(ert_wino_output)(const struct ert_wino_tiles *t, const float *m, in
 	const int64_t pos_stride = t->m_pos;
 	float s[24][LANES] __attribute__((aligned(64)));
 	float o[16][LANES] __attribute__((aligned(64)));
+	float orow[4][4 * LANES] __attribute__((aligned(64)));
 
 	for (int64_t c = c0; c < c1; c++) {
 		const float *mc = m + c * ldm;
@@ -340,6 +366,16 @@ void WINO_FN(ert_wino_output)(const struct ert_wino_tiles *t, const float *m, in
 						o[q][j] = o[q][j] < act->lo ? act->lo
 							  : o[q][j] > act->hi ? act->hi : o[q][j];
 			}
+			/*
+			 * The four output rows of the pass's tiles, lanes
+			 * interleaved by x mod 4 (inter4(), whole vectors: a tile
+			 * row may hold fewer tiles than a vector)
+			 */
+			for (int r = 0; r < 4; r++)
+				for (int j = 0; j < LANES; j += VW)
+					inter4(V_LD(o[r * 4] + j), V_LD(o[r * 4 + 1] + j),
+					       V_LD(o[r * 4 + 2] + j), V_LD(o[r * 4 + 3] + j),
+					       orow[r] + 4 * j);
 			/* runs of the pass's tiles on one tile row: their four output rows */
 			for (int64_t j = 0; j < n;) {
 				int64_t tile = t->t0 + i0 + j;
@@ -351,8 +387,7 @@ void WINO_FN(ert_wino_output)(const struct ert_wino_tiles *t, const float *m, in
 				for (int r = 0; r < rows; r++) {
 					int64_t at = (oy + r) * t->ow + tx * 4;
 
-					output_row(o[r * 4] + j, o[r * 4 + 1] + j, o[r * 4 + 2] + j,
-						   o[r * 4 + 3] + j, len, cols,
+					output_row(orow[r] + 4 * j, cols,
 						   res ? res + c * t->oh * t->ow + at : NULL, act, yp + at);
 				}
 				j += len;
