@@ -357,6 +357,85 @@ ERT_TEST(conv_smallplane_every_level)
 }
 
 /*
+ * ert_conv_sp_run() called directly, on 1 and 2 threads, on planes the rule
+ * leaves to the old path by default (14x14 = 196 pixels, 16x16 = 256), so
+ * that the swapped path is held to the scalar reference there too, for
+ * builds with a higher ERT_CONV_SP_MAX_PIXELS.
+ */
+ERT_TEST(conv_smallplane_run_direct)
+{
+	static const struct {
+		struct conv_case c;
+		bool residual;
+	} cases[] = {
+		{ { "14x14 3x3 12->47, N = 196, ReLU", 2, 12, 14, 14, 47, 3, 3, 1, 1, 1, 1,
+		    { 1, 1, 1, 1 }, 1, true, 1, 0 }, false },
+		{ { "14x14 1x1 64->40, N = 196", 1, 64, 14, 14, 40, 1, 1, 1, 1, 1, 1, { 0 }, 1, true, 0,
+		    0 }, false },
+		{ { "32x32 3x3/2 8->33, N = 256, no bias, Clip", 1, 8, 32, 32, 33, 3, 3, 2, 2, 1, 1,
+		    { 1, 1, 1, 1 }, 1, false, 2, 0 }, false },
+		{ { "28x28 1x1/2 20->50 + residual, LeakyRelu", 2, 20, 28, 28, 50, 1, 1, 2, 2, 1, 1,
+		    { 0 }, 1, true, 3, 0 }, true },
+	};
+	struct ert_threadpool *pool = ert_threadpool_create(2);
+	enum ert_cpu_isa best = ert_cpu_isa_best();
+
+	REQUIRE(pool != NULL);
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		const struct conv_case *cc = &cases[i].c;
+		int64_t ksp[2] = { cc->kh, cc->kw }, k = cc->c * cc->kh * cc->kw;
+		struct ert_conv_geom g;
+		struct ert_value ref;
+		struct one o;
+
+		conv_case_init(&o, cc, cases[i].residual ? 4 : cc->bias ? 3 : 2);
+		REQUIRE(run_at(&o, ERT_ISA_SCALAR, NULL, true, ERT_LEVEL_NORMAL, &ref) == ERT_OK);
+		REQUIRE(ert_geom_conv(o.n, 2, o.in[0].dims + 2, ksp, false, &g, &o.err) == ERT_OK);
+		for (int isa = ERT_ISA_AVX2; isa <= (int)best; isa++) {
+			for (uint32_t threads = 1; threads <= 2; threads++) {
+				struct ert_cpu cpu = {
+					.isa = (enum ert_cpu_isa)isa, .num_threads = threads,
+					.pool = threads > 1 ? pool : NULL,
+					.gemm = ert_sgemm_kernel_for((enum ert_cpu_isa)isa),
+				};
+				const int nr = cpu.gemm->nr;
+				float *wp = aligned_alloc(64, ((ert_sgemm_packed_b_floats(k, cc->m, nr) *
+								sizeof(float)) | 63) + 1);
+				void *ws = malloc(ert_conv_sp_workspace(&cpu, &g, cc->c, cc->m));
+				struct ert_value got = ref;
+
+				got.data = malloc(ref.nbytes);
+				REQUIRE(wp && ws && got.data);
+				ert_sgemm_pack_b(o.in[1].data, 1, k, k, cc->m, nr, wp);
+
+				struct ert_conv_sp_args a = {
+					.g = &g, .n_img = cc->n, .c_in = cc->c, .m = cc->m,
+					.x = o.in[0].data, .w_packed = wp,
+					.bias = cc->bias ? o.in[2].data : NULL,
+					.res = cases[i].residual ? o.in[3].data : NULL,
+					.act = ert_node_act(o.n), .y = got.data,
+				};
+
+				ert_conv_sp_run(&cpu, &a, ws);
+				double d = rel_diff(&got, &ref);
+
+				if (!(d <= 1e-5)) {
+					fprintf(stderr, "%s at %s, %u threads: relative difference %g\n",
+						cc->name, ert_cpu_isa_name((enum ert_cpu_isa)isa), threads, d);
+					*ert_test_failed_ = 1;
+				}
+				free(got.data);
+				free(ws);
+				free(wp);
+			}
+		}
+		free(ref.data);
+		one_fini(&o);
+	}
+	ert_threadpool_destroy(pool);
+}
+
+/*
  * Conv with a fused residual (input 3, "ert.residual"): every level against
  * scalar, and scalar against the unfused sum it stands for, bit for bit:
  * Conv, then + R, then the activation.
@@ -1050,6 +1129,7 @@ ERT_TEST(bad_env_level_refused)
 }
 
 ERT_TEST_MAIN(ERT_TEST_ENTRY(conv_every_level), ERT_TEST_ENTRY(conv_smallplane_every_level),
+	      ERT_TEST_ENTRY(conv_smallplane_run_direct),
 	      ERT_TEST_ENTRY(conv_residual_every_level),
 	      ERT_TEST_ENTRY(conv_residual_checked), ERT_TEST_ENTRY(matmul_every_level),
 	      ERT_TEST_ENTRY(matmul_bias_every_level),
