@@ -211,6 +211,50 @@ static struct tile_pos tile_pos_of(const struct sgemm_job *job, int64_t t)
 	return tp;
 }
 
+/*
+ * Software prefetch of the operands of the next micro-kernel calls. A B
+ * panel is used by every row panel of a tile (13 calls for a 104-row tile at
+ * avx512, as few as 8 for M = 64) and then left; its first call would load
+ * all of it from L3 or memory, a line at a time as the K loop reaches it:
+ * rows a plane apart when B is read in place (one 1x1 convolution's 128 rows
+ * of a K block span 128 pages, which the hardware prefetchers do not
+ * follow), and a fresh 24 KiB run 72 KiB away when it is prepacked. So each
+ * call first asks for a slice of the next panel's rows, towards L2 (into L1
+ * it would push out the panel in use), all slices together covering it by
+ * the time the last row panel is done; and for the block of C the next call
+ * loads or stores, into L1 (C is met once per K block: the tile's C, up to
+ * 126 x 1536 floats, is out of L1 and often out of L2 by then). Prefetches
+ * do not change what is computed.
+ */
+static void prefetch_rows(const float *p, int64_t ld, int64_t w, int64_t r0, int64_t r1,
+			  bool write)
+{
+	if (ld == w) {
+		/* a packed panel: one run */
+		uintptr_t s = (uintptr_t)(p + r0 * w) & ~(uintptr_t)63;
+
+		for (uintptr_t e = (uintptr_t)(p + r1 * w); s < e; s += 64)
+			__builtin_prefetch((const void *)s, 0, 2);
+		return;
+	}
+	for (int64_t r = r0; r < r1; r++) {
+		uintptr_t s = (uintptr_t)(p + r * ld) & ~(uintptr_t)63;
+
+		for (uintptr_t e = (uintptr_t)(p + r * ld + w); s < e; s += 64) {
+			if (write)
+				__builtin_prefetch((const void *)s, 1, 3);
+			else
+				__builtin_prefetch((const void *)s, 0, 2);
+		}
+	}
+}
+
+/* Where the next B panel lies: @p, rows @ld floats apart, @rows of them; p NULL: unknown. */
+struct next_panel {
+	const float *p;
+	int64_t ld, rows;
+};
+
 static void run_tile(const struct sgemm_job *job, int64_t t, float *pa, float *pb)
 {
 	const struct ert_sgemm_desc *d = job->d;
@@ -248,9 +292,13 @@ static void run_tile(const struct sgemm_job *job, int64_t t, float *pa, float *p
 		} else if (!direct) {
 			ert_sgemm_pack_b_strided(d->b + bo, d->b_rs, d->b_cs, k0, kc, n0, nc, NR, pb);
 		}
+		const int64_t calls = (mc + MR - 1) / MR; /* row panels: calls per B panel */
+		const int64_t k1 = k0 + kc, kc1 = min64(job->kc, d->k - k1);
+
 		for (int64_t j = 0; j < nc; j += NR) {
 			const float *bp = bpk + (j / NR) * b_ps;
 			int64_t ldb = NR;
+			struct next_panel nx = { NULL, NR, kc };
 
 			if (direct && nc - j >= NR) {
 				bp = d->b + bo + k0 * d->b_rs + n0 + j;
@@ -260,8 +308,34 @@ static void run_tile(const struct sgemm_job *job, int64_t t, float *pa, float *p
 							 NR, pb);
 				bp = pb;
 			}
+			/* the next panel of this K block, or the first of the next one */
+			if (j + NR < nc) {
+				if (!direct)
+					nx.p = bpk + (j / NR + 1) * b_ps;
+				else if (nc - j - NR >= NR)
+					nx = (struct next_panel){ bp + NR, d->b_rs, kc };
+			} else if (k1 < d->k) {
+				if (d->b_packed)
+					nx = (struct next_panel){ d->b_packed + bo + n0 * d->k + k1 * NR,
+								  NR, kc1 };
+				else if (direct && nc >= NR)
+					nx = (struct next_panel){ d->b + bo + k1 * d->b_rs + n0,
+								  d->b_rs, kc1 };
+			}
 
 			for (int64_t i = 0; i < mc; i += MR) {
+				int64_t slice = (nx.rows + calls - 1) / calls, r0 = i / MR * slice;
+
+				if (nx.p && r0 < nx.rows)
+					prefetch_rows(nx.p, nx.ld, NR, r0, min64(r0 + slice, nx.rows),
+						      false);
+				/* C of the next call: the next row panel, or the next column panel's first */
+				if (i + MR < mc)
+					prefetch_rows(c + (i + MR) * d->ldc + j, d->ldc,
+						      min64(NR, nc - j), 0, min64(MR, mc - i - MR), true);
+				else if (j + NR < nc)
+					prefetch_rows(c + j + NR, d->ldc, min64(NR, nc - j - NR), 0,
+						      min64(MR, mc), true);
 				e.bias = e.load_c || !bias ? NULL : bias + i;
 				e.cbias = tp.cbias && k0 + kc >= d->k ? tp.cbias + j : NULL;
 				e.res = res && k0 + kc >= d->k ? res + i * d->ldc + j : NULL;
