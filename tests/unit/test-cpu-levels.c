@@ -923,20 +923,24 @@ ERT_TEST(gemm_ukernel_edges)
 /*
  * B prepacked and split by columns between two threads: A is packed once into
  * a_shared (it is written there) and every level gives the bits of the run
- * that packs A per tile, with and without the column bias.
+ * that packs A per tile, with and without the column bias; on one thread
+ * too. Where a K block of all rows of A is small (100 rows at every level,
+ * 197 at avx512's K block of 128), a_shared makes the tiles span all rows,
+ * on any number of threads; 250 rows are over that limit at every level.
  */
 ERT_TEST(sgemm_shared_a)
 {
 	struct ert_threadpool *pool = ert_threadpool_create(2);
 	enum ert_cpu_isa best = ert_cpu_isa_best();
-	const int64_t m = 197, n = 150, k = 300;
-	float *a = malloc(sizeof(float) * (size_t)(m * k)), *b = malloc(sizeof(float) * (size_t)(k * n));
+	const int64_t mmax = 250, n = 150, k = 300;
+	float *a = malloc(sizeof(float) * (size_t)(mmax * k)), *b = malloc(sizeof(float) * (size_t)(k * n));
 	float *bias = malloc(sizeof(float) * (size_t)n);
-	float *c1 = malloc(sizeof(float) * (size_t)(m * n)), *c2 = malloc(sizeof(float) * (size_t)(m * n));
+	float *c1 = malloc(sizeof(float) * (size_t)(mmax * n));
+	float *c2 = malloc(sizeof(float) * (size_t)(mmax * n));
 	uint32_t seed = 99;
 
 	REQUIRE(pool && a && b && bias && c1 && c2);
-	for (int64_t i = 0; i < m * k; i++)
+	for (int64_t i = 0; i < mmax * k; i++)
 		a[i] = frand_r(&seed);
 	for (int64_t i = 0; i < k * n; i++)
 		b[i] = frand_r(&seed);
@@ -944,15 +948,18 @@ ERT_TEST(sgemm_shared_a)
 		bias[i] = frand_r(&seed);
 	for (int isa = ERT_ISA_SCALAR; isa <= (int)best; isa++) {
 		const struct ert_sgemm_kernel *kern = ert_sgemm_kernel_for((enum ert_cpu_isa)isa);
-		size_t ws_size = ert_sgemm_workspace(2, m, n, k);
+		size_t ws_size = ert_sgemm_workspace(2, mmax, n, k);
 		float *pb = malloc(sizeof(float) * ert_sgemm_packed_b_floats(k, n, kern->nr));
-		float *shared = aligned_alloc(64, (ert_sgemm_shared_a_floats(m, k) * sizeof(float) +
-						   63) & ~(size_t)63);
+		float *shared = aligned_alloc(64, (ert_sgemm_shared_a_floats(mmax, k) *
+						   sizeof(float) + 63) & ~(size_t)63);
 		void *ws = malloc(ws_size);
 
 		REQUIRE(pb && shared && ws);
 		ert_sgemm_pack_b(b, n, 1, k, n, kern->nr, pb);
-		for (int with_bias = 0; with_bias < 2; with_bias++) {
+		for (int v = 0; v < 12; v++) {
+			int with_bias = v & 1;
+			uint32_t threads = 2 - (v >> 1 & 1);
+			int64_t m = v < 4 ? 100 : v < 8 ? 197 : mmax;
 			struct ert_sgemm_desc d = {
 				.kern = kern, .m = m, .n = n, .k = k, .batch = 1,
 				.a = a, .a_rs = k, .a_cs = 1, .b_packed = pb,
@@ -960,17 +967,18 @@ ERT_TEST(sgemm_shared_a)
 				.col_bias = with_bias ? bias : NULL,
 			};
 
-			ert_sgemm_run(pool, 2, &d, ws, ws_size);
+			ert_sgemm_run(pool, threads, &d, ws, ws_size);
 			for (size_t i = 0; i < ert_sgemm_shared_a_floats(m, k); i++)
 				shared[i] = NAN;
 			d.c = c2;
 			d.a_shared = shared;
-			ert_sgemm_run(pool, 2, &d, ws, ws_size);
-			/* the first panel's first K step: A's first rows, column 0 */
-			CHECK(shared[0] == a[0] && shared[1] == a[k]);
+			ert_sgemm_run(pool, threads, &d, ws, ws_size);
+			/* packed when it is used: the first panel's first K step, A's first rows */
+			if (threads > 1 || m == 100)
+				CHECK(shared[0] == a[0] && shared[1] == a[k]);
 			if (memcmp(c1, c2, sizeof(float) * (size_t)(m * n))) {
-				fprintf(stderr, "%s, bias %d: shared A differs\n", kern->name,
-					with_bias);
+				fprintf(stderr, "%s, m %ld, bias %d, %u threads: shared A differs\n",
+					kern->name, (long)m, with_bias, threads);
 				*ert_test_failed_ = 1;
 			}
 		}

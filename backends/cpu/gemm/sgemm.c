@@ -177,6 +177,12 @@ struct sgemm_job {
 	size_t slot;                /* floats per lane */
 	int64_t mc, nc, kc, mt, nt; /* tile sizes and counts */
 	int64_t tiles;
+	/*
+	 * Column tiles as even shares of N's panels (whole_a_tiles()): tile c
+	 * of nt spans panels [c * panels / nt, (c + 1) * panels / nt).
+	 */
+	bool even_n;
+	int64_t panels;
 	struct ert_sgemm_epi epi;   /* of the last K block (clamp for ReLU / Clip) */
 	bool post_act;              /* an activation the kernel cannot apply */
 	atomic_int_fast64_t next;
@@ -200,6 +206,12 @@ static struct tile_pos tile_pos_of(const struct sgemm_job *job, int64_t t)
 	tp.n0 = (r % job->nt) * job->nc;
 	tp.mc = min64(job->mc, d->m - tp.m0);
 	tp.nc = min64(job->nc, d->n - tp.n0);
+	if (job->even_n) {
+		int64_t ct = r % job->nt, nr = job->kern->nr;
+
+		tp.n0 = ct * job->panels / job->nt * nr;
+		tp.nc = min64((ct + 1) * job->panels / job->nt * nr, d->n) - tp.n0;
+	}
 	tp.ao = d->a_off ? d->a_off[tp.bi] : 0;
 	tp.bo = d->b_off ? d->b_off[tp.bi] : 0;
 	co = (d->c_off ? d->c_off[tp.bi] : 0) + tp.m0 * d->ldc + tp.n0;
@@ -457,7 +469,8 @@ static void lane_main(void *arg, int64_t begin, int64_t end)
 
 	for (int64_t lane = begin; lane < end; lane++) {
 		float *pa = job->ws + (size_t)lane * job->slot;
-		float *pb = pa + round_up(round_up(job->mc, job->kern->mr) *
+		/* (tiles of more than ERT_SGEMM_MC rows step into a shared A: no A panel here) */
+		float *pb = pa + round_up(round_up(min64(job->mc, ERT_SGEMM_MC), job->kern->mr) *
 					  min64(job->d->k, job->kc), 16);
 
 		for (;;) {
@@ -489,6 +502,46 @@ static void epilogue_of(const struct ert_sgemm_desc *d, struct sgemm_job *job)
 	}
 }
 
+/*
+ * B prepacked (constant weights), room for all of A packed (a_shared), and A
+ * short enough that a K block of all its rows is at most WHOLE_A_BLOCK_BYTES
+ * (ViT's 197 tokens at avx512's K block of 128: 100 KiB). Then A is packed
+ * once, first, and every tile spans all rows, the threads splitting N only.
+ * Row tiles of at most ERT_SGEMM_MC rows (104 + 93 for 197) each streamed
+ * all of their columns of B, so B (2.4 MB of weights for fc1 and fc2, which
+ * a model run brings from memory every time) was read once per row tile, and
+ * each B panel served 13 micro-kernel calls before it was left; now it is
+ * read once and serves 25. The columns are cut so that a tile's C stays
+ * within WHOLE_A_C_BYTES (C is loaded and stored once per K block: 197 x
+ * 1536 floats would not stay in L2 from one to the next), into a multiple
+ * of the threads' count of even shares of N's panels (at most one panel
+ * apart), so that threads taking tiles in turn finish together. At avx2 (K
+ * block 256) 197 rows take 198 KiB, over the limit: on Zen 3 (512 KiB L2)
+ * the tiles of all rows ran no faster than two row tiles, within the noise
+ * (gemm-bench, vit shapes, 83-86 GFLOP/s either way).
+ */
+#define WHOLE_A_BLOCK_BYTES (128 << 10)
+#define WHOLE_A_C_BYTES (256 << 10)
+
+static bool whole_a_tiles(const struct ert_sgemm_desc *d, struct sgemm_job *job, int64_t want)
+{
+	const int64_t MR = job->kern->mr, NR = job->kern->nr;
+	int64_t mc = round_up(d->m, MR), nt;
+
+	if (!d->a_shared || !d->b_packed || d->a_packed || job->kern->bf16 || d->batch != 1 ||
+	    d->k <= 0 || mc * job->kc * (int64_t)sizeof(float) > WHOLE_A_BLOCK_BYTES)
+		return false;
+	job->mc = mc;
+	job->mt = 1;
+	job->panels = (d->n + NR - 1) / NR;
+	nt = (mc * d->n * (int64_t)sizeof(float) + WHOLE_A_C_BYTES - 1) / WHOLE_A_C_BYTES;
+	nt = round_up(nt > want ? nt : want, want);
+	job->nt = min64(nt, job->panels);
+	job->nc = (job->panels + job->nt - 1) / job->nt * NR; /* the widest tile, for slots */
+	job->even_n = true;
+	return true;
+}
+
 void ert_sgemm_run(struct ert_threadpool *pool, uint32_t threads, const struct ert_sgemm_desc *d,
 		   void *ws, size_t ws_size)
 {
@@ -508,13 +561,18 @@ void ert_sgemm_run(struct ert_threadpool *pool, uint32_t threads, const struct e
 	job.slot = slot_floats(d->m, d->n, d->k);
 	/* Tiles are whole register blocks: prepacked panels are stepped into by m0, n0. */
 	job.kc = min64(job.kern->kc, ERT_SGEMM_KC);
+
+	bool whole_a = whole_a_tiles(d, &job, (int64_t)want);
+
 	/*
 	 * Row tiles of even height (197 rows: 104 + 93, not 128 + 69), so that
 	 * threads taking one each finish together.
 	 */
-	job.mt = (d->m + ERT_SGEMM_MC / MR * MR - 1) / (ERT_SGEMM_MC / MR * MR);
-	job.mc = round_up((d->m + job.mt - 1) / job.mt, MR);
-	job.mt = (d->m + job.mc - 1) / job.mc;
+	if (!whole_a) {
+		job.mt = (d->m + ERT_SGEMM_MC / MR * MR - 1) / (ERT_SGEMM_MC / MR * MR);
+		job.mc = round_up((d->m + job.mt - 1) / job.mt, MR);
+		job.mt = (d->m + job.mc - 1) / job.mc;
+	}
 
 	/*
 	 * B packed per tile, and more than one row tile: every row tile would
@@ -547,11 +605,13 @@ void ert_sgemm_run(struct ert_threadpool *pool, uint32_t threads, const struct e
 	 * first, so a thread taking the next row tile finds its columns of B
 	 * still in its cache.
 	 */
-	job.nc = !d->b_packed ? min64(d->n, ERT_SGEMM_NC / NR * NR)
-		 : want > 1 && d->batch < (int64_t)want
-			 ? round_up((d->n + want - 1) / want, NR)
-			 : d->n;
-	job.nt = (d->n + job.nc - 1) / job.nc;
+	if (!whole_a) {
+		job.nc = !d->b_packed ? min64(d->n, ERT_SGEMM_NC / NR * NR)
+			 : want > 1 && d->batch < (int64_t)want
+				 ? round_up((d->n + want - 1) / want, NR)
+				 : d->n;
+		job.nt = (d->n + job.nc - 1) / job.nc;
+	}
 	/*
 	 * Too few tiles to keep every thread busy: cut N finer. Tiles are taken
 	 * in order by whichever thread is free, so with several per thread the
@@ -561,12 +621,13 @@ void ert_sgemm_run(struct ert_threadpool *pool, uint32_t threads, const struct e
 	 */
 	int64_t per_thread = d->a_packed ? 4 : d->b_packed ? 1 : 3;
 
-	while (want > 1 && d->batch * job.mt * job.nt < per_thread * (int64_t)want &&
+	while (!whole_a && want > 1 && d->batch * job.mt * job.nt < per_thread * (int64_t)want &&
 	       job.nc > 2 * NR) {
 		job.nc = round_up(job.nc / 2, NR);
 		job.nt = (d->n + job.nc - 1) / job.nc;
 	}
-	while (want > 1 && d->batch * job.mt * job.nt < 2 * (int64_t)want && job.mc > 2 * MR) {
+	while (!whole_a && want > 1 && d->batch * job.mt * job.nt < 2 * (int64_t)want &&
+	       job.mc > 2 * MR) {
 		job.mc = round_up(job.mc / 2, MR);
 		job.mt = (d->m + job.mc - 1) / job.mc;
 	}
@@ -585,11 +646,12 @@ void ert_sgemm_run(struct ert_threadpool *pool, uint32_t threads, const struct e
 	 * column tile (every tile of a row would pack the same rows again: on
 	 * ViT's 197 x 384 x 384 layers about a tenth of each thread's time at
 	 * two threads, AVX2). The tiles then step into it as into a prepacked A.
+	 * Tiles of all rows (whole_a) need it on any number of threads.
 	 */
 	struct ert_sgemm_desc shared;
 
-	if (d->a_shared && d->b_packed && !d->a_packed && !job.kern->bf16 && d->batch == 1 &&
-	    job.nt > 1 && lanes > 1 && d->k > 0) {
+	if (whole_a || (d->a_shared && d->b_packed && !d->a_packed && !job.kern->bf16 &&
+			d->batch == 1 && job.nt > 1 && lanes > 1 && d->k > 0)) {
 		struct pack_a_job pj = { d, (int)MR, d->a_shared };
 		int64_t panels = (d->m + MR - 1) / MR;
 
