@@ -156,6 +156,13 @@ static const struct conv_case conv_cases[] = {
 	  true, 2, 0 },
 	{ "3x3 stride 2, several row tiles", 1, 24, 15, 14, 140, 3, 3, 2, 2, 1, 1, { 1, 1, 1, 1 },
 	  1, false, 0, 0 },
+	/* horizontal stride > 1 with a window row of several taps: rows split into column phases */
+	{ "3x3 stride 3, dilation 2, groups 2, batch 2", 2, 6, 13, 17, 8, 3, 3, 3, 3, 2, 2,
+	  { 2, 1, 0, 3 }, 2, true, 1, 0 },
+	{ "2x4 stride (1, 2), odd width", 1, 4, 9, 15, 10, 2, 4, 1, 2, 1, 1, { 0, 0, 1, 1 }, 1,
+	  false, 0, 0 },
+	{ "3x3 stride 2, two columns", 1, 3, 5, 2, 5, 3, 3, 2, 2, 1, 1, { 1, 1, 1, 1 }, 1, true,
+	  2, 0 },
 	/* Winograd F(4x4, 3x3) at avx2 and up (prepacked weights): its rounding is larger */
 	{ "winograd, ragged tiles", 1, 16, 17, 19, 24, 3, 3, 1, 1, 1, 1, { 1, 1, 1, 1 }, 1, true,
 	  1, 1e-4 },
