@@ -233,7 +233,9 @@ static struct tile_pos tile_pos_of(const struct sgemm_job *job, int64_t t)
  * follow), and a fresh 24 KiB run 72 KiB away when it is prepacked. So each
  * call first asks for a slice of the next panel's rows, towards L2 (into L1
  * it would push out the panel in use), all slices together covering it by
- * the time the last row panel is done; and for the block of C the next call
+ * the time the last row panel is done (after a tile's last panel, the first
+ * of the next tile: with one thread, or tiles taken in turn, often this
+ * thread's next); and for the block of C the next call
  * loads or stores, into L1 (C is met once per K block: the tile's C, up to
  * 126 x 1536 floats, is out of L1 and often out of L2 by then). Prefetches
  * do not change what is computed.
@@ -333,6 +335,16 @@ static void run_tile(const struct sgemm_job *job, int64_t t, float *pa, float *p
 				else if (direct && nc >= NR)
 					nx = (struct next_panel){ d->b + bo + k1 * d->b_rs + n0,
 								  d->b_rs, kc1 };
+			} else if (t + 1 < job->tiles && (d->b_packed || direct)) {
+				/* the next tile's first (often this thread's next, with one thread its own) */
+				struct tile_pos np = tile_pos_of(job, t + 1);
+				int64_t rows = min64(job->kc, d->k);
+
+				if (d->b_packed)
+					nx = (struct next_panel){ d->b_packed + np.bo + np.n0 * d->k, NR,
+								  rows };
+				else if (np.nc >= NR)
+					nx = (struct next_panel){ d->b + np.bo + np.n0, d->b_rs, rows };
 			}
 
 			for (int64_t i = 0; i < mc; i += MR) {
