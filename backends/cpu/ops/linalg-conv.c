@@ -718,6 +718,10 @@ ert_status ert_cpu_conv_compute(struct ert_cpu *cpu, struct ert_exec *x, struct 
 			.y = x->out[0]->data,
 		};
 
+		/* sized by the shapes prepare() saw; never run past it if they changed */
+		st = ert_cpu_ws_check(x, ert_conv_sp_workspace(cpu, &p.g, p.c_in, p.m), err);
+		if (st != ERT_OK)
+			return st;
 		ert_conv_sp_run(cpu, &sa, x->workspace);
 		return ERT_OK;
 	}
