@@ -527,7 +527,9 @@ static void epilogue_of(const struct ert_sgemm_desc *d, struct sgemm_job *job)
  * within WHOLE_A_C_BYTES (C is loaded and stored once per K block: 197 x
  * 1536 floats would not stay in L2 from one to the next), into a multiple
  * of the threads' count of even shares of N's panels (at most one panel
- * apart), so that threads taking tiles in turn finish together. At avx2 (K
+ * apart), so that threads taking tiles in turn finish together, and at
+ * least two a thread (as the two row tiles gave before), so that a thread
+ * that wakes late is made up for by the others taking more. At avx2 (K
  * block 256) 197 rows take 198 KiB, over the limit: on Zen 3 (512 KiB L2)
  * the tiles of all rows ran no faster than two row tiles, within the noise
  * (gemm-bench, vit shapes, 83-86 GFLOP/s either way).
@@ -547,7 +549,10 @@ static bool whole_a_tiles(const struct ert_sgemm_desc *d, struct sgemm_job *job,
 	job->mt = 1;
 	job->panels = (d->n + NR - 1) / NR;
 	nt = (mc * d->n * (int64_t)sizeof(float) + WHOLE_A_C_BYTES - 1) / WHOLE_A_C_BYTES;
-	nt = round_up(nt > want ? nt : want, want);
+	/* two a thread at least: one late to wake is made up by the other taking more */
+	if (want > 1 && nt < 2 * want)
+		nt = 2 * want;
+	nt = round_up(nt, want);
 	job->nt = min64(nt, job->panels);
 	job->nc = (job->panels + job->nt - 1) / job->nt * NR; /* the widest tile, for slots */
 	job->even_n = true;
