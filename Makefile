@@ -84,7 +84,7 @@ all: lib tools tests $(BUILD)/edgert.pc
 
 lib: $(BUILD)/libedgert.a $(BUILD)/libedgert.so
 tools: $(BUILD)/edgert
-tests: $(TEST_BINS) $(BUILD)/test-backend-ops $(BUILD)/test-ocl-cache $(BUILD)/test-vk-cache
+tests: $(TEST_BINS) $(BUILD)/test-backend-ops $(BUILD)/test-ocl-cache $(BUILD)/test-vk-cache $(BUILD)/test-vk-import
 
 deps:
 	@./scripts/install-deps.sh
@@ -193,7 +193,7 @@ $(BUILD)/tests/%: tests/unit/%.c $(TEST_COMMON_OBJS) $(BUILD)/libedgert-cli.a $(
 
 # The cross-backend op test (tests/suites/37-opencl.sh runs it; not a unit
 # test: it needs an OpenCL platform, and the unit suites run under ASan).
-$(BUILD)/test-backend-ops $(BUILD)/test-ocl-cache $(BUILD)/test-vk-cache: $(BUILD)/%: tests/backend-ops/%.c $(BUILD)/libedgert.a
+$(BUILD)/test-backend-ops $(BUILD)/test-ocl-cache $(BUILD)/test-vk-cache $(BUILD)/test-vk-import: $(BUILD)/%: tests/backend-ops/%.c $(BUILD)/libedgert.a
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) -Itests/unit $(ALL_CFLAGS) -o $@ $< $(BUILD)/libedgert.a $(ALL_LDFLAGS) \
 		$(LDLIBS)

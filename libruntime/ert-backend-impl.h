@@ -313,6 +313,25 @@ struct ert_backend_ops {
 	 * to after_op callbacks (ert_op_info.device_ns).
 	 */
 	bool (*device_time)(struct ert_backend *be, const struct ert_exec *x, uint64_t *ns_out);
+	/*
+	 * Zero copy at splits (session/copies.c, "Sharing arenas"): a dma-buf
+	 * fd of the whole of @buf into *@fd_out, the caller's to close
+	 * (optional: NULL means never). UNSUPPORTED, saying why, for a buffer
+	 * that cannot be exported (the NPU simulator's, user memory).
+	 */
+	ert_status (*buffer_export_fd)(struct ert_backend *be, const struct ert_buffer *buf,
+				       int *fd_out, struct ert_err *err);
+	/*
+	 * A buffer of this backend's type over the first @size bytes of the
+	 * dma-buf @fd (another backend's buffer, exported): steps given places
+	 * in it read and write the other backend's bytes in place. @fd stays
+	 * the caller's (the backend dups what it keeps). Freed with
+	 * buffer_free(), before the exporter frees its buffer. Optional: NULL
+	 * means never; UNSUPPORTED (saying why) where the device cannot, any
+	 * other failure for an fd it refused; nothing is left allocated.
+	 */
+	ert_status (*buffer_import_fd)(struct ert_backend *be, int fd, size_t size,
+				       struct ert_buffer *out, struct ert_err *err);
 };
 
 struct ert_backend {
@@ -441,6 +460,27 @@ static inline bool ert_backend_device_time(struct ert_backend *be, const struct 
 					   uint64_t *ns_out)
 {
 	return be->ops->device_time && be->ops->device_time(be, x, ns_out);
+}
+
+/* May @from's buffers be shared with @to through a dma-buf (both have the ops)? */
+static inline bool ert_backend_can_share(const struct ert_backend *from,
+					 const struct ert_backend *to)
+{
+	return from->ops->buffer_export_fd && to->ops->buffer_import_fd;
+}
+
+static inline ert_status ert_backend_buffer_export_fd(struct ert_backend *be,
+						      const struct ert_buffer *buf, int *fd_out,
+						      struct ert_err *err)
+{
+	return be->ops->buffer_export_fd(be, buf, fd_out, err);
+}
+
+static inline ert_status ert_backend_buffer_import_fd(struct ert_backend *be, int fd,
+						      size_t size, struct ert_buffer *out,
+						      struct ert_err *err)
+{
+	return be->ops->buffer_import_fd(be, fd, size, out, err);
 }
 
 static inline size_t ert_backend_resident_bytes(struct ert_backend *be)

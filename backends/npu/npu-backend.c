@@ -204,6 +204,23 @@ static void npu_buffer_free(struct ert_backend *be, struct ert_buffer *buf)
 	buf->host = NULL;
 }
 
+/* An arena's BO as a dma-buf (PRIME), for a GPU backend to import: UNSUPPORTED on the simulator. */
+static ert_status npu_buffer_export_fd(struct ert_backend *be, const struct ert_buffer *buf,
+				       int *fd_out, struct ert_err *err)
+{
+	const struct npu_bo_entry *e = buf->handle;
+
+	if (!e) {
+		ert_err_set(err, "npu: exporting a buffer that was not allocated");
+		return ERT_STATUS_INVALID_ARGUMENT;
+	}
+	if (e->bo.userptr) {
+		ert_err_set(err, "npu: a BO over user memory is not exported");
+		return ERT_STATUS_UNSUPPORTED;
+	}
+	return npu_bo_export(npu_of(be)->dev, &e->bo, fd_out, err);
+}
+
 /* ---- placement and preparation --------------------------------------------- */
 
 static bool npu_supports_op(struct ert_backend *be, const struct ert_exec *x)
@@ -469,6 +486,7 @@ static const struct ert_backend_ops npu_ops = {
 	.buffer_type = npu_buffer_type,
 	.buffer_alloc = npu_buffer_alloc,
 	.buffer_free = npu_buffer_free,
+	.buffer_export_fd = npu_buffer_export_fd,
 	.prepare = npu_prepare,
 	.compute = npu_compute,
 	.release = npu_release,

@@ -159,6 +159,28 @@ static ert_status vk_buffer_alloc(struct ert_backend *be, size_t size, struct er
 	return ERT_OK;
 }
 
+/* Another backend's buffer, exported as a dma-buf: steps bind it like an arena. */
+static ert_status vk_buffer_import_fd(struct ert_backend *be, int fd, size_t size,
+				      struct ert_buffer *out, struct ert_err *err)
+{
+	struct ert_vk_arena *a = calloc(1, sizeof(*a));
+	ert_status st;
+
+	if (!a) {
+		ert_err_set(err, "vulkan: out of memory");
+		return ERT_STATUS_OUT_OF_MEMORY;
+	}
+	st = ert_vk_import_fd(vk_of(be), fd, size, a, err);
+	if (st != ERT_OK) {
+		free(a);
+		return st;
+	}
+	out->host = NULL;
+	out->size = size;
+	out->handle = a;
+	return ERT_OK;
+}
+
 static void vk_buffer_free(struct ert_backend *be, struct ert_buffer *buf)
 {
 	struct ert_vk *vk = vk_of(be);
@@ -373,6 +395,7 @@ static const struct ert_backend_ops vk_ops = {
 	.buffer_type = vk_buffer_type,
 	.buffer_alloc = vk_buffer_alloc,
 	.buffer_free = vk_buffer_free,
+	.buffer_import_fd = vk_buffer_import_fd,
 	.buffer_host_visible = vk_buffer_host_visible,
 	.buffer_write = vk_buffer_write,
 	.buffer_read = vk_buffer_read,

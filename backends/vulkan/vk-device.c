@@ -52,6 +52,9 @@ struct ert_vk_dev {
 	bool f16_storage;            /* storageBuffer16BitAccess enabled (the device has it) */
 	/* what it has of the speed paths' features; shaderFloat16 enabled where it has it */
 	struct ert_vk_caps caps;
+	/* dma-buf import's entry point, its two extensions enabled; else NULL and why not */
+	PFN_vkGetMemoryFdPropertiesKHR get_fd_props;
+	const char *dmabuf_why;
 	VkDescriptorSetLayout set_layout;
 	VkPipelineLayout pipe_layout;
 };
@@ -527,7 +530,10 @@ static ert_status dev_new(struct ert_vk_inst *in, VkPhysicalDevice phys, struct 
 	VkPhysicalDevice16BitStorageFeatures f16 = {
 		.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_16BIT_STORAGE_FEATURES,
 	};
-	const char *half_ext[] = { VK_KHR_SHADER_FLOAT16_INT8_EXTENSION_NAME };
+	/* shaderFloat16's extension, dma-buf import's two */
+	const char *exts[3];
+	uint32_t n_exts = 0;
+	bool dmabuf = false;
 	VkQueueFamilyProperties fam[16];
 	uint32_t nfam = 16;
 	float prio = 1.0f;
@@ -590,10 +596,14 @@ static ert_status dev_new(struct ert_vk_inst *in, VkPhysicalDevice phys, struct 
 	if (d->caps.float16) {
 		half.shaderFloat16 = VK_TRUE;
 		f16.pNext = &half;
-		di.enabledExtensionCount = 1;
-		di.ppEnabledExtensionNames = half_ext;
+		exts[n_exts++] = VK_KHR_SHADER_FLOAT16_INT8_EXTENSION_NAME;
 	}
 	qi.queueFamilyIndex = d->queue_family;
+	st = ert_vk_dmabuf_enable(phys, exts, &n_exts, &dmabuf, &d->dmabuf_why, err);
+	if (st != ERT_OK)
+		goto error;
+	di.enabledExtensionCount = n_exts;
+	di.ppEnabledExtensionNames = exts;
 	rc = vkCreateDevice(phys, &di, NULL, &d->dev);
 	if (rc != VK_SUCCESS) {
 		d->dev = VK_NULL_HANDLE;
@@ -601,6 +611,7 @@ static ert_status dev_new(struct ert_vk_inst *in, VkPhysicalDevice phys, struct 
 		goto error;
 	}
 	vkGetDeviceQueue(d->dev, d->queue_family, 0, &d->queue);
+	d->get_fd_props = ert_vk_dmabuf_entry(d->dev, dmabuf, &d->dmabuf_why);
 	st = layout_create(d, err);
 	if (st != ERT_OK)
 		goto error;
@@ -736,6 +747,8 @@ ert_status ert_vk_device_open(struct ert_vk *vk, bool gpu_only, struct ert_err *
 		vk->gemm_forced = true;
 	}
 	st = setup_paths(vk, d, err);
+	if (st == ERT_OK)
+		st = ert_vk_dmabuf_setup(vk, d->get_fd_props, d->dmabuf_why, err);
 	if (st != ERT_OK)
 		return st;
 	cp.queueFamilyIndex = vk->queue_family;

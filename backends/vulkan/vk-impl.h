@@ -174,6 +174,15 @@ struct ert_vk {
 	size_t const_bytes;
 	uint64_t copied;             /* bytes through buffer_write/buffer_read */
 	/*
+	 * dma-buf import (vk-import.c): the device has VK_KHR_external_memory_fd
+	 * and VK_EXT_external_memory_dma_buf, both enabled, and its
+	 * vkGetMemoryFdPropertiesKHR, and $ERT_VULKAN_DMABUF is not "off";
+	 * else why not, for the import's error.
+	 */
+	bool dmabuf;
+	const char *dmabuf_why;
+	PFN_vkGetMemoryFdPropertiesKHR get_fd_props;
+	/*
 	 * ert_config.device_times: each step's command buffer is recorded
 	 * between two timestamps (its own ert_vk_timer), read back by the
 	 * backend's device_time op for edgert profile. Off: no query at all.
@@ -191,6 +200,43 @@ struct ert_vk_arena {
 	VkDescriptorPool convert_pool;
 	VkDescriptorSet convert_set;
 };
+
+/* ---- dma-buf import (vk-import.c) ---- */
+
+/*
+ * Whether to import dma-bufs, from the device's @n extensions @exts and
+ * $ERT_VULKAN_DMABUF (@env: NULL, "" or "auto" to use them where present,
+ * "off" never): 1 yes, 0 no (*@why_out says why, a static string), -1 for a
+ * malformed @env. Pure, for tests.
+ */
+int ert_vk_dmabuf_decide(const VkExtensionProperties *exts, uint32_t n, const char *env,
+			 const char **why_out);
+/*
+ * Before vkCreateDevice of @phys: when the device has both extensions,
+ * append their names to @names (room for two more after *@n_names) and say
+ * so in *@enabled_out; else *@why_out says which it lacks. Only
+ * OUT_OF_MEMORY fails.
+ */
+ert_status ert_vk_dmabuf_enable(VkPhysicalDevice phys, const char **names, uint32_t *n_names,
+				bool *enabled_out, const char **why_out, struct ert_err *err);
+/* After it: the entry point the import needs when @enabled (NULL, saying why, when none). */
+PFN_vkGetMemoryFdPropertiesKHR ert_vk_dmabuf_entry(VkDevice dev, bool enabled,
+						   const char **why_out);
+/*
+ * A session's choice: vk->dmabuf when the device gave @fn and
+ * $ERT_VULKAN_DMABUF is not "off" (vk->dmabuf_why: @dev_why or the
+ * variable). INVALID_ARGUMENT for a malformed variable.
+ */
+ert_status ert_vk_dmabuf_setup(struct ert_vk *vk, PFN_vkGetMemoryFdPropertiesKHR fn,
+			       const char *dev_why, struct ert_err *err);
+/*
+ * Import the first @size bytes of dma-buf @fd (a dup of it) into @a: a
+ * storage buffer bound to the imported memory, of a type that both the
+ * buffer and vkGetMemoryFdPropertiesKHR for @fd allow. UNSUPPORTED without
+ * the extensions; on any failure nothing is left (fd dup closed).
+ */
+ert_status ert_vk_import_fd(struct ert_vk *vk, int fd, size_t size, struct ert_vk_arena *a,
+			    struct ert_err *err);
 
 /* ---- errors (vk-error.c) ---- */
 
@@ -327,6 +373,12 @@ ert_status ert_vk_timer_read(struct ert_vk *vk, const struct ert_vk_timer *t, ui
 /* ---- memory (vk-memory.c) ---- */
 
 /* A buffer and its own memory; @host: host-visible and coherent (mapped into *@map). */
+/*
+ * The first memory type in @bits with every flag of @want, preferring one
+ * with every flag of @prefer; -1 when none.
+ */
+int ert_vk_memory_type(const struct ert_vk *vk, uint32_t bits, VkMemoryPropertyFlags want,
+		       VkMemoryPropertyFlags prefer);
 ert_status ert_vk_buffer_new(struct ert_vk *vk, VkDeviceSize size, bool host, VkBuffer *buf,
 			     VkDeviceMemory *mem, void **map, const struct ert_node *n,
 			     struct ert_err *err);

@@ -11,8 +11,8 @@
 
 #define STAGING_MIN (1u << 20)
 
-static int memory_type(const struct ert_vk *vk, uint32_t bits, VkMemoryPropertyFlags want,
-		       VkMemoryPropertyFlags prefer)
+int ert_vk_memory_type(const struct ert_vk *vk, uint32_t bits, VkMemoryPropertyFlags want,
+			      VkMemoryPropertyFlags prefer)
 {
 	int fallback = -1;
 
@@ -53,11 +53,11 @@ ert_status ert_vk_buffer_new(struct ert_vk *vk, VkDeviceSize size, bool host, Vk
 		return ert_vk_fail(err, rc, "vkCreateBuffer", n);
 	}
 	vkGetBufferMemoryRequirements(vk->dev, *buf, &req);
-	type = host ? memory_type(vk, req.memoryTypeBits,
+	type = host ? ert_vk_memory_type(vk, req.memoryTypeBits,
 				  VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT |
 				  VK_MEMORY_PROPERTY_HOST_COHERENT_BIT,
 				  VK_MEMORY_PROPERTY_HOST_CACHED_BIT) :
-		      memory_type(vk, req.memoryTypeBits, 0, VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT);
+		      ert_vk_memory_type(vk, req.memoryTypeBits, 0, VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT);
 	if (type < 0) {
 		ert_vk_buffer_del(vk, *buf, VK_NULL_HANDLE);
 		*buf = VK_NULL_HANDLE;

@@ -20,8 +20,10 @@
  * its own arena stored otherwise than it runs, the mirror is in that same
  * arena, and the backend converts (buffer_convert()).
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "ert-probes.h"
 #include "session/session-impl.h"
@@ -47,6 +49,7 @@ static int32_t add_mirror(struct ert_plan *p, int32_t t, uint32_t arena, int32_t
 	m->v = p->t[t].v;
 	m->v.data = NULL;
 	m->fp16 = fp16;
+	m->share = -1;
 	return (int32_t)p->n_mirrors++;
 }
 
@@ -284,7 +287,7 @@ ert_status ert_copies_run(struct ert_session *s, struct ert_plan *p, uint32_t st
 		const struct ert_plan_tensor *pt = &p->t[m->tensor];
 		ert_status st;
 
-		if (!pt->v.nbytes)
+		if (!pt->v.nbytes || m->share >= 0)
 			continue;
 		ert_probe_copy(step, pt->v.nbytes, pt->kind != ERT_PT_ARENA ? "host" :
 			       s->backends[p->arenas[pt->arena].backend]->ops->name,
@@ -294,4 +297,116 @@ ert_status ert_copies_run(struct ert_session *s, struct ert_plan *p, uint32_t st
 			return st;
 	}
 	return ERT_OK;
+}
+
+/*
+ * Sharing arenas. A mirror in device memory of a tensor whose home is
+ * host-visible memory of another backend (the NPU's GEM arena read by a GPU
+ * step) is a copy the GPU need not make when its API can map the home's
+ * buffer: the home's backend exports the arena as a dma-buf, the reader's
+ * imports it, and the readers bind the import at the home's offset. Only
+ * float32 storage on both sides (a float16 mirror converts). Nothing else
+ * changes: the split's synchronize() orders the writer's work before the
+ * reader's, as it does for steps reading host memory in place. The other
+ * way (a device tensor read by an NPU step) never happens today: the GPU
+ * backends write no int8 tensor, and NPU ops read only int8.
+ */
+static bool may_share(const struct ert_session *s, const struct ert_plan *p,
+		      const struct ert_plan_mirror *m)
+{
+	const struct ert_plan_tensor *pt = &p->t[m->tensor];
+
+	return pt->kind == ERT_PT_ARENA && pt->arena != m->arena && !m->fp16 && !pt->fp16 &&
+	       p->arenas[pt->arena].visible && !p->arenas[m->arena].visible &&
+	       ert_backend_can_share(s->backends[p->arenas[pt->arena].backend],
+				     s->backends[p->arenas[m->arena].backend]);
+}
+
+static void share_note(const struct ert_session *s, const struct ert_plan *p,
+		       const struct ert_plan_share *sh, const char *why)
+{
+	const char *dbg = getenv("ERT_DEBUG_SHARING");
+
+	if (!dbg || !*dbg || !strcmp(dbg, "0"))
+		return;
+	fprintf(stderr, "edgert: sharing arena '%s' (%s) with %s: %s\n", p->arenas[sh->from].type,
+		s->backends[p->arenas[sh->from].backend]->ops->name,
+		s->backends[p->arenas[sh->to].backend]->ops->name, why);
+}
+
+/* Export arena @sh->from and import it into @sh->to's backend. */
+static void share_try(struct ert_session *s, struct ert_plan *p, struct ert_plan_share *sh)
+{
+	const struct ert_arena_buf *from = &p->arenas[sh->from];
+	struct ert_backend *to = s->backends[p->arenas[sh->to].backend];
+	struct ert_err err = { "" };
+	char why[sizeof(err.msg) + 64];
+	int fd = -1;
+
+	if (ert_backend_buffer_export_fd(s->backends[from->backend], &from->buf, &fd, &err) != ERT_OK) {
+		snprintf(why, sizeof(why), "no dma-buf to export (%s); tensors crossing are copied",
+			 err.msg);
+		share_note(s, p, sh, why);
+		return;
+	}
+	sh->ok = ert_backend_buffer_import_fd(to, fd, from->buf.size, &sh->buf, &err) == ERT_OK;
+	close(fd);
+	if (!sh->ok) {
+		snprintf(why, sizeof(why), "import failed (%s); tensors crossing are copied", err.msg);
+		share_note(s, p, sh, why);
+		return;
+	}
+	share_note(s, p, sh, "imported; tensors crossing are read in place");
+}
+
+void ert_copies_share(struct ert_session *s, struct ert_plan *p)
+{
+	if (!p->n_mirrors)
+		return;
+	for (uint32_t i = 0; i < p->n_mirrors; i++) {
+		struct ert_plan_mirror *m = &p->mirrors[i];
+		uint32_t from = p->t[m->tensor].arena, k;
+
+		if (!may_share(s, p, m))
+			continue;
+		for (k = 0; k < p->n_shares; k++)
+			if (p->shares[k].from == from && p->shares[k].to == m->arena)
+				break;
+		if (k == p->n_shares) {
+			/* at most one per pair of arenas */
+			struct ert_plan_share *sh = realloc(p->shares, (k + 1) * sizeof(*sh));
+
+			if (!sh)
+				return;   /* the copies stay */
+			p->shares = sh;
+			sh[k] = (struct ert_plan_share){ .from = from, .to = m->arena };
+			p->n_shares++;
+			share_try(s, p, &sh[k]);
+		}
+		if (p->shares[k].ok)
+			m->share = (int32_t)k;
+	}
+}
+
+void ert_copies_unshare(struct ert_session *s, struct ert_plan *p)
+{
+	for (uint32_t k = 0; k < p->n_shares; k++)
+		if (p->shares[k].ok)
+			ert_backend_buffer_free(s->backends[p->arenas[p->shares[k].to].backend],
+						&p->shares[k].buf);
+	free(p->shares);
+	p->shares = NULL;
+	p->n_shares = 0;
+}
+
+bool ert_copies_shared_loc(const struct ert_plan *p, int32_t m, struct ert_tensor_loc *loc)
+{
+	const struct ert_plan_tensor *pt;
+
+	if (m < 0 || p->mirrors[m].share < 0)
+		return false;
+	pt = &p->t[p->mirrors[m].tensor];
+	*loc = (struct ert_tensor_loc){ &p->shares[p->mirrors[m].share].buf,
+					p->t[pt->root].offset, 0 };
+	return true;
 }

@@ -165,6 +165,7 @@ void ert_plan_destroy(struct ert_session *s, struct ert_plan *p)
 		if (st->prepared)
 			ert_backend_release(s->backends[st->backend], &st->x);
 	}
+	ert_copies_unshare(s, p);
 	for (uint32_t a = 0; a < p->n_arenas; a++)
 		if (p->arenas[a].allocated)
 			ert_backend_buffer_free(s->backends[p->arenas[a].backend], &p->arenas[a].buf);
@@ -637,7 +638,7 @@ static void set_locations(struct ert_plan *p)
 			bool fp16;
 
 			loc[k] = (struct ert_tensor_loc){ NULL, 0, 0 };
-			if (t < 0)
+			if (t < 0 || ert_copies_shared_loc(p, m, &loc[k]))
 				continue;
 			if (m >= 0) {
 				a = p->mirrors[m].arena;
@@ -687,6 +688,7 @@ static ert_status plan_memory(struct ert_session *s, struct ert_plan *p, struct 
 	st = check_access(s, p, err);
 	if (st != ERT_OK)
 		return st;
+	ert_copies_share(s, p);
 	for (uint32_t t = 0; t < s->model->graph->n_tensors; t++) {
 		struct ert_plan_tensor *pt = &p->t[t];
 

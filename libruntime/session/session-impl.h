@@ -88,6 +88,23 @@ struct ert_plan_mirror {
 	 * float16 storage, done by the arena's backend (buffer_convert()).
 	 */
 	bool fp16;
+	/*
+	 * Not filled: its readers read the tensor's home in place, through
+	 * the arena's import in their backend (p->shares[share], copies.c's
+	 * "Sharing arenas"); -1: a copy. The mirror's block stays planned.
+	 */
+	int32_t share;
+};
+
+/*
+ * Arena @from (host-visible, its backend exports dma-bufs) imported by the
+ * backend of device arena @to, as @buf of that backend's type; tried once
+ * per plan, when the arenas are allocated.
+ */
+struct ert_plan_share {
+	uint32_t from, to;
+	bool ok;
+	struct ert_buffer buf;
 };
 
 struct ert_step {
@@ -171,6 +188,9 @@ struct ert_plan {
 	/* copies at splits, in the order of their first step */
 	struct ert_plan_mirror *mirrors;
 	uint32_t n_mirrors;
+	/* arenas shared between two backends instead of copied (copies.c) */
+	struct ert_plan_share *shares;
+	uint32_t n_shares;
 	/* host bytes where copies into float16 mirrors are converted first */
 	void *staging;
 	size_t staging_size;
@@ -287,6 +307,22 @@ ert_status ert_copies_run(struct ert_session *s, struct ert_plan *p, uint32_t st
  * when readers there read it in place.
  */
 int32_t ert_copies_find(const struct ert_plan *p, int32_t t, uint32_t arena, bool fp16);
+/*
+ * Sharing arenas instead of copying (copies.c), once the arenas are
+ * allocated: for each pair of a host-visible arena whose backend exports
+ * dma-bufs and a device arena whose backend imports them, with a mirror
+ * between them, export and import once; where that works, the mirrors of
+ * that pair are not filled (mirror.share). Where it fails, the copies stay
+ * (the reason on stderr with ERT_DEBUG_SHARING=1); never an error.
+ * ert_copies_unshare() frees the imports, before the arenas are freed.
+ */
+void ert_copies_share(struct ert_session *s, struct ert_plan *p);
+void ert_copies_unshare(struct ert_session *s, struct ert_plan *p);
+/*
+ * Where a step in arena @arena reads tensor @t through its mirror @m when
+ * that mirror is shared: the import and the home's offset. False otherwise.
+ */
+bool ert_copies_shared_loc(const struct ert_plan *p, int32_t m, struct ert_tensor_loc *loc);
 /* Does step @i read tensor @t as float16 (a float32 tensor, the step in float16)? */
 static inline bool ert_step_reads_fp16(const struct ert_plan *p, uint32_t i, int32_t t)
 {

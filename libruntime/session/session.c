@@ -740,6 +740,21 @@ static ert_status run_steps(struct ert_session *s, struct ert_plan *p, uint32_t 
 			.kernel = stp->x.kernel,
 		};
 
+		/*
+		 * A split ends: what the previous backend queued must be done,
+		 * before the copies below read it (an NPU's jobs are submitted
+		 * only by its synchronize()).
+		 */
+		if (*prev >= 0 && (uint32_t)*prev != stp->backend) {
+			ert_probe_split(info.index, s->backends[*prev]->ops->name, info.backend);
+			st = ert_backend_synchronize(s->backends[*prev], &err);
+			if (st != ERT_OK) {
+				finish_failed_run(s);
+				return ert_session_fail(s, st, "failed to run the ops before %s '%s' on %s: %s",
+							info.type, info.name,
+							s->backends[*prev]->ops->name, err.msg);
+			}
+		}
 		/* tensors crossing into or out of device memory here (copies.c) */
 		st = ert_copies_run(s, p, i, &cursor, &err);
 		if (st != ERT_OK) {
@@ -752,17 +767,6 @@ static ert_status run_steps(struct ert_session *s, struct ert_plan *p, uint32_t 
 				p->dyn[k].given = false;
 		if (cfg->before_op && cfg->before_op(&info, cfg->callback_user))
 			continue;
-		/* a split ends: what the previous backend queued must be done */
-		if (*prev >= 0 && (uint32_t)*prev != stp->backend) {
-			ert_probe_split(info.index, s->backends[*prev]->ops->name, info.backend);
-			st = ert_backend_synchronize(s->backends[*prev], &err);
-			if (st != ERT_OK) {
-				finish_failed_run(s);
-				return ert_session_fail(s, st, "failed to run the ops before %s '%s' on %s: %s",
-							info.type, info.name,
-							s->backends[*prev]->ops->name, err.msg);
-			}
-		}
 		*prev = (int32_t)stp->backend;
 		ert_probe_op_start(info.index, info.type, info.backend, info.name);
 		st = ert_backend_compute(be, &stp->x, &err);

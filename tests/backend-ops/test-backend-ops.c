@@ -32,6 +32,7 @@
 #include "ert-graph.h"
 #include "format/ert-format.h"
 #include "ert-test-model.h"
+#include "ert-test-qgraph.h"
 #include "opencl/ocl-impl.h"
 #include "vulkan/vk-impl.h"
 #include "session/session-impl.h"
@@ -307,7 +308,7 @@ static const struct op_case cases[] = {
 
 static uint32_t rng_state;
 
-static float rnd(float lo, float hi)
+static float rnd_value(float lo, float hi)
 {
 	rng_state = rng_state * 1664525u + 1013904223u;
 	return lo + (hi - lo) * (float)(rng_state >> 8) / (float)(1u << 24);
@@ -342,10 +343,10 @@ static void fill(const struct op_case *c, int k, void *data)
 	for (int64_t i = 0; i < n; i++) {
 		switch (in_dtype(d)) {
 		case ERT_DTYPE_INT64:
-			((int64_t *)data)[i] = d->is_const ? d->ivals[i] : (int64_t)rnd(-50, 50);
+			((int64_t *)data)[i] = d->is_const ? d->ivals[i] : (int64_t)rnd_value(-50, 50);
 			break;
 		default:
-			((float *)data)[i] = lo == hi ? lo : rnd(lo, hi);
+			((float *)data)[i] = lo == hi ? lo : rnd_value(lo, hi);
 			break;
 		}
 	}
@@ -732,6 +733,115 @@ static bool check_split(const struct gpu *gp, char *why, size_t len)
 		} else {
 			ok = compare(s, ref, 0, why, len);
 		}
+	}
+	ert_session_destroy(s);
+	ert_session_destroy(ref);
+	ert_model_unref(m);
+	return ok;
+}
+
+/* Which backend runs each step ("conv=npu dq=npu ..."), from ert_session_visit_steps(). */
+static void trail(const struct ert_node *node, const struct ert_value *const *in, uint32_t n_in,
+		  const struct ert_value *const *out, uint32_t n_out, const char *backend, void *user)
+{
+	char *line = user;
+	size_t n = strlen(line);
+
+	snprintf(line + n, 256 - n, "%s%s=%s", n ? " " : "", node->name, backend);
+}
+
+/* Mirrors of @s's current plan that are shared in place (dma-buf imports), not copied. */
+static uint32_t shared_mirrors(const ert_session *s)
+{
+	const struct ert_plan *p = s->plan;
+	uint32_t n = 0;
+
+	for (uint32_t m = 0; p && m < p->n_mirrors; m++)
+		n += p->mirrors[m].share >= 0;
+	return n;
+}
+
+/*
+ * x (int8) -> QLinearConv -> DequantizeLinear (npu) -> a -> Relu -> r ->
+ * Add(r, a) (gpu) -> y. a crosses from the NPU's arena to the GPU: read in
+ * place through a dma-buf import where both sides can (an enpu device and a
+ * GPU API that imports), else copied once per run; y comes back to the host.
+ * Either way the answer is the CPU's, and copied_bytes counts exactly the
+ * copies made. The NPU simulator exports nothing, so on these machines the
+ * copy is what is checked.
+ */
+static bool check_npu_split(const struct gpu *gp, char *why, size_t len)
+{
+	static const struct conv_spec cs = { .oc = 16, .kh = 3, .kw = 3, .pads = { 1, 1, 1, 1 },
+					      .bias = true };
+	int64_t dims[4] = { 1, 16, 16, 16 };
+	struct qb b = qb_begin(0x5eed0010u);
+	struct qt x = qb_input(&b, "x", 4, dims);
+	struct qt c = q_conv(&b, "conv", x, &cs);
+	int32_t a = dequant(&b, "dq", c), r = qb_value(&b, "r"), y = qb_value(&b, "y");
+	size_t a_bytes = 16 * 16 * 16 * sizeof(float);
+	char placed[256] = "";
+	ert_session *s = NULL, *ref = NULL;
+	ert_config cfg;
+	ert_model *m;
+	bool ok = false;
+
+	qb_node(&b, ERT_OP_Relu, "relu", 1, &a, r);
+	qb_node(&b, ERT_OP_Add, "add", 2, (int32_t[]){ r, a }, y);
+	qb_output(&b, y);
+	m = model_from_graph(b.g);
+	if (!m) {
+		snprintf(why, len, "model: %s", ert_last_error());
+		return false;
+	}
+	ert_config_init(&cfg);
+	cfg.num_threads = 1;
+	cfg.backends[0] = ERT_BACKEND_NPU;
+	cfg.backends[1] = gp->type;
+	cfg.backends[2] = ERT_BACKEND_CPU;
+	cfg.num_backends = 3;
+	if (ert_session_create(m, &cfg, &s) != ERT_OK) {
+		snprintf(why, len, "session on npu,%s,cpu: %s", gp->name, ert_last_error());
+		s = NULL;
+	}
+	ref = s ? open_session(m, ERT_BACKEND_CPU, why, len) : NULL;
+	if (s && ref) {
+		int8_t xs[16 * 16 * 16];
+		char want[256];
+		uint64_t shared = shared_mirrors(s), copies;
+
+		for (size_t i = 0; i < sizeof(xs); i++)
+			xs[i] = (int8_t)((i * 37) % 251 - 125);
+		snprintf(want, sizeof(want), "conv=npu dq=npu relu=%s add=%s", gp->name, gp->name);
+		copies = (shared ? 0 : a_bytes) + a_bytes;
+		if (ert_session_set_input(s, 0, ERT_DTYPE_INT8, xs, sizeof(xs)) != ERT_OK ||
+		    ert_session_set_input(ref, 0, ERT_DTYPE_INT8, xs, sizeof(xs)) != ERT_OK ||
+		    ert_session_run(s) != ERT_OK || ert_session_run(ref) != ERT_OK) {
+			snprintf(why, len, "run: %s", ert_last_error());
+		} else if (ert_session_visit_steps(s, trail, placed) != ERT_OK || strcmp(placed, want)) {
+			snprintf(why, len, "placed %s, expected %s", placed, want);
+		} else if (ert_session_copied_bytes(s) != copies) {
+			snprintf(why, len, "copied %llu bytes, expected %llu (%s)",
+				 (unsigned long long)ert_session_copied_bytes(s),
+				 (unsigned long long)copies, shared ? "a shared" : "a copied");
+		} else if (compare(s, ref, 0, why, len)) {
+			/* a second run: the copy (or the share) is made again, with new inputs */
+			for (size_t i = 0; i < sizeof(xs); i++)
+				xs[i] = (int8_t)((i * 11) % 239 - 119);
+			if (ert_session_set_input(s, 0, ERT_DTYPE_INT8, xs, sizeof(xs)) != ERT_OK ||
+			    ert_session_set_input(ref, 0, ERT_DTYPE_INT8, xs, sizeof(xs)) != ERT_OK ||
+			    ert_session_run(s) != ERT_OK || ert_session_run(ref) != ERT_OK)
+				snprintf(why, len, "second run: %s", ert_last_error());
+			else if (ert_session_copied_bytes(s) != copies)
+				snprintf(why, len, "second run copied %llu bytes, expected %llu",
+					 (unsigned long long)ert_session_copied_bytes(s),
+					 (unsigned long long)copies);
+			else
+				ok = compare(s, ref, 0, why, len);
+		}
+		if (ok)
+			printf("# %s: npu split: tensor a %s\n", gp->name,
+			       shared ? "shared through a dma-buf" : "copied");
 	}
 	ert_session_destroy(s);
 	ert_session_destroy(ref);
@@ -1176,6 +1286,9 @@ int main(int argc, char **argv)
 		printf("# %s claims %d op types\n", gp->name, claimed);
 		CHECK(check_split(gp, why, sizeof(why)), "/cpu split: 4 copies per run, the CPU's answer",
 		      "/cpu split: %s\n", why);
+		CHECK(check_npu_split(gp, why, sizeof(why)),
+		      "/npu split: the NPU's result read in place or copied (and counted), the CPU's answer",
+		      "/npu split: %s\n", why);
 		if (gp->type == ERT_BACKEND_OPENCL) {
 			CHECK(check_build_failure(why, sizeof(why)),
 			      ": a kernel that fails to build: the session says where and why",

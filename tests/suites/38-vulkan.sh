@@ -27,6 +27,11 @@
 #   ERT_VULKAN_DEVICE, closed with the last), and through edgert bench
 #   (--cache): written, read, a damaged file ignored with a warning and
 #   rewritten;
+# - dma-buf import (build/test-vk-import, layer on: the decision from the
+#   device's extensions, every failing import clean, the NPU-side arena
+#   shared where the driver imports and copied with the reason on stderr
+#   where it does not; docs/vulkan.md, "Zero copy with the NPU"); the op
+#   test's NPU/Vulkan split on the NPU simulator (copied and counted);
 # - --backend auto keeps to the CPU when no Vulkan device is a GPU;
 # - edgert profile --backend vulkan times each op on the device (timestamp
 #   queries): device times for every op that runs commands, positive, none
@@ -51,7 +56,7 @@ skip() { s=$((s + 1)); echo "skip - $*"; }
 . tests/backend-ops/gpu-suite.sh
 
 if ! make -s --no-print-directory -j2 BUILD="$ERT_BUILD" "$ERT_BUILD/test-backend-ops" \
-	"$ERT_BUILD/test-vk-cache" >"$out/build.log" 2>&1; then
+	"$ERT_BUILD/test-vk-cache" "$ERT_BUILD/test-vk-import" >"$out/build.log" 2>&1; then
 	tail -n 20 "$out/build.log"
 	echo "0 passed, 1 failed"
 	exit 1
@@ -73,6 +78,26 @@ ERT_VULKAN_VALIDATION=1 "$ERT_BUILD/test-vk-cache" >"$out/vk-cache.log" 2>"$out/
 rc=$?
 grep -E '^(not ok|#)' "$out/vk-cache.log"
 tally "$out/vk-cache.log" test-vk-cache $rc "$out/vk-cache.err"
+
+ERT_VULKAN_VALIDATION=1 "$ERT_BUILD/test-vk-import" >"$out/vk-import.log" 2>"$out/vk-import.err"
+rc=$?
+grep -E '^(not ok|#)' "$out/vk-import.log"
+tally "$out/vk-import.log" test-vk-import $rc "$out/vk-import.err"
+# the import itself needs a lavapipe with VK_EXT_external_memory_dma_buf:
+# bookworm-backports' (scripts/lavapipe-backports.sh DIR, then ERT_LVP_BACKPORTS=DIR)
+if [ -n "${ERT_LVP_BACKPORTS:-}" ]; then
+	VK_ICD_FILENAMES=$ERT_LVP_BACKPORTS/lvp_icd.json ERT_VULKAN_VALIDATION=1 \
+		"$ERT_BUILD/test-vk-import" >"$out/vk-import-25.log" 2>"$out/vk-import-25.err"
+	rc=$?
+	grep -E '^(not ok|#)' "$out/vk-import-25.log"
+	tally "$out/vk-import-25.log" "test-vk-import on $ERT_LVP_BACKPORTS" $rc \
+		"$out/vk-import-25.err"
+	if grep -q '^ok - a memfd arena shared with Vulkan' "$out/vk-import-25.log"; then
+		ok "lavapipe of $ERT_LVP_BACKPORTS imports: a session reads a shared arena in place"
+	else
+		bad "lavapipe of $ERT_LVP_BACKPORTS imports: a session reads a shared arena in place"
+	fi
+fi
 
 if grep -q '^# vulkan: skipped' "$out/ops.log"; then
 	for m in $ERT_VULKAN_ZOO; do
@@ -195,14 +220,14 @@ else
 fi
 
 # the validation layer had nothing to say about any of it
-if cat "$out"/ops.log "$out"/vk-cache.err "$out"/*-vk.log "$out"/bench.log "$out"/cache-*.log \
+if cat "$out"/ops.log "$out"/vk-cache.err "$out"/vk-import*.err "$out"/*-vk.log "$out"/bench.log "$out"/cache-*.log \
 	"$out"/profile.log | grep -q 'vulkan validation error'; then
-	cat "$out"/ops.log "$out"/vk-cache.err "$out"/*-vk.log "$out"/bench.log "$out"/cache-*.log \
+	cat "$out"/ops.log "$out"/vk-cache.err "$out"/vk-import*.err "$out"/*-vk.log "$out"/bench.log "$out"/cache-*.log \
 		"$out"/profile.log |
 		grep 'vulkan validation error' | head -n 3 | sed 's/^/# /'
-	bad "no Vulkan validation error in the op test, the cache test, the zoo, bench and profile"
+	bad "no Vulkan validation error in the op test, the cache and import tests, the zoo, bench and profile"
 else
-	ok "no Vulkan validation error in the op test, the cache test, the zoo, bench and profile"
+	ok "no Vulkan validation error in the op test, the cache and import tests, the zoo, bench and profile"
 fi
 unset ERT_VULKAN_VALIDATION
 
