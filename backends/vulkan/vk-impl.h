@@ -6,7 +6,8 @@
  * The backend talks to the Vulkan loader (libvulkan.so.1) with the Vulkan 1.1
  * API. Memory is one VkBuffer per arena (device-local; tensors cross to and
  * from the CPU through the session's copies at splits, staged through one
- * host-visible buffer) plus one per uploaded constant. Every shader binds
+ * host-visible buffer) plus one per uploaded constant, and one per NPU arena
+ * imported as a dma-buf (vk-import.c: its tensors read in place). Every shader binds
  * whole buffers and takes an element offset per tensor in its push
  * constants, so a tensor is (arena, offset) as the memory plan placed it and
  * no descriptor needs the device's offset alignment.
