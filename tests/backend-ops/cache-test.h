@@ -117,6 +117,29 @@ static bool runs_match(ert_session *s, const float *ref, int n)
 	return true;
 }
 
+/*
+ * Two sessions of one device: each run twice, then one destroyed (@a when
+ * @first_goes, else @b), the other run twice more while @open() (the
+ * backend's count of open devices) still says @open_both, then destroyed:
+ * checked (every output @ref, nothing open at the end).
+ */
+static void destroy_in_turn(ert_session *a, ert_session *b, bool first_goes, const float *ref,
+			    uint32_t (*open)(void), uint32_t open_both)
+{
+	bool ok = runs_match(a, ref, 2) && runs_match(b, ref, 2);
+	char why[200];
+
+	ert_session_destroy(first_goes ? a : b);
+	ok = ok && runs_match(first_goes ? b : a, ref, 2) && open() == open_both;
+	ert_session_destroy(first_goes ? b : a);
+	snprintf(why, sizeof(why), "outputs %s, devices open at the end %u",
+		 ok ? "the same" : "differ or a run failed", open());
+	check(ok && open() == 0,
+	      first_goes ? "the first destroyed first: the second runs on, the last closes the device" :
+			   "the second destroyed first: the first runs on, the last closes the device",
+	      why);
+}
+
 struct runner {
 	ert_session *s;
 	const float *ref;

@@ -267,17 +267,7 @@ static void share_two(ert_model *m, const struct outcome *cold)
 			      !got(b)->programs_built && !got(b)->programs_loaded && open_both == 1,
 			      "a second session open at once takes the first's context and programs",
 			      why);
-		ok = runs_match(a, cold->y, 2) && runs_match(b, cold->y, 2);
-		ert_session_destroy(first_goes ? a : b);
-		ok = ok && runs_match(first_goes ? b : a, cold->y, 2) &&
-		     ert_ocl_devices_open() == 1;
-		ert_session_destroy(first_goes ? b : a);
-		snprintf(why, sizeof(why), "outputs %s, devices open at the end %u",
-			 ok ? "the same" : "differ or a run failed", ert_ocl_devices_open());
-		check(ok && ert_ocl_devices_open() == 0,
-		      first_goes ? "the first destroyed first: the second runs on, the last closes the device" :
-				   "the second destroyed first: the first runs on, the last closes the device",
-		      why);
+		destroy_in_turn(a, b, first_goes, cold->y, ert_ocl_devices_open, 1);
 	}
 }
 

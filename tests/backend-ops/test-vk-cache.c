@@ -277,16 +277,7 @@ static void share_two(ert_model *m, const struct outcome *cold)
 			      "a second session open at once takes the first's instance, device and queue (its own pool and fence)",
 			      why);
 		}
-		ok = runs_match(a, cold->y, 2) && runs_match(b, cold->y, 2);
-		ert_session_destroy(first_goes ? a : b);
-		ok = ok && runs_match(first_goes ? b : a, cold->y, 2) && ert_vk_devices_open() == 2;
-		ert_session_destroy(first_goes ? b : a);
-		snprintf(why, sizeof(why), "outputs %s, instances + devices open at the end %u",
-			 ok ? "the same" : "differ or a run failed", ert_vk_devices_open());
-		check(ok && ert_vk_devices_open() == 0,
-		      first_goes ? "the first destroyed first: the second runs on, the last closes the device" :
-				   "the second destroyed first: the first runs on, the last closes the device",
-		      why);
+		destroy_in_turn(a, b, first_goes, cold->y, ert_vk_devices_open, 2);
 	}
 }
 
