@@ -133,18 +133,14 @@ static inline ert_status ert_exec_output_value(const struct ert_exec *x, uint32_
 					       struct ert_value *nv, struct ert_err *err)
 {
 	*nv = *x->out[k];
-	if (rank < 0 || rank > ERT_MAX_RANK) {
-		ert_err_set(err, "%s '%s': output %u of rank %d", ert_op_name(x->node->op),
-			    x->node->name, k, (int)rank);
-		return ERT_STATUS_INTERNAL;
-	}
+	if (rank < 0 || rank > ERT_MAX_RANK)
+		return ert_node_fail(x->node, err, ERT_STATUS_INTERNAL, "output %u of rank %d", k,
+				     (int)rank);
 	ert_value_set_shape(nv, nv->dtype, rank, dims);
-	if (!ert_value_finish(nv)) {
-		ert_err_set(err,
-			    "%s '%s': output %u would have a dimension outside [0, 2^48] or too many elements",
-			    ert_op_name(x->node->op), x->node->name, k);
-		return ERT_STATUS_SHAPE;
-	}
+	if (!ert_value_finish(nv))
+		return ert_node_fail(x->node, err, ERT_STATUS_SHAPE,
+				     "output %u would have a dimension outside [0, 2^48] or too many elements",
+				     k);
 	return ERT_OK;
 }
 
@@ -168,9 +164,8 @@ static inline ert_status ert_exec_output(struct ert_exec *x, uint32_t k, int32_t
 		same = v->dims[i] == dims[i];
 	if (same)
 		return ERT_OK;
-	ert_err_set(err, "%s '%s': output %u's shape differs from the planned one",
-		    ert_op_name(x->node->op), x->node->name, k);
-	return ERT_STATUS_INTERNAL;
+	return ert_node_fail(x->node, err, ERT_STATUS_INTERNAL,
+			     "output %u's shape differs from the planned one", k);
 }
 
 /*

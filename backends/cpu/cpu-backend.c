@@ -257,11 +257,9 @@ ert_status ert_cpu_eval_node_with(const struct ert_cpu_eval_opts *o, const struc
 		ert_err_set(err, "%s: not supported on the cpu backend", ert_op_name(n->op));
 		return ERT_STATUS_UNSUPPORTED;
 	}
-	if (n_in > 64 || n_out > 64) {
-		ert_err_set(err, "%s '%s': too many inputs or outputs to evaluate",
-			    ert_op_name(n->op), n->name);
-		return ERT_STATUS_UNSUPPORTED;
-	}
+	if (n_in > 64 || n_out > 64)
+		return ert_node_fail(n, err, ERT_STATUS_UNSUPPORTED,
+				     "too many inputs or outputs to evaluate");
 	for (uint32_t i = 0; i < n_out; i++) {
 		memset(&out[i], 0, sizeof(out[i]));
 		outp[i] = &out[i];
@@ -288,9 +286,7 @@ ert_status ert_cpu_eval_node_with(const struct ert_cpu_eval_opts *o, const struc
 			continue;
 		}
 		if (!ert_value_finish(&out[i])) {
-			ert_err_set(err, "%s '%s': output %u is too large", ert_op_name(n->op),
-				    n->name, i);
-			st = ERT_STATUS_SHAPE;
+			st = ert_node_fail(n, err, ERT_STATUS_SHAPE, "output %u is too large", i);
 			goto fail;
 		}
 		out[i].data = malloc(out[i].nbytes ? out[i].nbytes : 1);
@@ -312,9 +308,8 @@ ert_status ert_cpu_eval_node_with(const struct ert_cpu_eval_opts *o, const struc
 		x.alloc_output = eval_alloc;
 	k = kernel_of(&x);
 	if (k->supports && !k->supports(&x)) {
-		ert_err_set(err, "%s '%s': this case is not supported on the cpu backend",
-			    ert_op_name(n->op), n->name);
-		st = ERT_STATUS_UNSUPPORTED;
+		st = ert_node_fail(n, err, ERT_STATUS_UNSUPPORTED,
+				   "this case is not supported on the cpu backend");
 		goto fail;
 	}
 	x.workspace_size = k->workspace ? k->workspace(&cpu, &x) : 0;
@@ -334,9 +329,8 @@ ert_status ert_cpu_eval_node_with(const struct ert_cpu_eval_opts *o, const struc
 	free(x.workspace);
 	for (uint32_t i = 0; st == ERT_OK && dynamic && i < n_out; i++) {
 		if (!out[i].data) {
-			ert_err_set(err, "%s '%s': the kernel gave output %u no shape",
-				    ert_op_name(n->op), n->name, i);
-			st = ERT_STATUS_INTERNAL;
+			st = ert_node_fail(n, err, ERT_STATUS_INTERNAL,
+					   "the kernel gave output %u no shape", i);
 		}
 	}
 	if (st == ERT_OK)

@@ -222,11 +222,9 @@ ert_status ert_cpu_eval_node_with(const struct ert_cpu_eval_opts *o, const struc
 static inline ert_status ert_cpu_ws_check(const struct ert_exec *x, size_t need,
 					  struct ert_err *err)
 {
-	if (need && (!x->workspace || x->workspace_size < need)) {
-		ert_err_set(err, "%s '%s': workspace of %zu bytes, %zu needed",
-			    ert_op_name(x->node->op), x->node->name, x->workspace_size, need);
-		return ERT_STATUS_INTERNAL;
-	}
+	if (need && (!x->workspace || x->workspace_size < need))
+		return ert_node_fail(x->node, err, ERT_STATUS_INTERNAL,
+				     "workspace of %zu bytes, %zu needed", x->workspace_size, need);
 	return ERT_OK;
 }
 

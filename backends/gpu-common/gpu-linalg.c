@@ -58,8 +58,7 @@ static ert_status conv_geom_or_fail(const struct ert_exec *x, struct ert_conv_ge
 {
 	if (conv_geom(x, g))
 		return ERT_OK;
-	ert_err_set(err, "Conv '%s': unsupported geometry", x->node->name);
-	return ERT_STATUS_UNSUPPORTED;
+	return ert_node_fail(x->node, err, ERT_STATUS_UNSUPPORTED, "unsupported geometry");
 }
 
 bool ert_gpu_conv_supports(const struct ert_exec *x)
@@ -283,7 +282,6 @@ ert_status ert_gpu_gemm_plan(const struct ert_exec *x, struct ert_gpu_gemm *g, s
 	case ERT_OP_Gemm: return gemm_plan(x, g, err);
 	case ERT_OP_MatMul: return matmul_plan(x, g, err);
 	default:
-		ert_err_set(err, "%s '%s' is not a GEMM", ert_op_name(x->node->op), x->node->name);
-		return ERT_STATUS_INTERNAL;
+		return ert_node_fail(x->node, err, ERT_STATUS_INTERNAL, "not a GEMM");
 	}
 }

@@ -178,9 +178,8 @@ ert_status ert_gpu_copy_plan(const struct ert_exec *x, struct ert_gpu_copy *c, u
 		break;
 	}
 	*n = 0;
-	ert_err_set(err, "%s '%s': not a strided copy the GPU backends take",
-		    ert_op_name(x->node->op), x->node->name);
-	return ERT_STATUS_UNSUPPORTED;
+	return ert_node_fail(x->node, err, ERT_STATUS_UNSUPPORTED,
+			     "not a strided copy the GPU backends take");
 }
 
 /* ---- Gather ---- */

@@ -50,8 +50,7 @@ ert_status ert_gpu_softmax_plan(const struct ert_exec *x, struct ert_gpu_softmax
 {
 	if (softmax_rows(x, s))
 		return ERT_OK;
-	ert_err_set(err, "%s '%s': bad axis", ert_op_name(x->node->op), x->node->name);
-	return ERT_STATUS_UNSUPPORTED;
+	return ert_node_fail(x->node, err, ERT_STATUS_UNSUPPORTED, "bad axis");
 }
 
 /* Rows of @len from axis on; Scale and B hold exactly one row (no broadcasting here). */
@@ -86,6 +85,5 @@ ert_status ert_gpu_layernorm_plan(const struct ert_exec *x, struct ert_gpu_layer
 {
 	if (layernorm_rows(x, l))
 		return ERT_OK;
-	ert_err_set(err, "LayerNormalization '%s': unsupported shapes", x->node->name);
-	return ERT_STATUS_UNSUPPORTED;
+	return ert_node_fail(x->node, err, ERT_STATUS_UNSUPPORTED, "unsupported shapes");
 }

@@ -33,11 +33,8 @@ ert_status ert_gpu_pool_plan(const struct ert_exec *x, struct ert_gpu_pool *p, s
 	const struct ert_value *in = x->in[0];
 	struct ert_conv_geom g;
 
-	if (!pool_geom(x, &g)) {
-		ert_err_set(err, "%s '%s': unsupported geometry", ert_op_name(x->node->op),
-			    x->node->name);
-		return ERT_STATUS_UNSUPPORTED;
-	}
+	if (!pool_geom(x, &g))
+		return ert_node_fail(x->node, err, ERT_STATUS_UNSUPPORTED, "unsupported geometry");
 	*p = (struct ert_gpu_pool){
 		.n = x->out[0]->numel,
 		.mode = ERT_GPU_POOL_MAX,

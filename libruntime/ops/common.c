@@ -157,9 +157,8 @@ ert_status ert_check_dim(const struct ert_node *n, struct ert_err *err, const ch
 		snprintf(at, sizeof(at), "%s", what);
 	else
 		snprintf(at, sizeof(at), "%s[%lld]", what, (long long)idx);
-	ert_err_set(err, "%s '%s': %s = %lld %s", ert_op_name(n->op), n->name ? n->name : "", at,
-		    (long long)v, v < 0 ? "is negative" : "exceeds the largest dimension, 2^48");
-	return ERT_STATUS_SHAPE;
+	return ert_node_fail(n, err, ERT_STATUS_SHAPE, "%s = %lld %s", at, (long long)v,
+			     v < 0 ? "is negative" : "exceeds the largest dimension, 2^48");
 }
 
 const char *ert_node_label(const struct ert_node *n, char *buf, size_t size)

@@ -43,8 +43,7 @@ static ert_status tree_fail(struct ert_err *err, const struct ert_node *n, const
 	char msg[160];
 
 	snprintf(msg, sizeof(msg), fmt, what, (long long)i, (long long)v);
-	ert_err_set(err, "TreeEnsemble '%s': %s", n->name, msg);
-	return ERT_STATUS_INVALID_MODEL;
+	return ert_node_fail(n, err, ERT_STATUS_INVALID_MODEL, "%s", msg);
 }
 
 static const int64_t *tree_ints(const struct ert_node *n, const char *name, uint32_t want,
@@ -89,36 +88,30 @@ ert_status ert_tree_ensemble_params(const struct ert_graph *g, const struct ert_
 	p->agg = (enum ert_tree_agg)ert_attr_int(n, "aggregate_function", ERT_TREE_SUM);
 	p->post = (enum ert_tree_post)ert_attr_int(n, "post_transform", ERT_TREE_NONE);
 	if (!p->feature || !p->roots || !p->leaf_target || !ok ||
-	    (p->missing_true && n_miss != p->n_nodes) || !p->n_trees || !p->n_leaves) {
-		ert_err_set(err, "TreeEnsemble '%s': needs tree_roots, leaf_targetids and the "
-			    "nodes_* attributes, one entry per node each", n->name);
-		return ERT_STATUS_INVALID_MODEL;
-	}
+	    (p->missing_true && n_miss != p->n_nodes) || !p->n_trees || !p->n_leaves)
+		return ert_node_fail(n, err, ERT_STATUS_INVALID_MODEL,
+				     "needs tree_roots, leaf_targetids and the nodes_* "
+				     "attributes, one entry per node each");
 	if (!tree_tensor(g, n, "nodes_modes", &p->modes) || p->modes.dtype != ERT_DTYPE_UINT8 ||
 	    p->modes.numel != p->n_nodes || !tree_tensor(g, n, "nodes_splits", &p->splits) ||
 	    !tree_float(p->splits.dtype) || p->splits.numel != p->n_nodes ||
 	    !tree_tensor(g, n, "leaf_weights", &p->weights) ||
-	    !tree_float(p->weights.dtype) || p->weights.numel != p->n_leaves) {
-		ert_err_set(err, "TreeEnsemble '%s': nodes_modes (uint8), nodes_splits and "
-			    "leaf_weights (float tensors) need one entry per node or leaf", n->name);
-		return ERT_STATUS_INVALID_MODEL;
-	}
+	    !tree_float(p->weights.dtype) || p->weights.numel != p->n_leaves)
+		return ert_node_fail(n, err, ERT_STATUS_INVALID_MODEL,
+				     "nodes_modes (uint8), nodes_splits and leaf_weights (float "
+				     "tensors) need one entry per node or leaf");
 	if (ert_node_attr(n, "membership_values") &&
 	    (!tree_tensor(g, n, "membership_values", &p->membership) ||
-	     !tree_float(p->membership.dtype))) {
-		ert_err_set(err, "TreeEnsemble '%s': membership_values is not a float tensor", n->name);
-		return ERT_STATUS_INVALID_MODEL;
-	}
-	if (p->n_targets < 1 || p->n_targets > ERT_DIM_MAX) {
-		ert_err_set(err, "TreeEnsemble '%s': n_targets = %lld is out of range", n->name,
-			    (long long)p->n_targets);
-		return ERT_STATUS_INVALID_MODEL;
-	}
-	if ((uint64_t)p->agg > ERT_TREE_MAX || (uint64_t)p->post > ERT_TREE_PROBIT) {
-		ert_err_set(err, "TreeEnsemble '%s': aggregate_function %d or post_transform %d is "
-			    "unknown", n->name, (int)p->agg, (int)p->post);
-		return ERT_STATUS_INVALID_MODEL;
-	}
+	     !tree_float(p->membership.dtype)))
+		return ert_node_fail(n, err, ERT_STATUS_INVALID_MODEL,
+				     "membership_values is not a float tensor");
+	if (p->n_targets < 1 || p->n_targets > ERT_DIM_MAX)
+		return ert_node_fail(n, err, ERT_STATUS_INVALID_MODEL,
+				     "n_targets = %lld is out of range", (long long)p->n_targets);
+	if ((uint64_t)p->agg > ERT_TREE_MAX || (uint64_t)p->post > ERT_TREE_PROBIT)
+		return ert_node_fail(n, err, ERT_STATUS_INVALID_MODEL,
+				     "aggregate_function %d or post_transform %d is unknown",
+				     (int)p->agg, (int)p->post);
 	if ((st = tree_range(err, n, "tree_roots", p->roots, p->n_trees, p->n_nodes)) ||
 	    (st = tree_range(err, n, "leaf_targetids", p->leaf_target, p->n_leaves, p->n_targets)) ||
 	    (st = tree_range(err, n, "nodes_featureids", p->feature, p->n_nodes, ERT_DIM_MAX)))

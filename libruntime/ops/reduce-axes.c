@@ -7,16 +7,13 @@ static ert_status add_axis(const struct ert_node *n, uint32_t i, int64_t axis, i
 {
 	int32_t a;
 
-	if (!ert_norm_axis(axis, rank, &a)) {
-		ert_err_set(err, "%s '%s': axis %lld (axes[%u]) is out of range for rank %d",
-			    ert_op_name(n->op), n->name, (long long)axis, i, (int)rank);
-		return ERT_STATUS_SHAPE;
-	}
-	if (*mask & (1u << a)) {
-		ert_err_set(err, "%s '%s': axis %lld (axes[%u]) is listed twice", ert_op_name(n->op),
-			    n->name, (long long)axis, i);
-		return ERT_STATUS_INVALID_MODEL;
-	}
+	if (!ert_norm_axis(axis, rank, &a))
+		return ert_node_fail(n, err, ERT_STATUS_SHAPE,
+				     "axis %lld (axes[%u]) is out of range for rank %d",
+				     (long long)axis, i, (int)rank);
+	if (*mask & (1u << a))
+		return ert_node_fail(n, err, ERT_STATUS_INVALID_MODEL,
+				     "axis %lld (axes[%u]) is listed twice", (long long)axis, i);
 	*mask |= 1u << a;
 	return ERT_OK;
 }
@@ -31,16 +28,12 @@ ert_status ert_reduce_axes_get(const struct ert_node *n, const struct ert_value 
 	out->keepdims = ert_attr_int(n, "keepdims", 1) != 0;
 	out->noop = false;
 	if (axes_in) {
-		if (!ert_dtype_is_int(axes_in->dtype) || axes_in->rank > 1) {
-			ert_err_set(err, "%s '%s': axes must be a 1-D integer tensor",
-				    ert_op_name(n->op), n->name);
-			return ERT_STATUS_DTYPE;
-		}
-		if (axes_in->numel > 0 && !axes_in->data) {
-			ert_err_set(err, "%s '%s': the value of axes is not known at plan time",
-				    ert_op_name(n->op), n->name);
-			return ERT_STATUS_UNSUPPORTED;
-		}
+		if (!ert_dtype_is_int(axes_in->dtype) || axes_in->rank > 1)
+			return ert_node_fail(n, err, ERT_STATUS_DTYPE,
+					     "axes must be a 1-D integer tensor");
+		if (axes_in->numel > 0 && !axes_in->data)
+			return ert_node_fail(n, err, ERT_STATUS_UNSUPPORTED,
+					     "the value of axes is not known at plan time");
 		count = (uint32_t)axes_in->numel;
 		for (uint32_t i = 0; i < count; i++) {
 			st = add_axis(n, i, ert_value_get_int(axes_in, i), x->rank, &mask, err);

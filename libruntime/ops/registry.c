@@ -83,10 +83,9 @@ static ert_status rule_fail(const struct ert_node *n, struct ert_err *err,
 		snprintf(at, sizeof(at), "%s", r->name);
 	else
 		snprintf(at, sizeof(at), "%s[%lld]", r->name, (long long)idx);
-	ert_err_set(err, "%s '%s': attribute %s = %lld is out of range [%lld, %lld]",
-		    ert_op_name(n->op), n->name ? n->name : "", at, (long long)v,
-		    (long long)r->min, (long long)r->max);
-	return ERT_STATUS_INVALID_MODEL;
+	return ert_node_fail(n, err, ERT_STATUS_INVALID_MODEL,
+			     "attribute %s = %lld is out of range [%lld, %lld]", at, (long long)v,
+			     (long long)r->min, (long long)r->max);
 }
 
 ert_status ert_op_check_attrs(const struct ert_node *n, struct ert_err *err)
@@ -102,11 +101,9 @@ ert_status ert_op_check_attrs(const struct ert_node *n, struct ert_err *err)
 
 		if (!a)
 			continue;
-		if (r->max_count == 0 && !is_int) {
-			ert_err_set(err, "%s '%s': attribute %s must be an integer",
-				    ert_op_name(n->op), n->name ? n->name : "", r->name);
-			return ERT_STATUS_INVALID_MODEL;
-		}
+		if (r->max_count == 0 && !is_int)
+			return ert_node_fail(n, err, ERT_STATUS_INVALID_MODEL,
+					     "attribute %s must be an integer", r->name);
 		if (r->max_count == 0) {
 			int64_t v = ert_attr_int(n, r->name, 0);
 
@@ -114,17 +111,13 @@ ert_status ert_op_check_attrs(const struct ert_node *n, struct ert_err *err)
 				return rule_fail(n, err, r, -1, v);
 			continue;
 		}
-		if (a->type != ERT_ATTR_INTS) {
-			ert_err_set(err, "%s '%s': attribute %s must be a list of integers",
-				    ert_op_name(n->op), n->name ? n->name : "", r->name);
-			return ERT_STATUS_INVALID_MODEL;
-		}
-		if (a->count > r->max_count) {
-			ert_err_set(err, "%s '%s': attribute %s has %u values, at most %u",
-				    ert_op_name(n->op), n->name ? n->name : "", r->name, a->count,
-				    r->max_count);
-			return ERT_STATUS_INVALID_MODEL;
-		}
+		if (a->type != ERT_ATTR_INTS)
+			return ert_node_fail(n, err, ERT_STATUS_INVALID_MODEL,
+					     "attribute %s must be a list of integers", r->name);
+		if (a->count > r->max_count)
+			return ert_node_fail(n, err, ERT_STATUS_INVALID_MODEL,
+					     "attribute %s has %u values, at most %u", r->name,
+					     a->count, r->max_count);
 		for (uint32_t i = 0; i < a->count; i++)
 			if (a->ints[i] < r->min || a->ints[i] > r->max)
 				return rule_fail(n, err, r, i, a->ints[i]);

@@ -25,57 +25,47 @@ ert_status ert_dft_params(const struct ert_node *n, const struct ert_value *cons
 
 	p->inverse = ert_attr_int(n, "inverse", 0) != 0;
 	p->onesided = ert_attr_int(n, "onesided", 0) != 0;
-	if (x->rank < 2 || (x->dims[x->rank - 1] != 1 && x->dims[x->rank - 1] != 2)) {
-		ert_err_set(err, "DFT '%s': input must be [..., 1] (real) or [..., 2] (complex)",
-			    n->name);
-		return ERT_STATUS_SHAPE;
-	}
+	if (x->rank < 2 || (x->dims[x->rank - 1] != 1 && x->dims[x->rank - 1] != 2))
+		return ert_node_fail(n, err, ERT_STATUS_SHAPE,
+				     "input must be [..., 1] (real) or [..., 2] (complex)");
 	/* opset 20 made axis an input (default -2); before, an attribute (default 1) */
 	if (n->opset >= 20) {
 		axis = -2;
 		if (axis_v) {
-			if (!axis_v->data) {
-				ert_err_set(err, "DFT '%s': axis must be known when the model is planned",
-					    n->name);
-				return ERT_STATUS_UNSUPPORTED;
-			}
-			if (axis_v->numel != 1 || !ert_dtype_is_int(axis_v->dtype)) {
-				ert_err_set(err, "DFT '%s': axis must be one integer", n->name);
-				return ERT_STATUS_SHAPE;
-			}
+			if (!axis_v->data)
+				return ert_node_fail(n, err, ERT_STATUS_UNSUPPORTED,
+						     "axis must be known when the model is planned");
+			if (axis_v->numel != 1 || !ert_dtype_is_int(axis_v->dtype))
+				return ert_node_fail(n, err, ERT_STATUS_SHAPE,
+						     "axis must be one integer");
 			axis = ert_value_get_int(axis_v, 0);
 		}
 	} else {
 		axis = ert_attr_int(n, "axis", 1);
 	}
 	/* ONNX: [-r, -2] or [0, r - 2]; the last axis holds the complex parts */
-	if (axis < -(int64_t)x->rank || axis > x->rank - 2 || axis == -1) {
-		ert_err_set(err, "DFT '%s': axis %lld is out of range for rank %d", n->name,
-			    (long long)axis, (int)x->rank);
-		return ERT_STATUS_SHAPE;
-	}
+	if (axis < -(int64_t)x->rank || axis > x->rank - 2 || axis == -1)
+		return ert_node_fail(n, err, ERT_STATUS_SHAPE,
+				     "axis %lld is out of range for rank %d", (long long)axis,
+				     (int)x->rank);
 	p->axis = (int32_t)(axis < 0 ? axis + x->rank : axis);
 	m = x->dims[p->axis];
 	if (len_v) {
-		if (!len_v->data) {
-			ert_err_set(err, "DFT '%s': dft_length must be known when the model is planned",
-				    n->name);
-			return ERT_STATUS_UNSUPPORTED;
-		}
-		if (len_v->numel != 1 || !ert_dtype_is_int(len_v->dtype)) {
-			ert_err_set(err, "DFT '%s': dft_length must be one integer", n->name);
-			return ERT_STATUS_SHAPE;
-		}
+		if (!len_v->data)
+			return ert_node_fail(n, err, ERT_STATUS_UNSUPPORTED,
+					     "dft_length must be known when the model is planned");
+		if (len_v->numel != 1 || !ert_dtype_is_int(len_v->dtype))
+			return ert_node_fail(n, err, ERT_STATUS_SHAPE,
+					     "dft_length must be one integer");
 		p->n = ert_value_get_int(len_v, 0);
 	} else {
 		/* an inverse of a one-sided spectrum gives an even-length signal by default */
 		p->n = p->inverse && p->onesided ? 2 * (m - 1) : m;
 	}
-	if (p->n < 1 || p->n > ERT_DFT_MAX) {
-		ert_err_set(err, "DFT '%s': dft_length %lld is outside [1, %lld]", n->name,
-			    (long long)p->n, (long long)ERT_DFT_MAX);
-		return ERT_STATUS_SHAPE;
-	}
+	if (p->n < 1 || p->n > ERT_DFT_MAX)
+		return ert_node_fail(n, err, ERT_STATUS_SHAPE,
+				     "dft_length %lld is outside [1, %lld]", (long long)p->n,
+				     (long long)ERT_DFT_MAX);
 	p->complex_in = x->dims[x->rank - 1] == 2;
 	return ERT_OK;
 }
@@ -116,50 +106,44 @@ ert_status ert_stft_params(const struct ert_node *n, const struct ert_value *con
 	const struct ert_value *win = n_in > 2 ? in[2] : NULL, *len_v = n_in > 3 ? in[3] : NULL;
 
 	p->onesided = ert_attr_int(n, "onesided", 1) != 0;
-	if (x->rank != 3 || (x->dims[2] != 1 && x->dims[2] != 2)) {
-		ert_err_set(err, "STFT '%s': signal must be [batch, length, 1 or 2]", n->name);
-		return ERT_STATUS_SHAPE;
-	}
+	if (x->rank != 3 || (x->dims[2] != 1 && x->dims[2] != 2))
+		return ert_node_fail(n, err, ERT_STATUS_SHAPE,
+				     "signal must be [batch, length, 1 or 2]");
 	if (!step_v || !step_v->data || step_v->numel != 1 || !ert_dtype_is_int(step_v->dtype)) {
-		ert_err_set(err, "STFT '%s': frame_step must be one integer known when the model "
-			    "is planned", n->name);
-		return step_v && !step_v->data ? ERT_STATUS_UNSUPPORTED : ERT_STATUS_SHAPE;
+		return ert_node_fail(n, err,
+				     step_v && !step_v->data ? ERT_STATUS_UNSUPPORTED : ERT_STATUS_SHAPE,
+				     "frame_step must be one integer known when the model is planned");
 	}
 	p->step = ert_value_get_int(step_v, 0);
-	if (win && (win->rank != 1 || win->dtype != x->dtype)) {
-		ert_err_set(err, "STFT '%s': window must be one-dimensional of the signal's type",
-			    n->name);
-		return ERT_STATUS_SHAPE;
-	}
+	if (win && (win->rank != 1 || win->dtype != x->dtype))
+		return ert_node_fail(n, err, ERT_STATUS_SHAPE,
+				     "window must be one-dimensional of the signal's type");
 	if (len_v) {
 		if (!len_v->data || len_v->numel != 1 || !ert_dtype_is_int(len_v->dtype)) {
-			ert_err_set(err, "STFT '%s': frame_length must be one integer known when the "
-				    "model is planned", n->name);
-			return !len_v->data ? ERT_STATUS_UNSUPPORTED : ERT_STATUS_SHAPE;
+			return ert_node_fail(n, err,
+					     !len_v->data ? ERT_STATUS_UNSUPPORTED : ERT_STATUS_SHAPE,
+					     "frame_length must be one integer known when the model "
+					     "is planned");
 		}
 		p->length = ert_value_get_int(len_v, 0);
-		if (win && win->dims[0] != p->length) {
-			ert_err_set(err, "STFT '%s': window has %lld values, frame_length is %lld",
-				    n->name, (long long)win->dims[0], (long long)p->length);
-			return ERT_STATUS_SHAPE;
-		}
+		if (win && win->dims[0] != p->length)
+			return ert_node_fail(n, err, ERT_STATUS_SHAPE,
+					     "window has %lld values, frame_length is %lld",
+					     (long long)win->dims[0], (long long)p->length);
 	} else if (win) {
 		p->length = win->dims[0];
 	} else {
-		ert_err_set(err, "STFT '%s': needs a window or a frame_length", n->name);
-		return ERT_STATUS_INVALID_MODEL;
+		return ert_node_fail(n, err, ERT_STATUS_INVALID_MODEL,
+				     "needs a window or a frame_length");
 	}
-	if (p->step < 1 || p->step > ERT_DIM_MAX) {
-		ert_err_set(err, "STFT '%s': frame_step %lld is outside [1, 2^48]", n->name,
-			    (long long)p->step);
-		return ERT_STATUS_SHAPE;
-	}
-	if (p->length < 1 || p->length > x->dims[1] || p->length > ERT_DFT_MAX) {
-		ert_err_set(err, "STFT '%s': frame_length %lld is outside [1, %lld] (the signal's "
-			    "length, at most %lld)", n->name, (long long)p->length,
-			    (long long)x->dims[1], (long long)ERT_DFT_MAX);
-		return ERT_STATUS_SHAPE;
-	}
+	if (p->step < 1 || p->step > ERT_DIM_MAX)
+		return ert_node_fail(n, err, ERT_STATUS_SHAPE,
+				     "frame_step %lld is outside [1, 2^48]", (long long)p->step);
+	if (p->length < 1 || p->length > x->dims[1] || p->length > ERT_DFT_MAX)
+		return ert_node_fail(n, err, ERT_STATUS_SHAPE,
+				     "frame_length %lld is outside [1, %lld] (the signal's "
+				     "length, at most %lld)", (long long)p->length,
+				     (long long)x->dims[1], (long long)ERT_DFT_MAX);
 	p->frames = 1 + (x->dims[1] - p->length) / p->step;
 	p->bins = p->onesided ? p->length / 2 + 1 : p->length;
 	return ERT_OK;

@@ -37,55 +37,49 @@ ert_status ert_tfidf_params(const struct ert_node *n, struct ert_tfidf_params *p
 		p->mode = ERT_TFIDF_TFIDF;
 	else
 		goto bad_mode;
-	if (!p->pool) {
-		ert_err_set(err, "TfIdfVectorizer '%s': needs pool_int64s (string tokens, pool_strings, "
-			    "are not supported)", n->name);
-		return ERT_STATUS_UNSUPPORTED;
-	}
-	if (p->min_n < 1 || p->max_n < p->min_n || p->max_n > (int64_t)p->n_starts) {
-		ert_err_set(err, "TfIdfVectorizer '%s': needs 1 <= min_gram_length (%lld) <= "
-			    "max_gram_length (%lld) <= the %u ngram_counts", n->name,
-			    (long long)p->min_n, (long long)p->max_n, p->n_starts);
-		return ERT_STATUS_INVALID_MODEL;
-	}
+	if (!p->pool)
+		return ert_node_fail(n, err, ERT_STATUS_UNSUPPORTED,
+				     "needs pool_int64s (string tokens, pool_strings, are not "
+				     "supported)");
+	if (p->min_n < 1 || p->max_n < p->min_n || p->max_n > (int64_t)p->n_starts)
+		return ert_node_fail(n, err, ERT_STATUS_INVALID_MODEL,
+				     "needs 1 <= min_gram_length (%lld) <= max_gram_length (%lld) "
+				     "<= the %u ngram_counts", (long long)p->min_n,
+				     (long long)p->max_n, p->n_starts);
 	for (uint32_t i = 0; i < p->n_starts; i++) {
 		int64_t b, e;
 
-		if (p->starts[i] < (i ? p->starts[i - 1] : 0) || p->starts[i] > p->pool_len) {
-			ert_err_set(err, "TfIdfVectorizer '%s': ngram_counts[%u] = %lld is not a "
-				    "non-decreasing start within pool_int64s (%u values)", n->name,
-				    i, (long long)p->starts[i], p->pool_len);
-			return ERT_STATUS_INVALID_MODEL;
-		}
+		if (p->starts[i] < (i ? p->starts[i - 1] : 0) || p->starts[i] > p->pool_len)
+			return ert_node_fail(n, err, ERT_STATUS_INVALID_MODEL,
+					     "ngram_counts[%u] = %lld is not a non-decreasing "
+					     "start within pool_int64s (%u values)", i,
+					     (long long)p->starts[i], p->pool_len);
 		ert_tfidf_span(p, (int64_t)i + 1, &b, &e);
-		if ((e - b) % ((int64_t)i + 1)) {
-			ert_err_set(err, "TfIdfVectorizer '%s': the %u-grams of ngram_counts are not a "
-				    "whole number of %u values", n->name, i + 1, i + 1);
-			return ERT_STATUS_INVALID_MODEL;
-		}
+		if ((e - b) % ((int64_t)i + 1))
+			return ert_node_fail(n, err, ERT_STATUS_INVALID_MODEL,
+					     "the %u-grams of ngram_counts are not a whole number "
+					     "of %u values", i + 1, i + 1);
 		grams += (uint32_t)((e - b) / ((int64_t)i + 1));
 	}
-	if (p->n_indexes != grams || (p->weights && n_w != grams)) {
-		ert_err_set(err, "TfIdfVectorizer '%s': pool_int64s and ngram_counts hold %u n-grams; "
-			    "ngram_indexes has %u, weights %u", n->name, grams, p->n_indexes,
-			    p->weights ? n_w : grams);
-		return ERT_STATUS_INVALID_MODEL;
-	}
+	if (p->n_indexes != grams || (p->weights && n_w != grams))
+		return ert_node_fail(n, err, ERT_STATUS_INVALID_MODEL,
+				     "pool_int64s and ngram_counts hold %u n-grams; ngram_indexes "
+				     "has %u, weights %u", grams, p->n_indexes,
+				     p->weights ? n_w : grams);
 	p->out_size = 0;
 	for (uint32_t i = 0; i < p->n_indexes; i++) {
-		if (p->indexes[i] < 0 || p->indexes[i] >= ERT_DIM_MAX) {
-			ert_err_set(err, "TfIdfVectorizer '%s': ngram_indexes[%u] = %lld is outside "
-				    "[0, 2^48)", n->name, i, (long long)p->indexes[i]);
-			return ERT_STATUS_INVALID_MODEL;
-		}
+		if (p->indexes[i] < 0 || p->indexes[i] >= ERT_DIM_MAX)
+			return ert_node_fail(n, err, ERT_STATUS_INVALID_MODEL,
+					     "ngram_indexes[%u] = %lld is outside [0, 2^48)", i,
+					     (long long)p->indexes[i]);
 		if (p->indexes[i] + 1 > p->out_size)
 			p->out_size = p->indexes[i] + 1;
 	}
 	return ERT_OK;
 
 bad_mode:
-	ert_err_set(err, "TfIdfVectorizer '%s': mode '%s', expected TF, IDF or TFIDF", n->name, mode);
-	return ERT_STATUS_INVALID_MODEL;
+	return ert_node_fail(n, err, ERT_STATUS_INVALID_MODEL,
+			     "mode '%s', expected TF, IDF or TFIDF", mode);
 }
 
 static ert_status infer_tfidf(struct ert_infer_ctx *ctx)

@@ -285,10 +285,11 @@ ert_status ert_budget_check_run(struct ert_session *s, const struct ert_plan *p,
 
 	if (make_room(s, p, more))
 		return ERT_OK;
-	ert_err_set(err, "%s '%s': %s takes %s; with the %s the session holds that is more than %s",
-		    ert_op_name(n->op), n->name, what, amount(a, sizeof(a), more),
-		    amount(b, sizeof(b), session_bytes(s)), budget_text(s, lim, sizeof(lim)));
-	return ERT_STATUS_OUT_OF_MEMORY;
+	return ert_node_fail(n, err, ERT_STATUS_OUT_OF_MEMORY,
+			     "%s takes %s; with the %s the session holds that is more than %s",
+			     what, amount(a, sizeof(a), more),
+			     amount(b, sizeof(b), session_bytes(s)),
+			     budget_text(s, lim, sizeof(lim)));
 }
 
 void ert_budget_evict(struct ert_session *s, uint64_t need)
@@ -347,19 +348,16 @@ ert_status ert_budget_check_tensor(const struct ert_session *s, const struct ert
 		negative |= v->dims[i] < 0;
 	if (v->rank < 0 || v->rank > ERT_MAX_RANK || negative)
 		return ERT_OK; /* not a size: ert_value_finish() reports the shape */
-	if (!ert_budget_bytes(v->dtype, v->rank, v->dims, &bytes) || bytes > SIZE_MAX) {
-		ert_err_set(err, "%s '%s': output '%s' %s: its size overflows %zu bits",
-			    ert_op_name(n->op), n->name, name,
-			    describe(shape, sizeof(shape), v->dtype, v->rank, v->dims),
-			    sizeof(size_t) * 8);
-		return ERT_STATUS_SHAPE;
-	}
-	if (bytes > s->budget) {
-		ert_err_set(err, "%s '%s': output '%s' %s takes %s, more than %s", ert_op_name(n->op),
-			    n->name, name, describe(shape, sizeof(shape), v->dtype, v->rank, v->dims),
-			    amount(a, sizeof(a), bytes), budget_text(s, lim, sizeof(lim)));
-		return ERT_STATUS_OUT_OF_MEMORY;
-	}
+	if (!ert_budget_bytes(v->dtype, v->rank, v->dims, &bytes) || bytes > SIZE_MAX)
+		return ert_node_fail(n, err, ERT_STATUS_SHAPE,
+				     "output '%s' %s: its size overflows %zu bits", name,
+				     describe(shape, sizeof(shape), v->dtype, v->rank, v->dims),
+				     sizeof(size_t) * 8);
+	if (bytes > s->budget)
+		return ert_node_fail(n, err, ERT_STATUS_OUT_OF_MEMORY,
+				     "output '%s' %s takes %s, more than %s", name,
+				     describe(shape, sizeof(shape), v->dtype, v->rank, v->dims),
+				     amount(a, sizeof(a), bytes), budget_text(s, lim, sizeof(lim)));
 	return ERT_OK;
 }
 
@@ -372,10 +370,9 @@ ert_status ert_budget_check_fold(const struct ert_session *s, const struct ert_p
 	if (!__builtin_add_overflow(in, p->folded_bytes, &total) &&
 	    !__builtin_add_overflow(total, bytes, &total) && total <= s->budget)
 		return ERT_OK;
-	ert_err_set(err, "%s '%s': computing it while planning takes %s, which with the inputs and the values computed before it is more than %s",
-		    ert_op_name(n->op), n->name, amount(a, sizeof(a), bytes),
-		    budget_text(s, lim, sizeof(lim)));
-	return ERT_STATUS_OUT_OF_MEMORY;
+	return ert_node_fail(n, err, ERT_STATUS_OUT_OF_MEMORY,
+			     "computing it while planning takes %s, which with the inputs and the values computed before it is more than %s",
+			     amount(a, sizeof(a), bytes), budget_text(s, lim, sizeof(lim)));
 }
 
 ert_status ert_budget_check_plan(struct ert_session *s, const struct ert_plan *p,

@@ -25,11 +25,9 @@ ert_status ert_dyn_alloc(struct ert_exec *x, uint32_t k, int32_t rank, const int
 	struct ert_value nv;
 	ert_status st;
 
-	if (!d || !v || d->tensor < 0) {
-		ert_err_set(err, "%s '%s': no output %u to give a shape", ert_op_name(x->node->op),
-			    x->node->name, k);
-		return ERT_STATUS_INTERNAL;
-	}
+	if (!d || !v || d->tensor < 0)
+		return ert_node_fail(x->node, err, ERT_STATUS_INTERNAL,
+				     "no output %u to give a shape", k);
 	st = ert_exec_output_value(x, k, rank, dims, &nv, err);
 	if (st != ERT_OK)
 		return st;
@@ -42,11 +40,9 @@ ert_status ert_dyn_alloc(struct ert_exec *x, uint32_t k, int32_t rank, const int
 		if (st != ERT_OK)
 			return st;
 		buf = malloc(want);
-		if (!buf) {
-			ert_err_set(err, "%s '%s': out of memory for output %u (%zu bytes)",
-				    ert_op_name(x->node->op), x->node->name, k, want);
-			return ERT_STATUS_OUT_OF_MEMORY;
-		}
+		if (!buf)
+			return ert_node_fail(x->node, err, ERT_STATUS_OUT_OF_MEMORY,
+					     "out of memory for output %u (%zu bytes)", k, want);
 		free(d->data);
 		p->dyn_bytes = p->dyn_bytes - d->cap + want;
 		d->data = buf;
@@ -96,11 +92,10 @@ ert_status ert_dyn_next(struct ert_session *s, struct ert_plan *p, struct ert_pl
 	ert_status st;
 
 	for (uint32_t k = 0; k < p->n_dyn; k++) {
-		if (p->dyn[k].tensor >= 0 && !p->dyn[k].given) {
-			ert_err_set(err, "%s '%s': output %u has no shape: the step did not run (skipped by before_op?) and the nodes after it need it",
-				    ert_op_name(n->op), n->name, k);
-			return ERT_STATUS_STOPPED;
-		}
+		if (p->dyn[k].tensor >= 0 && !p->dyn[k].given)
+			return ert_node_fail(n, err, ERT_STATUS_STOPPED,
+					     "output %u has no shape: the step did not run (skipped by before_op?) and the nodes after it need it",
+					     k);
 	}
 	for (pp = &p->conts; (c = *pp); pp = &c->next) {
 		if (cont_matches(c, p)) {

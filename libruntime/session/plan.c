@@ -278,7 +278,7 @@ static ert_status fail_node(struct ert_session *s, struct ert_err *err, const st
 {
 	snprintf(s->failed_op, sizeof(s->failed_op), "%s", ert_op_name(n->op));
 	if (!err->msg[0])
-		ert_err_set(err, "%s '%s': %s", ert_op_name(n->op), n->name, ert_status_string(st));
+		ert_node_fail(n, err, st, "%s", ert_status_string(st));
 	return st;
 }
 
@@ -356,11 +356,11 @@ static ert_status infer_node(struct ert_session *s, struct ert_plan *p, const st
 		st = ert_budget_check_tensor(s, n, t, &p->t[t].v, err);
 		if (st != ERT_OK)
 			return fail_node(s, err, n, st);
-		if (!ert_value_finish(&p->t[t].v)) {
-			ert_err_set(err, "%s '%s': output '%s' has an invalid or huge shape",
-				    ert_op_name(n->op), n->name, g->tensors[t].name);
-			return fail_node(s, err, n, ERT_STATUS_SHAPE);
-		}
+		if (!ert_value_finish(&p->t[t].v))
+			return fail_node(s, err, n,
+					 ert_node_fail(n, err, ERT_STATUS_SHAPE,
+						       "output '%s' has an invalid or huge shape",
+						       g->tensors[t].name));
 	}
 	return ERT_OK;
 }
@@ -967,9 +967,8 @@ static ert_status plan_create(struct ert_session *s, struct ert_plan *parent,
 			err->msg[0] = '\0';
 		}
 		if (needed && !dynamic) {
-			st = ERT_STATUS_UNSUPPORTED;
-			ert_err_set(err, "%s '%s': its output is needed while planning but its inputs are not known",
-				    ert_op_name(n->op), n->name);
+			st = ert_node_fail(n, err, ERT_STATUS_UNSUPPORTED,
+					   "its output is needed while planning but its inputs are not known");
 			fail_node(s, err, n, st);
 			goto error;
 		}

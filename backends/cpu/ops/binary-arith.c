@@ -368,11 +368,9 @@ static ert_status arith_step(struct ert_cpu *cpu, const struct ert_node *node, e
 		ert_bcast_run(cpu, &bc, pow_mixed_run, &pj);
 		return ERT_OK;
 	}
-	if (!fns || k == A_COUNT || !fns[k] || a->dtype != y->dtype || b->dtype != y->dtype) {
-		ert_err_set(err, "%s '%s': no cpu kernel for %s", ert_op_name(op), node->name,
-			    ert_dtype_name(y->dtype));
-		return ERT_STATUS_UNSUPPORTED;
-	}
+	if (!fns || k == A_COUNT || !fns[k] || a->dtype != y->dtype || b->dtype != y->dtype)
+		return ert_node_fail(node, err, ERT_STATUS_UNSUPPORTED, "no cpu kernel for %s",
+				     ert_dtype_name(y->dtype));
 	struct job j = { cpu, fns[k], y->dtype, ert_dtype_size(y->dtype), a->data, b->data, y->data,
 			 { ERT_ACT_NONE, 0, 0 } };
 

@@ -188,11 +188,9 @@ ert_status ert_binary_logic_run(struct ert_cpu *cpu, const struct ert_node *node
 	struct job j = { logic_kernel(node, a->dtype), ert_dtype_size(a->dtype),
 			 ert_dtype_size(out->dtype), a->data, b->data, out->data };
 
-	if (!j.fn || a->dtype != b->dtype) {
-		ert_err_set(err, "%s '%s': no cpu kernel for %s", ert_op_name(node->op),
-			    node->name, ert_dtype_name(a->dtype));
-		return ERT_STATUS_UNSUPPORTED;
-	}
+	if (!j.fn || a->dtype != b->dtype)
+		return ert_node_fail(node, err, ERT_STATUS_UNSUPPORTED, "no cpu kernel for %s",
+				     ert_dtype_name(a->dtype));
 	if (ert_bcast_init(&bc, out, in, 2, err) != ERT_OK)
 		return ERT_STATUS_INTERNAL;
 	ert_bcast_run(cpu, &bc, logic_run, &j);

@@ -19,21 +19,17 @@ static ert_status arith_compute(struct ert_cpu *cpu, struct ert_exec *x, struct 
 {
 	struct ert_value b;
 
-	if (x->n_in != 2) {
-		ert_err_set(err, "%s '%s': %u inputs, expected 2", ert_op_name(x->node->op),
-			    x->node->name, x->n_in);
-		return ERT_STATUS_INVALID_MODEL;
-	}
+	if (x->n_in != 2)
+		return ert_node_fail(x->node, err, ERT_STATUS_INVALID_MODEL,
+				     "%u inputs, expected 2", x->n_in);
 	ert_ew_legacy_operand(x->node, x->in[0], x->in[1], &b);
 	return ert_binary_arith_run(cpu, x->node, x->node->op, x->in[0], &b, x->out[0], err);
 }
 
 static ert_status variadic_compute(struct ert_cpu *cpu, struct ert_exec *x, struct ert_err *err)
 {
-	if (x->n_in < 1) {
-		ert_err_set(err, "%s '%s': no inputs", ert_op_name(x->node->op), x->node->name);
-		return ERT_STATUS_INVALID_MODEL;
-	}
+	if (x->n_in < 1)
+		return ert_node_fail(x->node, err, ERT_STATUS_INVALID_MODEL, "no inputs");
 	return ert_variadic_run(cpu, x->node, (const struct ert_value *const *)x->in, x->n_in,
 				x->out[0], err);
 }
@@ -48,11 +44,9 @@ static ert_status logic_compute(struct ert_cpu *cpu, struct ert_exec *x, struct 
 {
 	struct ert_value b;
 
-	if (x->n_in != 2) {
-		ert_err_set(err, "%s '%s': %u inputs, expected 2", ert_op_name(x->node->op),
-			    x->node->name, x->n_in);
-		return ERT_STATUS_INVALID_MODEL;
-	}
+	if (x->n_in != 2)
+		return ert_node_fail(x->node, err, ERT_STATUS_INVALID_MODEL,
+				     "%u inputs, expected 2", x->n_in);
 	ert_ew_legacy_operand(x->node, x->in[0], x->in[1], &b);
 	return ert_binary_logic_run(cpu, x->node, x->in[0], &b, x->out[0], err);
 }
@@ -66,10 +60,9 @@ static bool where_supports(const struct ert_exec *x)
 
 static ert_status where_compute(struct ert_cpu *cpu, struct ert_exec *x, struct ert_err *err)
 {
-	if (x->n_in != 3) {
-		ert_err_set(err, "Where '%s': %u inputs, expected 3", x->node->name, x->n_in);
-		return ERT_STATUS_INVALID_MODEL;
-	}
+	if (x->n_in != 3)
+		return ert_node_fail(x->node, err, ERT_STATUS_INVALID_MODEL,
+				     "%u inputs, expected 3", x->n_in);
 	return ert_where_run(cpu, x->in[0], x->in[1], x->in[2], x->out[0], err);
 }
 

@@ -49,11 +49,10 @@ static ert_status output(struct ert_exec *x, int64_t h, int64_t w, enum px px, s
 {
 	int64_t dims[3] = { h, w, px == PX_GRAY ? 1 : 3 };
 
-	if (h <= 0 || w <= 0 || h > ERT_IMAGE_MAX_PIXELS / w) {
-		ert_err_set(err, "ImageDecoder '%s': a %lld x %lld image, at most %lld pixels",
-			    x->node->name, (long long)w, (long long)h, ERT_IMAGE_MAX_PIXELS);
-		return ERT_STATUS_INVALID_ARGUMENT;
-	}
+	if (h <= 0 || w <= 0 || h > ERT_IMAGE_MAX_PIXELS / w)
+		return ert_node_fail(x->node, err, ERT_STATUS_INVALID_ARGUMENT,
+				     "a %lld x %lld image, at most %lld pixels", (long long)w,
+				     (long long)h, ERT_IMAGE_MAX_PIXELS);
 	return ert_exec_output(x, 0, 3, dims, err);
 }
 
@@ -94,7 +93,7 @@ static ert_status decode_jpeg(struct ert_exec *x, const uint8_t *src, size_t n, 
 	f.mgr.error_exit = jpeg_fail_exit;
 	f.mgr.emit_message = jpeg_quiet;
 	if (setjmp(f.jump)) {
-		ert_err_set(err, "ImageDecoder '%s': JPEG: %s", x->node->name, f.msg);
+		ert_node_fail(x->node, err, ERT_STATUS_INVALID_ARGUMENT, "JPEG: %s", f.msg);
 		jpeg_destroy_decompress(&d);
 		free(row);
 		return st != ERT_OK ? st : ERT_STATUS_INVALID_ARGUMENT;
@@ -141,10 +140,9 @@ static ert_status decode_png(struct ert_exec *x, const uint8_t *src, size_t n, e
 
 	memset(&im, 0, sizeof(im));
 	im.version = PNG_IMAGE_VERSION;
-	if (!png_image_begin_read_from_memory(&im, src, n)) {
-		ert_err_set(err, "ImageDecoder '%s': PNG: %s", x->node->name, im.message);
-		return ERT_STATUS_INVALID_ARGUMENT;
-	}
+	if (!png_image_begin_read_from_memory(&im, src, n))
+		return ert_node_fail(x->node, err, ERT_STATUS_INVALID_ARGUMENT, "PNG: %s",
+				     im.message);
 	st = output(x, im.height, im.width, px, err);
 	if (st != ERT_OK) {
 		png_image_free(&im);
@@ -153,20 +151,19 @@ static ert_status decode_png(struct ert_exec *x, const uint8_t *src, size_t n, e
 	/* PIL's convert("RGB") drops alpha; libpng would blend it: refuse rather than differ */
 	if (im.format & PNG_FORMAT_FLAG_ALPHA) {
 		png_image_free(&im);
-		ert_err_set(err, "ImageDecoder '%s': PNG with an alpha channel", x->node->name);
-		return ERT_STATUS_UNSUPPORTED;
+		return ert_node_fail(x->node, err, ERT_STATUS_UNSUPPORTED,
+				     "PNG with an alpha channel");
 	}
 	im.format = PNG_FORMAT_RGB;
 	rgb = malloc((size_t)PNG_IMAGE_SIZE(im));
 	if (!rgb) {
 		png_image_free(&im);
-		ert_err_set(err, "ImageDecoder '%s': out of memory", x->node->name);
-		return ERT_STATUS_OUT_OF_MEMORY;
+		return ert_node_fail(x->node, err, ERT_STATUS_OUT_OF_MEMORY, "out of memory");
 	}
 	if (!png_image_finish_read(&im, NULL, rgb, 0, NULL)) {
-		ert_err_set(err, "ImageDecoder '%s': PNG: %s", x->node->name, im.message);
+		st = ert_node_fail(x->node, err, ERT_STATUS_INVALID_ARGUMENT, "PNG: %s", im.message);
 		free(rgb);
-		return ERT_STATUS_INVALID_ARGUMENT;
+		return st;
 	}
 	for (uint32_t y = 0; y < im.height; y++)
 		put_row(rgb + (size_t)y * im.width * 3, 3, im.width, px,
@@ -204,9 +201,8 @@ static ert_status image_compute(struct ert_cpu *cpu, struct ert_exec *x, struct 
 		return decode_jpeg(x, p, n, px, err);
 	if (n >= 8 && png_sig_cmp(p, 0, 8) == 0)
 		return decode_png(x, p, n, px, err);
-	ert_err_set(err, "ImageDecoder '%s': %s image; edgert decodes JPEG and PNG only",
-		    x->node->name, other_format(p, n));
-	return ERT_STATUS_UNSUPPORTED;
+	return ert_node_fail(x->node, err, ERT_STATUS_UNSUPPORTED,
+			     "%s image; edgert decodes JPEG and PNG only", other_format(p, n));
 }
 
 const struct ert_cpu_op ert_cpu_ops_image[] = {

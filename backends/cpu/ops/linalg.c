@@ -39,8 +39,7 @@ static ert_status pack_b_state(struct ert_cpu *cpu, struct ert_exec *x, int64_t 
 	ert_status st = ert_cpu_pack_get(cpu, &key, &pk);
 
 	if (st != ERT_OK)
-		ert_err_set(err, "%s '%s': out of memory packing weights", ert_op_name(x->node->op),
-			    x->node->name);
+		ert_node_fail(x->node, err, st, "out of memory packing weights");
 	x->state = pk;
 	return st;
 }

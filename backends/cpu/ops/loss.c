@@ -52,12 +52,11 @@ static ert_status nll(const struct ert_exec *x, const struct ert_value *logp_v, 
 			double loss = 0, wt = 0;
 
 			if (label != ignore) {
-				if (label < 0 || label >= c) {
-					ert_err_set(err, "%s '%s': label %lld is outside 0..%lld",
-						    ert_op_name(x->node->op), x->node->name,
-						    (long long)label, (long long)c - 1);
-					return ERT_STATUS_INVALID_ARGUMENT;
-				}
+				if (label < 0 || label >= c)
+					return ert_node_fail(x->node, err,
+							     ERT_STATUS_INVALID_ARGUMENT,
+							     "label %lld is outside 0..%lld",
+							     (long long)label, (long long)c - 1);
 				wt = w ? get(w, label) : 1.0;
 				double lp = logp ? logp[(b * c + label) * inner + i] :
 					    get(logp_v, (b * c + label) * inner + i);

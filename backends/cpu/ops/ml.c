@@ -24,11 +24,10 @@ static ert_status afe_compute(struct ert_cpu *cpu, struct ert_exec *x, struct er
 	for (int64_t j = 0; j < idx->numel; j++) {
 		int64_t k = ert_value_get_int(idx, j);
 
-		if (k < 0 || k >= last) {
-			ert_err_set(err, "ArrayFeatureExtractor '%s': index %lld is outside [0, %lld)",
-				    x->node->name, (long long)k, (long long)last);
-			return ERT_STATUS_INVALID_ARGUMENT;
-		}
+		if (k < 0 || k >= last)
+			return ert_node_fail(x->node, err, ERT_STATUS_INVALID_ARGUMENT,
+					     "index %lld is outside [0, %lld)", (long long)k,
+					     (long long)last);
 		for (int64_t r = 0; r < rows; r++)
 			memcpy((char *)out->data + (size_t)(r * idx->numel + j) * es,
 			       (const char *)in->data + (size_t)(r * last + k) * es, es);
@@ -182,10 +181,9 @@ static ert_status tree_compute(struct ert_cpu *cpu, struct ert_exec *x, struct e
 			double w;
 			int64_t t;
 
-			if (leaf < 0) {
-				ert_err_set(err, "TreeEnsemble '%s': tree %u has a cycle", x->node->name, k);
-				return ERT_STATUS_INVALID_MODEL;
-			}
+			if (leaf < 0)
+				return ert_node_fail(x->node, err, ERT_STATUS_INVALID_MODEL,
+						     "tree %u has a cycle", k);
 			w = ert_value_get_float(&p.weights, leaf);
 			t = p.leaf_target[leaf];
 			if (p.agg == ERT_TREE_MIN)

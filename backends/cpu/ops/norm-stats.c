@@ -203,10 +203,8 @@ ert_status ert_cpu_layer_norm(struct ert_cpu *cpu, struct ert_exec *x, struct er
 	int32_t axis;
 	int64_t outer;
 
-	if (!ert_norm_axis(ert_attr_int(x->node, "axis", -1), in->rank, &axis)) {
-		ert_err_set(err, "LayerNormalization '%s': axis out of range", x->node->name);
-		return ERT_STATUS_SHAPE;
-	}
+	if (!ert_norm_axis(ert_attr_int(x->node, "axis", -1), in->rank, &axis))
+		return ert_node_fail(x->node, err, ERT_STATUS_SHAPE, "axis out of range");
 	outer = ert_nx_span(in, 0, axis);
 	ln_args_of(x, axis, &a);
 	a.vk = ln_vec(cpu, &a);
@@ -382,10 +380,8 @@ ert_status ert_cpu_group_norm(struct ert_cpu *cpu, struct ert_exec *x, struct er
 
 	chan_init(&a, x);
 	a.groups = ert_attr_int(x->node, "num_groups", 1);
-	if (a.groups <= 0 || a.c % a.groups) {
-		ert_err_set(err, "GroupNormalization '%s': bad num_groups", x->node->name);
-		return ERT_STATUS_SHAPE;
-	}
+	if (a.groups <= 0 || a.c % a.groups)
+		return ert_node_fail(x->node, err, ERT_STATUS_SHAPE, "bad num_groups");
 	if (x->in[0]->numel > 0)
 		ert_parallel_for(cpu->pool, a.n * a.groups, 1, gn_range, &a);
 	return ERT_OK;

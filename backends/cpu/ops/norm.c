@@ -193,11 +193,9 @@ static ert_status softmax_compute(struct ert_cpu *cpu, struct ert_exec *x, struc
 			  x->node->op == ERT_OP_LogSoftmax ? (isfinite(v) ? 0.0 : NAN) : 1.0);
 		return ERT_OK;
 	}
-	if (!ert_norm_axis(axis, in->rank, &a)) {
-		ert_err_set(err, "%s '%s': axis %lld out of range", ert_op_name(x->node->op),
-			    x->node->name, (long long)axis);
-		return ERT_STATUS_SHAPE;
-	}
+	if (!ert_norm_axis(axis, in->rank, &a))
+		return ert_node_fail(x->node, err, ERT_STATUS_SHAPE, "axis %lld out of range",
+				     (long long)axis);
 	lane_view(in, a, legacy, &outer, &args.n, &args.inner);
 	if (outer * args.inner == 0 || args.n == 0)
 		return ERT_OK;
@@ -240,10 +238,8 @@ static ert_status lp_norm_compute(struct ert_cpu *cpu, struct ert_exec *x, struc
 	int64_t outer;
 	int32_t a;
 
-	if (!ert_norm_axis(ert_attr_int(x->node, "axis", -1), in->rank, &a)) {
-		ert_err_set(err, "LpNormalization '%s': axis out of range", x->node->name);
-		return ERT_STATUS_SHAPE;
-	}
+	if (!ert_norm_axis(ert_attr_int(x->node, "axis", -1), in->rank, &a))
+		return ert_node_fail(x->node, err, ERT_STATUS_SHAPE, "axis out of range");
 	lane_view(in, a, false, &outer, &args.n, &args.inner);
 	/* numel, not outer * inner: a 0 on the axis leaves billions of empty lanes */
 	if (in->numel > 0)

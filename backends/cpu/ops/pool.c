@@ -230,11 +230,8 @@ static ert_status pool_job_of(const struct ert_cpu *cpu, struct ert_exec *x, str
 	ert_status st;
 
 	memset(j, 0, sizeof(*j));
-	if (!ks || (int32_t)nk != xv->rank - 2) {
-		ert_err_set(err, "%s '%s': bad kernel_shape", ert_op_name(x->node->op),
-			    x->node->name);
-		return ERT_STATUS_INVALID_MODEL;
-	}
+	if (!ks || (int32_t)nk != xv->rank - 2)
+		return ert_node_fail(x->node, err, ERT_STATUS_INVALID_MODEL, "bad kernel_shape");
 	st = ert_geom_conv(x->node, xv->rank - 2, xv->dims + 2, ks,
 			   ert_attr_int(x->node, "ceil_mode", 0) != 0, &j->g, err);
 	if (st != ERT_OK)

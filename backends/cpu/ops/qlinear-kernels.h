@@ -62,10 +62,8 @@ static inline ert_status ert_qout_init(struct ert_qout *o, const struct ert_exec
 	struct ert_qrule r;
 	const char *why = ert_qrule_read(x->node, y->dtype, &r);
 
-	if (why) {
-		ert_err_set(err, "%s '%s': %s", ert_op_name(x->node->op), x->node->name, why);
-		return ERT_STATUS_INVALID_MODEL;
-	}
+	if (why)
+		return ert_node_fail(x->node, err, ERT_STATUS_INVALID_MODEL, "%s", why);
 	o->dtype = y->dtype;
 	o->zp = ert_qparam_int(yzp, 0);
 	o->lo = r.lo;

@@ -57,10 +57,8 @@ static ert_status rng_prepare(struct ert_cpu *cpu, struct ert_exec *x, struct er
 {
 	struct rng *r = calloc(1, sizeof(*r));
 
-	if (!r) {
-		ert_err_set(err, "%s '%s': out of memory", ert_op_name(x->node->op), x->node->name);
-		return ERT_STATUS_OUT_OF_MEMORY;
-	}
+	if (!r)
+		return ert_node_fail(x->node, err, ERT_STATUS_OUT_OF_MEMORY, "out of memory");
 	r->key = node_key(x);
 	x->state = r;
 	return ERT_OK;

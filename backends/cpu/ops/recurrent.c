@@ -186,9 +186,8 @@ static ert_status rnn_prepare(struct ert_cpu *cpu, struct ert_exec *x, struct er
 		return ERT_OK;
 oom:
 	rnn_release(x);
-	ert_err_set(err, "%s '%s': out of memory packing weights", ert_op_name(x->node->op),
-		    x->node->name);
-	return ERT_STATUS_OUT_OF_MEMORY;
+	return ert_node_fail(x->node, err, ERT_STATUS_OUT_OF_MEMORY,
+			     "out of memory packing weights");
 }
 
 /* @vec: the level's vector kernels, NULL for libm's (scalar level, precision HIGH). */
@@ -509,17 +508,12 @@ static ert_status rnn_compute(struct ert_cpu *cpu, struct ert_exec *x, struct er
 
 	if (st != ERT_OK)
 		return st;
-	if (!ws_layout(cpu, &p, &l)) {
-		ert_err_set(err, "%s '%s': workspace size overflows", ert_op_name(x->node->op),
-			    x->node->name);
-		return ERT_STATUS_SHAPE;
-	}
-	if (!x->workspace || x->workspace_size < l.total_bytes) {
-		ert_err_set(err, "%s '%s': workspace of %zu bytes, %zu needed",
-			    ert_op_name(x->node->op), x->node->name, x->workspace_size,
-			    l.total_bytes);
-		return ERT_STATUS_INTERNAL;
-	}
+	if (!ws_layout(cpu, &p, &l))
+		return ert_node_fail(x->node, err, ERT_STATUS_SHAPE, "workspace size overflows");
+	if (!x->workspace || x->workspace_size < l.total_bytes)
+		return ert_node_fail(x->node, err, ERT_STATUS_INTERNAL,
+				     "workspace of %zu bytes, %zu needed", x->workspace_size,
+				     l.total_bytes);
 	struct rnn_run k = {
 		.p = &p, .cpu = cpu,
 		.kern = cpu->gemm ? cpu->gemm : ert_sgemm_kernel_for(ERT_ISA_SCALAR),
@@ -538,12 +532,10 @@ static ert_status rnn_compute(struct ert_cpu *cpu, struct ert_exec *x, struct er
 	float *base = (float *)(((uintptr_t)x->workspace + 63) & ~(uintptr_t)63);
 
 	for (int64_t b = 0; k.lens && b < p.batch; b++) {
-		if (k.lens[b] < 0 || k.lens[b] > p.seq) {
-			ert_err_set(err, "%s '%s': sequence_lens[%lld] = %d is outside [0, %lld]",
-				    ert_op_name(x->node->op), x->node->name, (long long)b,
-				    (int)k.lens[b], (long long)p.seq);
-			return ERT_STATUS_INVALID_ARGUMENT;
-		}
+		if (k.lens[b] < 0 || k.lens[b] > p.seq)
+			return ert_node_fail(x->node, err, ERT_STATUS_INVALID_ARGUMENT,
+					     "sequence_lens[%lld] = %d is outside [0, %lld]",
+					     (long long)b, (int)k.lens[b], (long long)p.seq);
 	}
 	if (k.y)
 		memset(k.y, 0, x->out[ERT_RNN_OUT_Y]->nbytes);

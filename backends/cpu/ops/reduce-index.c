@@ -90,11 +90,8 @@ ert_status ert_cpu_argminmax(struct ert_cpu *cpu, struct ert_exec *x, struct ert
 	struct lane l = { .out = x->out[0] };
 	int32_t axis;
 
-	if (!ert_norm_axis(ert_attr_int(x->node, "axis", 0), in->rank, &axis)) {
-		ert_err_set(err, "%s '%s': axis out of range", ert_op_name(x->node->op),
-			    x->node->name);
-		return ERT_STATUS_SHAPE;
-	}
+	if (!ert_norm_axis(ert_attr_int(x->node, "axis", 0), in->rank, &axis))
+		return ert_node_fail(x->node, err, ERT_STATUS_SHAPE, "axis out of range");
 	lane_setup(&l, in, axis);
 	l.flag_a = x->node->op == ERT_OP_ArgMax;
 	l.flag_b = ert_attr_int(x->node, "select_last_index", 0) != 0;
@@ -147,10 +144,8 @@ ert_status ert_cpu_cumsum(struct ert_cpu *cpu, struct ert_exec *x, struct ert_er
 	int64_t axis_v = ax && ax->data && ax->numel == 1 ? ert_value_get_int(ax, 0) : INT64_MAX;
 	int32_t axis;
 
-	if (!ert_norm_axis(axis_v, in->rank, &axis)) {
-		ert_err_set(err, "CumSum '%s': axis out of range", x->node->name);
-		return ERT_STATUS_SHAPE;
-	}
+	if (!ert_norm_axis(axis_v, in->rank, &axis))
+		return ert_node_fail(x->node, err, ERT_STATUS_SHAPE, "axis out of range");
 	lane_setup(&l, in, axis);
 	l.flag_a = ert_attr_int(x->node, "exclusive", 0) != 0;
 	l.flag_b = ert_attr_int(x->node, "reverse", 0) != 0;
@@ -225,10 +220,8 @@ ert_status ert_cpu_topk(struct ert_cpu *cpu, struct ert_exec *x, struct ert_err 
 	struct lane l = { .out = x->out[0], .out2 = x->n_out > 1 ? x->out[1] : NULL };
 	int32_t axis;
 
-	if (!ert_norm_axis(ert_attr_int(x->node, "axis", -1), in->rank, &axis)) {
-		ert_err_set(err, "TopK '%s': axis out of range", x->node->name);
-		return ERT_STATUS_SHAPE;
-	}
+	if (!ert_norm_axis(ert_attr_int(x->node, "axis", -1), in->rank, &axis))
+		return ert_node_fail(x->node, err, ERT_STATUS_SHAPE, "axis out of range");
 	lane_setup(&l, in, axis);
 	l.k = x->out[0]->dims[axis];
 	if (x->alloc_output) {
@@ -237,11 +230,10 @@ ert_status ert_cpu_topk(struct ert_cpu *cpu, struct ert_exec *x, struct ert_err 
 		ert_status st;
 
 		l.k = ert_value_get_int(x->in[1], 0);
-		if (l.k < 0 || l.k > in->dims[axis]) {
-			ert_err_set(err, "TopK '%s': K = %lld, axis has %lld elements",
-				    x->node->name, (long long)l.k, (long long)in->dims[axis]);
-			return ERT_STATUS_INVALID_ARGUMENT;
-		}
+		if (l.k < 0 || l.k > in->dims[axis])
+			return ert_node_fail(x->node, err, ERT_STATUS_INVALID_ARGUMENT,
+					     "K = %lld, axis has %lld elements", (long long)l.k,
+					     (long long)in->dims[axis]);
 		memcpy(dims, in->dims, sizeof(dims));
 		dims[axis] = l.k;
 		st = ert_exec_output(x, 0, in->rank, dims, err);

@@ -23,12 +23,10 @@ static ert_status reverse_compute(struct ert_cpu *cpu, struct ert_exec *x, struc
 	for (int64_t b = 0; b < batch; b++) {
 		int64_t len = ((const int64_t *)lens->data)[b];
 
-		if (len < 0 || len > steps) {
-			ert_err_set(err, "ReverseSequence '%s': sequence_lens[%lld] = %lld is outside "
-				    "[0, %lld]", x->node->name, (long long)b, (long long)len,
-				    (long long)steps);
-			return ERT_STATUS_INVALID_ARGUMENT;
-		}
+		if (len < 0 || len > steps)
+			return ert_node_fail(x->node, err, ERT_STATUS_INVALID_ARGUMENT,
+					     "sequence_lens[%lld] = %lld is outside [0, %lld]",
+					     (long long)b, (long long)len, (long long)steps);
 		for (int64_t t = 0; t < steps; t++) {
 			int64_t src_t = t < len ? len - 1 - t : t;
 			/* row-major over the first two axes, whichever is time */

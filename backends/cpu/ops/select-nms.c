@@ -107,19 +107,15 @@ ert_status ert_cpu_nms_compute(struct ert_cpu *cpu, struct ert_exec *x, struct e
 	bool center = ert_attr_int(x->node, "center_point_box", 0) != 0;
 	ert_status st;
 
-	if (!x->workspace || x->workspace_size < ert_cpu_nms_workspace(cpu, x)) {
-		ert_err_set(err, "NonMaxSuppression '%s': workspace too small", x->node->name);
-		return ERT_STATUS_INTERNAL;
-	}
+	if (!x->workspace || x->workspace_size < ert_cpu_nms_workspace(cpu, x))
+		return ert_node_fail(x->node, err, ERT_STATUS_INTERNAL, "workspace too small");
 	int64_t *count = x->workspace, *cand = count + g.batches * g.classes, *tmp = cand + g.n;
 	float *corner = (float *)(tmp + g.n);
 	int32_t *kept = (int32_t *)(corner + 4 * g.n);
 
-	if (g.n > INT32_MAX) {
-		ert_err_set(err, "NonMaxSuppression '%s': %lld boxes, at most 2^31 - 1",
-			    x->node->name, (long long)g.n);
-		return ERT_STATUS_UNSUPPORTED;
-	}
+	if (g.n > INT32_MAX)
+		return ert_node_fail(x->node, err, ERT_STATUS_UNSUPPORTED,
+				     "%lld boxes, at most 2^31 - 1", (long long)g.n);
 	if (max_out < 0)
 		max_out = 0;
 	if (max_out > g.n)

@@ -78,10 +78,8 @@ static ert_status compress_compute(struct ert_cpu *cpu, struct ert_exec *x, stru
 	ert_status st;
 
 	if (axis_attr) {
-		if (!ert_norm_axis(ert_attr_int(x->node, "axis", 0), in->rank, &axis)) {
-			ert_err_set(err, "Compress '%s': axis out of range", x->node->name);
-			return ERT_STATUS_SHAPE;
-		}
+		if (!ert_norm_axis(ert_attr_int(x->node, "axis", 0), in->rank, &axis))
+			return ert_node_fail(x->node, err, ERT_STATUS_SHAPE, "axis out of range");
 		n = in->dims[axis];
 		for (int32_t d = 0; d < axis; d++)
 			outer *= in->dims[d];
@@ -233,14 +231,10 @@ static ert_status unique_compute(struct ert_cpu *cpu, struct ert_exec *x, struct
 	int64_t groups = 0, dims[ERT_MAX_RANK];
 	ert_status st;
 
-	if (!unique_geometry(x, &u, &axis)) {
-		ert_err_set(err, "Unique '%s': axis out of range", x->node->name);
-		return ERT_STATUS_SHAPE;
-	}
-	if (!x->workspace || x->workspace_size < unique_workspace(cpu, x)) {
-		ert_err_set(err, "Unique '%s': workspace too small", x->node->name);
-		return ERT_STATUS_INTERNAL;
-	}
+	if (!unique_geometry(x, &u, &axis))
+		return ert_node_fail(x->node, err, ERT_STATUS_SHAPE, "axis out of range");
+	if (!x->workspace || x->workspace_size < unique_workspace(cpu, x))
+		return ert_node_fail(x->node, err, ERT_STATUS_INTERNAL, "workspace too small");
 	int64_t *idx = x->workspace, *tmp = idx + u.n, *group = tmp + u.n;
 	int64_t *first = group + u.n, *order = first + u.n;
 

@@ -320,12 +320,11 @@ static ert_status mel_compute(struct ert_cpu *cpu, struct ert_exec *x, struct er
 	double lo_mel, step;
 	int64_t prev[3];
 
-	if (rate <= 0 || !(lo >= 0) || !(hi > lo) || !isfinite(hi)) {
-		ert_err_set(err, "MelWeightMatrix '%s': needs sample_rate > 0 and 0 <= "
-			    "lower_edge_hertz < upper_edge_hertz (finite), got %lld, %g, %g",
-			    x->node->name, (long long)rate, lo, hi);
-		return ERT_STATUS_INVALID_ARGUMENT;
-	}
+	if (rate <= 0 || !(lo >= 0) || !(hi > lo) || !isfinite(hi))
+		return ert_node_fail(x->node, err, ERT_STATUS_INVALID_ARGUMENT,
+				     "needs sample_rate > 0 and 0 <= lower_edge_hertz < "
+				     "upper_edge_hertz (finite), got %lld, %g, %g", (long long)rate,
+				     lo, hi);
 	for (int64_t i = 0; i < out->numel; i++)
 		ert_cpu_store_f64(out, i, 0);
 	lo_mel = hz_to_mel(lo);

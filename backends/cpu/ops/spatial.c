@@ -159,11 +159,10 @@ static ert_status unpool_compute(struct ert_cpu *cpu, struct ert_exec *x, struct
 	for (int64_t i = 0; i < X->numel; i++) {
 		int64_t idx = ((const int64_t *)I->data)[i], pos = 0, r;
 
-		if (idx < 0 || idx >= total) {
-			ert_err_set(err, "MaxUnpool '%s': index %lld is outside [0, %lld)",
-				    x->node->name, (long long)idx, (long long)total);
-			return ERT_STATUS_INVALID_ARGUMENT;
-		}
+		if (idx < 0 || idx >= total)
+			return ert_node_fail(x->node, err, ERT_STATUS_INVALID_ARGUMENT,
+					     "index %lld is outside [0, %lld)", (long long)idx,
+					     (long long)total);
 		/* the index counts in the inferred shape; Y may be larger */
 		int64_t coord[ERT_MAX_RANK];
 

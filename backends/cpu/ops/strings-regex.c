@@ -237,22 +237,20 @@ ert_status ert_cpu_regex_prepare(struct ert_cpu *cpu, struct ert_exec *x, struct
 	const char *why;
 	int rc;
 
-	if (!a || a->type != ERT_ATTR_STRING || strlen(a->s) != a->len) {
-		ert_err_set(err, "RegexFullMatch '%s': pattern must be a string without NUL bytes",
-			    x->node->name);
-		return ERT_STATUS_INVALID_MODEL;
-	}
+	if (!a || a->type != ERT_ATTR_STRING || strlen(a->s) != a->len)
+		return ert_node_fail(x->node, err, ERT_STATUS_INVALID_MODEL,
+				     "pattern must be a string without NUL bytes");
 	if ((why = translate(a->s, &posix))) {
-		ert_err_set(err, "RegexFullMatch '%s': pattern '%.200s' uses %s (edgert matches with "
-			    "POSIX regex: docs/strings.md)", x->node->name, a->s, why);
-		return strcmp(why, "out of memory") == 0 ? ERT_STATUS_OUT_OF_MEMORY
-							 : ERT_STATUS_UNSUPPORTED;
+		return ert_node_fail(x->node, err,
+				     strcmp(why, "out of memory") == 0 ? ERT_STATUS_OUT_OF_MEMORY
+								       : ERT_STATUS_UNSUPPORTED,
+				     "pattern '%.200s' uses %s (edgert matches with POSIX regex: "
+				     "docs/strings.md)", a->s, why);
 	}
 	rx = malloc(sizeof(*rx));
 	if (!rx) {
 		free(posix);
-		ert_err_set(err, "RegexFullMatch '%s': out of memory", x->node->name);
-		return ERT_STATUS_OUT_OF_MEMORY;
+		return ert_node_fail(x->node, err, ERT_STATUS_OUT_OF_MEMORY, "out of memory");
 	}
 	if (loc)
 		old = uselocale(loc);
@@ -263,11 +261,10 @@ ert_status ert_cpu_regex_prepare(struct ert_cpu *cpu, struct ert_exec *x, struct
 		char msg[128];
 
 		regerror(rc, rx, msg, sizeof(msg));
-		ert_err_set(err, "RegexFullMatch '%s': pattern '%.200s': %s", x->node->name, a->s,
-			    msg);
 		free(rx);
 		free(posix);
-		return ERT_STATUS_INVALID_MODEL;
+		return ert_node_fail(x->node, err, ERT_STATUS_INVALID_MODEL, "pattern '%.200s': %s",
+				     a->s, msg);
 	}
 	free(posix);
 	x->state = rx;

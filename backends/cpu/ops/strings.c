@@ -25,16 +25,14 @@ char *ert_cpu_str_alloc(const struct ert_exec *x, size_t len, ert_status *st,
 	char *p;
 
 	if (!x->strings) {
-		ert_err_set(err, "%s '%s': makes strings, which only a session's run holds",
-			    ert_op_name(x->node->op), x->node->name);
-		*st = ERT_STATUS_UNSUPPORTED;
+		*st = ert_node_fail(x->node, err, ERT_STATUS_UNSUPPORTED,
+				    "makes strings, which only a session's run holds");
 		return NULL;
 	}
 	p = ert_str_heap_alloc(x->strings, len);
 	if (!p) {
-		ert_err_set(err, "%s '%s': out of memory for a string of %zu bytes",
-			    ert_op_name(x->node->op), x->node->name, len);
-		*st = ERT_STATUS_OUT_OF_MEMORY;
+		*st = ert_node_fail(x->node, err, ERT_STATUS_OUT_OF_MEMORY,
+				    "out of memory for a string of %zu bytes", len);
 	}
 	return p;
 }
@@ -455,12 +453,11 @@ static ert_status label_compute(struct ert_cpu *cpu, struct ert_exec *x, struct 
 
 	if (!label_list(x, "keys", &keys) || !label_list(x, "values", &vals) ||
 	    keys.v.numel != vals.v.numel || keys.v.dtype != in->dtype ||
-	    vals.v.dtype != out->dtype) {
-		ert_err_set(err, "LabelEncoder '%s': needs as many keys of the input's type (%s) as "
-			    "values of the output's (%s)", x->node->name, ert_dtype_name(in->dtype),
-			    ert_dtype_name(out->dtype));
-		return ERT_STATUS_INVALID_MODEL;
-	}
+	    vals.v.dtype != out->dtype)
+		return ert_node_fail(x->node, err, ERT_STATUS_INVALID_MODEL,
+				     "needs as many keys of the input's type (%s) as values of "
+				     "the output's (%s)", ert_dtype_name(in->dtype),
+				     ert_dtype_name(out->dtype));
 	for (int64_t j = 0; j < in->numel; j++) {
 		int64_t i = 0;
 
@@ -577,10 +574,10 @@ static ert_status from_string(const struct ert_exec *x, struct ert_err *err)
 		ert_cpu_store_f64(out, i, v);
 		continue;
 bad:
-		ert_err_set(err, "%s '%s': string %lld ('%.*s') is not a number",
-			    ert_op_name(x->node->op), x->node->name, (long long)i,
-			    (int)(s[i].len < 40 ? s[i].len : 40), s[i].len ? s[i].data : "");
-		return ERT_STATUS_INVALID_ARGUMENT;
+		return ert_node_fail(x->node, err, ERT_STATUS_INVALID_ARGUMENT,
+				     "string %lld ('%.*s') is not a number", (long long)i,
+				     (int)(s[i].len < 40 ? s[i].len : 40),
+				     s[i].len ? s[i].data : "");
 	}
 	return ERT_OK;
 }

@@ -69,11 +69,9 @@ static ert_status optim_compute(struct ert_cpu *cpu, struct ert_exec *x, struct 
 		.nesterov = strcmp(mode, "nesterov") == 0,
 	};
 
-	if (op == ERT_OP_Momentum && !o.nesterov && strcmp(mode, "standard") != 0) {
-		ert_err_set(err, "Momentum '%s': mode '%s', expected standard or nesterov",
-			    x->node->name, mode);
-		return ERT_STATUS_INVALID_MODEL;
-	}
+	if (op == ERT_OP_Momentum && !o.nesterov && strcmp(mode, "standard") != 0)
+		return ert_node_fail(x->node, err, ERT_STATUS_INVALID_MODEL,
+				     "mode '%s', expected standard or nesterov", mode);
 	for (uint32_t i = 0; i < k; i++) {
 		const struct ert_value *xi = x->in[2 + i], *gi = x->in[2 + k + i];
 		const struct ert_value *s1 = x->in[2 + 2 * k + i];

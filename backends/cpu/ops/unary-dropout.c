@@ -127,11 +127,10 @@ ert_status ert_dropout_compute(struct ert_cpu *cpu, struct ert_exec *x, struct e
 			fill_ones(mask);
 		return ERT_OK;
 	}
-	if (!ert_ew_is_arith_float(in->dtype) || (mask && mask->dtype != ERT_DTYPE_BOOL)) {
-		ert_err_set(err, "Dropout '%s': training mode on %s is not supported",
-			    x->node->name, ert_dtype_name(in->dtype));
-		return ERT_STATUS_UNSUPPORTED;
-	}
+	if (!ert_ew_is_arith_float(in->dtype) || (mask && mask->dtype != ERT_DTYPE_BOOL))
+		return ert_node_fail(x->node, err, ERT_STATUS_UNSUPPORTED,
+				     "training mode on %s is not supported",
+				     ert_dtype_name(in->dtype));
 	/* Sequential on purpose: the draws must come in element order. */
 	mt_seed(&mt, (uint32_t)ert_attr_int(x->node, "seed", 0));
 	for (int64_t i = 0; i < in->numel; i++) {

@@ -37,11 +37,10 @@ static ert_status clip_bounds(const struct ert_exec *x, struct ert_unary_params 
 	for (int k = 0; k < 2; k++) {
 		if (!b[k])
 			continue;
-		if (!b[k]->data || b[k]->numel != 1 || b[k]->dtype != in->dtype) {
-			ert_err_set(err, "Clip '%s': %s bound must be a scalar of the input's type",
-				    x->node->name, k ? "max" : "min");
-			return ERT_STATUS_INVALID_MODEL;
-		}
+		if (!b[k]->data || b[k]->numel != 1 || b[k]->dtype != in->dtype)
+			return ert_node_fail(x->node, err, ERT_STATUS_INVALID_MODEL,
+					     "%s bound must be a scalar of the input's type",
+					     k ? "max" : "min");
 		if (ert_ew_is_arith_float(in->dtype)) {
 			double v = ert_value_get_float(b[k], 0);
 
@@ -83,11 +82,9 @@ ert_status ert_unary_params_read(const struct ert_exec *x, struct ert_unary_para
 	case ERT_OP_Gelu: {
 		const char *a = ert_attr_string(n, "approximate", "none");
 
-		if (strcmp(a, "none") != 0 && strcmp(a, "tanh") != 0) {
-			ert_err_set(err, "Gelu '%s': approximate '%s', expected none or tanh",
-				    n->name, a);
-			return ERT_STATUS_INVALID_MODEL;
-		}
+		if (strcmp(a, "none") != 0 && strcmp(a, "tanh") != 0)
+			return ert_node_fail(n, err, ERT_STATUS_INVALID_MODEL,
+					     "approximate '%s', expected none or tanh", a);
 		p->flag_a = strcmp(a, "tanh") == 0;
 		break;
 	}
@@ -122,9 +119,9 @@ static ert_status same_count(const struct ert_exec *x, struct ert_err *err)
 {
 	if (x->out[0]->numel == x->in[0]->numel)
 		return ERT_OK;
-	ert_err_set(err, "%s '%s': output has %lld elements, input %lld", ert_op_name(x->node->op),
-		    x->node->name, (long long)x->out[0]->numel, (long long)x->in[0]->numel);
-	return ERT_STATUS_INTERNAL;
+	return ert_node_fail(x->node, err, ERT_STATUS_INTERNAL,
+			     "output has %lld elements, input %lld", (long long)x->out[0]->numel,
+			     (long long)x->in[0]->numel);
 }
 
 static ert_status unary_compute(struct ert_cpu *cpu, struct ert_exec *x, struct ert_err *err)
