@@ -32,7 +32,8 @@
  * 7x7-output layers of ResNet gained 10-45 %, the 14x14 ones lost 5-15 %
  * (the old path's 196 = 12 x 16 + 4 wastes little there, and the swapped
  * one pays for packing im2col^T and the transposing pass). A build may set
- * another limit (-DERT_CONV_SP_MAX_PIXELS=256) to measure other CPUs.
+ * another limit to measure other CPUs: -DERT_CONV_SP_MAX_PIXELS=256 takes
+ * 14x14 too, 0 turns the path off (the before of a comparison).
  */
 #ifndef ERT_CONV_SP_MAX_PIXELS
 #define ERT_CONV_SP_MAX_PIXELS 64
