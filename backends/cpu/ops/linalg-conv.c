@@ -114,11 +114,14 @@ static size_t shared_b_bytes(const struct conv_plan *p)
 
 /*
  * Small output planes with the GEMM's roles swapped (cpu/conv/conv-smallplane.h):
- * group 1 only; the shape and level rule is ert_conv_sp_kernel()'s.
+ * group 1 only, weights prepacked (not memory LOW; prepare() also wants them
+ * constant); the shape and level rule is ert_conv_sp_kernel()'s.
  */
 static const char *smallplane_shape(const struct ert_cpu *cpu, const struct conv_plan *p)
 {
-	return p->group == 1 ? ert_conv_sp_kernel(cpu, &p->g, p->c_in, p->m) : NULL;
+	return p->group == 1 && cpu->memory != ERT_LEVEL_LOW
+		       ? ert_conv_sp_kernel(cpu, &p->g, p->c_in, p->m)
+		       : NULL;
 }
 
 /*
@@ -521,7 +524,7 @@ ert_status ert_cpu_conv_prepare(struct ert_cpu *cpu, struct ert_exec *x, struct 
 
 	const char *sp = smallplane_shape(cpu, &p);
 
-	if (sp && cpu->memory != ERT_LEVEL_LOW) {
+	if (sp) {
 		struct ert_cpu_pack_key skey = ert_conv_sp_pack_key(x->in[1]->data, p.k, p.m);
 
 		st = ert_cpu_pack_get(cpu, &skey, &pk);
