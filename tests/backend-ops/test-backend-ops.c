@@ -117,6 +117,13 @@ static const struct op_case cases[] = {
 	{ "Gelu exact (opset 20)", ERT_OP_Gelu, 20, 1, 1, { XR(-4, 4, 2, 3, 65) }, { { 0 } }, false },
 	{ "Gelu tanh (opset 20)", ERT_OP_Gelu, 20, 1, 1, { XR(-4, 4, 2, 3, 65) },
 	  { AS("approximate", "tanh") }, false },
+	/* large arguments: intermediates past float16's range (half arithmetic) give the limit */
+	UNR(Sigmoid, "Sigmoid wide (-30, 30)", -30.0f, 30.0f),
+	UNR(Tanh, "Tanh wide (-20, 20)", -20.0f, 20.0f),
+	UNR(Erf, "Erf wide (-300, 300)", -300.0f, 300.0f),
+	UNR(Softplus, "Softplus wide (-30, 30)", -30.0f, 30.0f),
+	{ "Gelu tanh wide (-100, 100)", ERT_OP_Gelu, 20, 1, 1, { XR(-100, 100, 2, 67) },
+	  { AS("approximate", "tanh") }, false },
 	{ "Clip min/max inputs (opset 13)", ERT_OP_Clip, 13, 3, 1, { X(4, 33), W0(-0.5f), W0(1.25f) },
 	  { { 0 } }, false },
 	{ "Clip max only (opset 13)", ERT_OP_Clip, 13, 3, 1, { X(4, 33), NONE, W0(0.75f) }, { { 0 } }, false },
