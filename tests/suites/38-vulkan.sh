@@ -3,12 +3,15 @@
 # with the Khronos validation layer on (ERT_VULKAN_VALIDATION=1: every error
 # it reports fails the session that hit it, and is printed):
 # - the cross-backend op test on Vulkan: every op it claims against the CPU's
-#   scalar kernels, the GEMM cases on both GEMM shaders (tiled, direct); then
-#   again in precision LOW (float16 storage: lavapipe has
-#   storageBuffer16BitAccess; cosine >= 0.999, max abs error <= 1e-2 x max
-#   |ref|), with the fp16 guard's check on its overflow model;
+#   scalar kernels, the GEMM cases on both GEMM shaders (tiled, direct), the
+#   row reductions with and without subgroup operations; then again in
+#   precision LOW (float16 storage: lavapipe has storageBuffer16BitAccess;
+#   cosine >= 0.999, max abs error <= 1e-2 x max |ref|; the elementwise ops
+#   in half arithmetic, lavapipe having shaderFloat16, and in float), with
+#   the fp16 guard's check on its overflow model;
 # - the zoo through edgert run --backend vulkan: every op in one Vulkan split
-#   (--explain), outputs within 1e-3 x max |ref| of the CPU backend, no NaN;
+#   (--explain, which also names the paths chosen from the device's
+#   features), outputs within 1e-3 x max |ref| of the CPU backend, no NaN;
 #   mobilenet_v2 by default, ERT_VULKAN_ZOO="mobilenet_v2 resnet18 resnet50
 #   vit_s16" for all four (lavapipe runs our shaders slowly: docs/vulkan.md);
 # - precision LOW (tests/backend-ops/low-checks.sh, as 37-opencl.sh): mobilenet_v2
@@ -133,6 +136,11 @@ for m in $ERT_VULKAN_ZOO; do
 	else
 		grep -E '^split|ops in' "$out/$m-vk.log" | sed 's/^/# /'
 		bad "$m: --explain shows all ops in one Vulkan split"
+	fi
+	if grep -q '^vulkan paths: reductions ' "$out/$m-vk.log"; then
+		ok "$m: --explain names the Vulkan paths ($(sed -n 's/^vulkan paths: //p' "$out/$m-vk.log"))"
+	else
+		bad "$m: --explain names the Vulkan paths (vulkan paths: ...)"
 	fi
 	if compare "$out/$m-cpu" "$out/$m-vk" >"$out/$m-cmp.log" 2>&1; then
 		ok "$m: Vulkan output matches the CPU backend ($(head -n 1 "$out/$m-cmp.log"))"
