@@ -2,11 +2,11 @@
 /*
  * Winograd F(4x4, 3x3) input and output transforms, written once and
  * compiled per kernel level: include after defining WINO_LEVEL (avx2,
- * avx512). The input transform's step across tiles uses the level's
- * vectors through the few V_* operations and two shuffles defined below
- * (the same operations lane by lane at both levels); the rest are plain C
- * loops across tiles that the compiler vectorises. No loop reassociates a
- * sum.
+ * avx512). The input transform and the output transform's interleave use
+ * the level's vectors through the few V_* operations, masked loads and
+ * shuffles defined below (the same operations lane by lane at both
+ * levels); the output transform's sums are plain C loops across tiles that
+ * the compiler vectorises. No loop reassociates a sum.
  */
 #include <string.h>
 
@@ -19,10 +19,10 @@
 #define LANES 16 /* tiles per output-transform pass */
 
 /*
- * Explicit vectors of the level, VW floats: the input transform's
- * deinterleave and its B along x are written with them (the compiler cannot
- * vectorise lanes of tiles that come from rows of 4 n + 2 floats when a tile
- * row holds 4..14 tiles). Both levels compute the same operations lane by
+ * Explicit vectors of the level, VW floats: the input transform and the
+ * output transform's interleave are written with them (the compiler
+ * leaves scalar tails on rows of 4 n + 2 floats and on lanes of the 4..14
+ * tiles of a tile row). Both levels compute the same operations lane by
  * lane, so they give the same bits.
  */
 #include <immintrin.h>
@@ -31,6 +31,7 @@
 #define VW 16
 typedef __m512 vf;
 #define V_LD(p) _mm512_loadu_ps(p)
+#define V_ZERO() _mm512_setzero_ps()
 #define V_ST(p, x) _mm512_storeu_ps(p, x)
 #define V_ADD(a, b) _mm512_add_ps(a, b)
 #define V_SUB(a, b) _mm512_sub_ps(a, b)
@@ -75,6 +76,14 @@ static inline void inter4(vf u0, vf u1, vf u2, vf u3, float *p)
 	V_ST(p + 48, _mm512_permutex2var_ps(ab1, q1, cd1));
 }
 
+/* p[l] for a <= l < b (0 <= a <= b <= 16), zero elsewhere; p[l] outside is not read */
+static inline vf ld_lanes(uintptr_t p, int64_t a, int64_t b)
+{
+	__mmask16 m = (__mmask16)(((1u << b) - 1) & ~((1u << a) - 1));
+
+	return _mm512_maskz_loadu_ps(m, (const void *)p);
+}
+
 /* [u_1 .. u_15, s] */
 static inline vf shift_in(vf u, float s)
 {
@@ -85,6 +94,7 @@ static inline vf shift_in(vf u, float s)
 #define VW 8
 typedef __m256 vf;
 #define V_LD(p) _mm256_loadu_ps(p)
+#define V_ZERO() _mm256_setzero_ps()
 #define V_ST(p, x) _mm256_storeu_ps(p, x)
 #define V_ADD(a, b) _mm256_add_ps(a, b)
 #define V_SUB(a, b) _mm256_sub_ps(a, b)
@@ -104,6 +114,16 @@ static inline void deint4(const float *p, vf *u0, vf *u1, vf *u2, vf *u3)
 	*u1 = _mm256_shuffle_ps(t0, t2, 0xee);
 	*u2 = _mm256_shuffle_ps(t1, t3, 0x44);
 	*u3 = _mm256_shuffle_ps(t1, t3, 0xee);
+}
+
+/* p[l] for a <= l < b (0 <= a <= b <= 8), zero elsewhere; p[l] outside is not read */
+static inline vf ld_lanes(uintptr_t p, int64_t a, int64_t b)
+{
+	const __m256i idx = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+	__m256i m = _mm256_and_si256(_mm256_cmpgt_epi32(idx, _mm256_set1_epi32((int)a - 1)),
+				     _mm256_cmpgt_epi32(_mm256_set1_epi32((int)b), idx));
+
+	return _mm256_maskload_ps((const float *)p, m);
 }
 
 /* The inverse of deint4(): p[4 j + c] = u_c[j] for j < 8. */
@@ -132,8 +152,8 @@ static inline vf shift_in(vf u, float s)
  * The input transform, per channel, in chunks of up to CH tiles of the
  * block (tile rows cut where a chunk ends):
  *  1. for each run of the chunk's tiles on one tile row, B^T down the six
- *     input rows, contiguous along x (plain C the compiler vectorises; rows
- *     and columns outside the image read zeros), into t[6][4 n + 2];
+ *     input rows, VW columns at a time (lanes outside the image load as
+ *     zeros), into t[6][4 n + 2];
  *  2. for each of those six rows, VW tiles at a time: the row split by
  *     x mod 4 in registers (deint4()), columns 4 and 5 of each tile shifted
  *     in from the next (shift_in()), B along x on the vectors, and the six
@@ -148,47 +168,52 @@ static inline vf shift_in(vf u, float s)
 #define U_LD (CH + VW)             /* u row: a chunk and one vector of overrun */
 
 /*
- * The six sums of one 6-point B^T product, lane by lane: out_k[i] from
- * in_0..in_5[i]. Parameters, not locals, carry restrict: GCC honours it
- * only there, and needs it to vectorise without alias checks.
+ * The six sums of one 6-point B^T product on vectors, the products fused:
+ * 4 e0 - 5 e2 + e4, -4 (e1 + e2) + e3 + e4, 4 (e1 - e2) - e3 + e4,
+ * 2 (e3 - e1) - e2 + e4, 2 (e1 - e3) - e2 + e4, 4 e1 - 5 e3 + e5.
  */
-static void bt6(int64_t n, const float *restrict a0, const float *restrict a1,
-		const float *restrict a2, const float *restrict a3, const float *restrict a4,
-		const float *restrict a5, float *restrict o0, float *restrict o1,
-		float *restrict o2, float *restrict o3, float *restrict o4, float *restrict o5)
+static inline void bt6v(vf e0, vf e1, vf e2, vf e3, vf e4, vf e5, float *o, int64_t ld)
 {
-	for (int64_t i = 0; i < n; i++) {
-		float e0 = a0[i], e1 = a1[i], e2 = a2[i], e3 = a3[i], e4 = a4[i], e5 = a5[i];
+	vf d13 = V_SUB(e3, e1), d42 = V_SUB(e4, e2);
 
-		o0[i] = 4.0f * e0 - 5.0f * e2 + e4;
-		o1[i] = -4.0f * (e1 + e2) + e3 + e4;
-		o2[i] = 4.0f * (e1 - e2) - e3 + e4;
-		o3[i] = 2.0f * (e3 - e1) - e2 + e4;
-		o4[i] = 2.0f * (e1 - e3) - e2 + e4;
-		o5[i] = 4.0f * e1 - 5.0f * e3 + e5;
-	}
+	V_ST(o, V_FMA(4.0f, e0, V_FNMA(5.0f, e2, e4)));
+	V_ST(o + ld, V_FNMA(4.0f, V_ADD(e1, e2), V_ADD(e3, e4)));
+	V_ST(o + 2 * ld, V_FMA(4.0f, V_SUB(e1, e2), V_SUB(e4, e3)));
+	V_ST(o + 3 * ld, V_FMA(2.0f, d13, d42));
+	V_ST(o + 4 * ld, V_FNMA(2.0f, d13, d42));
+	V_ST(o + 5 * ld, V_FMA(4.0f, e1, V_FNMA(5.0f, e3, e5)));
 }
 
-/* Step 1: t[k][i] = (B^T d)[k] at column x0 + i, i < len; zero outside the image. */
+/*
+ * Step 1: t[k][i] = (B^T d)[k] at column x0 + i for i < len rounded up to
+ * VW; zero outside the image. Vectors that reach past the image's columns
+ * (or the run's) load only the lanes inside, so the padding comes as zeros.
+ */
 static void input_rows(const float *plane, int64_t h, int64_t w, int64_t y0, int64_t x0,
-		       int64_t len, const float *zero, float (*t)[T_X])
+		       int64_t len, float (*t)[T_X])
 {
-	const float *r[6];
 	int64_t lo = x0 < 0 ? -x0 : 0, hi = x0 + len > w ? w - x0 : len;
+	uintptr_t r[6];
+	bool in[6];
 
-	if (hi < lo)
-		hi = lo;
-	for (int k = 0; k < 6; k++) {
-		for (int64_t i = 0; i < lo; i++)
-			t[k][i] = 0.0f;
-		for (int64_t i = hi; i < len; i++)
-			t[k][i] = 0.0f;
+	for (int q = 0; q < 6; q++) {
+		in[q] = y0 + q >= 0 && y0 + q < h;
+		/* an address, not a pointer: x0 may lie before the row */
+		r[q] = (uintptr_t)(plane + (in[q] ? y0 + q : 0) * w) + (uintptr_t)x0 * sizeof(float);
 	}
-	/* rows outside the image read zeros; x0 + lo is inside the row */
-	for (int q = 0; q < 6; q++)
-		r[q] = y0 + q >= 0 && y0 + q < h ? plane + (y0 + q) * w + x0 + lo : zero;
-	bt6(hi - lo, r[0], r[1], r[2], r[3], r[4], r[5], t[0] + lo, t[1] + lo, t[2] + lo,
-	    t[3] + lo, t[4] + lo, t[5] + lo);
+	for (int64_t i = 0; i < len; i += VW) {
+		int64_t a = lo - i < 0 ? 0 : lo - i > VW ? VW : lo - i;
+		int64_t b = hi - i < 0 ? 0 : hi - i > VW ? VW : hi - i;
+		vf e[6];
+
+		for (int q = 0; q < 6; q++) {
+			uintptr_t at = r[q] + (uintptr_t)i * sizeof(float);
+
+			e[q] = !in[q] || b <= a ? V_ZERO()
+			       : a == 0 && b == VW ? V_LD((const float *)at) : ld_lanes(at, a, b);
+		}
+		bt6v(e[0], e[1], e[2], e[3], e[4], e[5], t[0] + i, T_X);
+	}
 }
 
 /*
@@ -204,15 +229,8 @@ static void input_cols(const float *t, int64_t n, float *u)
 		deint4(t + 4 * j, &e0, &e1, &e2, &e3);
 
 		vf e4 = shift_in(e0, t[4 * (j + VW)]), e5 = shift_in(e1, t[4 * (j + VW) + 1]);
-		vf d13 = V_SUB(e3, e1), d42 = V_SUB(e4, e2);
 
-		/* the sums of bt6(), with the products fused */
-		V_ST(u + j, V_FMA(4.0f, e0, V_FNMA(5.0f, e2, e4)));
-		V_ST(u + U_LD + j, V_FNMA(4.0f, V_ADD(e1, e2), V_ADD(e3, e4)));
-		V_ST(u + 2 * U_LD + j, V_FMA(4.0f, V_SUB(e1, e2), V_SUB(e4, e3)));
-		V_ST(u + 3 * U_LD + j, V_FMA(2.0f, d13, d42));
-		V_ST(u + 4 * U_LD + j, V_FNMA(2.0f, d13, d42));
-		V_ST(u + 5 * U_LD + j, V_FMA(4.0f, e1, V_FNMA(5.0f, e3, e5)));
+		bt6v(e0, e1, e2, e3, e4, e5, u + j, U_LD);
 	}
 }
 
@@ -223,7 +241,6 @@ void WINO_FN(ert_wino_input)(const struct ert_wino_tiles *t, int64_t c0, int64_t
 	const int64_t pos_stride = t->v_pos;
 	float rows[6][T_X] __attribute__((aligned(64)));
 	float u[ERT_WINO_POS * U_LD] __attribute__((aligned(64)));
-	float zero[T_X] __attribute__((aligned(64))) = { 0 };
 
 	/*
 	 * What whole vectors read past a run's columns, and the lanes past the
@@ -245,7 +262,7 @@ void WINO_FN(ert_wino_input)(const struct ert_wino_tiles *t, int64_t c0, int64_t
 				if (n > i0 + nc - i)
 					n = i0 + nc - i;
 				input_rows(plane, t->h, t->w, ty * 4 - t->pad_t, tx * 4 - t->pad_l,
-					   4 * n + 2, zero, rows);
+					   4 * n + 2, rows);
 				for (int row = 0; row < 6; row++)
 					input_cols(rows[row], n, u + (int64_t)row * 6 * U_LD + (i - i0));
 				i += n;
