@@ -216,6 +216,15 @@ else
 	grep '^ENPU-VM-NPU-UNIT' "$log.txt" | head -n 20 | sed 's/^/# /'
 	bad "input buffers resized and shrunk under the NPU (pinned pages re-wrapped): bit-identical to the CPU"
 fi
+# the NPU backend's arena exported as a dma-buf on the real driver (PRIME):
+# its size covers the arena and its mapping holds the arena's bytes
+if grep -q '^ENPU-VM-NPU-EXPORT: exit=0$' "$log.txt" &&
+   grep -q '^ENPU-VM-NPU-EXPORT: 1 passed, 0 failed$' "$log.txt"; then
+	ok "an NPU arena exported as a dma-buf: its mapping holds the arena's bytes"
+else
+	grep '^ENPU-VM-NPU-EXPORT' "$log.txt" | head -n 20 | sed 's/^/# /'
+	bad "an NPU arena exported as a dma-buf: its mapping holds the arena's bytes"
+fi
 # issue 12: edgert trace in the VM: the runtime's probes and the driver's
 # tracepoints in one timeline (tests/trace/check-trace.py: one op span per
 # node, NPU jobs inside the op that submitted them, submit <= start <= end <=

@@ -14,6 +14,9 @@
  */
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include "edgert.h"
 #include "ert-graph.h"
@@ -956,6 +959,55 @@ ERT_TEST(resize_input_pages)
 	CHECK(addr[0] && addr[0] == addr[1]);
 }
 
+/*
+ * An arena's BO as a dma-buf, for a GPU backend to import (buffer_export_fd,
+ * docs/vulkan.md "Zero copy with the NPU"): the simulator has none to give
+ * (UNSUPPORTED, saying so, the fd untouched); a kernel device gives a
+ * dma-buf at least the arena's size whose mapping holds the arena's bytes
+ * (tests/vm/models.sh runs this case on /dev/accel/accel0). A buffer never
+ * allocated is refused either way.
+ */
+ERT_TEST(arena_export)
+{
+	struct ert_backend *be = NULL;
+	struct ert_err err = { "" };
+	struct ert_buffer buf = { 0 }, none = { 0 };
+	size_t size = 3 * 4096 + 100;
+	int fd = -7;
+	ert_status st;
+
+	REQUIRE(ert_backend_create(ERT_BACKEND_NPU, NULL, &be, &err) == ERT_OK);
+	REQUIRE(be->ops->buffer_export_fd);
+	CHECK_EQ_INT(be->ops->buffer_export_fd(be, &none, &fd, &err), ERT_STATUS_INVALID_ARGUMENT);
+	CHECK_EQ_INT(fd, -7);
+	REQUIRE(be->ops->buffer_alloc(be, size, &buf, &err) == ERT_OK);
+	for (size_t i = 0; i < size; i++)
+		((uint8_t *)buf.host)[i] = (uint8_t)(i * 13 + 5);
+	st = be->ops->buffer_export_fd(be, &buf, &fd, &err);
+	if (((struct ert_npu *)be->ctx)->info->simulated) {
+		CHECK_EQ_INT(st, ERT_STATUS_UNSUPPORTED);
+		CHECK(strstr(err.msg, "simulator") != NULL);
+		CHECK_EQ_INT(fd, -7);
+	} else {
+		off_t end;
+		uint8_t *map;
+
+		CHECK_EQ_INT(st, ERT_OK);
+		REQUIRE(fd >= 0);
+		end = lseek(fd, 0, SEEK_END);
+		CHECK(end >= (off_t)size);
+		map = mmap(NULL, size, PROT_READ, MAP_SHARED, fd, 0);
+		CHECK(map != MAP_FAILED);
+		if (map != MAP_FAILED) {
+			CHECK(!memcmp(map, buf.host, size));
+			munmap(map, size);
+		}
+		close(fd);
+	}
+	be->ops->buffer_free(be, &buf);
+	ert_backend_destroy(be);
+}
+
 /* The test hook hangs the first job: that run fails with ETIMEDOUT, the next one matches. */
 ERT_TEST(hang_then_recover)
 {
@@ -1017,7 +1069,7 @@ int main(int argc, char **argv)
 		ERT_TEST_ENTRY(movement_split),
 		ERT_TEST_ENTRY(quantize_input), ERT_TEST_ENTRY(crossings_in_place),
 		ERT_TEST_ENTRY(resize_input), ERT_TEST_ENTRY(resize_input_pages),
-		ERT_TEST_ENTRY(hang_then_recover),
+		ERT_TEST_ENTRY(hang_then_recover), ERT_TEST_ENTRY(arena_export),
 	};
 
 	use_simulator();

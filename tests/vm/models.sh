@@ -36,6 +36,10 @@ if [ -x /tests/npu-backend-unit ]; then
 	/tests/npu-backend-unit resize_input >/tmp/npu-unit.log 2>&1
 	echo "ENPU-VM-NPU-UNIT: exit=$?"
 	sed 's/^/ENPU-VM-NPU-UNIT: /' /tmp/npu-unit.log
+	# an arena's BO exported as a dma-buf (what a GPU backend imports)
+	/tests/npu-backend-unit arena_export >/tmp/npu-export.log 2>&1
+	echo "ENPU-VM-NPU-EXPORT: exit=$?"
+	sed 's/^/ENPU-VM-NPU-EXPORT: /' /tmp/npu-export.log
 fi
 
 # issue 12: edgert trace (BPF: the runtime's USDT probes, the enpu, dma_fence
