@@ -492,32 +492,69 @@ static const struct bin_case bin_cases[] = {
 	{ "mul, ties", ERT_OP_QLinearMul, 1, 1, { 100 }, { 100 }, FIXED | CLAMP, 0.5f, 0.5f, 2.0f },
 };
 
+static void bin_setup(struct one *o, const struct bin_case *bc)
+{
+	ert_dtype dt = bc->flags & U8X ? ERT_DTYPE_UINT8 : ERT_DTYPE_INT8;
+	int zlo = dt == ERT_DTYPE_UINT8 ? 90 : -30, zhi = dt == ERT_DTYPE_UINT8 ? 160 : 30;
+
+	one_init(o, bc->op, 1, 8, 1);
+	in_bytes(o, 0, dt, bc->ra, bc->a);
+	in_scales(o, 1, 0, bc->sa, false);
+	in_zp(o, 2, dt, 0, zlo, zhi);
+	in_bytes(o, 3, dt, bc->rb, bc->b);
+	in_scales(o, 4, 0, bc->sb, false);
+	in_zp(o, 5, dt, 0, zlo, zhi);
+	in_scales(o, 6, 0, bc->sy, false);
+	in_zp(o, 7, dt, 0, zlo, zhi);
+	if (bc->flags & (FIXED | CLAMP))
+		set_rule(o, bc->flags & FIXED, bc->flags & CLAMP ? zhi - 40 : 1,
+			 bc->flags & CLAMP ? zhi + 20 : 0);
+}
+
 ERT_TEST(qlinear_binary_every_level)
 {
 	int runs = 0;
 
 	for (size_t i = 0; i < sizeof(bin_cases) / sizeof(bin_cases[0]); i++) {
-		const struct bin_case *bc = &bin_cases[i];
-		ert_dtype dt = bc->flags & U8X ? ERT_DTYPE_UINT8 : ERT_DTYPE_INT8;
-		int zlo = dt == ERT_DTYPE_UINT8 ? 90 : -30, zhi = dt == ERT_DTYPE_UINT8 ? 160 : 30;
 		struct one o;
 
-		one_init(&o, bc->op, 1, 8, 1);
-		in_bytes(&o, 0, dt, bc->ra, bc->a);
-		in_scales(&o, 1, 0, bc->sa, false);
-		in_zp(&o, 2, dt, 0, zlo, zhi);
-		in_bytes(&o, 3, dt, bc->rb, bc->b);
-		in_scales(&o, 4, 0, bc->sb, false);
-		in_zp(&o, 5, dt, 0, zlo, zhi);
-		in_scales(&o, 6, 0, bc->sy, false);
-		in_zp(&o, 7, dt, 0, zlo, zhi);
-		if (bc->flags & (FIXED | CLAMP))
-			set_rule(&o, bc->flags & FIXED, bc->flags & CLAMP ? zhi - 40 : 1,
-				 bc->flags & CLAMP ? zhi + 20 : 0);
-		runs += compare_levels(ert_test_failed_, &o, bc->name);
+		bin_setup(&o, &bin_cases[i]);
+		runs += compare_levels(ert_test_failed_, &o, bin_cases[i].name);
 		one_fini(&o);
 	}
 	CHECK(runs > 0);
+}
+
+/*
+ * QLinearAdd and QLinearMul name the lanes they run (edgert profile showed
+ * "scalar" for the fixed-rule Adds of the int8 resnet50, which ran the
+ * level's lanes): every case, every level this CPU has.
+ */
+ERT_TEST(qlinear_binary_kernel_names)
+{
+	enum ert_cpu_isa best = ert_cpu_isa_best();
+
+	for (size_t i = 0; i < sizeof(bin_cases) / sizeof(bin_cases[0]); i++) {
+		struct one o;
+
+		bin_setup(&o, &bin_cases[i]);
+		for (int isa = ERT_ISA_SCALAR; isa <= (int)best; isa++) {
+			const struct ert_cpu_op *op = ert_cpu_op_find(o.n->op);
+			struct ert_cpu cpu = { .isa = (enum ert_cpu_isa)isa, .num_threads = 1 };
+			struct ert_exec x = { .graph = o.g, .node = o.n };
+			struct ert_err err;
+			const char *want = isa >= ERT_ISA_AVX512 ? "q8-ew-avx512"
+					   : isa >= ERT_ISA_AVX2 ? "q8-ew-avx2" : NULL;
+
+			REQUIRE(op && op->prepare);
+			CHECK_EQ_INT(op->prepare(&cpu, &x, &err), ERT_OK);
+			if (!want)
+				CHECK(x.kernel == NULL);
+			else
+				CHECK(x.kernel && !strcmp(x.kernel, want));
+		}
+		one_fini(&o);
+	}
 }
 
 /* ---- QLinearConv with a fused residual ("ert.residual") ---- */
@@ -766,6 +803,6 @@ ERT_TEST(kernel_names)
 
 ERT_TEST_MAIN(ERT_TEST_ENTRY(qlinearconv_every_level), ERT_TEST_ENTRY(convinteger_every_level),
 	      ERT_TEST_ENTRY(matmul_every_level), ERT_TEST_ENTRY(qgemm_every_level),
-	      ERT_TEST_ENTRY(qlinear_binary_every_level),
+	      ERT_TEST_ENTRY(qlinear_binary_every_level), ERT_TEST_ENTRY(qlinear_binary_kernel_names),
 	      ERT_TEST_ENTRY(qlinearconv_residual_every_level),
 	      ERT_TEST_ENTRY(qlinearconv_residual_refused), ERT_TEST_ENTRY(kernel_names))

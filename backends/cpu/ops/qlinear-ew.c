@@ -75,6 +75,19 @@ static void qbin_run(void *ctx, const int64_t *off, const int64_t *step, int64_t
 	}
 }
 
+/*
+ * The level's lanes for QLinearAdd/QLinearMul runs and the name edgert
+ * profile shows for them; NULL at the scalar level.
+ */
+static ert_q8_bin_fn level_bin(enum ert_cpu_isa isa, const char **name)
+{
+	if (name)
+		*name = isa >= ERT_ISA_AVX512 ? "q8-ew-avx512" : isa >= ERT_ISA_AVX2 ? "q8-ew-avx2"
+											: NULL;
+	return isa >= ERT_ISA_AVX512 ? ert_q8_bin_avx512 : isa >= ERT_ISA_AVX2 ? ert_q8_bin_avx2
+										  : NULL;
+}
+
 /* The clamps ert_requant_fixed() applies, which the SIMD lanes assume done. */
 static int32_t clamp_mult(int32_t m)
 {
@@ -106,8 +119,7 @@ bool ert_q8_add_init(struct ert_q8_add *p, enum ert_cpu_isa isa, const struct er
 		p->tb[v] = ert_requant_fixed(db * (1 << ERT_QUANT_ADD_LEFT_SHIFT), q.b_mult,
 					     q.b_shift);
 	}
-	p->vec = isa >= ERT_ISA_AVX512 ? ert_q8_bin_avx512
-		 : isa >= ERT_ISA_AVX2 ? ert_q8_bin_avx2 : NULL;
+	p->vec = level_bin(isa, NULL);
 	p->vp = (struct ert_q8_bin){
 		.fixed = true, .u8 = qo->dtype == ERT_DTYPE_UINT8, .azp = azp, .bzp = bzp,
 		.am = clamp_mult(q.a_mult), .as = clamp_shift(q.a_shift),
@@ -183,8 +195,7 @@ static ert_status qbin_compute(struct ert_cpu *cpu, struct ert_exec *x, struct e
 		return ert_node_fail(x->node, err, st, "multipliers cannot be represented");
 	if (y->numel == 0)
 		return ERT_OK;
-	j.vec = cpu->isa >= ERT_ISA_AVX512 ? ert_q8_bin_avx512
-		: cpu->isa >= ERT_ISA_AVX2 ? ert_q8_bin_avx2 : NULL;
+	j.vec = level_bin(cpu->isa, NULL);
 	j.vp.mul = j.mul;
 	j.vp.fixed = j.qo.fixed;
 	j.vp.u8 = j.dt == ERT_DTYPE_UINT8;
@@ -202,6 +213,14 @@ static ert_status qbin_compute(struct ert_cpu *cpu, struct ert_exec *x, struct e
 	return ERT_OK;
 }
 
+/* Plan time: name the kernel compute() will run (every rule and broadcast takes the lanes). */
+static ert_status qbin_prepare(struct ert_cpu *cpu, struct ert_exec *x, struct ert_err *err)
+{
+	(void)err;
+	level_bin(cpu->isa, &x->kernel);
+	return ERT_OK;
+}
+
 /* QLinearLookup: y = table[(uint8)x]. */
 static ert_status lookup_compute(struct ert_cpu *cpu, struct ert_exec *x, struct ert_err *err)
 {
@@ -215,8 +234,8 @@ static ert_status lookup_compute(struct ert_cpu *cpu, struct ert_exec *x, struct
 }
 
 const struct ert_cpu_op ert_cpu_ops_qlinear_ew[] = {
-	{ .op = ERT_OP_QLinearAdd, .compute = qbin_compute },
-	{ .op = ERT_OP_QLinearMul, .compute = qbin_compute },
+	{ .op = ERT_OP_QLinearAdd, .prepare = qbin_prepare, .compute = qbin_compute },
+	{ .op = ERT_OP_QLinearMul, .prepare = qbin_prepare, .compute = qbin_compute },
 	{ .op = ERT_OP_QLinearLookup, .compute = lookup_compute },
 	{ .compute = NULL },
 };
