@@ -192,6 +192,11 @@ ERT_TEST(byte_maxpool)
 		{ ERT_OP_MaxPool, 9, 11, { 3, 3 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, 0, 0 },
 		{ ERT_OP_MaxPool, 10, 7, { 3, 2 }, { 2, 3 }, { 2, 1 }, { 1, 0 }, { 0, 1 }, 1, 0 },
 		{ ERT_OP_MaxPool, 13, 17, { 2, 5 }, { 3, 2 }, { 1, 3 }, { 0, 4 }, { 1, 2 }, 1, 0 },
+		/* one column; a window wider than the row (no interior output) */
+		{ ERT_OP_MaxPool, 5, 1, { 2, 1 }, { 1, 1 }, { 1, 1 }, { 0, 0 }, { 0, 0 }, 0, 0 },
+		{ ERT_OP_MaxPool, 4, 3, { 3, 5 }, { 1, 1 }, { 1, 1 }, { 1, 2 }, { 1, 2 }, 0, 0 },
+		/* interior windows at dilation 2 next to edge ones of one tap */
+		{ ERT_OP_MaxPool, 6, 19, { 2, 3 }, { 2, 1 }, { 1, 2 }, { 0, 3 }, { 0, 3 }, 0, 0 },
 	};
 
 	for (size_t ci = 0; ci < sizeof(cases) / sizeof(cases[0]); ci++)
