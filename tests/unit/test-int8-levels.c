@@ -557,6 +557,124 @@ ERT_TEST(qlinear_binary_kernel_names)
 	}
 }
 
+/* ---- QuantizeLinear, float32 to int8/uint8 ---- */
+
+/*
+ * QuantizeLinear's byte kernels (q8-quant-<level>) against the scalar level
+ * and against rint(x / s) + zp saturated, computed here: lengths around
+ * the 8 and 16 lanes (1 element, tails, past a parallel chunk of 8192),
+ * zero points at both ends and the middle of each type, ties of .5 both
+ * ways (scale 0.5: x / s exact), values far past the type's range, NaN
+ * (gives zp), +-inf and -0.
+ */
+ERT_TEST(quantize_every_level)
+{
+	static const int64_t lens[] = { 1, 7, 8, 9, 15, 16, 17, 33, 8192 + 13 };
+	static const int zps[2][3] = { { 0, 128, 255 }, { -128, 0, 127 } };
+	static const float special[] = { NAN, INFINITY, -INFINITY, -0.0f, 1e30f, -1e30f,
+					 63.75f, -64.25f, 0.25f, -0.25f, 0.75f, -0.75f };
+	int runs = 0;
+
+	for (int s8 = 0; s8 < 2; s8++)
+		for (int z = 0; z < 3; z++)
+			for (size_t li = 0; li < sizeof(lens) / sizeof(lens[0]); li++) {
+				ert_dtype dt = s8 ? ERT_DTYPE_INT8 : ERT_DTYPE_UINT8;
+				int64_t n = lens[li];
+				int zp = zps[s8][z], lo = s8 ? -128 : 0, hi = s8 ? 127 : 255;
+				const float sc = 0.5f;
+				struct ert_value *xv, y;
+				struct one o;
+				char what[64];
+
+				one_init(&o, ERT_OP_QuantizeLinear, 0, 3, 1);
+				xv = one_in_alloc(&o, 0, ERT_DTYPE_FLOAT32, 1, &n);
+				for (int64_t k = 0; k < n; k++) {
+					float *x = xv->data;
+					uint32_t r = lcg_next(&seed);
+
+					if (r % 5 == 0)
+						x[k] = special[(r >> 8) % (sizeof(special) /
+									 sizeof(special[0]))];
+					else if (r % 5 == 1) /* a tie: (m + 0.5) * s */
+						x[k] = ((float)((int)(r >> 8) % 601 - 300) + 0.5f) * sc;
+					else
+						x[k] = (frand_r(&seed) - 0.5f) * 300.0f;
+				}
+				in_scales(&o, 1, 0, sc, false);
+				in_zp(&o, 2, dt, 0, zp, zp);
+				snprintf(what, sizeof(what), "quantize %s zp %d n %lld",
+					 s8 ? "int8" : "uint8", zp, (long long)n);
+				runs += compare_levels(ert_test_failed_, &o, what);
+				for (int isa = ERT_ISA_SCALAR; isa <= (int)ert_cpu_isa_best(); isa++) {
+					REQUIRE(run_at(&o, (enum ert_cpu_isa)isa, NULL, true,
+						       ERT_LEVEL_NORMAL, &y) == ERT_OK);
+					for (int64_t k = 0; k < n; k++) {
+						float q = ((const float *)xv->data)[k] / sc;
+						double r = isnan(q) ? 0.0 : nearbyint((double)q);
+						double w = r + zp < lo ? lo : r + zp > hi ? hi : r + zp;
+						int got = s8 ? ((int8_t *)y.data)[k]
+							     : ((uint8_t *)y.data)[k];
+
+						if (got != (int)w) {
+							fprintf(stderr, "%s at %s: [%lld] %g gives %d, "
+								"not %d\n", what,
+								ert_cpu_isa_name((enum ert_cpu_isa)isa),
+								(long long)k, (double)q, got, (int)w);
+							*ert_test_failed_ = 1;
+							break;
+						}
+					}
+					free(y.data);
+				}
+				one_fini(&o);
+			}
+	CHECK(runs > 0);
+}
+
+/* QuantizeLinear names its byte kernel above the scalar level, and only for bytes. */
+ERT_TEST(quantize_kernel_names)
+{
+	for (int isa = ERT_ISA_SCALAR; isa <= (int)ert_cpu_isa_best(); isa++)
+		for (int to16 = 0; to16 < 2; to16++) {
+			const struct ert_cpu_op *op = ert_cpu_op_find(ERT_OP_QuantizeLinear);
+			struct ert_cpu cpu = { .isa = (enum ert_cpu_isa)isa, .num_threads = 1 };
+			int64_t n = 5;
+			struct ert_value y;
+			struct ert_value *inp[ONE_MAX_IO], *outp[1] = { &y };
+			struct one o;
+			struct ert_err err;
+			const char *want = to16 ? NULL
+					   : isa >= ERT_ISA_AVX512 ? "q8-quant-avx512"
+					   : isa >= ERT_ISA_AVX2 ? "q8-quant-avx2" : NULL;
+
+			one_init(&o, ERT_OP_QuantizeLinear, 0, 3, 1);
+			memset(one_in_alloc(&o, 0, ERT_DTYPE_FLOAT32, 1, &n)->data, 0,
+			       5 * sizeof(float));
+			in_scales(&o, 1, 0, 0.5f, false);
+			if (to16) {
+				struct ert_value *z = one_in_alloc(&o, 2, ERT_DTYPE_INT16, 0, &n);
+
+				memset(z->data, 0, sizeof(int16_t));
+			} else {
+				in_zp(&o, 2, ERT_DTYPE_UINT8, 0, 3, 3);
+			}
+			REQUIRE(run_at(&o, ERT_ISA_SCALAR, NULL, true, ERT_LEVEL_NORMAL, &y) == ERT_OK);
+			for (uint32_t j = 0; j < o.n_in; j++)
+				inp[j] = (struct ert_value *)o.inp[j];
+			struct ert_exec x = { .graph = o.g, .node = o.n, .in = inp, .out = outp,
+					      .n_in = o.n_in, .n_out = 1 };
+
+			REQUIRE(op && op->prepare);
+			CHECK_EQ_INT(op->prepare(&cpu, &x, &err), ERT_OK);
+			if (!want)
+				CHECK(x.kernel == NULL);
+			else
+				CHECK(x.kernel && !strcmp(x.kernel, want));
+			free(y.data);
+			one_fini(&o);
+		}
+}
+
 /* ---- QLinearConv with a fused residual ("ert.residual") ---- */
 
 /*
@@ -804,5 +922,6 @@ ERT_TEST(kernel_names)
 ERT_TEST_MAIN(ERT_TEST_ENTRY(qlinearconv_every_level), ERT_TEST_ENTRY(convinteger_every_level),
 	      ERT_TEST_ENTRY(matmul_every_level), ERT_TEST_ENTRY(qgemm_every_level),
 	      ERT_TEST_ENTRY(qlinear_binary_every_level), ERT_TEST_ENTRY(qlinear_binary_kernel_names),
+	      ERT_TEST_ENTRY(quantize_every_level), ERT_TEST_ENTRY(quantize_kernel_names),
 	      ERT_TEST_ENTRY(qlinearconv_residual_every_level),
 	      ERT_TEST_ENTRY(qlinearconv_residual_refused), ERT_TEST_ENTRY(kernel_names))

@@ -123,4 +123,23 @@ bool ert_q8_add_init(struct ert_q8_add *p, enum ert_cpu_isa isa, const struct er
 void ert_q8_add_run(const struct ert_q8_add *p, const uint8_t *a, int64_t sa, const uint8_t *b,
 		    int64_t sb, uint8_t *y, int64_t n);
 
+/*
+ * QuantizeLinear of float32 to int8/uint8, one scale and zero point
+ * (quant.c's quantize_bytes()): q = x / s in float32, NaN to 0, clamped to
+ * [lo, hi] = the type's range less zp, rounded half to even, plus zp. The
+ * level kernels (quant-<level>.c) do whole groups of their width and return
+ * how many elements they did.
+ */
+struct ert_q8_quant {
+	float s, lo, hi;
+	int32_t zp;
+	bool u8;
+};
+
+typedef int64_t (*ert_q8_quant_fn)(const struct ert_q8_quant *p, const float *x, void *y,
+				   int64_t n);
+
+int64_t ert_q8_quantize_avx2(const struct ert_q8_quant *p, const float *x, void *y, int64_t n);
+int64_t ert_q8_quantize_avx512(const struct ert_q8_quant *p, const float *x, void *y, int64_t n);
+
 #endif /* ERT_CPU_QLINEAR_KERNELS_H */

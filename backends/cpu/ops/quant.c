@@ -11,6 +11,7 @@
 
 #include "cpu/cpu-impl.h"
 #include "cpu/ops/norm-access.h"
+#include "cpu/ops/qlinear-kernels.h"
 #include "cpu/ops/quant-fp8.h"
 #include "ops/quant-layout.h"
 
@@ -58,6 +59,7 @@ struct q_args {
 	struct ert_quant_layout l;
 	double lo, hi;
 	bool saturate;
+	ert_q8_quant_fn vec;    /* quantize_bytes()'s level kernel, or NULL */
 };
 
 /* Quantised code of element @i: an integer, or an fp8 bit pattern. */
@@ -135,6 +137,11 @@ static void quantize_bytes(void *arg, int64_t begin, int64_t end)
 	const int32_t zp = a->zp ? (int32_t)q_load(a->zp->data, a->y->dtype, 0) : 0;
 	const float lo = (float)(a->lo - zp), hi = (float)(a->hi - zp), magic = 0x1.8p23f;
 
+	if (a->vec) {
+		struct ert_q8_quant p = { s, lo, hi, zp, a->y->dtype == ERT_DTYPE_UINT8 };
+
+		begin += a->vec(&p, x + begin, (uint8_t *)a->y->data + begin, end - begin);
+	}
 	if (a->y->dtype == ERT_DTYPE_INT8) {
 		int8_t *y = a->y->data;
 
@@ -156,6 +163,32 @@ static void quantize_bytes(void *arg, int64_t begin, int64_t end)
 	}
 }
 
+/* float32 to int8/uint8 with one float32 scale and zero point: quantize_bytes(). */
+static bool bytes_path(const struct ert_value *xv, const struct ert_value *scale,
+		       const struct ert_value *zp, const struct ert_value *y)
+{
+	return xv->dtype == ERT_DTYPE_FLOAT32 && scale->numel == 1 &&
+	       scale->dtype == ERT_DTYPE_FLOAT32 && (!zp || zp->numel == 1) &&
+	       (y->dtype == ERT_DTYPE_INT8 || y->dtype == ERT_DTYPE_UINT8);
+}
+
+/* quantize_bytes()'s kernel at level @isa and its name (NULL, NULL: the C loop). */
+static ert_q8_quant_fn bytes_kernel(enum ert_cpu_isa isa, const char **name)
+{
+	*name = isa >= ERT_ISA_AVX512 ? "q8-quant-avx512" : isa >= ERT_ISA_AVX2 ? "q8-quant-avx2"
+										 : NULL;
+	return isa >= ERT_ISA_AVX512 ? ert_q8_quantize_avx512
+	       : isa >= ERT_ISA_AVX2 ? ert_q8_quantize_avx2 : NULL;
+}
+
+static ert_status quantize_prepare(struct ert_cpu *cpu, struct ert_exec *x, struct ert_err *err)
+{
+	(void)err;
+	if (bytes_path(x->in[0], x->in[1], x->n_in > 2 ? x->in[2] : NULL, x->out[0]))
+		bytes_kernel(cpu->isa, &x->kernel);
+	return ERT_OK;
+}
+
 static ert_status quantize_compute(struct ert_cpu *cpu, struct ert_exec *x, struct ert_err *err)
 {
 	struct q_args a = {
@@ -172,10 +205,12 @@ static ert_status quantize_compute(struct ert_cpu *cpu, struct ert_exec *x, stru
 				     "zero point dtype differs from Y");
 	q_range_of(a.y->dtype, &a.lo, &a.hi);
 	units = is_4bit(a.y->dtype) ? (a.x->numel + 1) / 2 : a.x->numel;
-	if (units > 0 && a.x->dtype == ERT_DTYPE_FLOAT32 && a.scale->numel == 1 &&
-	    a.scale->dtype == ERT_DTYPE_FLOAT32 && (!a.zp || a.zp->numel == 1) &&
-	    (a.y->dtype == ERT_DTYPE_INT8 || a.y->dtype == ERT_DTYPE_UINT8))
+	if (units > 0 && bytes_path(a.x, a.scale, a.zp, a.y)) {
+		const char *name;
+
+		a.vec = bytes_kernel(cpu->isa, &name);
 		ert_parallel_for(cpu->pool, units, 8192, quantize_bytes, &a);
+	}
 	else if (units > 0)
 		ert_parallel_for(cpu->pool, units, 8192, quantize_range, &a);
 	return ERT_OK;
@@ -246,7 +281,7 @@ static ert_status dynamic_compute(struct ert_cpu *cpu, struct ert_exec *x, struc
 }
 
 const struct ert_cpu_op ert_cpu_ops_quant[] = {
-	{ .op = ERT_OP_QuantizeLinear, .compute = quantize_compute },
+	{ .op = ERT_OP_QuantizeLinear, .prepare = quantize_prepare, .compute = quantize_compute },
 	{ .op = ERT_OP_DequantizeLinear, .compute = dequantize_compute },
 	{ .op = ERT_OP_DynamicQuantizeLinear, .compute = dynamic_compute },
 	{ .compute = NULL },
