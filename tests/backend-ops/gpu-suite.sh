@@ -1,5 +1,6 @@
 # What both GPU suites (tests/suites/37-opencl.sh, 38-vulkan.sh) do alike,
-# sourced by them after they define ok, bad and the counts p, f and s.
+# sourced by them after they define ok, bad and the counts p, f and s (and
+# $edgert and $out, which zoo() uses).
 
 # tally LOG LABEL RC [MORE]: add the "N passed, N failed, N skipped" summary
 # of a test program's LOG to ours, or count one failure where it crashed or
@@ -38,4 +39,45 @@ for f in files:
     if err > 1e-3 * top:
         sys.exit("%s: error over 1e-3 x max |ref|" % os.path.basename(f))
 EOF
+}
+
+# zoo BACKEND NAME TAG CHECK MODEL...: each model (edgert zoo into
+# $out/MODEL.ert, again when edgert is newer) run with --seed 5 on the CPU and
+# on BACKEND (NAME in the messages, its outputs in $out/MODEL-TAG) with
+# --explain: all ops in one BACKEND split, CHECK MODEL LOG (the backend's own
+# checks of the --explain log; : for none), and the outputs within
+# compare()'s bound of the CPU's; one check where a model does not run
+zoo() {
+	zoo_be=$1 zoo_name=$2 zoo_tag=$3 zoo_check=$4
+	shift 4
+	for m in "$@"; do
+		if [ ! -f "$out/$m.ert" ] || [ "$edgert" -nt "$out/$m.ert" ]; then
+			"$edgert" zoo "$m" -o "$out/$m.ert" >"$out/$m-zoo.log" 2>&1 || {
+				tail -n 3 "$out/$m-zoo.log"; bad "$m built by edgert zoo"; continue; }
+		fi
+		rm -rf "$out/$m-cpu" "$out/$m-$zoo_tag"
+		"$edgert" run "$out/$m.ert" --backend cpu --seed 5 -o "$out/$m-cpu" >"$out/$m-cpu.log" 2>&1
+		if ! "$edgert" run "$out/$m.ert" --backend "$zoo_be" --seed 5 -o "$out/$m-$zoo_tag" \
+			--explain >"$out/$m-$zoo_tag.log" 2>&1; then
+			tail -n 3 "$out/$m-$zoo_tag.log"
+			bad "$m runs on $zoo_name"
+			continue
+		fi
+		n=$("$edgert" info "$out/$m.ert" | sed -n 's/^ops *\([0-9]*\) nodes.*/\1/p')
+		if [ "$(grep -c '^split ' "$out/$m-$zoo_tag.log")" -eq 1 ] &&
+		   grep -q "^split 1: $zoo_be" "$out/$m-$zoo_tag.log" &&
+		   grep -q "^$n ops in 1 split" "$out/$m-$zoo_tag.log"; then
+			ok "$m: --explain shows all $n ops in one $zoo_name split"
+		else
+			grep -E '^split|ops in' "$out/$m-$zoo_tag.log" | sed 's/^/# /'
+			bad "$m: --explain shows all ops in one $zoo_name split"
+		fi
+		"$zoo_check" "$m" "$out/$m-$zoo_tag.log"
+		if compare "$out/$m-cpu" "$out/$m-$zoo_tag" >"$out/$m-cmp.log" 2>&1; then
+			ok "$m: $zoo_name output matches the CPU backend ($(head -n 1 "$out/$m-cmp.log"))"
+		else
+			sed 's/^/# /' "$out/$m-cmp.log" | tail -n 3
+			bad "$m: $zoo_name output within 1e-3 x max |ref| of the CPU backend, no NaN"
+		fi
+	done
 }

@@ -97,34 +97,7 @@ if grep -q '^# opencl: skipped' "$out/ops.log"; then
 	exit
 fi
 
-for m in $models; do
-	if [ ! -f "$out/$m.ert" ] || [ "$edgert" -nt "$out/$m.ert" ]; then
-		"$edgert" zoo "$m" -o "$out/$m.ert" >"$out/$m-zoo.log" 2>&1 || {
-			tail -n 3 "$out/$m-zoo.log"; bad "$m built by edgert zoo"; continue; }
-	fi
-	rm -rf "$out/$m-cpu" "$out/$m-ocl"
-	"$edgert" run "$out/$m.ert" --backend cpu --seed 5 -o "$out/$m-cpu" >"$out/$m-cpu.log" 2>&1
-	if ! "$edgert" run "$out/$m.ert" --backend opencl --seed 5 -o "$out/$m-ocl" --explain \
-		>"$out/$m-ocl.log" 2>&1; then
-		tail -n 3 "$out/$m-ocl.log"
-		bad "$m runs on OpenCL"
-		continue
-	fi
-	n=$("$edgert" info "$out/$m.ert" | sed -n 's/^ops *\([0-9]*\) nodes.*/\1/p')
-	if [ "$(grep -c '^split ' "$out/$m-ocl.log")" -eq 1 ] && grep -q '^split 1: opencl' "$out/$m-ocl.log" &&
-	   grep -q "^$n ops in 1 split" "$out/$m-ocl.log"; then
-		ok "$m: --explain shows all $n ops in one OpenCL split"
-	else
-		grep -E '^split|ops in' "$out/$m-ocl.log" | sed 's/^/# /'
-		bad "$m: --explain shows all ops in one OpenCL split"
-	fi
-	if compare "$out/$m-cpu" "$out/$m-ocl" >"$out/$m-cmp.log" 2>&1; then
-		ok "$m: OpenCL output matches the CPU backend ($(head -n 1 "$out/$m-cmp.log"))"
-	else
-		sed 's/^/# /' "$out/$m-cmp.log" | tail -n 3
-		bad "$m: OpenCL output within 1e-3 x max |ref| of the CPU backend, no NaN"
-	fi
-done
+zoo opencl OpenCL ocl : $models
 
 # profile: each op's time from its commands' profiling events, views planned
 # in place (no command) keeping their host time

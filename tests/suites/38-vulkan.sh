@@ -116,39 +116,15 @@ if grep -q '^# vulkan: skipped' "$out/ops.log"; then
 fi
 
 export ERT_VULKAN_VALIDATION=1
-for m in $ERT_VULKAN_ZOO; do
-	if [ ! -f "$out/$m.ert" ] || [ "$edgert" -nt "$out/$m.ert" ]; then
-		"$edgert" zoo "$m" -o "$out/$m.ert" >"$out/$m-zoo.log" 2>&1 || {
-			tail -n 3 "$out/$m-zoo.log"; bad "$m built by edgert zoo"; continue; }
-	fi
-	rm -rf "$out/$m-cpu" "$out/$m-vk"
-	"$edgert" run "$out/$m.ert" --backend cpu --seed 5 -o "$out/$m-cpu" >"$out/$m-cpu.log" 2>&1
-	if ! "$edgert" run "$out/$m.ert" --backend vulkan --seed 5 -o "$out/$m-vk" --explain \
-		>"$out/$m-vk.log" 2>&1; then
-		tail -n 3 "$out/$m-vk.log"
-		bad "$m runs on Vulkan"
-		continue
-	fi
-	n=$("$edgert" info "$out/$m.ert" | sed -n 's/^ops *\([0-9]*\) nodes.*/\1/p')
-	if [ "$(grep -c '^split ' "$out/$m-vk.log")" -eq 1 ] && grep -q '^split 1: vulkan' "$out/$m-vk.log" &&
-	   grep -q "^$n ops in 1 split" "$out/$m-vk.log"; then
-		ok "$m: --explain shows all $n ops in one Vulkan split"
+# vk_paths MODEL LOG: Vulkan's own line in --explain, the paths it chose
+vk_paths() {
+	if grep -q '^vulkan paths: reductions ' "$2"; then
+		ok "$1: --explain names the Vulkan paths ($(sed -n 's/^vulkan paths: //p' "$2"))"
 	else
-		grep -E '^split|ops in' "$out/$m-vk.log" | sed 's/^/# /'
-		bad "$m: --explain shows all ops in one Vulkan split"
+		bad "$1: --explain names the Vulkan paths (vulkan paths: ...)"
 	fi
-	if grep -q '^vulkan paths: reductions ' "$out/$m-vk.log"; then
-		ok "$m: --explain names the Vulkan paths ($(sed -n 's/^vulkan paths: //p' "$out/$m-vk.log"))"
-	else
-		bad "$m: --explain names the Vulkan paths (vulkan paths: ...)"
-	fi
-	if compare "$out/$m-cpu" "$out/$m-vk" >"$out/$m-cmp.log" 2>&1; then
-		ok "$m: Vulkan output matches the CPU backend ($(head -n 1 "$out/$m-cmp.log"))"
-	else
-		sed 's/^/# /' "$out/$m-cmp.log" | tail -n 3
-		bad "$m: Vulkan output within 1e-3 x max |ref| of the CPU backend, no NaN"
-	fi
-done
+}
+zoo vulkan Vulkan vk vk_paths $ERT_VULKAN_ZOO
 
 # precision LOW: float16 storage where the device has storageBuffer16BitAccess
 # (lavapipe does); the op test again, one small model (lavapipe is slow) and
