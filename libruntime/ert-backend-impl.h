@@ -185,7 +185,7 @@ struct ert_buffer {
  * (every field 0 for what the backend does not do).
  */
 struct ert_backend_times {
-	uint64_t device_ns;     /* opening the device: platform, context, queue */
+	uint64_t device_ns;     /* opening the device and its queue (OpenCL: platform, context) */
 	uint64_t cache_ns;      /* reading and writing the cache file */
 	uint64_t programs_ns;   /* programs: from the cache file's binaries or built from source */
 	uint64_t kernels_ns;    /* kernel objects made for the steps' launches */

@@ -43,8 +43,8 @@ void cli_create_times_print(FILE *out, const ert_session *sess)
 	char why[N_PHASES][128];
 
 	phases(t, p);
-	snprintf(why[P_DEVICE], sizeof(why[0]), "platform, context, queue%s",
-		 b->device_shared ? " (context shared with another session)" : "");
+	snprintf(why[P_DEVICE], sizeof(why[0]), "%s", b->device_shared ? "device and queue of another session, shared"
+						  : "device and queue opened");
 	snprintf(why[P_CACHE], sizeof(why[0]), "cache file read and written");
 	snprintf(why[P_PROGRAMS], sizeof(why[0]),
 		 "%u loaded from the cache file, %u built, %u from another session",

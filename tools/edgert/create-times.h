@@ -3,7 +3,7 @@
  * create-times.h — where ert_session_create() spent its time, by phase
  * (session-impl.h: struct ert_create_times), for `edgert bench`.
  *
- * Phases: device (platform, context, queue), cache file (read, written),
+ * Phases: device (and queue), cache file (read, written),
  * programs (loaded, built, or taken from another session of the process),
  * kernels (objects of the launches), tuning, uploads (constants to the
  * device), calibration (the fp16 guard's CPU run), memory (the memory plan,
