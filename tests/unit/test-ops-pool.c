@@ -195,6 +195,13 @@ ERT_TEST(byte_maxpool)
 		/* one column; a window wider than the row (no interior output) */
 		{ ERT_OP_MaxPool, 5, 1, { 2, 1 }, { 1, 1 }, { 1, 1 }, { 0, 0 }, { 0, 0 }, 0, 0 },
 		{ ERT_OP_MaxPool, 4, 3, { 3, 5 }, { 1, 1 }, { 1, 1 }, { 1, 2 }, { 1, 2 }, 0, 0 },
+		/* k 3 stride 2 along the row (its own loop inside): odd and even
+		 * widths, no pad, pads of 1 and 2, ceil_mode, rows of 2 and 3 */
+		{ ERT_OP_MaxPool, 3, 9, { 1, 3 }, { 1, 2 }, { 1, 1 }, { 0, 0 }, { 0, 0 }, 1, 0 },
+		{ ERT_OP_MaxPool, 4, 10, { 2, 3 }, { 2, 2 }, { 1, 1 }, { 1, 1 }, { 0, 2 }, 1, 0 },
+		{ ERT_OP_MaxPool, 5, 31, { 3, 3 }, { 2, 2 }, { 1, 1 }, { 0, 2 }, { 1, 2 }, 0, 0 },
+		{ ERT_OP_MaxPool, 3, 2, { 3, 3 }, { 2, 2 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, 0, 0 },
+		{ ERT_OP_MaxPool, 2, 3, { 1, 3 }, { 1, 2 }, { 1, 1 }, { 0, 0 }, { 0, 0 }, 0, 0 },
 		/* interior windows at dilation 2 next to edge ones of one tap */
 		{ ERT_OP_MaxPool, 6, 19, { 2, 3 }, { 2, 1 }, { 1, 2 }, { 0, 3 }, { 0, 3 }, 0, 0 },
 	};

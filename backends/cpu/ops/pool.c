@@ -131,9 +131,28 @@ DEFINE_MAX_PLANE(max_plane_i8, int8_t)
 								row[i] = r[i] > row[i] ? r[i] : row[i]; \
 						any = true;                              \
 					}                                                \
+				/* k 3, stride 2: the windows inside the row, [i0, i1), \
+				 * in one loop the compiler vectorises */               \
+				int64_t i0 = -1, i1 = -1;                                \
+				if (any && g->k[2] == 3 && g->stride[2] == 2 && g->dil[2] == 1 && \
+				    W - 3 + g->pad_b[2] >= 0) {                          \
+					i0 = (g->pad_b[2] + 1) / 2;                      \
+					i1 = (W - 3 + g->pad_b[2]) / 2 + 1;              \
+					i1 = i1 < g->out[2] ? i1 : g->out[2];            \
+				}                                                        \
 				for (int64_t ow = 0; ow < g->out[2]; ow++) {             \
 					int64_t sw = ow * g->stride[2] - g->pad_b[2], lw, hw, pw; \
 					T v = 0;                                         \
+					if (ow == i0 && i1 > i0) {                       \
+						const T *t = row + sw;                   \
+						for (int64_t i = 0; i < i1 - i0; i++) {  \
+							T m0 = t[2 * i], m1 = t[2 * i + 1], m2 = t[2 * i + 2]; \
+							m0 = m1 > m0 ? m1 : m0;          \
+							y[i0 + i] = m2 > m0 ? m2 : m0;   \
+						}                                        \
+						ow = i1 - 1;                             \
+						continue;                                \
+					}                                                \
 					if (any && sw >= 0 && sw + (g->k[2] - 1) * g->dil[2] < W) { \
 						const T *t = row + sw;                   \
 						v = t[0];                                \
