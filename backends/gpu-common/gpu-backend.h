@@ -29,4 +29,27 @@ static inline ert_status ert_gpu_check_range(const struct ert_buffer *buf, size_
 	return ERT_STATUS_INTERNAL;
 }
 
+/*
+ * The variant a step's kernels run in, as the step records it (the OpenCL
+ * and Vulkan steps' f16). Each has the tag that ends its kernels' names
+ * where the float32 ones end in "-f32"; a new variant (a shader or program
+ * built another way) adds itself here, with its tag.
+ */
+enum ert_gpu_variant {
+	ERT_GPU_VARIANT_F32,         /* float32 storage and arithmetic: "-f32" */
+	ERT_GPU_VARIANT_F16,         /* float32 tensors stored as float16 (precision LOW): "-f16" */
+	ERT_GPU_VARIANT_F16A,        /* and computed in half (elementwise ops, where the device can): "-f16a" */
+	ERT_GPU_N_VARIANTS
+};
+
+/*
+ * The name `edgert profile` shows for kernel @name (its float32 name, as the
+ * backends' op tables and tuners give it: "vk-gemm-f32", "ocl-gemm-f32-32x32")
+ * run in variant @v: the "-f32" element of @name (before a '-' or the end)
+ * becomes the variant's tag ("ocl-gemm-f16-32x32"). @name itself for
+ * ERT_GPU_VARIANT_F32 and for names without "-f32"; the names made live
+ * as long as the process (interned: ert_exec.kernel may point at them).
+ */
+const char *ert_gpu_kernel_name(const char *name, enum ert_gpu_variant v);
+
 #endif

@@ -307,6 +307,21 @@ static void ocl_release(struct ert_backend *be, struct ert_exec *x)
 	x->state = NULL;
 }
 
+/*
+ * The variant the step's kernels were created in: ert_ocl_kernel_create's f16,
+ * whose program computes the elementwise ops in half where the device has
+ * cl_khr_fp16 (-DERT_F16_ARITH: eltwise.cl).
+ */
+static enum ert_gpu_variant ocl_variant(const struct ert_ocl *cl, const struct ert_ocl_op *op,
+					const struct ert_ocl_step *st)
+{
+	if (!st->f16)
+		return ERT_GPU_VARIANT_F32;
+	if (cl->has_fp16 && (op->kind == ERT_GPU_UNARY || op->kind == ERT_GPU_BINARY))
+		return ERT_GPU_VARIANT_F16A;
+	return ERT_GPU_VARIANT_F16;
+}
+
 static ert_status ocl_prepare(struct ert_backend *be, struct ert_exec *x, struct ert_err *err)
 {
 	const struct ert_ocl_op *op = ert_ocl_op_find(x->node->op);
@@ -327,7 +342,7 @@ static ert_status ocl_prepare(struct ert_backend *be, struct ert_exec *x, struct
 	st->node = x->node;
 	st->f16 = x->fp16;
 	x->state = st;
-	x->kernel = op->kernel_name;
+	x->kernel = ert_gpu_kernel_name(op->kernel_name, ocl_variant(cl, op, st));
 	if (ert_gpu_outputs_empty(x))
 		return ERT_OK;
 	s = op->prepare(cl, x, st, err);
@@ -339,8 +354,9 @@ static ert_status ocl_prepare(struct ert_backend *be, struct ert_exec *x, struct
 		s = ert_ocl_step_tune(cl, st, err);
 		cl->times.tune_ns += ert_clock_ns() - t0;
 	}
-	if (s == ERT_OK && st->kernel_name)
-		x->kernel = st->kernel_name;
+	if (s == ERT_OK)
+		x->kernel = ert_gpu_kernel_name(st->kernel_name ? st->kernel_name : x->kernel,
+						ocl_variant(cl, op, st));
 	if (s != ERT_OK)
 		ocl_release(be, x);
 	return s;

@@ -259,15 +259,22 @@ static ert_status vk_prepare(struct ert_backend *be, struct ert_exec *x, struct 
 	x->state = st;
 	x->kernel = op->kernel_name;
 	if (ert_gpu_outputs_empty(x))
-		return ERT_OK;
+		goto named;
 	s = op->prepare(vk, x, st, err);
 	if (s == ERT_OK)
 		s = ert_vk_step_record(vk, st, err);
 	if (s == ERT_OK)
 		s = ert_vk_validation_check(vk, err);
-	if (s != ERT_OK)
+	if (s != ERT_OK) {
 		vk_release(be, x);
-	return s;
+		return s;
+	}
+named:
+	/* the variant of the shaders the step's launches use (float32, .f16 or .f16a) */
+	x->kernel = ert_gpu_kernel_name(x->kernel, !st->f16 ? ERT_GPU_VARIANT_F32 :
+						   st->f16a ? ERT_GPU_VARIANT_F16A :
+						   ERT_GPU_VARIANT_F16);
+	return ERT_OK;
 }
 
 static ert_status vk_compute(struct ert_backend *be, struct ert_exec *x, struct ert_err *err)

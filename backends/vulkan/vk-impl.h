@@ -500,6 +500,7 @@ struct ert_vk_step {
 	 * the shaders' .f16 variants, constants are uploaded converted)
 	 */
 	bool f16;
+	bool f16a;                   /* a launch runs a half-arithmetic (.f16a) shader */
 	bool overflow;               /* too many bindings or push words (a bug: reported by check) */
 };
 

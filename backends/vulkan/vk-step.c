@@ -96,6 +96,8 @@ ert_status ert_vk_launch_add(struct ert_vk *vk, struct ert_vk_step *st, const ch
 
 	if (s != ERT_OK)
 		return s;
+	if (shader && strstr(shader, ".f16a"))
+		st->f16a = true;
 	for (int d = 0; d < 3; d++) {
 		if (groups[d] > lim[d]) {
 			ert_err_set(err, "vulkan: %s '%s': %u work-groups along %c is over the device's %u",

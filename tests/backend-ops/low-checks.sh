@@ -42,7 +42,9 @@ low_model() {
 # low_overflow BACKEND [VAR=VALUE...]: the overflow model (x * 500, squared:
 # up to 250000 > 65504; * 1e-4, Relu, MatMul) gives inf/NaN with
 # --fp16-guard off; with it on, --explain names square and scale_down kept
-# in fp32 and the output is the CPU's (cosine >= 0.999)
+# in fp32 and the output is the CPU's (cosine >= 0.999); edgert profile names
+# the -f16 kernels of the others in LOW (-f16a for Mul and Relu where the
+# device computes in half), every op's -f32 kernel in NORMAL
 low_overflow() {
 	be=$1 m=overflow
 	shift
@@ -77,5 +79,40 @@ low_overflow() {
 	else
 		tail -n 3 "$out/$m-on.cmp" | sed 's/^/# /'
 		bad "overflow model on $be, float16 storage, guard on: cosine >= 0.999, no inf/NaN"
+	fi
+	# the kernel names edgert profile reports say the variant each step ran:
+	# in LOW, -f16 but for the two ops the guard kept in fp32 (-f32) and, where
+	# --explain says the device computes in half, -f16a for the elementwise
+	# Mul and Relu; in NORMAL, -f32
+	half=f16
+	grep -q '^vulkan paths: .*half arithmetic' "$out/$m-on.log" && half=f16a
+	env "$@" "$edgert" profile "$out/$m.ert" --backend "$be" --precision low --loops 1 --json \
+		${low_opts:-} >"$out/$m-low-profile.json" 2>"$out/$m-low-profile.log"
+	"$edgert" profile "$out/$m.ert" --backend "$be" --loops 1 --json ${low_opts:-} \
+		>"$out/$m-normal-profile.json" 2>>"$out/$m-low-profile.log"
+	if /usr/bin/python3 - "$out/$m-low-profile.json" "$out/$m-normal-profile.json" "$half" \
+		>"$out/$m-kernels.log" 2>&1 <<'PY'
+import json, re, sys
+low, normal = (json.load(open(f))["ops"] for f in sys.argv[1:3])
+kept, half = {"square", "scale_down"}, sys.argv[3]
+def want_low(o):
+    return "f32" if o["name"] in kept else half if o["type"] in ("Mul", "Relu") else "f16"
+bad = []
+for what, ops, want in (("low", low, want_low), ("normal", normal, lambda o: "f32")):
+    if len(ops) != 5:
+        bad.append("%s: %d ops, expected 5" % (what, len(ops)))
+    for o in ops:
+        tags = re.findall(r"-(f16a|f16|f32)(?=-|$)", o["kernel"] or "")
+        if tags != [want(o)]:
+            bad.append("%s: %s runs '%s', expected -%s" % (what, o["name"], o["kernel"], want(o)))
+if bad:
+    sys.exit("; ".join(bad))
+print(", ".join("%s %s" % (o["name"], o["kernel"]) for o in low))
+PY
+	then
+		ok "overflow model on $be: edgert profile names the variant each op ran, in LOW $(cat "$out/$m-kernels.log"), all -f32 in NORMAL"
+	else
+		cat "$out/$m-low-profile.log" "$out/$m-kernels.log" 2>/dev/null | tail -n 3 | sed 's/^/# /'
+		bad "overflow model on $be: edgert profile names -f16 kernels in LOW (-$half for Mul and Relu, -f32 for the kept ops), -f32 in NORMAL"
 	fi
 }
