@@ -32,6 +32,7 @@
 #include "ert-graph.h"
 #include "format/ert-format.h"
 #include "ert-test-model.h"
+#include "ert-test-placement.h"
 #include "ert-test-qgraph.h"
 #include "opencl/ocl-impl.h"
 #include "vulkan/vk-impl.h"
@@ -747,27 +748,6 @@ static bool check_split(const struct gpu *gp, char *why, size_t len)
 	return ok;
 }
 
-/* Which backend runs each step ("conv=npu dq=npu ..."), from ert_session_visit_steps(). */
-static void trail(const struct ert_node *node, const struct ert_value *const *in, uint32_t n_in,
-		  const struct ert_value *const *out, uint32_t n_out, const char *backend, void *user)
-{
-	char *line = user;
-	size_t n = strlen(line);
-
-	snprintf(line + n, 256 - n, "%s%s=%s", n ? " " : "", node->name, backend);
-}
-
-/* Mirrors of @s's current plan that are shared in place (dma-buf imports), not copied. */
-static uint32_t shared_mirrors(const ert_session *s)
-{
-	const struct ert_plan *p = s->plan;
-	uint32_t n = 0;
-
-	for (uint32_t m = 0; p && m < p->n_mirrors; m++)
-		n += p->mirrors[m].share >= 0;
-	return n;
-}
-
 /*
  * x (int8) -> QLinearConv -> DequantizeLinear (npu) -> a -> Relu -> r ->
  * Add(r, a) (gpu) -> y. a crosses from the NPU's arena to the GPU: read in
@@ -815,7 +795,7 @@ static bool check_npu_split(const struct gpu *gp, char *why, size_t len)
 	if (s && ref) {
 		int8_t xs[16 * 16 * 16];
 		char want[256];
-		uint64_t shared = shared_mirrors(s), copies;
+		uint64_t shared = session_shared_mirrors(s), copies;
 
 		for (size_t i = 0; i < sizeof(xs); i++)
 			xs[i] = (int8_t)((i * 37) % 251 - 125);
@@ -825,8 +805,8 @@ static bool check_npu_split(const struct gpu *gp, char *why, size_t len)
 		    ert_session_set_input(ref, 0, ERT_DTYPE_INT8, xs, sizeof(xs)) != ERT_OK ||
 		    ert_session_run(s) != ERT_OK || ert_session_run(ref) != ERT_OK) {
 			snprintf(why, len, "run: %s", ert_last_error());
-		} else if (ert_session_visit_steps(s, trail, placed) != ERT_OK || strcmp(placed, want)) {
-			snprintf(why, len, "placed %s, expected %s", placed, want);
+		} else if (!session_placement(s, placed, sizeof(placed)) || strcmp(placed, want)) {
+			snprintf(why, len, "placed %.200s, expected %.200s", placed, want);
 		} else if (ert_session_copied_bytes(s) != copies) {
 			snprintf(why, len, "copied %llu bytes, expected %llu (%s)",
 				 (unsigned long long)ert_session_copied_bytes(s),

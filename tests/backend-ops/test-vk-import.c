@@ -39,6 +39,7 @@
 #include "ert-backend-impl.h"
 #include "ert-graph.h"
 #include "ert-test-model.h"
+#include "ert-test-placement.h"
 #include "session/session-impl.h"
 #include "vulkan/vk-impl.h"
 
@@ -413,16 +414,6 @@ static ert_status create_session(void *arg)
 	return ert_session_create(a->m, a->cfg, a->s);
 }
 
-static void step_names(const struct ert_node *node, const struct ert_value *const *in,
-		       uint32_t n_in, const struct ert_value *const *out, uint32_t n_out,
-		       const char *backend, void *user)
-{
-	char *line = user;
-	size_t n = strlen(line);
-
-	snprintf(line + n, 128 - n, "%s%s=%s", n ? " " : "", node->name, backend);
-}
-
 /* One session of x -> Sin (memfd-cpu) -> a -> Relu (vulkan) -> y; @shared: is a read in place? */
 static void check_session(ert_model *m, bool shared, const char *what)
 {
@@ -451,9 +442,8 @@ static void check_session(ert_model *m, bool shared, const char *what)
 		return;
 	}
 	unsetenv("ERT_DEBUG_SHARING");
-	for (uint32_t i = 0; i < s->plan->n_mirrors; i++)
-		n_shared += s->plan->mirrors[i].share >= 0;
-	ert_session_visit_steps(s, step_names, placed);
+	n_shared = session_shared_mirrors(s);
+	session_placement(s, placed, sizeof(placed));
 	for (int run = 0; run < 2 && ok; run++) {
 		for (size_t i = 0; i < 4 * 1000; i++)
 			xs[i] = (float)((i * (run ? 13 : 37)) % 101) * 0.05f - 2.5f;
