@@ -560,6 +560,54 @@ ERT_TEST(qlinear_binary_kernel_names)
 /* ---- QuantizeLinear, float32 to int8/uint8 ---- */
 
 /*
+ * The fixed-rule QLinearAdd over every pair of input bytes (a 256 x 256
+ * grid, plus a run of 37 so the tail is not a whole vector), at every level
+ * against the scalar one: the lanes' 32-bit input stage (qlinear-ew-<level>.c
+ * add_in()) must give the 64-bit products' values for each byte, each zero
+ * point at the ends and middle of the type, scales from equal to 1000x
+ * apart (input shifts from -1 to -11 and beyond), with and without a clamp.
+ */
+ERT_TEST(qlinear_add_fixed_every_byte)
+{
+	static const float sc[][3] = { { 0.05f, 0.031f, 0.07f }, { 1.0f, 1.0f, 1.0f },
+				       { 0.001f, 0.5f, 0.002f }, { 3.0f, 0.01f, 0.02f },
+				       { 0.02f, 0.02f, 5.0f }, { 0.7f, 0.0007f, 0.0009f } };
+	static const int zps[2][3] = { { 0, 128, 255 }, { -128, 0, 127 } };
+	int runs = 0;
+
+	for (int s8 = 0; s8 < 2; s8++)
+		for (size_t si = 0; si < sizeof(sc) / sizeof(sc[0]); si++)
+			for (int z = 0; z < 3; z++) {
+				ert_dtype dt = s8 ? ERT_DTYPE_INT8 : ERT_DTYPE_UINT8;
+				int64_t dims[2] = { 256, 256 + 37 };
+				int za = zps[s8][z], zb = zps[s8][(z + 1) % 3], zy = zps[s8][(z + 2) % 3];
+				struct ert_value *av, *bv;
+				struct one o;
+				char what[64];
+
+				one_init(&o, ERT_OP_QLinearAdd, 1, 8, 1);
+				av = one_in_alloc(&o, 0, dt, 2, dims);
+				bv = one_in_alloc(&o, 3, dt, 2, dims);
+				for (int64_t i = 0; i < av->numel; i++) {
+					((uint8_t *)av->data)[i] = (uint8_t)(i % dims[1]);
+					((uint8_t *)bv->data)[i] = (uint8_t)(i / dims[1]);
+				}
+				in_scales(&o, 1, 0, sc[si][0], false);
+				in_zp(&o, 2, dt, 0, za, za);
+				in_scales(&o, 4, 0, sc[si][1], false);
+				in_zp(&o, 5, dt, 0, zb, zb);
+				in_scales(&o, 6, 0, sc[si][2], false);
+				in_zp(&o, 7, dt, 0, zy, zy);
+				set_rule(&o, true, s8 ? -100 : 20, s8 ? 90 : 230 - (int)si * z);
+				snprintf(what, sizeof(what), "fixed add, %s, scales %zu, zp %d/%d/%d",
+					 s8 ? "int8" : "uint8", si, za, zb, zy);
+				runs += compare_levels(ert_test_failed_, &o, what);
+				one_fini(&o);
+			}
+	CHECK(runs > 0);
+}
+
+/*
  * QuantizeLinear's byte kernels (q8-quant-<level>) against the scalar level
  * and against rint(x / s) + zp saturated, computed here: lengths around
  * the 8 and 16 lanes (1 element, tails, past a parallel chunk of 8192),
@@ -922,6 +970,6 @@ ERT_TEST(kernel_names)
 ERT_TEST_MAIN(ERT_TEST_ENTRY(qlinearconv_every_level), ERT_TEST_ENTRY(convinteger_every_level),
 	      ERT_TEST_ENTRY(matmul_every_level), ERT_TEST_ENTRY(qgemm_every_level),
 	      ERT_TEST_ENTRY(qlinear_binary_every_level), ERT_TEST_ENTRY(qlinear_binary_kernel_names),
-	      ERT_TEST_ENTRY(quantize_every_level), ERT_TEST_ENTRY(quantize_kernel_names),
+	      ERT_TEST_ENTRY(qlinear_add_fixed_every_byte), ERT_TEST_ENTRY(quantize_every_level), ERT_TEST_ENTRY(quantize_kernel_names),
 	      ERT_TEST_ENTRY(qlinearconv_residual_every_level),
 	      ERT_TEST_ENTRY(qlinearconv_residual_refused), ERT_TEST_ENTRY(kernel_names))
