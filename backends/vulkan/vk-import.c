@@ -161,6 +161,9 @@ ert_status ert_vk_import_fd(struct ert_vk *vk, int fd, size_t size, struct ert_v
 	}
 	/* a dma-buf's size is its end; the checks below keep invalid fds from the driver */
 	fd_size = fd < 0 ? -1 : lseek(fd, 0, SEEK_END);
+	/* the offset is the caller's (a dma-buf's has no use, other files' may) */
+	if (fd_size >= 0)
+		lseek(fd, 0, SEEK_SET);
 	if (fd_size < 0) {
 		ert_err_set(err, "vulkan: dma-buf fd %d: %s", fd, strerror(fd < 0 ? EBADF : errno));
 		return ERT_STATUS_INVALID_ARGUMENT;
