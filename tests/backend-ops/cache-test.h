@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * cache-test.h — what the GPU backends' cache-file tests share
- * (test-ocl-cache.c, test-vk-cache.c): the checks' tally, the model and its
- * input, whole-file reads and writes, and the threads of the tests of
- * sessions sharing a device.
+ * (test-ocl-cache.c, test-vk-cache.c): the checks' tally (tap-check.h),
+ * the model and its input, whole-file reads and writes, and the threads of
+ * the tests of sessions sharing a device.
  */
 #ifndef ERT_CACHE_TEST_H
 #define ERT_CACHE_TEST_H
@@ -17,22 +17,11 @@
 #include "edgert.h"
 #include "ert-graph.h"
 #include "ert-test-model.h"
+#include "tap-check.h"
 
 /* Elements of the model's input and output. */
 #define CT_N_X 300
 
-static int passed, failed;
-
-static void check(bool ok, const char *what, const char *why)
-{
-	if (ok) {
-		passed++;
-		printf("ok - %s\n", what);
-	} else {
-		failed++;
-		printf("not ok - %s: %s\n", what, why);
-	}
-}
 
 /*
  * y = Softmax(Relu(x) * x + x) on a 3 x 100 input: an elementwise kernel,

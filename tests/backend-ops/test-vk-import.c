@@ -41,20 +41,10 @@
 #include "ert-test-model.h"
 #include "ert-test-placement.h"
 #include "session/session-impl.h"
+#include "tap-check.h"
 #include "vulkan/vk-impl.h"
 
-static int passed, failed, skipped;
-
-static void check(bool ok, const char *what, const char *why)
-{
-	if (ok) {
-		passed++;
-		printf("ok - %s\n", what);
-	} else {
-		failed++;
-		printf("not ok - %s: %s\n", what, why);
-	}
-}
+static int skipped;
 
 static int open_fds(void)
 {
@@ -153,6 +143,26 @@ static void expect_refused(struct ert_backend *be, int fd, size_t size, ert_stat
 	      ert_vk_validation_check(vk, &verr) == ERT_OK, what, verr.msg[0] ? verr.msg : msg);
 }
 
+/*
+ * What an import with the extension refuses: fd -1, a pipe, a buffer past
+ * the dma-buf's end (all before any Vulkan call), and the fd's properties
+ * failing (vkGetMemoryFdPropertiesKHR replaced by props_fail, left so).
+ */
+static void expect_bad_fds(struct ert_backend *be, int memfd, int pipe_rd, size_t size)
+{
+	struct ert_vk *vk = be->ctx;
+
+	expect_refused(be, -1, size, ERT_STATUS_INVALID_ARGUMENT, "fd -1",
+		       "fd -1: INVALID_ARGUMENT before any Vulkan call");
+	expect_refused(be, pipe_rd, size, ERT_STATUS_INVALID_ARGUMENT, "dma-buf fd",
+		       "a pipe (no size): INVALID_ARGUMENT before any Vulkan call");
+	expect_refused(be, memfd, size + 4096, ERT_STATUS_INVALID_ARGUMENT, "over a dma-buf",
+		       "a buffer larger than the dma-buf: INVALID_ARGUMENT");
+	vk->get_fd_props = props_fail;
+	expect_refused(be, memfd, size, ERT_STATUS_BACKEND, "vkGetMemoryFdPropertiesKHR",
+		       "vkGetMemoryFdPropertiesKHR failing: BACKEND, naming it, nothing made");
+}
+
 /* With the extension: a memfd as a dma-buf, read and written through the import. */
 static void check_memfd(struct ert_backend *be, int memfd, uint8_t *map, size_t size)
 {
@@ -220,15 +230,7 @@ static void check_device(void)
 			       "no extension, fd -1: UNSUPPORTED");
 		/* from here on, as if the device had it, with entry points that fail */
 		vk->dmabuf = true;
-		vk->get_fd_props = props_fail;
-		expect_refused(be, -1, size, ERT_STATUS_INVALID_ARGUMENT, "fd -1",
-			       "fd -1: INVALID_ARGUMENT before any Vulkan call");
-		expect_refused(be, pipefd[0], size, ERT_STATUS_INVALID_ARGUMENT, "dma-buf fd",
-			       "a pipe (no size): INVALID_ARGUMENT before any Vulkan call");
-		expect_refused(be, memfd, size + 4096, ERT_STATUS_INVALID_ARGUMENT, "over a dma-buf",
-			       "a buffer larger than the dma-buf: INVALID_ARGUMENT");
-		expect_refused(be, memfd, size, ERT_STATUS_BACKEND, "vkGetMemoryFdPropertiesKHR",
-			       "vkGetMemoryFdPropertiesKHR failing: BACKEND, naming it, nothing made");
+		expect_bad_fds(be, memfd, pipefd[0], size);
 		vk->dmabuf = false;
 		vk->get_fd_props = NULL;
 		skipped += 3;
@@ -236,15 +238,7 @@ static void check_device(void)
 	} else {
 		PFN_vkGetMemoryFdPropertiesKHR real = vk->get_fd_props;
 
-		expect_refused(be, -1, size, ERT_STATUS_INVALID_ARGUMENT, "fd -1",
-			       "fd -1: INVALID_ARGUMENT before any Vulkan call");
-		expect_refused(be, pipefd[0], size, ERT_STATUS_INVALID_ARGUMENT, "dma-buf fd",
-			       "a pipe (no size): INVALID_ARGUMENT before any Vulkan call");
-		expect_refused(be, memfd, size + 4096, ERT_STATUS_INVALID_ARGUMENT, "over a dma-buf",
-			       "a buffer larger than the dma-buf: INVALID_ARGUMENT");
-		vk->get_fd_props = props_fail;
-		expect_refused(be, memfd, size, ERT_STATUS_BACKEND, "vkGetMemoryFdPropertiesKHR",
-			       "vkGetMemoryFdPropertiesKHR failing: BACKEND, naming it, nothing made");
+		expect_bad_fds(be, memfd, pipefd[0], size);
 		vk->get_fd_props = real;
 		skipped += 2;
 		if (map != MAP_FAILED)
