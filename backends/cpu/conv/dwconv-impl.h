@@ -12,12 +12,22 @@
 typedef void (*ert_dwconv_plane_fn)(const struct ert_vec_win *w, const float *x, const float *k,
 				    float bias, const float *res, float *y);
 
+/*
+ * Output rows [oh0, oh1) of a 3x3 plane (no residual), @y at row oh0's start,
+ * from @x holding input rows [iy0, iy1), row iy at x + (iy - iy0) * W: every
+ * row inside the input that those output rows read (dwconv.h).
+ */
+typedef void (*ert_dwconv_band_fn)(const struct ert_vec_win *w, const float *x, const float *k,
+				   float bias, float *y, int64_t oh0, int64_t oh1, int64_t iy0,
+				   int64_t iy1);
+
 struct ert_dwconv_level {
 	const char *name;
 	ert_dwconv_plane_fn plane;
 	/* 3x3, stride 1 or 2 (ert_dwconv_is_3x3()): several rows per pass, no copy */
 	const char *name3;
 	ert_dwconv_plane_fn plane3;
+	ert_dwconv_band_fn band3;     /* plane3 by rows */
 };
 
 /* Widest input row the 3x3 planes take (their zero row for the padding above and below). */

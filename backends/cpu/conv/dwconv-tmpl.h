@@ -340,11 +340,19 @@ SIMD_INLINE void dw3_block(const vf *wv, vf vb, const float *const *rp, int64_t 
 	}
 }
 
+/*
+ * Output rows [oh_lo, oh_hi) of a 3x3 plane, @y and @res at row oh_lo's
+ * start, from @x holding input rows [iy0, iy1) (row iy at x + (iy - iy0) * W;
+ * the whole plane: 0, H). Rows outside those read ert_dw3_zero_row: the
+ * caller holds every row inside the input that the output rows read, so
+ * a zero row only feeds the sums of a pass's rows past oh_hi, never stored.
+ */
 SIMD_INLINE void dw3_plane_t(const struct ert_vec_win *w, enum ert_act t, const int S,
-			     const float *x, const float *k, float bias, const float *res, float *y)
+			     const float *x, const float *k, float bias, const float *res, float *y,
+			     int64_t oh_lo, int64_t oh_hi, int64_t iy0, int64_t iy1)
 {
 	const struct ert_conv_geom *g = w->g;
-	const int64_t H = g->in[1], W = g->in[2], OH = g->out[1], OW = g->out[2];
+	const int64_t W = g->in[2], OH = oh_hi, OW = g->out[2];
 	const int RB = DW3_RB(S), NI = (RB - 1) * S + 3;
 	/* a copy the stores to y cannot alias, so its parameters stay in registers */
 	const struct ert_act_desc act = w->act;
@@ -354,13 +362,13 @@ SIMD_INLINE void dw3_plane_t(const struct ert_vec_win *w, enum ert_act t, const 
 
 	for (int i = 0; i < 9; i++)
 		wv[i] = vf_set1(k[i]);
-	for (int64_t oh0 = 0; oh0 < OH; oh0 += RB) {
+	for (int64_t oh0 = oh_lo; oh0 < OH; oh0 += RB) {
 		int64_t nv = OH - oh0 < RB ? OH - oh0 : RB;
 
 		for (int i = 0; i < NI; i++) {
 			int64_t iy = oh0 * S - g->pad_b[1] + i;
 
-			rp[i] = iy >= 0 && iy < H ? x + iy * W : ert_dw3_zero_row;
+			rp[i] = iy >= iy0 && iy < iy1 ? x + (iy - iy0) * W : ert_dw3_zero_row;
 		}
 		for (int64_t c0 = 0; c0 < OW; c0 += VW) {
 			int64_t ix0 = c0 * S - g->pad_b[2], nl = OW - c0 < VW ? OW - c0 : VW;
@@ -375,7 +383,7 @@ SIMD_INLINE void dw3_plane_t(const struct ert_vec_win *w, enum ert_act t, const 
 			}
 			if (nv == RB && nl == VW) {
 				for (int r = 0; r < RB; r++) {
-					int64_t o = (oh0 + r) * OW + c0;
+					int64_t o = (oh0 - oh_lo + r) * OW + c0;
 
 					dw_finish_a(act, t, dw3_order(acc[r], S), res ? res + o : NULL,
 						    y + o, vm_all(), true);
@@ -384,7 +392,7 @@ SIMD_INLINE void dw3_plane_t(const struct ert_vec_win *w, enum ert_act t, const 
 			}
 			/* a constant index into acc[] keeps it in registers */
 			for (int r = 0; r < RB; r++) {
-				int64_t o = (oh0 + r) * OW + c0;
+				int64_t o = (oh0 - oh_lo + r) * OW + c0;
 
 				if (r < nv)
 					dw_finish_a(act, t, dw3_order(acc[r], S), res ? res + o : NULL,
@@ -394,57 +402,74 @@ SIMD_INLINE void dw3_plane_t(const struct ert_vec_win *w, enum ert_act t, const 
 	}
 }
 
-/* The plane kernel of activation @t: 3x3 (stride 1 or 2) or any other window. */
+/* Rows of a 3x3 plane (dw3_plane_t); the whole plane: 0, OH, 0, H. */
+struct dw_rows {
+	int64_t oh_lo, oh_hi, iy0, iy1;
+};
+
+/* The plane kernel of activation @t: 3x3 (stride 1 or 2, rows @rr) or any other window. */
 SIMD_INLINE void dw_plane_act(const struct ert_vec_win *w, enum ert_act t, bool three,
-			      const float *x, const float *k, float bias, const float *res, float *y)
+			      const float *x, const float *k, float bias, const float *res, float *y,
+			      const struct dw_rows *rr)
 {
 	float buf[DW_BUF] __attribute__((aligned(64)));
 
 	if (!three)
 		dw_plane_t(w, t, x, k, bias, res, y, buf);
 	else if (w->g->stride[2] == 1)
-		dw3_plane_t(w, t, 1, x, k, bias, res, y);
+		dw3_plane_t(w, t, 1, x, k, bias, res, y, rr->oh_lo, rr->oh_hi, rr->iy0, rr->iy1);
 	else
-		dw3_plane_t(w, t, 2, x, k, bias, res, y);
+		dw3_plane_t(w, t, 2, x, k, bias, res, y, rr->oh_lo, rr->oh_hi, rr->iy0, rr->iy1);
 }
 
 static void dw_plane_any(const struct ert_vec_win *w, bool three, const float *x, const float *k,
-			 float bias, const float *res, float *y)
+			 float bias, const float *res, float *y, const struct dw_rows *rr)
 {
 	switch (w->act.type) {
-	case ERT_ACT_RELU: dw_plane_act(w, ERT_ACT_RELU, three, x, k, bias, res, y); break;
-	case ERT_ACT_CLIP: dw_plane_act(w, ERT_ACT_CLIP, three, x, k, bias, res, y); break;
+	case ERT_ACT_RELU: dw_plane_act(w, ERT_ACT_RELU, three, x, k, bias, res, y, rr); break;
+	case ERT_ACT_CLIP: dw_plane_act(w, ERT_ACT_CLIP, three, x, k, bias, res, y, rr); break;
 	case ERT_ACT_LEAKY_RELU:
-		dw_plane_act(w, ERT_ACT_LEAKY_RELU, three, x, k, bias, res, y);
+		dw_plane_act(w, ERT_ACT_LEAKY_RELU, three, x, k, bias, res, y, rr);
 		break;
-	case ERT_ACT_SIGMOID: dw_plane_act(w, ERT_ACT_SIGMOID, three, x, k, bias, res, y); break;
+	case ERT_ACT_SIGMOID: dw_plane_act(w, ERT_ACT_SIGMOID, three, x, k, bias, res, y, rr); break;
 	case ERT_ACT_HARD_SWISH:
-		dw_plane_act(w, ERT_ACT_HARD_SWISH, three, x, k, bias, res, y);
+		dw_plane_act(w, ERT_ACT_HARD_SWISH, three, x, k, bias, res, y, rr);
 		break;
 	case ERT_ACT_HARD_SIGMOID:
-		dw_plane_act(w, ERT_ACT_HARD_SIGMOID, three, x, k, bias, res, y);
+		dw_plane_act(w, ERT_ACT_HARD_SIGMOID, three, x, k, bias, res, y, rr);
 		break;
-	case ERT_ACT_TANH: dw_plane_act(w, ERT_ACT_TANH, three, x, k, bias, res, y); break;
-	case ERT_ACT_GELU: dw_plane_act(w, ERT_ACT_GELU, three, x, k, bias, res, y); break;
+	case ERT_ACT_TANH: dw_plane_act(w, ERT_ACT_TANH, three, x, k, bias, res, y, rr); break;
+	case ERT_ACT_GELU: dw_plane_act(w, ERT_ACT_GELU, three, x, k, bias, res, y, rr); break;
 	case ERT_ACT_NONE:
-	default: dw_plane_act(w, ERT_ACT_NONE, three, x, k, bias, res, y); break;
+	default: dw_plane_act(w, ERT_ACT_NONE, three, x, k, bias, res, y, rr); break;
 	}
 }
 
 static void dw_plane(const struct ert_vec_win *w, const float *x, const float *k, float bias,
 		     const float *res, float *y)
 {
-	dw_plane_any(w, false, x, k, bias, res, y);
+	dw_plane_any(w, false, x, k, bias, res, y, NULL);
 }
 
 static void dw_plane3(const struct ert_vec_win *w, const float *x, const float *k, float bias,
 		      const float *res, float *y)
 {
-	dw_plane_any(w, true, x, k, bias, res, y);
+	struct dw_rows rr = { 0, w->g->out[1], 0, w->g->in[1] };
+
+	dw_plane_any(w, true, x, k, bias, res, y, &rr);
+}
+
+static void dw_band3(const struct ert_vec_win *w, const float *x, const float *k, float bias,
+		     float *y, int64_t oh0, int64_t oh1, int64_t iy0, int64_t iy1)
+{
+	struct dw_rows rr = { oh0, oh1, iy0, iy1 };
+
+	dw_plane_any(w, true, x, k, bias, NULL, y, &rr);
 }
 
 const struct ert_dwconv_level DW_LEVEL = {
 	.name = DW_NAME, .plane = dw_plane, .name3 = DW_NAME3, .plane3 = dw_plane3,
+	.band3 = dw_band3,
 };
 
 #endif /* ERT_CPU_DWCONV_TMPL_H */

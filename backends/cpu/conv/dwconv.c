@@ -72,3 +72,39 @@ bool ert_dwconv_run(struct ert_cpu *cpu, const struct ert_dwconv_args *a)
 		ert_act_apply(&a->act, a->y, a->n_img * a->m * j.out_sp);
 	return true;
 }
+
+bool ert_dwconv_band_ok(enum ert_cpu_isa isa, const struct ert_conv_geom *g)
+{
+	struct ert_vec_win w;
+
+	if (g->nsp > 2 || g->in[0] != 1 || g->out[0] != 1 || g->k[0] != 1)
+		return false;
+	return !level_of(isa) || (ert_vec_win_init(&w, g) && ert_dwconv_is_3x3(g));
+}
+
+void ert_dwconv_band_run(const struct ert_cpu *cpu, const struct ert_dwconv_args *a,
+			 const struct ert_dwconv_band *b)
+{
+	const struct ert_dwconv_level *lv = level_of(cpu->isa);
+	const int64_t OW = a->g->out[2], kk = ert_geom_k_size(a->g);
+	/* what ert_dwconv_run() defers at precision HIGH, and the reference always applies after */
+	bool defer = !lv || (cpu->precision == ERT_LEVEL_HIGH && ert_act_is_approx(a->act.type));
+	struct ert_vec_win win;
+
+	if (lv) {
+		ert_vec_win_init(&win, a->g);
+		win.act = defer ? (struct ert_act_desc){ ERT_ACT_NONE, 0.0f, 0.0f } : a->act;
+	}
+	for (int64_t c = 0; c < a->m; c++) {
+		float *y = a->y + c * b->y_cs;
+		const float *x = a->x + c * b->x_cs;
+		float bias = a->bias ? a->bias[c] : 0.0f;
+
+		if (lv)
+			lv->band3(&win, x, a->w + c * kk, bias, y, b->oh0, b->oh1, b->iy0, b->iy1);
+		else
+			ert_dwconv_ref_rows(a->g, x, b->iy0, a->w + c * kk, bias, y, b->oh0, b->oh1);
+		if (defer)
+			ert_act_apply(&a->act, y, (b->oh1 - b->oh0) * OW);
+	}
+}

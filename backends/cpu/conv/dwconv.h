@@ -41,4 +41,42 @@ const char *ert_dwconv_kernel(enum ert_cpu_isa isa, const struct ert_conv_geom *
 /* Run @a at @cpu's level; false (nothing written) where ert_dwconv_kernel() is NULL. */
 bool ert_dwconv_run(struct ert_cpu *cpu, const struct ert_dwconv_args *a);
 
+/*
+ * A band of output rows of one image: rows [oh0, oh1) of every output plane,
+ * plane c's row oh at y + c * y_cs + (oh - oh0) * OW, from input planes that
+ * hold rows [iy0, iy1) only, plane c's row iy at x + c * x_cs + (iy - iy0) *
+ * W; they must hold every row inside the input that the band reads. For the
+ * fused inverted-residual block (cpu/conv/irblock.h), which computes the
+ * input rows band by band.
+ */
+struct ert_dwconv_band {
+	int64_t oh0, oh1, iy0, iy1;
+	int64_t x_cs, y_cs;
+};
+
+/*
+ * Is there a band kernel for @g at @isa: a 2-D 3x3 window of stride 1 or 2
+ * (ert_dwconv_kernel()'s 3x3 planes) at the vector levels, any 2-D window
+ * at the scalar level (the reference loop)?
+ */
+bool ert_dwconv_band_ok(enum ert_cpu_isa isa, const struct ert_conv_geom *g);
+
+/*
+ * Band @b of @a (n_img 1, channel multiplier 1, no residual) on the caller's
+ * thread, at @cpu's level. Each output float is the one ert_dwconv_run()
+ * (or, at the scalar level, the Conv's reference loop) writes there: the
+ * same taps added in the same order. @b must satisfy ert_dwconv_band_ok().
+ */
+void ert_dwconv_band_run(const struct ert_cpu *cpu, const struct ert_dwconv_args *a,
+			 const struct ert_dwconv_band *b);
+
+/*
+ * The scalar reference, one output plane of rows [oh0, oh1) (a 3-D window:
+ * all of them), from @x holding its input plane's rows from @iy0 on (3-D:
+ * 0), row (iz, iy) at x + (iz * IH + iy - iy0) * IW, @k the plane's window;
+ * y at row oh0's start. Sets bias + the window's sum; no activation.
+ */
+void ert_dwconv_ref_rows(const struct ert_conv_geom *g, const float *x, int64_t iy0,
+			 const float *k, float bias, float *y, int64_t oh0, int64_t oh1);
+
 #endif /* ERT_CPU_DWCONV_H */

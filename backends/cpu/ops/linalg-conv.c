@@ -368,122 +368,19 @@ struct dw_job {
 	struct ert_act_desc act;
 };
 
-/* out[i] += w * in[i * stride]: restrict lets GCC vectorise without alias checks. */
-static void axpy_row(float *restrict out, const float *restrict in, int64_t n, int64_t stride,
-		     float w)
-{
-	if (stride == 1)
-		for (int64_t i = 0; i < n; i++)
-			out[i] += w * in[i];
-	else if (stride == 2)
-		for (int64_t i = 0; i < n; i++)
-			out[i] += w * in[2 * i];
-	else
-		for (int64_t i = 0; i < n; i++)
-			out[i] += w * in[i * stride];
-}
-
-/* Three horizontal taps at once: one pass over the output row instead of three. */
-static void axpy3_row(float *restrict out, const float *restrict in, int64_t n, int64_t stride,
-		      int64_t dil, float w0, float w1, float w2)
-{
-	if (stride == 1)
-		for (int64_t i = 0; i < n; i++)
-			out[i] += w0 * in[i] + w1 * in[i + dil] + w2 * in[i + 2 * dil];
-	else
-		for (int64_t i = 0; i < n; i++)
-			out[i] += w0 * in[i * stride] + w1 * in[i * stride + dil] +
-				  w2 * in[i * stride + 2 * dil];
-}
-
-/* Output columns [lo, hi] whose tap at input offset @off lands inside a row of @iw. */
-static void tap_cols(int64_t off, int64_t sw, int64_t iw, int64_t ow, int64_t *lo, int64_t *hi)
-{
-	*lo = off >= 0 ? 0 : (-off + sw - 1) / sw;
-	*hi = iw - 1 - off < 0 ? -1 : (iw - 1 - off) / sw;
-	if (*hi > ow - 1)
-		*hi = ow - 1;
-}
-
-/* Depthwise: one output plane per item, accumulated row by row, tap by tap. */
+/* Depthwise: one output plane per item, by the reference loop (cpu/conv/dwconv.h). */
 static void dw_planes(void *arg, int64_t begin, int64_t end)
 {
 	const struct dw_job *job = arg;
 	const struct conv_plan *p = job->p;
-	const struct ert_conv_geom *g = &p->g;
-	const int64_t OD = g->out[0], OH = g->out[1], OW = g->out[2];
-	const int64_t IH = g->in[1], IW = g->in[2], sw = g->stride[2];
 
 	for (int64_t pl = begin; pl < end; pl++) {
 		int64_t n = pl / p->m, m = pl % p->m;
-		const float *xp = job->x + (n * p->c_in + m / p->m_g) * p->in_sp;
-		const float *wp = job->w + m * p->kk;
 		float *yp = job->y + pl * p->n;
-		float b = job->bias ? job->bias[m] : 0.0f;
 
-		for (int64_t i = 0; i < p->n; i++)
-			yp[i] = b;
-		for (int64_t od = 0; od < OD; od++)
-			for (int64_t oh = 0; oh < OH; oh++) {
-				float *orow = yp + (od * OH + oh) * OW;
-
-				for (int64_t kd = 0; kd < g->k[0]; kd++) {
-					int64_t iz = od * g->stride[0] - g->pad_b[0] + kd * g->dil[0];
-
-					if (iz < 0 || iz >= g->in[0])
-						continue;
-					for (int64_t kh = 0; kh < g->k[1]; kh++) {
-						int64_t iy = oh * g->stride[1] - g->pad_b[1] +
-							     kh * g->dil[1];
-
-						if (iy < 0 || iy >= IH)
-							continue;
-						const float *irow = xp + (iz * IH + iy) * IW;
-
-						const float *wr = wp + (kd * g->k[1] + kh) * g->k[2];
-						int64_t lo[3], hi[3], L = 0, H = OW - 1;
-						int64_t nk = g->k[2], dw = g->dil[2];
-
-						if (nk == 3) {
-							for (int t = 0; t < 3; t++) {
-								tap_cols(t * dw - g->pad_b[2], sw, IW, OW,
-									 &lo[t], &hi[t]);
-								L = lo[t] > L ? lo[t] : L;
-								H = hi[t] < H ? hi[t] : H;
-							}
-						}
-						if (nk == 3 && L <= H) {
-							/* fused interior, then each tap's own edges */
-							int64_t off = -g->pad_b[2];
-
-							axpy3_row(orow + L, irow + L * sw + off, H - L + 1, sw,
-								  dw, wr[0], wr[1], wr[2]);
-							for (int t = 0; t < 3; t++) {
-								int64_t o = t * dw + off;
-								int64_t e = hi[t] < L - 1 ? hi[t] : L - 1;
-
-								if (e >= lo[t])
-									axpy_row(orow + lo[t], irow + lo[t] * sw + o,
-										 e - lo[t] + 1, sw, wr[t]);
-								int64_t r = lo[t] > H + 1 ? lo[t] : H + 1;
-
-								if (hi[t] >= r)
-									axpy_row(orow + r, irow + r * sw + o,
-										 hi[t] - r + 1, sw, wr[t]);
-							}
-							continue;
-						}
-						for (int64_t kw = 0; kw < nk; kw++) {
-							int64_t off = kw * dw - g->pad_b[2], l, h;
-
-							tap_cols(off, sw, IW, OW, &l, &h);
-							if (h >= l)
-								axpy_row(orow + l, irow + l * sw + off, h - l + 1,
-									 sw, wr[kw]);
-						}
-					}
-				}
-			}
+		ert_dwconv_ref_rows(&p->g, job->x + (n * p->c_in + m / p->m_g) * p->in_sp, 0,
+				    job->w + m * p->kk, job->bias ? job->bias[m] : 0.0f, yp, 0,
+				    p->g.out[1]);
 		ert_act_apply(&job->act, yp, p->n);
 	}
 }

@@ -1,0 +1,272 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The inverted-residual block by bands (cpu/conv/irblock.h) against the three
+ * Conv ops it replaces, run one after another at the same kernel level: the
+ * same bits in every output, at every level this CPU runs (scalar, avx2,
+ * avx512, ...), on one thread and two, with packed and unpacked weights.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "cpu/conv/irblock.h"
+#include "cpu/cpu-impl.h"
+#include "cpu/gemm/sgemm.h"
+#include "edgert.h"
+#include "ert-op-test.h"
+#include "ert-test.h"
+#include "opt/opt-private.h"
+
+static uint32_t seed = 777;
+
+struct irb_case {
+	const char *name;
+	int64_t n, c_in, h, w, mult, c_out, stride;
+	int64_t pads[4];
+	bool expand, residual;
+};
+
+static const struct irb_case cases[] = {
+	{ "odd 13x11, s1, 5 -> 30 -> 5, residual", 1, 5, 13, 11, 6, 5, 1, { 1, 1, 1, 1 },
+	  true, true },
+	{ "odd 15x9, s2, 3 -> 18 -> 7", 1, 3, 15, 9, 6, 7, 2, { 1, 1, 1, 1 }, true, false },
+	{ "batch 2, 17x19, s1, 9 -> 27 -> 9, residual", 2, 9, 17, 19, 3, 9, 1, { 1, 1, 1, 1 },
+	  true, true },
+	{ "batch 2, 16x16, s2, 6 -> 36 -> 11", 2, 6, 16, 16, 6, 11, 2, { 1, 1, 1, 1 }, true,
+	  false },
+	{ "no expand, 23x7, s1, 13 -> 13 -> 5", 1, 13, 23, 7, 1, 5, 1, { 1, 1, 1, 1 }, false,
+	  false },
+	{ "no expand, batch 2, 10x21, s2, residual-free", 2, 17, 10, 21, 1, 3, 2, { 1, 1, 1, 1 },
+	  false, false },
+	{ "pads 0 2 / 2 0, s2, 21x14", 1, 4, 21, 14, 6, 4, 2, { 0, 2, 2, 0 }, true, false },
+	{ "one row, s1, 1x40", 1, 8, 1, 40, 6, 8, 1, { 1, 1, 1, 1 }, true, true },
+	/* mobilenet_v2's second block (96 wide): several bands of a few rows each */
+	{ "112x112, s2, 16 -> 96 -> 24", 1, 16, 112, 112, 6, 24, 2, { 1, 1, 1, 1 }, true,
+	  false },
+	{ "56x56, s1, 24 -> 144 -> 24, residual", 1, 24, 56, 56, 6, 24, 1, { 1, 1, 1, 1 }, true,
+	  true },
+};
+
+static float *rand_buf(int64_t n, float scale)
+{
+	float *p = malloc((size_t)n * sizeof(float));
+
+	if (!p)
+		abort();
+	for (int64_t i = 0; i < n; i++)
+		p[i] = frand_r(&seed) * scale;
+	return p;
+}
+
+static void set_act(struct one *o, const float *clip)
+{
+	ert_node_set_attr_int(o->g, o->n, "ert.act", ERT_ACT_CLIP);
+	ert_opt_set_attr_floats(o->g, o->n, "ert.act_params", clip, 2);
+}
+
+/* A Conv of @w [m, c / group, k, k], @b, input @x [n, c, h, w]. */
+static void conv_init(struct one *o, bool residual, int64_t group, int64_t k, int64_t s,
+		      const int64_t *pads)
+{
+	int64_t ks[2] = { k, k }, st[2] = { s, s }, p[4] = { 0, 0, 0, 0 };
+
+	one_init(o, ERT_OP_Conv, 11, residual ? 4 : 3, 1);
+	if (residual)
+		ert_node_set_attr_int(o->g, o->n, "ert.residual", 1);
+	ert_node_set_attr_int(o->g, o->n, "group", group);
+	ert_node_set_attr_ints(o->g, o->n, "kernel_shape", ks, 2);
+	ert_node_set_attr_ints(o->g, o->n, "strides", st, 2);
+	ert_node_set_attr_ints(o->g, o->n, "pads", pads ? pads : p, 4);
+}
+
+static ert_status run_one(struct one *o, enum ert_cpu_isa isa, struct ert_threadpool *pool,
+			  struct ert_value *out)
+{
+	struct ert_cpu_eval_opts opts = { .isa = isa, .pool = pool };
+
+	return ert_cpu_eval_node_with(&opts, o->g, o->n, o->inp, o->n_in, out, 1, &o->err);
+}
+
+struct blk {
+	const struct irb_case *c;
+	int64_t c_mid, oh, ow;
+	float *x, *we, *be, *wd, *bd, *wp, *bp, *res;
+	struct ert_conv_geom g;
+};
+
+/* The unfused ops at @isa: their output in @out (malloc'd); false on failure. */
+static bool unfused(const struct blk *b, enum ert_cpu_isa isa, struct ert_threadpool *pool,
+		    struct ert_value *out, double *secs)
+{
+	const struct irb_case *c = b->c;
+	float clip[2] = { 0.0f, 6.0f };
+	int64_t xd[4] = { c->n, c->c_in, c->h, c->w }, wed[4] = { b->c_mid, c->c_in, 1, 1 };
+	int64_t wdd[4] = { b->c_mid, 1, 3, 3 }, wpd[4] = { c->c_out, b->c_mid, 1, 1 };
+	int64_t bed[1] = { b->c_mid }, bpd[1] = { c->c_out };
+	int64_t rd[4] = { c->n, c->c_out, b->oh, b->ow };
+	struct ert_value e = { 0 }, d = { 0 };
+	struct one oe, od, op;
+	bool ok = true;
+	struct timespec t0, t1;
+
+	conv_init(&oe, false, 1, 1, 1, NULL);
+	set_act(&oe, clip);
+	set_in(&oe, 0, ERT_DTYPE_FLOAT32, 4, xd, b->x);
+	set_in(&oe, 1, ERT_DTYPE_FLOAT32, 4, wed, b->we);
+	set_in(&oe, 2, ERT_DTYPE_FLOAT32, 1, bed, b->be);
+	conv_init(&od, false, b->c_mid, 3, c->stride, c->pads);
+	set_act(&od, clip);
+	set_in(&od, 1, ERT_DTYPE_FLOAT32, 4, wdd, b->wd);
+	set_in(&od, 2, ERT_DTYPE_FLOAT32, 1, bed, b->bd);
+	conv_init(&op, c->residual, 1, 1, 1, NULL);
+	set_in(&op, 1, ERT_DTYPE_FLOAT32, 4, wpd, b->wp);
+	set_in(&op, 2, ERT_DTYPE_FLOAT32, 1, bpd, b->bp);
+	if (c->residual)
+		set_in(&op, 3, ERT_DTYPE_FLOAT32, 4, rd, b->res);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	if (c->expand) {
+		ok = run_one(&oe, isa, pool, &e) == ERT_OK;
+		set_in(&od, 0, ERT_DTYPE_FLOAT32, 4, e.dims, e.data);
+	} else {
+		set_in(&od, 0, ERT_DTYPE_FLOAT32, 4, xd, b->x);
+	}
+	ok = ok && run_one(&od, isa, pool, &d) == ERT_OK;
+	if (ok)
+		set_in(&op, 0, ERT_DTYPE_FLOAT32, 4, d.dims, d.data);
+	ok = ok && run_one(&op, isa, pool, out) == ERT_OK;
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	*secs = (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
+	if (!ok)
+		fprintf(stderr, "%s: unfused: %s%s%s\n", c->name, oe.err.msg, od.err.msg,
+			op.err.msg);
+	free(e.data);
+	free(d.data);
+	one_fini(&oe);
+	one_fini(&od);
+	one_fini(&op);
+	return ok;
+}
+
+/* The fused block at @isa on @threads (pool or none), packed weights or not. */
+static float *fused(const struct blk *b, enum ert_cpu_isa isa, struct ert_threadpool *pool,
+		    uint32_t threads, bool packed, double *secs)
+{
+	const struct irb_case *c = b->c;
+	struct ert_cpu cpu = {
+		.pool = pool, .num_threads = threads, .isa = isa,
+		.gemm = ert_sgemm_kernel_for(isa), .precision = ERT_LEVEL_NORMAL,
+	};
+	const int mr = cpu.gemm->mr;
+	struct ert_act_desc clip = { ERT_ACT_CLIP, 0.0f, 6.0f };
+	float *pe = NULL, *pp = NULL, *y;
+	struct ert_irb_args a = {
+		.n_img = c->n, .c_in = c->c_in, .c_mid = b->c_mid, .c_out = c->c_out, .g = &b->g,
+		.expand = c->expand,
+		.ex = { .w = b->we, .bias = b->be, .act = clip },
+		.dw_w = b->wd, .dw_bias = b->bd, .dw_act = clip,
+		.pj = { .w = b->wp, .bias = b->bp },
+		.x = b->x, .res = c->residual ? b->res : NULL,
+	};
+	struct timespec t0, t1;
+	void *ws;
+
+	if (packed) {
+		pe = malloc(ert_sgemm_packed_a_floats(b->c_mid, c->c_in, mr) * sizeof(float));
+		pp = malloc(ert_sgemm_packed_a_floats(c->c_out, b->c_mid, mr) * sizeof(float));
+		if (!pe || !pp)
+			abort();
+		ert_sgemm_pack_a(b->we, c->c_in, 1, b->c_mid, c->c_in, mr, pe);
+		ert_sgemm_pack_a(b->wp, b->c_mid, 1, c->c_out, b->c_mid, mr, pp);
+		a.ex.w_packed = pe;
+		a.pj.w_packed = pp;
+	}
+	y = malloc((size_t)(c->n * c->c_out * b->oh * b->ow) * sizeof(float));
+	ws = malloc(ert_irb_workspace(&cpu, &a));
+	if (!y || !ws)
+		abort();
+	a.y = y;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	ert_irb_run(&cpu, &a, ws);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	*secs = (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
+	free(ws);
+	free(pe);
+	free(pp);
+	return y;
+}
+
+ERT_TEST(fused_block_same_bits_every_level)
+{
+	struct ert_threadpool *pool = ert_threadpool_create(2);
+	int runs = 0;
+
+	REQUIRE(pool != NULL);
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		const struct irb_case *c = &cases[i];
+		struct ert_err err = { 0 };
+		struct blk b = { .c = c, .c_mid = c->c_in * c->mult };
+		int64_t in[2] = { c->h, c->w }, k[2] = { 3, 3 };
+		struct one o;
+
+		/* the geometry as the Conv sees it */
+		conv_init(&o, false, b.c_mid, 3, c->stride, c->pads);
+		REQUIRE(ert_geom_conv(o.n, 2, in, k, false, &b.g, &err) == ERT_OK);
+		one_fini(&o);
+		b.oh = b.g.out[1];
+		b.ow = b.g.out[2];
+		b.x = rand_buf(c->n * c->c_in * c->h * c->w, 2.0f);
+		b.we = rand_buf(b.c_mid * c->c_in, 1.0f);
+		b.be = rand_buf(b.c_mid, 1.0f);
+		b.wd = rand_buf(b.c_mid * 9, 1.0f);
+		b.bd = rand_buf(b.c_mid, 1.0f);
+		b.wp = rand_buf(c->c_out * b.c_mid, 1.0f);
+		b.bp = rand_buf(c->c_out, 1.0f);
+		b.res = rand_buf(c->n * c->c_out * b.oh * b.ow, 2.0f);
+		for (int isa = ERT_ISA_SCALAR; isa <= (int)ert_cpu_isa_best(); isa++) {
+			struct ert_cpu lv = { .isa = (enum ert_cpu_isa)isa };
+
+			if (!ert_irb_ok(&lv, &b.g))
+				continue;
+			for (int t = 0; t < 4; t++) {
+				uint32_t threads = t & 1 ? 2 : 1;
+				struct ert_value ref = { 0 };
+				double su = 0, sf = 0;
+				float *y;
+
+				if (!unfused(&b, (enum ert_cpu_isa)isa, threads > 1 ? pool : NULL,
+					     &ref, &su)) {
+					*ert_test_failed_ = 1;
+					continue;
+				}
+				y = fused(&b, (enum ert_cpu_isa)isa, threads > 1 ? pool : NULL,
+					  threads, t >= 2, &sf);
+				if (memcmp(y, ref.data, ref.nbytes)) {
+					fprintf(stderr, "%s at %s, %u threads, %s weights: differs\n",
+						c->name, ert_cpu_isa_name((enum ert_cpu_isa)isa),
+						threads, t >= 2 ? "packed" : "plain");
+					*ert_test_failed_ = 1;
+				}
+				if (getenv("IRB_TIMES"))
+					fprintf(stderr, "%-45s %-8s %u thr: unfused %.3f ms, fused %.3f ms\n",
+						c->name, ert_cpu_isa_name((enum ert_cpu_isa)isa),
+						threads, su * 1e3, sf * 1e3);
+				free(y);
+				free(ref.data);
+				runs++;
+			}
+		}
+		free(b.x);
+		free(b.we);
+		free(b.be);
+		free(b.wd);
+		free(b.bd);
+		free(b.wp);
+		free(b.bp);
+		free(b.res);
+	}
+	CHECK(runs > 0);
+	ert_threadpool_destroy(pool);
+}
+
+ERT_TEST_MAIN(ERT_TEST_ENTRY(fused_block_same_bits_every_level))
