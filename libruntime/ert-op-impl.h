@@ -197,6 +197,14 @@ void ert_tensor_make_const(struct ert_graph *g, int32_t t, struct ert_value *v);
 ert_status ert_check_dim(const struct ert_node *n, struct ert_err *err, const char *what,
 			 int64_t idx, int64_t v);
 /*
+ * An input whose values the op needs while planning (a constant, or computed
+ * by the planner first): ERT_OK when @v holds them or is empty, else
+ * ERT_STATUS_UNSUPPORTED with "Op 'name': what must be known when the model
+ * is planned" (edgert info and the clean-up passes plan without values).
+ */
+ert_status ert_check_known(const struct ert_node *n, struct ert_err *err, const char *what,
+			   const struct ert_value *v);
+/*
  * Set @err to "Op 'name': " and the printf message @fmt (the node's name may be
  * NULL: empty) and return @st: the one error prefix of op decoding and kernels.
  */

@@ -161,6 +161,16 @@ ert_status ert_check_dim(const struct ert_node *n, struct ert_err *err, const ch
 			     v < 0 ? "is negative" : "exceeds the largest dimension, 2^48");
 }
 
+ert_status ert_check_known(const struct ert_node *n, struct ert_err *err, const char *what,
+			   const struct ert_value *v)
+{
+	/* numel -1: a shape not known yet, so neither are the values */
+	if (v->data || v->numel == 0)
+		return ERT_OK;
+	return ert_node_fail(n, err, ERT_STATUS_UNSUPPORTED,
+			     "%s must be known when the model is planned", what);
+}
+
 const char *ert_node_label(const struct ert_node *n, char *buf, size_t size)
 {
 	snprintf(buf, size, "%s '%s'", ert_op_name(n->op), n->name ? n->name : "");

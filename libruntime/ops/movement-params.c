@@ -9,9 +9,10 @@ ert_status ert_mv_read_ints(const struct ert_node *n, struct ert_err *err,
 			    const struct ert_value *v, const char *what, int64_t *out,
 			    uint32_t max, uint32_t *count)
 {
-	if (!v->data && v->numel > 0)
-		return ert_node_fail(n, err, ERT_STATUS_UNSUPPORTED,
-				     "%s must be known when the model is planned", what);
+	ert_status st = ert_check_known(n, err, what, v);
+
+	if (st != ERT_OK)
+		return st;
 	if (!ert_dtype_is_int(v->dtype) || ert_dtype_size(v->dtype) == 0)
 		return ert_node_fail(n, err, ERT_STATUS_DTYPE, "%s has type %s, expected an integer",
 				     what, ert_dtype_name(v->dtype));

@@ -31,9 +31,8 @@ ert_status ert_reduce_axes_get(const struct ert_node *n, const struct ert_value 
 		if (!ert_dtype_is_int(axes_in->dtype) || axes_in->rank > 1)
 			return ert_node_fail(n, err, ERT_STATUS_DTYPE,
 					     "axes must be a 1-D integer tensor");
-		if (axes_in->numel > 0 && !axes_in->data)
-			return ert_node_fail(n, err, ERT_STATUS_UNSUPPORTED,
-					     "the value of axes is not known at plan time");
+		if (ert_check_known(n, err, "axes", axes_in) != ERT_OK)
+			return ERT_STATUS_UNSUPPORTED;
 		count = (uint32_t)axes_in->numel;
 		for (uint32_t i = 0; i < count; i++) {
 			st = add_axis(n, i, ert_value_get_int(axes_in, i), x->rank, &mask, err);

@@ -80,9 +80,8 @@ ert_status ert_infer_affine_grid(struct ert_infer_ctx *ctx)
 	if (!ert_dtype_is_int(size->dtype) || size->rank != 1 ||
 	    (size->numel != 4 && size->numel != 5))
 		return ert_infer_fail(ctx, ERT_STATUS_SHAPE, "size must hold 4 or 5 integers");
-	if (!size->data)
-		return ert_infer_fail(ctx, ERT_STATUS_UNSUPPORTED,
-				      "the value of size is not known at plan time");
+	if (ert_check_known(ctx->node, ctx->err, "size", size) != ERT_OK)
+		return ERT_STATUS_UNSUPPORTED;
 	r = size->numel - 2;
 	if (theta->rank != 3 || theta->dims[1] != r || theta->dims[2] != r + 1)
 		return ert_infer_fail(ctx, ERT_STATUS_SHAPE, "theta must be [N, %lld, %lld]",

@@ -69,15 +69,6 @@ static const struct ert_value *given(const struct ert_value *const *in, uint32_t
 	return v && v->numel > 0 ? v : NULL;
 }
 
-static ert_status need_data(const struct ert_node *n, const struct ert_value *v,
-			    const char *what, struct ert_err *err)
-{
-	if (!v->data)
-		return ert_node_fail(n, err, ERT_STATUS_UNSUPPORTED,
-				     "the value of %s is not known at plan time", what);
-	return ERT_OK;
-}
-
 static ert_status apply_sizes(const struct ert_node *n, const struct ert_value *x,
 			      const struct ert_value *sizes, const int32_t *axes, uint32_t naxes,
 			      struct ert_resize_params *p, struct ert_err *err)
@@ -178,7 +169,7 @@ ert_status ert_resize_params_get(const struct ert_node *n, const struct ert_valu
 		return ert_node_fail(n, err, ERT_STATUS_INVALID_MODEL,
 				     "both scales and sizes are given");
 	if (scales) {
-		st = need_data(n, scales, "scales", err);
+		st = ert_check_known(n, err, "scales", scales);
 		if (st != ERT_OK)
 			return st;
 		if (!ert_dtype_is_float(scales->dtype) || scales->numel != naxes)
@@ -202,7 +193,7 @@ ert_status ert_resize_params_get(const struct ert_node *n, const struct ert_valu
 			p->out_dims[d] = (int64_t)od;
 		}
 	} else if (sizes) {
-		st = need_data(n, sizes, "sizes", err);
+		st = ert_check_known(n, err, "sizes", sizes);
 		if (st != ERT_OK)
 			return st;
 		if (!ert_dtype_is_int(sizes->dtype) || sizes->numel != naxes)
@@ -216,7 +207,7 @@ ert_status ert_resize_params_get(const struct ert_node *n, const struct ert_valu
 				     "neither scales nor sizes is given");
 	}
 	if (roi && p->coord == ERT_COORD_TF_CROP_AND_RESIZE) {
-		st = need_data(n, roi, "roi", err);
+		st = ert_check_known(n, err, "roi", roi);
 		if (st != ERT_OK)
 			return st;
 		if (roi->numel != 2 * (int64_t)naxes)

@@ -29,9 +29,8 @@ static inline ert_status ert_op_scalar_int(struct ert_infer_ctx *ctx, uint32_t k
 	if (v->numel != 1 || v->rank > 1)
 		return ert_infer_fail(ctx, ERT_STATUS_SHAPE, "%s must be a scalar, has %lld elements",
 				      what, (long long)v->numel);
-	if (!v->data)
-		return ert_infer_fail(ctx, ERT_STATUS_UNSUPPORTED,
-				      "%s must be known when the model is planned", what);
+	if (ert_check_known(ctx->node, ctx->err, what, v) != ERT_OK)
+		return ERT_STATUS_UNSUPPORTED;
 	*out = ert_value_get_int(v, 0);
 	return ERT_OK;
 }

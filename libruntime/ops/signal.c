@@ -22,6 +22,7 @@ ert_status ert_dft_params(const struct ert_node *n, const struct ert_value *cons
 	const struct ert_value *len_v = n_in > 1 ? in[1] : NULL;
 	const struct ert_value *axis_v = n_in > 2 ? in[2] : NULL;
 	int64_t axis, m;
+	ert_status st;
 
 	p->inverse = ert_attr_int(n, "inverse", 0) != 0;
 	p->onesided = ert_attr_int(n, "onesided", 0) != 0;
@@ -32,9 +33,9 @@ ert_status ert_dft_params(const struct ert_node *n, const struct ert_value *cons
 	if (n->opset >= 20) {
 		axis = -2;
 		if (axis_v) {
-			if (!axis_v->data)
-				return ert_node_fail(n, err, ERT_STATUS_UNSUPPORTED,
-						     "axis must be known when the model is planned");
+			st = ert_check_known(n, err, "axis", axis_v);
+			if (st != ERT_OK)
+				return st;
 			if (axis_v->numel != 1 || !ert_dtype_is_int(axis_v->dtype))
 				return ert_node_fail(n, err, ERT_STATUS_SHAPE,
 						     "axis must be one integer");
@@ -51,9 +52,9 @@ ert_status ert_dft_params(const struct ert_node *n, const struct ert_value *cons
 	p->axis = (int32_t)(axis < 0 ? axis + x->rank : axis);
 	m = x->dims[p->axis];
 	if (len_v) {
-		if (!len_v->data)
-			return ert_node_fail(n, err, ERT_STATUS_UNSUPPORTED,
-					     "dft_length must be known when the model is planned");
+		st = ert_check_known(n, err, "dft_length", len_v);
+		if (st != ERT_OK)
+			return st;
 		if (len_v->numel != 1 || !ert_dtype_is_int(len_v->dtype))
 			return ert_node_fail(n, err, ERT_STATUS_SHAPE,
 					     "dft_length must be one integer");

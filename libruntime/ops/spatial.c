@@ -53,11 +53,13 @@ static ert_status input_ints(const struct ert_node *n, struct ert_err *err,
 			     const struct ert_value *v, const char *what, int64_t *out,
 			     int32_t *count)
 {
+	ert_status st;
+
 	if (!v)
 		return fail(n, err, ERT_STATUS_INVALID_MODEL, "input %s is missing", what);
-	if (!v->data)
-		return fail(n, err, ERT_STATUS_UNSUPPORTED,
-			    "%s must be known when the model is planned", what);
+	st = ert_check_known(n, err, what, v);
+	if (st != ERT_OK)
+		return st;
 	if (!ert_dtype_is_int(v->dtype) || ert_dtype_size(v->dtype) == 0 || v->rank != 1)
 		return fail(n, err, ERT_STATUS_SHAPE, "%s must be a list of integers", what);
 	if (v->numel < 1 || v->numel > ERT_SPATIAL_MAX)
@@ -292,9 +294,9 @@ ert_status ert_unpool_params(const struct ert_node *n, const struct ert_value *c
 	for (int32_t d = 0; d < x->rank; d++)
 		p->out[d] = p->inferred[d];
 	if (shape) {
-		if (!shape->data)
-			return fail(n, err, ERT_STATUS_UNSUPPORTED,
-				    "output_shape must be known when the model is planned");
+		st = ert_check_known(n, err, "output_shape", shape);
+		if (st != ERT_OK)
+			return st;
 		if (!ert_dtype_is_int(shape->dtype) || shape->rank != 1 ||
 		    shape->numel != x->rank)
 			return fail(n, err, ERT_STATUS_SHAPE, "output_shape must hold %d integers",

@@ -63,6 +63,10 @@ ERT_TEST(slice_forms_and_clamping)
 	set_val(&o.in[2], ERT_DTYPE_INT64, 1, (int64_t[]){ 1 }, e1);
 	REQUIRE(one_run(&o) == ERT_OK);
 	CHECK_EQ_INT(o.out[0].dims[0], 0);
+	/* starts not known while planning (ert_check_known's message) */
+	o.in[1].data = NULL;
+	CHECK_EQ_INT(one_run(&o), ERT_STATUS_UNSUPPORTED);
+	CHECK_EQ_STR(o.err.msg, "Slice 'Slice_0': starts must be known when the model is planned");
 	one_fini(&o);
 }
 
