@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/mman.h>
 
 #include "cpu/cpu-impl.h"
 #include "cpu/gemm/sgemm.h"
@@ -32,12 +33,40 @@ static const char *cpu_buffer_type(struct ert_backend *be)
 	return "host";
 }
 
+/*
+ * Large buffers on huge pages: a 1x1 convolution reads its K rows a plane
+ * apart and a GEMM streams panels of several MiB, one 4 KiB page (and TLB
+ * entry) after another; in 2 MiB pages a whole activation tensor or weight
+ * matrix needs a handful of TLB entries. Linux gives them only to 2 MiB
+ * aligned ranges of a mapping marked MADV_HUGEPAGE when transparent huge
+ * pages are in "madvise" mode (Debian's default; in "always" mode aligned
+ * ranges get them anyway, in "never" mode madvise() changes nothing). The
+ * memory a buffer touches stays what it touches: the alignment costs
+ * address space, not pages, and a partly used last 2 MiB stays on small
+ * pages.
+ */
+#define CPU_HUGE_PAGE ((size_t)2 << 20)
+
+void *ert_cpu_alloc(size_t bytes)
+{
+	size_t rounded = bytes ? (bytes + 63) & ~(size_t)63 : 64;
+	void *p = NULL;
+
+	if (rounded < bytes)
+		return NULL;
+	if (rounded < CPU_HUGE_PAGE)
+		return aligned_alloc(64, rounded);
+	/* posix_memalign: aligned_alloc may insist on a size the alignment divides */
+	if (posix_memalign(&p, CPU_HUGE_PAGE, rounded))
+		return NULL;
+	(void)madvise(p, rounded & ~(size_t)4095, MADV_HUGEPAGE);
+	return p;
+}
+
 static ert_status cpu_buffer_alloc(struct ert_backend *be, size_t size, struct ert_buffer *out,
 				   struct ert_err *err)
 {
-	/* 64 bytes: a cache line, and the widest vector load (AVX-512). */
-	size_t rounded = (size + 63) & ~(size_t)63;
-	void *p = aligned_alloc(64, rounded ? rounded : 64);
+	void *p = ert_cpu_alloc(size);
 
 	if (!p) {
 		ert_err_set(err, "failed to allocate %zu bytes of host memory", size);

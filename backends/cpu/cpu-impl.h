@@ -154,6 +154,14 @@ static inline const float *ert_cpu_packed_data(const void *state)
 }
 
 /*
+ * Host memory for the CPU backend's arenas and packed weights: 64-byte
+ * aligned (a cache line, the widest vector load), and from 2 MiB on 2 MiB
+ * aligned and asked for transparent huge pages (cpu-backend.c); NULL when
+ * out of memory. Freed with free().
+ */
+void *ert_cpu_alloc(size_t bytes);
+
+/*
  * Bytes the CPU backend @be holds in packed weights right now, on top of the
  * plans' arenas (0 for NULL or another backend): for the session's memory report.
  */

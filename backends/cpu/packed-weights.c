@@ -38,9 +38,9 @@ static struct ert_cpu_packed *pack_new(struct ert_cpu *cpu, const struct ert_cpu
 	pk->cpu = cpu;
 	pk->key = *key;
 	pk->stride = packed_floats(key);
-	/* aligned_alloc wants a multiple of the alignment; the panels want 64 bytes. */
+	/* a multiple of 64 bytes, as the panels want, on huge pages when large */
 	pk->bytes = ((pk->stride * (size_t)key->count * sizeof(float)) | 63) + 1;
-	pk->data = aligned_alloc(64, pk->bytes);
+	pk->data = ert_cpu_alloc(pk->bytes);
 	if (!pk->data) {
 		free(pk);
 		return NULL;
