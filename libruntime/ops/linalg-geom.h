@@ -79,6 +79,17 @@ bool ert_matmul_has_perm(const struct ert_node *n);
 bool ert_matmul_perm(const struct ert_node *n, int which, int32_t rank, int32_t *perm);
 
 /*
+ * The same for any permutation attribute @name of @n (FusedAttention's
+ * perm_q, perm_kt, perm_v, perm_y: ops/attention.c); @keep_last: it must
+ * keep the last dim last.
+ */
+bool ert_perm_attr(const struct ert_node *n, const char *name, int32_t rank, bool keep_last,
+		   int32_t *perm);
+/* FusedAttention's four: "perm_q", "perm_kt", "perm_v", "perm_y" (ops/attention.c). */
+enum { ERT_ATTN_PERM_Q, ERT_ATTN_PERM_KT, ERT_ATTN_PERM_V, ERT_ATTN_PERM_Y, ERT_ATTN_PERMS };
+extern const char *const ert_attention_perm_attr[ERT_ATTN_PERMS];
+
+/*
  * Dims and element strides of the view @perm makes of a contiguous tensor of
  * @rank dims @dims. Forward (an operand): view dim d is dims[perm[d]], with
  * that dim's stride. Inverse (the output): @dims are those of the stored

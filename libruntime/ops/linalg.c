@@ -233,16 +233,17 @@ bool ert_matmul_has_perm(const struct ert_node *n)
 	return false;
 }
 
-bool ert_matmul_perm(const struct ert_node *n, int which, int32_t rank, int32_t *perm)
+bool ert_perm_attr(const struct ert_node *n, const char *name, int32_t rank, bool keep_last,
+		   int32_t *perm)
 {
 	uint32_t count = 0;
-	const int64_t *p = ert_attr_ints(n, ert_matmul_perm_attr[which], &count);
+	const int64_t *p = ert_attr_ints(n, name, &count);
 	bool seen[ERT_MAX_RANK] = { false };
 	bool ok = rank >= 0 && rank <= ERT_MAX_RANK;
 
 	for (int32_t d = 0; ok && d < rank; d++)
 		perm[d] = d;
-	if (!ok || !ert_node_attr(n, ert_matmul_perm_attr[which]))
+	if (!ok || !ert_node_attr(n, name))
 		return ok;
 	ok = p && count == (uint32_t)rank;
 	for (int32_t d = 0; ok && d < rank; d++) {
@@ -250,11 +251,17 @@ bool ert_matmul_perm(const struct ert_node *n, int which, int32_t rank, int32_t 
 		if (ok)
 			seen[p[d]] = true;
 	}
-	if (ok && which == ERT_MATMUL_PERM_Y)
+	if (ok && keep_last)
 		ok = rank >= 1 && p[rank - 1] == rank - 1;
 	for (int32_t d = 0; ok && d < rank; d++)
 		perm[d] = (int32_t)p[d];
 	return ok;
+}
+
+bool ert_matmul_perm(const struct ert_node *n, int which, int32_t rank, int32_t *perm)
+{
+	return ert_perm_attr(n, ert_matmul_perm_attr[which], rank, which == ERT_MATMUL_PERM_Y,
+			     perm);
 }
 
 void ert_perm_view(int32_t rank, const int64_t *dims, const int32_t *perm, bool inverse,

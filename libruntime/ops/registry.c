@@ -8,6 +8,7 @@
 extern const struct ert_op_def ert_op_defs_unary[];
 extern const struct ert_op_def ert_op_defs_binary[];
 extern const struct ert_op_def ert_op_defs_linalg[];
+extern const struct ert_op_def ert_op_defs_attention[];
 extern const struct ert_op_def ert_op_defs_pool[];
 extern const struct ert_op_def ert_op_defs_qlinalg[];
 extern const struct ert_op_def ert_op_defs_qlinear[];
@@ -36,6 +37,7 @@ static const struct ert_op_def *const families[] = {
 	ert_op_defs_unary,
 	ert_op_defs_binary,
 	ert_op_defs_linalg,
+	ert_op_defs_attention,
 	ert_op_defs_pool,
 	ert_op_defs_qlinalg,
 	ert_op_defs_qlinear,

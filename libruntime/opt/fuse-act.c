@@ -283,7 +283,11 @@ oom:
 
 ert_status ert_opt_unfuse_activations(struct ert_graph *g, struct ert_err *err)
 {
-	ert_status st = ert_opt_unfold_matmul_perms(g, err);
+	/* the fused attention's MatMuls first: their folded Transposes are split next */
+	ert_status st = ert_opt_unfuse_attention(g, err);
+
+	if (st == ERT_OK)
+		st = ert_opt_unfold_matmul_perms(g, err);
 
 	if (st == ERT_OK)
 		st = unfuse_residuals(g, err);

@@ -29,6 +29,20 @@ ert_status ert_opt_fold_matmul_transposes(struct ert_graph *g, bool *changed,
 /* Give the Transposes folded into MatMuls back (for the quantizer; fold-transpose.c). */
 ert_status ert_opt_unfold_matmul_perms(struct ert_graph *g, struct ert_err *err);
 ert_status ert_opt_remove_dead(struct ert_graph *g, bool *changed, struct ert_err *err);
+/*
+ * MatMul -> scale -> Softmax -> MatMul as one FusedAttention (fuse-attention.c),
+ * where ert_opt_attention_enabled(); ert_opt_unfuse_attention() undoes it.
+ */
+ert_status ert_opt_fuse_attention(struct ert_graph *g, bool *changed, struct ert_err *err);
+ert_status ert_opt_unfuse_attention(struct ert_graph *g, struct ert_err *err);
+/*
+ * Whether the pass runs without ERT_FUSE_ATTENTION in the environment: off
+ * until measured faster on Sapphire Rapids (docs/cpu-kernels.md), and it
+ * puts the attention of a GPU run on the CPU.
+ */
+#define ERT_OPT_ATTENTION_DEFAULT false
+/* ERT_FUSE_ATTENTION=0 / 1 in the environment, else ERT_OPT_ATTENTION_DEFAULT. */
+bool ert_opt_attention_enabled(void);
 
 /* Per tensor: live node inputs plus graph outputs reading it (malloc'd; NULL on OOM). */
 uint32_t *ert_opt_count_uses(const struct ert_graph *g);

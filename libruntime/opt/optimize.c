@@ -13,7 +13,8 @@ typedef ert_status (*pass_fn)(struct ert_graph *g, bool *changed, struct ert_err
  * activation, and must not break up an int8 pattern); Transposes fold into
  * MatMuls after constant folding (which transposes constant weights itself)
  * and QDQ fusion (a Transpose between DequantizeLinear and QuantizeLinear
- * belongs to an int8 pattern).
+ * belongs to an int8 pattern); attention fuses after that (it takes the
+ * folded Transposes along, and a QDQ pattern is a QLinearMatMul by then).
  */
 static const pass_fn passes[] = {
 	ert_opt_infer_shapes,
@@ -25,6 +26,7 @@ static const pass_fn passes[] = {
 	ert_opt_fuse_residual,
 	ert_opt_fuse_matmul_bias,
 	ert_opt_fold_matmul_transposes,
+	ert_opt_fuse_attention,
 	ert_opt_remove_dead,
 };
 

@@ -22,7 +22,8 @@ ert_status ert_graph_optimize(struct ert_graph *g, struct ert_err *err);
  * HardSwish, HardSigmoid, Tanh): each becomes its own node again after its
  * host, which writes a new tensor. For the quantizer, which needs the
  * Conv's own output and whose int8 form of those activations is a table
- * lookup of their own.
+ * lookup of their own. A FusedAttention (opt/fuse-attention.c) becomes its
+ * MatMul, Mul by the scale, Softmax and MatMul again first.
  */
 ert_status ert_opt_unfuse_activations(struct ert_graph *g, struct ert_err *err);
 

@@ -523,6 +523,11 @@ ERT_TEST(bad_models)
 	m->graph->node[0]->domain = mb_str(&b, "");
 	m->graph->node[0]->op_type = mb_str(&b, "QLinearLookup");
 	expect_fail(ert_test_failed_, m, ERT_STATUS_UNSUPPORTED, "edgert's own op, not an ONNX one");
+	/* and FusedAttention by the attention fusion */
+	m = qlinearadd_model(&b);
+	m->graph->node[0]->domain = mb_str(&b, "");
+	m->graph->node[0]->op_type = mb_str(&b, "FusedAttention");
+	expect_fail(ert_test_failed_, m, ERT_STATUS_UNSUPPORTED, "edgert's own op, not an ONNX one");
 
 	m = conv_relu_model(&b);
 	m->graph->initializer[1]->raw_data.len = 4; /* shape says 8 bytes */
@@ -615,7 +620,7 @@ ERT_TEST(opset_ranges)
 	for (int op = 0; op < ERT_OP_COUNT; op++) {
 		const struct ert_op_opset *r = ert_op_opset((enum ert_op)op);
 
-		if (op == ERT_OP_QLinearLookup) {
+		if (op == ERT_OP_QLinearLookup || op == ERT_OP_FusedAttention) {
 			CHECK(r == NULL);
 			continue;
 		}

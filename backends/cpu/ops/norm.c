@@ -94,6 +94,11 @@ static void softmax_f32_row(const float *src, float *dst, int64_t n, enum ert_op
 	}
 }
 
+void ert_cpu_softmax_row_f32(const float *x, float *y, int64_t n)
+{
+	softmax_f32_row(x, y, n, ERT_OP_Softmax);
+}
+
 static void softmax_range(void *arg, int64_t begin, int64_t end)
 {
 	const struct lane_args *a = arg;

@@ -7,6 +7,7 @@
 extern const struct ert_cpu_op ert_cpu_ops_unary[];
 extern const struct ert_cpu_op ert_cpu_ops_binary[];
 extern const struct ert_cpu_op ert_cpu_ops_linalg[];
+extern const struct ert_cpu_op ert_cpu_ops_attention[];
 extern const struct ert_cpu_op ert_cpu_ops_pool[];
 extern const struct ert_cpu_op ert_cpu_ops_qlinalg[];
 extern const struct ert_cpu_op ert_cpu_ops_qlinear_ew[];
@@ -35,6 +36,7 @@ static const struct ert_cpu_op *const families[] = {
 	ert_cpu_ops_unary,
 	ert_cpu_ops_binary,
 	ert_cpu_ops_linalg,
+	ert_cpu_ops_attention,
 	ert_cpu_ops_pool,
 	ert_cpu_ops_qlinalg,
 	ert_cpu_ops_qlinear_ew,
