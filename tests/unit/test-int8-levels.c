@@ -21,6 +21,7 @@
 #include "edgert.h"
 #include "ert-op-test.h"
 #include "ert-test.h"
+#include "ops/quant-fixed.h"
 
 static uint32_t seed = 2024;
 
@@ -914,6 +915,97 @@ ERT_TEST(qlinearconv_residual_refused)
 }
 
 /*
+ * Each level's block epilogue (epi_rows) in the fixed rule with per-row
+ * terms, as a convolution calls it, against ert_requant_fixed() + zp and
+ * the clamp computed here: widths around the vectors (1 to 53 columns),
+ * with and without colsum's u, raw sums from small to the whole int32
+ * range, multipliers from 0 to 2^31 - 1 and every shift from -31 to 30,
+ * int8 and uint8 outputs with and without a clamp.
+ */
+ERT_TEST(qgemm_epi_rows_fixed_every_level)
+{
+	static const int32_t ranges[][3] = { /* zp, lo, hi */
+		{ -5, -128, 127 }, { 3, -20, 90 }, { 120, 0, 255 }, { 0, 17, 200 }, { 255, 0, 100 },
+		{ -128, 0, 127 },
+	};
+	enum ert_cpu_isa best = ert_cpu_isa_best();
+	uint32_t st = 77;
+	int runs = 0;
+
+	for (int isa = ERT_ISA_AVX2; isa <= (int)best; isa++) {
+		const struct ert_qgemm_kernel *k = ert_qgemm_kernel_for((enum ert_cpu_isa)isa);
+
+		if (!k)
+			continue;
+		for (int trial = 0; trial < 400; trial++) {
+			enum { ROWS = 5, LD = 64 };
+			int32_t raw[ROWS * LD], u[LD], c0[ROWS], c1[ROWS], mult[ROWS], shift[ROWS];
+			uint8_t out[ROWS * LD], want[ROWS * LD];
+			const int32_t *rg = ranges[trial % 6];
+			int64_t n = 1 + (int64_t)(lcg_next(&st) % 53);
+			int mag = trial % 4; /* raw sums: small, medium, large, any */
+			bool with_u = trial % 3 == 0;
+
+			for (int i = 0; i < ROWS * LD; i++) {
+				uint32_t r = lcg_next(&st) ^ (lcg_next(&st) << 16);
+
+				raw[i] = mag == 0 ? (int32_t)(r % 4001) - 2000
+					 : mag == 1 ? (int32_t)(r % 400001) - 200000
+					 : mag == 2 ? (int32_t)(r >> 2) - (1 << 29) : (int32_t)r;
+			}
+			for (int j = 0; j < LD; j++)
+				u[j] = (int32_t)(lcg_next(&st) % 20000);
+			for (int r = 0; r < ROWS; r++) {
+				uint32_t m = lcg_next(&st) ^ (lcg_next(&st) << 16);
+
+				c0[r] = (int32_t)(lcg_next(&st) % 2001) - 1000;
+				c1[r] = (int32_t)(lcg_next(&st) % 21) - 10;
+				mult[r] = r == 0 && trial % 5 == 0 ? 0 : (int32_t)(m >> 1 | 1u << 30);
+				if (r == 1 && trial % 7 == 0)
+					mult[r] = (int32_t)(m >> 8);
+				shift[r] = (int32_t)(lcg_next(&st) % 62) - 31;
+				if (r >= 2 && trial % 2)
+					shift[r] = -(int32_t)(lcg_next(&st) % 12);
+			}
+			struct ert_qgemm_epi e = { .mode = ERT_QGEMM_OUT_FIXED, .u = with_u ? u : NULL,
+						   .zp = rg[0], .lo = rg[1], .hi = rg[2] };
+			const struct ert_qgemm_rows rt = { .c0 = c0, .c1 = c1, .mult1 = mult,
+							   .shift1 = shift };
+
+			memset(out, 0xee, sizeof(out));
+			memset(want, 0xee, sizeof(want));
+			for (int r = 0; r < ROWS; r++)
+				for (int64_t j = 0; j < n; j++) {
+					uint32_t v = (uint32_t)raw[r * LD + j] + (uint32_t)c0[r];
+					int64_t q;
+
+					if (with_u)
+						v += (uint32_t)c1[r] * (uint32_t)u[j];
+					q = (int64_t)ert_requant_fixed((int32_t)v, mult[r], shift[r]) + rg[0];
+					q = q < rg[1] ? rg[1] : q > rg[2] ? rg[2] : q;
+					want[r * LD + j] = (uint8_t)q;
+				}
+			k->epi_rows(raw, LD, ROWS, n, &e, &rt, out, LD);
+			if (memcmp(out, want, sizeof(out)) != 0) {
+				int bad = 0;
+
+				while (out[bad] == want[bad])
+					bad++;
+				fprintf(stderr, "%s: trial %d, n %lld: byte %d is %u, want %u\n", k->name,
+					trial, (long long)n, bad, out[bad], want[bad]);
+				CHECK(false);
+				break;
+			}
+			runs++;
+		}
+	}
+	if (best < ERT_ISA_AVX2)
+		fprintf(stderr, "no SIMD level on this CPU: epilogue test skipped\n");
+	else
+		CHECK(runs > 0);
+}
+
+/*
  * The SIMD path is the one that runs: prepare() names each level's int8 GEMM
  * kernel for a dense convolution and a matrix product, and its depthwise
  * kernel for a depthwise convolution.
@@ -972,4 +1064,5 @@ ERT_TEST_MAIN(ERT_TEST_ENTRY(qlinearconv_every_level), ERT_TEST_ENTRY(convintege
 	      ERT_TEST_ENTRY(qlinear_binary_every_level), ERT_TEST_ENTRY(qlinear_binary_kernel_names),
 	      ERT_TEST_ENTRY(qlinear_add_fixed_every_byte), ERT_TEST_ENTRY(quantize_every_level), ERT_TEST_ENTRY(quantize_kernel_names),
 	      ERT_TEST_ENTRY(qlinearconv_residual_every_level),
-	      ERT_TEST_ENTRY(qlinearconv_residual_refused), ERT_TEST_ENTRY(kernel_names))
+	      ERT_TEST_ENTRY(qlinearconv_residual_refused), ERT_TEST_ENTRY(kernel_names),
+	      ERT_TEST_ENTRY(qgemm_epi_rows_fixed_every_level))

@@ -142,6 +142,76 @@ static inline __m256i residual8(const struct ert_q8_add *a, __m256i q, const uin
 	return _mm256_add_epi32(s, _mm256_set1_epi32(p->zp));
 }
 
+/*
+ * A convolution's fixed-rule rows (one multiplier and shift per row, no
+ * per-column terms but colsum's u, no fused residual) 16 outputs at a time:
+ * the block's constants once, each row's once, ert_q8_requant_fixed_avx2()
+ * with its shifts as uniform counts and the sign put back by vpsignd, then
+ * the clamp on bytes after saturating packs. The packs only saturate values
+ * that lie outside [lo, hi] (which is inside the output type's range, int8
+ * when hi <= 127) on the same side, so the clamped bytes are those of the
+ * 32-bit clamp. Returns the columns done in every row (a multiple of 16);
+ * the caller finishes the rest.
+ */
+static inline __attribute__((always_inline)) int64_t
+epi_rows_fixed16(const bool s8, const int32_t *raw, int64_t ldr, int64_t rows, int64_t n,
+		 const struct ert_qgemm_epi *e, const struct ert_qgemm_rows *rt, uint8_t *dst,
+		 int64_t ldd)
+{
+	const __m256i rnd = _mm256_set1_epi64x(1LL << 30);
+	const __m256i zp = _mm256_set1_epi16((int16_t)e->zp);
+	const __m256i order = _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7);
+	const __m128i lo = _mm_set1_epi8((char)e->lo), hi = _mm_set1_epi8((char)e->hi);
+	const int32_t *u = e->u;
+	const int64_t n16 = n / 16 * 16;
+
+	for (int64_t r = 0; r < rows && n16; r++) {
+		const struct ert_qgemm_rowv rv = ert_qgemm_rowv_at(e, rt, r, ldd);
+		const int32_t ls = rv.shift1 > 0 ? rv.shift1 : 0, rs = rv.shift1 < 0 ? -rv.shift1 : 0;
+		const __m128i lsc = _mm_cvtsi32_si128(ls), rsc = _mm_cvtsi32_si128(rs);
+		const __m256i c0 = _mm256_set1_epi32((int32_t)rv.c0);
+		const __m256i c1 = _mm256_set1_epi32((int32_t)rv.c1);
+		const __m256i mult = _mm256_set1_epi32(rv.mult1);
+		const __m256i half = _mm256_set1_epi32((int32_t)((1u << rs) >> 1));
+		const int32_t *rr = raw + r * ldr;
+		uint8_t *d = dst + r * ldd;
+
+		for (int64_t j = 0; j < n16; j += 16) {
+			__m256i v[2];
+
+			for (int h = 0; h < 2; h++) {
+				__m256i x = _mm256_add_epi32(
+					_mm256_loadu_si256((const __m256i *)(rr + j + 8 * h)), c0);
+
+				if (u)
+					x = _mm256_add_epi32(x, _mm256_mullo_epi32(c1, _mm256_loadu_si256(
+									(const __m256i *)(u + j + 8 * h))));
+				if (ls)
+					x = _mm256_sll_epi32(x, lsc);
+				__m256i ev = _mm256_add_epi64(_mm256_mul_epi32(x, mult), rnd);
+				__m256i od = _mm256_add_epi64(
+					_mm256_mul_epi32(_mm256_srli_epi64(x, 32), mult), rnd);
+				__m256i q = _mm256_blend_epi32(_mm256_srli_epi64(ev, 31),
+							       _mm256_slli_epi64(od, 1), 0xaa);
+				__m256i m = _mm256_srl_epi32(_mm256_add_epi32(_mm256_abs_epi32(q), half),
+							     rsc);
+
+				/* -m where q < 0; q == 0 gives m == 0 either way */
+				v[h] = _mm256_sign_epi32(m, q);
+			}
+			__m256i w = _mm256_adds_epi16(_mm256_packs_epi32(v[0], v[1]), zp);
+
+			w = s8 ? _mm256_packs_epi16(w, w) : _mm256_packus_epi16(w, w);
+			__m128i b = _mm256_castsi256_si128(_mm256_permutevar8x32_epi32(w, order));
+
+			b = s8 ? _mm_min_epi8(_mm_max_epi8(b, lo), hi)
+			       : _mm_min_epu8(_mm_max_epu8(b, lo), hi);
+			_mm_storeu_si128((__m128i *)(d + j), b);
+		}
+	}
+	return n16;
+}
+
 static inline __attribute__((always_inline)) void
 epi_row(const int32_t *raw, int64_t n, const struct ert_qgemm_epi *e, struct ert_qgemm_rowv rv,
 	void *dst)
@@ -231,6 +301,18 @@ void ert_qgemm_epi_rows_avx2(const int32_t *raw, int64_t ldr, int64_t rows, int6
 			     const struct ert_qgemm_epi *e, const struct ert_qgemm_rows *rt,
 			     void *dst, int64_t ldd)
 {
+	int64_t j = 0;
+
+	if (e->mode == ERT_QGEMM_OUT_FIXED && !e->mult && !e->shift && !e->t && !e->w && !e->res)
+		j = e->hi <= 127 ? epi_rows_fixed16(true, raw, ldr, rows, n, e, rt, dst, ldd)
+				 : epi_rows_fixed16(false, raw, ldr, rows, n, e, rt, dst, ldd);
+	if (j == n)
+		return;
+	/* the columns from j (only the fixed rows above skip any): u moved along */
+	struct ert_qgemm_epi t = *e;
+
+	t.u = e->u ? e->u + j : NULL;
 	for (int64_t r = 0; r < rows; r++)
-		epi_row(raw + r * ldr, n, e, ert_qgemm_rowv_at(e, rt, r, ldd), (char *)dst + r * ldd);
+		epi_row(raw + r * ldr + j, n - j, &t, ert_qgemm_rowv_at(&t, rt, r, ldd),
+			(uint8_t *)dst + r * ldd + j);
 }
