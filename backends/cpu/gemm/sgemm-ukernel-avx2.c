@@ -3,7 +3,9 @@
  * fp32 GEMM micro-kernel, AVX2 + FMA: 6 rows x 16 columns, 12 ymm
  * accumulators, two B vectors and a broadcast of A per K step. An edge panel
  * of nr <= 8 runs the one-vector variant; partial vectors are stored through
- * a lane mask.
+ * a lane mask. Short row panels (mr <= 3, 2, 1) run a 3-, 2- or 1-row
+ * variant instead of multiplying the panel's zero rows (each row's sums are
+ * the same FMAs in the same order).
  */
 #include <immintrin.h>
 
@@ -31,7 +33,7 @@ static inline __m256i lane_mask(int64_t n)
 }
 
 static inline __attribute__((always_inline)) void
-kernel_nv(const int NV, int64_t kc, const float *restrict a, const float *restrict b,
+kernel_nv(const int NV, const int ROWS, int64_t kc, const float *restrict a, const float *restrict b,
 	  int64_t ldb, float *restrict c, int64_t ldc, int64_t mr, int64_t nr,
 	  const struct ert_sgemm_epi *e)
 {
@@ -49,7 +51,7 @@ kernel_nv(const int NV, int64_t kc, const float *restrict a, const float *restri
 		for (int v = 0; v < NV; v++)
 			bv[v] = _mm256_loadu_ps(b + 8 * v);
 #pragma GCC unroll 6
-		for (int i = 0; i < MR; i++) {
+		for (int i = 0; i < ROWS; i++) {
 			__m256 av = _mm256_broadcast_ss(a + i);
 
 #pragma GCC unroll 2
@@ -107,8 +109,23 @@ void ert_f32_gemm_ukernel_6x16__avx2(int64_t kc, const float *a, const float *b,
 				     float *c, int64_t ldc, int64_t mr, int64_t nr,
 				     const struct ert_sgemm_epi *e)
 {
-	if (nr > 8)
-		kernel_nv(2, kc, a, b, ldb, c, ldc, mr, nr, e);
-	else
-		kernel_nv(1, kc, a, b, ldb, c, ldc, mr, nr, e);
+	if (nr > 8) {
+		if (mr > 3)
+			kernel_nv(2, 6, kc, a, b, ldb, c, ldc, mr, nr, e);
+		else if (mr == 3)
+			kernel_nv(2, 3, kc, a, b, ldb, c, ldc, mr, nr, e);
+		else if (mr == 2)
+			kernel_nv(2, 2, kc, a, b, ldb, c, ldc, mr, nr, e);
+		else
+			kernel_nv(2, 1, kc, a, b, ldb, c, ldc, mr, nr, e);
+	} else {
+		if (mr > 3)
+			kernel_nv(1, 6, kc, a, b, ldb, c, ldc, mr, nr, e);
+		else if (mr == 3)
+			kernel_nv(1, 3, kc, a, b, ldb, c, ldc, mr, nr, e);
+		else if (mr == 2)
+			kernel_nv(1, 2, kc, a, b, ldb, c, ldc, mr, nr, e);
+		else
+			kernel_nv(1, 1, kc, a, b, ldb, c, ldc, mr, nr, e);
+	}
 }

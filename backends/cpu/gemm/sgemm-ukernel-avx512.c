@@ -4,6 +4,10 @@
  * columns, 24 zmm accumulators, three B vectors and a broadcast of A per K
  * step. Narrow edge panels (nr <= 32, nr <= 16) run a 2- or 1-vector variant
  * instead of computing zero columns; the last vector's columns are masked.
+ * Short row panels (mr <= 4, 2, 1: the last panel of M = 49 pixels in the
+ * small-plane convolutions, M = 1 products) run a 4-, 2- or 1-row variant
+ * instead of multiplying the panel's zero rows; each row's sums are the
+ * same FMAs in the same order whichever variant runs.
  */
 #include <immintrin.h>
 
@@ -14,7 +18,7 @@
 #define NR 48
 
 static inline __attribute__((always_inline)) void
-kernel_nv(const int NV, int64_t kc, const float *restrict a, const float *restrict b,
+kernel_nv(const int NV, const int ROWS, int64_t kc, const float *restrict a, const float *restrict b,
 	  int64_t ldb, float *restrict c, int64_t ldc, int64_t mr, int64_t nr,
 	  const struct ert_sgemm_epi *e)
 {
@@ -32,7 +36,7 @@ kernel_nv(const int NV, int64_t kc, const float *restrict a, const float *restri
 		for (int v = 0; v < NV; v++)
 			bv[v] = _mm512_loadu_ps(b + 16 * v);
 #pragma GCC unroll 8
-		for (int i = 0; i < MR; i++) {
+		for (int i = 0; i < ROWS; i++) {
 			__m512 av = _mm512_set1_ps(a[i]);
 
 #pragma GCC unroll 3
@@ -45,14 +49,29 @@ kernel_nv(const int NV, int64_t kc, const float *restrict a, const float *restri
 	ert_sgemm_epi_store_avx512(NV, acc, c, ldc, mr, nr, e);
 }
 
+static inline __attribute__((always_inline)) void
+kernel_rows(const int NV, int64_t kc, const float *restrict a, const float *restrict b,
+	    int64_t ldb, float *restrict c, int64_t ldc, int64_t mr, int64_t nr,
+	    const struct ert_sgemm_epi *e)
+{
+	if (mr > 4)
+		kernel_nv(NV, 8, kc, a, b, ldb, c, ldc, mr, nr, e);
+	else if (mr > 2)
+		kernel_nv(NV, 4, kc, a, b, ldb, c, ldc, mr, nr, e);
+	else if (mr == 2)
+		kernel_nv(NV, 2, kc, a, b, ldb, c, ldc, mr, nr, e);
+	else
+		kernel_nv(NV, 1, kc, a, b, ldb, c, ldc, mr, nr, e);
+}
+
 void ert_f32_gemm_ukernel_8x48__avx512(int64_t kc, const float *a, const float *b, int64_t ldb,
 				       float *c, int64_t ldc, int64_t mr, int64_t nr,
 				       const struct ert_sgemm_epi *e)
 {
 	if (nr > 32)
-		kernel_nv(3, kc, a, b, ldb, c, ldc, mr, nr, e);
+		kernel_rows(3, kc, a, b, ldb, c, ldc, mr, nr, e);
 	else if (nr > 16)
-		kernel_nv(2, kc, a, b, ldb, c, ldc, mr, nr, e);
+		kernel_rows(2, kc, a, b, ldb, c, ldc, mr, nr, e);
 	else
-		kernel_nv(1, kc, a, b, ldb, c, ldc, mr, nr, e);
+		kernel_rows(1, kc, a, b, ldb, c, ldc, mr, nr, e);
 }
