@@ -164,6 +164,56 @@ epi_row(const int32_t *raw, int64_t n, const struct ert_qgemm_epi *e, struct ert
 	}
 }
 
+/*
+ * A convolution's fixed-rule rows (one multiplier and shift per row, no
+ * per-column terms but colsum's u, no fused residual): the block's
+ * constants once and each row's once (its shift counts, rounding half and
+ * multiplier as vectors), then ert_q8_requant_fixed_avx512()'s steps on
+ * them, 16 lanes at a time, the tail under a k-mask.
+ */
+static void epi_rows_fixed(const int32_t *raw, int64_t ldr, int64_t rows, int64_t n,
+			   const struct ert_qgemm_epi *e, const struct ert_qgemm_rows *rt,
+			   uint8_t *dst, int64_t ldd)
+{
+	const __m512i zero = _mm512_setzero_si512(), rnd = _mm512_set1_epi64(1LL << 30);
+	const __m512i lo = _mm512_set1_epi32(e->lo - e->zp), hi = _mm512_set1_epi32(e->hi - e->zp);
+	const __m512i zp = _mm512_set1_epi32(e->zp);
+	const int32_t *u = e->u;
+
+	for (int64_t r = 0; r < rows; r++) {
+		const struct ert_qgemm_rowv rv = ert_qgemm_rowv_at(e, rt, r, ldd);
+		const int32_t ls = rv.shift1 > 0 ? rv.shift1 : 0, rs = rv.shift1 < 0 ? -rv.shift1 : 0;
+		const __m512i lsv = _mm512_set1_epi32(ls), rsv = _mm512_set1_epi32(rs);
+		const __m512i c0 = _mm512_set1_epi32((int32_t)rv.c0);
+		const __m512i c1 = _mm512_set1_epi32((int32_t)rv.c1);
+		const __m512i mult = _mm512_set1_epi32(rv.mult1);
+		const __m512i half = _mm512_set1_epi32((int32_t)((1u << rs) >> 1));
+		const int32_t *rr = raw + r * ldr;
+		uint8_t *d = dst + r * ldd;
+
+		for (int64_t j = 0; j < n; j += 16) {
+			__mmask16 m = n - j >= 16 ? 0xffff : (__mmask16)((1u << (n - j)) - 1);
+			__m512i x = _mm512_add_epi32(_mm512_maskz_loadu_epi32(m, rr + j), c0);
+
+			if (u)
+				x = _mm512_add_epi32(
+					x, _mm512_mullo_epi32(c1, _mm512_maskz_loadu_epi32(m, u + j)));
+			if (ls)
+				x = _mm512_sllv_epi32(x, lsv);
+			__m512i ev = _mm512_add_epi64(_mm512_mul_epi32(x, mult), rnd);
+			__m512i od = _mm512_add_epi64(_mm512_mul_epi32(_mm512_srli_epi64(x, 32), mult), rnd);
+			__m512i h = _mm512_mask_blend_epi32(0xAAAA, _mm512_srli_epi64(ev, 31),
+							    _mm512_slli_epi64(od, 1));
+			__m512i v = _mm512_srlv_epi32(_mm512_add_epi32(_mm512_abs_epi32(h), half), rsv);
+
+			v = _mm512_mask_sub_epi32(v, _mm512_cmplt_epi32_mask(h, zero), zero, v);
+			v = _mm512_add_epi32(_mm512_min_epi32(_mm512_max_epi32(v, lo), hi), zp);
+			/* inside [lo, hi], so the low byte is the int8 or uint8 value */
+			_mm512_mask_cvtepi32_storeu_epi8((int8_t *)d + j, m, v);
+		}
+	}
+}
+
 void ert_qgemm_epi_avx512(const int32_t *raw, int64_t n, const struct ert_qgemm_epi *e, void *dst)
 {
 	epi_row(raw, n, e, ert_qgemm_rowv_e(e), dst);
@@ -173,6 +223,10 @@ void ert_qgemm_epi_rows_avx512(const int32_t *raw, int64_t ldr, int64_t rows, in
 			       const struct ert_qgemm_epi *e, const struct ert_qgemm_rows *rt,
 			       void *dst, int64_t ldd)
 {
+	if (e->mode == ERT_QGEMM_OUT_FIXED && !e->mult && !e->shift && !e->t && !e->w && !e->res) {
+		epi_rows_fixed(raw, ldr, rows, n, e, rt, dst, ldd);
+		return;
+	}
 	for (int64_t r = 0; r < rows; r++)
 		epi_row(raw + r * ldr, n, e, ert_qgemm_rowv_at(e, rt, r, ldd), (char *)dst + r * ldd);
 }
