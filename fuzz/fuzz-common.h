@@ -78,7 +78,7 @@ static const char *const fz_attr_names[] = {
 	"upper", "largest", "sorted", "exclusive", "reverse", "seed", "ignore_index",
 	"stash_type", "channels_last", "allowzero", "select_last_index", "ert.act",
 	"ert.requant", "num_scan_inputs", "ert.bias", "ert.residual", "ert.perm_a", "ert.perm_b",
-	"ert.perm_y",
+	"ert.perm_y", "perm_q", "perm_kt", "perm_v",
 	/* strings, sequences and the other ops read since (their ert_attr_int names) */
 	"maxsplit", "is_case_sensitive", "new_axis", "saturate", "min_gram_length",
 	"max_gram_length", "max_skip_count", "aggregate_function", "post_transform",
