@@ -382,6 +382,33 @@ static void copy_strided(uint8_t *restrict dst, const uint8_t *restrict src, int
 
 			_mm_storeu_si128((__m128i *)(dst + n - 16), _mm_packus_epi16(lo, hi));
 			c = n;
+		} else if (n >= 5) {
+			/*
+			 * Runs of 5 to 16 (the 14- and 7-pixel rows of the late
+			 * stages): the first elements from the even bytes of a load
+			 * at src, the last from the odd bytes of one ending at the
+			 * last element src[2n - 2]; both inside the run's 2n - 1 bytes.
+			 */
+			if (n >= 9) {
+				__m128i lo = _mm_and_si128(_mm_loadu_si128((const __m128i *)src), even);
+				__m128i hi = _mm_srli_epi16(
+					_mm_loadu_si128((const __m128i *)(src + 2 * n - 17)), 8);
+				__m128i v = _mm_packus_epi16(lo, hi);
+
+				_mm_storel_epi64((__m128i *)dst, v);
+				_mm_storel_epi64((__m128i *)(dst + n - 8), _mm_unpackhi_epi64(v, v));
+			} else {
+				__m128i lo = _mm_and_si128(_mm_loadl_epi64((const __m128i *)src), even);
+				__m128i hi = _mm_srli_epi16(
+					_mm_loadl_epi64((const __m128i *)(src + 2 * n - 9)), 8);
+				__m128i v = _mm_packus_epi16(lo, hi);
+				uint32_t a = (uint32_t)_mm_cvtsi128_si32(v);
+				uint32_t b = (uint32_t)_mm_cvtsi128_si32(_mm_unpackhi_epi64(v, v));
+
+				memcpy(dst, &a, 4);
+				memcpy(dst + n - 4, &b, 4);
+			}
+			c = n;
 		}
 	}
 	for (; c < n; c++)
