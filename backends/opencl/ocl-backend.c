@@ -12,195 +12,91 @@
 #include "gpu-common/gpu-backend.h"
 #include "opencl/ocl-impl.h"
 
-/*
- * A constant on the device, keyed by its host bytes' address and size: one
- * per device in the process (ert_ocl_dev.uploads, under its const_lock),
- * held by the sessions' entries below.
- */
-struct ert_ocl_upload {
-	struct ert_ocl_upload *next;
-	const void *key;
-	size_t size;                 /* of the host bytes (float32) */
-	size_t stored;               /* on the device */
-	bool f16;
-	uint32_t refs;               /* sessions' entries holding it */
-	cl_mem mem;
-};
-
-/* A session's hold on an upload, counted by its steps. */
-struct ert_ocl_const {
-	struct ert_ocl_const *next;
-	struct ert_ocl_upload *up;
-	uint32_t refs;
-};
-
 static struct ert_ocl *ocl_of(struct ert_backend *be)
 {
 	return be->ctx;
 }
 
-/* The device's upload of these bytes, with one more hold; a new one when there is none. */
-static ert_status upload_get(struct ert_ocl *cl, const void *data, size_t size, bool f16,
-			     struct ert_ocl_upload **out, bool *shared, const struct ert_node *n,
-			     struct ert_err *err)
+/* What a constant's upload needs (make_const's argument). */
+struct const_make {
+	struct ert_ocl *cl;
+	const void *data;
+	size_t size;
+	bool f16;
+	const struct ert_node *n;
+};
+
+/* The device copy of a constant (the entry's object in the device's table). */
+static ert_status make_const(void *arg, void *obj, size_t *bytes, struct ert_err *err)
 {
-	struct ert_ocl_dev *d = cl->dev;
-	struct ert_ocl_upload *u;
-	uint16_t *half = NULL;
-	size_t stored = f16 ? size / 2 : size;
+	const struct const_make *a = arg;
+	cl_mem *mem = obj;
+	void *half;
+	size_t stored;
+	const void *src = ert_gpu_const_stored(a->data, a->size, a->f16, &half, &stored);
 	cl_int rc = CL_SUCCESS;
 
-	/* held through the upload: a second session of the model waits and shares it */
-	pthread_mutex_lock(&d->const_lock);
-	for (u = d->uploads; u; u = u->next) {
-		if (u->key == data && u->size == size && u->f16 == f16) {
-			u->refs++;
-			pthread_mutex_unlock(&d->const_lock);
-			*shared = true;
-			*out = u;
-			return ERT_OK;
-		}
-	}
-	u = calloc(1, sizeof(*u));
-	if (f16 && stored)
-		half = malloc(stored);
-	if (!u || (f16 && stored && !half)) {
-		pthread_mutex_unlock(&d->const_lock);
-		free(u);
-		free(half);
+	if (!src) {
 		ert_err_set(err, "opencl: out of memory");
 		return ERT_STATUS_OUT_OF_MEMORY;
 	}
-	for (size_t i = 0; half && i < stored / 2; i++)
-		half[i] = ert_fp32_to_fp16(((const float *)data)[i]);
 	/* COPY_HOST_PTR: the bytes are read now, the host copy is not kept */
-	u->mem = clCreateBuffer(cl->ctx, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR,
-				stored ? stored : 4,
-				half ? (void *)half : stored ? (void *)data : (void *)&u->size, &rc);
+	*mem = clCreateBuffer(a->cl->ctx, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR,
+			      stored ? stored : 4, stored ? (void *)src : (void *)&a->size, &rc);
 	free(half);
-	if (!u->mem) {
-		pthread_mutex_unlock(&d->const_lock);
-		free(u);
-		return ert_ocl_fail(err, rc, "uploading a constant (clCreateBuffer)", n);
-	}
-	u->key = data;
-	u->size = size;
-	u->stored = stored;
-	u->f16 = f16;
-	u->refs = 1;
-	u->next = d->uploads;
-	d->uploads = u;
-	pthread_mutex_unlock(&d->const_lock);
-	*shared = false;
-	*out = u;
+	if (!*mem)
+		return ert_ocl_fail(err, rc, "uploading a constant (clCreateBuffer)", a->n);
+	*bytes = stored;
 	return ERT_OK;
 }
 
-static void upload_put(struct ert_ocl_dev *d, struct ert_ocl_upload *u)
+void ert_ocl_const_free(void *dev, void *obj)
 {
-	struct ert_ocl_upload **pp;
-	bool last;
-
-	pthread_mutex_lock(&d->const_lock);
-	last = --u->refs == 0;
-	if (last) {
-		for (pp = &d->uploads; *pp; pp = &(*pp)->next) {
-			if (*pp == u) {
-				*pp = u->next;
-				break;
-			}
-		}
-	}
-	pthread_mutex_unlock(&d->const_lock);
-	if (last) {
-		clReleaseMemObject(u->mem);
-		free(u);
-	}
-}
-
-void ert_ocl_uploads_free(struct ert_ocl_dev *d)
-{
-	while (d->uploads) {
-		struct ert_ocl_upload *u = d->uploads;
-
-		d->uploads = u->next;
-		clReleaseMemObject(u->mem);
-		free(u);
-	}
+	(void)dev;
+	clReleaseMemObject(*(cl_mem *)obj);
 }
 
 /*
- * The key is a safe one for the same reason as the CPU's packed weights: a
- * constant's bytes (the mapped model, or a plan's folded value) outlive every
- * step that reads them, and each entry lives only as long as such steps, in
- * this session or in another one of the process: while an upload is held,
- * its host bytes are alive, so no other bytes can have their address.
+ * Shared by every step of the session asking for the same bytes, and by
+ * every session of the process on the device (gpu-common/gpu-share.h: the
+ * key, and why it is safe).
  */
 ert_status ert_ocl_const_get(struct ert_ocl *cl, const void *data, size_t size, bool f16,
-			     struct ert_ocl_const **out, const struct ert_node *n,
+			     struct ert_gpu_hold **out, const struct ert_node *n,
 			     struct ert_err *err)
 {
-	struct ert_ocl_const *c;
+	struct ert_gpu_const_key key = ert_gpu_const_key(data, size, f16);
+	struct const_make arg = { cl, data, size, f16, n };
+	enum ert_gpu_found found;
 	uint64_t t0;
-	bool shared = false;
 	ert_status st;
 
-	for (c = cl->consts; c; c = c->next) {
-		if (c->up->key == data && c->up->size == size && c->up->f16 == f16) {
-			c->refs++;
-			*out = c;
-			return ERT_OK;
-		}
-	}
 	if (size > cl->max_alloc) {
 		ert_err_set(err, "opencl: %s '%s': a constant of %zu bytes is over the device's largest buffer (%llu bytes)",
 			    ert_op_name(n->op), n->name, size, (unsigned long long)cl->max_alloc);
 		return ERT_STATUS_OUT_OF_MEMORY;
 	}
-	c = calloc(1, sizeof(*c));
-	if (!c) {
-		ert_err_set(err, "opencl: out of memory");
-		return ERT_STATUS_OUT_OF_MEMORY;
-	}
 	t0 = ert_clock_ns();
-	st = upload_get(cl, data, size, f16, &c->up, &shared, n, err);
-	cl->times.upload_ns += ert_clock_ns() - t0;
-	if (st != ERT_OK) {
-		free(c);
+	st = ert_gpu_hold_get(&cl->consts, &cl->dev->consts, &key, sizeof(key), make_const, &arg,
+			      out, &found, err);
+	if (st != ERT_OK || found == ERT_GPU_HELD)
 		return st;
-	}
-	c->refs = 1;
-	c->next = cl->consts;
-	cl->consts = c;
-	cl->const_bytes += c->up->stored;
-	if (shared)
-		cl->times.upload_shared_bytes += c->up->stored;
+	cl->times.upload_ns += ert_clock_ns() - t0;
+	if (found == ERT_GPU_SHARED)
+		cl->times.upload_shared_bytes += (*out)->e->bytes;
 	else
-		cl->times.upload_bytes += c->up->stored;
-	*out = c;
+		cl->times.upload_bytes += (*out)->e->bytes;
 	return ERT_OK;
 }
 
-void ert_ocl_const_put(struct ert_ocl *cl, struct ert_ocl_const *c)
+void ert_ocl_const_put(struct ert_ocl *cl, struct ert_gpu_hold *c)
 {
-	struct ert_ocl_const **pp;
-
-	if (!c || --c->refs)
-		return;
-	for (pp = &cl->consts; *pp; pp = &(*pp)->next) {
-		if (*pp == c) {
-			*pp = c->next;
-			break;
-		}
-	}
-	cl->const_bytes -= c->up->stored;
-	upload_put(cl->dev, c->up);
-	free(c);
+	ert_gpu_hold_put(&cl->consts, &cl->dev->consts, c);
 }
 
-cl_mem ert_ocl_const_mem(const struct ert_ocl_const *c)
+cl_mem ert_ocl_const_mem(const struct ert_gpu_hold *c)
 {
-	return c->up->mem;
+	return *(const cl_mem *)ert_gpu_hold_obj(c);
 }
 
 /* gpu-common's answer (the op's limits on any GPU API), then this device's own. */
@@ -433,7 +329,9 @@ static ert_status ocl_buffer_convert(struct ert_backend *be, const struct ert_bu
 
 static size_t ocl_resident_bytes(struct ert_backend *be)
 {
-	return ocl_of(be)->const_bytes;
+	const struct ert_ocl *cl = ocl_of(be);
+
+	return cl->const_bytes + cl->consts.bytes;
 }
 
 static uint64_t ocl_copied_bytes(struct ert_backend *be)
@@ -473,13 +371,8 @@ static void ocl_destroy(struct ert_backend *be)
 		if (cl->queue)
 			clFinish(cl->queue);
 		/* sessions release their plans first: this finds nothing unless a step leaked */
-		while (cl->consts) {
-			struct ert_ocl_const *c = cl->consts;
-
-			cl->consts = c->next;
-			upload_put(cl->dev, c->up);
-			free(c);
-		}
+		if (cl->dev)
+			ert_gpu_holds_drop(&cl->consts, &cl->dev->consts);
 		for (int i = 0; i < 2; i++)
 			if (cl->convert[i])
 				clReleaseKernel(cl->convert[i]);

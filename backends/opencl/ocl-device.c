@@ -130,11 +130,10 @@ static void dev_free(struct ert_ocl_dev *d)
 {
 	for (uint32_t i = 0; i < d->n_progs; i++)
 		clReleaseProgram(d->progs[i].prog);
-	ert_ocl_uploads_free(d);
+	ert_gpu_share_fini(&d->consts);
 	if (d->ctx)
 		clReleaseContext(d->ctx);
 	pthread_mutex_destroy(&d->prog_lock);
-	pthread_mutex_destroy(&d->const_lock);
 	free(d);
 }
 
@@ -155,7 +154,7 @@ static ert_status dev_new(cl_platform_id pf, cl_device_id dev, struct ert_ocl_de
 		ert_err_set(err, "opencl: cannot make the device's lock");
 		return ERT_STATUS_BACKEND;
 	}
-	if (pthread_mutex_init(&d->const_lock, NULL) != 0) {
+	if (!ert_gpu_share_init(&d->consts, sizeof(cl_mem), ert_ocl_const_free, d)) {
 		pthread_mutex_destroy(&d->prog_lock);
 		free(d);
 		ert_err_set(err, "opencl: cannot make the device's lock");

@@ -26,6 +26,7 @@
 
 #include "ert-backend-impl.h"
 #include "gpu-common/gpu-ops.h"
+#include "gpu-common/gpu-share.h"
 #include "gpu-common/gpu-tune.h"
 
 /* The backend's factories (session/backend.c's registry) and its device's name, for tools. */
@@ -45,9 +46,6 @@ extern const struct ert_ocl_source ert_ocl_sources[];
 extern const unsigned ert_ocl_n_sources;
 
 #define ERT_OCL_MAX_PROGRAMS 32
-
-struct ert_ocl_const;
-struct ert_ocl_upload;
 
 /* A program binary of the cache file (ocl-cache.c). */
 struct ert_ocl_cache_entry {
@@ -115,9 +113,8 @@ struct ert_ocl_dev {
 	pthread_mutex_t prog_lock;
 	struct ert_ocl_shared_prog progs[4 * ERT_OCL_MAX_PROGRAMS];
 	uint32_t n_progs;
-	/* protects uploads: constants on the device, shared by sessions (ocl-backend.c) */
-	pthread_mutex_t const_lock;
-	struct ert_ocl_upload *uploads;
+	/* constants on the device, shared by sessions (ocl-backend.c; cl_mem objects) */
+	struct ert_gpu_share consts;
 };
 
 struct ert_ocl {
@@ -164,9 +161,9 @@ struct ert_ocl {
 	 */
 	uint64_t program_hash[2 * ERT_OCL_MAX_PROGRAMS];
 	struct ert_ocl_cache cache;
-	/* constants uploaded once per session, shared by every plan's steps */
-	struct ert_ocl_const *consts;
-	size_t const_bytes;
+	/* the session's holds on the device's constants, shared by every plan's steps */
+	struct ert_gpu_holds consts;
+	size_t const_bytes;          /* of the steps' own tables (resident with consts.bytes) */
 	uint64_t copied;             /* bytes through buffer_write/buffer_read */
 	struct ert_backend_times times;  /* where preparing went (prep_times) */
 };
@@ -198,8 +195,6 @@ ert_status ert_ocl_device_open(struct ert_ocl *cl, bool gpu_only, struct ert_err
 void ert_ocl_device_close(struct ert_ocl *cl);
 /* For tests: how many devices the process has open (shared by sessions). */
 uint32_t ert_ocl_devices_open(void);
-/* Release what the device still holds of uploads (none unless a session leaked some). */
-void ert_ocl_uploads_free(struct ert_ocl_dev *d);
 
 /* ---- programs (ocl-program.c) ---- */
 
@@ -252,10 +247,12 @@ const struct ert_ocl_cache *ert_opencl_backend_cache(const struct ert_backend *b
  * float32 and the device copy float16. Drop it with ert_ocl_const_put().
  */
 ert_status ert_ocl_const_get(struct ert_ocl *cl, const void *data, size_t size, bool f16,
-			     struct ert_ocl_const **out, const struct ert_node *n,
+			     struct ert_gpu_hold **out, const struct ert_node *n,
 			     struct ert_err *err);
-void ert_ocl_const_put(struct ert_ocl *cl, struct ert_ocl_const *c);
-cl_mem ert_ocl_const_mem(const struct ert_ocl_const *c);
+void ert_ocl_const_put(struct ert_ocl *cl, struct ert_gpu_hold *c);
+cl_mem ert_ocl_const_mem(const struct ert_gpu_hold *c);
+/* Release a constant's buffer (the device's table's free_obj). */
+void ert_ocl_const_free(void *dev, void *obj);
 
 /* ---- steps and launches (ocl-launch.c) ---- */
 
@@ -289,7 +286,7 @@ struct ert_ocl_launch {
 struct ert_ocl_step {
 	struct ert_ocl_launch launch[ERT_OCL_MAX_LAUNCHES];
 	uint32_t n_launch;
-	struct ert_ocl_const *consts[ERT_OCL_MAX_CONSTS];
+	struct ert_gpu_hold *consts[ERT_OCL_MAX_CONSTS];
 	uint32_t n_consts;
 	/*
 	 * Copies within device memory (views that did not alias): enqueued
