@@ -10,103 +10,89 @@
 #include "gpu-common/gpu-backend.h"
 #include "vulkan/vk-impl.h"
 
-/* Constants on the device, keyed by their host bytes' address and size, and their storage. */
-struct ert_vk_const {
-	struct ert_vk_const *next;
-	const void *key;
-	size_t size;                 /* of the host bytes */
-	size_t stored;               /* on the device: half of size in float16 */
-	bool f16;
-	uint32_t refs;
-	VkBuffer buf;
-	VkDeviceMemory mem;
-};
-
 static struct ert_vk *vk_of(struct ert_backend *be)
 {
 	return be->ctx;
 }
 
+/* What a constant's upload needs (make_const's argument). */
+struct const_make {
+	struct ert_vk *vk;
+	const void *data;
+	size_t size;
+	bool f16;
+	const struct ert_node *n;
+};
+
+/* The device copy of a constant (the entry's object in the device's table). */
+static ert_status make_const(void *arg, void *obj, size_t *bytes, struct ert_err *err)
+{
+	const struct const_make *a = arg;
+	struct ert_vk_const_obj *c = obj;
+	void *half;
+	size_t stored;
+	const void *src = ert_gpu_const_stored(a->data, a->size, a->f16, &half, &stored);
+	ert_status st;
+
+	if (!src) {
+		ert_err_set(err, "vulkan: out of memory");
+		return ERT_STATUS_OUT_OF_MEMORY;
+	}
+	st = ert_vk_buffer_upload(a->vk, src, stored, &c->buf, &c->mem, a->n, err);
+	free(half);
+	*bytes = stored;
+	return st;
+}
+
+void ert_vk_const_free(void *dev, void *obj)
+{
+	const struct ert_vk_const_obj *c = obj;
+
+	vkDestroyBuffer(*(VkDevice *)dev, c->buf, NULL);
+	vkFreeMemory(*(VkDevice *)dev, c->mem, NULL);
+}
+
 /*
- * The key is a safe one for the same reason as the CPU's packed weights: a
- * constant's bytes (the mapped model, or a plan's folded value) outlive every
- * step that reads them, and each entry lives only as long as such steps.
+ * Shared by every step of the session asking for the same bytes, and by
+ * every session of the process on the device (gpu-common/gpu-share.h: the
+ * key, and why it is safe).
  */
 ert_status ert_vk_const_get(struct ert_vk *vk, const void *data, size_t size, bool f16,
-			    struct ert_vk_const **out, const struct ert_node *n,
+			    struct ert_gpu_hold **out, const struct ert_node *n,
 			    struct ert_err *err)
 {
-	size_t stored = f16 ? size / 2 : size;
-	uint16_t *half = NULL;
-	struct ert_vk_const *c;
+	struct ert_gpu_const_key key = ert_gpu_const_key(data, size, f16);
+	struct const_make arg = { vk, data, size, f16, n };
+	enum ert_gpu_found found;
 	ert_status st;
 	uint64_t t0;
 
-	for (c = vk->consts; c; c = c->next) {
-		if (c->key == data && c->size == size && c->f16 == f16) {
-			c->refs++;
-			*out = c;
-			return ERT_OK;
-		}
-	}
 	if (size > vk->props.limits.maxStorageBufferRange) {
 		ert_err_set(err, "vulkan: %s '%s': a constant of %zu bytes is over the device's largest storage buffer (%u bytes)",
 			    ert_op_name(n->op), n->name, size, vk->props.limits.maxStorageBufferRange);
 		return ERT_STATUS_OUT_OF_MEMORY;
 	}
-	c = calloc(1, sizeof(*c));
-	if (f16 && stored)
-		half = malloc(stored);
-	if (!c || (f16 && stored && !half)) {
-		free(c);
-		free(half);
-		ert_err_set(err, "vulkan: out of memory");
-		return ERT_STATUS_OUT_OF_MEMORY;
-	}
-	for (size_t i = 0; half && i < stored / 2; i++)
-		half[i] = ert_fp32_to_fp16(((const float *)data)[i]);
 	t0 = ert_clock_ns();
-	st = ert_vk_buffer_upload(vk, half ? (const void *)half : data, stored, &c->buf, &c->mem,
-				  n, err);
-	vk->times.upload_ns += ert_clock_ns() - t0;
-	free(half);
-	if (st != ERT_OK) {
-		free(c);
+	st = ert_gpu_hold_get(&vk->consts, vk->shared_consts, &key, sizeof(key), make_const, &arg,
+			      out, &found, err);
+	if (st != ERT_OK || found == ERT_GPU_HELD)
 		return st;
-	}
-	c->key = data;
-	c->size = size;
-	c->stored = stored;
-	c->f16 = f16;
-	c->refs = 1;
-	c->next = vk->consts;
-	vk->consts = c;
-	vk->const_bytes += stored;
-	vk->times.upload_bytes += stored;
-	*out = c;
+	vk->times.upload_ns += ert_clock_ns() - t0;
+	if (found == ERT_GPU_SHARED)
+		vk->times.upload_shared_bytes += (*out)->e->bytes;
+	else
+		vk->times.upload_bytes += (*out)->e->bytes;
 	return ERT_OK;
 }
 
-void ert_vk_const_put(struct ert_vk *vk, struct ert_vk_const *c)
+void ert_vk_const_put(struct ert_vk *vk, struct ert_gpu_hold *c)
 {
-	struct ert_vk_const **pp;
-
-	if (!c || --c->refs)
-		return;
-	for (pp = &vk->consts; *pp; pp = &(*pp)->next) {
-		if (*pp == c) {
-			*pp = c->next;
-			break;
-		}
-	}
-	vk->const_bytes -= c->stored;
-	ert_vk_buffer_del(vk, c->buf, c->mem);
-	free(c);
+	ert_gpu_hold_put(&vk->consts, vk->shared_consts, c);
 }
 
-VkBuffer ert_vk_const_buffer(const struct ert_vk_const *c)
+VkBuffer ert_vk_const_buffer(const struct ert_gpu_hold *c)
 {
-	return c->buf;
+	return ((const struct ert_vk_const_obj *)ert_gpu_hold_obj(c))->buf;
 }
 
 /* gpu-common's answer (the op's limits on any GPU API), then this device's own. */
@@ -336,7 +322,9 @@ static ert_status vk_buffer_convert(struct ert_backend *be, const struct ert_buf
 
 static size_t vk_resident_bytes(struct ert_backend *be)
 {
-	return vk_of(be)->const_bytes;
+	const struct ert_vk *vk = vk_of(be);
+
+	return vk->const_bytes + vk->consts.bytes;
 }
 
 static uint64_t vk_copied_bytes(struct ert_backend *be)
@@ -375,13 +363,7 @@ static void vk_destroy(struct ert_backend *be)
 			/* the device stops using everything before anything is freed */
 			ert_vk_queue_idle(vk);
 			/* sessions release their plans first: this finds nothing unless a step leaked */
-			while (vk->consts) {
-				struct ert_vk_const *c = vk->consts;
-
-				vk->consts = c->next;
-				ert_vk_buffer_del(vk, c->buf, c->mem);
-				free(c);
-			}
+			ert_gpu_holds_drop(&vk->consts, vk->shared_consts);
 			ert_vk_pipelines_release(vk);
 			ert_vk_memory_close(vk);
 			/* what a plan that failed half-way built is kept too */

@@ -1,10 +1,13 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The cache file (ert_config.cache_path): the bytes of the backend's
+ * The cache file (ert_config.cache_path): the bytes of the device's
  * VkPipelineCache and the table of tuned launches (vk-tune.c), read when the
- * device opens (the bytes handed to vkCreatePipelineCache), written back
- * (temporary file, fsync, rename) once a plan built a pipeline the file did
- * not have or tuned a launch.
+ * device opens (the bytes handed to vkCreatePipelineCache and merged into
+ * the device's cache, which every session on it builds through), written
+ * back (temporary file, fsync, rename) once a plan built or took from
+ * another session a pipeline the file did not have, or tuned a launch. The
+ * device's cache then holds what the process's sessions have built, so a
+ * session's file may get more pipelines than its own model's.
  *
  * Format (host order): "ERTVKPC\0", u32 format version, u32 vendor id, u32
  * device id, u32 driver version, 16 bytes pipelineCacheUUID, u64 size, the
@@ -136,9 +139,10 @@ static void *cache_read(struct ert_vk *vk, size_t *size_out)
 ert_status ert_vk_cache_open(struct ert_vk *vk, const char *path, struct ert_err *err)
 {
 	VkPipelineCacheCreateInfo pc = { .sType = VK_STRUCTURE_TYPE_PIPELINE_CACHE_CREATE_INFO };
+	VkPipelineCache file = VK_NULL_HANDLE;
 	void *data = NULL;
 	size_t size = 0;
-	VkResult rc;
+	VkResult rc = VK_SUCCESS;
 
 	if (path && *path) {
 		vk->cache_path = strdup(path);
@@ -148,22 +152,23 @@ ert_status ert_vk_cache_open(struct ert_vk *vk, const char *path, struct ert_err
 		}
 		data = cache_read(vk, &size);
 	}
-	pc.initialDataSize = size;
-	pc.pInitialData = data;
-	rc = vkCreatePipelineCache(vk->dev, &pc, NULL, &vk->pipe_cache);
-	if (rc != VK_SUCCESS && data) {
-		/* the driver refused the bytes: start empty */
-		warn(vk, "refused by the driver");
-		pc.initialDataSize = 0;
-		pc.pInitialData = NULL;
-		rc = vkCreatePipelineCache(vk->dev, &pc, NULL, &vk->pipe_cache);
+	if (data) {
+		pc.initialDataSize = size;
+		pc.pInitialData = data;
+		rc = vkCreatePipelineCache(vk->dev, &pc, NULL, &file);
+		if (rc == VK_SUCCESS) {
+			/* the device's cache is every session's: a merge into it is externally synchronized */
+			pthread_mutex_lock(&vk->shared_pipes->lock);
+			rc = vkMergePipelineCaches(vk->dev, vk->pipe_cache, 1, &file);
+			pthread_mutex_unlock(&vk->shared_pipes->lock);
+			vkDestroyPipelineCache(vk->dev, file, NULL);
+		}
+		/* the driver refused the bytes: the device's cache goes on without them */
+		if (rc != VK_SUCCESS)
+			warn(vk, "refused by the driver");
 	}
 	vk->cache_loaded = data != NULL && !vk->cache_rejected;
 	free(data);
-	if (rc != VK_SUCCESS) {
-		vk->pipe_cache = VK_NULL_HANDLE;
-		return ert_vk_fail(err, rc, "vkCreatePipelineCache", NULL);
-	}
 	vk->cache_in_file = vk->cache_loaded;
 	vk->cache_size = size;
 	return ERT_OK;
@@ -177,14 +182,19 @@ void ert_vk_cache_flush(struct ert_vk *vk)
 	size_t size = 0, tsize;
 	uint64_t sum;
 	int fd = -1;
+	bool ok;
 
 	if (!vk->cache_path || (!vk->cache_dirty && !vk->tuned.dirty) || vk->cache_unwritable ||
 	    !vk->pipe_cache)
 		return;
 	tsize = ert_tune_serialize(&vk->tuned, NULL, 0);
-	if (vkGetPipelineCacheData(vk->dev, vk->pipe_cache, &size, NULL) != VK_SUCCESS ||
-	    size > CACHE_MAX || tsize > CACHE_MAX || !(buf = malloc(size + tsize)) ||
-	    vkGetPipelineCacheData(vk->dev, vk->pipe_cache, &size, buf) != VK_SUCCESS)
+	/* not while another session builds through the cache or merges into it (same size twice) */
+	pthread_mutex_lock(&vk->shared_pipes->lock);
+	ok = vkGetPipelineCacheData(vk->dev, vk->pipe_cache, &size, NULL) == VK_SUCCESS &&
+	     size <= CACHE_MAX && tsize <= CACHE_MAX && (buf = malloc(size + tsize)) &&
+	     vkGetPipelineCacheData(vk->dev, vk->pipe_cache, &size, buf) == VK_SUCCESS;
+	pthread_mutex_unlock(&vk->shared_pipes->lock);
+	if (!ok)
 		goto fail;
 	if (vk->cache_in_file && size == vk->cache_size && !vk->tuned.dirty) {
 		/* the driver added nothing to what the file holds, nor the tuner */

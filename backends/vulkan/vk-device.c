@@ -57,6 +57,18 @@ struct ert_vk_dev {
 	const char *dmabuf_why;
 	VkDescriptorSetLayout set_layout;
 	VkPipelineLayout pipe_layout;
+	/*
+	 * What its sessions share beyond the queue (gpu-common/gpu-share.h):
+	 * pipelines (built through pipe_cache, into which each session's cache
+	 * file is merged; modules and pipe_cache's merges under pipes' lock)
+	 * and uploaded constants; each entry freed with the last session
+	 * holding it.
+	 */
+	bool tables;                 /* pipes and consts initialised */
+	struct ert_gpu_share pipes;
+	struct ert_gpu_share consts;
+	VkShaderModule modules[ERT_VK_MAX_SHADERS];
+	VkPipelineCache pipe_cache;
 };
 
 /*
@@ -509,7 +521,17 @@ static ert_status setup_paths(struct ert_vk *vk, const struct ert_vk_dev *d, str
 
 static void dev_free(struct ert_vk_dev *d)
 {
+	/* sessions let go of every entry before the device goes: these free nothing */
+	if (d->tables) {
+		ert_gpu_share_fini(&d->consts);
+		ert_gpu_share_fini(&d->pipes);
+	}
 	if (d->dev) {
+		for (int i = 0; i < ERT_VK_MAX_SHADERS; i++)
+			if (d->modules[i])
+				vkDestroyShaderModule(d->dev, d->modules[i], NULL);
+		if (d->pipe_cache)
+			vkDestroyPipelineCache(d->dev, d->pipe_cache, NULL);
 		if (d->pipe_layout)
 			vkDestroyPipelineLayout(d->dev, d->pipe_layout, NULL);
 		if (d->set_layout)
@@ -548,6 +570,7 @@ static ert_status dev_new(struct ert_vk_inst *in, VkPhysicalDevice phys, struct 
 		.queueCreateInfoCount = 1,
 		.pQueueCreateInfos = &qi,
 	};
+	VkPipelineCacheCreateInfo pc = { .sType = VK_STRUCTURE_TYPE_PIPELINE_CACHE_CREATE_INFO };
 	struct ert_vk_dev *d = calloc(1, sizeof(*d));
 	bool found = false;
 	ert_status st = ERT_STATUS_UNSUPPORTED;
@@ -615,6 +638,25 @@ static ert_status dev_new(struct ert_vk_inst *in, VkPhysicalDevice phys, struct 
 	st = layout_create(d, err);
 	if (st != ERT_OK)
 		goto error;
+	rc = vkCreatePipelineCache(d->dev, &pc, NULL, &d->pipe_cache);
+	if (rc != VK_SUCCESS) {
+		d->pipe_cache = VK_NULL_HANDLE;
+		st = ert_vk_fail(err, rc, "vkCreatePipelineCache", NULL);
+		goto error;
+	}
+	if (!ert_gpu_share_init(&d->pipes, sizeof(VkPipeline), ert_vk_pipeline_free, &d->dev)) {
+		st = ERT_STATUS_BACKEND;
+		ert_err_set(err, "vulkan: cannot make the device's locks");
+		goto error;
+	}
+	if (!ert_gpu_share_init(&d->consts, sizeof(struct ert_vk_const_obj), ert_vk_const_free,
+				&d->dev)) {
+		ert_gpu_share_fini(&d->pipes);
+		st = ERT_STATUS_BACKEND;
+		ert_err_set(err, "vulkan: cannot make the device's locks");
+		goto error;
+	}
+	d->tables = true;
 	d->refs = 1;
 	*out = d;
 	return ERT_OK;
@@ -737,6 +779,10 @@ ert_status ert_vk_device_open(struct ert_vk *vk, bool gpu_only, struct ert_err *
 	vk->mem_props = d->mem_props;
 	vk->set_layout = d->set_layout;
 	vk->pipe_layout = d->pipe_layout;
+	vk->shared_pipes = &vk->shared->pipes;
+	vk->modules = vk->shared->modules;
+	vk->pipe_cache = d->pipe_cache;
+	vk->shared_consts = &vk->shared->consts;
 	vk->gemm_direct = vk->props.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU;
 	if (gemm && *gemm) {
 		if (strcmp(gemm, "tiled") && strcmp(gemm, "direct")) {
@@ -791,8 +837,6 @@ void ert_vk_device_close(struct ert_vk *vk)
 	if (vk->shared) {
 		/* nothing of this session's may still run when its pool and fence go */
 		ert_vk_queue_idle(vk);
-		if (vk->pipe_cache)
-			vkDestroyPipelineCache(vk->dev, vk->pipe_cache, NULL);
 		if (vk->fence)
 			vkDestroyFence(vk->dev, vk->fence, NULL);
 		if (vk->cmd_pool)
@@ -802,7 +846,10 @@ void ert_vk_device_close(struct ert_vk *vk)
 		pthread_mutex_unlock(&devs_lock);
 	}
 	vk->shared = NULL;
+	vk->shared_pipes = NULL;
+	vk->modules = NULL;
 	vk->pipe_cache = VK_NULL_HANDLE;
+	vk->shared_consts = NULL;
 	vk->fence = VK_NULL_HANDLE;
 	vk->cmd_pool = VK_NULL_HANDLE;
 	vk->set_layout = VK_NULL_HANDLE;

@@ -25,6 +25,7 @@
 
 #include "ert-backend-impl.h"
 #include "gpu-common/gpu-ops.h"
+#include "gpu-common/gpu-share.h"
 #include "gpu-common/gpu-tune.h"
 
 /* The backend's factories (session/backend.c's registry) and its device's name, for tools. */
@@ -60,17 +61,7 @@ extern const unsigned ert_vk_n_shaders;
 #define ERT_VK_MAX_BINDINGS 6
 #define ERT_VK_PUSH_WORDS 32
 #define ERT_VK_MAX_SHADERS 64
-/* the tuner's candidates, in float32 and float16 storage (precision LOW) */
-#define ERT_VK_MAX_PIPELINES 256
 #define ERT_VK_MAX_SPEC 4
-
-struct ert_vk_pipeline {
-	int shader;
-	uint32_t spec[ERT_VK_MAX_SPEC];
-	VkPipeline pipe;
-};
-
-struct ert_vk_const;
 
 /* A device timer (vk-timer.c). */
 struct ert_vk_timer {
@@ -86,7 +77,7 @@ struct ert_vk_dev;
 struct ert_vk {
 	/*
 	 * Shared with the process's other sessions on the device: what
-	 * follows up to pipe_layout is copied from it. Submits and waits on
+	 * follows up to shared_consts is copied from it. Submits and waits on
 	 * the queue go through ert_vk_queue_submit/_idle (its lock).
 	 */
 	struct ert_vk_dev *shared;
@@ -100,12 +91,21 @@ struct ert_vk {
 	VkPhysicalDeviceMemoryProperties mem_props;
 	VkDescriptorSetLayout set_layout;
 	VkPipelineLayout pipe_layout;
+	/*
+	 * The device's pipelines (objects: VkPipeline, key: struct
+	 * ert_vk_pipe_key) and its shader modules, made under the table's lock
+	 * through the device's pipeline cache (pipe_cache, the cache files'
+	 * bytes merged into it); its uploaded constants (vk-backend.c).
+	 */
+	struct ert_gpu_share *shared_pipes;
+	VkShaderModule *modules;     /* ERT_VK_MAX_SHADERS, under shared_pipes' lock */
+	VkPipelineCache pipe_cache;
+	struct ert_gpu_share *shared_consts;
 	bool validation;             /* ERT_VULKAN_VALIDATION: the Khronos layer on */
 	uint32_t validation_seen;    /* the instance's error count when last checked */
 	/* the session's own */
 	VkCommandPool cmd_pool;
 	VkFence fence;
-	VkPipelineCache pipe_cache;
 	/* the cache file of the pipeline cache (vk-cache.c) */
 	char *cache_path;            /* ert_config.cache_path, or NULL */
 	bool cache_loaded;           /* the file's bytes went to the driver */
@@ -115,9 +115,8 @@ struct ert_vk {
 	bool cache_in_file;          /* the file holds cache_size bytes of this cache */
 	char cache_note[384];        /* the last warning about the file (for tests), or "" */
 	size_t cache_size;
-	VkShaderModule modules[ERT_VK_MAX_SHADERS];
-	struct ert_vk_pipeline pipes[ERT_VK_MAX_PIPELINES];
-	uint32_t n_pipes;
+	/* the session's holds on the device's pipelines (kept for its life) */
+	struct ert_gpu_holds pipes;
 	ert_level precision;
 	/*
 	 * Precision LOW in float16 storage (VK_KHR_16bit_storage's
@@ -170,9 +169,9 @@ struct ert_vk {
 	uint32_t n_copy_cmds;        /* of copy_cmds, those allocated */
 	uint32_t used_copy_cmds;     /* of those, the ones in pending */
 	bool copy_open;
-	/* constants uploaded once per session, shared by every plan's steps */
-	struct ert_vk_const *consts;
-	size_t const_bytes;
+	/* the session's holds on the device's constants, shared by every plan's steps */
+	struct ert_gpu_holds consts;
+	size_t const_bytes;          /* of the steps' own tables (resident with consts.bytes) */
 	uint64_t copied;             /* bytes through buffer_write/buffer_read */
 	/*
 	 * dma-buf import (vk-import.c): the device has VK_KHR_external_memory_fd
@@ -328,9 +327,10 @@ ert_status ert_vk_validation_check(struct ert_vk *vk, struct ert_err *err);
 /* ---- the cache file (vk-cache.c) ---- */
 
 /*
- * Create the backend's VkPipelineCache, from the cache file at @path when it
- * holds one made for this device and driver (NULL: no file). A file that
- * cannot be used is ignored with a warning on stderr and rewritten.
+ * Read the cache file at @path (NULL: no file): when it holds a pipeline
+ * cache made for this device and driver, its bytes are merged into the
+ * device's VkPipelineCache, and its tuning table is the backend's. A file
+ * that cannot be used is ignored with a warning on stderr and rewritten.
  */
 ert_status ert_vk_cache_open(struct ert_vk *vk, const char *path, struct ert_err *err);
 /* Rewrite the file when a pipeline was built since it was read or written. */
@@ -414,14 +414,23 @@ void ert_vk_memory_close(struct ert_vk *vk);
 /*
  * A device copy of constant @data (@size bytes), uploaded on first request
  * and shared: every step of every plan that asks for the same bytes (and
- * storage) gets the same buffer. @f16: float32 data stored as float16 (a
- * step in float16, precision LOW). Drop it with ert_vk_const_put().
+ * storage) gets the same buffer, and so does every session of the process
+ * on the same device (two sessions of one model upload its weights once;
+ * gpu-common/gpu-share.h). @f16: float32 data stored as float16 (a step in
+ * float16, precision LOW). Drop it with ert_vk_const_put().
  */
 ert_status ert_vk_const_get(struct ert_vk *vk, const void *data, size_t size, bool f16,
-			    struct ert_vk_const **out, const struct ert_node *n,
+			    struct ert_gpu_hold **out, const struct ert_node *n,
 			    struct ert_err *err);
-void ert_vk_const_put(struct ert_vk *vk, struct ert_vk_const *c);
-VkBuffer ert_vk_const_buffer(const struct ert_vk_const *c);
+void ert_vk_const_put(struct ert_vk *vk, struct ert_gpu_hold *c);
+VkBuffer ert_vk_const_buffer(const struct ert_gpu_hold *c);
+/* The device's tables' objects (struct ert_vk_const_obj; a VkPipeline), freed with the last hold. */
+struct ert_vk_const_obj {
+	VkBuffer buf;
+	VkDeviceMemory mem;
+};
+void ert_vk_const_free(void *dev, void *obj);
+void ert_vk_pipeline_free(void *dev, void *obj);
 
 /* ---- pipelines (vk-pipeline.c) ---- */
 
@@ -429,8 +438,10 @@ VkBuffer ert_vk_const_buffer(const struct ert_vk_const *c);
 int ert_vk_shader_index(const char *name);
 /*
  * The compute pipeline of shader @name with specialization constants @spec
- * (@n_spec of them, constant ids 0..), made on first use and kept for the
- * backend's life (in the pipeline cache).
+ * (@n_spec of them, constant ids 0..): the session's, else the device's
+ * (made by another session of the process: programs_shared), else built
+ * through the device's pipeline cache (programs_built) and kept by the
+ * device; held for the backend's life, freed with the last session holding it.
  */
 ert_status ert_vk_pipeline_get(struct ert_vk *vk, const char *name, const uint32_t *spec,
 			       uint32_t n_spec, VkPipeline *out, const struct ert_node *n,
@@ -482,7 +493,7 @@ struct ert_vk_launch {
 struct ert_vk_step {
 	struct ert_vk_launch launch[ERT_VK_MAX_LAUNCHES];
 	uint32_t n_launch;
-	struct ert_vk_const *consts[ERT_VK_MAX_CONSTS];
+	struct ert_gpu_hold *consts[ERT_VK_MAX_CONSTS];
 	uint32_t n_consts;
 	/* small read-only tables of the step's own (gemm batch offsets, Gather indices) */
 	VkBuffer tables[2];

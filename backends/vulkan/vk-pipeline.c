@@ -1,12 +1,27 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Compute pipelines: a shader module per embedded SPIR-V file, made on first
- * use, and a pipeline per (shader, specialization constants), kept for the
- * backend's life and built through its VkPipelineCache.
+ * Compute pipelines: the device's, one per (shader, specialization
+ * constants), shared by the sessions of the process on it
+ * (gpu-common/gpu-share.h) and built through its VkPipelineCache; a shader
+ * module per embedded SPIR-V file, made on first use and kept by the device.
  */
 #include <string.h>
 
 #include "vulkan/vk-impl.h"
+
+/* A pipeline's key in the device's table (compared byte for byte: no padding). */
+struct ert_vk_pipe_key {
+	int32_t shader;
+	uint32_t n_spec;
+	uint32_t spec[ERT_VK_MAX_SPEC];
+};
+
+/* What a pipeline's build needs (make_pipeline's argument). */
+struct pipe_make {
+	struct ert_vk *vk;
+	const struct ert_vk_pipe_key *key;
+	const struct ert_node *n;
+};
 
 int ert_vk_shader_index(const char *name)
 {
@@ -16,6 +31,7 @@ int ert_vk_shader_index(const char *name)
 	return -1;
 }
 
+/* The device's module of shader @idx (under the pipelines' table lock). */
 static ert_status module_get(struct ert_vk *vk, int idx, const struct ert_node *n,
 			     struct ert_err *err)
 {
@@ -36,18 +52,17 @@ static ert_status module_get(struct ert_vk *vk, int idx, const struct ert_node *
 	return ERT_OK;
 }
 
-ert_status ert_vk_pipeline_get(struct ert_vk *vk, const char *name, const uint32_t *spec,
-			       uint32_t n_spec, VkPipeline *out, const struct ert_node *n,
-			       struct ert_err *err)
+/* Build the pipeline of @arg's key (under the table's lock: one build per device). */
+static ert_status make_pipeline(void *arg, void *obj, size_t *bytes, struct ert_err *err)
 {
-	int idx = ert_vk_shader_index(name);
-	uint32_t full[ERT_VK_MAX_SPEC] = { 0 };
+	const struct pipe_make *a = arg;
+	struct ert_vk *vk = a->vk;
 	VkSpecializationMapEntry map[ERT_VK_MAX_SPEC];
 	VkSpecializationInfo si = {
-		.mapEntryCount = n_spec,
+		.mapEntryCount = a->key->n_spec,
 		.pMapEntries = map,
-		.dataSize = n_spec * sizeof(uint32_t),
-		.pData = full,
+		.dataSize = a->key->n_spec * sizeof(uint32_t),
+		.pData = a->key->spec,
 	};
 	VkComputePipelineCreateInfo ci = {
 		.sType = VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO,
@@ -55,14 +70,36 @@ ert_status ert_vk_pipeline_get(struct ert_vk *vk, const char *name, const uint32
 			.sType = VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO,
 			.stage = VK_SHADER_STAGE_COMPUTE_BIT,
 			.pName = "main",
-			.pSpecializationInfo = n_spec ? &si : NULL,
+			.pSpecializationInfo = a->key->n_spec ? &si : NULL,
 		},
 		.layout = vk->pipe_layout,
 	};
-	struct ert_vk_pipeline *p;
+	ert_status st = module_get(vk, a->key->shader, a->n, err);
+	VkResult rc;
+
+	if (st != ERT_OK)
+		return st;
+	for (uint32_t i = 0; i < a->key->n_spec; i++)
+		map[i] = (VkSpecializationMapEntry){ .constantID = i, .offset = 4 * i, .size = 4 };
+	ci.stage.module = vk->modules[a->key->shader];
+	rc = vkCreateComputePipelines(vk->dev, vk->pipe_cache, 1, &ci, NULL, (VkPipeline *)obj);
+	if (rc != VK_SUCCESS)
+		return ert_vk_fail(err, rc, "vkCreateComputePipelines", a->n);
+	*bytes = 0;
+	return ERT_OK;
+}
+
+ert_status ert_vk_pipeline_get(struct ert_vk *vk, const char *name, const uint32_t *spec,
+			       uint32_t n_spec, VkPipeline *out, const struct ert_node *n,
+			       struct ert_err *err)
+{
+	int idx = ert_vk_shader_index(name);
+	struct ert_vk_pipe_key key = { 0 };
+	struct pipe_make arg = { vk, &key, n };
+	enum ert_gpu_found found;
+	struct ert_gpu_hold *h;
 	ert_status st;
 	uint64_t t0;
-	VkResult rc;
 
 	if (idx < 0 || idx >= ERT_VK_MAX_SHADERS || n_spec > ERT_VK_MAX_SPEC) {
 		ert_err_set(err, "vulkan: %s%s%s%sno shader '%s' in this build",
@@ -70,50 +107,36 @@ ert_status ert_vk_pipeline_get(struct ert_vk *vk, const char *name, const uint32
 			    n ? "': " : "", name);
 		return ERT_STATUS_INTERNAL;
 	}
+	key.shader = idx;
+	key.n_spec = n_spec;
 	if (n_spec)
-		memcpy(full, spec, n_spec * sizeof(uint32_t));
-	for (uint32_t i = 0; i < vk->n_pipes; i++) {
-		p = &vk->pipes[i];
-		if (p->shader == idx && !memcmp(p->spec, full, sizeof(full))) {
-			*out = p->pipe;
-			return ERT_OK;
-		}
-	}
-	if (vk->n_pipes == ERT_VK_MAX_PIPELINES) {
-		ert_err_set(err, "vulkan: %s '%s': more than %d pipelines", ert_op_name(n->op), n->name,
-			    ERT_VK_MAX_PIPELINES);
-		return ERT_STATUS_INTERNAL;
-	}
+		memcpy(key.spec, spec, n_spec * sizeof(uint32_t));
 	t0 = ert_clock_ns();
-	st = module_get(vk, idx, n, err);
+	st = ert_gpu_hold_get(&vk->pipes, vk->shared_pipes, &key, sizeof(key), make_pipeline, &arg,
+			      &h, &found, err);
 	if (st != ERT_OK)
 		return st;
-	for (uint32_t i = 0; i < n_spec; i++)
-		map[i] = (VkSpecializationMapEntry){ .constantID = i, .offset = 4 * i, .size = 4 };
-	ci.stage.module = vk->modules[idx];
-	p = &vk->pipes[vk->n_pipes];
-	rc = vkCreateComputePipelines(vk->dev, vk->pipe_cache, 1, &ci, NULL, &p->pipe);
-	vk->times.programs_ns += ert_clock_ns() - t0;
-	if (rc != VK_SUCCESS)
-		return ert_vk_fail(err, rc, "vkCreateComputePipelines", n);
-	p->shader = idx;
-	memcpy(p->spec, full, sizeof(full));
-	vk->n_pipes++;
-	vk->times.programs_built++;
-	/* the pipeline cache may hold something the file does not (the driver decides) */
-	vk->cache_dirty = true;
-	*out = p->pipe;
+	/* held for the session's life (ert_vk_pipelines_release), however often asked for */
+	if (found != ERT_GPU_HELD) {
+		vk->times.programs_ns += ert_clock_ns() - t0;
+		if (found == ERT_GPU_SHARED)
+			vk->times.programs_shared++;
+		else
+			vk->times.programs_built++;
+		/* the pipeline cache may hold something the file does not (the driver decides) */
+		vk->cache_dirty = true;
+	}
+	*out = *(VkPipeline *)ert_gpu_hold_obj(h);
 	return ERT_OK;
+}
+
+void ert_vk_pipeline_free(void *dev, void *obj)
+{
+	vkDestroyPipeline(*(VkDevice *)dev, *(VkPipeline *)obj, NULL);
 }
 
 void ert_vk_pipelines_release(struct ert_vk *vk)
 {
-	for (uint32_t i = 0; i < vk->n_pipes; i++)
-		vkDestroyPipeline(vk->dev, vk->pipes[i].pipe, NULL);
-	vk->n_pipes = 0;
-	for (int i = 0; i < ERT_VK_MAX_SHADERS; i++) {
-		if (vk->modules[i])
-			vkDestroyShaderModule(vk->dev, vk->modules[i], NULL);
-		vk->modules[i] = VK_NULL_HANDLE;
-	}
+	if (vk->shared_pipes)
+		ert_gpu_holds_drop(&vk->pipes, vk->shared_pipes);
 }

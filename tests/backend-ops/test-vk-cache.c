@@ -25,10 +25,21 @@
  * the other ERT_VULKAN_VALIDATION setting gets its own instance, one with
  * ERT_VULKAN_DEVICE the device of that index; the last session to go
  * destroys the device and the instance.
+ *
+ * Sessions of one model on one device also share its pipelines and uploaded
+ * weights (gpu-common/gpu-share.h): on y = Relu(x * w + b), a second session
+ * open at once builds no pipeline and uploads nothing, holding the first's
+ * very objects, and computes the first's outputs; either may be destroyed
+ * first, the other running on; one in precision LOW (float16 storage)
+ * beside a NORMAL one uploads its own float16 weights and builds its own
+ * .f16 pipelines; sessions created at once on several threads build each
+ * pipeline and upload each weight once between them.
  * With no Vulkan device every check is reported skipped.
  *
  * Prints one line per check and ends with "N passed, N failed, N skipped".
  */
+#include <math.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -42,7 +53,7 @@
 #include "vulkan/vk-impl.h"
 
 #define N_X CT_N_X
-#define N_CHECKS 26
+#define N_CHECKS 32
 /* the file's header: magic, version, vendor, device, driver, UUID, size */
 #define AT_VERSION 8
 #define AT_DEVICE 16
@@ -445,6 +456,245 @@ static void device_key(ert_model *m, const struct outcome *cold)
 	      why);
 }
 
+
+/* ---- pipelines and weights shared between sessions of one model ---- */
+
+static float w_data[N_X], b_data[N_X];
+
+/* y = Relu(x * w + b), w and b constants of x's shape: two uploads, elementwise pipelines. */
+static ert_model *weights_model(void)
+{
+	struct ert_graph *g = ert_graph_create();
+	int64_t dims[2] = { 3, N_X / 3 };
+	int32_t x, w, b, p, q, y;
+
+	if (!g)
+		return NULL;
+	for (int i = 0; i < N_X; i++) {
+		w_data[i] = 0.5f + (float)(i % 7) * 0.125f;
+		b_data[i] = (float)(i % 5) * 0.25f - 0.5f;
+	}
+	g->opset = 17;
+	x = ert_graph_add_tensor(g, "x", ERT_DTYPE_FLOAT32, 2, dims);
+	w = ert_graph_add_tensor(g, "w", ERT_DTYPE_FLOAT32, 2, dims);
+	b = ert_graph_add_tensor(g, "b", ERT_DTYPE_FLOAT32, 2, dims);
+	p = ert_graph_add_tensor(g, "p", ERT_DTYPE_FLOAT32, -1, NULL);
+	q = ert_graph_add_tensor(g, "q", ERT_DTYPE_FLOAT32, -1, NULL);
+	y = ert_graph_add_tensor(g, "y", ERT_DTYPE_FLOAT32, -1, NULL);
+	ert_graph_set_const(g, w, w_data, sizeof(w_data), false);
+	ert_graph_set_const(g, b, b_data, sizeof(b_data), false);
+	ert_graph_add_input(g, x);
+	ert_graph_add_node(g, ERT_OP_Mul, "mul", 2, (int32_t[]){ x, w }, 1, &p);
+	ert_graph_add_node(g, ERT_OP_Add, "add", 2, (int32_t[]){ p, b }, 1, &q);
+	ert_graph_add_node(g, ERT_OP_Relu, "relu", 1, &q, 1, &y);
+	ert_graph_add_output(g, y);
+	return model_from_graph(g);
+}
+
+/* Does every hold of @in have its entry among @of's (the same device objects)? */
+static bool holds_within(const struct ert_gpu_holds *in, const struct ert_gpu_holds *of)
+{
+	for (const struct ert_gpu_hold *k = in->head; k; k = k->next) {
+		const struct ert_gpu_hold *o = of->head;
+
+		while (o && o->e != k->e)
+			o = o->next;
+		if (!o)
+			return false;
+	}
+	return true;
+}
+
+static uint32_t holds_count(const struct ert_gpu_holds *h)
+{
+	uint32_t n = 0;
+
+	for (const struct ert_gpu_hold *k = h->head; k; k = k->next)
+		n++;
+	return n;
+}
+
+/* The device memory the session's Vulkan backend holds (constants and tables). */
+static size_t resident(ert_session *s)
+{
+	return ert_backend_resident_bytes(s->backends[0]);
+}
+
+/* What a session of the weights model made alone: the reference of the sharing checks. */
+struct alone {
+	float y[N_X];
+	uint32_t built;
+	uint64_t uploaded;
+};
+
+/* A second session open at once takes the first's pipelines and weights; either may go first. */
+static void share_weights(ert_model *m, const struct alone *ref)
+{
+	char why[900];
+
+	for (int first_goes = 0; first_goes < 2; first_goes++) {
+		ert_session *a = NULL, *b = NULL;
+		bool ok = open_none(m, &a) == ERT_OK && open_none(m, &b) == ERT_OK;
+
+		if (!ok) {
+			check(false, "two sessions of a model with weights open at once", ert_last_error());
+			ert_session_destroy(b);
+			ert_session_destroy(a);
+			failed += first_goes ? 0 : 1;
+			continue;
+		}
+		if (!first_goes) {
+			const struct ert_backend_times *ta = &a->created.be, *tb = &b->created.be;
+
+			printf("# a model with weights (tune none): the first session %.2f ms (pipelines %.2f ms, uploads %.2f ms), the second %.2f ms (pipelines %.2f ms, uploads %.2f ms)\n",
+			       (double)a->created.total_ns / 1e6, (double)ta->programs_ns / 1e6,
+			       (double)ta->upload_ns / 1e6, (double)b->created.total_ns / 1e6,
+			       (double)tb->programs_ns / 1e6, (double)tb->upload_ns / 1e6);
+			snprintf(why, sizeof(why),
+				 "alone: built %u, uploaded %llu; first: built %u, shared %u, uploaded %llu, shared %llu; second: built %u, shared %u, uploaded %llu, shared %llu; the second's pipelines (%u) and weights (%u) the first's: %d, %d; resident %zu and %zu",
+				 ref->built, (unsigned long long)ref->uploaded, ta->programs_built,
+				 ta->programs_shared, (unsigned long long)ta->upload_bytes,
+				 (unsigned long long)ta->upload_shared_bytes, tb->programs_built,
+				 tb->programs_shared, (unsigned long long)tb->upload_bytes,
+				 (unsigned long long)tb->upload_shared_bytes,
+				 holds_count(&vk_of(b)->pipes), holds_count(&vk_of(b)->consts),
+				 holds_within(&vk_of(b)->pipes, &vk_of(a)->pipes),
+				 holds_within(&vk_of(b)->consts, &vk_of(a)->consts),
+				 resident(a), resident(b));
+			check(ref->built > 0 && ref->uploaded == sizeof(w_data) + sizeof(b_data) &&
+			      ta->programs_built == ref->built && !ta->programs_shared &&
+			      ta->upload_bytes == ref->uploaded && !ta->upload_shared_bytes &&
+			      !tb->programs_built && tb->programs_shared == ref->built &&
+			      !tb->upload_bytes && tb->upload_shared_bytes == ref->uploaded &&
+			      holds_count(&vk_of(b)->pipes) == ref->built &&
+			      holds_count(&vk_of(b)->consts) == 2 &&
+			      holds_within(&vk_of(b)->pipes, &vk_of(a)->pipes) &&
+			      holds_within(&vk_of(b)->consts, &vk_of(a)->consts) &&
+			      resident(a) == resident(b),
+			      "a second session of the model builds no pipeline and uploads no weight: it holds the first's",
+			      why);
+		}
+		destroy_in_turn(a, b, first_goes, ref->y, ert_vk_devices_open, 2);
+	}
+}
+
+/* LOW stores float32 weights as float16: its own uploads (another key), its .f16 pipelines. */
+static void share_low(ert_model *m, const struct alone *ref)
+{
+	ert_session *a = NULL, *c = NULL;
+	ert_config cfg;
+	float y[N_X];
+	double worst = 0;
+	bool ok, f16 = false;
+	char why[600];
+
+	ert_config_init(&cfg);
+	cfg.backends[0] = ERT_BACKEND_VULKAN;
+	cfg.num_backends = 1;
+	cfg.tune = ERT_TUNE_NONE;
+	cfg.precision = ERT_LEVEL_LOW;
+	ok = open_none(m, &a) == ERT_OK && ert_session_create(m, &cfg, &c) == ERT_OK;
+	if (ok) {
+		const struct ert_backend_times *tc = &c->created.be;
+
+		f16 = vk_of(c)->f16_storage;
+		ok = cache_test_run(c, y) && runs_match(a, ref->y, 1);
+		for (int i = 0; ok && i < N_X; i++) {
+			double d = fabs((double)y[i] - (double)ref->y[i]);
+
+			worst = d > worst ? d : worst;
+		}
+		snprintf(why, sizeof(why),
+			 "float16 storage %d: built %u, shared %u, uploaded %llu, shared %llu; its weights the first's: %d; worst difference %.3g",
+			 f16, tc->programs_built, tc->programs_shared,
+			 (unsigned long long)tc->upload_bytes,
+			 (unsigned long long)tc->upload_shared_bytes,
+			 vk_of(c)->consts.head && holds_within(&vk_of(c)->consts, &vk_of(a)->consts),
+			 worst);
+		printf("# precision LOW beside NORMAL: %s\n", why);
+		/* with float16 storage: .f16 shaders (and convert) built, weights uploaded at half size */
+		ok = ok && worst <= 1e-2 &&
+		     (f16 ? tc->programs_built > 0 && tc->upload_bytes == ref->uploaded / 2 &&
+			    !tc->upload_shared_bytes &&
+			    !holds_within(&vk_of(c)->consts, &vk_of(a)->consts) :
+			    !tc->programs_built && tc->upload_shared_bytes == ref->uploaded);
+	} else {
+		snprintf(why, sizeof(why), "%s", ert_last_error());
+	}
+	ert_session_destroy(a);
+	ert_session_destroy(c);
+	check(ok && ert_vk_devices_open() == 0,
+	      "a session in precision LOW beside a NORMAL one: float16 weights of its own, the right outputs",
+	      why);
+}
+
+static atomic_uint made_pipes, shared_pipes;
+static atomic_ullong made_bytes, shared_bytes;
+
+static void note_made(struct maker *k)
+{
+	const struct ert_backend_times *t = &k->s->created.be;
+
+	atomic_fetch_add(&made_pipes, t->programs_built);
+	atomic_fetch_add(&shared_pipes, t->programs_shared);
+	atomic_fetch_add(&made_bytes, t->upload_bytes);
+	atomic_fetch_add(&shared_bytes, t->upload_shared_bytes);
+}
+
+/* Sessions of the model created at once on several threads: each pipeline and weight made once. */
+static void concurrent_weights(ert_model *m, const struct alone *ref)
+{
+	struct maker k[CT_THREADS];
+	bool ok = concurrent_sessions(m, ref->y, open_none, note_made, k);
+	char why[400];
+
+	snprintf(why, sizeof(why),
+		 "%d threads: runs %s; pipelines built %u, shared %u (expected %u and %u); bytes uploaded %llu, shared %llu (expected %llu and %llu); open after %u",
+		 CT_THREADS, ok ? "all right" : "failed or differed", made_pipes, shared_pipes,
+		 ref->built, (CT_THREADS - 1) * ref->built, (unsigned long long)made_bytes,
+		 (unsigned long long)shared_bytes, (unsigned long long)ref->uploaded,
+		 (unsigned long long)((CT_THREADS - 1) * ref->uploaded), ert_vk_devices_open());
+	check(ok && made_pipes == ref->built && shared_pipes == (CT_THREADS - 1) * ref->built &&
+	      made_bytes == ref->uploaded && shared_bytes == (CT_THREADS - 1) * ref->uploaded &&
+	      ert_vk_devices_open() == 0,
+	      "sessions of the model created at once on 4 threads: each pipeline built and each weight uploaded once between them",
+	      why);
+}
+
+/* The weights model alone (the reference), then the sharing checks. */
+static void sharing(void)
+{
+	ert_model *m = weights_model();
+	ert_session *s = NULL;
+	struct alone ref = { { 0 }, 0, 0 };
+	double worst = 0;
+	bool ok = m && open_none(m, &s) == ERT_OK && cache_test_run(s, ref.y);
+	char why[300];
+
+	if (ok) {
+		ref.built = s->created.be.programs_built;
+		ref.uploaded = s->created.be.upload_bytes;
+	}
+	ert_session_destroy(s);
+	for (int i = 0; ok && i < N_X; i++) {
+		float x = (float)((i * 37) % 23) * 0.25f - 2.5f, want = x * w_data[i] + b_data[i];
+		double d = fabs((double)ref.y[i] - (want > 0 ? want : 0));
+
+		worst = d > worst ? d : worst;
+	}
+	snprintf(why, sizeof(why), "%s, worst difference from the host's %.3g",
+		 ok ? "ran" : ert_last_error(), worst);
+	check(ok && worst <= 1e-6, "a model with weights alone: Relu(x * w + b) computed", why);
+	if (ok) {
+		share_weights(m, &ref);
+		share_low(m, &ref);
+		concurrent_weights(m, &ref);
+	} else {
+		failed += 5;
+	}
+	ert_model_unref(m);
+}
+
 int main(void)
 {
 	struct ert_err err = { "" };
@@ -629,6 +879,7 @@ int main(void)
 	concurrent(m, &cold);
 	validation_key(m, &cold);
 	device_key(m, &cold);
+	sharing();
 
 	free(good);
 	ert_model_unref(m);
