@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "cpu/cpu-impl.h"
+#include "cpu/ops/qlinear-kernels.h"
 #include "cpu/qgemm/qgemm.h"
 #include "edgert.h"
 #include "ert-op-test.h"
@@ -561,51 +562,200 @@ ERT_TEST(qlinear_binary_kernel_names)
 /* ---- QuantizeLinear, float32 to int8/uint8 ---- */
 
 /*
+ * Scale triples (A_s, B_s, C_s) for the fixed-rule Add tests below, with
+ * what they reach: the typical case, equal scales (both inputs a power of
+ * two), inputs 500x-2000x apart (input shifts -9 to -11: the 32-bit form's
+ * last K = 22), -12 (K = 23: the three requantisations' lanes instead), the
+ * sum's shift 0 (no sign correction) and +2 (the other lanes), its
+ * multiplier 0, its shift -31 and -30, both inputs below the output scale.
+ */
+static const float add_scales[][3] = {
+	{ 0.05f, 0.031f, 0.07f }, { 1.0f, 1.0f, 1.0f }, { 0.001f, 0.5f, 0.002f },
+	{ 3.0f, 0.01f, 0.02f }, { 0.02f, 0.02f, 5.0f }, { 0.7f, 0.0007f, 0.0009f },
+	{ 1.0f, 0.00066f, 0.5f }, { 1.0f, 0.00033f, 0.5f }, { 1.0f, 1.0f, 2.5e-6f },
+	{ 1.0f, 0.6f, 5e-7f }, { 0.001f, 0.001f, 1000.0f }, { 0.001f, 0.001f, 5.9f },
+	{ 0.001f, 0.0013f, 4.0f }, { 0.0123f, 0.0456f, 0.0311f },
+};
+
+/* The fixed rule's Add of bytes @a and @b, from ert_requant_fixed() alone. */
+static int add_rule(ert_dtype dt, const float *sc, const int *zp, int lo, int hi, uint8_t a,
+		    uint8_t b)
+{
+	struct ert_quant_add q;
+	int32_t va = dt == ERT_DTYPE_UINT8 ? a : (int8_t)a, vb = dt == ERT_DTYPE_UINT8 ? b : (int8_t)b;
+	int32_t sum;
+	int64_t y;
+
+	if (!ert_quant_add_params(sc[0], sc[1], sc[2], &q))
+		return INT32_MIN;
+	sum = ert_requant_fixed((va - zp[0]) * (1 << 20), q.a_mult, q.a_shift) +
+	      ert_requant_fixed((vb - zp[1]) * (1 << 20), q.b_mult, q.b_shift);
+	y = (int64_t)ert_requant_fixed(sum, q.out_mult, q.out_shift) + zp[2];
+	return (int)(y < lo ? lo : y > hi ? hi : y);
+}
+
+/* Every output of @o (a fixed-rule Add) at every level against add_rule(). */
+static void check_add_rule(int *ert_test_failed_, struct one *o, const float *sc, const int *zp,
+			   int lo, int hi, const char *what)
+{
+	const struct ert_value *a = o->inp[0], *b = o->inp[3];
+	ert_dtype dt = a->dtype;
+
+	for (int isa = ERT_ISA_SCALAR; isa <= (int)ert_cpu_isa_best(); isa++) {
+		struct ert_value y;
+		int64_t bad = 0;
+
+		if (run_at(o, (enum ert_cpu_isa)isa, NULL, true, ERT_LEVEL_NORMAL, &y) != ERT_OK) {
+			fprintf(stderr, "%s at %s: %s\n", what,
+				ert_cpu_isa_name((enum ert_cpu_isa)isa), o->err.msg);
+			*ert_test_failed_ = 1;
+			continue;
+		}
+		/* rank-2 inputs broadcast to y's [rows, cols] */
+		for (int64_t r = 0; r < y.dims[0]; r++)
+			for (int64_t c = 0; c < y.dims[1]; c++) {
+				int64_t ia = (a->dims[0] > 1 ? r * a->dims[1] : 0) + (a->dims[1] > 1 ? c : 0);
+				int64_t ib = (b->dims[0] > 1 ? r * b->dims[1] : 0) + (b->dims[1] > 1 ? c : 0);
+				uint8_t got = ((const uint8_t *)y.data)[r * y.dims[1] + c];
+				int want = add_rule(dt, sc, zp, lo, hi, ((const uint8_t *)a->data)[ia],
+						    ((const uint8_t *)b->data)[ib]);
+
+				if ((dt == ERT_DTYPE_UINT8 ? got : (int8_t)got) != want && !bad++)
+					fprintf(stderr, "%s at %s: [%lld, %lld] gives %d, not %d\n",
+						what, ert_cpu_isa_name((enum ert_cpu_isa)isa),
+						(long long)r, (long long)c,
+						dt == ERT_DTYPE_UINT8 ? got : (int8_t)got, want);
+			}
+		if (bad)
+			*ert_test_failed_ = 1;
+		free(y.data);
+	}
+}
+
+/* A fixed-rule Add of @dt inputs of dims @da and @db, clamp [lo, hi], in @o. */
+static void add_setup(struct one *o, ert_dtype dt, const int64_t *da, const int64_t *db,
+		      const float *sc, const int *zp, int lo, int hi)
+{
+	struct ert_value *av, *bv;
+
+	one_init(o, ERT_OP_QLinearAdd, 1, 8, 1);
+	av = one_in_alloc(o, 0, dt, 2, da);
+	bv = one_in_alloc(o, 3, dt, 2, db);
+	/* a runs through every byte along the columns, b down the rows */
+	for (int64_t i = 0; i < av->numel; i++)
+		((uint8_t *)av->data)[i] = (uint8_t)(i % da[1]);
+	for (int64_t i = 0; i < bv->numel; i++)
+		((uint8_t *)bv->data)[i] = (uint8_t)(db[1] > 1 ? i % db[1] + i / db[1] : i);
+	in_scales(o, 1, 0, sc[0], false);
+	in_zp(o, 2, dt, 0, zp[0], zp[0]);
+	in_scales(o, 4, 0, sc[1], false);
+	in_zp(o, 5, dt, 0, zp[1], zp[1]);
+	in_scales(o, 6, 0, sc[2], false);
+	in_zp(o, 7, dt, 0, zp[2], zp[2]);
+	set_rule(o, true, lo, hi);
+}
+
+/*
  * The fixed-rule QLinearAdd over every pair of input bytes (a 256 x 256
  * grid, plus a run of 37 so the tail is not a whole vector), at every level
- * against the scalar one: the lanes' 32-bit input stage (qlinear-ew-<level>.c
- * add_in()) must give the 64-bit products' values for each byte, each zero
- * point at the ends and middle of the type, scales from equal to 1000x
- * apart (input shifts from -1 to -11 and beyond), with and without a clamp.
+ * against the scalar one and against the rule computed here: the lanes'
+ * 32-bit form (struct ert_q8_addf) must give the 64-bit products' values
+ * for each pair, each zero point at the ends and middle of the type, the
+ * scales of add_scales[], a clamp that lets negative sums through and one
+ * at the zero point (ReLU: the sum's sign correction skipped).
  */
 ERT_TEST(qlinear_add_fixed_every_byte)
 {
-	static const float sc[][3] = { { 0.05f, 0.031f, 0.07f }, { 1.0f, 1.0f, 1.0f },
-				       { 0.001f, 0.5f, 0.002f }, { 3.0f, 0.01f, 0.02f },
-				       { 0.02f, 0.02f, 5.0f }, { 0.7f, 0.0007f, 0.0009f } };
 	static const int zps[2][3] = { { 0, 128, 255 }, { -128, 0, 127 } };
 	int runs = 0;
 
 	for (int s8 = 0; s8 < 2; s8++)
-		for (size_t si = 0; si < sizeof(sc) / sizeof(sc[0]); si++)
-			for (int z = 0; z < 3; z++) {
+		for (size_t si = 0; si < sizeof(add_scales) / sizeof(add_scales[0]); si++)
+			for (int z = 0; z < 6; z++) {
 				ert_dtype dt = s8 ? ERT_DTYPE_INT8 : ERT_DTYPE_UINT8;
 				int64_t dims[2] = { 256, 256 + 37 };
-				int za = zps[s8][z], zb = zps[s8][(z + 1) % 3], zy = zps[s8][(z + 2) % 3];
-				struct ert_value *av, *bv;
+				int zp[3] = { zps[s8][z % 3], zps[s8][(z + 1) % 3], zps[s8][(z + 2) % 3] };
+				int lo = z < 3 ? (s8 ? -100 : 20) : zp[2];
+				int hi = z < 3 ? (s8 ? 90 : 230 - (int)si * z) : (s8 ? 127 : 255);
 				struct one o;
-				char what[64];
+				char what[80];
 
-				one_init(&o, ERT_OP_QLinearAdd, 1, 8, 1);
-				av = one_in_alloc(&o, 0, dt, 2, dims);
-				bv = one_in_alloc(&o, 3, dt, 2, dims);
-				for (int64_t i = 0; i < av->numel; i++) {
-					((uint8_t *)av->data)[i] = (uint8_t)(i % dims[1]);
-					((uint8_t *)bv->data)[i] = (uint8_t)(i / dims[1]);
-				}
-				in_scales(&o, 1, 0, sc[si][0], false);
-				in_zp(&o, 2, dt, 0, za, za);
-				in_scales(&o, 4, 0, sc[si][1], false);
-				in_zp(&o, 5, dt, 0, zb, zb);
-				in_scales(&o, 6, 0, sc[si][2], false);
-				in_zp(&o, 7, dt, 0, zy, zy);
-				set_rule(&o, true, s8 ? -100 : 20, s8 ? 90 : 230 - (int)si * z);
-				snprintf(what, sizeof(what), "fixed add, %s, scales %zu, zp %d/%d/%d",
-					 s8 ? "int8" : "uint8", si, za, zb, zy);
+				add_setup(&o, dt, dims, dims, add_scales[si], zp, lo, hi);
+				snprintf(what, sizeof(what), "fixed add, %s, scales %zu, zp %d/%d/%d, [%d, %d]",
+					 s8 ? "int8" : "uint8", si, zp[0], zp[1], zp[2], lo, hi);
 				runs += compare_levels(ert_test_failed_, &o, what);
+				check_add_rule(ert_test_failed_, &o, add_scales[si], zp, lo, hi, what);
 				one_fini(&o);
 			}
 	CHECK(runs > 0);
+}
+
+/*
+ * The same with one input repeating a byte along the run (step 0: its
+ * scaled value joins the lanes' constant), on either side, so every pair of
+ * bytes is still met: [1, 256 + 37] against [256, 1] and the other way
+ * round; and two scalars (one element).
+ */
+ERT_TEST(qlinear_add_fixed_broadcast)
+{
+	static const int zps[2][3] = { { 3, 128, 250 }, { -120, 0, 127 } };
+	int runs = 0;
+
+	for (int s8 = 0; s8 < 2; s8++)
+		for (size_t si = 0; si < sizeof(add_scales) / sizeof(add_scales[0]); si++)
+			for (int side = 0; side < 3; side++) {
+				ert_dtype dt = s8 ? ERT_DTYPE_INT8 : ERT_DTYPE_UINT8;
+				int64_t row[2] = { 1, 256 + 37 }, col[2] = { 256, 1 }, one1[2] = { 1, 1 };
+				int zp[3] = { zps[s8][side], zps[s8][(side + 1) % 3], zps[s8][(side + 2) % 3] };
+				int lo = side == 1 ? zp[2] : s8 ? -128 : 0, hi = s8 ? 127 : 255;
+				struct one o;
+				char what[80];
+
+				add_setup(&o, dt, side == 2 ? one1 : side ? col : row,
+					  side == 2 ? one1 : side ? row : col, add_scales[si], zp, lo, hi);
+				snprintf(what, sizeof(what), "fixed add, %s, scales %zu, broadcast %s",
+					 s8 ? "int8" : "uint8", si,
+					 side == 2 ? "both" : side ? "a" : "b");
+				runs += compare_levels(ert_test_failed_, &o, what);
+				check_add_rule(ert_test_failed_, &o, add_scales[si], zp, lo, hi, what);
+				one_fini(&o);
+			}
+	CHECK(runs > 0);
+}
+
+/*
+ * ert_q8_add_init() takes the 32-bit form at the SIMD levels for the
+ * scales quantised models have (and for the edges above: the sum's shift
+ * 0, input shift -11), and leaves it for the three requantisations' lanes
+ * where a bound fails (input shift -12, the sum's shift > 0): so the tests
+ * above run both.
+ */
+ERT_TEST(qlinear_add_fixed_form_chosen)
+{
+	static const struct {
+		size_t si;
+		bool fast;
+	} want[] = { { 0, true }, { 1, true }, { 5, true }, { 6, true }, { 7, false },
+		     { 8, true }, { 9, false }, { 11, true }, { 13, true } };
+	struct ert_qout qo = { .dtype = ERT_DTYPE_INT8, .zp = -3, .lo = -128, .hi = 127,
+			       .fixed = true };
+	struct ert_q8_add *p = malloc(sizeof(*p));
+
+	REQUIRE(p);
+	for (int isa = ERT_ISA_SCALAR; isa <= (int)ert_cpu_isa_best(); isa++)
+		for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
+			const float *sc = add_scales[want[i].si];
+
+			REQUIRE(ert_q8_add_init(p, (enum ert_cpu_isa)isa, &qo, sc[0], 5, sc[1], -7,
+						sc[2]));
+			if ((p->fast != NULL) != (want[i].fast && isa >= ERT_ISA_AVX2)) {
+				fprintf(stderr, "scales %zu at %s: 32-bit form %s\n", want[i].si,
+					ert_cpu_isa_name((enum ert_cpu_isa)isa),
+					p->fast ? "taken" : "not taken");
+				*ert_test_failed_ = 1;
+			}
+		}
+	free(p);
 }
 
 /*
@@ -1062,7 +1212,9 @@ ERT_TEST(kernel_names)
 ERT_TEST_MAIN(ERT_TEST_ENTRY(qlinearconv_every_level), ERT_TEST_ENTRY(convinteger_every_level),
 	      ERT_TEST_ENTRY(matmul_every_level), ERT_TEST_ENTRY(qgemm_every_level),
 	      ERT_TEST_ENTRY(qlinear_binary_every_level), ERT_TEST_ENTRY(qlinear_binary_kernel_names),
-	      ERT_TEST_ENTRY(qlinear_add_fixed_every_byte), ERT_TEST_ENTRY(quantize_every_level), ERT_TEST_ENTRY(quantize_kernel_names),
+	      ERT_TEST_ENTRY(qlinear_add_fixed_every_byte), ERT_TEST_ENTRY(qlinear_add_fixed_broadcast),
+	      ERT_TEST_ENTRY(qlinear_add_fixed_form_chosen), ERT_TEST_ENTRY(quantize_every_level),
+	      ERT_TEST_ENTRY(quantize_kernel_names),
 	      ERT_TEST_ENTRY(qlinearconv_residual_every_level),
 	      ERT_TEST_ENTRY(qlinearconv_residual_refused), ERT_TEST_ENTRY(kernel_names),
 	      ERT_TEST_ENTRY(qgemm_epi_rows_fixed_every_level))

@@ -85,3 +85,110 @@ void ert_q8_bin_avx2(const struct ert_q8_bin *p, const uint8_t *a, int64_t sa, c
 		memcpy(y + j, ty, (size_t)(n - j));
 	}
 }
+
+/*
+ * The fixed-rule Add in the 32-bit form (struct ert_q8_addf), 32 elements a
+ * block: four groups of 8 lanes, then the clamp in 16-bit lanes.
+ */
+static inline __m256i addf_widen(const uint8_t *p, bool s8)
+{
+	__m128i x = _mm_loadl_epi64((const __m128i *)p);
+
+	return s8 ? _mm256_cvtepi8_epi32(x) : _mm256_cvtepu8_epi32(x);
+}
+
+/* g's lanes: w * A + ((w * f + (w < zg ? cneg : cpos)) >> K). */
+static inline __m256i addf_gen(const struct ert_q8_addf *p, __m256i w)
+{
+	__m256i c = _mm256_blendv_epi8(_mm256_set1_epi32(p->cpos), _mm256_set1_epi32(p->cneg),
+				       _mm256_cmpgt_epi32(_mm256_set1_epi32(p->zg), w));
+	__m256i t = _mm256_add_epi32(_mm256_mullo_epi32(w, _mm256_set1_epi32(p->f)), c);
+
+	return _mm256_add_epi32(_mm256_mullo_epi32(w, _mm256_set1_epi32(p->A)),
+				_mm256_sra_epi32(t, _mm_cvtsi32_si128(p->K)));
+}
+
+/*
+ * (s * m + q) >> 31 (less 1 where adj and s < negc), then >> n: the even
+ * lanes' products from s, the odd lanes' from 2s (s >= 0, its top bit 0,
+ * so a 64-bit shift by 31 brings 2s down), whose bits 31..62 land in the
+ * high half, where they belong.
+ */
+static inline __m256i addf_requant(const struct ert_q8_addf *p, __m256i s, bool adj)
+{
+	const __m256i m = _mm256_set1_epi32(p->m);
+	__m256i ev = _mm256_add_epi64(_mm256_mul_epi32(s, m), _mm256_set1_epi64x(p->q));
+	__m256i od = _mm256_add_epi64(_mm256_mul_epi32(_mm256_srli_epi64(s, 31), m),
+				      _mm256_set1_epi64x(2 * p->q));
+	__m256i h = _mm256_blend_epi32(_mm256_srli_epi64(ev, 31), od, 0xaa);
+
+	if (adj)
+		h = _mm256_add_epi32(h, _mm256_cmpgt_epi32(_mm256_set1_epi32(p->negc), s));
+	return _mm256_sra_epi32(h, _mm_cvtsi32_si128(p->n));
+}
+
+static inline __attribute__((always_inline)) void
+addf_block(const struct ert_q8_addf *p, const uint8_t *s, const uint8_t *g, uint8_t *y, bool two,
+	   bool adj, bool s8)
+{
+	const __m256i lo = _mm256_set1_epi16(p->lo), hi = _mm256_set1_epi16(p->hi);
+	const __m256i zp = _mm256_set1_epi16(p->zp);
+	__m256i r[4], o;
+
+	for (int k = 0; k < 4; k++) {
+		__m256i sum = addf_gen(p, addf_widen(g + 8 * k, s8));
+
+		if (two)
+			sum = _mm256_add_epi32(sum, _mm256_sll_epi32(addf_widen(s + 8 * k, s8),
+								     _mm_cvtsi32_si128(p->ks)));
+		if (s8)
+			sum = _mm256_add_epi32(sum, _mm256_set1_epi32(p->bias));
+		r[k] = addf_requant(p, sum, adj);
+	}
+	r[0] = _mm256_packs_epi32(r[0], r[1]);
+	r[2] = _mm256_packs_epi32(r[2], r[3]);
+	r[0] = _mm256_add_epi16(_mm256_min_epi16(_mm256_max_epi16(r[0], lo), hi), zp);
+	r[2] = _mm256_add_epi16(_mm256_min_epi16(_mm256_max_epi16(r[2], lo), hi), zp);
+	o = s8 ? _mm256_packs_epi16(r[0], r[2]) : _mm256_packus_epi16(r[0], r[2]);
+	/* the packs interleave 4-byte groups of the 128-bit halves */
+	o = _mm256_permutevar8x32_epi32(o, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7));
+	_mm256_storeu_si256((__m256i *)y, o);
+}
+
+static inline __attribute__((always_inline)) void
+addf_runs(const struct ert_q8_addf *p, const uint8_t *s, const uint8_t *g, uint8_t *y, int64_t n,
+	  bool two, bool adj, bool s8)
+{
+	int64_t j = 0;
+
+	for (; j + 32 <= n; j += 32)
+		addf_block(p, two ? s + j : NULL, g + j, y + j, two, adj, s8);
+	if (j < n) {
+		uint8_t ts[32] = { 0 }, tg[32] = { 0 }, ty[32];
+
+		if (two)
+			memcpy(ts, s + j, (size_t)(n - j));
+		memcpy(tg, g + j, (size_t)(n - j));
+		addf_block(p, ts, tg, ty, two, adj, s8);
+		memcpy(y + j, ty, (size_t)(n - j));
+	}
+}
+
+void ert_q8_addf_avx2(const struct ert_q8_addf *p, const uint8_t *s, const uint8_t *g, uint8_t *y,
+		      int64_t n)
+{
+	bool two = s != NULL;
+
+	if (two && p->adj)
+		p->s8 ? addf_runs(p, s, g, y, n, true, true, true)
+		      : addf_runs(p, s, g, y, n, true, true, false);
+	else if (two)
+		p->s8 ? addf_runs(p, s, g, y, n, true, false, true)
+		      : addf_runs(p, s, g, y, n, true, false, false);
+	else if (p->adj)
+		p->s8 ? addf_runs(p, s, g, y, n, false, true, true)
+		      : addf_runs(p, s, g, y, n, false, true, false);
+	else
+		p->s8 ? addf_runs(p, s, g, y, n, false, false, true)
+		      : addf_runs(p, s, g, y, n, false, false, false);
+}

@@ -71,3 +71,101 @@ void ert_q8_bin_avx512(const struct ert_q8_bin *p, const uint8_t *a, int64_t sa,
 		_mm512_mask_cvtepi32_storeu_epi8(y + j, k, r);
 	}
 }
+
+/*
+ * The fixed-rule Add in the 32-bit form (struct ert_q8_addf), as
+ * qlinear-ew-avx2.c computes it, 64 elements a block (four groups of 16
+ * lanes, the clamp in 16-bit lanes), tails under k-masks.
+ */
+static inline __m512i addf_widen(const uint8_t *p, __mmask16 k, bool s8)
+{
+	__m128i x = _mm_maskz_loadu_epi8(k, p);
+
+	return s8 ? _mm512_cvtepi8_epi32(x) : _mm512_cvtepu8_epi32(x);
+}
+
+/* g's lanes: w * A + ((w * f + (w < zg ? cneg : cpos)) >> K). */
+static inline __m512i addf_gen(const struct ert_q8_addf *p, __m512i w)
+{
+	__m512i c = _mm512_mask_blend_epi32(_mm512_cmplt_epi32_mask(w, _mm512_set1_epi32(p->zg)),
+					    _mm512_set1_epi32(p->cpos), _mm512_set1_epi32(p->cneg));
+	__m512i t = _mm512_add_epi32(_mm512_mullo_epi32(w, _mm512_set1_epi32(p->f)), c);
+
+	return _mm512_add_epi32(_mm512_mullo_epi32(w, _mm512_set1_epi32(p->A)),
+				_mm512_sra_epi32(t, _mm_cvtsi32_si128(p->K)));
+}
+
+/* (s * m + q) >> 31, less 1 where adj and s < negc, then >> n (see the AVX2 version). */
+static inline __m512i addf_requant(const struct ert_q8_addf *p, __m512i s, bool adj)
+{
+	const __m512i m = _mm512_set1_epi32(p->m);
+	__m512i ev = _mm512_add_epi64(_mm512_mul_epi32(s, m), _mm512_set1_epi64(p->q));
+	__m512i od = _mm512_add_epi64(_mm512_mul_epi32(_mm512_srli_epi64(s, 31), m),
+				      _mm512_set1_epi64(2 * p->q));
+	__m512i h = _mm512_mask_blend_epi32(0xaaaa, _mm512_srli_epi64(ev, 31), od);
+
+	if (adj)
+		h = _mm512_mask_sub_epi32(h, _mm512_cmplt_epi32_mask(s, _mm512_set1_epi32(p->negc)),
+					  h, _mm512_set1_epi32(1));
+	return _mm512_sra_epi32(h, _mm_cvtsi32_si128(p->n));
+}
+
+static inline __attribute__((always_inline)) void
+addf_block(const struct ert_q8_addf *p, const uint8_t *s, const uint8_t *g, uint8_t *y,
+	   __mmask64 km, bool two, bool adj, bool s8)
+{
+	const __m512i lo = _mm512_set1_epi16(p->lo), hi = _mm512_set1_epi16(p->hi);
+	const __m512i zp = _mm512_set1_epi16(p->zp);
+	/* dword i of the packed bytes holds elements 4 * (4 * (i % 4) + i / 4) .. + 3 */
+	const __m512i order = _mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11,
+						15);
+	__m512i r[4], o;
+
+	for (int k = 0; k < 4; k++) {
+		__mmask16 kk = (__mmask16)(km >> (16 * k));
+		__m512i sum = addf_gen(p, addf_widen(g + 16 * k, kk, s8));
+
+		if (two)
+			sum = _mm512_add_epi32(sum, _mm512_sll_epi32(addf_widen(s + 16 * k, kk, s8),
+								     _mm_cvtsi32_si128(p->ks)));
+		if (s8)
+			sum = _mm512_add_epi32(sum, _mm512_set1_epi32(p->bias));
+		r[k] = addf_requant(p, sum, adj);
+	}
+	r[0] = _mm512_packs_epi32(r[0], r[1]);
+	r[2] = _mm512_packs_epi32(r[2], r[3]);
+	r[0] = _mm512_add_epi16(_mm512_min_epi16(_mm512_max_epi16(r[0], lo), hi), zp);
+	r[2] = _mm512_add_epi16(_mm512_min_epi16(_mm512_max_epi16(r[2], lo), hi), zp);
+	o = s8 ? _mm512_packs_epi16(r[0], r[2]) : _mm512_packus_epi16(r[0], r[2]);
+	_mm512_mask_storeu_epi8(y, km, _mm512_permutexvar_epi32(order, o));
+}
+
+static inline __attribute__((always_inline)) void
+addf_runs(const struct ert_q8_addf *p, const uint8_t *s, const uint8_t *g, uint8_t *y, int64_t n,
+	  bool two, bool adj, bool s8)
+{
+	for (int64_t j = 0; j < n; j += 64) {
+		__mmask64 km = n - j >= 64 ? ~(__mmask64)0 : ((__mmask64)1 << (n - j)) - 1;
+
+		addf_block(p, two ? s + j : NULL, g + j, y + j, km, two, adj, s8);
+	}
+}
+
+void ert_q8_addf_avx512(const struct ert_q8_addf *p, const uint8_t *s, const uint8_t *g,
+			uint8_t *y, int64_t n)
+{
+	bool two = s != NULL;
+
+	if (two && p->adj)
+		p->s8 ? addf_runs(p, s, g, y, n, true, true, true)
+		      : addf_runs(p, s, g, y, n, true, true, false);
+	else if (two)
+		p->s8 ? addf_runs(p, s, g, y, n, true, false, true)
+		      : addf_runs(p, s, g, y, n, true, false, false);
+	else if (p->adj)
+		p->s8 ? addf_runs(p, s, g, y, n, false, true, true)
+		      : addf_runs(p, s, g, y, n, false, true, false);
+	else
+		p->s8 ? addf_runs(p, s, g, y, n, false, false, true)
+		      : addf_runs(p, s, g, y, n, false, false, false);
+}

@@ -100,6 +100,91 @@ static int32_t clamp_shift(int32_t s)
 	       : s < ERT_QUANT_SHIFT_MIN ? ERT_QUANT_SHIFT_MIN : s;
 }
 
+/* floor(@v / 2^@k) for @k in 0..62 */
+static int64_t floor_shr(int64_t v, int k)
+{
+	return v >= 0 ? v >> k : -((-v + ((int64_t)1 << k) - 1) >> k);
+}
+
+/*
+ * Input (@m, @s) (clamped) with zero point @zp in the 32-bit form: the
+ * requantisation of (w - zp) << 20 is floor(((w - zp) * m + c - adj[w < zp])
+ * / 2^K), K = 11 - s (the product and its rounding constants divided by
+ * 2^20, docs/int8.md), split as w * A + floor((w * f + cpos or cneg) / 2^K)
+ * - off with m = A * 2^K + f. cpos and cneg are raised by a multiple of 2^K
+ * so that w * f + c >= 0 over the type. False where a bound fails.
+ */
+static bool addf_input(struct ert_q8_addf_in *in, int32_t m, int32_t s, int32_t zp, bool s8)
+{
+	int32_t na = -s, K = 11 + na, wmin = s8 ? -128 : 0, wmax = s8 ? 127 : 255;
+	int64_t A, f, c, adj, cpos, cneg, beta, tmax, lmax;
+
+	if (s > 0 || K > 30 || zp < wmin || zp > wmax)
+		return false;
+	A = m >> K;
+	f = m & (((int64_t)1 << K) - 1);
+	if (f && K > 22)
+		return false;
+	c = ((int64_t)1 << 10) + (na >= 1 ? (int64_t)1 << (10 + na) : 0);
+	adj = na >= 1 ? (int64_t)1 << 11 : 0;
+	cpos = c - zp * f;
+	cneg = cpos - adj;
+	beta = -floor_shr(wmin * f + (wmin < zp ? cneg : cpos), K);
+	cpos += beta << K;
+	cneg += beta << K;
+	tmax = wmax * f + cpos;
+	lmax = wmax * A + (tmax >> K) + (s8 ? 128 * A : 0);
+	if (cneg < 0 || tmax >= ((int64_t)1 << 31) || lmax >= ((int64_t)1 << 29))
+		return false;
+	*in = (struct ert_q8_addf_in){ .A = (int32_t)A, .f = (int32_t)f, .cpos = (int32_t)cpos,
+				       .cneg = (int32_t)cneg, .K = K, .zp = zp,
+				       .off = (int32_t)(zp * A + beta) };
+	return true;
+}
+
+/* The lanes' sum less @cfold is the sum of the inputs' scaled values. */
+static void addf_fold(struct ert_q8_addf *r, int64_t cfold)
+{
+	int64_t cp = ((int64_t)1 << 30) + (r->n >= 1 ? (int64_t)1 << (30 + r->n) : 0);
+
+	r->negc = (int32_t)-cfold;
+	r->q = cfold * r->m + cp;
+}
+
+/* The 32-bit form's parameters, or p->fast left NULL (the lanes of p->vp run). */
+static void addf_init(struct ert_q8_add *p, enum ert_cpu_isa isa, const struct ert_qout *qo,
+		      const struct ert_quant_add *q, int32_t azp, int32_t bzp)
+{
+	bool s8 = qo->dtype != ERT_DTYPE_UINT8;
+	int32_t s = clamp_shift(q->out_shift), sh = -1;
+	struct ert_q8_addf *r = &p->fp;
+
+	if (!addf_input(&p->in[0], clamp_mult(q->a_mult), clamp_shift(q->a_shift), azp, s8) ||
+	    !addf_input(&p->in[1], clamp_mult(q->b_mult), clamp_shift(q->b_shift), bzp, s8) ||
+	    s > 0 || qo->zp < (s8 ? -128 : 0) || qo->zp > (s8 ? 127 : 255))
+		return;
+	for (int i = 1; i >= 0; i--)
+		if (!p->in[i].f && p->in[i].A > 0 && !(p->in[i].A & (p->in[i].A - 1)))
+			sh = i;
+	if (sh < 0)
+		return;
+	*r = (struct ert_q8_addf){
+		.ks = __builtin_ctz((unsigned)p->in[sh].A),
+		.A = p->in[!sh].A, .f = p->in[!sh].f, .cpos = p->in[!sh].cpos,
+		.cneg = p->in[!sh].cneg, .K = p->in[!sh].K, .zg = p->in[!sh].zp,
+		.bias = s8 ? 128 * (p->in[0].A + p->in[1].A) : 0,
+		.m = clamp_mult(q->out_mult), .n = -s,
+		.lo = (int16_t)(qo->lo - qo->zp), .hi = (int16_t)(qo->hi - qo->zp),
+		.zp = (int16_t)qo->zp,
+		/* below zero the sum's sign matters only where the clamp lets it through */
+		.adj = s < 0 && qo->lo - qo->zp < 0, .s8 = s8,
+	};
+	addf_fold(r, -(int64_t)r->bias - p->in[0].off - p->in[1].off);
+	p->shift = sh;
+	p->fast = isa >= ERT_ISA_AVX512 ? ert_q8_addf_avx512 : isa >= ERT_ISA_AVX2 ? ert_q8_addf_avx2
+										    : NULL;
+}
+
 bool ert_q8_add_init(struct ert_q8_add *p, enum ert_cpu_isa isa, const struct ert_qout *qo,
 		     double as, int32_t azp, double bs, int32_t bzp, double cs)
 {
@@ -127,21 +212,56 @@ bool ert_q8_add_init(struct ert_q8_add *p, enum ert_cpu_isa isa, const struct er
 		.m = clamp_mult(q.out_mult), .s = clamp_shift(q.out_shift),
 		.zp = qo->zp, .lo = qo->lo, .hi = qo->hi,
 	};
+	if (p->vec)
+		addf_init(p, isa, qo, &q, azp, bzp);
 	return true;
+}
+
+/* The scalar rule for one pair of bytes, from the tables. */
+static int32_t add_one(const struct ert_q8_add *p, uint8_t a, uint8_t b)
+{
+	int32_t sum = (int32_t)((uint32_t)p->ta[a] + (uint32_t)p->tb[b]);
+
+	return ert_qout_fixed(&p->qo, sum, p->out_m, p->out_s);
 }
 
 void ert_q8_add_run(const struct ert_q8_add *p, const uint8_t *a, int64_t sa, const uint8_t *b,
 		    int64_t sb, uint8_t *y, int64_t n)
 {
+	if (p->fast && sa && sb) {
+		p->fast(&p->fp, p->shift ? b : a, p->shift ? a : b, y, n);
+		return;
+	}
+	if (p->fast && (sa || sb)) {
+		/* one input repeats one byte: its scaled value joins the constant */
+		int i = sa ? 1 : 0;
+		const struct ert_q8_addf_in *g = &p->in[!i];
+		struct ert_q8_addf r = p->fp;
+
+		r.A = g->A;
+		r.f = g->f;
+		r.cpos = g->cpos;
+		r.cneg = g->cneg;
+		r.K = g->K;
+		r.zg = g->zp;
+		r.bias = r.s8 ? 128 * g->A : 0;
+		addf_fold(&r, (int64_t)(i ? p->tb[b[0]] : p->ta[a[0]]) - r.bias - g->off);
+		p->fast(&r, NULL, i ? a : b, y, n);
+		return;
+	}
+	if (p->fast) {
+		int32_t q = add_one(p, a[0], b[0]);
+
+		for (int64_t k = 0; k < n; k++)
+			ert_q8_store(y, p->qo.dtype, k, q);
+		return;
+	}
 	if (p->vec) {
 		p->vec(&p->vp, a, sa, b, sb, y, n);
 		return;
 	}
-	for (int64_t k = 0; k < n; k++) {
-		int32_t sum = (int32_t)((uint32_t)p->ta[a[k * sa]] + (uint32_t)p->tb[b[k * sb]]);
-
-		ert_q8_store(y, p->qo.dtype, k, ert_qout_fixed(&p->qo, sum, p->out_m, p->out_s));
-	}
+	for (int64_t k = 0; k < n; k++)
+		ert_q8_store(y, p->qo.dtype, k, add_one(p, a[k * sa], b[k * sb]));
 }
 
 static ert_status qbin_params(struct ert_cpu *cpu, const struct ert_exec *x, struct qbin_job *j,

@@ -96,6 +96,41 @@ void ert_q8_bin_avx512(const struct ert_q8_bin *p, const uint8_t *a, int64_t sa,
 		       int64_t sb, uint8_t *y, int64_t n);
 
 /*
+ * The fixed-rule Add's lanes in the exact 32-bit form (docs/int8.md, "The
+ * fixed-rule Add in 32-bit lanes"). Of the two inputs, s is scaled by a
+ * power of two (the larger scale's multiplier is always 2^30: w << ks) and
+ * g is computed as w * A + ((w * f + c) >> K), c = cneg where w < zg else
+ * cpos; w is the input's value (int8: sign-extended). The lanes' sum plus
+ * bias is >= 0 and below 2^30; the sum is requantised as
+ * ((sum * m + q) >> (31 + n)) with the constant part of both inputs folded
+ * into q, less 1 before the shift by n where adj and the sum is below negc.
+ * Then the clamp (lo, hi: relative to zp) and zp, in 16-bit lanes.
+ * @s NULL: the kernel runs g alone (s's value folded into q and negc).
+ */
+struct ert_q8_addf {
+	int32_t ks;
+	int32_t A, f, cpos, cneg, K, zg;
+	int32_t bias, negc;
+	int32_t m, n;
+	int64_t q;
+	int16_t lo, hi, zp;
+	bool adj, s8;
+};
+
+typedef void (*ert_q8_addf_fn)(const struct ert_q8_addf *p, const uint8_t *s, const uint8_t *g,
+			       uint8_t *y, int64_t n);
+
+void ert_q8_addf_avx2(const struct ert_q8_addf *p, const uint8_t *s, const uint8_t *g, uint8_t *y,
+		      int64_t n);
+void ert_q8_addf_avx512(const struct ert_q8_addf *p, const uint8_t *s, const uint8_t *g,
+			uint8_t *y, int64_t n);
+
+/* One input of the 32-bit form: its lanes' value is its table's plus off. */
+struct ert_q8_addf_in {
+	int32_t A, f, cpos, cneg, K, zp, off;
+};
+
+/*
  * The fixed-rule QLinearAdd (TFLite's ADD, docs/int8.md) of runs of
  * elements at one level: the scalar loop over 256-entry tables of each
  * input's scaled value, or the level's lanes. QLinearAdd runs through it,
@@ -109,6 +144,15 @@ struct ert_q8_add {
 	int32_t ta[256], tb[256]; /* requant((v - zp) << 20, m, s) of each input byte */
 	ert_q8_bin_fn vec;        /* the level's lanes, or NULL */
 	struct ert_q8_bin vp;     /* their parameters */
+	/*
+	 * The level's lanes in the 32-bit form (NULL where the multipliers
+	 * fall outside it: vec runs): in[0] is a, in[1] b; in[shift] is the
+	 * power-of-two input.
+	 */
+	ert_q8_addf_fn fast;
+	struct ert_q8_addf fp;    /* its parameters for both inputs contiguous */
+	struct ert_q8_addf_in in[2];
+	int shift;
 };
 
 /*
