@@ -27,6 +27,8 @@
 /* Bytes of im2col rows a lane fills at a time, packed into B while in L1. */
 #define IM_BUDGET (16 * 1024)
 #define TILE_LD ERT_QGEMM_NR_MAX
+/* K4 steps ahead whose input rows a 1x1 convolution's B packing prefetches. */
+#define PF_QUADS 2
 
 static int64_t min64(int64_t a, int64_t b)
 {
@@ -550,6 +552,20 @@ static void qconv_item(const void *arg, int64_t it, uint32_t *slot)
 
 			for (int t = 0; t < 4; t++)
 				rows[t] = 4 * q + t < r1 ? src + (4 * q + t - first) * src_stride : NULL;
+			/*
+			 * From the planes, each row is a short run (nc bytes) of
+			 * another plane, which the hardware prefetchers do not
+			 * foresee: fetch those of the quad PF_QUADS ahead.
+			 */
+			if (c->direct && 4 * (q + PF_QUADS) + 3 < r1)
+				for (int t = 0; t < 4; t++) {
+					const char *pf = (const char *)src +
+							 (4 * (q + PF_QUADS) + t) * src_stride;
+
+					for (int64_t o = 0; o < nc; o += 64)
+						_mm_prefetch(pf + o, _MM_HINT_T0);
+					_mm_prefetch(pf + nc - 1, _MM_HINT_T0);
+				}
 			ert_qgemm_pack_b_quad(k, rows, c->xflip, nc, K4, q, bp, cs);
 		}
 	}
