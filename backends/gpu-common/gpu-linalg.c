@@ -18,7 +18,7 @@ static int32_t *table_alloc(size_t batches, const struct ert_node *n, struct ert
 	int32_t *t = calloc(batches ? 4 * batches : 4, sizeof(*t));
 
 	if (!t)
-		ert_err_set(err, "out of memory preparing %s '%s'", ert_op_name(n->op), n->name);
+		ert_node_fail(n, err, ERT_STATUS_OUT_OF_MEMORY, "out of memory while preparing");
 	return t;
 }
 

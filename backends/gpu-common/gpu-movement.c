@@ -230,10 +230,9 @@ ert_status ert_gpu_gather_plan(const struct ert_exec *x, struct ert_gpu_gather *
 		.axis_len = in->dims[axis],
 	};
 	g->table = calloc((size_t)g->nidx, sizeof(*g->table));
-	if (!g->table) {
-		ert_err_set(err, "out of memory preparing Gather '%s'", x->node->name);
-		return ERT_STATUS_OUT_OF_MEMORY;
-	}
+	if (!g->table)
+		return ert_node_fail(x->node, err, ERT_STATUS_OUT_OF_MEMORY,
+				     "out of memory while preparing");
 	gather_indices(x, axis, g->table);
 	return ERT_OK;
 }

@@ -354,7 +354,7 @@ static ert_status npu_compute(struct ert_backend *be, struct ert_exec *x, struct
 	ert_status st;
 
 	if (!op) {
-		ert_err_set(err, "npu: %s '%s' was not prepared", ert_op_name(x->node->op),
+		ert_err_set(err, "npu: %s '%s': not prepared", ert_op_name(x->node->op),
 			    x->node->name);
 		return ERT_STATUS_INTERNAL;
 	}

@@ -226,13 +226,14 @@ static ert_status ocl_prepare(struct ert_backend *be, struct ert_exec *x, struct
 	ert_status s;
 
 	if (!op) {
-		ert_err_set(err, "opencl: no kernel for %s", ert_op_name(x->node->op));
+		ert_err_set(err, "opencl: %s '%s': no kernel for this op", ert_op_name(x->node->op),
+			    x->node->name);
 		return ERT_STATUS_UNSUPPORTED;
 	}
 	st = calloc(1, sizeof(*st));
 	if (!st) {
-		ert_err_set(err, "opencl: out of memory preparing %s '%s'", ert_op_name(x->node->op),
-			    x->node->name);
+		ert_err_set(err, "opencl: %s '%s': out of memory while preparing",
+			    ert_op_name(x->node->op), x->node->name);
 		return ERT_STATUS_OUT_OF_MEMORY;
 	}
 	st->node = x->node;
@@ -261,7 +262,7 @@ static ert_status ocl_prepare(struct ert_backend *be, struct ert_exec *x, struct
 static ert_status ocl_compute(struct ert_backend *be, struct ert_exec *x, struct ert_err *err)
 {
 	if (!x->state) {
-		ert_err_set(err, "opencl: %s '%s' was not prepared", ert_op_name(x->node->op),
+		ert_err_set(err, "opencl: %s '%s': not prepared", ert_op_name(x->node->op),
 			    x->node->name);
 		return ERT_STATUS_INTERNAL;
 	}

@@ -86,8 +86,8 @@ ert_status ert_ocl_fail(struct ert_err *err, cl_int rc, const char *what,
 			const struct ert_node *n)
 {
 	if (n)
-		ert_err_set(err, "opencl: %s failed for %s '%s' (%s)", what, ert_op_name(n->op),
-			    n->name ? n->name : "", ert_ocl_error_name(rc));
+		ert_err_set(err, "opencl: %s '%s': %s failed (%s)", ert_op_name(n->op),
+			    n->name ? n->name : "", what, ert_ocl_error_name(rc));
 	else
 		ert_err_set(err, "opencl: %s failed (%s)", what, ert_ocl_error_name(rc));
 	switch (rc) {

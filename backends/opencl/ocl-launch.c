@@ -31,7 +31,7 @@ ert_status ert_ocl_in(struct ert_ocl *cl, struct ert_exec *x, struct ert_ocl_ste
 	ert_status s;
 
 	if (!v) {
-		ert_err_set(err, "opencl: %s '%s' has no input %u", ert_op_name(x->node->op),
+		ert_err_set(err, "opencl: %s '%s': no input %u", ert_op_name(x->node->op),
 			    x->node->name, k);
 		return ERT_STATUS_BACKEND;
 	}
@@ -39,7 +39,7 @@ ert_status ert_ocl_in(struct ert_ocl *cl, struct ert_exec *x, struct ert_ocl_ste
 		return ERT_OK;
 	if (x->in_const[k] && v->data) {
 		if (st->n_consts == ERT_OCL_MAX_CONSTS) {
-			ert_err_set(err, "opencl: %s '%s' has more than %d constant inputs",
+			ert_err_set(err, "opencl: %s '%s': more than %d constant inputs",
 				    ert_op_name(x->node->op), x->node->name, ERT_OCL_MAX_CONSTS);
 			return ERT_STATUS_BACKEND;
 		}
@@ -54,7 +54,8 @@ ert_status ert_ocl_in(struct ert_ocl *cl, struct ert_exec *x, struct ert_ocl_ste
 		out->es = f16 ? 2 : (cl_int)ert_dtype_size(v->dtype);
 		return ERT_OK;
 	}
-	ert_err_set(err, "opencl: %s '%s': input %u is not in device memory", ert_op_name(x->node->op),
+	ert_err_set(err, "opencl: %s '%s': input %u is not in device memory",
+		    ert_op_name(x->node->op),
 		    x->node->name, k);
 	return ERT_STATUS_BACKEND;
 }
@@ -89,7 +90,7 @@ static ert_status launch_new(struct ert_ocl *cl, struct ert_ocl_step *st, const 
 	ert_status s;
 
 	if (st->n_launch == ERT_OCL_MAX_LAUNCHES) {
-		ert_err_set(err, "opencl: %s '%s' needs more than %d launches",
+		ert_err_set(err, "opencl: %s '%s': more than %d launches needed",
 			    ert_op_name(st->node->op), st->node->name, ERT_OCL_MAX_LAUNCHES);
 		return ERT_STATUS_BACKEND;
 	}
@@ -140,8 +141,8 @@ static ert_status launch_space(struct ert_ocl *cl, struct ert_ocl_step *st,
 		return ERT_OK;
 	sp = calloc(1, sizeof(*sp));
 	if (!sp) {
-		ert_err_set(err, "opencl: out of memory preparing %s '%s'", ert_op_name(st->node->op),
-			    st->node->name);
+		ert_err_set(err, "opencl: %s '%s': out of memory while preparing",
+			    ert_op_name(st->node->op), st->node->name);
 		return ERT_STATUS_OUT_OF_MEMORY;
 	}
 	sp->n = n;
@@ -279,7 +280,7 @@ ert_status ert_ocl_copy_add(struct ert_ocl_step *st, const struct ert_ocl_ref *s
 			    struct ert_err *err)
 {
 	if (st->n_copy == ERT_OCL_MAX_LAUNCHES) {
-		ert_err_set(err, "opencl: %s '%s' needs more than %d copies",
+		ert_err_set(err, "opencl: %s '%s': more than %d copies needed",
 			    ert_op_name(st->node->op), st->node->name, ERT_OCL_MAX_LAUNCHES);
 		return ERT_STATUS_BACKEND;
 	}
@@ -299,7 +300,7 @@ ert_status ert_ocl_table(struct ert_ocl *cl, struct ert_ocl_step *st, const cl_i
 	cl_int rc;
 
 	if (st->n_tables == sizeof(st->tables) / sizeof(st->tables[0])) {
-		ert_err_set(err, "opencl: %s '%s' needs more than %zu tables",
+		ert_err_set(err, "opencl: %s '%s': more than %zu tables needed",
 			    ert_op_name(st->node->op), st->node->name,
 			    sizeof(st->tables) / sizeof(st->tables[0]));
 		return ERT_STATUS_BACKEND;

@@ -231,13 +231,14 @@ static ert_status vk_prepare(struct ert_backend *be, struct ert_exec *x, struct 
 	ert_status s;
 
 	if (!op) {
-		ert_err_set(err, "vulkan: no shader for %s", ert_op_name(x->node->op));
+		ert_err_set(err, "vulkan: %s '%s': no shader for this op", ert_op_name(x->node->op),
+			    x->node->name);
 		return ERT_STATUS_UNSUPPORTED;
 	}
 	st = calloc(1, sizeof(*st));
 	if (!st) {
-		ert_err_set(err, "vulkan: out of memory preparing %s '%s'", ert_op_name(x->node->op),
-			    x->node->name);
+		ert_err_set(err, "vulkan: %s '%s': out of memory while preparing",
+			    ert_op_name(x->node->op), x->node->name);
 		return ERT_STATUS_OUT_OF_MEMORY;
 	}
 	st->node = x->node;
@@ -269,7 +270,7 @@ static ert_status vk_compute(struct ert_backend *be, struct ert_exec *x, struct 
 	ert_status s;
 
 	if (!st) {
-		ert_err_set(err, "vulkan: %s '%s' was not prepared", ert_op_name(x->node->op),
+		ert_err_set(err, "vulkan: %s '%s': not prepared", ert_op_name(x->node->op),
 			    x->node->name);
 		return ERT_STATUS_INTERNAL;
 	}

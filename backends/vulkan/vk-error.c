@@ -46,8 +46,8 @@ ert_status ert_vk_fail(struct ert_err *err, VkResult rc, const char *what,
 		       const struct ert_node *n)
 {
 	if (n)
-		ert_err_set(err, "vulkan: %s failed for %s '%s' (%s)", what, ert_op_name(n->op),
-			    n->name ? n->name : "", ert_vk_result_name(rc));
+		ert_err_set(err, "vulkan: %s '%s': %s failed (%s)", ert_op_name(n->op),
+			    n->name ? n->name : "", what, ert_vk_result_name(rc));
 	else
 		ert_err_set(err, "vulkan: %s failed (%s)", what, ert_vk_result_name(rc));
 	switch (rc) {

@@ -32,7 +32,7 @@ ert_status ert_vk_in(struct ert_vk *vk, struct ert_exec *x, struct ert_vk_step *
 	ert_status s;
 
 	if (!v) {
-		ert_err_set(err, "vulkan: %s '%s' has no input %u", ert_op_name(x->node->op),
+		ert_err_set(err, "vulkan: %s '%s': no input %u", ert_op_name(x->node->op),
 			    x->node->name, k);
 		return ERT_STATUS_BACKEND;
 	}
@@ -40,7 +40,7 @@ ert_status ert_vk_in(struct ert_vk *vk, struct ert_exec *x, struct ert_vk_step *
 		return ERT_OK;
 	if (x->in_const[k] && v->data) {
 		if (st->n_consts == ERT_VK_MAX_CONSTS) {
-			ert_err_set(err, "vulkan: %s '%s' has more than %d constant inputs",
+			ert_err_set(err, "vulkan: %s '%s': more than %d constant inputs",
 				    ert_op_name(x->node->op), x->node->name, ERT_VK_MAX_CONSTS);
 			return ERT_STATUS_BACKEND;
 		}
@@ -55,7 +55,8 @@ ert_status ert_vk_in(struct ert_vk *vk, struct ert_exec *x, struct ert_vk_step *
 		out->es = f16 ? 2 : (uint32_t)ert_dtype_size(v->dtype);
 		return ERT_OK;
 	}
-	ert_err_set(err, "vulkan: %s '%s': input %u is not in device memory", ert_op_name(x->node->op),
+	ert_err_set(err, "vulkan: %s '%s': input %u is not in device memory",
+		    ert_op_name(x->node->op),
 		    x->node->name, k);
 	return ERT_STATUS_BACKEND;
 }
@@ -75,7 +76,7 @@ static struct ert_vk_launch *launch_new(struct ert_vk_step *st, struct ert_err *
 	struct ert_vk_launch *l;
 
 	if (st->n_launch == ERT_VK_MAX_LAUNCHES) {
-		ert_err_set(err, "vulkan: %s '%s' needs more than %d launches",
+		ert_err_set(err, "vulkan: %s '%s': more than %d launches needed",
 			    ert_op_name(st->node->op), st->node->name, ERT_VK_MAX_LAUNCHES);
 		return NULL;
 	}
@@ -189,8 +190,8 @@ ert_status ert_vk_table(struct ert_vk *vk, struct ert_vk_step *st, const int32_t
 	ert_status s;
 
 	if (t == sizeof(st->tables) / sizeof(st->tables[0])) {
-		ert_err_set(err, "vulkan: %s '%s' needs more than 2 tables", ert_op_name(st->node->op),
-			    st->node->name);
+		ert_err_set(err, "vulkan: %s '%s': more than 2 tables needed",
+			    ert_op_name(st->node->op), st->node->name);
 		return ERT_STATUS_INTERNAL;
 	}
 	t0 = ert_clock_ns();
@@ -401,8 +402,8 @@ ert_status ert_vk_step_queue(struct ert_vk *vk, struct ert_vk_step *st, struct e
 		return ERT_OK;
 	s = ert_vk_queue_cmd(vk, st->cmd, err);
 	if (s != ERT_OK)
-		ert_err_set(err, "vulkan: out of memory queueing %s '%s'", ert_op_name(st->node->op),
-			    st->node->name);
+		ert_err_set(err, "vulkan: %s '%s': out of memory queueing its work",
+			    ert_op_name(st->node->op), st->node->name);
 	return s;
 }
 

@@ -64,8 +64,8 @@ ert_status ert_vk_launch_tunable(struct ert_vk *vk, struct ert_vk_step *st,
 	l = &st->launch[st->n_launch - 1];
 	l->tunable = malloc(sizeof(*l->tunable));
 	if (!l->tunable) {
-		ert_err_set(err, "vulkan: out of memory preparing %s '%s'", ert_op_name(st->node->op),
-			    st->node->name);
+		ert_err_set(err, "vulkan: %s '%s': out of memory while preparing",
+			    ert_op_name(st->node->op), st->node->name);
 		return ERT_STATUS_OUT_OF_MEMORY;
 	}
 	*l->tunable = *t;

@@ -3,6 +3,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include <strings.h>
 
 #include "session/session-impl.h"
 
@@ -16,6 +17,54 @@ ert_status ert_set_last_error(ert_status st, const char *fmt, ...)
 	vsnprintf(last_error, sizeof(last_error), fmt, ap);
 	va_end(ap);
 	return st;
+}
+
+static const char *past_prefix(const char *msg, const char *prefix, size_t len, char sep,
+			       bool any_case)
+{
+	if (!len || (any_case ? strncasecmp(msg, prefix, len) : strncmp(msg, prefix, len)) ||
+	    msg[len] != sep)
+		return NULL;
+	msg += len + 1;
+	return sep == ':' && *msg == ' ' ? msg + 1 : msg;
+}
+
+const char *ert_msg_past_backend(const char *msg, const char *backend)
+{
+	size_t len = strlen(backend);
+	const char *p = past_prefix(msg, backend, len, ':', true);
+
+	return p ? p : (p = past_prefix(msg, backend, len, ' ', true)) ? p : msg;
+}
+
+void ert_op_error_set(struct ert_err *err, const struct ert_node *n,
+		      const struct ert_backend *be, ert_status st, const char *msg)
+{
+	bool cpu = be->type == ERT_BACKEND_CPU;
+	char why[sizeof(err->msg)], label[160];
+	const char *p = why;
+	size_t len;
+
+	/* @msg may be err->msg */
+	snprintf(why, sizeof(why), "%s", msg && msg[0] ? msg : ert_status_string(st));
+	ert_node_label(n, label, sizeof(label));
+	len = strlen(label);
+	for (int k = 0; k < 2; k++) {
+		const char *q = past_prefix(p, label, len, ':', false);
+
+		p = q ? q : cpu ? p : ert_msg_past_backend(p, be->ops->name);
+	}
+	if (!*p)
+		p = ert_status_string(st);
+	/* a sentence naming the op elsewhere ("X failed for Type 'name'") keeps it there */
+	if (strstr(p, label) && cpu)
+		ert_err_set(err, "%s", p);
+	else if (strstr(p, label))
+		ert_err_set(err, "%s: %s", be->ops->name, p);
+	else if (cpu)
+		ert_err_set(err, "%s: %s", label, p);
+	else
+		ert_err_set(err, "%s: %s: %s", label, be->ops->name, p);
 }
 
 ERT_API const char *ert_last_error(void)

@@ -1072,6 +1072,8 @@ static ert_status plan_create(struct ert_session *s, struct ert_plan *parent,
 
 		st = ert_backend_prepare(s->backends[stp->backend], &stp->x, err);
 		if (st != ERT_OK) {
+			/* "Type 'name': [backend: ]why", each named once (status.c) */
+			ert_op_error_set(err, stp->x.node, s->backends[stp->backend], st, err->msg);
 			fail_node(s, err, stp->x.node, st);
 			goto error;
 		}

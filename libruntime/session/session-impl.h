@@ -271,6 +271,22 @@ ert_status ert_session_fail(struct ert_session *s, ert_status st, const char *fm
 /* Set the thread-local last error; returns @st. */
 ert_status ert_set_last_error(ert_status st, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
+/*
+ * @msg past a leading "<backend>: " or "<backend> " (any case: the NPU's
+ * device layer writes "NPU job failed: ..."), for a sentence that names the
+ * backend itself ("... on vulkan: why"); @msg when it has no such prefix.
+ */
+const char *ert_msg_past_backend(const char *msg, const char *backend);
+/*
+ * The error of node @n failing to prepare or compute on backend @be, from the
+ * backend's message @msg (may be err->msg itself), into @err: "Type 'name':
+ * why" on the CPU, "Type 'name': <backend>: why" on any other backend, the
+ * op and the backend named once whatever the backend wrote: its "Type
+ * 'name': " (ert_node_fail()) and backend prefixes, in either order, are
+ * dropped from @msg first. An empty @msg gives @st's status string.
+ */
+void ert_op_error_set(struct ert_err *err, const struct ert_node *n,
+		      const struct ert_backend *be, ert_status st, const char *msg);
 
 /* Build a plan for the session's current input shapes and values. */
 ert_status ert_plan_create(struct ert_session *s, struct ert_plan **out, struct ert_err *err);

@@ -515,24 +515,6 @@ const char *ert_session_op_error(const ert_session *s)
 	return s->op_error ? s->error + s->op_error : NULL;
 }
 
-/*
- * @msg past a leading "Type 'name': " (what ert_node_fail() writes), so that
- * "failed to run Type 'name': why" names the op once.
- */
-static const char *op_why(const char *msg, const char *type, const char *name)
-{
-	size_t lt, ln;
-
-	if (!name)
-		name = "";
-	lt = strlen(type);
-	ln = strlen(name);
-	if (strncmp(msg, type, lt) || strncmp(msg + lt, " '", 2) || strncmp(msg + lt + 2, name, ln) ||
-	    strncmp(msg + lt + 2 + ln, "': ", 3))
-		return msg;
-	return msg + lt + ln + 5;
-}
-
 ERT_API uint32_t ert_session_input_count(const ert_session *s)
 {
 	return s ? s->model->graph->n_inputs : 0;
@@ -752,7 +734,9 @@ static ert_status run_steps(struct ert_session *s, struct ert_plan *p, uint32_t 
 				finish_failed_run(s);
 				return ert_session_fail(s, st, "failed to run the ops before %s '%s' on %s: %s",
 							info.type, info.name,
-							s->backends[*prev]->ops->name, err.msg);
+							s->backends[*prev]->ops->name,
+							ert_msg_past_backend(err.msg,
+									     s->backends[*prev]->ops->name));
 			}
 		}
 		/* tensors crossing into or out of device memory here (copies.c) */
@@ -760,7 +744,8 @@ static ert_status run_steps(struct ert_session *s, struct ert_plan *p, uint32_t 
 		if (st != ERT_OK) {
 			finish_failed_run(s);
 			return ert_session_fail(s, st, "failed to copy the inputs of %s '%s' to %s: %s",
-						info.type, info.name, be->ops->name, err.msg);
+						info.type, info.name, be->ops->name,
+						ert_msg_past_backend(err.msg, be->ops->name));
 		}
 		if ((int32_t)i == p->dyn_step)
 			for (uint32_t k = 0; k < p->n_dyn; k++)
@@ -777,8 +762,9 @@ static ert_status run_steps(struct ert_session *s, struct ert_plan *p, uint32_t 
 		if (st != ERT_OK) {
 			finish_failed_run(s);
 			snprintf(s->failed_op, sizeof(s->failed_op), "%s", info.type);
-			ert_session_fail(s, st, "failed to run %s '%s': %s", info.type, info.name,
-					 op_why(err.msg, info.type, info.name));
+			/* "Type 'name': [backend: ]why", each named once (status.c) */
+			ert_op_error_set(&err, stp->x.node, be, st, err.msg);
+			ert_session_fail(s, st, "failed to run %s", err.msg);
 			s->op_error = (uint32_t)strlen("failed to run ");
 			return st;
 		}

@@ -915,13 +915,96 @@ static bool check_build_failure(char *why, size_t len)
 	cfg.num_backends = 1;
 	st = ert_session_create(m, &cfg, &s);
 	unsetenv("ERT_OPENCL_TEST_BREAK");
-	ok = st == ERT_STATUS_BACKEND && !s && strstr(ert_last_error(), "building eltwise.cl") &&
-	     strstr(ert_last_error(), "Relu 'node'") &&
+	/* the op, its type and the backend named once, first */
+	ok = st == ERT_STATUS_BACKEND && !s &&
+	     !strncmp(ert_last_error(), "failed to create session: failed to plan: Relu 'node': "
+					"opencl: building eltwise.cl for ", 81) &&
+	     !strstr(strstr(ert_last_error(), "Relu 'node'") + 1, "Relu 'node'") &&
 	     strstr(ert_last_error(), "CL_BUILD_PROGRAM_FAILURE") &&
 	     strstr(ert_last_error(), "build log:") &&
 	     strstr(ert_last_error(), "planted by ERT_OPENCL_TEST_BREAK");
 	if (!ok)
 		snprintf(why, len, "status %d, '%s'", (int)st, ert_last_error());
+	ert_session_destroy(s);
+	ert_model_unref(m);
+	return ok;
+}
+
+/* Occurrences of @needle in @s. */
+static int count_in(const char *s, const char *needle)
+{
+	int n = 0;
+
+	for (const char *p = s; (p = strstr(p, needle)); p += strlen(needle))
+		n++;
+	return n;
+}
+
+/*
+ * An input shape that makes a GPU op fail when the run plans it: a MatMul of
+ * a batch of 65536 1x1 matrices takes one work-group along z per matrix, over
+ * the 65535 that lavapipe and most Vulkan devices allow. The run's error names
+ * the op, its type and the backend once each. A device that allows more runs
+ * it (*@reached false), with the CPU's answer.
+ */
+static bool check_limit_error(const struct gpu *gp, bool *reached, char *why, size_t len)
+{
+	struct ert_graph *g = ert_graph_create();
+	int64_t d[3] = { 1, 1, 1 }, big[3] = { 65536, 1, 1 };
+	ert_model *m = NULL;
+	ert_session *s = NULL;
+	int32_t in[2], y;
+	bool ok = false;
+	ert_status st;
+
+	*reached = false;
+	if (!g)
+		return false;
+	g->opset = 17;
+	for (int k = 0; k < 2; k++) {
+		in[k] = ert_graph_add_tensor(g, k ? "b" : "a", ERT_DTYPE_FLOAT32, 3, d);
+		g->tensors[in[k]].dims[0] = -1;
+		g->tensors[in[k]].dim_names[0] = ert_graph_strdup(g, "batch");
+		ert_graph_add_input(g, in[k]);
+	}
+	y = ert_graph_add_tensor(g, "y", ERT_DTYPE_UNDEFINED, -1, NULL);
+	ert_graph_add_node(g, ERT_OP_MatMul, "node", 2, in, 1, &y);
+	ert_graph_add_output(g, y);
+	m = model_from_graph(g);
+	s = m ? open_session_cfg(m, gp->type, ERT_LEVEL_NORMAL, ERT_FP16_GUARD_ON, why, len) : NULL;
+	if (!s)
+		goto out;
+	for (uint32_t k = 0; k < 2; k++) {
+		if (ert_session_resize_input(s, k, 3, big) != ERT_OK) {
+			snprintf(why, len, "resize: %s", ert_session_error(s));
+			goto out;
+		}
+		float *x = ert_tensor_data(ert_session_get_input(s, k));
+
+		for (int64_t i = 0; x && i < big[0]; i++)
+			x[i] = (float)(i % 7) - 3.0f;
+	}
+	st = ert_session_run(s);
+	if (st == ERT_OK) {
+		const float *o = ert_tensor_data(ert_session_get_output(s, 0));
+
+		ok = o && o[5] == 4.0f && o[65535] == 4.0f;
+		if (!ok)
+			snprintf(why, len, "ran, but y[5] = %g, y[65535] = %g", o ? o[5] : 0.0,
+				 o ? o[65535] : 0.0);
+		goto out;
+	}
+	*reached = true;
+	const char *msg = ert_session_error(s);
+	char want[96];
+
+	snprintf(want, sizeof(want), "failed to plan: MatMul 'node': %s: 65536 work-groups along z ",
+		 gp->name);
+	ok = st == ERT_STATUS_UNSUPPORTED && !strncmp(msg, want, strlen(want)) &&
+	     count_in(msg, "MatMul") == 1 && count_in(msg, gp->name) == 1;
+	if (!ok)
+		snprintf(why, len, "status %d, '%s'", (int)st, msg);
+out:
 	ert_session_destroy(s);
 	ert_model_unref(m);
 	return ok;
@@ -1276,6 +1359,18 @@ int main(int argc, char **argv)
 		CHECK(check_npu_split(gp, why, sizeof(why)),
 		      "/npu split: the NPU's result read in place or copied (and counted), the CPU's answer",
 		      "/npu split: %s\n", why);
+		{
+			bool reached;
+
+			bool good = check_limit_error(gp, &reached, why, sizeof(why));
+
+			passed += good;
+			failed += !good;
+			printf("%s - %s: an input shape over a device limit: %s\n",
+			       good ? "ok" : "not ok", gp->name, !good ? why : reached ?
+			       "the run's error names the op, its type and the backend once" :
+			       "the device takes it (limit not reached), the right products");
+		}
 		if (gp->type == ERT_BACKEND_OPENCL) {
 			CHECK(check_build_failure(why, sizeof(why)),
 			      ": a kernel that fails to build: the session says where and why",

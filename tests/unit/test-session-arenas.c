@@ -34,7 +34,40 @@ static struct {
 	size_t last_size;
 	bool timing;          /* the factory's config asked for device times */
 	int device_time_calls;
+	/* faults: the node (by name) whose prepare or compute fails, how it words it */
+	const char *fail_node;
+	bool fail_prepare;
+	int fail_form;        /* 0: "testdev: Type 'name': why", 1: ert_node_fail(), 2: "why" */
+	bool fail_sync;       /* synchronize() fails: "testdev: device lost" */
 } dev;
+
+/* The fault @dev asks for on @x, else ERT_OK. */
+static ert_status dev_fault(const struct ert_exec *x, struct ert_err *err)
+{
+	if (!dev.fail_node || strcmp(x->node->name, dev.fail_node))
+		return ERT_OK;
+	if (dev.fail_form == 0)
+		ert_err_set(err, "testdev: %s '%s': device lost", ert_op_name(x->node->op),
+			    x->node->name);
+	else if (dev.fail_form == 1)
+		ert_node_fail(x->node, err, ERT_STATUS_BACKEND, "device lost");
+	else
+		ert_err_set(err, "device lost");
+	return ERT_STATUS_BACKEND;
+}
+
+static ert_status dev_prepare(struct ert_backend *be, struct ert_exec *x, struct ert_err *err)
+{
+	return dev.fail_prepare ? dev_fault(x, err) : ERT_OK;
+}
+
+static ert_status dev_synchronize(struct ert_backend *be, struct ert_err *err)
+{
+	if (!dev.fail_sync)
+		return ERT_OK;
+	ert_err_set(err, "testdev: device lost");
+	return ERT_STATUS_BACKEND;
+}
 
 static bool dev_supports_op(struct ert_backend *be, const struct ert_exec *x)
 {
@@ -140,6 +173,8 @@ static ert_status dev_compute(struct ert_backend *be, struct ert_exec *x, struct
 	const float *a = dev_addr(x->in[0], &x->in_loc[0]);
 	int64_t n = x->out[0]->numel;
 
+	if (!dev.fail_prepare && dev_fault(x, err) != ERT_OK)
+		return ERT_STATUS_BACKEND;
 	if (!o || !a) {
 		ert_err_set(err, "testdev: %s '%s' has a tensor outside its memory",
 			    ert_op_name(x->node->op), x->node->name);
@@ -194,7 +229,9 @@ static const struct ert_backend_ops dev_ops = {
 	.buffer_host_visible = dev_host_visible,
 	.buffer_write = dev_write,
 	.buffer_read = dev_read,
+	.prepare = dev_prepare,
 	.compute = dev_compute,
+	.synchronize = dev_synchronize,
 	.destroy = dev_destroy,
 	.copied_bytes = dev_copied_bytes,
 	.device_time = dev_device_time,
@@ -591,6 +628,64 @@ ERT_TEST(hidden_buffer_type_called_visible_fails_to_plan)
 	ert_backend_register(ERT_BACKEND_OPENCL, NULL);
 }
 
+/*
+ * An op failing on a backend other than the CPU: the session's error names the
+ * op, its type and the backend once each, whichever way the backend worded
+ * it (its own "testdev: Type 'name': " prefix, ert_node_fail()'s, or none).
+ * Before, the backend's prefixed form came out doubled: "failed to run Relu
+ * 'relu2': testdev: Relu 'relu2': device lost".
+ */
+ERT_TEST(op_errors_name_op_and_backend_once)
+{
+	ert_model *m = mixed_model(2, true);
+	ert_session *s;
+	ert_status st;
+
+	REQUIRE(m);
+	for (int form = 0; form < 3; form++) {
+		/* while running */
+		s = dev_session(m, false, &st);
+		REQUIRE(s);
+		dev.fail_node = "relu2";
+		dev.fail_form = form;
+		fill_x(s, 2);
+		CHECK_EQ_INT(ert_session_run(s), ERT_STATUS_BACKEND);
+		CHECK_EQ_STR(ert_session_error(s), "failed to run Relu 'relu2': testdev: device lost");
+		CHECK_EQ_STR(ert_session_op_error(s), "Relu 'relu2': testdev: device lost");
+		CHECK_EQ_STR(ert_session_failed_op(s), "Relu");
+		ert_session_destroy(s);
+
+		/* while planning */
+		s = NULL;
+		memset(&dev, 0, sizeof(dev));
+		dev.fail_node = "relu1";
+		dev.fail_prepare = true;
+		dev.fail_form = form;
+		ert_backend_register(ERT_BACKEND_OPENCL, dev_create);
+		ert_config cfg;
+
+		ert_config_init(&cfg);
+		cfg.backends[0] = ERT_BACKEND_OPENCL;
+		cfg.num_backends = 1;
+		CHECK_EQ_INT(ert_session_create(m, &cfg, &s), ERT_STATUS_BACKEND);
+		CHECK(s == NULL);
+		CHECK_EQ_STR(ert_last_error(), "failed to create session: failed to plan: "
+					       "Relu 'relu1': testdev: device lost");
+	}
+	/* the backend's split ends in a failure: the backend named once */
+	s = dev_session(m, false, &st);
+	REQUIRE(s);
+	dev.fail_sync = true;
+	fill_x(s, 2);
+	CHECK_EQ_INT(ert_session_run(s), ERT_STATUS_BACKEND);
+	CHECK_EQ_STR(ert_session_error(s), "failed to run the ops before Softmax 'softmax' on "
+					   "testdev: device lost");
+	CHECK(ert_session_op_error(s) == NULL);
+	ert_session_destroy(s);
+	ert_model_unref(m);
+	ert_backend_register(ERT_BACKEND_OPENCL, NULL);
+}
+
 /* What after_op saw of each op: its backend and its device time. */
 struct seen {
 	uint32_t n, timed, bad;
@@ -683,6 +778,7 @@ ERT_TEST(device_times_reach_after_op)
 }
 
 ERT_TEST_MAIN(ERT_TEST_ENTRY(two_arenas_match_cpu), ERT_TEST_ENTRY(unused_buffer_type_has_no_arena),
+	      ERT_TEST_ENTRY(op_errors_name_op_and_backend_once),
 	      ERT_TEST_ENTRY(hidden_buffer_type_copies_at_splits),
 	      ERT_TEST_ENTRY(hidden_graph_output_read_back),
 	      ERT_TEST_ENTRY(hidden_buffer_type_called_visible_fails_to_plan),

@@ -316,6 +316,45 @@ ERT_TEST(value_input_replans)
 	ert_model_unref(m);
 }
 
+/*
+ * An op failing on the CPU while running (Gather's index out of range): the
+ * error names the op and its type once, no backend (the CPU's messages carry
+ * none), the problem after them.
+ */
+ERT_TEST(cpu_op_error_names_op_once)
+{
+	struct ert_graph *g = ert_graph_create();
+	int64_t three = 3, one = 1, idx = 5;
+	float *data = malloc(3 * sizeof(float));
+	ert_session *s = NULL;
+	ert_config cfg;
+	int32_t x, i, y;
+
+	REQUIRE(g && data);
+	data[0] = 1, data[1] = 2, data[2] = 3;
+	g->opset = 17;
+	x = ert_graph_add_tensor(g, "x", ERT_DTYPE_FLOAT32, 1, &three);
+	ert_graph_set_const(g, x, data, 3 * sizeof(float), true);
+	i = ert_graph_add_tensor(g, "i", ERT_DTYPE_INT64, 1, &one);
+	ert_graph_add_input(g, i);
+	y = ert_graph_add_tensor(g, "y", ERT_DTYPE_FLOAT32, -1, NULL);
+	ert_graph_add_node(g, ERT_OP_Gather, "pick", 2, (int32_t[]){ x, i }, 1, &y);
+	ert_graph_add_output(g, y);
+	ert_model *m = model_from_graph(g);
+
+	REQUIRE(m);
+	ert_config_init(&cfg);
+	REQUIRE(ert_session_create(m, &cfg, &s) == ERT_OK);
+	CHECK_EQ_INT(ert_session_set_input(s, 0, ERT_DTYPE_INT64, &idx, 8), ERT_OK);
+	CHECK_EQ_INT(ert_session_run(s), ERT_STATUS_INVALID_ARGUMENT);
+	CHECK_EQ_STR(ert_session_error(s), "failed to run Gather 'pick': "
+					   "index 5 out of range for an axis of size 3");
+	CHECK_EQ_STR(ert_last_error(), ert_session_error(s));
+	ert_session_destroy(s);
+	ert_model_unref(m);
+}
+
 ERT_TEST_MAIN(ERT_TEST_ENTRY(run_small_model), ERT_TEST_ENTRY(resize_and_plan_cache),
 	      ERT_TEST_ENTRY(memory_plan_reuses_buffers), ERT_TEST_ENTRY(callbacks_skip_and_stop),
-	      ERT_TEST_ENTRY(bad_arguments), ERT_TEST_ENTRY(value_input_replans))
+	      ERT_TEST_ENTRY(bad_arguments), ERT_TEST_ENTRY(value_input_replans),
+	      ERT_TEST_ENTRY(cpu_op_error_names_op_once))
