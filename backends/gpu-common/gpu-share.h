@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * gpu-share.h — device objects the GPU backends' sessions share (OpenCL's
- * and Vulkan's uploaded constants, Vulkan's pipelines), neither depending on
+ * programs, Vulkan's pipelines, both's uploaded constants), neither depending on
  * the API: a table per open device of entries found by a key of bytes and
  * counted, and a session's holds on a table's entries, counted by its steps.
  *

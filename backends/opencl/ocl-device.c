@@ -128,12 +128,11 @@ static struct ert_ocl_dev *devs;
 
 static void dev_free(struct ert_ocl_dev *d)
 {
-	for (uint32_t i = 0; i < d->n_progs; i++)
-		clReleaseProgram(d->progs[i].prog);
+	/* sessions let go of every entry before the device goes: these free nothing */
+	ert_gpu_share_fini(&d->progs);
 	ert_gpu_share_fini(&d->consts);
 	if (d->ctx)
 		clReleaseContext(d->ctx);
-	pthread_mutex_destroy(&d->prog_lock);
 	free(d);
 }
 
@@ -149,13 +148,13 @@ static ert_status dev_new(cl_platform_id pf, cl_device_id dev, struct ert_ocl_de
 		ert_err_set(err, "opencl: out of memory opening the device");
 		return ERT_STATUS_OUT_OF_MEMORY;
 	}
-	if (pthread_mutex_init(&d->prog_lock, NULL) != 0) {
+	if (!ert_gpu_share_init(&d->progs, sizeof(cl_program), ert_ocl_program_free, d)) {
 		free(d);
 		ert_err_set(err, "opencl: cannot make the device's lock");
 		return ERT_STATUS_BACKEND;
 	}
 	if (!ert_gpu_share_init(&d->consts, sizeof(cl_mem), ert_ocl_const_free, d)) {
-		pthread_mutex_destroy(&d->prog_lock);
+		ert_gpu_share_fini(&d->progs);
 		free(d);
 		ert_err_set(err, "opencl: cannot make the device's lock");
 		return ERT_STATUS_BACKEND;

@@ -75,14 +75,6 @@ struct ert_ocl_cache {
 	char note[384];              /* the last warning, also printed on stderr */
 };
 
-/* A program built for a shared device: one kernels/ file in one storage variant. */
-struct ert_ocl_shared_prog {
-	int idx;                     /* among ert_ocl_sources */
-	bool f16;
-	uint64_t hash;               /* of its sources and build options (ert_ocl.program_hash) */
-	cl_program prog;             /* the device's reference */
-};
-
 /*
  * A device open in the process (ocl-device.c): its context, what it reports
  * and the programs built for it, shared by the backends of every session
@@ -106,13 +98,13 @@ struct ert_ocl_dev {
 	cl_ulong max_alloc, local_mem;
 	cl_uint compute_units;
 	/*
-	 * Protects progs/n_progs. Held while a program is built or loaded, so
-	 * that two sessions needing the same program build it once; builds of
-	 * different programs for one device wait for each other too.
+	 * Programs built for it (gpu-common/gpu-share.h; objects cl_program,
+	 * keyed by source, storage variant and the hash of what was compiled,
+	 * ocl-program.c). The table's lock is held while a program is built or
+	 * loaded, so that two sessions needing the same program build it once;
+	 * builds of different programs for one device wait for each other too.
 	 */
-	pthread_mutex_t prog_lock;
-	struct ert_ocl_shared_prog progs[4 * ERT_OCL_MAX_PROGRAMS];
-	uint32_t n_progs;
+	struct ert_gpu_share progs;
 	/* constants on the device, shared by sessions (ocl-backend.c; cl_mem objects) */
 	struct ert_gpu_share consts;
 };
@@ -153,7 +145,11 @@ struct ert_ocl {
 	bool has_fp16;
 	bool f16_storage;
 	cl_kernel convert[2];        /* f32_to_f16, f16_to_f32 (convert.cl) */
-	/* programs built for the device on first use, one per source and storage (f32, f16) */
+	/*
+	 * The device's programs this backend holds (progs), made or taken on
+	 * first use, and each by source and storage (f32, f16) for kernels
+	 */
+	struct ert_gpu_holds progs;
 	cl_program programs[2][ERT_OCL_MAX_PROGRAMS];
 	/*
 	 * Of what each was built from, float32 variants first, then float16
@@ -209,7 +205,10 @@ uint32_t ert_ocl_devices_open(void);
 ert_status ert_ocl_kernel_create(struct ert_ocl *cl, const char *program, bool f16,
 				 const char *kernel, cl_kernel *out, const struct ert_node *n,
 				 struct ert_err *err);
+/* Let go of the backend's programs (the last session holding one releases it). */
 void ert_ocl_programs_release(struct ert_ocl *cl);
+/* Release a program (the device's table's free_obj). */
+void ert_ocl_program_free(void *dev, void *obj);
 
 /* ---- the cache file of program binaries (ocl-cache.c) ---- */
 

@@ -129,25 +129,50 @@ static ert_status from_source(struct ert_ocl *cl, int idx, bool f16, const char 
 	return ERT_OK;
 }
 
-/* The shared device's program of these sources, with a reference for the caller, or NULL. */
-static cl_program shared_find(struct ert_ocl_dev *d, int idx, bool f16, uint64_t hash)
-{
-	for (uint32_t i = 0; i < d->n_progs; i++) {
-		const struct ert_ocl_shared_prog *sp = &d->progs[i];
+/* A program's key in the device's table (compared byte for byte: no padding). */
+struct prog_key {
+	int32_t idx;                 /* among ert_ocl_sources */
+	uint32_t f16;
+	uint64_t hash;               /* of its sources and build options (ert_ocl.program_hash) */
+};
 
-		if (sp->idx == idx && sp->f16 == f16 && sp->hash == hash)
-			return clRetainProgram(sp->prog) == CL_SUCCESS ? sp->prog : NULL;
+/* What a program's build needs (make_program's argument). */
+struct prog_make {
+	struct ert_ocl *cl;
+	int idx;
+	bool f16;
+	uint64_t hash;
+	const char **texts;
+	cl_uint count;
+	const char *options;
+	const char *name;            /* in the cache file */
+	const struct ert_node *n;
+};
+
+/* The program from the cache file's binary, else built from source (under the table's lock). */
+static ert_status make_program(void *arg, void *obj, size_t *bytes, struct ert_err *err)
+{
+	const struct prog_make *a = arg;
+	cl_program *prog = obj;
+	ert_status st = ERT_OK;
+
+	*prog = from_cache(a->cl, a->idx, a->f16, a->hash);
+	if (!*prog) {
+		st = from_source(a->cl, a->idx, a->f16, a->texts, a->count, a->options, prog, a->n,
+				 err);
+		if (st == ERT_OK) {
+			a->cl->cache.built++;
+			ert_ocl_cache_put(a->cl, a->name, a->hash, *prog);
+		}
 	}
-	return NULL;
+	*bytes = 0;
+	return st;
 }
 
-/* Keep @prog for the device's other sessions (nothing when the table is full). */
-static void shared_put(struct ert_ocl_dev *d, int idx, bool f16, uint64_t hash, cl_program prog)
+void ert_ocl_program_free(void *dev, void *obj)
 {
-	if (d->n_progs == sizeof(d->progs) / sizeof(d->progs[0]) ||
-	    clRetainProgram(prog) != CL_SUCCESS)
-		return;
-	d->progs[d->n_progs++] = (struct ert_ocl_shared_prog){ idx, f16, hash, prog };
+	(void)dev;
+	clReleaseProgram(*(cl_program *)obj);
 }
 
 static ert_status build(struct ert_ocl *cl, int idx, bool f16, const struct ert_node *n,
@@ -159,13 +184,15 @@ static ert_status build(struct ert_ocl *cl, int idx, bool f16, const struct ert_
 	const char *options = build_options(cl, f16);
 	uint64_t hash = ert_ocl_hash(ERT_OCL_HASH_INIT, options, strlen(options) + 1);
 	uint64_t t0 = ert_clock_ns();
-	struct ert_ocl_dev *d = cl->dev;
-	ert_status st = ERT_OK;
+	struct prog_key key = { idx, f16, 0 };
 	char name[32];
 	const char *texts[3];
 	cl_uint count = 0;
-	cl_program prog;
-	bool shared = false;
+	struct prog_make arg = { cl, idx, f16, 0, texts, 0, options, name, n };
+	enum ert_gpu_found found;
+	struct ert_gpu_hold *h;
+	cl_program prog = NULL;
+	ert_status st;
 
 	if (common >= 0 && common != idx)
 		texts[count++] = ert_ocl_sources[common].text;
@@ -181,23 +208,14 @@ static ert_status build(struct ert_ocl *cl, int idx, bool f16, const struct ert_
 	}
 	cl->program_hash[(f16 ? ERT_OCL_MAX_PROGRAMS : 0) + idx] = hash;
 	variant_name(name, sizeof(name), idx, f16);
+	key.hash = arg.hash = hash;
+	arg.count = count;
 	/* one build per device and program in the process: another session waits for it */
-	pthread_mutex_lock(&d->prog_lock);
-	prog = shared_find(d, idx, f16, hash);
-	shared = prog != NULL;
-	if (!prog)
-		prog = from_cache(cl, idx, f16, hash);
-	if (!prog) {
-		st = from_source(cl, idx, f16, texts, count, options, &prog, n, err);
-		if (st == ERT_OK) {
-			cl->cache.built++;
-			ert_ocl_cache_put(cl, name, hash, prog);
-		}
-	}
-	if (st == ERT_OK && !shared)
-		shared_put(d, idx, f16, hash, prog);
-	pthread_mutex_unlock(&d->prog_lock);
-	if (st == ERT_OK && shared) {
+	st = ert_gpu_hold_get(&cl->progs, &cl->dev->progs, &key, sizeof(key), make_program, &arg,
+			      &h, &found, err);
+	if (st == ERT_OK)
+		prog = *(cl_program *)ert_gpu_hold_obj(h);
+	if (st == ERT_OK && found == ERT_GPU_SHARED) {
 		cl->times.programs_shared++;
 		/* this session's cache file gets the binary too, when it lacks it */
 		if (!ert_ocl_cache_find(cl, name, hash))
@@ -243,11 +261,7 @@ ert_status ert_ocl_kernel_create(struct ert_ocl *cl, const char *program, bool f
 
 void ert_ocl_programs_release(struct ert_ocl *cl)
 {
-	for (unsigned v = 0; v < 2; v++) {
-		for (unsigned i = 0; i < ERT_OCL_MAX_PROGRAMS; i++) {
-			if (cl->programs[v][i])
-				clReleaseProgram(cl->programs[v][i]);
-			cl->programs[v][i] = NULL;
-		}
-	}
+	if (cl->dev)
+		ert_gpu_holds_drop(&cl->progs, &cl->dev->progs);
+	memset(cl->programs, 0, sizeof(cl->programs));
 }
