@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "cpu/cpu-impl.h"
+#include "cpu/gemm/sgemm.h"
 #include "ert-op-test.h"
 #include "ert-test.h"
 #include "ops/linalg-geom.h"
@@ -65,12 +66,16 @@ static int64_t numel(int32_t r, const int64_t *d)
 }
 
 /* One node of @op on @in at @isa (@pool, or NULL); the output into @out. */
+/* Precision of every eval() (LOW: bf16 products where the CPU has them). */
+static ert_level precision = ERT_LEVEL_NORMAL;
+
 static ert_status eval(struct ert_graph *g, struct ert_node *n, enum ert_cpu_isa isa,
 		       struct ert_threadpool *pool, const struct ert_value *const *in, uint32_t n_in,
 		       struct ert_value *out, struct ert_err *err)
 {
 	bool cst[4] = { false, false, false, false };
-	struct ert_cpu_eval_opts o = { .isa = isa, .pool = pool, .in_const = cst };
+	struct ert_cpu_eval_opts o = { .isa = isa, .pool = pool, .in_const = cst,
+				       .precision = precision };
 
 	return ert_cpu_eval_node_with(&o, g, n, in, n_in, out, 1, err);
 }
@@ -283,6 +288,49 @@ ERT_TEST(fused_matches_unfused_every_level)
 	ert_threadpool_destroy(pool);
 }
 
+/*
+ * Precision LOW at the best level: bf16 products in both forms where the CPU
+ * has a bf16 kernel (Sapphire Rapids), fp32 elsewhere (then the same bits).
+ */
+ERT_TEST(fused_matches_unfused_low_precision)
+{
+	enum ert_cpu_isa best = ert_cpu_isa_best();
+	bool bf16 = ert_sbgemm_kernel_for(best) != NULL;
+
+	precision = ERT_LEVEL_LOW;
+	for (size_t ci = 0; ci < sizeof(cases) / sizeof(cases[0]); ci++) {
+		const struct attn_case *c = &cases[ci];
+		struct ert_value in[3], yf = { 0 }, yu = { 0 };
+		struct ert_err err = { "" };
+		float *buf[3];
+		const int64_t *dims[3] = { c->q, c->k, c->v };
+
+		for (int i = 0; i < 3; i++) {
+			int64_t n = numel(c->r, dims[i]);
+
+			buf[i] = malloc((size_t)n * sizeof(float));
+			fill(buf[i], n, 91u + (uint32_t)(ci * 3 + i));
+			in[i] = mkf32(c->r, dims[i], buf[i]);
+		}
+		CHECK_EQ_INT(fused(c, best, NULL, in, &yf, &err), ERT_OK);
+		CHECK(unfused(c, best, NULL, in, &yu));
+		if (yf.data && yu.data) {
+			double du = max_abs(&yf, &yu), dr = ref_diff(c, in, &yf);
+
+			/* bf16 operands: about 3 significant digits; same products both ways */
+			CHECK(du <= (bf16 ? 1e-3 : c->div ? 1e-6 : 0.0));
+			CHECK(dr <= (bf16 ? 2e-2 : 2e-5));
+			printf("# low %-36s %-6s %s fused-unfused %.3g, fused-double %.3g\n", c->what,
+			       ert_cpu_isa_name(best), bf16 ? "bf16" : "fp32", du, dr);
+		}
+		free(yf.data);
+		free(yu.data);
+		for (int i = 0; i < 3; i++)
+			free(buf[i]);
+	}
+	precision = ERT_LEVEL_NORMAL;
+}
+
 ERT_TEST(bad_shapes_refused)
 {
 	struct ert_node *n;
@@ -427,5 +475,6 @@ ERT_TEST(pass_fuses_vit_attention)
 	ert_graph_destroy(g);
 }
 
-ERT_TEST_MAIN(ERT_TEST_ENTRY(fused_matches_unfused_every_level), ERT_TEST_ENTRY(bad_shapes_refused),
+ERT_TEST_MAIN(ERT_TEST_ENTRY(fused_matches_unfused_every_level),
+	      ERT_TEST_ENTRY(fused_matches_unfused_low_precision), ERT_TEST_ENTRY(bad_shapes_refused),
 	      ERT_TEST_ENTRY(pass_fuses_vit_attention))

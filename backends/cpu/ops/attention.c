@@ -17,8 +17,8 @@
  * MatMul's, and the scale is one multiply of the finished sum (the Mul's),
  * so with a Mul by the scale the result is that of the unfused ops bit for
  * bit; a Div by c becomes a multiply by 1 / c (opt/fuse-attention.c).
- * Precision LOW keeps fp32 products here (the unfused MatMuls would be
- * bf16).
+ * Precision LOW multiplies in bf16 like MatMul where the level has a bf16
+ * kernel (ert_cpu_linalg_gemm()): KT and V are then packed as bf16 pairs.
  */
 #include <stdatomic.h>
 #include <string.h>
@@ -53,8 +53,25 @@ static int64_t round_up64(int64_t x, int64_t m)
 
 static const struct ert_sgemm_kernel *attn_kernel(const struct ert_cpu *cpu)
 {
-	/* fp32 at every precision: the B panels are packed as fp32 */
-	return cpu && cpu->gemm ? cpu->gemm : ert_sgemm_kernel_for(ERT_ISA_SCALAR);
+	return cpu && cpu->gemm ? ert_cpu_linalg_gemm(cpu) : ert_sgemm_kernel_for(ERT_ISA_SCALAR);
+}
+
+/* Floats (or bf16 pair words) of a k x n B packed for @kern, rounded to 64 bytes. */
+static size_t packed_b_floats(const struct ert_sgemm_kernel *kern, int64_t k, int64_t n)
+{
+	size_t f = kern->bf16 ? ert_sbgemm_packed_words(n, k, kern->nr)
+			      : ert_sgemm_packed_b_floats(k, n, kern->nr);
+
+	return (f + 15) / 16 * 16;
+}
+
+static void pack_b(const struct ert_sgemm_kernel *kern, const float *b, int64_t rs, int64_t cs,
+		   int64_t k, int64_t n, float *dst)
+{
+	if (kern->bf16)
+		ert_sbgemm_pack_b_strided(b, rs, cs, 0, k, 0, n, kern->nr, (uint32_t *)(void *)dst);
+	else
+		ert_sgemm_pack_b(b, rs, cs, k, n, kern->nr, dst);
 }
 
 static struct attn_plan attn_plan_of(const struct ert_cpu *cpu, const struct ert_exec *x)
@@ -101,8 +118,8 @@ static struct attn_plan attn_plan_of(const struct ert_cpu *cpu, const struct ert
 	}
 	p.blocks = (s + p.mb - 1) / p.mb;
 	p.tasks = p.batch * p.blocks;
-	p.kt_floats = (size_t)round_up64((int64_t)ert_sgemm_packed_b_floats(p.d, p.t, p.kern->nr), 16);
-	p.v_floats = (size_t)round_up64((int64_t)ert_sgemm_packed_b_floats(p.t, p.e, p.kern->nr), 16);
+	p.kt_floats = packed_b_floats(p.kern, p.d, p.t);
+	p.v_floats = packed_b_floats(p.kern, p.t, p.e);
 	p.lane_floats = (size_t)(p.mb * p.ld);
 	size_t w1 = ert_sgemm_workspace(1, p.mb, p.t, p.d), w2 = ert_sgemm_workspace(1, p.mb, p.e, p.t);
 
@@ -151,13 +168,14 @@ static void pack_range(void *arg, int64_t begin, int64_t end)
 		int64_t b = i / 2;
 		float *dst = j->packed + (size_t)b * (p->kt_floats + p->v_floats);
 
+		if (i % 2 == 0 && p->d == 0)
+			continue; /* no product: the scores are zeros */
 		if (i % 2 == 0)
-			ert_sgemm_pack_b((const float *)j->x->in[1]->data + batch_offset(&p->kt, r, b),
-					 p->kt.st[r - 2], p->kt.st[r - 1], p->d, p->t, p->kern->nr, dst);
+			pack_b(p->kern, (const float *)j->x->in[1]->data + batch_offset(&p->kt, r, b),
+			       p->kt.st[r - 2], p->kt.st[r - 1], p->d, p->t, dst);
 		else
-			ert_sgemm_pack_b((const float *)j->x->in[2]->data + batch_offset(&p->v, r, b),
-					 p->v.st[r - 2], p->v.st[r - 1], p->t, p->e, p->kern->nr,
-					 dst + p->kt_floats);
+			pack_b(p->kern, (const float *)j->x->in[2]->data + batch_offset(&p->v, r, b),
+			       p->v.st[r - 2], p->v.st[r - 1], p->t, p->e, dst + p->kt_floats);
 	}
 }
 
