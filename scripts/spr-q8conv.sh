@@ -16,7 +16,10 @@
 #      6 times at the best level (amx) and 3 times at avx512vnni, pinned to
 #      one core; fp32 resnet50 once per level for the ratio the issue asks
 #      for (>= 4x at amx, >= 2x at avx512vnni);
-#   5. `edgert profile` of AFTER at amx (QLinearConv time).
+#   5. bench/qconv-split.c (pack / micro-kernel / epilogue of resnet50's
+#      conv shapes in the packed int8 GEMM) against both builds' libraries
+#      at amx, avx512vnni and avx2;
+#   6. `edgert profile` of both builds at amx (QLinearConv time).
 #
 #   sh scripts/spr-q8conv.sh [BEFORE [AFTER]]
 #
@@ -86,6 +89,21 @@ for isa in amx avx512vnni; do
 				tr -s ' ' | tr '\n' ' '
 			echo
 		done
+	done
+done
+
+echo "== one conv's time split: pack / kernel / epilogue (bench/qconv-split.c of $A, both libraries)"
+for c in "$B" "$A"; do
+	make -C "/tmp/q8c-$c" -j"$J" build/libedgert.a >/dev/null
+	(cd "/tmp/q8c-$c" && cc -O2 -Wno-unused-parameter -D_GNU_SOURCE -Ilibruntime/include \
+		-Ilibruntime -Ibackends -I. "/tmp/q8c-$A/bench/qconv-split.c" build/libedgert.a \
+		-lprotobuf-c -ljpeg -lpng16 -lz -lm -lpthread -ldrm -lOpenCL -lvulkan \
+		-o build/qconv-split)
+done
+for isa in amx avx512vnni avx2; do
+	for c in "$B" "$A"; do
+		echo "-- $c"
+		ERT_CPU_ISA=$isa taskset -c "$CPU" "/tmp/q8c-$c/build/qconv-split" 10
 	done
 done
 
