@@ -577,20 +577,15 @@ static const float add_scales[][3] = {
 	{ 0.001f, 0.0013f, 4.0f }, { 0.0123f, 0.0456f, 0.0311f },
 };
 
-/* The fixed rule's Add of bytes @a and @b, from ert_requant_fixed() alone. */
-static int add_rule(ert_dtype dt, const float *sc, const int *zp, int lo, int hi, uint8_t a,
-		    uint8_t b)
+/* The fixed rule's Add of bytes @a and @b with multipliers @q, from ert_requant_fixed() alone. */
+static int add_rule(ert_dtype dt, const struct ert_quant_add *q, const int *zp, int lo, int hi,
+		    uint8_t a, uint8_t b)
 {
-	struct ert_quant_add q;
 	int32_t va = dt == ERT_DTYPE_UINT8 ? a : (int8_t)a, vb = dt == ERT_DTYPE_UINT8 ? b : (int8_t)b;
-	int32_t sum;
-	int64_t y;
+	int32_t sum = ert_requant_fixed((va - zp[0]) * (1 << 20), q->a_mult, q->a_shift) +
+		      ert_requant_fixed((vb - zp[1]) * (1 << 20), q->b_mult, q->b_shift);
+	int64_t y = (int64_t)ert_requant_fixed(sum, q->out_mult, q->out_shift) + zp[2];
 
-	if (!ert_quant_add_params(sc[0], sc[1], sc[2], &q))
-		return INT32_MIN;
-	sum = ert_requant_fixed((va - zp[0]) * (1 << 20), q.a_mult, q.a_shift) +
-	      ert_requant_fixed((vb - zp[1]) * (1 << 20), q.b_mult, q.b_shift);
-	y = (int64_t)ert_requant_fixed(sum, q.out_mult, q.out_shift) + zp[2];
 	return (int)(y < lo ? lo : y > hi ? hi : y);
 }
 
@@ -600,7 +595,9 @@ static void check_add_rule(int *ert_test_failed_, struct one *o, const float *sc
 {
 	const struct ert_value *a = o->inp[0], *b = o->inp[3];
 	ert_dtype dt = a->dtype;
+	struct ert_quant_add q;
 
+	REQUIRE(ert_quant_add_params(sc[0], sc[1], sc[2], &q));
 	for (int isa = ERT_ISA_SCALAR; isa <= (int)ert_cpu_isa_best(); isa++) {
 		struct ert_value y;
 		int64_t bad = 0;
@@ -617,7 +614,7 @@ static void check_add_rule(int *ert_test_failed_, struct one *o, const float *sc
 				int64_t ia = (a->dims[0] > 1 ? r * a->dims[1] : 0) + (a->dims[1] > 1 ? c : 0);
 				int64_t ib = (b->dims[0] > 1 ? r * b->dims[1] : 0) + (b->dims[1] > 1 ? c : 0);
 				uint8_t got = ((const uint8_t *)y.data)[r * y.dims[1] + c];
-				int want = add_rule(dt, sc, zp, lo, hi, ((const uint8_t *)a->data)[ia],
+				int want = add_rule(dt, &q, zp, lo, hi, ((const uint8_t *)a->data)[ia],
 						    ((const uint8_t *)b->data)[ib]);
 
 				if ((dt == ERT_DTYPE_UINT8 ? got : (int8_t)got) != want && !bad++)
