@@ -130,8 +130,8 @@ static bool addf_input(struct ert_q8_addf_in *in, int32_t m, int32_t s, int32_t 
 	cpos = c - zp * f;
 	cneg = cpos - adj;
 	beta = -floor_shr(wmin * f + (wmin < zp ? cneg : cpos), K);
-	cpos += beta << K;
-	cneg += beta << K;
+	cpos += beta * ((int64_t)1 << K);
+	cneg += beta * ((int64_t)1 << K);
 	tmax = wmax * f + cpos;
 	lmax = wmax * A + (tmax >> K) + (s8 ? 128 * A : 0);
 	if (cneg < 0 || tmax >= ((int64_t)1 << 31) || lmax >= ((int64_t)1 << 29))
