@@ -67,6 +67,73 @@ static inline void put_quad(const struct ert_qgemm_kernel *k, void *dst, int64_t
 	}
 }
 
+/*
+ * The first @n4 whole quads of a contiguous row @row of A (row @i of the
+ * block), xor-ed with @flip, in the kernel's A format: one format test per
+ * row, not per quad (weights are packed this way at plan time, a matrix
+ * product's A per tile). Returns @n4.
+ */
+static int64_t pack_row_quads(const struct ert_qgemm_kernel *k, const uint8_t *row, uint8_t flip,
+			      int64_t n4, int i, void *dst)
+{
+	const uint32_t f4 = flip * 0x01010101u;
+	uint8_t *d = dst;
+
+	switch (k->afmt) {
+	case ERT_QGEMM_A_S16:
+		for (int64_t q = 0; q < n4; q++) {
+			int16_t *o = (int16_t *)dst + (q * k->mr + i) * 4;
+			const uint8_t *r = row + 4 * q;
+
+			o[0] = (int8_t)(r[0] ^ flip);
+			o[1] = (int8_t)(r[2] ^ flip);
+			o[2] = (int8_t)(r[1] ^ flip);
+			o[3] = (int8_t)(r[3] ^ flip);
+		}
+		break;
+	case ERT_QGEMM_A_AMX:
+		for (int64_t q = 0; q < n4; q++) {
+			uint32_t v;
+
+			memcpy(&v, row + 4 * q, 4);
+			v ^= f4;
+			memcpy(d + ((q / 16 * k->mr + i) * 16 + q % 16) * 4, &v, 4);
+		}
+		break;
+	default:
+		for (int64_t q = 0; q < n4; q++) {
+			uint32_t v;
+
+			memcpy(&v, row + 4 * q, 4);
+			v ^= f4;
+			memcpy(d + (q * k->mr + i) * 4, &v, 4);
+		}
+		break;
+	}
+	return n4;
+}
+
+/*
+ * The sum of the signed bytes row[p] ^ flip, p < n: 16 at a time as
+ * unsigned bytes (each + 128) through psadbw, less 128 n.
+ */
+static int32_t row_sum_s8(const uint8_t *row, uint8_t flip, int64_t n)
+{
+	const __m128i f = _mm_set1_epi8((char)(flip ^ 0x80)), zero = _mm_setzero_si128();
+	__m128i acc = zero;
+	int64_t p = 0;
+	int32_t sum;
+
+	for (; p + 16 <= n; p += 16)
+		acc = _mm_add_epi64(acc, _mm_sad_epu8(_mm_xor_si128(
+						  _mm_loadu_si128((const __m128i *)(row + p)), f), zero));
+	acc = _mm_add_epi64(acc, _mm_unpackhi_epi64(acc, acc));
+	sum = (int32_t)((uint32_t)_mm_cvtsi128_si32(acc) - 128u * (uint32_t)p);
+	for (; p < n; p++)
+		sum += (int8_t)(row[p] ^ flip);
+	return sum;
+}
+
 void ert_qgemm_pack_a_block(const struct ert_qgemm_kernel *k, const void *a, bool a_u8,
 			    int64_t rs, int64_t cs, int64_t mr, int64_t K, void *dst,
 			    int32_t *rowsum)
@@ -91,14 +158,13 @@ void ert_qgemm_pack_a_block(const struct ert_qgemm_kernel *k, const void *a, boo
 			rowsum[i] = 0;
 			continue;
 		}
-		if (cs == 1)
-			for (; 4 * q + 4 <= K; q++) {
-				int8_t v[4];
-
-				for (int t = 0; t < 4; t++)
-					v[t] = (int8_t)(row[4 * q + t] ^ flip);
-				put_quad(k, dst, q, i, v);
-			}
+		if (cs == 1) {
+			q = pack_row_quads(k, row, flip, K / 4, i, dst);
+			sum = row_sum_s8(row, flip, K);
+		} else {
+			for (int64_t p = 0; p < K; p++)
+				sum += (int8_t)(row[p * cs] ^ flip);
+		}
 		for (; q < K4; q++) {
 			int8_t v[4];
 
@@ -106,12 +172,6 @@ void ert_qgemm_pack_a_block(const struct ert_qgemm_kernel *k, const void *a, boo
 				v[t] = 4 * q + t < K ? (int8_t)(row[(4 * q + t) * cs] ^ flip) : 0;
 			put_quad(k, dst, q, i, v);
 		}
-		if (cs == 1)
-			for (int64_t p = 0; p < K; p++)
-				sum += (int8_t)(row[p] ^ flip);
-		else
-			for (int64_t p = 0; p < K; p++)
-				sum += (int8_t)(row[p * cs] ^ flip);
 		rowsum[i] = sum;
 	}
 }
