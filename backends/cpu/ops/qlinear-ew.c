@@ -228,6 +228,8 @@ static int32_t add_one(const struct ert_q8_add *p, uint8_t a, uint8_t b)
 void ert_q8_add_run(const struct ert_q8_add *p, const uint8_t *a, int64_t sa, const uint8_t *b,
 		    int64_t sb, uint8_t *y, int64_t n)
 {
+	if (n <= 0)
+		return; /* a repeated input's byte is read below */
 	if (p->fast && sa && sb) {
 		p->fast(&p->fp, p->shift ? b : a, p->shift ? a : b, y, n);
 		return;
