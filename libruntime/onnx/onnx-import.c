@@ -694,7 +694,8 @@ static ert_status import_node(struct importer *im, const Onnx__NodeProto *np, in
 		return st;
 	if (op == ERT_OP_Constant)
 		return import_constant(im, np);
-	if (op == ERT_OP_QLinearLookup || op == ERT_OP_FusedAttention) {
+	if (op == ERT_OP_QLinearLookup || op == ERT_OP_FusedAttention ||
+	    op == ERT_OP_InvertedResidual) {
 		ert_err_set(im->err, "unsupported op '%s' (node '%s'): edgert's own op, not an ONNX one",
 			    type, name);
 		return ERT_STATUS_UNSUPPORTED;

@@ -120,6 +120,63 @@ static ert_status infer_conv(struct ert_infer_ctx *ctx)
 	return st;
 }
 
+/* @v: float32 of rank @rank whose dims are @d (-1: any), or not. */
+static bool irb_dims(const struct ert_value *v, int32_t rank, const int64_t *d)
+{
+	if (!v || v->dtype != ERT_DTYPE_FLOAT32 || v->rank != rank)
+		return false;
+	for (int32_t i = 0; i < rank; i++)
+		if (d[i] >= 0 && v->dims[i] != d[i])
+			return false;
+	return true;
+}
+
+/*
+ * InvertedResidual (edgert's own, opt/fuse-irblock.c): X [N, C, H, W], the
+ * depthwise conv's W [Cm, 1, kh, kw] and B [Cm], the project conv's W
+ * [Co, Cm, 1, 1] and B [Co]; with 7 or 8 inputs the expand conv's W [Cm, C,
+ * 1, 1] and B [Cm] (else Cm = C), and with "ert.residual" R at 7, of the
+ * output's shape. The depthwise conv's strides, pads and dilations are the
+ * node's; its activation "ert.dw_act", the expand conv's "ert.ex_act", the
+ * project conv's "ert.act" (each with its _params).
+ */
+static ert_status infer_irblock(struct ert_infer_ctx *ctx)
+{
+	const struct ert_value *x = ctx->in[0], *wd = ctx->n_in > 1 ? ctx->in[1] : NULL;
+	bool expand = ctx->n_in >= 7, res = ert_attr_int(ctx->node, "ert.residual", 0) != 0;
+	struct ert_conv_geom g;
+	int64_t cm, co, dims[4];
+	ert_status st;
+
+	if ((ctx->n_in != 5 && ctx->n_in != 7 && ctx->n_in != 8) || res != (ctx->n_in == 8) ||
+	    ctx->n_out != 1 || !ctx->out[0])
+		return ert_infer_fail(ctx, ERT_STATUS_INVALID_MODEL,
+				      "takes 5, 7 or 8 inputs (8 with ert.residual) and one output");
+	if (!irb_dims(x, 4, (int64_t[]){ -1, -1, -1, -1 }) ||
+	    !irb_dims(wd, 4, (int64_t[]){ -1, 1, -1, -1 }))
+		return ert_infer_fail(ctx, ERT_STATUS_SHAPE, "X and W must be float32 of rank 4");
+	cm = wd->dims[0];
+	co = ctx->in[3] ? ctx->in[3]->dims[0] : -1;
+	if (!irb_dims(ctx->in[2], 1, &cm) || !irb_dims(ctx->in[3], 4, (int64_t[]){ -1, cm, 1, 1 }) ||
+	    !irb_dims(ctx->in[4], 1, &co) ||
+	    (expand && (!irb_dims(ctx->in[5], 4, (int64_t[]){ cm, x->dims[1], 1, 1 }) ||
+			!irb_dims(ctx->in[6], 1, &cm))) ||
+	    (!expand && cm != x->dims[1]))
+		return ert_infer_fail(ctx, ERT_STATUS_SHAPE, "weights and biases do not match");
+	st = ert_geom_conv(ctx->node, 2, x->dims + 2, wd->dims + 2, false, &g, ctx->err);
+	if (st != ERT_OK)
+		return st;
+	dims[0] = x->dims[0];
+	dims[1] = co;
+	dims[2] = g.out[1];
+	dims[3] = g.out[2];
+	if (res && !irb_dims(ctx->in[7], 4, dims))
+		return ert_infer_fail(ctx, ERT_STATUS_SHAPE,
+				      "the residual input must have the output's shape and type");
+	ert_value_set_shape(ctx->out[0], ERT_DTYPE_FLOAT32, 4, dims);
+	return ERT_OK;
+}
+
 static ert_status infer_convt(struct ert_infer_ctx *ctx)
 {
 	const struct ert_value *x = ctx->in[0], *w = ctx->n_in > 1 ? ctx->in[1] : NULL;
@@ -376,6 +433,13 @@ static ert_status infer_einsum(struct ert_infer_ctx *ctx)
 	ERT_RULE_SPATIAL("pads", 0), ERT_RULE_INT("ert.act", ERT_ACT_NONE, ERT_ACT_GELU)
 
 static const struct ert_attr_rule conv_rules[] = { CONV_RULES, ERT_RULE_END };
+static const struct ert_attr_rule irblock_rules[] = {
+	ERT_RULE_SPATIAL("strides", 1), ERT_RULE_SPATIAL("dilations", 1),
+	ERT_RULE_SPATIAL("pads", 0), ERT_RULE_INT("ert.act", ERT_ACT_NONE, ERT_ACT_GELU),
+	ERT_RULE_INT("ert.dw_act", ERT_ACT_NONE, ERT_ACT_GELU),
+	ERT_RULE_INT("ert.ex_act", ERT_ACT_NONE, ERT_ACT_GELU), ERT_RULE_FLAG("ert.residual"),
+	ERT_RULE_END,
+};
 static const struct ert_attr_rule convt_rules[] = {
 	CONV_RULES,
 	ERT_RULE_SPATIAL("output_padding", 0),
@@ -400,5 +464,6 @@ const struct ert_op_def ert_op_defs_linalg[] = {
 	{ ERT_OP_Gemm, infer_gemm, gemm_rules },
 	{ ERT_OP_MatMul, infer_matmul, matmul_rules },
 	{ ERT_OP_Einsum, infer_einsum, NULL },
+	{ ERT_OP_InvertedResidual, infer_irblock, irblock_rules },
 	{ .infer = NULL },
 };

@@ -24,6 +24,8 @@ ert_status ert_opt_fuse_activations(struct ert_graph *g, bool *changed, struct e
 ert_status ert_opt_fuse_qdq(struct ert_graph *g, bool *changed, struct ert_err *err);
 ert_status ert_opt_fuse_residual(struct ert_graph *g, bool *changed, struct ert_err *err);
 ert_status ert_opt_fuse_matmul_bias(struct ert_graph *g, bool *changed, struct ert_err *err);
+/* Only with ERT_FUSE_IRBLOCK=1 in the environment (fuse-irblock.c). */
+ert_status ert_opt_fuse_irblock(struct ert_graph *g, bool *changed, struct ert_err *err);
 ert_status ert_opt_fold_matmul_transposes(struct ert_graph *g, bool *changed,
 					   struct ert_err *err);
 /* Give the Transposes folded into MatMuls back (for the quantizer; fold-transpose.c). */

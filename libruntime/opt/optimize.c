@@ -10,8 +10,9 @@ typedef ert_status (*pass_fn)(struct ert_graph *g, bool *changed, struct ert_err
  * folding before fusion (Conv→BN→Relu fuses only once BN is gone), activation
  * fusion before QDQ fusion (a fused Relu/Clip becomes the int8 op's clamp),
  * residual and MatMul bias fusion after both (they take the Add's fused
- * activation, and must not break up an int8 pattern); Transposes fold into
- * MatMuls after constant folding (which transposes constant weights itself)
+ * activation, and must not break up an int8 pattern), inverted-residual
+ * fusion after residual fusion (the project conv takes its residual first);
+ * Transposes fold into MatMuls after constant folding (which transposes constant weights itself)
  * and QDQ fusion (a Transpose between DequantizeLinear and QuantizeLinear
  * belongs to an int8 pattern); attention fuses after that (it takes the
  * folded Transposes along, and a QDQ pattern is a QLinearMatMul by then).
@@ -25,6 +26,7 @@ static const pass_fn passes[] = {
 	ert_opt_fuse_qdq,
 	ert_opt_fuse_residual,
 	ert_opt_fuse_matmul_bias,
+	ert_opt_fuse_irblock,
 	ert_opt_fold_matmul_transposes,
 	ert_opt_fuse_attention,
 	ert_opt_remove_dead,

@@ -46,6 +46,14 @@ static const struct irb_case cases[] = {
 	  false },
 	{ "56x56, s1, 24 -> 144 -> 24, residual", 1, 24, 56, 56, 6, 24, 1, { 1, 1, 1, 1 }, true,
 	  true },
+	{ "112x112, no expand, 32 -> 16", 1, 32, 112, 112, 1, 16, 1, { 1, 1, 1, 1 }, false,
+	  false },
+	{ "28x28, s1, 32 -> 192 -> 32, residual", 1, 32, 28, 28, 6, 32, 1, { 1, 1, 1, 1 }, true,
+	  true },
+	{ "28x28, s2, 32 -> 192 -> 64", 1, 32, 28, 28, 6, 64, 2, { 1, 1, 1, 1 }, true, false },
+	{ "14x14, s1, 64 -> 384 -> 96", 1, 64, 14, 14, 6, 96, 1, { 1, 1, 1, 1 }, true, false },
+	{ "14x14, s1, 96 -> 576 -> 96, residual", 1, 96, 14, 14, 6, 96, 1, { 1, 1, 1, 1 }, true,
+	  true },
 };
 
 static float *rand_buf(int64_t n, float scale)

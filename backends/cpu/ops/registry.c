@@ -8,6 +8,7 @@ extern const struct ert_cpu_op ert_cpu_ops_unary[];
 extern const struct ert_cpu_op ert_cpu_ops_binary[];
 extern const struct ert_cpu_op ert_cpu_ops_linalg[];
 extern const struct ert_cpu_op ert_cpu_ops_attention[];
+extern const struct ert_cpu_op ert_cpu_ops_irblock[];
 extern const struct ert_cpu_op ert_cpu_ops_pool[];
 extern const struct ert_cpu_op ert_cpu_ops_qlinalg[];
 extern const struct ert_cpu_op ert_cpu_ops_qlinear_ew[];
@@ -37,6 +38,7 @@ static const struct ert_cpu_op *const families[] = {
 	ert_cpu_ops_binary,
 	ert_cpu_ops_linalg,
 	ert_cpu_ops_attention,
+	ert_cpu_ops_irblock,
 	ert_cpu_ops_pool,
 	ert_cpu_ops_qlinalg,
 	ert_cpu_ops_qlinear_ew,
