@@ -20,10 +20,10 @@
  * "ert.dw_act", and the node's own "ert.act").
  *
  * Only the CPU runs the op (the GPU and NPU backends do not take it, so a
- * session on them would run these blocks on the CPU): the pass runs only
- * when the environment has ERT_FUSE_IRBLOCK=1 when the graph is optimised
- * (edgert convert / zoo), and the form is then in the model file
- * (docs/cpu-kernels.md).
+ * session on them would run these blocks on the CPU). Off by default
+ * (ERT_OPT_IRBLOCK_DEFAULT): ERT_FUSE_IRBLOCK=1 in the environment of what
+ * optimises the graph (edgert convert / zoo, the ONNX importer) turns it
+ * on, =0 off; the form is then in the model file (docs/cpu-kernels.md).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -189,7 +189,7 @@ ert_status ert_opt_fuse_irblock(struct ert_graph *g, bool *changed, struct ert_e
 	int32_t *producer;
 	uint32_t n0 = g->n_nodes;
 
-	if (!on || strcmp(on, "1"))
+	if (!(on && *on ? strcmp(on, "0") != 0 : ERT_OPT_IRBLOCK_DEFAULT))
 		return ERT_OK;
 	uses = ert_opt_count_uses(g);
 	producer = ert_opt_producers(g);

@@ -24,7 +24,14 @@ ert_status ert_opt_fuse_activations(struct ert_graph *g, bool *changed, struct e
 ert_status ert_opt_fuse_qdq(struct ert_graph *g, bool *changed, struct ert_err *err);
 ert_status ert_opt_fuse_residual(struct ert_graph *g, bool *changed, struct ert_err *err);
 ert_status ert_opt_fuse_matmul_bias(struct ert_graph *g, bool *changed, struct ert_err *err);
-/* Only with ERT_FUSE_IRBLOCK=1 in the environment (fuse-irblock.c). */
+/*
+ * Conv 1x1 -> depthwise Conv 3x3 -> Conv 1x1 as one InvertedResidual
+ * (fuse-irblock.c): ERT_FUSE_IRBLOCK=0 / 1 in the environment, else
+ * ERT_OPT_IRBLOCK_DEFAULT, off until measured faster on Sapphire Rapids (on
+ * the loaded 2-core AVX2 build machine it was even within the noise) and
+ * because it puts the blocks of a GPU run on the CPU.
+ */
+#define ERT_OPT_IRBLOCK_DEFAULT false
 ert_status ert_opt_fuse_irblock(struct ert_graph *g, bool *changed, struct ert_err *err);
 ert_status ert_opt_fold_matmul_transposes(struct ert_graph *g, bool *changed,
 					   struct ert_err *err);
