@@ -277,4 +277,105 @@ ERT_TEST(fused_block_same_bits_every_level)
 	ert_threadpool_destroy(pool);
 }
 
-ERT_TEST_MAIN(ERT_TEST_ENTRY(fused_block_same_bits_every_level))
+/* A constant [d0, d1, d2, d3] (rank @rank) of seeded floats. */
+static int32_t add_w(struct ert_graph *g, const char *name, int32_t rank, int64_t d0, int64_t d1,
+		     int64_t d2, int64_t d3)
+{
+	int64_t dims[4] = { d0, d1, d2, d3 }, n = 1;
+
+	for (int32_t i = 0; i < rank; i++)
+		n *= dims[i];
+	return ert_opt_add_const(g, name, ERT_DTYPE_FLOAT32, rank, dims,
+				 rand_buf(n, 1.0f), (size_t)n * sizeof(float));
+}
+
+static int32_t add_conv(struct ert_graph *g, const char *name, int32_t x, int32_t w, int32_t b,
+			int32_t res, int64_t group, int64_t k)
+{
+	int32_t in[4] = { x, w, b, res }, y = ert_graph_add_tensor_unique(g, name, ERT_DTYPE_FLOAT32,
+									 -1, NULL);
+	int32_t ni = ert_graph_add_node(g, ERT_OP_Conv, name, res >= 0 ? 4 : 3, in, 1, &y);
+	struct ert_node *n = &g->nodes[ni];
+	int64_t ks[2] = { k, k }, pads[4] = { k / 2, k / 2, k / 2, k / 2 };
+	float clip[2] = { 0.0f, 6.0f };
+
+	n->opset = 13;
+	ert_node_set_attr_int(g, n, "group", group);
+	ert_node_set_attr_ints(g, n, "kernel_shape", ks, 2);
+	ert_node_set_attr_ints(g, n, "pads", pads, 4);
+	if (res >= 0) {
+		ert_node_set_attr_int(g, n, "ert.residual", 1);
+	} else {
+		ert_node_set_attr_int(g, n, "ert.act", ERT_ACT_CLIP);
+		ert_opt_set_attr_floats(g, n, "ert.act_params", clip, 2);
+	}
+	return y;
+}
+
+enum { IRB_PLAIN, IRB_MID_OUTPUT, IRB_SMALL };
+
+/* A block (expand 8 -> 48, depthwise, project 48 -> 8 + X) optimised with @env: its op counts. */
+static void optimised_counts(int variant, const char *env, int *n_irb, int *n_conv)
+{
+	int64_t hw = variant == IRB_SMALL ? 8 : 15, xd[4] = { 1, 8, hw, hw };
+	struct ert_graph *g = ert_graph_create();
+	struct ert_err err = { 0 };
+	int32_t x, e, d, y;
+
+	if (!g)
+		abort();
+	g->opset = 17;
+	x = ert_graph_add_tensor(g, "x", ERT_DTYPE_FLOAT32, 4, xd);
+	ert_graph_add_input(g, x);
+	e = add_conv(g, "expand", x, add_w(g, "we", 4, 48, 8, 1, 1), add_w(g, "be", 1, 48, 1, 1, 1),
+		     -1, 1, 1);
+	d = add_conv(g, "dw", e, add_w(g, "wd", 4, 48, 1, 3, 3), add_w(g, "bd", 1, 48, 1, 1, 1), -1,
+		     48, 3);
+	y = add_conv(g, "project", d, add_w(g, "wp", 4, 8, 48, 1, 1), add_w(g, "bp", 1, 8, 1, 1, 1),
+		     x, 1, 1);
+	ert_graph_add_output(g, y);
+	if (variant == IRB_MID_OUTPUT)
+		ert_graph_add_output(g, d);
+	if (env)
+		setenv("ERT_FUSE_IRBLOCK", env, 1);
+	else
+		unsetenv("ERT_FUSE_IRBLOCK");
+	*n_irb = *n_conv = -1;
+	if (ert_graph_optimize(g, &err) == ERT_OK) {
+		*n_irb = *n_conv = 0;
+		for (uint32_t i = 0; i < g->n_nodes; i++) {
+			*n_irb += g->nodes[i].op == ERT_OP_InvertedResidual;
+			*n_conv += g->nodes[i].op == ERT_OP_Conv;
+		}
+	} else {
+		fprintf(stderr, "optimise: %s\n", err.msg);
+	}
+	unsetenv("ERT_FUSE_IRBLOCK");
+	ert_graph_destroy(g);
+}
+
+/* What the pass fuses and what it leaves, and its switch. */
+ERT_TEST(fuse_pass)
+{
+	int irb, conv;
+
+	optimised_counts(IRB_PLAIN, "1", &irb, &conv);
+	CHECK_EQ_INT(irb, 1);
+	CHECK_EQ_INT(conv, 0);
+	optimised_counts(IRB_PLAIN, "0", &irb, &conv);
+	CHECK_EQ_INT(irb, 0);
+	CHECK_EQ_INT(conv, 3);
+	/* off by default (ERT_OPT_IRBLOCK_DEFAULT) */
+	optimised_counts(IRB_PLAIN, NULL, &irb, &conv);
+	CHECK_EQ_INT(irb, ERT_OPT_IRBLOCK_DEFAULT ? 1 : 0);
+	/* the depthwise output is also a graph output: nothing fuses */
+	optimised_counts(IRB_MID_OUTPUT, "1", &irb, &conv);
+	CHECK_EQ_INT(irb, 0);
+	CHECK_EQ_INT(conv, 3);
+	/* 8x8 planes (64 pixels) are left to the small-plane GEMM */
+	optimised_counts(IRB_SMALL, "1", &irb, &conv);
+	CHECK_EQ_INT(irb, 0);
+	CHECK_EQ_INT(conv, 3);
+}
+
+ERT_TEST_MAIN(ERT_TEST_ENTRY(fused_block_same_bits_every_level), ERT_TEST_ENTRY(fuse_pass))
