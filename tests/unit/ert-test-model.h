@@ -13,6 +13,16 @@
 #include "ert-graph.h"
 #include "format/ert-format.h"
 
+/* How many live (not dead) nodes of @g run @op. */
+static inline int graph_count_op(const struct ert_graph *g, enum ert_op op)
+{
+	int n = 0;
+
+	for (uint32_t i = 0; i < g->n_nodes; i++)
+		n += !g->nodes[i].dead && g->nodes[i].op == op;
+	return n;
+}
+
 /* Serialise @g and load it as a model (the image is copied); consumes @g. */
 static inline ert_model *model_from_graph(struct ert_graph *g)
 {

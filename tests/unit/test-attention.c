@@ -17,6 +17,7 @@
 #include "cpu/cpu-impl.h"
 #include "cpu/gemm/sgemm.h"
 #include "ert-op-test.h"
+#include "ert-test-model.h"
 #include "ert-test.h"
 #include "ops/linalg-geom.h"
 #include "opt/opt-private.h"
@@ -403,15 +404,6 @@ static struct ert_graph *vit_attention(int variant, int32_t *y_out)
 	return g;
 }
 
-static uint32_t count_op(const struct ert_graph *g, enum ert_op op)
-{
-	uint32_t n = 0;
-
-	for (uint32_t i = 0; i < g->n_nodes; i++)
-		n += !g->nodes[i].dead && g->nodes[i].op == op;
-	return n;
-}
-
 ERT_TEST(pass_fuses_vit_attention)
 {
 	struct ert_err err = { "" };
@@ -424,8 +416,8 @@ ERT_TEST(pass_fuses_vit_attention)
 
 		g = vit_attention(variant, &y);
 		CHECK_EQ_INT(ert_graph_optimize(g, &err), ERT_OK);
-		CHECK_EQ_INT(count_op(g, ERT_OP_FusedAttention), want ? 1 : 0);
-		CHECK_EQ_INT(count_op(g, ERT_OP_MatMul), want ? 0 : 2);
+		CHECK_EQ_INT(graph_count_op(g, ERT_OP_FusedAttention), want ? 1 : 0);
+		CHECK_EQ_INT(graph_count_op(g, ERT_OP_MatMul), want ? 0 : 2);
 		for (uint32_t i = 0; want && i < g->n_nodes; i++) {
 			const struct ert_node *n = &g->nodes[i];
 			uint32_t cnt = 0;
@@ -443,14 +435,14 @@ ERT_TEST(pass_fuses_vit_attention)
 			CHECK_EQ_INT(ert_opt_unfuse_activations(g, &err), ERT_OK);
 			if (err.msg[0])
 				fprintf(stderr, "%s\n", err.msg);
-			CHECK_EQ_INT(count_op(g, ERT_OP_FusedAttention), 0);
-			CHECK_EQ_INT(count_op(g, ERT_OP_MatMul), 2);
-			CHECK_EQ_INT(count_op(g, ERT_OP_Mul), 1);
-			CHECK_EQ_INT(count_op(g, ERT_OP_Softmax), 1);
-			CHECK_EQ_INT(count_op(g, ERT_OP_Transpose), 4);
+			CHECK_EQ_INT(graph_count_op(g, ERT_OP_FusedAttention), 0);
+			CHECK_EQ_INT(graph_count_op(g, ERT_OP_MatMul), 2);
+			CHECK_EQ_INT(graph_count_op(g, ERT_OP_Mul), 1);
+			CHECK_EQ_INT(graph_count_op(g, ERT_OP_Softmax), 1);
+			CHECK_EQ_INT(graph_count_op(g, ERT_OP_Transpose), 4);
 			/* and the optimiser fuses it again */
 			CHECK_EQ_INT(ert_graph_optimize(g, &err), ERT_OK);
-			CHECK_EQ_INT(count_op(g, ERT_OP_FusedAttention), 1);
+			CHECK_EQ_INT(graph_count_op(g, ERT_OP_FusedAttention), 1);
 			break;
 		}
 		ert_graph_destroy(g);
@@ -459,19 +451,19 @@ ERT_TEST(pass_fuses_vit_attention)
 	setenv("ERT_FUSE_ATTENTION", "0", 1);
 	g = vit_attention(0, &y);
 	CHECK_EQ_INT(ert_graph_optimize(g, &err), ERT_OK);
-	CHECK_EQ_INT(count_op(g, ERT_OP_FusedAttention), 0);
-	CHECK_EQ_INT(count_op(g, ERT_OP_Softmax), 1);
+	CHECK_EQ_INT(graph_count_op(g, ERT_OP_FusedAttention), 0);
+	CHECK_EQ_INT(graph_count_op(g, ERT_OP_Softmax), 1);
 	ert_graph_destroy(g);
 	setenv("ERT_FUSE_ATTENTION", "1", 1);
 	g = vit_attention(0, &y);
 	CHECK_EQ_INT(ert_graph_optimize(g, &err), ERT_OK);
-	CHECK_EQ_INT(count_op(g, ERT_OP_FusedAttention), 1);
+	CHECK_EQ_INT(graph_count_op(g, ERT_OP_FusedAttention), 1);
 	ert_graph_destroy(g);
 	/* off by default, until measured faster (opt-private.h) */
 	unsetenv("ERT_FUSE_ATTENTION");
 	g = vit_attention(0, &y);
 	CHECK_EQ_INT(ert_graph_optimize(g, &err), ERT_OK);
-	CHECK_EQ_INT(count_op(g, ERT_OP_FusedAttention), ERT_OPT_ATTENTION_DEFAULT ? 1 : 0);
+	CHECK_EQ_INT(graph_count_op(g, ERT_OP_FusedAttention), ERT_OPT_ATTENTION_DEFAULT ? 1 : 0);
 	ert_graph_destroy(g);
 }
 

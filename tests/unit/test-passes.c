@@ -8,6 +8,7 @@
 #include "cpu/cpu-impl.h"
 #include "ops/linalg-geom.h"
 #include "opt/opt-private.h"
+#include "ert-test-model.h"
 #include "ert-test.h"
 
 /* ---- building graphs ---- */
@@ -874,15 +875,6 @@ static struct ert_graph *build_perm_case(const struct perm_case *c)
 	return g;
 }
 
-static uint32_t count_op(const struct ert_graph *g, enum ert_op op)
-{
-	uint32_t n = 0;
-
-	for (uint32_t i = 0; i < g->n_nodes; i++)
-		n += !g->nodes[i].dead && g->nodes[i].op == op;
-	return n;
-}
-
 ERT_TEST(fold_matmul_transposes)
 {
 	for (size_t v = 0; v < sizeof(perm_cases) / sizeof(perm_cases[0]); v++) {
@@ -891,7 +883,7 @@ ERT_TEST(fold_matmul_transposes)
 		struct ert_err err = { "" };
 		bool fold_y = c->py[0] >= 0 && !c->extra && c->py[c->ra - 1] == c->ra - 1;
 		bool fold_a = c->pa[0] >= 0 && !c->const_b;
-		uint32_t want_tr = (c->extra || (c->pa[0] >= 0 && !fold_a)) + (c->py[0] >= 0 && !fold_y);
+		int want_tr = (c->extra || (c->pa[0] >= 0 && !fold_a)) + (c->py[0] >= 0 && !fold_y);
 		const struct ert_node *mm = NULL;
 
 		REQUIRE(before && g);
@@ -900,10 +892,10 @@ ERT_TEST(fold_matmul_transposes)
 			if (g->nodes[i].op == ERT_OP_MatMul)
 				mm = &g->nodes[i];
 		REQUIRE(mm);
-		if (count_op(g, ERT_OP_Transpose) != want_tr)
-			fprintf(stderr, "case %zu: %u Transposes, want %u\n", v,
-				count_op(g, ERT_OP_Transpose), want_tr);
-		CHECK_EQ_INT(count_op(g, ERT_OP_Transpose), want_tr);
+		if (graph_count_op(g, ERT_OP_Transpose) != want_tr)
+			fprintf(stderr, "case %zu: %d Transposes, want %d\n", v,
+				graph_count_op(g, ERT_OP_Transpose), want_tr);
+		CHECK_EQ_INT(graph_count_op(g, ERT_OP_Transpose), want_tr);
 		CHECK_EQ_INT(ert_node_attr(mm, "ert.perm_a") != NULL, fold_a);
 		CHECK_EQ_INT(ert_node_attr(mm, "ert.perm_b") != NULL, c->pb[0] >= 0);
 		CHECK_EQ_INT(ert_node_attr(mm, "ert.perm_y") != NULL, fold_y);
@@ -915,7 +907,7 @@ ERT_TEST(fold_matmul_transposes)
 		for (uint32_t i = 0; i < g->n_nodes; i++)
 			if (g->nodes[i].op == ERT_OP_MatMul)
 				CHECK(!ert_matmul_has_perm(&g->nodes[i]));
-		CHECK_EQ_INT(count_op(g, ERT_OP_Transpose),
+		CHECK_EQ_INT(graph_count_op(g, ERT_OP_Transpose),
 			     want_tr + fold_a + (c->pb[0] >= 0) + fold_y);
 		check_same_inputs(ert_test_failed_, before, g);
 		ert_graph_destroy(before);

@@ -150,15 +150,6 @@ static ert_status optimize(struct ert_graph *g)
 	return st;
 }
 
-static int count_op(const struct ert_graph *g, enum ert_op op)
-{
-	int n = 0;
-
-	for (uint32_t i = 0; i < g->n_nodes; i++)
-		n += !g->nodes[i].dead && g->nodes[i].op == op;
-	return n;
-}
-
 static const struct ert_node *find_op(const struct ert_graph *g, enum ert_op op)
 {
 	for (uint32_t i = 0; i < g->n_nodes; i++)
@@ -278,8 +269,8 @@ ERT_TEST(conv_relu)
 		REQUIRE(optimize(g) == ERT_OK);
 		/* the input's Q, the fused conv, the output's DQ */
 		CHECK_EQ_INT(g->n_nodes, 3);
-		CHECK_EQ_INT(count_op(g, ERT_OP_QuantizeLinear), 1);
-		CHECK_EQ_INT(count_op(g, ERT_OP_DequantizeLinear), 1);
+		CHECK_EQ_INT(graph_count_op(g, ERT_OP_QuantizeLinear), 1);
+		CHECK_EQ_INT(graph_count_op(g, ERT_OP_DequantizeLinear), 1);
 		const struct ert_node *n = find_op(g, ERT_OP_QLinearConv);
 
 		REQUIRE(n);
@@ -310,8 +301,8 @@ ERT_TEST(conv_relu)
 	/* a bias whose scale is not x_s * w_s: left alone */
 	g = conv_graph(true, false, 1.01f);
 	REQUIRE(optimize(g) == ERT_OK);
-	CHECK_EQ_INT(count_op(g, ERT_OP_QLinearConv), 0);
-	CHECK_EQ_INT(count_op(g, ERT_OP_Conv), 1);
+	CHECK_EQ_INT(graph_count_op(g, ERT_OP_QLinearConv), 0);
+	CHECK_EQ_INT(graph_count_op(g, ERT_OP_Conv), 1);
 	ert_graph_destroy(g);
 }
 
@@ -360,7 +351,7 @@ ERT_TEST(torch_style_conv)
 
 	REQUIRE(optimize(g) == ERT_OK);
 	CHECK_EQ_INT(g->n_nodes, 3);
-	CHECK_EQ_INT(count_op(g, ERT_OP_Clip), 0);
+	CHECK_EQ_INT(graph_count_op(g, ERT_OP_Clip), 0);
 	const struct ert_node *n = find_op(g, ERT_OP_QLinearConv);
 
 	REQUIRE(n);
@@ -433,9 +424,9 @@ ERT_TEST(gemm_matmul)
 	/* alpha != 1: the fixed rule refuses QGemm, so Gemm stays (MatMul still fuses) */
 	g = gemm_graph(0.5f);
 	REQUIRE(optimize(g) == ERT_OK);
-	CHECK_EQ_INT(count_op(g, ERT_OP_QGemm), 0);
-	CHECK_EQ_INT(count_op(g, ERT_OP_Gemm), 1);
-	CHECK_EQ_INT(count_op(g, ERT_OP_QLinearMatMul), 1);
+	CHECK_EQ_INT(graph_count_op(g, ERT_OP_QGemm), 0);
+	CHECK_EQ_INT(graph_count_op(g, ERT_OP_Gemm), 1);
+	CHECK_EQ_INT(graph_count_op(g, ERT_OP_QLinearMatMul), 1);
 	ert_graph_destroy(g);
 }
 
@@ -488,8 +479,8 @@ ERT_TEST(residual_add_pool_mul)
 	struct ert_graph *before = residual_graph(), *g = residual_graph();
 
 	REQUIRE(optimize(g) == ERT_OK);
-	CHECK_EQ_INT(count_op(g, ERT_OP_QuantizeLinear), 1);
-	CHECK_EQ_INT(count_op(g, ERT_OP_DequantizeLinear), 1);
+	CHECK_EQ_INT(graph_count_op(g, ERT_OP_QuantizeLinear), 1);
+	CHECK_EQ_INT(graph_count_op(g, ERT_OP_DequantizeLinear), 1);
 	CHECK_EQ_INT(g->n_nodes, 7);
 	const struct ert_node *add = find_op(g, ERT_OP_QLinearAdd);
 	const struct ert_node *gap = find_op(g, ERT_OP_QLinearGlobalAveragePool);
@@ -500,7 +491,7 @@ ERT_TEST(residual_add_pool_mul)
 	CHECK(strcmp(tname(g, add, 3, false), "a") == 0);
 	CHECK(strcmp(tname(g, add, 0, true), "sq") == 0);
 	CHECK(has_clamp(add, -20, 127)); /* the Relu, a node of its own */
-	CHECK_EQ_INT(count_op(g, ERT_OP_Relu), 0);
+	CHECK_EQ_INT(graph_count_op(g, ERT_OP_Relu), 0);
 	CHECK_EQ_INT(ert_attr_int(gap, "ert.requant", 0), 1);
 	CHECK(strcmp(tname(g, rs, 0, false), "pq") == 0);
 	CHECK(strcmp(tname(g, rs, 0, true), "rq") == 0);
@@ -568,14 +559,14 @@ ERT_TEST(movement_exact)
 	struct ert_graph *before = movement_graph(false), *g = movement_graph(false);
 
 	REQUIRE(optimize(g) == ERT_OK);
-	CHECK_EQ_INT(count_op(g, ERT_OP_QuantizeLinear), 1);
-	CHECK_EQ_INT(count_op(g, ERT_OP_DequantizeLinear), 1);
-	CHECK_EQ_INT(count_op(g, ERT_OP_MaxPool), 2);
+	CHECK_EQ_INT(graph_count_op(g, ERT_OP_QuantizeLinear), 1);
+	CHECK_EQ_INT(graph_count_op(g, ERT_OP_DequantizeLinear), 1);
+	CHECK_EQ_INT(graph_count_op(g, ERT_OP_MaxPool), 2);
 	static const enum ert_op kept[] = { ERT_OP_Pad, ERT_OP_Transpose, ERT_OP_Concat,
 					    ERT_OP_Squeeze, ERT_OP_Flatten };
 
 	for (size_t i = 0; i < sizeof(kept) / sizeof(kept[0]); i++)
-		CHECK_EQ_INT(count_op(g, kept[i]), 1);
+		CHECK_EQ_INT(graph_count_op(g, kept[i]), 1);
 	CHECK_EQ_INT(g->n_nodes, 9);
 	const struct ert_node *pad = find_op(g, ERT_OP_Pad), *cat = find_op(g, ERT_OP_Concat);
 
@@ -621,8 +612,8 @@ ERT_TEST(movement_exact)
 			ert_node_set_attr_ints(g, &g->nodes[i], "pads", (int64_t[]){ 1, 1, 0, 0 }, 4);
 		}
 	REQUIRE(optimize(g) == ERT_OK);
-	CHECK_EQ_INT(count_op(g, ERT_OP_QLinearAveragePool), 0);
-	CHECK_EQ_INT(count_op(g, ERT_OP_AveragePool), 1);
+	CHECK_EQ_INT(graph_count_op(g, ERT_OP_QLinearAveragePool), 0);
+	CHECK_EQ_INT(graph_count_op(g, ERT_OP_AveragePool), 1);
 	ert_graph_destroy(g);
 }
 
@@ -642,8 +633,8 @@ ERT_TEST(refusals)
 		ert_graph_add_output(g, z);
 	}
 	REQUIRE(optimize(g) == ERT_OK);
-	CHECK_EQ_INT(count_op(g, ERT_OP_QLinearConv), 0);
-	CHECK_EQ_INT(count_op(g, ERT_OP_Conv), 1);
+	CHECK_EQ_INT(graph_count_op(g, ERT_OP_QLinearConv), 0);
+	CHECK_EQ_INT(graph_count_op(g, ERT_OP_Conv), 1);
 	ert_graph_destroy(g);
 
 	/* weights from a graph input: not constant */
@@ -658,7 +649,7 @@ ERT_TEST(refusals)
 		ert_graph_add_output(g, dq8(g, "y", q8(g, "yq", c, 0.1f, 0), 0.1f, 0));
 	}
 	REQUIRE(optimize(g) == ERT_OK);
-	CHECK_EQ_INT(count_op(g, ERT_OP_QLinearConv), 0);
+	CHECK_EQ_INT(graph_count_op(g, ERT_OP_QLinearConv), 0);
 	ert_graph_destroy(g);
 
 	/* LeakyRelu between Conv and Q: not a clamp */
@@ -667,9 +658,9 @@ ERT_TEST(refusals)
 		if (g->nodes[i].op == ERT_OP_Relu)
 			g->nodes[i].op = ERT_OP_LeakyRelu;
 	REQUIRE(optimize(g) == ERT_OK);
-	CHECK_EQ_INT(count_op(g, ERT_OP_QLinearConv), 0);
+	CHECK_EQ_INT(graph_count_op(g, ERT_OP_QLinearConv), 0);
 	/* (activation fusion made it the Conv's ert.act, which QDQ fusion refuses) */
-	CHECK_EQ_INT(count_op(g, ERT_OP_Conv), 1);
+	CHECK_EQ_INT(graph_count_op(g, ERT_OP_Conv), 1);
 	ert_graph_destroy(g);
 
 	/* a multiplier the fixed rule cannot represent: x_s * w_s / y_s ~ 2^33 */
@@ -678,7 +669,7 @@ ERT_TEST(refusals)
 		if (strcmp(g->nodes[i].name, "yq") == 0)
 			*(float *)g->tensors[g->nodes[i].inputs[1]].data = 1e-13f;
 	REQUIRE(optimize(g) == ERT_OK);
-	CHECK_EQ_INT(count_op(g, ERT_OP_QLinearConv), 0);
+	CHECK_EQ_INT(graph_count_op(g, ERT_OP_QLinearConv), 0);
 	ert_graph_destroy(g);
 
 	/* AveragePool whose output scale differs from its input's; a per-channel activation DQ */
@@ -704,10 +695,10 @@ ERT_TEST(refusals)
 		ert_graph_add_output(g, dq8(g, "y2", pcq, 0.1f, 0));
 	}
 	REQUIRE(optimize(g) == ERT_OK);
-	CHECK_EQ_INT(count_op(g, ERT_OP_QLinearAveragePool), 0);
-	CHECK_EQ_INT(count_op(g, ERT_OP_AveragePool), 1);
-	CHECK_EQ_INT(count_op(g, ERT_OP_MaxPool), 1);
-	CHECK_EQ_INT(count_op(g, ERT_OP_QuantizeLinear), 3);
+	CHECK_EQ_INT(graph_count_op(g, ERT_OP_QLinearAveragePool), 0);
+	CHECK_EQ_INT(graph_count_op(g, ERT_OP_AveragePool), 1);
+	CHECK_EQ_INT(graph_count_op(g, ERT_OP_MaxPool), 1);
+	CHECK_EQ_INT(graph_count_op(g, ERT_OP_QuantizeLinear), 3);
 	ert_graph_destroy(g);
 
 	/* Add of an int8 and a uint8 tensor */
@@ -722,7 +713,7 @@ ERT_TEST(refusals)
 		ert_graph_add_output(g, dq8(g, "y", q8(g, "sq", s, 0.2f, 0), 0.2f, 0));
 	}
 	REQUIRE(optimize(g) == ERT_OK);
-	CHECK_EQ_INT(count_op(g, ERT_OP_QLinearAdd), 0);
+	CHECK_EQ_INT(graph_count_op(g, ERT_OP_QLinearAdd), 0);
 	ert_graph_destroy(g);
 }
 
@@ -755,9 +746,9 @@ ERT_TEST(activation_tables)
 	const struct ert_node *n;
 
 	REQUIRE(optimize(g) == ERT_OK);
-	CHECK_EQ_INT(count_op(g, ERT_OP_QLinearLookup), 2);
-	CHECK_EQ_INT(count_op(g, ERT_OP_HardSwish), 0);
-	CHECK_EQ_INT(count_op(g, ERT_OP_Sigmoid), 0);
+	CHECK_EQ_INT(graph_count_op(g, ERT_OP_QLinearLookup), 2);
+	CHECK_EQ_INT(graph_count_op(g, ERT_OP_HardSwish), 0);
+	CHECK_EQ_INT(graph_count_op(g, ERT_OP_Sigmoid), 0);
 	n = find_op(g, ERT_OP_QLinearLookup);
 	REQUIRE(n && n->n_inputs == 2);
 	CHECK(!strcmp(tname(g, n, 0, false), "a"));
