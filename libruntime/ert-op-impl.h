@@ -256,6 +256,12 @@ static inline bool ert_act_is_approx(enum ert_act t)
 
 /* Read a node's fused activation (NONE when absent). */
 struct ert_act_desc ert_node_act(const struct ert_node *n);
+/*
+ * The same from attributes @type and @params (InvertedResidual's
+ * "ert.dw_act" / "ert.dw_act_params" and "ert.ex_act" / "ert.ex_act_params").
+ */
+struct ert_act_desc ert_node_act_named(const struct ert_node *n, const char *type,
+				       const char *params);
 /* Apply an activation in place to @count floats. */
 void ert_act_apply(const struct ert_act_desc *act, float *x, int64_t count);
 

@@ -211,12 +211,18 @@ ert_status ert_infer_fail(struct ert_infer_ctx *ctx, ert_status st, const char *
 
 struct ert_act_desc ert_node_act(const struct ert_node *n)
 {
+	return ert_node_act_named(n, "ert.act", "ert.act_params");
+}
+
+struct ert_act_desc ert_node_act_named(const struct ert_node *n, const char *type,
+				       const char *params)
+{
 	struct ert_act_desc a = { ERT_ACT_NONE, 0.0f, 0.0f };
 	uint32_t count;
 	const float *p;
 
-	a.type = (enum ert_act)ert_attr_int(n, "ert.act", ERT_ACT_NONE);
-	p = ert_attr_floats(n, "ert.act_params", &count);
+	a.type = (enum ert_act)ert_attr_int(n, type, ERT_ACT_NONE);
+	p = ert_attr_floats(n, params, &count);
 	if (count > 0)
 		a.p0 = p[0];
 	if (count > 1)

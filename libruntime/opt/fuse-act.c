@@ -286,6 +286,9 @@ ert_status ert_opt_unfuse_activations(struct ert_graph *g, struct ert_err *err)
 	/* the fused attention's MatMuls first: their folded Transposes are split next */
 	ert_status st = ert_opt_unfuse_attention(g, err);
 
+	/* the inverted-residual blocks' Convs next: their residuals and activations are split below */
+	if (st == ERT_OK)
+		st = ert_opt_unfuse_irblock(g, err);
 	if (st == ERT_OK)
 		st = ert_opt_unfold_matmul_perms(g, err);
 

@@ -24,6 +24,7 @@
  * (ERT_OPT_IRBLOCK_DEFAULT): ERT_FUSE_IRBLOCK=1 in the environment of what
  * optimises the graph (edgert convert / zoo, the ONNX importer) turns it
  * on, =0 off; the form is then in the model file (docs/cpu-kernels.md).
+ * ert_opt_unfuse_irblock() gives the Convs back (for the quantizer).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -115,17 +116,23 @@ static int32_t only_reader(const struct ert_graph *g, const uint32_t *uses, int3
 	return -1;
 }
 
-/* Attribute @from of @src as @to on @dst (absent: nothing); false on out-of-memory. */
-static bool copy_act(struct ert_graph *g, const struct ert_node *src, struct ert_node *dst,
-		     const char *to, const char *to_params)
+/* Activation @a as attributes @to, @to_params of @dst (NONE: nothing); false on out-of-memory. */
+static bool set_act(struct ert_graph *g, struct ert_node *dst, struct ert_act_desc a,
+		    const char *to, const char *to_params)
 {
-	struct ert_act_desc a = ert_node_act(src);
 	float p[2] = { a.p0, a.p1 };
 
 	if (a.type == ERT_ACT_NONE)
 		return true;
 	return ert_node_set_attr_int(g, dst, to, a.type) &&
 	       ert_opt_set_attr_floats(g, dst, to_params, p, 2);
+}
+
+/* @src's fused activation ("ert.act") as @to, @to_params on @dst. */
+static bool copy_act(struct ert_graph *g, const struct ert_node *src, struct ert_node *dst,
+		     const char *to, const char *to_params)
+{
+	return set_act(g, dst, ert_node_act(src), to, to_params);
 }
 
 static bool copy_ints(struct ert_graph *g, const struct ert_node *src, struct ert_node *dst,
@@ -228,4 +235,101 @@ ert_status ert_opt_fuse_irblock(struct ert_graph *g, bool *changed, struct ert_e
 	free(uses);
 	free(producer);
 	return ERT_OK;
+}
+
+/*
+ * A Conv of @xwbr (X, W, B, and a residual where the fourth is >= 0) into
+ * @y, named after node @host and @suffix, of @group, with @host's strides,
+ * pads and dilations where @spatial, and activation @a; false on
+ * out-of-memory.
+ */
+static bool add_conv(struct ert_graph *g, uint32_t host, const char *suffix, const int32_t *xwbr,
+		     int32_t y, int64_t group, bool spatial, struct ert_act_desc a)
+{
+	const struct ert_tensor *w = &g->tensors[xwbr[1]];
+	int64_t ks[2] = { w->dims[2], w->dims[3] };
+	char name[160];
+	struct ert_node *n;
+	int32_t ni;
+
+	snprintf(name, sizeof(name), "%.120s.%s", g->nodes[host].name ? g->nodes[host].name : "",
+		 suffix);
+	ni = ert_graph_add_node(g, ERT_OP_Conv, name, xwbr[3] >= 0 ? 4 : 3, xwbr, 1, &y);
+	if (ni < 0)
+		return false;
+	n = &g->nodes[ni];
+	n->opset = g->nodes[host].opset;
+	if (!ert_node_set_attr_int(g, n, "group", group) ||
+	    !ert_node_set_attr_ints(g, n, "kernel_shape", ks, 2) ||
+	    (spatial && (!copy_ints(g, &g->nodes[host], n, "strides") ||
+			 !copy_ints(g, &g->nodes[host], n, "pads") ||
+			 !copy_ints(g, &g->nodes[host], n, "dilations"))) ||
+	    !set_act(g, n, a, "ert.act", "ert.act_params"))
+		return false;
+	return xwbr[3] < 0 || ert_node_set_attr_int(g, n, "ert.residual", 1);
+}
+
+/* A new float32 tensor named after @t's name and @suffix; -1 on out-of-memory. */
+static int32_t new_tensor(struct ert_graph *g, int32_t t, const char *suffix)
+{
+	char name[160];
+
+	snprintf(name, sizeof(name), "%.120s.%s", g->tensors[t].name ? g->tensors[t].name : "",
+		 suffix);
+	return ert_graph_add_tensor_unique(g, name, ERT_DTYPE_FLOAT32, -1, NULL);
+}
+
+/* InvertedResidual @i as its Convs again: false on out-of-memory. */
+static bool unfuse_one(struct ert_graph *g, uint32_t i)
+{
+	const struct ert_node *n = &g->nodes[i];
+	int32_t in[8], y = n->outputs[0], x, d;
+	uint32_t n_in = n->n_inputs;
+	struct ert_act_desc ex = ert_node_act_named(n, "ert.ex_act", "ert.ex_act_params");
+	struct ert_act_desc dw = ert_node_act_named(n, "ert.dw_act", "ert.dw_act_params");
+	struct ert_act_desc pj = ert_node_act(n);
+
+	memcpy(in, n->inputs, n_in * sizeof(in[0]));
+	x = in[0];
+	if (n_in >= 7) {
+		x = new_tensor(g, y, "expanded");
+		if (x < 0 || !add_conv(g, i, "expand", (int32_t[]){ in[0], in[5], in[6], -1 }, x, 1,
+				       false, ex))
+			return false;
+	}
+	d = new_tensor(g, y, "depthwise");
+	if (d < 0 ||
+	    !add_conv(g, i, "depthwise", (int32_t[]){ x, in[1], in[2], -1 }, d,
+		      g->tensors[in[1]].dims[0], true, dw) ||
+	    !add_conv(g, i, "project", (int32_t[]){ d, in[3], in[4], n_in == 8 ? in[7] : -1 }, y,
+		      1, false, pj))
+		return false;
+	g->nodes[i].dead = true;
+	return true;
+}
+
+ert_status ert_opt_unfuse_irblock(struct ert_graph *g, struct ert_err *err)
+{
+	uint32_t n_nodes = g->n_nodes;
+	bool any = false;
+
+	for (uint32_t i = 0; i < n_nodes; i++) {
+		const struct ert_node *n = &g->nodes[i];
+
+		if (n->dead || n->op != ERT_OP_InvertedResidual || n->n_outputs != 1 ||
+		    n->outputs[0] < 0 || (n->n_inputs != 5 && n->n_inputs != 7 && n->n_inputs != 8))
+			continue;
+		if (!unfuse_one(g, i)) {
+			ert_err_set(err, "failed to split the inverted-residual block '%s': out of memory",
+				    g->nodes[i].name ? g->nodes[i].name : "");
+			return ERT_STATUS_OUT_OF_MEMORY;
+		}
+		any = true;
+	}
+	/* the fused nodes go: their outputs have new producers */
+	if (any && ert_graph_compact(g) != ERT_OK) {
+		ert_err_set(err, "failed to compact graph: out of memory");
+		return ERT_STATUS_OUT_OF_MEMORY;
+	}
+	return any ? ert_graph_toposort(g, err) : ERT_OK;
 }

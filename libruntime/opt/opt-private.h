@@ -33,6 +33,8 @@ ert_status ert_opt_fuse_matmul_bias(struct ert_graph *g, bool *changed, struct e
  */
 #define ERT_OPT_IRBLOCK_DEFAULT false
 ert_status ert_opt_fuse_irblock(struct ert_graph *g, bool *changed, struct ert_err *err);
+/* Each InvertedResidual as its two or three Convs again (for the quantizer). */
+ert_status ert_opt_unfuse_irblock(struct ert_graph *g, struct ert_err *err);
 ert_status ert_opt_fold_matmul_transposes(struct ert_graph *g, bool *changed,
 					   struct ert_err *err);
 /* Give the Transposes folded into MatMuls back (for the quantizer; fold-transpose.c). */

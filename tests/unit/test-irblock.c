@@ -314,8 +314,11 @@ static int32_t add_conv(struct ert_graph *g, const char *name, int32_t x, int32_
 
 enum { IRB_PLAIN, IRB_MID_OUTPUT, IRB_SMALL };
 
-/* A block (expand 8 -> 48, depthwise, project 48 -> 8 + X) optimised with @env: its op counts. */
-static void optimised_counts(int variant, const char *env, int *n_irb, int *n_conv)
+/*
+ * A block (expand 8 -> 48, depthwise, project 48 -> 8 + X) optimised with
+ * @env (then unfused where @unfuse): its op counts.
+ */
+static void optimised_counts(int variant, const char *env, bool unfuse, int *n_irb, int *n_conv)
 {
 	int64_t hw = variant == IRB_SMALL ? 8 : 15, xd[4] = { 1, 8, hw, hw };
 	struct ert_graph *g = ert_graph_create();
@@ -341,7 +344,8 @@ static void optimised_counts(int variant, const char *env, int *n_irb, int *n_co
 	else
 		unsetenv("ERT_FUSE_IRBLOCK");
 	*n_irb = *n_conv = -1;
-	if (ert_graph_optimize(g, &err) == ERT_OK) {
+	if (ert_graph_optimize(g, &err) == ERT_OK &&
+	    (!unfuse || ert_opt_unfuse_irblock(g, &err) == ERT_OK)) {
 		*n_irb = *n_conv = 0;
 		for (uint32_t i = 0; i < g->n_nodes; i++) {
 			*n_irb += g->nodes[i].op == ERT_OP_InvertedResidual;
@@ -359,21 +363,25 @@ ERT_TEST(fuse_pass)
 {
 	int irb, conv;
 
-	optimised_counts(IRB_PLAIN, "1", &irb, &conv);
+	optimised_counts(IRB_PLAIN, "1", false, &irb, &conv);
 	CHECK_EQ_INT(irb, 1);
 	CHECK_EQ_INT(conv, 0);
-	optimised_counts(IRB_PLAIN, "0", &irb, &conv);
+	optimised_counts(IRB_PLAIN, "0", false, &irb, &conv);
 	CHECK_EQ_INT(irb, 0);
 	CHECK_EQ_INT(conv, 3);
 	/* off by default (ERT_OPT_IRBLOCK_DEFAULT) */
-	optimised_counts(IRB_PLAIN, NULL, &irb, &conv);
+	optimised_counts(IRB_PLAIN, NULL, false, &irb, &conv);
 	CHECK_EQ_INT(irb, ERT_OPT_IRBLOCK_DEFAULT ? 1 : 0);
+	/* and back (for the quantizer) */
+	optimised_counts(IRB_PLAIN, "1", true, &irb, &conv);
+	CHECK_EQ_INT(irb, 0);
+	CHECK_EQ_INT(conv, 3);
 	/* the depthwise output is also a graph output: nothing fuses */
-	optimised_counts(IRB_MID_OUTPUT, "1", &irb, &conv);
+	optimised_counts(IRB_MID_OUTPUT, "1", false, &irb, &conv);
 	CHECK_EQ_INT(irb, 0);
 	CHECK_EQ_INT(conv, 3);
 	/* 8x8 planes (64 pixels) are left to the small-plane GEMM */
-	optimised_counts(IRB_SMALL, "1", &irb, &conv);
+	optimised_counts(IRB_SMALL, "1", false, &irb, &conv);
 	CHECK_EQ_INT(irb, 0);
 	CHECK_EQ_INT(conv, 3);
 }

@@ -9,20 +9,6 @@
 #include "cpu/conv/irblock.h"
 #include "cpu/gemm/sgemm.h"
 
-/* The activation of attributes @type and @params (see ert_node_act()). */
-static struct ert_act_desc act_of(const struct ert_node *n, const char *type, const char *params)
-{
-	struct ert_act_desc a = { (enum ert_act)ert_attr_int(n, type, ERT_ACT_NONE), 0.0f, 0.0f };
-	uint32_t count;
-	const float *p = ert_attr_floats(n, params, &count);
-
-	if (count > 0)
-		a.p0 = p[0];
-	if (count > 1)
-		a.p1 = p[1];
-	return a;
-}
-
 /* The weights packed at plan time: the expand conv's (or NULL), the project conv's. */
 struct irb_state {
 	struct ert_cpu_packed *ex, *pj;
@@ -41,7 +27,7 @@ static bool args_of(const struct ert_exec *x, struct ert_conv_geom *g, struct er
 		.n_img = xv->dims[0], .c_in = xv->dims[1], .c_mid = wd->dims[0],
 		.c_out = x->in[3]->dims[0], .g = g, .expand = x->n_in >= 7,
 		.dw_w = wd->data, .dw_bias = x->in[2]->data,
-		.dw_act = act_of(x->node, "ert.dw_act", "ert.dw_act_params"),
+		.dw_act = ert_node_act_named(x->node, "ert.dw_act", "ert.dw_act_params"),
 		.pj = {
 			.w = x->in[3]->data, .bias = x->in[4]->data,
 			.w_packed = s && s->pj ? ert_cpu_packed_data(s->pj) : NULL,
@@ -54,7 +40,7 @@ static bool args_of(const struct ert_exec *x, struct ert_conv_geom *g, struct er
 		a->ex = (struct ert_irb_pw){
 			.w = x->in[5]->data, .bias = x->in[6]->data,
 			.w_packed = s && s->ex ? ert_cpu_packed_data(s->ex) : NULL,
-			.act = act_of(x->node, "ert.ex_act", "ert.ex_act_params"),
+			.act = ert_node_act_named(x->node, "ert.ex_act", "ert.ex_act_params"),
 		};
 	return true;
 }
