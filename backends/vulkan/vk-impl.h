@@ -535,6 +535,8 @@ ert_status ert_vk_out(const struct ert_exec *x, uint32_t k, struct ert_vk_ref *o
 ert_status ert_vk_launch_add(struct ert_vk *vk, struct ert_vk_step *st, const char *shader,
 			     const uint32_t *spec, uint32_t n_spec, const uint32_t groups[3],
 			     struct ert_err *err);
+/* The first dimension (0..2) where @groups is over maxComputeWorkGroupCount, else -1. */
+int ert_vk_groups_over(const struct ert_vk *vk, const uint32_t groups[3]);
 void ert_vk_arg_ref(struct ert_vk_step *st, const struct ert_vk_ref *r);
 /*
  * A dispatch the tuner chooses among @t's variants for (copied): added as
@@ -544,6 +546,13 @@ void ert_vk_arg_ref(struct ert_vk_step *st, const struct ert_vk_ref *r);
  */
 ert_status ert_vk_launch_tunable(struct ert_vk *vk, struct ert_vk_step *st,
 				 const struct ert_vk_tunable *t, struct ert_err *err);
+/*
+ * Whether @t's launch at its built-in variant (the one ert_vk_launch_tunable
+ * adds) is within the device's work-group counts: an op's supports() refuses
+ * a node that would fail at prepare (a MatMul of more batches than
+ * maxComputeWorkGroupCount[2]), so that the CPU takes it.
+ */
+bool ert_vk_tunable_fits(const struct ert_vk *vk, const struct ert_vk_tunable *t);
 void ert_vk_arg_buf(struct ert_vk_step *st, VkBuffer b);
 void ert_vk_arg_int(struct ert_vk_step *st, int32_t v);
 void ert_vk_arg_float(struct ert_vk_step *st, float v);

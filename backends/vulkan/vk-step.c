@@ -85,28 +85,35 @@ static struct ert_vk_launch *launch_new(struct ert_vk_step *st, struct ert_err *
 	return l;
 }
 
+int ert_vk_groups_over(const struct ert_vk *vk, const uint32_t groups[3])
+{
+	for (int d = 0; d < 3; d++)
+		if (groups[d] > vk->props.limits.maxComputeWorkGroupCount[d])
+			return d;
+	return -1;
+}
+
 ert_status ert_vk_launch_add(struct ert_vk *vk, struct ert_vk_step *st, const char *shader,
 			     const uint32_t *spec, uint32_t n_spec, const uint32_t groups[3],
 			     struct ert_err *err)
 {
-	const uint32_t *lim = vk->props.limits.maxComputeWorkGroupCount;
 	struct ert_vk_launch *l;
 	VkPipeline pipe = VK_NULL_HANDLE;
-	ert_status s = shader ? ert_vk_pipeline_get(vk, shader, spec, n_spec, &pipe, st->node, err) :
-		       ERT_OK;
+	int over = ert_vk_groups_over(vk, groups);
+	ert_status s;
 
+	/* supports_op refused what it could foresee (ert_vk_tunable_fits) */
+	if (over >= 0) {
+		ert_err_set(err, "vulkan: %s '%s': %u work-groups along %c is over the device's %u",
+			    ert_op_name(st->node->op), st->node->name, groups[over], "xyz"[over],
+			    vk->props.limits.maxComputeWorkGroupCount[over]);
+		return ERT_STATUS_UNSUPPORTED;
+	}
+	s = shader ? ert_vk_pipeline_get(vk, shader, spec, n_spec, &pipe, st->node, err) : ERT_OK;
 	if (s != ERT_OK)
 		return s;
 	if (shader && strstr(shader, ".f16a"))
 		st->f16a = true;
-	for (int d = 0; d < 3; d++) {
-		if (groups[d] > lim[d]) {
-			ert_err_set(err, "vulkan: %s '%s': %u work-groups along %c is over the device's %u",
-				    ert_op_name(st->node->op), st->node->name, groups[d], "xyz"[d],
-				    lim[d]);
-			return ERT_STATUS_UNSUPPORTED;
-		}
-	}
 	l = launch_new(st, err);
 	if (!l)
 		return ERT_STATUS_BACKEND;

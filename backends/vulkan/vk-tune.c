@@ -37,10 +37,17 @@ static void cand_launch(const struct ert_vk_tunable *t, const struct ert_tune_ca
 
 static bool fits(const struct ert_vk *vk, const uint32_t groups[3])
 {
-	for (int d = 0; d < 3; d++)
-		if (!groups[d] || groups[d] > vk->props.limits.maxComputeWorkGroupCount[d])
-			return false;
-	return true;
+	return groups[0] && groups[1] && groups[2] && ert_vk_groups_over(vk, groups) < 0;
+}
+
+bool ert_vk_tunable_fits(const struct ert_vk *vk, const struct ert_vk_tunable *t)
+{
+	struct ert_tune_cand c;
+	uint32_t spec[ERT_VK_MAX_SPEC], n_spec, groups[3];
+
+	ert_tune_candidates(ERT_TUNE_NONE, &t->space, &c, 1);
+	cand_launch(t, &c, spec, &n_spec, groups);
+	return ert_vk_groups_over(vk, groups) < 0;
 }
 
 ert_status ert_vk_launch_tunable(struct ert_vk *vk, struct ert_vk_step *st,

@@ -136,6 +136,29 @@ static ert_status gemm_prepare(struct ert_vk *vk, struct ert_exec *x, struct ert
 	return s;
 }
 
+/*
+ * The GEMM's launch within the device's work-group counts: one group along z
+ * per batch (a MatMul of 65536 matrices is over lavapipe's 65535), the tiled
+ * variant's groups along x and y from N and M. A 1-D launch (vk_grid) always
+ * fits. Otherwise the node is refused and runs on the CPU.
+ */
+static bool gemm_supports(const struct ert_vk *vk, const struct ert_exec *x)
+{
+	struct ert_gpu_gemm g;
+	struct ert_vk_tunable t;
+	struct ert_err err;
+	bool fits;
+
+	if (x->node->op == ERT_OP_Conv && ert_gpu_conv_is_dw(x))
+		return true;
+	if (ert_gpu_gemm_plan(x, &g, &err) != ERT_OK)
+		return false;
+	gemm_variants(vk, &g, false, &t);
+	fits = ert_vk_tunable_fits(vk, &t);
+	ert_gpu_gemm_free(&g);
+	return fits;
+}
+
 /* A depthwise Conv: conv_dw.comp, an item per output element. */
 static ert_status conv_dw(struct ert_vk *vk, struct ert_exec *x, struct ert_vk_step *st,
 			  struct ert_err *err)
@@ -181,7 +204,7 @@ static ert_status conv_prepare(struct ert_vk *vk, struct ert_exec *x, struct ert
 }
 
 const struct ert_vk_op ert_vk_ops_linalg[] = {
-	{ ERT_GPU_CONV, NULL, conv_prepare, "vk-conv-gemm-f32" },
-	{ ERT_GPU_GEMM, NULL, gemm_prepare, "vk-gemm-f32" },
+	{ ERT_GPU_CONV, gemm_supports, conv_prepare, "vk-conv-gemm-f32" },
+	{ ERT_GPU_GEMM, gemm_supports, gemm_prepare, "vk-gemm-f32" },
 	{ ERT_GPU_KIND_COUNT, NULL, NULL, NULL },
 };
