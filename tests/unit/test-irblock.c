@@ -15,6 +15,7 @@
 #include "cpu/gemm/sgemm.h"
 #include "edgert.h"
 #include "ert-op-test.h"
+#include "ert-test-model.h"
 #include "ert-test.h"
 #include "opt/opt-private.h"
 
@@ -346,11 +347,8 @@ static void optimised_counts(int variant, const char *env, bool unfuse, int *n_i
 	*n_irb = *n_conv = -1;
 	if (ert_graph_optimize(g, &err) == ERT_OK &&
 	    (!unfuse || ert_opt_unfuse_irblock(g, &err) == ERT_OK)) {
-		*n_irb = *n_conv = 0;
-		for (uint32_t i = 0; i < g->n_nodes; i++) {
-			*n_irb += g->nodes[i].op == ERT_OP_InvertedResidual;
-			*n_conv += g->nodes[i].op == ERT_OP_Conv;
-		}
+		*n_irb = graph_count_op(g, ERT_OP_InvertedResidual);
+		*n_conv = graph_count_op(g, ERT_OP_Conv);
 	} else {
 		fprintf(stderr, "optimise: %s\n", err.msg);
 	}
