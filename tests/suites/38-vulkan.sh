@@ -19,6 +19,11 @@
 #   CPU; the overflow model gives inf/NaN with --fp16-guard off, and with it
 #   on --explain names the two ops kept in fp32 and the output is the CPU's;
 # - the input and the logits copied once each per run (edgert bench);
+#   a second session in the process (edgert bench --sessions 2) takes the
+#   first's device and queue, builds and loads no pipeline (all of the
+#   first's shared) and uploads only its plan's own constants, the
+#   first's weights shared (docs/vulkan.md, "Pipelines and weights shared
+#   between sessions");
 # - the cache file (build/test-vk-cache, layer on: the pipeline cache and
 #   the tuned launches written cold and taken warm with nothing timed; tune
 #   none; a wider mode; a refused and an out-of-range tuning entry; damaged,
@@ -146,14 +151,40 @@ fi
 # bench: per run, the input goes to the device and the logits come back
 # (--tune none: on a GPU the default fast would time candidates; test-vk-cache
 # tests tuning, under normal, which times on lavapipe too)
+# A second session in the process (--sessions 2) takes the first's device,
+# pipelines and weights: it opens no device, builds or loads no pipeline,
+# and uploads only the plan's own constants (folded values, never shared),
+# the rest of what the first uploaded counted as shared.
 m=mobilenet_v2
 [ -f "$out/$m.ert" ] || "$edgert" zoo "$m" -o "$out/$m.ert" >"$out/$m-zoo.log" 2>&1
-if "$edgert" bench "$out/$m.ert" --backend vulkan --tune none --loops 1 --warmup 1 --json >"$out/bench.json" \
-	2>"$out/bench.log" && grep -Eq "\"copied_bytes\": $((3 * 224 * 224 * 4 + 1000 * 4))[,}]" "$out/bench.json"; then
+"$edgert" bench "$out/$m.ert" --backend vulkan --tune none --loops 1 --warmup 1 --sessions 2 --json \
+	>"$out/bench.json" 2>"$out/bench.log"
+bench_rc=$?
+if [ $bench_rc -eq 0 ] && grep -Eq "\"copied_bytes\": $((3 * 224 * 224 * 4 + 1000 * 4))[,}]" "$out/bench.json"; then
 	ok "$m: edgert bench --backend vulkan copies the input and the logits once per run"
 else
 	cat "$out/bench.json" "$out/bench.log" | tail -n 3 | sed 's/^/# /'
 	bad "$m: edgert bench --backend vulkan copies the input and the logits once per run"
+fi
+if [ $bench_rc -eq 0 ] && shared=$(/usr/bin/python3 - "$out/bench.json" <<'EOF'
+import json, sys
+d = json.load(open(sys.argv[1]))
+a, b = d["create_phases"], d["create_next_phases"][0]
+ok = (not a["device_shared"] and b["device_shared"] and a["programs_built"] > 0 and
+      b["programs_built"] == 0 and b["programs_loaded"] == 0 and
+      b["programs_shared"] == a["programs_built"] and b["upload_shared_bytes"] > 0 and
+      b["upload_bytes"] + b["upload_shared_bytes"] == a["upload_bytes"] and
+      b["upload_bytes"] < b["upload_shared_bytes"])
+print("%d pipelines and %.2f MiB of weights from the first, %d bytes of its own; created in %.0f ms, the first %.0f ms"
+      % (b["programs_shared"], b["upload_shared_bytes"] / 1048576.0, b["upload_bytes"],
+         b["total_ms"], a["total_ms"]))
+sys.exit(0 if ok else 1)
+EOF
+); then
+	ok "$m: a second session in the process shares the first's device, pipelines and weights (edgert bench --sessions 2: $shared)"
+else
+	sed 's/^/# /' "$out/bench.json" | cut -c1-600
+	bad "$m: a second session in the process shares the first's device, pipelines and weights (edgert bench --sessions 2)"
 fi
 
 # the pipeline cache in the cache file: written cold, read warm without a
