@@ -1088,6 +1088,78 @@ ERT_TEST(sgemm_shared_b)
 	ert_threadpool_destroy(pool);
 }
 
+/*
+ * The driver stays inside the workspace ert_sgemm_workspace() sizes, at
+ * every level: row counts that no MR divides (avx2's 6 rows: 16, 32 and
+ * 64 round up past the next multiple of 16) with B packed per tile into
+ * panels that fill the slot (N a multiple of 48 up to 256), and more than
+ * ERT_SGEMM_MC rows. Guard bytes after the workspace must come back
+ * untouched, and C must be the reference product.
+ */
+ERT_TEST(sgemm_workspace_bounds)
+{
+	static const int64_t ms[] = { 16, 32, 64, 130, 200 }, ns[] = { 48, 96, 240 };
+	static const int64_t ks[] = { 7, 300 };
+	struct ert_threadpool *pool = ert_threadpool_create(2);
+	enum ert_cpu_isa best = ert_cpu_isa_best();
+	const size_t guard = 4096;
+	uint32_t seed = 11;
+
+	REQUIRE(pool);
+	for (int isa = ERT_ISA_SCALAR; isa <= (int)best; isa++) {
+		const struct ert_sgemm_kernel *kern = ert_sgemm_kernel_for((enum ert_cpu_isa)isa);
+
+		for (size_t mi = 0; mi < sizeof(ms) / sizeof(ms[0]); mi++)
+		for (size_t ni = 0; ni < sizeof(ns) / sizeof(ns[0]); ni++)
+		for (size_t ki = 0; ki < sizeof(ks) / sizeof(ks[0]); ki++)
+		for (uint32_t threads = 1; threads <= 2; threads++) {
+			const int64_t m = ms[mi], n = ns[ni], k = ks[ki];
+			size_t ws_size = ert_sgemm_workspace(threads, m, n, k);
+			unsigned char *ws = malloc(ws_size + guard);
+			float *a = malloc(sizeof(float) * (size_t)(m * k));
+			float *b = malloc(sizeof(float) * (size_t)(k * n));
+			float *c = malloc(sizeof(float) * (size_t)(m * n));
+			bool intact = true, right = true;
+
+			REQUIRE(ws && a && b && c);
+			for (int64_t i = 0; i < m * k; i++)
+				a[i] = frand_r(&seed);
+			for (int64_t i = 0; i < k * n; i++)
+				b[i] = frand_r(&seed);
+			memset(ws + ws_size, 0xa5, guard);
+
+			struct ert_sgemm_desc d = {
+				.kern = kern, .m = m, .n = n, .k = k, .batch = 1,
+				.a = a, .a_rs = k, .a_cs = 1, .b = b, .b_rs = n, .b_cs = 1,
+				.c = c, .ldc = n, .alpha = 1.0f,
+			};
+
+			ert_sgemm_run(pool, threads, &d, ws, ws_size);
+			for (size_t i = 0; i < guard; i++)
+				intact = intact && ws[ws_size + i] == 0xa5;
+			for (int64_t i = 0; i < m && right; i++)
+				for (int64_t j = 0; j < n && right; j++) {
+					double ref = 0.0;
+
+					for (int64_t p = 0; p < k; p++)
+						ref += (double)a[i * k + p] * b[p * n + j];
+					right = fabs(c[i * n + j] - ref) <= 1e-4 * (1.0 + fabs(ref));
+				}
+			if (!intact || !right) {
+				fprintf(stderr, "%s, m %lld n %lld k %lld, %u threads: %s\n", kern->name,
+					(long long)m, (long long)n, (long long)k, threads,
+					!intact ? "wrote past its workspace" : "wrong product");
+				*ert_test_failed_ = 1;
+			}
+			free(ws);
+			free(a);
+			free(b);
+			free(c);
+		}
+	}
+	ert_threadpool_destroy(pool);
+}
+
 /* A session runs the level its config and ERT_CPU_ISA ask for; above the CPU's best it fails. */
 ERT_TEST(session_level_choice)
 {
@@ -1150,5 +1222,5 @@ ERT_TEST_MAIN(ERT_TEST_ENTRY(conv_every_level), ERT_TEST_ENTRY(conv_smallplane_e
 	      ERT_TEST_ENTRY(matmul_bias_every_level),
 	      ERT_TEST_ENTRY(matmul_perm_every_level), ERT_TEST_ENTRY(matmul_bias_checked),
 	      ERT_TEST_ENTRY(gemm_every_level), ERT_TEST_ENTRY(gemm_ukernel_edges),
-	      ERT_TEST_ENTRY(sgemm_shared_a), ERT_TEST_ENTRY(sgemm_shared_b),
+	      ERT_TEST_ENTRY(sgemm_shared_a), ERT_TEST_ENTRY(sgemm_shared_b), ERT_TEST_ENTRY(sgemm_workspace_bounds),
 	      ERT_TEST_ENTRY(session_level_choice), ERT_TEST_ENTRY(bad_env_level_refused))

@@ -66,19 +66,32 @@ static int64_t round_up(int64_t v, int64_t to)
 }
 
 /*
+ * Rows of A a lane's slot holds: a tile's rows (at most MC) rounded up to
+ * the level's MR. The workspace is sized before a level is chosen, so
+ * they are rounded up to a multiple of every level's MR (4, 6, 8, 16):
+ * rounding to 16 alone left avx2's 6-row panels short (32 rows pack as 36),
+ * and B, packed right after them, ran past the slot.
+ */
+#define SLOT_MR 48
+
+static int64_t slot_a_floats(int64_t m, int64_t kc)
+{
+	return round_up(round_up(min64(m, ERT_SGEMM_MC), SLOT_MR) * kc, 16);
+}
+
+/*
  * Floats of one lane's slot: an MC x KC panel of A and a KC x NC panel of B,
  * rounded up for the largest register block of any level.
  */
 static size_t slot_floats(int64_t m, int64_t n, int64_t k)
 {
-	int64_t mc = round_up(min64(m, ERT_SGEMM_MC), ERT_SGEMM_MR_MAX);
 	int64_t nc = round_up(min64(n, ERT_SGEMM_NC), ERT_SGEMM_NR_MAX);
 	int64_t kc = min64(k, ERT_SGEMM_KC);
 
 	if (kc < 1)
 		kc = 1;
 	/* Keep every slot, and the B panel in it, 64-byte aligned. */
-	return (size_t)(round_up(mc * kc, 16) + round_up(nc * kc, 16));
+	return (size_t)(slot_a_floats(m, kc) + round_up(nc * kc, 16));
 }
 
 size_t ert_sgemm_workspace(uint32_t lanes, int64_t m, int64_t n, int64_t k)
@@ -471,9 +484,9 @@ static void lane_main(void *arg, int64_t begin, int64_t end)
 
 	for (int64_t lane = begin; lane < end; lane++) {
 		float *pa = job->ws + (size_t)lane * job->slot;
-		/* (tiles of more than ERT_SGEMM_MC rows step into a shared A: no A panel here) */
-		float *pb = pa + round_up(round_up(min64(job->mc, ERT_SGEMM_MC), job->kern->mr) *
-					  min64(job->d->k, job->kc), 16);
+		const int64_t kc = min64(job->d->k, ERT_SGEMM_KC);
+		/* B after the slot's A rows (tiles of more than MC rows step into a shared A) */
+		float *pb = pa + slot_a_floats(job->d->m, kc < 1 ? 1 : kc);
 
 		for (;;) {
 			int64_t t = atomic_fetch_add(&job->next, 1);
