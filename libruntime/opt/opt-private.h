@@ -27,9 +27,10 @@ ert_status ert_opt_fuse_matmul_bias(struct ert_graph *g, bool *changed, struct e
 /*
  * Conv 1x1 -> depthwise Conv 3x3 -> Conv 1x1 as one InvertedResidual
  * (fuse-irblock.c): ERT_FUSE_IRBLOCK=0 / 1 in the environment, else
- * ERT_OPT_IRBLOCK_DEFAULT, off until measured faster on Sapphire Rapids (on
- * the loaded 2-core AVX2 build machine it was even within the noise) and
- * because it puts the blocks of a GPU run on the CPU.
+ * ERT_OPT_IRBLOCK_DEFAULT: off, as measured on Sapphire Rapids it was slower
+ * than the three Convs (docs/cpu-kernels.md; on the loaded 2-core AVX2 build
+ * machine even within the noise), and it puts the blocks of a GPU run on
+ * the CPU.
  */
 #define ERT_OPT_IRBLOCK_DEFAULT false
 ert_status ert_opt_fuse_irblock(struct ert_graph *g, bool *changed, struct ert_err *err);
@@ -47,9 +48,9 @@ ert_status ert_opt_remove_dead(struct ert_graph *g, bool *changed, struct ert_er
 ert_status ert_opt_fuse_attention(struct ert_graph *g, bool *changed, struct ert_err *err);
 ert_status ert_opt_unfuse_attention(struct ert_graph *g, struct ert_err *err);
 /*
- * Whether the pass runs without ERT_FUSE_ATTENTION in the environment: off
- * until measured faster on Sapphire Rapids (docs/cpu-kernels.md), and it
- * puts the attention of a GPU run on the CPU.
+ * Whether the pass runs without ERT_FUSE_ATTENTION in the environment: off,
+ * as on Sapphire Rapids it gained only 2-3 % at 1 thread (docs/cpu-kernels.md)
+ * and it puts the attention of a GPU run on the CPU.
  */
 #define ERT_OPT_ATTENTION_DEFAULT false
 /* ERT_FUSE_ATTENTION=0 / 1 in the environment, else ERT_OPT_ATTENTION_DEFAULT. */
