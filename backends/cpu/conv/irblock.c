@@ -68,14 +68,8 @@ static struct irb_slot slot_of(const struct ert_irb_args *a, int64_t r)
 {
 	const struct ert_conv_geom *g = a->g;
 	int64_t cap = in_rows(g, r) * g->in[2], band = r * g->out[2];
-	/*
-	 * M rounded up to 48, a multiple of every level's MR: the driver packs
-	 * A for M rounded up to its MR (36 rows for 32 at avx2's 6), which
-	 * ert_sgemm_workspace() (rounding to 16) does not count; where N is a
-	 * whole number of 48-wide panels nothing else leaves room for it.
-	 */
-	size_t ge = a->expand ? ert_sgemm_workspace(1, (a->c_mid + 47) / 48 * 48, cap, a->c_in) : 0;
-	size_t gp = ert_sgemm_workspace(1, (a->c_out + 47) / 48 * 48, band, a->c_mid);
+	size_t ge = a->expand ? ert_sgemm_workspace(1, a->c_mid, cap, a->c_in) : 0;
+	size_t gp = ert_sgemm_workspace(1, a->c_out, band, a->c_mid);
 	struct irb_slot s = {
 		.e = a->expand ? align64((size_t)(a->c_mid * cap) * sizeof(float)) : 0,
 		.d = align64((size_t)(a->c_mid * band) * sizeof(float)),
