@@ -38,7 +38,7 @@ finish(const int NV, float (*cb)[NR], float *c, int64_t ldc, int64_t mr, int64_t
 			eh.bias += 8 * h;
 		if (eh.res)
 			eh.res += 8 * h * ldc;
-		ert_sgemm_epi_store_avx512(NV, acc, c + 8 * h * ldc, ldc, mr - 8 * h, nr, &eh);
+		ert_sgemm_epi_store_avx512(NV, 8, acc, c + 8 * h * ldc, ldc, mr - 8 * h, nr, &eh);
 	}
 }
 

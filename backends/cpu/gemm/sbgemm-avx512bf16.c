@@ -204,7 +204,7 @@ kernel_nv(const int NV, int64_t kq, const uint32_t *restrict a, const uint32_t *
 		a += MR;
 		b += ldb;
 	}
-	ert_sgemm_epi_store_avx512(NV, acc, c, ldc, mr, nr, e);
+	ert_sgemm_epi_store_avx512(NV, 8, acc, c, ldc, mr, nr, e);
 }
 
 /*

@@ -24,10 +24,13 @@ static inline __attribute__((always_inline)) __m512 ert_sgemm_epi_act_avx512(
 	return v;
 }
 
-/* Finish rows [0, mr) and columns [0, nr) of C from NV vectors per row of @acc. */
+/*
+ * Finish rows [0, mr) and columns [0, nr) of C from NV vectors per row of
+ * @acc; mr is at most ROWS (a constant: the rows the caller computed).
+ */
 static inline __attribute__((always_inline)) void
-ert_sgemm_epi_store_avx512(const int NV, __m512 acc[][3], float *restrict c, int64_t ldc,
-			   int64_t mr, int64_t nr, const struct ert_sgemm_epi *e)
+ert_sgemm_epi_store_avx512(const int NV, const int ROWS, __m512 acc[][3], float *restrict c,
+			   int64_t ldc, int64_t mr, int64_t nr, const struct ert_sgemm_epi *e)
 {
 	__mmask16 mask[3];
 	const __m512 alpha = _mm512_set1_ps(e->alpha);
@@ -39,7 +42,7 @@ ert_sgemm_epi_store_avx512(const int NV, __m512 acc[][3], float *restrict c, int
 		mask[v] = left >= 16 ? 0xffff : left <= 0 ? 0 : (__mmask16)((1u << left) - 1);
 	}
 #pragma GCC unroll 8
-	for (int i = 0; i < 8; i++) {
+	for (int i = 0; i < ROWS; i++) {
 		if (i >= mr)
 			break;
 		float *ci = c + i * ldc;

@@ -3,9 +3,8 @@
  * fp32 GEMM micro-kernel, AVX2 + FMA: 6 rows x 16 columns, 12 ymm
  * accumulators, two B vectors and a broadcast of A per K step. An edge panel
  * of nr <= 8 runs the one-vector variant; partial vectors are stored through
- * a lane mask. Short row panels (mr <= 3, 2, 1) run a 3-, 2- or 1-row
- * variant instead of multiplying the panel's zero rows (each row's sums are
- * the same FMAs in the same order).
+ * a lane mask. A one-row panel runs a 1-row variant instead of multiplying
+ * the panel's zero rows (the same FMAs in the same order for that row).
  */
 #include <immintrin.h>
 
@@ -71,7 +70,7 @@ kernel_nv(const int NV, const int ROWS, int64_t kc, const float *restrict a, con
 		mask[v] = lane_mask(nr - 8 * v);
 	/* unrolled, so acc[][] is never indexed at run time (it stays in registers) */
 #pragma GCC unroll 6
-	for (int i = 0; i < MR; i++) {
+	for (int i = 0; i < ROWS; i++) {
 		if (i >= mr)
 			break;
 		float *ci = c + i * ldc;
@@ -109,23 +108,12 @@ void ert_f32_gemm_ukernel_6x16__avx2(int64_t kc, const float *a, const float *b,
 				     float *c, int64_t ldc, int64_t mr, int64_t nr,
 				     const struct ert_sgemm_epi *e)
 {
-	if (nr > 8) {
-		if (mr > 3)
-			kernel_nv(2, 6, kc, a, b, ldb, c, ldc, mr, nr, e);
-		else if (mr == 3)
-			kernel_nv(2, 3, kc, a, b, ldb, c, ldc, mr, nr, e);
-		else if (mr == 2)
-			kernel_nv(2, 2, kc, a, b, ldb, c, ldc, mr, nr, e);
-		else
-			kernel_nv(2, 1, kc, a, b, ldb, c, ldc, mr, nr, e);
-	} else {
-		if (mr > 3)
-			kernel_nv(1, 6, kc, a, b, ldb, c, ldc, mr, nr, e);
-		else if (mr == 3)
-			kernel_nv(1, 3, kc, a, b, ldb, c, ldc, mr, nr, e);
-		else if (mr == 2)
-			kernel_nv(1, 2, kc, a, b, ldb, c, ldc, mr, nr, e);
-		else
-			kernel_nv(1, 1, kc, a, b, ldb, c, ldc, mr, nr, e);
-	}
+	if (nr > 8 && mr > 1)
+		kernel_nv(2, 6, kc, a, b, ldb, c, ldc, mr, nr, e);
+	else if (nr > 8)
+		kernel_nv(2, 1, kc, a, b, ldb, c, ldc, mr, nr, e);
+	else if (mr > 1)
+		kernel_nv(1, 6, kc, a, b, ldb, c, ldc, mr, nr, e);
+	else
+		kernel_nv(1, 1, kc, a, b, ldb, c, ldc, mr, nr, e);
 }

@@ -4,10 +4,11 @@
  * columns, 24 zmm accumulators, three B vectors and a broadcast of A per K
  * step. Narrow edge panels (nr <= 32, nr <= 16) run a 2- or 1-vector variant
  * instead of computing zero columns; the last vector's columns are masked.
- * Short row panels (mr <= 4, 2, 1: the last panel of M = 49 pixels in the
- * small-plane convolutions, M = 1 products) run a 4-, 2- or 1-row variant
- * instead of multiplying the panel's zero rows; each row's sums are the
- * same FMAs in the same order whichever variant runs.
+ * A one-row panel (the last of M = 49 pixels in the small-plane
+ * convolutions, every panel of an M = 1 product) runs a 1-row variant
+ * instead of multiplying the panel's seven zero rows; its sums are the same
+ * FMAs in the same order. (Variants for 2 and 4 rows too made this file
+ * five times slower to build under the sanitizers, for rare shapes.)
  */
 #include <immintrin.h>
 
@@ -46,7 +47,7 @@ kernel_nv(const int NV, const int ROWS, int64_t kc, const float *restrict a, con
 		a += MR;
 		b += ldb;
 	}
-	ert_sgemm_epi_store_avx512(NV, acc, c, ldc, mr, nr, e);
+	ert_sgemm_epi_store_avx512(NV, ROWS, acc, c, ldc, mr, nr, e);
 }
 
 static inline __attribute__((always_inline)) void
@@ -54,12 +55,8 @@ kernel_rows(const int NV, int64_t kc, const float *restrict a, const float *rest
 	    int64_t ldb, float *restrict c, int64_t ldc, int64_t mr, int64_t nr,
 	    const struct ert_sgemm_epi *e)
 {
-	if (mr > 4)
+	if (mr > 1)
 		kernel_nv(NV, 8, kc, a, b, ldb, c, ldc, mr, nr, e);
-	else if (mr > 2)
-		kernel_nv(NV, 4, kc, a, b, ldb, c, ldc, mr, nr, e);
-	else if (mr == 2)
-		kernel_nv(NV, 2, kc, a, b, ldb, c, ldc, mr, nr, e);
 	else
 		kernel_nv(NV, 1, kc, a, b, ldb, c, ldc, mr, nr, e);
 }
