@@ -31,15 +31,6 @@
 #include "ops/linalg-geom.h"
 #include "opt/opt-private.h"
 
-bool ert_opt_attention_enabled(void)
-{
-	const char *e = getenv("ERT_FUSE_ATTENTION");
-
-	if (e && *e)
-		return strcmp(e, "0") != 0;
-	return ERT_OPT_ATTENTION_DEFAULT;
-}
-
 struct attn_match {
 	uint32_t qk, scale, sm, pv; /* node indices; scale UINT32_MAX when none */
 	float mul;
@@ -219,7 +210,7 @@ ert_status ert_opt_fuse_attention(struct ert_graph *g, bool *changed, struct ert
 	int32_t *producer;
 	ert_status st = ERT_OK;
 
-	if (!ert_opt_attention_enabled())
+	if (!ert_opt_env_switch("ERT_FUSE_ATTENTION", ERT_OPT_ATTENTION_DEFAULT))
 		return ERT_OK;
 	uses = ert_opt_count_uses(g);
 	producer = ert_opt_producers(g);

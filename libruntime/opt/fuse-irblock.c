@@ -191,12 +191,11 @@ static bool fuse(struct ert_graph *g, int32_t ei, uint32_t di, uint32_t pi)
 
 ert_status ert_opt_fuse_irblock(struct ert_graph *g, bool *changed, struct ert_err *err)
 {
-	const char *on = getenv("ERT_FUSE_IRBLOCK");
 	uint32_t *uses;
 	int32_t *producer;
 	uint32_t n0 = g->n_nodes;
 
-	if (!(on && *on ? strcmp(on, "0") != 0 : ERT_OPT_IRBLOCK_DEFAULT))
+	if (!ert_opt_env_switch("ERT_FUSE_IRBLOCK", ERT_OPT_IRBLOCK_DEFAULT))
 		return ERT_OK;
 	uses = ert_opt_count_uses(g);
 	producer = ert_opt_producers(g);

@@ -43,7 +43,7 @@ ert_status ert_opt_unfold_matmul_perms(struct ert_graph *g, struct ert_err *err)
 ert_status ert_opt_remove_dead(struct ert_graph *g, bool *changed, struct ert_err *err);
 /*
  * MatMul -> scale -> Softmax -> MatMul as one FusedAttention (fuse-attention.c),
- * where ert_opt_attention_enabled(); ert_opt_unfuse_attention() undoes it.
+ * switched by ERT_FUSE_ATTENTION; ert_opt_unfuse_attention() undoes it.
  */
 ert_status ert_opt_fuse_attention(struct ert_graph *g, bool *changed, struct ert_err *err);
 ert_status ert_opt_unfuse_attention(struct ert_graph *g, struct ert_err *err);
@@ -53,8 +53,12 @@ ert_status ert_opt_unfuse_attention(struct ert_graph *g, struct ert_err *err);
  * and it puts the attention of a GPU run on the CPU.
  */
 #define ERT_OPT_ATTENTION_DEFAULT false
-/* ERT_FUSE_ATTENTION=0 / 1 in the environment, else ERT_OPT_ATTENTION_DEFAULT. */
-bool ert_opt_attention_enabled(void);
+
+/*
+ * An optional pass's switch: the environment variable @name set to "0" is
+ * off, to anything else non-empty on; unset or empty, @dflt.
+ */
+bool ert_opt_env_switch(const char *name, bool dflt);
 
 /* Per tensor: live node inputs plus graph outputs reading it (malloc'd; NULL on OOM). */
 uint32_t *ert_opt_count_uses(const struct ert_graph *g);

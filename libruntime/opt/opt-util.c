@@ -143,3 +143,10 @@ bool ert_opt_set_attr_floats(struct ert_graph *g, struct ert_node *n, const char
 	a->count = count;
 	return true;
 }
+
+bool ert_opt_env_switch(const char *name, bool dflt)
+{
+	const char *v = getenv(name);
+
+	return v && *v ? strcmp(v, "0") != 0 : dflt;
+}
