@@ -37,6 +37,9 @@ typedef __m512 vf;
 #define V_SUB(a, b) _mm512_sub_ps(a, b)
 #define V_FMA(c, a, b) _mm512_fmadd_ps(_mm512_set1_ps(c), a, b)   /* c a + b */
 #define V_FNMA(c, a, b) _mm512_fnmadd_ps(_mm512_set1_ps(c), a, b) /* b - c a */
+/* lane l: b[l] where m[l] (int32) is nonzero, else a[l] */
+#define V_SEL(m, a, b) \
+	_mm512_mask_blend_ps(_mm512_cmpneq_epi32_mask(_mm512_loadu_si512(m), _mm512_setzero_si512()), a, b)
 
 /* u_c[j] = p[4 j + c], j < 16: two-source permutes, then halves joined */
 static inline void deint4(const float *p, vf *u0, vf *u1, vf *u2, vf *u3)
@@ -100,6 +103,7 @@ typedef __m256 vf;
 #define V_SUB(a, b) _mm256_sub_ps(a, b)
 #define V_FMA(c, a, b) _mm256_fmadd_ps(_mm256_set1_ps(c), a, b)
 #define V_FNMA(c, a, b) _mm256_fnmadd_ps(_mm256_set1_ps(c), a, b)
+#define V_SEL(m, a, b) _mm256_blendv_ps(a, b, _mm256_castsi256_ps(_mm256_loadu_si256((const __m256i *)(m))))
 
 /* u_c[j] = p[4 j + c], j < 8: a 4x4 transpose in each 128-bit half */
 static inline void deint4(const float *p, vf *u0, vf *u1, vf *u2, vf *u3)
@@ -149,23 +153,24 @@ static inline vf shift_in(vf u, float s)
 #endif
 
 /*
- * The input transform, per channel, in chunks of up to CH tiles of the
- * block (tile rows cut where a chunk ends):
+ * The input transform, in chunks of up to CH tiles of the block (tile rows
+ * cut where a chunk ends), each chunk channel by channel:
  *  1. for each run of the chunk's tiles on one tile row, B^T down the six
  *     input rows, VW columns at a time (lanes outside the image load as
- *     zeros), into t[6][4 n + 2];
+ *     zeros), into the chunk's rows t[6][T_X] at the run's place (tile j of
+ *     the chunk at columns 4 j .. 4 j + 5); the next run overwrites the
+ *     run's last tile's columns 4 and 5, so they are kept aside first;
  *  2. for each of those six rows, VW tiles at a time: the row split by
  *     x mod 4 in registers (deint4()), columns 4 and 5 of each tile shifted
- *     in from the next (shift_in()), B along x on the vectors, and the six
- *     results stored at the run's place in u[36][CH + VW] -- lanes past the
- *     run are overwritten by the next run;
- *  3. u copied into the GEMM's packed panels, VW tiles per store (a panel
- *     holds NR, a multiple of VW), so every lane carries a tile whatever the
- *     length of a tile row.
+ *     in from the next (shift_in()), or, for the last tile of a run, taken
+ *     from what step 1 kept aside (a blend), B along x on the vectors, and
+ *     the six results stored straight into the GEMM's packed panels (VW
+ *     tiles lie in one panel: NR is a multiple of VW), so every lane carries
+ *     a tile whatever the length of a tile row.
  */
-#define CH 64                      /* tiles per chunk */
+#define CH 64                      /* tiles per chunk (a multiple of VW) */
 #define T_X (4 * CH + 4 * VW + 8)  /* t row: 4 n + 2 columns and what whole vectors read past */
-#define U_LD (CH + VW)             /* u row: a chunk and one vector of overrun */
+#define E_X (CH + VW)              /* kept-aside columns: a chunk and one vector of overrun */
 
 /*
  * The six sums of one 6-point B^T product on vectors, the products fused:
@@ -185,12 +190,13 @@ static inline void bt6v(vf e0, vf e1, vf e2, vf e3, vf e4, vf e5, float *o, int6
 }
 
 /*
- * Step 1: t[k][i] = (B^T d)[k] at column x0 + i for i < len rounded up to
- * VW; zero outside the image. Vectors that reach past the image's columns
- * (or the run's) load only the lanes inside, so the padding comes as zeros.
+ * Step 1: t[k * T_X + i] = (B^T d)[k] at column x0 + i for i < len rounded
+ * up to VW; zero outside the image. Vectors that reach past the image's
+ * columns (or the run's) load only the lanes inside, so the padding comes
+ * as zeros.
  */
 static void input_rows(const float *plane, int64_t h, int64_t w, int64_t y0, int64_t x0,
-		       int64_t len, float (*t)[T_X])
+		       int64_t len, float *t)
 {
 	int64_t lo = x0 < 0 ? -x0 : 0, hi = x0 + len > w ? w - x0 : len;
 	uintptr_t r[6];
@@ -212,26 +218,30 @@ static void input_rows(const float *plane, int64_t h, int64_t w, int64_t y0, int
 			e[q] = !in[q] || b <= a ? V_ZERO()
 			       : a == 0 && b == VW ? V_LD((const float *)at) : ld_lanes(at, a, b);
 		}
-		bt6v(e[0], e[1], e[2], e[3], e[4], e[5], t[0] + i, T_X);
+		bt6v(e[0], e[1], e[2], e[3], e[4], e[5], t + i, T_X);
 	}
 }
 
 /*
- * Step 2 for one row of t (4 n + 2 columns, whole vectors readable past
- * them): tile j's six values are t[4 j .. 4 j + 5]; B along x into
- * u[q * U_LD + j], q < 6, for j < n rounded up to VW.
+ * Step 2 for VW tiles (from the first, j) of one row of t: tile j's six
+ * values are t[4 j .. 4 j + 5], except that a tile with brk[j] set (the
+ * last of its run) has columns 4 and 5 in x4[j], x5[j]; B along x into
+ * o[q * ld], q < 6. @any: some of the VW tiles has brk set.
  */
-static void input_cols(const float *t, int64_t n, float *u)
+static inline void input_cols(const float *t, const float *x4, const float *x5,
+			      const int32_t *brk, bool any, float *o, int64_t ld)
 {
-	for (int64_t j = 0; j < n; j += VW) {
-		vf e0, e1, e2, e3;
+	vf e0, e1, e2, e3;
 
-		deint4(t + 4 * j, &e0, &e1, &e2, &e3);
+	deint4(t, &e0, &e1, &e2, &e3);
 
-		vf e4 = shift_in(e0, t[4 * (j + VW)]), e5 = shift_in(e1, t[4 * (j + VW) + 1]);
+	vf e4 = shift_in(e0, t[4 * VW]), e5 = shift_in(e1, t[4 * VW + 1]);
 
-		bt6v(e0, e1, e2, e3, e4, e5, u + j, U_LD);
+	if (any) {
+		e4 = V_SEL(brk, e4, V_LD(x4));
+		e5 = V_SEL(brk, e5, V_LD(x5));
 	}
+	bt6v(e0, e1, e2, e3, e4, e5, o, ld);
 }
 
 void WINO_FN(ert_wino_input)(const struct ert_wino_tiles *t, int64_t c0, int64_t c1, float *v)
@@ -240,60 +250,75 @@ void WINO_FN(ert_wino_input)(const struct ert_wino_tiles *t, int64_t c0, int64_t
 	const int64_t np = (t->nt + NR - 1) / NR;
 	const int64_t pos_stride = t->v_pos;
 	float rows[6][T_X] __attribute__((aligned(64)));
-	float u[ERT_WINO_POS * U_LD] __attribute__((aligned(64)));
+	float x45[2][6][E_X] __attribute__((aligned(64)));   /* runs' last columns 4, 5 */
+	int32_t brk[E_X] __attribute__((aligned(64)));       /* -1: the last tile of a run */
+	bool any[CH / VW];                                   /* a group of VW tiles has one */
+	int64_t run_at[CH], run_n[CH], run_y[CH], run_x[CH];
+	float tmp[ERT_WINO_POS * VW] __attribute__((aligned(64)));  /* NR not a multiple of VW */
 
 	/*
 	 * What whole vectors read past a run's columns, and the lanes past the
 	 * block's last tile, are stale but defined
 	 */
 	memset(rows, 0, sizeof(rows));
-	memset(u, 0, sizeof(u));
-	for (int64_t c = c0; c < c1; c++) {
-		const float *plane = t->x + c * t->h * t->w;
+	memset(x45, 0, sizeof(x45));
+	for (int64_t i0 = 0; i0 < t->nt; i0 += CH) {
+		int64_t nc = t->nt - i0 < CH ? t->nt - i0 : CH, nruns = 0;
 
-		for (int64_t i0 = 0; i0 < t->nt; i0 += CH) {
-			int64_t nc = t->nt - i0 < CH ? t->nt - i0 : CH;
+		/* runs: the chunk's tiles on one tile row */
+		memset(brk, 0, sizeof(brk));
+		memset(any, 0, sizeof(any));
+		for (int64_t i = 0; i < nc;) {
+			int64_t tile = t->t0 + i0 + i, tx = tile % t->tiles_w;
+			int64_t n = t->tiles_w - tx < nc - i ? t->tiles_w - tx : nc - i;
 
-			/* runs: the chunk's tiles on one tile row */
-			for (int64_t i = i0; i < i0 + nc;) {
-				int64_t tile = t->t0 + i, ty = tile / t->tiles_w, tx = tile % t->tiles_w;
-				int64_t n = t->tiles_w - tx;
+			run_at[nruns] = i;
+			run_n[nruns] = n;
+			run_y[nruns] = tile / t->tiles_w * 4 - t->pad_t;
+			run_x[nruns++] = tx * 4 - t->pad_l;
+			i += n;
+			brk[i - 1] = -1;
+			any[(i - 1) / VW] = true;
+		}
+		for (int64_t c = c0; c < c1; c++) {
+			const float *plane = t->x + c * t->h * t->w;
 
-				if (n > i0 + nc - i)
-					n = i0 + nc - i;
-				input_rows(plane, t->h, t->w, ty * 4 - t->pad_t, tx * 4 - t->pad_l,
-					   4 * n + 2, rows);
+			for (int64_t r = 0; r < nruns; r++) {
+				int64_t at = 4 * run_at[r], last = run_at[r] + run_n[r] - 1;
+
+				input_rows(plane, t->h, t->w, run_y[r], run_x[r], 4 * run_n[r] + 2,
+					   rows[0] + at);
+				for (int k = 0; k < 6; k++) {
+					x45[0][k][last] = rows[k][4 * last + 4];
+					x45[1][k][last] = rows[k][4 * last + 5];
+				}
+			}
+			/* VW tiles at a time into the panels: lanes past nt are zeroed below */
+			for (int64_t j = 0; j < nc; j += VW) {
+				int64_t b = i0 + j;
+				float *vo = v + (b / NR * t->cin + c) * NR + b % NR;
+				bool direct = NR % VW == 0;
+
 				for (int row = 0; row < 6; row++)
-					input_cols(rows[row], n, u + (int64_t)row * 6 * U_LD + (i - i0));
-				i += n;
-			}
-			/* into the panels: lanes past nt are zeroed below */
-			if (NR % VW == 0) {
-				for (int64_t j = 0; j < nc; j += VW) {
-					int64_t b = i0 + j;
-					float *vo = v + (b / NR * t->cin + c) * NR + b % NR;
-
+					input_cols(rows[row] + 4 * j, x45[0][row] + j, x45[1][row] + j,
+						   brk + j, any[j / VW],
+						   direct ? vo + row * 6 * pos_stride : tmp + row * 6 * VW,
+						   direct ? pos_stride : VW);
+				for (int64_t jj = 0; !direct && jj < VW && b + jj < t->nt; jj++) {
+					vo = v + ((b + jj) / NR * t->cin + c) * NR + (b + jj) % NR;
 					for (int q = 0; q < ERT_WINO_POS; q++)
-						V_ST(vo + q * pos_stride, V_LD(u + q * U_LD + j));
-				}
-			} else {
-				for (int64_t j = 0; j < nc; j++) {
-					int64_t b = i0 + j;
-					float *vo = v + (b / NR * t->cin + c) * NR + b % NR;
-
-					for (int q = 0; q < ERT_WINO_POS; q++)
-						vo[q * pos_stride] = u[q * U_LD + j];
+						vo[q * pos_stride] = tmp[q * VW + jj];
 				}
 			}
 		}
-		/* the last panel's columns past the block are zero */
-		if (t->nt % NR) {
-			float *vo = v + ((np - 1) * t->cin + c) * NR;
+	}
+	/* the last panel's columns past the block are zero */
+	for (int64_t c = c0; c < c1 && t->nt % NR; c++) {
+		float *vo = v + ((np - 1) * t->cin + c) * NR;
 
-			for (int q = 0; q < ERT_WINO_POS; q++)
-				for (int jj = (int)(t->nt % NR); jj < NR; jj++)
-					vo[q * pos_stride + jj] = 0.0f;
-		}
+		for (int q = 0; q < ERT_WINO_POS; q++)
+			for (int jj = (int)(t->nt % NR); jj < NR; jj++)
+				vo[q * pos_stride + jj] = 0.0f;
 	}
 }
 
