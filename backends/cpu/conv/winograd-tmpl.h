@@ -2,11 +2,10 @@
 /*
  * Winograd F(4x4, 3x3) input and output transforms, written once and
  * compiled per kernel level: include after defining WINO_LEVEL (avx2,
- * avx512). The input transform and the output transform's interleave use
- * the level's vectors through the few V_* operations, masked loads and
- * shuffles defined below (the same operations lane by lane at both
- * levels); the output transform's sums are plain C loops across tiles that
- * the compiler vectorises. No loop reassociates a sum.
+ * avx512). Both transforms work across tiles in the level's vectors
+ * through the few V_* operations, masked loads and shuffles defined below
+ * (the same operations lane by lane at both levels, so they give the same
+ * bits). No sum is reassociated or fused beyond what the formulas say.
  */
 #include <string.h>
 
@@ -16,14 +15,12 @@
 #define WINO_CAT(a, b) WINO_CAT_(a, b)
 #define WINO_FN(name) WINO_CAT(name, WINO_LEVEL)
 
-#define LANES 16 /* tiles per output-transform pass */
-
 /*
- * Explicit vectors of the level, VW floats: the input transform and the
- * output transform's interleave are written with them (the compiler
- * leaves scalar tails on rows of 4 n + 2 floats and on lanes of the 4..14
- * tiles of a tile row). Both levels compute the same operations lane by
- * lane, so they give the same bits.
+ * Explicit vectors of the level, VW floats: both transforms are written
+ * with them (the compiler leaves scalar tails on rows of 4 n + 2 floats
+ * and on lanes of the 4..14 tiles of a tile row; the output transform's
+ * former C loops went through memory between each step). Both levels
+ * compute the same operations lane by lane, so they give the same bits.
  */
 #include <immintrin.h>
 
@@ -35,6 +32,10 @@ typedef __m512 vf;
 #define V_ST(p, x) _mm512_storeu_ps(p, x)
 #define V_ADD(a, b) _mm512_add_ps(a, b)
 #define V_SUB(a, b) _mm512_sub_ps(a, b)
+#define V_MUL(c, a) _mm512_mul_ps(_mm512_set1_ps(c), a)
+#define V_SET1(c) _mm512_set1_ps(c)
+#define V_MAX(a, b) _mm512_max_ps(a, b)   /* a > b ? a : b */
+#define V_MIN(a, b) _mm512_min_ps(a, b)   /* a < b ? a : b */
 #define V_FMA(c, a, b) _mm512_fmadd_ps(_mm512_set1_ps(c), a, b)   /* c a + b */
 #define V_FNMA(c, a, b) _mm512_fnmadd_ps(_mm512_set1_ps(c), a, b) /* b - c a */
 /* lane l: b[l] where m[l] (int32) is nonzero, else a[l] */
@@ -59,25 +60,24 @@ static inline void deint4(const float *p, vf *u0, vf *u1, vf *u2, vf *u3)
 }
 
 /*
- * The inverse of deint4(): p[4 j + c] = u_c[j] for j < 16, so 16 tiles'
- * columns become one contiguous output row.
+ * A 4x4 transpose in each 128-bit lane: with u_c[j] column c of tile j,
+ * lane L of r_k holds tile 4 L + k's four columns; EMIT_TILES() hands each
+ * tile's 128 bits to f(tile, value).
  */
-static inline void inter4(vf u0, vf u1, vf u2, vf u3, float *p)
-{
-	const __m512i lo = _mm512_setr_epi32(0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23);
-	const __m512i hi = _mm512_setr_epi32(8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30,
-					     15, 31);
-	const __m512i q0 = _mm512_setr_epi32(0, 1, 16, 17, 2, 3, 18, 19, 4, 5, 20, 21, 6, 7, 22, 23);
-	const __m512i q1 = _mm512_setr_epi32(8, 9, 24, 25, 10, 11, 26, 27, 12, 13, 28, 29, 14, 15,
-					     30, 31);
-	vf ab0 = _mm512_permutex2var_ps(u0, lo, u1), ab1 = _mm512_permutex2var_ps(u0, hi, u1);
-	vf cd0 = _mm512_permutex2var_ps(u2, lo, u3), cd1 = _mm512_permutex2var_ps(u2, hi, u3);
-
-	V_ST(p, _mm512_permutex2var_ps(ab0, q0, cd0));
-	V_ST(p + 16, _mm512_permutex2var_ps(ab0, q1, cd0));
-	V_ST(p + 32, _mm512_permutex2var_ps(ab1, q0, cd1));
-	V_ST(p + 48, _mm512_permutex2var_ps(ab1, q1, cd1));
-}
+#define EMIT_TILES(f, r0, r1, r2, r3)                                                   \
+	do {                                                                                \
+		f(0, _mm512_castps512_ps128(r0)); f(1, _mm512_castps512_ps128(r1));         \
+		f(2, _mm512_castps512_ps128(r2)); f(3, _mm512_castps512_ps128(r3));         \
+		f(4, _mm512_extractf32x4_ps(r0, 1)); f(5, _mm512_extractf32x4_ps(r1, 1));   \
+		f(6, _mm512_extractf32x4_ps(r2, 1)); f(7, _mm512_extractf32x4_ps(r3, 1));   \
+		f(8, _mm512_extractf32x4_ps(r0, 2)); f(9, _mm512_extractf32x4_ps(r1, 2));   \
+		f(10, _mm512_extractf32x4_ps(r2, 2)); f(11, _mm512_extractf32x4_ps(r3, 2)); \
+		f(12, _mm512_extractf32x4_ps(r0, 3)); f(13, _mm512_extractf32x4_ps(r1, 3)); \
+		f(14, _mm512_extractf32x4_ps(r2, 3)); f(15, _mm512_extractf32x4_ps(r3, 3)); \
+	} while (0)
+#define V_UNPLO(a, b) _mm512_unpacklo_ps(a, b)
+#define V_UNPHI(a, b) _mm512_unpackhi_ps(a, b)
+#define V_SHUF(a, b, i) _mm512_shuffle_ps(a, b, i)
 
 /* p[l] for a <= l < b (0 <= a <= b <= 16), zero elsewhere; p[l] outside is not read */
 static inline vf ld_lanes(uintptr_t p, int64_t a, int64_t b)
@@ -101,6 +101,10 @@ typedef __m256 vf;
 #define V_ST(p, x) _mm256_storeu_ps(p, x)
 #define V_ADD(a, b) _mm256_add_ps(a, b)
 #define V_SUB(a, b) _mm256_sub_ps(a, b)
+#define V_MUL(c, a) _mm256_mul_ps(_mm256_set1_ps(c), a)
+#define V_SET1(c) _mm256_set1_ps(c)
+#define V_MAX(a, b) _mm256_max_ps(a, b)
+#define V_MIN(a, b) _mm256_min_ps(a, b)
 #define V_FMA(c, a, b) _mm256_fmadd_ps(_mm256_set1_ps(c), a, b)
 #define V_FNMA(c, a, b) _mm256_fnmadd_ps(_mm256_set1_ps(c), a, b)
 #define V_SEL(m, a, b) _mm256_blendv_ps(a, b, _mm256_castsi256_ps(_mm256_loadu_si256((const __m256i *)(m))))
@@ -130,19 +134,17 @@ static inline vf ld_lanes(uintptr_t p, int64_t a, int64_t b)
 	return _mm256_maskload_ps((const float *)p, m);
 }
 
-/* The inverse of deint4(): p[4 j + c] = u_c[j] for j < 8. */
-static inline void inter4(vf u0, vf u1, vf u2, vf u3, float *p)
-{
-	vf t0 = _mm256_unpacklo_ps(u0, u1), t1 = _mm256_unpackhi_ps(u0, u1);
-	vf t2 = _mm256_unpacklo_ps(u2, u3), t3 = _mm256_unpackhi_ps(u2, u3);
-	vf r0 = _mm256_shuffle_ps(t0, t2, 0x44), r1 = _mm256_shuffle_ps(t0, t2, 0xee);
-	vf r2 = _mm256_shuffle_ps(t1, t3, 0x44), r3 = _mm256_shuffle_ps(t1, t3, 0xee);
-
-	V_ST(p, _mm256_permute2f128_ps(r0, r1, 0x20));
-	V_ST(p + 8, _mm256_permute2f128_ps(r2, r3, 0x20));
-	V_ST(p + 16, _mm256_permute2f128_ps(r0, r1, 0x31));
-	V_ST(p + 24, _mm256_permute2f128_ps(r2, r3, 0x31));
-}
+/* As at avx512: lane L (of two) of r_k holds tile 4 L + k. */
+#define EMIT_TILES(f, r0, r1, r2, r3)                                                 \
+	do {                                                                              \
+		f(0, _mm256_castps256_ps128(r0)); f(1, _mm256_castps256_ps128(r1));       \
+		f(2, _mm256_castps256_ps128(r2)); f(3, _mm256_castps256_ps128(r3));       \
+		f(4, _mm256_extractf128_ps(r0, 1)); f(5, _mm256_extractf128_ps(r1, 1));   \
+		f(6, _mm256_extractf128_ps(r2, 1)); f(7, _mm256_extractf128_ps(r3, 1));   \
+	} while (0)
+#define V_UNPLO(a, b) _mm256_unpacklo_ps(a, b)
+#define V_UNPHI(a, b) _mm256_unpackhi_ps(a, b)
+#define V_SHUF(a, b, i) _mm256_shuffle_ps(a, b, i)
 
 static inline vf shift_in(vf u, float s)
 {
@@ -323,116 +325,177 @@ void WINO_FN(ert_wino_input)(const struct ert_wino_tiles *t, int64_t c0, int64_t
 }
 
 /*
- * @cols pixels of one output row from @row (the run's tiles, interleaved)
- * to @y, plus @res and the activation (as ert_act_apply() computes it)
- * where there is a residual; without one, the activation was applied to
- * the lanes already.
+ * ReLU/Clip as the scalar code computes them: x > 0 ? x : 0 is max(x, 0);
+ * x < lo ? lo : x > hi ? hi : x is max(lo, min(hi, x)) for lo <= hi (NaN
+ * stays NaN).
  */
-static void output_row(const float *restrict row, int64_t cols, const float *res,
-		       const struct ert_sgemm_epi *act, float *y)
+#define ACT_V(x, act, MAXF, MINF, SET1, zero)                                             \
+	((act)->act == ERT_EPI_RELU   ? MAXF(x, zero)                                         \
+	 : (act)->act == ERT_EPI_CLIP ? MAXF(SET1((act)->lo), MINF(SET1((act)->hi), x)) : (x))
+
+/* Where the output transform puts the tiles of one segment of the block. */
+struct wino_out_geom {
+	int64_t ow;
+	const int64_t *off;          /* tile i's top-left output pixel in its plane */
+	const uint8_t *part;         /* 0: all 4 x 4 inside; else rows << 4 | columns inside */
+	int64_t n;                   /* tiles of the group */
+};
+
+/* p[0 .. n - 1] (0 < n <= 4) into the low lanes, zero above; nothing else read */
+static inline __m128 ld_part(const float *p, int n)
 {
-	if (!res) {
-		memcpy(y, row, (size_t)cols * sizeof(float));
-	} else if (act->act == ERT_EPI_RELU) {
-		for (int64_t x = 0; x < cols; x++) {
-			float v = row[x] + res[x];
+	__m128 lo = n >= 2 ? _mm_loadl_pi(_mm_setzero_ps(), (const __m64 *)p) : _mm_load_ss(p);
 
-			y[x] = v > 0.0f ? v : 0.0f;
-		}
-	} else if (act->act == ERT_EPI_CLIP) {
-		for (int64_t x = 0; x < cols; x++) {
-			float v = row[x] + res[x];
-
-			y[x] = v < act->lo ? act->lo : v > act->hi ? act->hi : v;
-		}
-	} else {
-		for (int64_t x = 0; x < cols; x++)
-			y[x] = row[x] + res[x];
-	}
+	return n == 3 ? _mm_movelh_ps(lo, _mm_load_ss(p + 2)) : n == 4 ? _mm_loadu_ps(p) : lo;
 }
 
+/* the low @n lanes of @q (0 < n <= 4) to p[0 .. n - 1]; nothing else written */
+static inline void st_part(float *p, __m128 q, int n)
+{
+	if (n == 4) {
+		_mm_storeu_ps(p, q);
+		return;
+	}
+	if (n >= 2)
+		_mm_storel_pi((__m64 *)p, q);
+	else
+		_mm_store_ss(p, q);
+	if (n == 3)
+		_mm_store_ss(p + 2, _mm_movehl_ps(q, q));
+}
+
+/*
+ * Output row r of tile @i of the group, @q (bias and, without a residual,
+ * the activation applied): to @y, plus @res and then the activation where
+ * there is a residual (v = row + res, then ReLU/Clip of v, as
+ * ert_act_apply() computes it). A tile cut by the image's right edge stores
+ * its columns inside, one cut by the bottom edge its rows inside.
+ */
+static inline void tile_out_part(const struct wino_out_geom *g, int64_t i, int r, __m128 q,
+				 const float *res, const struct ert_sgemm_epi *act, float *y)
+{
+	int64_t at = g->off[i] + r * g->ow;
+	int cols = g->part[i] & 15;
+
+	if (r >= g->part[i] >> 4)
+		return;
+	if (res) {
+		q = _mm_add_ps(q, ld_part(res + at, cols));
+		q = ACT_V(q, act, _mm_max_ps, _mm_min_ps, _mm_set1_ps, _mm_setzero_ps());
+	}
+	st_part(y + at, q, cols);
+}
+
+static inline void tile_out(const struct wino_out_geom *g, int64_t i, int r, __m128 q,
+			    const float *res, const struct ert_sgemm_epi *act, float *y)
+{
+	if (i >= g->n)
+		return;
+	if (g->part[i]) {
+		tile_out_part(g, i, r, q, res, act, y);
+		return;
+	}
+
+	int64_t at = g->off[i] + r * g->ow;
+
+	if (res) {
+		q = _mm_add_ps(q, _mm_loadu_ps(res + at));
+		q = ACT_V(q, act, _mm_max_ps, _mm_min_ps, _mm_set1_ps, _mm_setzero_ps());
+	}
+	_mm_storeu_ps(y + at, q);
+}
+
+#define SEG 256 /* tiles whose places are worked out at a time */
+
+/*
+ * The output transform, VW tiles at a time per output channel: A^T over the
+ * positions (M loaded once, 24 vectors kept), then per output row A plus
+ * the bias (ReLU/Clip on the vectors when there is no residual), a 4x4
+ * transpose in each 128-bit lane, and each tile's four pixels of the row
+ * stored as one 128-bit vector at its place (a residual added there, then
+ * the activation; only the columns and rows inside the image where the
+ * tile is cut by its edge). The sums are those of the scalar formulas,
+ * left to right, nothing fused.
+ */
 void WINO_FN(ert_wino_output)(const struct ert_wino_tiles *t, const float *m, int64_t ldm,
 			      const float *bias, const float *res,
 			      const struct ert_sgemm_epi *act, int64_t c0, int64_t c1, float *y)
 {
-	const int64_t pos_stride = t->m_pos;
-	float s[24][LANES] __attribute__((aligned(64)));
-	float o[16][LANES] __attribute__((aligned(64)));
-	float orow[4][4 * LANES] __attribute__((aligned(64)));
+	const int64_t ps = t->m_pos, plane = t->oh * t->ow;
+	const vf zero = V_ZERO();
+	int64_t off[SEG];
+	uint8_t part[SEG];
 
-	for (int64_t c = c0; c < c1; c++) {
-		const float *mc = m + c * ldm;
-		const float b = bias ? bias[c] : 0.0f;
-		float *yp = y + c * t->oh * t->ow;
+	for (int64_t s0 = 0; s0 < t->nt; s0 += SEG) {
+		int64_t ns = t->nt - s0 < SEG ? t->nt - s0 : SEG;
+		int64_t tile = t->t0 + s0, ty = tile / t->tiles_w, tx = tile % t->tiles_w;
+		struct wino_out_geom g = { .ow = t->ow, .off = off, .part = part };
 
-		/* ldm is a multiple of LANES: whole passes read inside the block */
-		for (int64_t i0 = 0; i0 < t->nt; i0 += LANES) {
-			int64_t n = t->nt - i0 < LANES ? t->nt - i0 : LANES;
+		for (int64_t i = 0; i < ns; i++) {
+			int64_t rows = t->oh - 4 * ty < 4 ? t->oh - 4 * ty : 4;
+			int64_t cols = t->ow - 4 * tx < 4 ? t->ow - 4 * tx : 4;
 
-			/* s = A^T M, column by column */
-			for (int col = 0; col < 6; col++) {
-				const float *p = mc + (int64_t)col * pos_stride + i0;
-
-				for (int j = 0; j < LANES; j++) {
-					float m0 = p[j], m1 = p[6 * pos_stride + j];
-					float m2 = p[12 * pos_stride + j], m3 = p[18 * pos_stride + j];
-					float m4 = p[24 * pos_stride + j], m5 = p[30 * pos_stride + j];
-
-					s[col][j] = m0 + m1 + m2 + m3 + m4;
-					s[6 + col][j] = (m1 - m2) + 2.0f * (m3 - m4);
-					s[12 + col][j] = (m1 + m2) + 4.0f * (m3 + m4);
-					s[18 + col][j] = (m1 - m2) + 8.0f * (m3 - m4) + m5;
-				}
+			off[i] = 4 * ty * t->ow + 4 * tx;
+			part[i] = rows == 4 && cols == 4 ? 0 : (uint8_t)(rows << 4 | cols);
+			if (++tx == t->tiles_w) {
+				tx = 0;
+				ty++;
 			}
-			/* Y = s A + bias */
-			for (int row = 0; row < 4; row++) {
-				for (int j = 0; j < LANES; j++) {
-					float e0 = s[row * 6][j], e1 = s[row * 6 + 1][j];
-					float e2 = s[row * 6 + 2][j], e3 = s[row * 6 + 3][j];
-					float e4 = s[row * 6 + 4][j], e5 = s[row * 6 + 5][j];
+		}
+		for (int64_t c = c0; c < c1; c++) {
+			const vf b = V_SET1(bias ? bias[c] : 0.0f);
+			const float *rc = res ? res + c * plane : NULL;
+			float *yc = y + c * plane;
 
-					o[row * 4][j] = e0 + e1 + e2 + e3 + e4 + b;
-					o[row * 4 + 1][j] = (e1 - e2) + 2.0f * (e3 - e4) + b;
-					o[row * 4 + 2][j] = (e1 + e2) + 4.0f * (e3 + e4) + b;
-					o[row * 4 + 3][j] = (e1 - e2) + 8.0f * (e3 - e4) + e5 + b;
+			/* ldm is a multiple of 16: whole vectors read inside the block */
+			for (int64_t j = 0; j < ns; j += VW) {
+				const float *mj = m + c * ldm + s0 + j;
+				vf s[24];
+
+				g.off = off + j;
+				g.part = part + j;
+				g.n = ns - j;
+				/* s = A^T M, column by column */
+				for (int col = 0; col < 6; col++) {
+					const float *p = mj + col * ps;
+					vf m0 = V_LD(p), m1 = V_LD(p + 6 * ps), m2 = V_LD(p + 12 * ps);
+					vf m3 = V_LD(p + 18 * ps), m4 = V_LD(p + 24 * ps);
+					vf m5 = V_LD(p + 30 * ps);
+					vf d12 = V_SUB(m1, m2), d34 = V_SUB(m3, m4);
+
+					s[col] = V_ADD(V_ADD(V_ADD(V_ADD(m0, m1), m2), m3), m4);
+					s[6 + col] = V_ADD(d12, V_MUL(2.0f, d34));
+					s[12 + col] = V_ADD(V_ADD(m1, m2), V_MUL(4.0f, V_ADD(m3, m4)));
+					s[18 + col] = V_ADD(V_ADD(d12, V_MUL(8.0f, d34)), m5);
 				}
-			}
-			/* with a residual, the activation comes after it, per pixel below */
-			if (!res && act->act == ERT_EPI_RELU) {
-				for (int q = 0; q < 16; q++)
-					for (int j = 0; j < LANES; j++)
-						o[q][j] = o[q][j] > 0.0f ? o[q][j] : 0.0f;
-			} else if (!res && act->act == ERT_EPI_CLIP) {
-				for (int q = 0; q < 16; q++)
-					for (int j = 0; j < LANES; j++)
-						o[q][j] = o[q][j] < act->lo ? act->lo
-							  : o[q][j] > act->hi ? act->hi : o[q][j];
-			}
-			/*
-			 * The four output rows of the pass's tiles, lanes
-			 * interleaved by x mod 4 (inter4(), whole vectors: a tile
-			 * row may hold fewer tiles than a vector)
-			 */
-			for (int r = 0; r < 4; r++)
-				for (int j = 0; j < LANES; j += VW)
-					inter4(V_LD(o[r * 4] + j), V_LD(o[r * 4 + 1] + j),
-					       V_LD(o[r * 4 + 2] + j), V_LD(o[r * 4 + 3] + j),
-					       orow[r] + 4 * j);
-			/* runs of the pass's tiles on one tile row: their four output rows */
-			for (int64_t j = 0; j < n;) {
-				int64_t tile = t->t0 + i0 + j;
-				int64_t oy = (tile / t->tiles_w) * 4, tx = tile % t->tiles_w;
-				int64_t len = t->tiles_w - tx < n - j ? t->tiles_w - tx : n - j;
-				int64_t cols = t->ow - tx * 4 < 4 * len ? t->ow - tx * 4 : 4 * len;
-				int rows = t->oh - oy < 4 ? (int)(t->oh - oy) : 4;
+				/* per output row: Y = s A + bias, then out tile by tile */
+				for (int r = 0; r < 4; r++) {
+					const vf *e = s + 6 * r;
+					vf d12 = V_SUB(e[1], e[2]), d34 = V_SUB(e[3], e[4]);
+					vf o0 = V_ADD(V_ADD(V_ADD(V_ADD(V_ADD(e[0], e[1]), e[2]), e[3]),
+							    e[4]), b);
+					vf o1 = V_ADD(V_ADD(d12, V_MUL(2.0f, d34)), b);
+					vf o2 = V_ADD(V_ADD(V_ADD(e[1], e[2]),
+							    V_MUL(4.0f, V_ADD(e[3], e[4]))), b);
+					vf o3 = V_ADD(V_ADD(V_ADD(d12, V_MUL(8.0f, d34)), e[5]), b);
 
-				for (int r = 0; r < rows; r++) {
-					int64_t at = (oy + r) * t->ow + tx * 4;
+					/* with a residual, the activation comes after it */
+					if (!res) {
+						o0 = ACT_V(o0, act, V_MAX, V_MIN, V_SET1, zero);
+						o1 = ACT_V(o1, act, V_MAX, V_MIN, V_SET1, zero);
+						o2 = ACT_V(o2, act, V_MAX, V_MIN, V_SET1, zero);
+						o3 = ACT_V(o3, act, V_MAX, V_MIN, V_SET1, zero);
+					}
 
-					output_row(orow[r] + 4 * j, cols,
-						   res ? res + c * t->oh * t->ow + at : NULL, act, yp + at);
+					vf t0 = V_UNPLO(o0, o1), t1 = V_UNPHI(o0, o1);
+					vf t2 = V_UNPLO(o2, o3), t3 = V_UNPHI(o2, o3);
+					vf r0 = V_SHUF(t0, t2, 0x44), r1 = V_SHUF(t0, t2, 0xee);
+					vf r2 = V_SHUF(t1, t3, 0x44), r3 = V_SHUF(t1, t3, 0xee);
+
+#define TILE_OUT(i, q) tile_out(&g, i, r, q, rc, act, yc)
+					EMIT_TILES(TILE_OUT, r0, r1, r2, r3);
+#undef TILE_OUT
 				}
-				j += len;
 			}
 		}
 	}
