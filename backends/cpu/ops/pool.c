@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "cpu/cpu-impl.h"
+#include "cpu/ops/qlinear-kernels.h"
 #include "cpu/vec/vec.h"
 #include "ops/linalg-geom.h"
 
@@ -27,6 +28,7 @@ struct pool_job {
 	const struct ert_vec_kernels *vk;
 	struct ert_vec_win win;
 	bool rows;                 /* byte MaxPool without Indices: max_rows_*() */
+	const struct ert_q8_pool_kernels *qk;  /* their level's loops, or NULL */
 };
 
 /*
@@ -95,6 +97,23 @@ DEFINE_MAX_PLANE(max_plane_u8, uint8_t)
 DEFINE_MAX_PLANE(max_plane_i8, int8_t)
 
 /*
+ * Output columns [i0, i1) of a row whose windows lie wholly inside it, for
+ * the level's max_taps() (strides 1 and 2; i1 <= i0: none).
+ */
+static void q8_interior(const struct ert_conv_geom *g, int64_t *i0, int64_t *i1)
+{
+	int64_t s = g->stride[2], p = g->pad_b[2];
+	int64_t last = g->in[2] - 1 - (g->k[2] - 1) * g->dil[2] + p; /* ow * s <= last */
+
+	*i0 = *i1 = 0;
+	if ((s != 1 && s != 2) || last < 0)
+		return;
+	*i0 = (p + s - 1) / s;
+	*i1 = last / s + 1;
+	*i1 = *i1 < g->out[2] ? *i1 : g->out[2];
+}
+
+/*
  * Byte MaxPool without Indices (the int8 models' pools): the window's input
  * rows of an output row are first folded into one row by an elementwise
  * max (contiguous, vectorised by the compiler), then each output takes the
@@ -102,17 +121,19 @@ DEFINE_MAX_PLANE(max_plane_i8, int8_t)
  * k taps directly, only the edge windows ask tap_range() (whose divisions
  * by the dilation, once per output, were most of the int8 resnet50's
  * MaxPool). The same bytes as max_plane_*(): the max of the taps inside
- * the input, 0 for a window with none.
+ * the input, 0 for a window with none. Above the scalar level the fold and
+ * the inside windows run the level's loops (j->qk).
  */
 #define ROW_MAX 4096
-#define DEFINE_MAX_ROWS(name, T)                                                         \
+#define DEFINE_MAX_ROWS(name, T, S8)                                                     \
 	static void name(const struct pool_job *j, int64_t pl)                           \
 	{                                                                                \
 		const struct ert_conv_geom *g = &j->g;                                   \
 		const T *x = (const T *)j->x + pl * j->in_sp;                            \
 		T *y = (T *)j->y + pl * j->out_sp;                                       \
 		const int64_t W = g->in[2];                                              \
-		T row[ROW_MAX];                                                          \
+		/* qk->max_taps() may read a byte past the row */                       \
+		T row[ROW_MAX + 64];                                                     \
 		for (int64_t od = 0; od < g->out[0]; od++) {                             \
 			int64_t sd, ld, hd, pd;                                          \
 			tap_range(g, 0, od, &sd, &ld, &hd, &pd);                         \
@@ -126,16 +147,28 @@ DEFINE_MAX_PLANE(max_plane_i8, int8_t)
 								  sh + b * g->dil[1]) * W;   \
 						if (!any)                                \
 							memcpy(row, r, (size_t)W * sizeof(T)); \
+						else if (j->qk)                          \
+							j->qk->max_fold((uint8_t *)row,  \
+									(const uint8_t *)r, W, S8); \
 						else                                     \
 							for (int64_t i = 0; i < W; i++)  \
 								row[i] = r[i] > row[i] ? r[i] : row[i]; \
 						any = true;                              \
 					}                                                \
-				/* k 3, stride 2: the windows inside the row, [i0, i1), \
-				 * in one loop the compiler vectorises */               \
+				/* the windows inside the row, [i0, i1): the level's \
+				 * max_taps(), or at k 3, stride 2 one loop that the \
+				 * compiler vectorises */                                \
 				int64_t i0 = -1, i1 = -1;                                \
-				if (any && g->k[2] == 3 && g->stride[2] == 2 && g->dil[2] == 1 && \
-				    W - 3 + g->pad_b[2] >= 0) {                          \
+				if (any && j->qk) {                                      \
+					q8_interior(g, &i0, &i1);                        \
+					if (i1 > i0)                                     \
+						j->qk->max_taps((const uint8_t *)row +   \
+								i0 * g->stride[2] - g->pad_b[2], \
+								(uint8_t *)y + i0, i1 - i0, \
+								g->k[2], g->stride[2],   \
+								g->dil[2], S8);          \
+				} else if (any && g->k[2] == 3 && g->stride[2] == 2 &&   \
+					   g->dil[2] == 1 && W - 3 + g->pad_b[2] >= 0) { \
 					i0 = (g->pad_b[2] + 1) / 2;                      \
 					i1 = (W - 3 + g->pad_b[2]) / 2 + 1;              \
 					i1 = i1 < g->out[2] ? i1 : g->out[2];            \
@@ -143,6 +176,10 @@ DEFINE_MAX_PLANE(max_plane_i8, int8_t)
 				for (int64_t ow = 0; ow < g->out[2]; ow++) {             \
 					int64_t sw = ow * g->stride[2] - g->pad_b[2], lw, hw, pw; \
 					T v = 0;                                         \
+					if (ow == i0 && i1 > i0 && j->qk) {              \
+						ow = i1 - 1;                             \
+						continue;                                \
+					}                                                \
 					if (ow == i0 && i1 > i0) {                       \
 						const T *t = row + sw;                   \
 						for (int64_t i = 0; i < i1 - i0; i++) {  \
@@ -177,8 +214,8 @@ DEFINE_MAX_PLANE(max_plane_i8, int8_t)
 		}                                                                        \
 	}
 
-DEFINE_MAX_ROWS(max_rows_u8, uint8_t)
-DEFINE_MAX_ROWS(max_rows_i8, int8_t)
+DEFINE_MAX_ROWS(max_rows_u8, uint8_t, false)
+DEFINE_MAX_ROWS(max_rows_i8, int8_t, true)
 
 static void sum_plane(const struct pool_job *j, int64_t pl)
 {
@@ -287,6 +324,8 @@ static ert_status pool_job_of(const struct ert_cpu *cpu, struct ert_exec *x, str
 	}
 	j->rows = j->kind == POOL_MAX && !j->indices && j->g.in[2] <= ROW_MAX &&
 		  (j->dtype == ERT_DTYPE_UINT8 || j->dtype == ERT_DTYPE_INT8);
+	if (j->rows)
+		j->qk = ert_q8_pool_kernels_for(cpu->isa);
 	return ERT_OK;
 }
 
@@ -297,7 +336,7 @@ static ert_status pool_prepare(struct ert_cpu *cpu, struct ert_exec *x, struct e
 
 	/* a bad attribute is compute()'s to report */
 	if (pool_job_of(cpu, x, &j, &perr) == ERT_OK)
-		x->kernel = j.vk ? j.vk->name_pool : NULL;
+		x->kernel = j.vk ? j.vk->name_pool : j.qk ? j.qk->name : NULL;
 	return ERT_OK;
 }
 

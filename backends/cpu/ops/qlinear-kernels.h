@@ -186,4 +186,51 @@ typedef int64_t (*ert_q8_quant_fn)(const struct ert_q8_quant *p, const float *x,
 int64_t ert_q8_quantize_avx2(const struct ert_q8_quant *p, const float *x, void *y, int64_t n);
 int64_t ert_q8_quantize_avx512(const struct ert_q8_quant *p, const float *x, void *y, int64_t n);
 
+/*
+ * DequantizeLinear of int8/uint8 to float32, one float32 scale and zero
+ * point (quant.c's dequantize_range()): y = ((float)x - (float)zp) * s in
+ * float32, each step rounded as there (the subtraction of two small
+ * integers is exact, the product is one float32 rounding). The level
+ * kernels (quant-<level>.c) do whole groups of their width and return how
+ * many elements they did.
+ */
+struct ert_q8_dequant {
+	float s, zp;
+	bool u8;
+};
+
+typedef int64_t (*ert_q8_dequant_fn)(const struct ert_q8_dequant *p, const void *x, float *y,
+				     int64_t n);
+
+int64_t ert_q8_dequantize_avx2(const struct ert_q8_dequant *p, const void *x, float *y,
+			       int64_t n);
+int64_t ert_q8_dequantize_avx512(const struct ert_q8_dequant *p, const void *x, float *y,
+				 int64_t n);
+
+/*
+ * The byte pools' inner loops at a SIMD level (qpool-<level>.c): MaxPool
+ * of int8/uint8 (pool.c's max_rows_*()) and QLinearGlobalAveragePool's
+ * plane sums (qlinear-pool.c). Bytes are int8 when @s8, else uint8. Integer
+ * max and integer sums are exact, so the callers' outputs are the scalar
+ * kernels' bytes.
+ */
+struct ert_q8_pool_kernels {
+	const char *name;    /* what `edgert profile` shows: "q8-pool-<level>" */
+	/* row[i] = max(row[i], r[i]) for i < n */
+	void (*max_fold)(uint8_t *row, const uint8_t *r, int64_t n, bool s8);
+	/*
+	 * y[i] = max over c < k of row[i * s + c * d] for i < n, s 1 or 2; row
+	 * may be read one byte past the last tap (stride 2's odd byte).
+	 */
+	void (*max_taps)(const uint8_t *row, uint8_t *y, int64_t n, int64_t k, int64_t s,
+			 int64_t d, bool s8);
+	/* sums[p] = the sum of the @sp values at x + p * sp, for p < @planes */
+	void (*plane_sums)(const uint8_t *x, int64_t planes, int64_t sp, bool s8, int64_t *sums);
+};
+
+extern const struct ert_q8_pool_kernels ert_q8_pool_avx2;
+
+/* The table of level @isa, or NULL at the scalar level (qlinear-pool.c). */
+const struct ert_q8_pool_kernels *ert_q8_pool_kernels_for(enum ert_cpu_isa isa);
+
 #endif /* ERT_CPU_QLINEAR_KERNELS_H */

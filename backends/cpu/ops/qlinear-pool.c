@@ -26,7 +26,13 @@ struct qpool_job {
 	int32_t xzp;
 	double xs, ys;
 	int64_t channels, in_sp, out_sp;
+	const struct ert_q8_pool_kernels *qk;  /* global NCHW: the level's plane sums */
 };
+
+const struct ert_q8_pool_kernels *ert_q8_pool_kernels_for(enum ert_cpu_isa isa)
+{
+	return isa >= ERT_ISA_AVX2 ? &ert_q8_pool_avx2 : NULL;
+}
 
 /* One axis of a window: in-bounds taps [lo, hi) and the tap count under count_include_pad. */
 static void axis_taps(const struct ert_conv_geom *g, int ax, int64_t o, int64_t *start,
@@ -115,12 +121,38 @@ static void qpool_planes(void *arg, int64_t begin, int64_t end)
 {
 	const struct qpool_job *j = arg;
 
+	if (j->qk) {
+		int64_t sums[256];
+
+		for (int64_t p0 = begin; p0 < end; p0 += 256) {
+			int64_t np = end - p0 < 256 ? end - p0 : 256;
+
+			j->qk->plane_sums((const uint8_t *)j->x + p0 * j->in_sp, np, j->in_sp,
+					  j->dt == ERT_DTYPE_INT8, sums);
+			for (int64_t p = 0; p < np; p++)
+				ert_q8_store(j->y, j->dt, p0 + p,
+					     qpool_out(j, sums[p], j->in_sp, j->in_sp));
+		}
+		return;
+	}
+
 	for (int64_t pl = begin; pl < end; pl++) {
 		if (j->global)
 			global_plane(j, pl);
 		else
 			avg_plane(j, pl);
 	}
+}
+
+/* QLinearGlobalAveragePool over NCHW planes: the level's plane sums (NULL: the loops above). */
+static const struct ert_q8_pool_kernels *qpool_vec(const struct ert_cpu *cpu,
+						   const struct ert_exec *x)
+{
+	if (x->node->op != ERT_OP_QLinearGlobalAveragePool ||
+	    ert_attr_int(x->node, "channels_last", 0) != 0 ||
+	    (x->in[0]->dtype != ERT_DTYPE_UINT8 && x->in[0]->dtype != ERT_DTYPE_INT8))
+		return NULL;
+	return ert_q8_pool_kernels_for(cpu->isa);
 }
 
 static ert_status qpool_compute(struct ert_cpu *cpu, struct ert_exec *x, struct ert_err *err)
@@ -163,12 +195,23 @@ static ert_status qpool_compute(struct ert_cpu *cpu, struct ert_exec *x, struct 
 	}
 	if (x->out[0]->numel == 0)
 		return ERT_OK;
-	ert_parallel_for(cpu->pool, xv->dims[0] * j.channels, 1, qpool_planes, &j);
+	j.qk = qpool_vec(cpu, x);
+	ert_parallel_for(cpu->pool, xv->dims[0] * j.channels, j.qk ? 64 : 1, qpool_planes, &j);
+	return ERT_OK;
+}
+
+static ert_status qpool_prepare(struct ert_cpu *cpu, struct ert_exec *x, struct ert_err *err)
+{
+	const struct ert_q8_pool_kernels *qk = qpool_vec(cpu, x);
+
+	(void)err;
+	x->kernel = qk ? qk->name : NULL;
 	return ERT_OK;
 }
 
 const struct ert_cpu_op ert_cpu_ops_qlinear_pool[] = {
 	{ .op = ERT_OP_QLinearAveragePool, .compute = qpool_compute },
-	{ .op = ERT_OP_QLinearGlobalAveragePool, .compute = qpool_compute },
+	{ .op = ERT_OP_QLinearGlobalAveragePool, .prepare = qpool_prepare,
+	  .compute = qpool_compute },
 	{ .compute = NULL },
 };

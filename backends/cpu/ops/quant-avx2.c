@@ -33,3 +33,24 @@ int64_t ert_q8_quantize_avx2(const struct ert_q8_quant *p, const float *x, void 
 	}
 	return i;
 }
+
+/*
+ * DequantizeLinear of int8/uint8 to float32 in 8 lanes: quant.c's
+ * dequantize_range(), (float)x - (float)zp (exact) times s, one float32
+ * rounding, so the same bits. Whole groups of 8; the caller does the rest.
+ */
+int64_t ert_q8_dequantize_avx2(const struct ert_q8_dequant *p, const void *x, float *y,
+			       int64_t n)
+{
+	const __m256 s = _mm256_set1_ps(p->s), zp = _mm256_set1_ps(p->zp);
+	const uint8_t *b = x;
+	int64_t i = 0;
+
+	for (; i + 8 <= n; i += 8) {
+		__m128i q = _mm_loadl_epi64((const __m128i *)(b + i));
+		__m256i w = p->u8 ? _mm256_cvtepu8_epi32(q) : _mm256_cvtepi8_epi32(q);
+
+		_mm256_storeu_ps(y + i, _mm256_mul_ps(_mm256_sub_ps(_mm256_cvtepi32_ps(w), zp), s));
+	}
+	return i;
+}

@@ -60,6 +60,7 @@ struct q_args {
 	double lo, hi;
 	bool saturate;
 	ert_q8_quant_fn vec;    /* quantize_bytes()'s level kernel, or NULL */
+	ert_q8_dequant_fn dq;   /* dequantize_range()'s level kernel for bytes, or NULL */
 };
 
 /* Quantised code of element @i: an integer, or an fp8 bit pattern. */
@@ -221,6 +222,16 @@ static void dequantize_range(void *arg, int64_t begin, int64_t end)
 	const struct q_args *a = arg;
 	ert_dtype xt = a->x->dtype;
 
+	if (a->dq) {
+		struct ert_q8_dequant p = {
+			*(const float *)a->scale->data,
+			a->zp ? q_load(a->zp->data, a->zp->dtype, 0) : 0.0f, xt == ERT_DTYPE_UINT8,
+		};
+
+		begin += a->dq(&p, (const uint8_t *)a->x->data + begin,
+			       (float *)a->y->data + begin, end - begin);
+	}
+
 	for (int64_t i = begin; i < end; i++) {
 		int64_t pi = ert_quant_param_index(&a->l, i);
 		float v = q_load(a->x->data, xt, i);
@@ -232,6 +243,32 @@ static void dequantize_range(void *arg, int64_t begin, int64_t end)
 	}
 }
 
+/*
+ * int8/uint8 to float32 with one float32 scale and zero point (the int8
+ * models' outputs): the level's kernel and its name (NULL, NULL: the loop).
+ */
+static ert_q8_dequant_fn dequant_kernel(enum ert_cpu_isa isa, const struct ert_value *xv,
+					const struct ert_value *scale, const struct ert_value *zp,
+					const struct ert_value *y, const char **name)
+{
+	*name = NULL;
+	if ((xv->dtype != ERT_DTYPE_INT8 && xv->dtype != ERT_DTYPE_UINT8) ||
+	    scale->dtype != ERT_DTYPE_FLOAT32 || scale->numel != 1 ||
+	    (zp && (zp->numel != 1 || zp->dtype != xv->dtype)) || y->dtype != ERT_DTYPE_FLOAT32 ||
+	    isa < ERT_ISA_AVX2)
+		return NULL;
+	*name = "q8-dequant-avx2";
+	return ert_q8_dequantize_avx2;
+}
+
+static ert_status dequantize_prepare(struct ert_cpu *cpu, struct ert_exec *x, struct ert_err *err)
+{
+	(void)err;
+	dequant_kernel(cpu->isa, x->in[0], x->in[1], x->n_in > 2 ? x->in[2] : NULL, x->out[0],
+		       &x->kernel);
+	return ERT_OK;
+}
+
 static ert_status dequantize_compute(struct ert_cpu *cpu, struct ert_exec *x, struct ert_err *err)
 {
 	struct q_args a = {
@@ -239,9 +276,11 @@ static ert_status dequantize_compute(struct ert_cpu *cpu, struct ert_exec *x, st
 		.y = x->out[0],
 	};
 	ert_status st = ert_quant_layout_get(x->node, a.x, a.scale, a.zp, &a.l, err);
+	const char *name;
 
 	if (st != ERT_OK)
 		return st;
+	a.dq = dequant_kernel(cpu->isa, a.x, a.scale, a.zp, a.y, &name);
 	if (a.x->numel > 0)
 		ert_parallel_for(cpu->pool, a.x->numel, 8192, dequantize_range, &a);
 	return ERT_OK;
@@ -282,7 +321,8 @@ static ert_status dynamic_compute(struct ert_cpu *cpu, struct ert_exec *x, struc
 
 const struct ert_cpu_op ert_cpu_ops_quant[] = {
 	{ .op = ERT_OP_QuantizeLinear, .prepare = quantize_prepare, .compute = quantize_compute },
-	{ .op = ERT_OP_DequantizeLinear, .compute = dequantize_compute },
+	{ .op = ERT_OP_DequantizeLinear, .prepare = dequantize_prepare,
+	  .compute = dequantize_compute },
 	{ .op = ERT_OP_DynamicQuantizeLinear, .compute = dynamic_compute },
 	{ .compute = NULL },
 };

@@ -1,0 +1,153 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The byte pools' inner loops in 32-byte lanes (level "avx2"; see struct
+ * ert_q8_pool_kernels): max of bytes and sums of bytes, exact, so the same
+ * bytes as the portable loops of pool.c and qlinear-pool.c.
+ */
+#include <immintrin.h>
+#include <string.h>
+
+#include "cpu/ops/qlinear-kernels.h"
+
+static inline __m256i max8(__m256i a, __m256i b, bool s8)
+{
+	return s8 ? _mm256_max_epi8(a, b) : _mm256_max_epu8(a, b);
+}
+
+static inline uint8_t max1(uint8_t a, uint8_t b, bool s8)
+{
+	if (s8)
+		return (int8_t)a > (int8_t)b ? a : b;
+	return a > b ? a : b;
+}
+
+static void max_fold_avx2(uint8_t *row, const uint8_t *r, int64_t n, bool s8)
+{
+	int64_t i = 0;
+
+	for (; i + 32 <= n; i += 32) {
+		__m256i a = _mm256_loadu_si256((const __m256i *)(row + i));
+
+		a = max8(a, _mm256_loadu_si256((const __m256i *)(r + i)), s8);
+		_mm256_storeu_si256((__m256i *)(row + i), a);
+	}
+	/* the last whole vector again: max(max(a, b), b) is max(a, b) */
+	if (i < n && n >= 32) {
+		i = n - 32;
+		__m256i a = _mm256_loadu_si256((const __m256i *)(row + i));
+
+		a = max8(a, _mm256_loadu_si256((const __m256i *)(r + i)), s8);
+		_mm256_storeu_si256((__m256i *)(row + i), a);
+		return;
+	}
+	for (; i < n; i++)
+		row[i] = max1(row[i], r[i], s8);
+}
+
+/* The even bytes of the 64 at p, in order. */
+static inline __m256i even_bytes(const uint8_t *p)
+{
+	const __m256i lo = _mm256_set1_epi16(0xff);
+	__m256i a = _mm256_and_si256(_mm256_loadu_si256((const __m256i *)p), lo);
+	__m256i b = _mm256_and_si256(_mm256_loadu_si256((const __m256i *)(p + 32)), lo);
+
+	/* packus works per 128-bit half: a0 b0 a1 b1; the caller permutes */
+	return _mm256_packus_epi16(a, b);
+}
+
+/* 32 outputs from @t (the first output's first tap) at stride @s. */
+static inline __m256i taps32(const uint8_t *t, int64_t k, int64_t s, int64_t d, bool s8)
+{
+	__m256i v;
+
+	if (s == 1) {
+		v = _mm256_loadu_si256((const __m256i *)t);
+		for (int64_t c = 1; c < k; c++)
+			v = max8(v, _mm256_loadu_si256((const __m256i *)(t + c * d)), s8);
+		return v;
+	}
+	v = even_bytes(t);
+	for (int64_t c = 1; c < k; c++)
+		v = max8(v, even_bytes(t + c * d), s8);
+	/* the lane order of the packs: the max is lane by lane, so fix it once */
+	return _mm256_permute4x64_epi64(v, 0xd8);
+}
+
+static void max_taps_avx2(const uint8_t *row, uint8_t *y, int64_t n, int64_t k, int64_t s,
+			  int64_t d, bool s8)
+{
+	int64_t i = 0;
+
+	for (; i + 32 <= n; i += 32)
+		_mm256_storeu_si256((__m256i *)(y + i), taps32(row + i * s, k, s, d, s8));
+	/* the last 32 outputs again (y is not row): the same values */
+	if (i < n && n >= 32) {
+		i = n - 32;
+		_mm256_storeu_si256((__m256i *)(y + i), taps32(row + i * s, k, s, d, s8));
+		return;
+	}
+	for (; i < n; i++) {
+		uint8_t v = row[i * s];
+
+		for (int64_t c = 1; c < k; c++)
+			v = max1(v, row[i * s + c * d], s8);
+		y[i] = v;
+	}
+}
+
+static inline int64_t hsum64(__m256i v)
+{
+	__m128i h = _mm_add_epi64(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));
+
+	return _mm_cvtsi128_si64(h) + _mm_extract_epi64(h, 1);
+}
+
+/*
+ * psadbw against 0 sums 8 unsigned bytes into each 64-bit lane; int8 is
+ * summed as x ^ 0x80 = x + 128 and 128 a value taken off at the end.
+ */
+static void plane_sums_avx2(const uint8_t *x, int64_t planes, int64_t sp, bool s8,
+			    int64_t *sums)
+{
+	const __m256i bias = _mm256_set1_epi8(s8 ? (char)0x80 : 0), zero = _mm256_setzero_si256();
+	const __m256i idx = _mm256_setr_epi8(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15,
+					     16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28,
+					     29, 30, 31);
+	const uint8_t *end = x + planes * sp;
+	const int64_t t = sp % 32;
+	/* the last vector of a plane: its bytes [32 - t, 32) when sp >= 32, else [0, t) */
+	const __m256i keep = sp >= 32 ? _mm256_cmpgt_epi8(idx, _mm256_set1_epi8((char)(31 - t)))
+				       : _mm256_cmpgt_epi8(_mm256_set1_epi8((char)t), idx);
+
+	for (int64_t p = 0; p < planes; p++) {
+		const uint8_t *q = x + p * sp;
+		__m256i acc = zero, v;
+		int64_t i = 0;
+
+		for (; i + 32 <= sp; i += 32) {
+			v = _mm256_xor_si256(_mm256_loadu_si256((const __m256i *)(q + i)), bias);
+			acc = _mm256_add_epi64(acc, _mm256_sad_epu8(v, zero));
+		}
+		if (t) {
+			const uint8_t *l = sp >= 32 ? q + sp - 32 : q;
+			uint8_t tmp[32];
+
+			/* no load past the tensor: the last planes' short tails go by a copy */
+			if (l + 32 > end) {
+				memset(tmp, 0, sizeof(tmp));
+				memcpy(tmp, l, (size_t)(end - l));
+				l = tmp;
+			}
+			v = _mm256_xor_si256(_mm256_loadu_si256((const __m256i *)l), bias);
+			acc = _mm256_add_epi64(acc, _mm256_sad_epu8(_mm256_and_si256(v, keep), zero));
+		}
+		sums[p] = hsum64(acc) - (s8 ? 128 * sp : 0);
+	}
+}
+
+const struct ert_q8_pool_kernels ert_q8_pool_avx2 = {
+	.name = "q8-pool-avx2",
+	.max_fold = max_fold_avx2,
+	.max_taps = max_taps_avx2,
+	.plane_sums = plane_sums_avx2,
+};
