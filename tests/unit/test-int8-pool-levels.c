@@ -253,7 +253,8 @@ ERT_TEST(kernel_names)
 	for (int isa = ERT_ISA_SCALAR; isa <= (int)ert_cpu_isa_best(); isa++) {
 		const struct ert_q8_pool_kernels *qk = ert_q8_pool_kernels_for((enum ert_cpu_isa)isa);
 		const char *pool = qk ? qk->name : NULL;
-		const char *dq = isa >= ERT_ISA_AVX2 ? "q8-dequant-avx2" : NULL;
+		const char *dq = isa >= ERT_ISA_AVX512 ? "q8-dequant-avx512"
+				 : isa >= ERT_ISA_AVX2 ? "q8-dequant-avx2" : NULL;
 		enum ert_cpu_isa l = (enum ert_cpu_isa)isa;
 		struct one o;
 

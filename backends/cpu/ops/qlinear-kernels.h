@@ -229,6 +229,7 @@ struct ert_q8_pool_kernels {
 };
 
 extern const struct ert_q8_pool_kernels ert_q8_pool_avx2;
+extern const struct ert_q8_pool_kernels ert_q8_pool_avx512;
 
 /* The table of level @isa, or NULL at the scalar level (qlinear-pool.c). */
 const struct ert_q8_pool_kernels *ert_q8_pool_kernels_for(enum ert_cpu_isa isa);

@@ -31,7 +31,8 @@ struct qpool_job {
 
 const struct ert_q8_pool_kernels *ert_q8_pool_kernels_for(enum ert_cpu_isa isa)
 {
-	return isa >= ERT_ISA_AVX2 ? &ert_q8_pool_avx2 : NULL;
+	return isa >= ERT_ISA_AVX512 ? &ert_q8_pool_avx512 : isa >= ERT_ISA_AVX2 ? &ert_q8_pool_avx2
+									  : NULL;
 }
 
 /* One axis of a window: in-bounds taps [lo, hi) and the tap count under count_include_pad. */

@@ -29,3 +29,24 @@ int64_t ert_q8_quantize_avx512(const struct ert_q8_quant *p, const float *x, voi
 	}
 	return i;
 }
+
+/*
+ * DequantizeLinear of int8/uint8 to float32 in 16 lanes: as quant-avx2.c,
+ * quant.c's dequantize_range() step for step, so the same bits. Whole
+ * groups of 16; the caller does the rest.
+ */
+int64_t ert_q8_dequantize_avx512(const struct ert_q8_dequant *p, const void *x, float *y,
+				 int64_t n)
+{
+	const __m512 s = _mm512_set1_ps(p->s), zp = _mm512_set1_ps(p->zp);
+	const uint8_t *b = x;
+	int64_t i = 0;
+
+	for (; i + 16 <= n; i += 16) {
+		__m128i q = _mm_loadu_si128((const __m128i *)(b + i));
+		__m512i w = p->u8 ? _mm512_cvtepu8_epi32(q) : _mm512_cvtepi8_epi32(q);
+
+		_mm512_storeu_ps(y + i, _mm512_mul_ps(_mm512_sub_ps(_mm512_cvtepi32_ps(w), zp), s));
+	}
+	return i;
+}

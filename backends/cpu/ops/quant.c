@@ -257,8 +257,8 @@ static ert_q8_dequant_fn dequant_kernel(enum ert_cpu_isa isa, const struct ert_v
 	    (zp && (zp->numel != 1 || zp->dtype != xv->dtype)) || y->dtype != ERT_DTYPE_FLOAT32 ||
 	    isa < ERT_ISA_AVX2)
 		return NULL;
-	*name = "q8-dequant-avx2";
-	return ert_q8_dequantize_avx2;
+	*name = isa >= ERT_ISA_AVX512 ? "q8-dequant-avx512" : "q8-dequant-avx2";
+	return isa >= ERT_ISA_AVX512 ? ert_q8_dequantize_avx512 : ert_q8_dequantize_avx2;
 }
 
 static ert_status dequantize_prepare(struct ert_cpu *cpu, struct ert_exec *x, struct ert_err *err)
