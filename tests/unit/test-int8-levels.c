@@ -777,7 +777,15 @@ static ert_status pair_at(struct one *conv, struct one *add, bool swap, enum ert
 	return st;
 }
 
-static const float res_scales[3][2] = { { 0.5f, 1.1f }, { 1.7f, 2.3f }, { 1.0f, 0.9f } };
+/*
+ * The residual's and the sum's scales over the conv's output scale: the
+ * first three in the Add's 32-bit form (the conv's output the power-of-two
+ * input, the residual, equal scales: the epilogue's fast rows at the SIMD
+ * levels), the last outside it (the conv's output 6000x below the Add's
+ * larger scale: an input shift of -12; the epilogue's general rows).
+ */
+static const float res_scales[4][2] = { { 0.5f, 1.1f }, { 1.7f, 2.3f }, { 1.0f, 0.9f },
+					{ 3000.0f, 2500.0f } };
 
 ERT_TEST(qlinearconv_residual_every_level)
 {
@@ -788,7 +796,9 @@ ERT_TEST(qlinearconv_residual_every_level)
 	REQUIRE(pool);
 	for (size_t i = 0; i < sizeof(conv_cases) / sizeof(conv_cases[0]); i++) {
 		struct conv_case cc = conv_cases[i];
-		bool u8 = cc.flags & U8Y, swap = i % 2, clamp = i % 2 == 0;
+		/* the sum's clamp: below the zero point, none, ReLU (lo = zero point) */
+		bool u8 = cc.flags & U8Y, swap = i % 2;
+		int clamp = (int)(i % 3);
 		ert_dtype dt = u8 ? ERT_DTYPE_UINT8 : ERT_DTYPE_INT8;
 		int zlo = u8 ? 90 : -30, zhi = u8 ? 160 : 30;
 		struct one conv, add, f;
@@ -800,7 +810,7 @@ ERT_TEST(qlinearconv_residual_every_level)
 		REQUIRE(run_at(&conv, ERT_ISA_SCALAR, NULL, true, ERT_LEVEL_NORMAL, &ref) == ERT_OK);
 		REQUIRE(ref.dtype == dt);
 		float ys = ert_value_get_float(conv.inp[6], 0);
-		const float *sc = res_scales[i % 3];
+		const float *sc = res_scales[i % 4];
 
 		one_init(&add, ERT_OP_QLinearAdd, 1, 8, 1);
 		set_in(&add, swap ? 3 : 0, dt, ref.rank, ref.dims, NULL);
@@ -812,7 +822,10 @@ ERT_TEST(qlinearconv_residual_every_level)
 		in_scales(&add, 6, 0, ys * sc[1], false);
 		in_zp(&add, 7, dt, 0, zlo, zhi);
 		free(ref.data);
-		set_rule(&add, true, clamp ? zlo + 20 : 1, clamp ? zhi + 60 : 0);
+		if (clamp == 2)
+			set_rule(&add, true, (int)ert_value_get_int(&add.in[7], 0), u8 ? 255 : 127);
+		else
+			set_rule(&add, true, clamp == 0 ? zlo + 20 : 1, clamp == 0 ? zhi + 60 : 0);
 
 		one_init(&f, ERT_OP_QLinearConv, 10, 14, 1);
 		for (uint32_t k = 0; k < 9; k++) {
@@ -1021,6 +1034,126 @@ ERT_TEST(qgemm_epi_rows_fixed_every_level)
 }
 
 /*
+ * The fixed rows with a fused residual (e->res, as a QLinearConv with
+ * "ert.residual" calls epi_rows): each level's block epilogue against the
+ * conv's output stage computed here followed by the scalar Add
+ * (ert_q8_add_run() at the scalar level) over those bytes and the
+ * residual's. Scales the Add's 32-bit form takes, with either input the
+ * power-of-two one (the epilogue's fast rows), and scales it refuses (the
+ * general rows, residual8()/residual16()); which is which is checked.
+ * Widths 1 to 53 (the fast rows' tails), int8 and uint8, with and without
+ * colsum's u, the sum's clamp below the zero point, ReLU (lo = zero point:
+ * no sign fix-up) and none, conv outputs that saturate the type.
+ */
+ERT_TEST(qgemm_epi_rows_residual_every_level)
+{
+	/* the residual's and the sum's scales over the conv's; fast: in the 32-bit form */
+	static const struct { double rs, cs; bool fast; int shift; } sc[] = {
+		{ 0.5, 1.1, true, 0 },      /* the conv's output is the power-of-two input */
+		{ 1.7, 2.3, true, 1 },      /* the residual is */
+		{ 1.0, 0.9, true, 0 },      /* equal scales: both are, the conv's taken */
+		{ 0.02, 0.7, true, 0 },     /* the residual's shift -6 */
+		{ 3000.0, 2500.0, false, 0 }, /* the conv's input shift -12: refused */
+		{ 1.0 / 3000.0, 0.5, false, 0 }, /* the residual's: refused */
+	};
+	enum ert_cpu_isa best = ert_cpu_isa_best();
+	uint32_t st = 91;
+	int runs = 0, fast_runs = 0;
+
+	for (int isa = ERT_ISA_AVX2; isa <= (int)best; isa++) {
+		const struct ert_qgemm_kernel *k = ert_qgemm_kernel_for((enum ert_cpu_isa)isa);
+
+		if (!k)
+			continue;
+		for (int trial = 0; trial < 240; trial++) {
+			enum { ROWS = 5, LD = 64 };
+			int32_t raw[ROWS * LD], u[LD], c0[ROWS], c1[ROWS], mult[ROWS], shift[ROWS];
+			uint8_t conv[ROWS * LD], res[ROWS * LD], out[ROWS * LD], want[ROWS * LD];
+			const int si = trial % 6, clamp = (trial / 6) % 3;
+			const bool u8 = trial % 5 >= 3, with_u = trial % 7 < 3;
+			const int32_t tmin = u8 ? 0 : -128, tmax = u8 ? 255 : 127;
+			const int64_t n = 1 + (int64_t)(lcg_next(&st) % 53);
+			const int32_t czp = tmin + (int32_t)(lcg_next(&st) % 256);
+			const int32_t rzp = tmin + (int32_t)(lcg_next(&st) % 256);
+			const int32_t ozp = tmin + 40 + (int32_t)(lcg_next(&st) % 176);
+			struct ert_qout qo = { .dtype = u8 ? ERT_DTYPE_UINT8 : ERT_DTYPE_INT8,
+					       .zp = ozp, .lo = tmin, .hi = tmax, .fixed = true };
+			struct ert_q8_add add, ref;
+
+			if (clamp == 0) {
+				qo.lo = ozp - 30;
+				qo.hi = ozp + 35;
+			} else if (clamp == 1) {
+				qo.lo = ozp;
+			}
+			REQUIRE(ert_q8_add_init(&add, (enum ert_cpu_isa)isa, &qo, 1.0, czp, sc[si].rs,
+						rzp, sc[si].cs));
+			REQUIRE(ert_q8_add_init(&ref, ERT_ISA_SCALAR, &qo, 1.0, czp, sc[si].rs, rzp,
+						sc[si].cs));
+			CHECK_EQ_INT(add.fast != NULL, sc[si].fast);
+			if (add.fast)
+				CHECK_EQ_INT(add.shift, sc[si].shift);
+			for (int i = 0; i < ROWS * LD; i++) {
+				raw[i] = (int32_t)(lcg_next(&st) % 400001) - 200000;
+				res[i] = (uint8_t)(lcg_next(&st) >> 7);
+			}
+			for (int j = 0; j < LD; j++)
+				u[j] = (int32_t)(lcg_next(&st) % 20000);
+			for (int r = 0; r < ROWS; r++) {
+				c0[r] = (int32_t)(lcg_next(&st) % 2001) - 1000;
+				c1[r] = (int32_t)(lcg_next(&st) % 21) - 10;
+				mult[r] = (int32_t)(lcg_next(&st) >> 2 | 1u << 30);
+				/* outputs mostly inside the type, some saturating it */
+				shift[r] = -8 - (int32_t)(lcg_next(&st) % 6);
+			}
+			struct ert_qgemm_epi e = { .mode = ERT_QGEMM_OUT_FIXED, .u = with_u ? u : NULL,
+						   .zp = czp, .lo = tmin, .hi = tmax, .res = &add,
+						   .r = res };
+			const struct ert_qgemm_rows rt = { .c0 = c0, .c1 = c1, .mult1 = mult,
+							   .shift1 = shift };
+
+			memset(conv, 0, sizeof(conv));
+			memset(out, 0xee, sizeof(out));
+			memset(want, 0xee, sizeof(want));
+			for (int r = 0; r < ROWS; r++) {
+				for (int64_t j = 0; j < n; j++) {
+					uint32_t v = (uint32_t)raw[r * LD + j] + (uint32_t)c0[r];
+					int64_t q;
+
+					if (with_u)
+						v += (uint32_t)c1[r] * (uint32_t)u[j];
+					q = (int64_t)ert_requant_fixed((int32_t)v, mult[r], shift[r]) + czp;
+					conv[r * LD + j] = (uint8_t)(q < tmin ? tmin : q > tmax ? tmax : q);
+				}
+				ert_q8_add_run(&ref, conv + r * LD, 1, res + r * LD, 1, want + r * LD, n);
+			}
+			k->epi_rows(raw, LD, ROWS, n, &e, &rt, out, LD);
+			if (memcmp(out, want, sizeof(out)) != 0) {
+				int bad = 0;
+
+				while (out[bad] == want[bad])
+					bad++;
+				fprintf(stderr,
+					"%s: residual trial %d (scales %d, clamp %d, %s), n %lld: byte %d "
+					"is %u, want %u\n",
+					k->name, trial, si, clamp, u8 ? "uint8" : "int8", (long long)n, bad,
+					out[bad], want[bad]);
+				CHECK(false);
+				break;
+			}
+			runs++;
+			fast_runs += add.fast != NULL && n >= 16;
+		}
+	}
+	if (best < ERT_ISA_AVX2) {
+		fprintf(stderr, "no SIMD level on this CPU: residual epilogue test skipped\n");
+	} else {
+		CHECK(runs > 0);
+		CHECK(fast_runs > 0);
+	}
+}
+
+/*
  * The SIMD path is the one that runs: prepare() names each level's int8 GEMM
  * kernel for a dense convolution and a matrix product, and its depthwise
  * kernel for a depthwise convolution.
@@ -1082,4 +1215,5 @@ ERT_TEST_MAIN(ERT_TEST_ENTRY(qlinearconv_every_level), ERT_TEST_ENTRY(convintege
 	      ERT_TEST_ENTRY(quantize_kernel_names),
 	      ERT_TEST_ENTRY(qlinearconv_residual_every_level),
 	      ERT_TEST_ENTRY(qlinearconv_residual_refused), ERT_TEST_ENTRY(kernel_names),
-	      ERT_TEST_ENTRY(qgemm_epi_rows_fixed_every_level))
+	      ERT_TEST_ENTRY(qgemm_epi_rows_fixed_every_level),
+	      ERT_TEST_ENTRY(qgemm_epi_rows_residual_every_level))

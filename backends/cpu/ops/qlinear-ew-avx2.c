@@ -97,58 +97,17 @@ static inline __m256i addf_widen(const uint8_t *p, bool s8)
 	return s8 ? _mm256_cvtepi8_epi32(x) : _mm256_cvtepu8_epi32(x);
 }
 
-/* g's lanes: w * A + ((w * f + (w < zg ? cneg : cpos)) >> K). */
-static inline __m256i addf_gen(const struct ert_q8_addf *p, __m256i w)
-{
-	__m256i c = _mm256_blendv_epi8(_mm256_set1_epi32(p->cpos), _mm256_set1_epi32(p->cneg),
-				       _mm256_cmpgt_epi32(_mm256_set1_epi32(p->zg), w));
-	__m256i t = _mm256_add_epi32(_mm256_mullo_epi32(w, _mm256_set1_epi32(p->f)), c);
-
-	return _mm256_add_epi32(_mm256_mullo_epi32(w, _mm256_set1_epi32(p->A)),
-				_mm256_sra_epi32(t, _mm_cvtsi32_si128(p->K)));
-}
-
-/*
- * (s * m + q) >> 31 (less 1 where adj and s < negc), then >> n: the even
- * lanes' products from s, the odd lanes' from 2s (s >= 0, its top bit 0,
- * so a 64-bit shift by 31 brings 2s down), whose bits 31..62 land in the
- * high half, where they belong.
- */
-static inline __m256i addf_requant(const struct ert_q8_addf *p, __m256i s, bool adj)
-{
-	const __m256i m = _mm256_set1_epi32(p->m);
-	__m256i ev = _mm256_add_epi64(_mm256_mul_epi32(s, m), _mm256_set1_epi64x(p->q));
-	__m256i od = _mm256_add_epi64(_mm256_mul_epi32(_mm256_srli_epi64(s, 31), m),
-				      _mm256_set1_epi64x(2 * p->q));
-	__m256i h = _mm256_blend_epi32(_mm256_srli_epi64(ev, 31), od, 0xaa);
-
-	if (adj)
-		h = _mm256_add_epi32(h, _mm256_cmpgt_epi32(_mm256_set1_epi32(p->negc), s));
-	return _mm256_sra_epi32(h, _mm_cvtsi32_si128(p->n));
-}
-
 static inline __attribute__((always_inline)) void
 addf_block(const struct ert_q8_addf *p, const uint8_t *s, const uint8_t *g, uint8_t *y, bool two,
 	   bool adj, bool s8)
 {
-	const __m256i lo = _mm256_set1_epi16(p->lo), hi = _mm256_set1_epi16(p->hi);
-	const __m256i zp = _mm256_set1_epi16(p->zp);
 	__m256i r[4], o;
 
-	for (int k = 0; k < 4; k++) {
-		__m256i sum = addf_gen(p, addf_widen(g + 8 * k, s8));
-
-		if (two)
-			sum = _mm256_add_epi32(sum, _mm256_sll_epi32(addf_widen(s + 8 * k, s8),
-								     _mm_cvtsi32_si128(p->ks)));
-		if (s8)
-			sum = _mm256_add_epi32(sum, _mm256_set1_epi32(p->bias));
-		r[k] = addf_requant(p, sum, adj);
-	}
-	r[0] = _mm256_packs_epi32(r[0], r[1]);
-	r[2] = _mm256_packs_epi32(r[2], r[3]);
-	r[0] = _mm256_add_epi16(_mm256_min_epi16(_mm256_max_epi16(r[0], lo), hi), zp);
-	r[2] = _mm256_add_epi16(_mm256_min_epi16(_mm256_max_epi16(r[2], lo), hi), zp);
+	for (int k = 0; k < 4; k++)
+		r[k] = ert_q8_addf_lanes_avx2(p, two ? addf_widen(s + 8 * k, s8) : _mm256_setzero_si256(),
+					      addf_widen(g + 8 * k, s8), two, adj, s8);
+	r[0] = ert_q8_addf_out16_avx2(p, r[0], r[1]);
+	r[2] = ert_q8_addf_out16_avx2(p, r[2], r[3]);
 	o = s8 ? _mm256_packs_epi16(r[0], r[2]) : _mm256_packus_epi16(r[0], r[2]);
 	/* the packs interleave 4-byte groups of the 128-bit halves */
 	o = _mm256_permutevar8x32_epi32(o, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7));

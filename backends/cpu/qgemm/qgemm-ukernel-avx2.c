@@ -142,26 +142,52 @@ static inline __m256i residual8(const struct ert_q8_add *a, __m256i q, const uin
 	return _mm256_add_epi32(s, _mm256_set1_epi32(p->zp));
 }
 
+/* Which input of the fused residual's Add (struct ert_q8_add) is the power-of-two one. */
+enum res_form {
+	RES_NONE,       /* no fused residual */
+	RES_CONV_S,     /* the conv's output (in[0], p->shift == 0) */
+	RES_CONV_G,     /* the residual (in[1]) */
+};
+
+static inline __m256i widen8(const uint8_t *p, bool s8)
+{
+	__m128i x = _mm_loadl_epi64((const __m128i *)p);
+
+	return s8 ? _mm256_cvtepi8_epi32(x) : _mm256_cvtepu8_epi32(x);
+}
+
 /*
  * A convolution's fixed-rule rows (one multiplier and shift per row, no
- * per-column terms but colsum's u, no fused residual) 16 outputs at a time:
- * the block's constants once, each row's once, ert_q8_requant_fixed_avx2()
- * with its shifts as uniform counts and the sign put back by vpsignd, then
- * the clamp on bytes after saturating packs. The packs only saturate values
+ * per-column terms but colsum's u) 16 outputs at a time: the block's
+ * constants once, each row's once, ert_q8_requant_fixed_avx2() with its
+ * shifts as uniform counts and the sign put back by vpsignd, then the
+ * clamp on bytes after saturating packs. The packs only saturate values
  * that lie outside [lo, hi] (which is inside the output type's range, int8
  * when hi <= 127) on the same side, so the clamped bytes are those of the
- * 32-bit clamp. Returns the columns done in every row (a multiple of 16);
- * the caller finishes the rest.
+ * 32-bit clamp.
+ *
+ * With a fused residual (@res, e->res in the 32-bit form): the outputs'
+ * values, clamped to [lo, hi] in 32-bit lanes (the type's range, as the
+ * QLinearConv wrote them), and the residual's bytes of the same columns go
+ * through the Add's lanes (ert_q8_addf_lanes_avx2(), as QLinearAdd runs
+ * them), and only the sum's bytes are stored.
+ *
+ * Returns the columns done in every row (a multiple of 16); the caller
+ * finishes the rest.
  */
 static inline __attribute__((always_inline)) int64_t
-epi_rows_fixed16(const bool s8, const int32_t *raw, int64_t ldr, int64_t rows, int64_t n,
-		 const struct ert_qgemm_epi *e, const struct ert_qgemm_rows *rt, uint8_t *dst,
-		 int64_t ldd)
+epi_rows_fixed16(const bool s8, const enum res_form res, const int32_t *raw, int64_t ldr,
+		 int64_t rows, int64_t n, const struct ert_qgemm_epi *e,
+		 const struct ert_qgemm_rows *rt, uint8_t *dst, int64_t ldd)
 {
 	const __m256i rnd = _mm256_set1_epi64x(1LL << 30);
 	const __m256i zp = _mm256_set1_epi16((int16_t)e->zp);
 	const __m256i order = _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7);
 	const __m128i lo = _mm_set1_epi8((char)e->lo), hi = _mm_set1_epi8((char)e->hi);
+	const __m256i lo32 = _mm256_set1_epi32(e->lo - e->zp), hi32 = _mm256_set1_epi32(e->hi - e->zp);
+	const __m256i zp32 = _mm256_set1_epi32(e->zp);
+	/* a copy the stores cannot alias: its fields stay in registers */
+	const struct ert_q8_addf fp = res ? e->res->fp : (struct ert_q8_addf){ 0 };
 	const int32_t *u = e->u;
 	const int64_t n16 = n / 16 * 16;
 
@@ -177,7 +203,7 @@ epi_rows_fixed16(const bool s8, const int32_t *raw, int64_t ldr, int64_t rows, i
 		uint8_t *d = dst + r * ldd;
 
 		for (int64_t j = 0; j < n16; j += 16) {
-			__m256i v[2];
+			__m256i v[2], w;
 
 			for (int h = 0; h < 2; h++) {
 				__m256i x = _mm256_add_epi32(
@@ -198,9 +224,24 @@ epi_rows_fixed16(const bool s8, const int32_t *raw, int64_t ldr, int64_t rows, i
 
 				/* -m where q < 0; q == 0 gives m == 0 either way */
 				v[h] = _mm256_sign_epi32(m, q);
-			}
-			__m256i w = _mm256_adds_epi16(_mm256_packs_epi32(v[0], v[1]), zp);
+				if (res) {
+					__m256i wc = _mm256_add_epi32(
+						_mm256_min_epi32(_mm256_max_epi32(v[h], lo32), hi32), zp32);
+					__m256i wr = widen8(rv.r + j + 8 * h, s8);
 
+					v[h] = ert_q8_addf_lanes_avx2(&fp, res == RES_CONV_S ? wc : wr,
+								      res == RES_CONV_S ? wr : wc, true,
+								      fp.adj, s8);
+				}
+			}
+			if (res) {
+				w = ert_q8_addf_out16_avx2(&fp, v[0], v[1]);
+				w = s8 ? _mm256_packs_epi16(w, w) : _mm256_packus_epi16(w, w);
+				_mm_storeu_si128((__m128i *)(d + j), _mm256_castsi256_si128(
+									_mm256_permutevar8x32_epi32(w, order)));
+				continue;
+			}
+			w = _mm256_adds_epi16(_mm256_packs_epi32(v[0], v[1]), zp);
 			w = s8 ? _mm256_packs_epi16(w, w) : _mm256_packus_epi16(w, w);
 			__m128i b = _mm256_castsi256_si128(_mm256_permutevar8x32_epi32(w, order));
 
@@ -297,21 +338,39 @@ void ert_qgemm_epi_avx2(const int32_t *raw, int64_t n, const struct ert_qgemm_ep
 	epi_row(raw, n, e, ert_qgemm_rowv_e(e), dst);
 }
 
+/* The fixed rows with e->res in the Add's 32-bit form: one copy per type and form. */
+static int64_t epi_rows_res(const int32_t *raw, int64_t ldr, int64_t rows, int64_t n,
+			    const struct ert_qgemm_epi *e, const struct ert_qgemm_rows *rt,
+			    uint8_t *dst, int64_t ldd)
+{
+	if (e->res->fp.s8)
+		return e->res->shift ? epi_rows_fixed16(true, RES_CONV_G, raw, ldr, rows, n, e, rt, dst, ldd)
+				     : epi_rows_fixed16(true, RES_CONV_S, raw, ldr, rows, n, e, rt, dst, ldd);
+	return e->res->shift ? epi_rows_fixed16(false, RES_CONV_G, raw, ldr, rows, n, e, rt, dst, ldd)
+			     : epi_rows_fixed16(false, RES_CONV_S, raw, ldr, rows, n, e, rt, dst, ldd);
+}
+
 void ert_qgemm_epi_rows_avx2(const int32_t *raw, int64_t ldr, int64_t rows, int64_t n,
 			     const struct ert_qgemm_epi *e, const struct ert_qgemm_rows *rt,
 			     void *dst, int64_t ldd)
 {
+	const bool fixed_rows =
+		e->mode == ERT_QGEMM_OUT_FIXED && !e->mult && !e->shift && !e->t && !e->w;
 	int64_t j = 0;
 
-	if (e->mode == ERT_QGEMM_OUT_FIXED && !e->mult && !e->shift && !e->t && !e->w && !e->res)
-		j = e->hi <= 127 ? epi_rows_fixed16(true, raw, ldr, rows, n, e, rt, dst, ldd)
-				 : epi_rows_fixed16(false, raw, ldr, rows, n, e, rt, dst, ldd);
+	if (fixed_rows && !e->res)
+		j = e->hi <= 127 ? epi_rows_fixed16(true, RES_NONE, raw, ldr, rows, n, e, rt, dst, ldd)
+				 : epi_rows_fixed16(false, RES_NONE, raw, ldr, rows, n, e, rt, dst, ldd);
+	else if (fixed_rows && e->res->fast && e->res->fp.s8 == (e->hi <= 127))
+		j = epi_rows_res(raw, ldr, rows, n, e, rt, dst, ldd);
+	/* else (and for the last columns) the general rows, a residual in residual8()'s lanes */
 	if (j == n)
 		return;
-	/* the columns from j (only the fixed rows above skip any): u moved along */
+	/* the columns from j (only the fixed rows above skip any): u and r moved along */
 	struct ert_qgemm_epi t = *e;
 
 	t.u = e->u ? e->u + j : NULL;
+	t.r = e->r ? e->r + j : NULL;
 	for (int64_t r = 0; r < rows; r++)
 		epi_row(raw + r * ldr + j, n - j, &t, ert_qgemm_rowv_at(&t, rt, r, ldd),
 			(uint8_t *)dst + r * ldd + j);
