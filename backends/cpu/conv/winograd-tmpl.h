@@ -26,6 +26,7 @@
 
 #if defined(__AVX512F__)
 #define VW 16
+#define UT 4 /* tiles per vector of whole output rows (p_k of lanes4()) */
 typedef __m512 vf;
 #define V_LD(p) _mm512_loadu_ps(p)
 #define V_ZERO() _mm512_setzero_ps()
@@ -60,20 +61,27 @@ static inline void deint4(const float *p, vf *u0, vf *u1, vf *u2, vf *u3)
 }
 
 /*
- * A 4x4 transpose in each 128-bit lane: with u_c[j] column c of tile j,
- * lane L of r_k holds tile 4 L + k's four columns; EMIT_TILES() hands each
- * tile's 128 bits to f(tile, value).
+ * With lane L of r_k holding tile 4 L + k (after the transpose in each
+ * 128-bit lane, below), p_k = tiles 4 k .. 4 k + 3: a 4x4 transpose of the
+ * 128-bit lanes. EMIT_UNIT() hands each of p_k's tiles to f(tile, value).
  */
-#define EMIT_TILES(f, r0, r1, r2, r3)                                                   \
-	do {                                                                                \
-		f(0, _mm512_castps512_ps128(r0)); f(1, _mm512_castps512_ps128(r1));         \
-		f(2, _mm512_castps512_ps128(r2)); f(3, _mm512_castps512_ps128(r3));         \
-		f(4, _mm512_extractf32x4_ps(r0, 1)); f(5, _mm512_extractf32x4_ps(r1, 1));   \
-		f(6, _mm512_extractf32x4_ps(r2, 1)); f(7, _mm512_extractf32x4_ps(r3, 1));   \
-		f(8, _mm512_extractf32x4_ps(r0, 2)); f(9, _mm512_extractf32x4_ps(r1, 2));   \
-		f(10, _mm512_extractf32x4_ps(r2, 2)); f(11, _mm512_extractf32x4_ps(r3, 2)); \
-		f(12, _mm512_extractf32x4_ps(r0, 3)); f(13, _mm512_extractf32x4_ps(r1, 3)); \
-		f(14, _mm512_extractf32x4_ps(r2, 3)); f(15, _mm512_extractf32x4_ps(r3, 3)); \
+static inline void lanes4(vf r0, vf r1, vf r2, vf r3, vf *p)
+{
+	vf a = _mm512_shuffle_f32x4(r0, r1, 0x44), b = _mm512_shuffle_f32x4(r2, r3, 0x44);
+	vf c = _mm512_shuffle_f32x4(r0, r1, 0xee), d = _mm512_shuffle_f32x4(r2, r3, 0xee);
+
+	p[0] = _mm512_shuffle_f32x4(a, b, 0x88);
+	p[1] = _mm512_shuffle_f32x4(a, b, 0xdd);
+	p[2] = _mm512_shuffle_f32x4(c, d, 0x88);
+	p[3] = _mm512_shuffle_f32x4(c, d, 0xdd);
+}
+
+#define EMIT_UNIT(f, k, v)                                                        \
+	do {                                                                      \
+		f(4 * (k), _mm512_castps512_ps128(v));                            \
+		f(4 * (k) + 1, _mm512_extractf32x4_ps(v, 1));                     \
+		f(4 * (k) + 2, _mm512_extractf32x4_ps(v, 2));                     \
+		f(4 * (k) + 3, _mm512_extractf32x4_ps(v, 3));                     \
 	} while (0)
 #define V_UNPLO(a, b) _mm512_unpacklo_ps(a, b)
 #define V_UNPHI(a, b) _mm512_unpackhi_ps(a, b)
@@ -95,6 +103,7 @@ static inline vf shift_in(vf u, float s)
 }
 #else
 #define VW 8
+#define UT 2
 typedef __m256 vf;
 #define V_LD(p) _mm256_loadu_ps(p)
 #define V_ZERO() _mm256_setzero_ps()
@@ -134,13 +143,19 @@ static inline vf ld_lanes(uintptr_t p, int64_t a, int64_t b)
 	return _mm256_maskload_ps((const float *)p, m);
 }
 
-/* As at avx512: lane L (of two) of r_k holds tile 4 L + k. */
-#define EMIT_TILES(f, r0, r1, r2, r3)                                                 \
-	do {                                                                              \
-		f(0, _mm256_castps256_ps128(r0)); f(1, _mm256_castps256_ps128(r1));       \
-		f(2, _mm256_castps256_ps128(r2)); f(3, _mm256_castps256_ps128(r3));       \
-		f(4, _mm256_extractf128_ps(r0, 1)); f(5, _mm256_extractf128_ps(r1, 1));   \
-		f(6, _mm256_extractf128_ps(r2, 1)); f(7, _mm256_extractf128_ps(r3, 1));   \
+/* lane L (of two) of r_k holds tile 4 L + k; p_k = tiles 2 k, 2 k + 1 */
+static inline void lanes4(vf r0, vf r1, vf r2, vf r3, vf *p)
+{
+	p[0] = _mm256_permute2f128_ps(r0, r1, 0x20);
+	p[1] = _mm256_permute2f128_ps(r2, r3, 0x20);
+	p[2] = _mm256_permute2f128_ps(r0, r1, 0x31);
+	p[3] = _mm256_permute2f128_ps(r2, r3, 0x31);
+}
+
+#define EMIT_UNIT(f, k, v)                                                        \
+	do {                                                                      \
+		f(2 * (k), _mm256_castps256_ps128(v));                            \
+		f(2 * (k) + 1, _mm256_extractf128_ps(v, 1));                      \
 	} while (0)
 #define V_UNPLO(a, b) _mm256_unpacklo_ps(a, b)
 #define V_UNPHI(a, b) _mm256_unpackhi_ps(a, b)
@@ -338,6 +353,7 @@ struct wino_out_geom {
 	int64_t ow;
 	const int64_t *off;          /* tile i's top-left output pixel in its plane */
 	const uint8_t *part;         /* 0: all 4 x 4 inside; else rows << 4 | columns inside */
+	const bool *whole;           /* whole[k]: tiles UT k .. UT k + UT - 1 one 4 x 4 UT block */
 	int64_t n;                   /* tiles of the group */
 };
 
@@ -405,6 +421,19 @@ static inline void tile_out(const struct wino_out_geom *g, int64_t i, int r, __m
 	_mm_storeu_ps(y + at, q);
 }
 
+/* Output row r of UT tiles side by side in the image (@v, as tile_out()'s @q). */
+static inline void unit_out(const struct wino_out_geom *g, int k, int r, vf v, const float *res,
+			    const struct ert_sgemm_epi *act, float *y)
+{
+	int64_t at = g->off[UT * k] + r * g->ow;
+
+	if (res) {
+		v = V_ADD(v, V_LD(res + at));
+		v = ACT_V(v, act, V_MAX, V_MIN, V_SET1, V_ZERO());
+	}
+	V_ST(y + at, v);
+}
+
 #define SEG 256 /* tiles whose places are worked out at a time */
 
 /*
@@ -425,11 +454,12 @@ void WINO_FN(ert_wino_output)(const struct ert_wino_tiles *t, const float *m, in
 	const vf zero = V_ZERO();
 	int64_t off[SEG];
 	uint8_t part[SEG];
+	bool whole[SEG / UT];
 
 	for (int64_t s0 = 0; s0 < t->nt; s0 += SEG) {
 		int64_t ns = t->nt - s0 < SEG ? t->nt - s0 : SEG;
 		int64_t tile = t->t0 + s0, ty = tile / t->tiles_w, tx = tile % t->tiles_w;
-		struct wino_out_geom g = { .ow = t->ow, .off = off, .part = part };
+		struct wino_out_geom g = { .ow = t->ow, .off = off, .part = part, .whole = whole };
 
 		for (int64_t i = 0; i < ns; i++) {
 			int64_t rows = t->oh - 4 * ty < 4 ? t->oh - 4 * ty : 4;
@@ -441,6 +471,11 @@ void WINO_FN(ert_wino_output)(const struct ert_wino_tiles *t, const float *m, in
 				tx = 0;
 				ty++;
 			}
+		}
+		for (int64_t k = 0; k < SEG / UT; k++) {
+			whole[k] = UT * k + UT <= ns;
+			for (int64_t i = UT * k; whole[k] && i < UT * k + UT; i++)
+				whole[k] = !part[i] && (i == UT * k || off[i] == off[i - 1] + 4);
 		}
 		for (int64_t c = c0; c < c1; c++) {
 			const vf b = V_SET1(bias ? bias[c] : 0.0f);
@@ -454,6 +489,7 @@ void WINO_FN(ert_wino_output)(const struct ert_wino_tiles *t, const float *m, in
 
 				g.off = off + j;
 				g.part = part + j;
+				g.whole = whole + j / UT;
 				g.n = ns - j;
 				/* s = A^T M, column by column */
 				for (int col = 0; col < 6; col++) {
@@ -492,8 +528,22 @@ void WINO_FN(ert_wino_output)(const struct ert_wino_tiles *t, const float *m, in
 					vf r0 = V_SHUF(t0, t2, 0x44), r1 = V_SHUF(t0, t2, 0xee);
 					vf r2 = V_SHUF(t1, t3, 0x44), r3 = V_SHUF(t1, t3, 0xee);
 
+					vf pk[4];
+
+					lanes4(r0, r1, r2, r3, pk);
 #define TILE_OUT(i, q) tile_out(&g, i, r, q, rc, act, yc)
-					EMIT_TILES(TILE_OUT, r0, r1, r2, r3);
+#define UNIT_OUT(k)                                                  \
+	do {                                                         \
+		if (g.whole[k])                                      \
+			unit_out(&g, k, r, pk[k], rc, act, yc);      \
+		else                                                 \
+			EMIT_UNIT(TILE_OUT, k, pk[k]);               \
+	} while (0)
+					UNIT_OUT(0);
+					UNIT_OUT(1);
+					UNIT_OUT(2);
+					UNIT_OUT(3);
+#undef UNIT_OUT
 #undef TILE_OUT
 				}
 			}
