@@ -42,8 +42,16 @@ static void tap_range(const struct ert_conv_geom *g, int ax, int64_t o, int64_t 
 	/* geometry keeps every term below 2^50 (linalg-geom.h); the kernel may
 	 * be far wider than the input, so the bounds are computed, not walked */
 	int64_t s = o * g->stride[ax] - g->pad_b[ax], d = g->dil[ax];
-	int64_t l = s < 0 ? (-s + d - 1) / d : 0;
-	int64_t h = s < g->in[ax] ? (g->in[ax] - 1 - s) / d + 1 : 0;
+	int64_t l, h;
+
+	/* the same bounds without a division (one per output) at dilation 1 */
+	if (d == 1) {
+		l = s < 0 ? -s : 0;
+		h = s < g->in[ax] ? g->in[ax] - s : 0;
+	} else {
+		l = s < 0 ? (-s + d - 1) / d : 0;
+		h = s < g->in[ax] ? (g->in[ax] - 1 - s) / d + 1 : 0;
+	}
 
 	l = l < g->k[ax] ? l : g->k[ax];
 	h = h < g->k[ax] ? h : g->k[ax];
@@ -98,7 +106,7 @@ DEFINE_MAX_PLANE(max_plane_i8, int8_t)
 
 /*
  * Output columns [i0, i1) of a row whose windows lie wholly inside it, for
- * the level's max_taps() (strides 1 and 2; i1 <= i0: none).
+ * the level's max_rows() (strides 1 and 2; i1 <= i0: none).
  */
 static void q8_interior(const struct ert_conv_geom *g, int64_t *i0, int64_t *i1)
 {
@@ -121,19 +129,17 @@ static void q8_interior(const struct ert_conv_geom *g, int64_t *i0, int64_t *i1)
  * k taps directly, only the edge windows ask tap_range() (whose divisions
  * by the dilation, once per output, were most of the int8 resnet50's
  * MaxPool). The same bytes as max_plane_*(): the max of the taps inside
- * the input, 0 for a window with none. Above the scalar level the fold and
- * the inside windows run the level's loops (j->qk).
+ * the input, 0 for a window with none.
  */
 #define ROW_MAX 4096
-#define DEFINE_MAX_ROWS(name, T, S8)                                                     \
+#define DEFINE_MAX_ROWS(name, T)                                                         \
 	static void name(const struct pool_job *j, int64_t pl)                           \
 	{                                                                                \
 		const struct ert_conv_geom *g = &j->g;                                   \
 		const T *x = (const T *)j->x + pl * j->in_sp;                            \
 		T *y = (T *)j->y + pl * j->out_sp;                                       \
 		const int64_t W = g->in[2];                                              \
-		/* qk->max_taps() may read a byte past the row */                       \
-		T row[ROW_MAX + 64];                                                     \
+		T row[ROW_MAX];                                                          \
 		for (int64_t od = 0; od < g->out[0]; od++) {                             \
 			int64_t sd, ld, hd, pd;                                          \
 			tap_range(g, 0, od, &sd, &ld, &hd, &pd);                         \
@@ -147,28 +153,16 @@ static void q8_interior(const struct ert_conv_geom *g, int64_t *i0, int64_t *i1)
 								  sh + b * g->dil[1]) * W;   \
 						if (!any)                                \
 							memcpy(row, r, (size_t)W * sizeof(T)); \
-						else if (j->qk)                          \
-							j->qk->max_fold((uint8_t *)row,  \
-									(const uint8_t *)r, W, S8); \
 						else                                     \
 							for (int64_t i = 0; i < W; i++)  \
 								row[i] = r[i] > row[i] ? r[i] : row[i]; \
 						any = true;                              \
 					}                                                \
-				/* the windows inside the row, [i0, i1): the level's \
-				 * max_taps(), or at k 3, stride 2 one loop that the \
-				 * compiler vectorises */                                \
+				/* k 3, stride 2: the windows inside the row, [i0, i1), \
+				 * in one loop the compiler vectorises */               \
 				int64_t i0 = -1, i1 = -1;                                \
-				if (any && j->qk) {                                      \
-					q8_interior(g, &i0, &i1);                        \
-					if (i1 > i0)                                     \
-						j->qk->max_taps((const uint8_t *)row +   \
-								i0 * g->stride[2] - g->pad_b[2], \
-								(uint8_t *)y + i0, i1 - i0, \
-								g->k[2], g->stride[2],   \
-								g->dil[2], S8);          \
-				} else if (any && g->k[2] == 3 && g->stride[2] == 2 &&   \
-					   g->dil[2] == 1 && W - 3 + g->pad_b[2] >= 0) { \
+				if (any && g->k[2] == 3 && g->stride[2] == 2 && g->dil[2] == 1 && \
+				    W - 3 + g->pad_b[2] >= 0) {                          \
 					i0 = (g->pad_b[2] + 1) / 2;                      \
 					i1 = (W - 3 + g->pad_b[2]) / 2 + 1;              \
 					i1 = i1 < g->out[2] ? i1 : g->out[2];            \
@@ -176,10 +170,6 @@ static void q8_interior(const struct ert_conv_geom *g, int64_t *i0, int64_t *i1)
 				for (int64_t ow = 0; ow < g->out[2]; ow++) {             \
 					int64_t sw = ow * g->stride[2] - g->pad_b[2], lw, hw, pw; \
 					T v = 0;                                         \
-					if (ow == i0 && i1 > i0 && j->qk) {              \
-						ow = i1 - 1;                             \
-						continue;                                \
-					}                                                \
 					if (ow == i0 && i1 > i0) {                       \
 						const T *t = row + sw;                   \
 						for (int64_t i = 0; i < i1 - i0; i++) {  \
@@ -214,8 +204,70 @@ static void q8_interior(const struct ert_conv_geom *g, int64_t *i0, int64_t *i1)
 		}                                                                        \
 	}
 
-DEFINE_MAX_ROWS(max_rows_u8, uint8_t, false)
-DEFINE_MAX_ROWS(max_rows_i8, int8_t, true)
+DEFINE_MAX_ROWS(max_rows_u8, uint8_t)
+DEFINE_MAX_ROWS(max_rows_i8, int8_t)
+
+/*
+ * Byte MaxPool without Indices above the scalar level (j->qk): the input
+ * rows of an output row's windows go to the level's max_rows(), which takes
+ * the max over rows and taps in registers for the windows inside the row
+ * (no folded row is stored and loaded back); the edge windows take their
+ * in-bounds taps here. The same bytes as max_rows_*(): the max of the taps
+ * inside the input, 0 for a window with none.
+ */
+static void max_rows_vec(const struct pool_job *j, int64_t pl)
+{
+	const struct ert_conv_geom *g = &j->g;
+	const uint8_t *x = (const uint8_t *)j->x + pl * j->in_sp;
+	uint8_t *y = (uint8_t *)j->y + pl * j->out_sp;
+	const int64_t W = g->in[2], OW = g->out[2], s = g->stride[2], d = g->dil[2];
+	const bool s8 = j->dtype == ERT_DTYPE_INT8;
+	const uint8_t *rows[ERT_VEC_WIN_MAX], *in[ERT_VEC_WIN_MAX];
+	int64_t i0, i1, off;
+
+	q8_interior(g, &i0, &i1);
+	off = i0 * s - g->pad_b[2];
+	for (int64_t od = 0; od < g->out[0]; od++) {
+		int64_t sd, ld, hd, pd;
+
+		tap_range(g, 0, od, &sd, &ld, &hd, &pd);
+		for (int64_t oh = 0; oh < g->out[1]; oh++, y += OW) {
+			int64_t sh, lh, hh, ph;
+			int nr = 0;
+
+			tap_range(g, 1, oh, &sh, &lh, &hh, &ph);
+			/* both arrays here: a pass over rows[] just stored would
+			 * reload it in 16-byte pieces, which store forwarding fails */
+			for (int64_t a = ld; a < hd; a++)
+				for (int64_t b = lh; b < hh; b++, nr++) {
+					rows[nr] = x + ((sd + a * g->dil[0]) * g->in[1] + sh +
+							b * g->dil[1]) * W;
+					in[nr] = rows[nr] + off;
+				}
+			if (nr == 0) {
+				memset(y, 0, (size_t)OW);
+				continue;
+			}
+			if (i1 > i0)
+				j->qk->max_rows(in, nr, y + i0, i1 - i0, g->k[2], s, d, s8);
+			/* the edges: [0, i0) and [i1, OW), or every output */
+			for (int64_t ow = 0; ow < OW; ow = ow + 1 == i0 && i1 > i0 ? i1 : ow + 1) {
+				int64_t sw, lw, hw, pw;
+				uint8_t v;
+
+				tap_range(g, 2, ow, &sw, &lw, &hw, &pw);
+				v = hw > lw ? rows[0][sw + lw * d] : 0;
+				for (int r = 0; r < nr; r++)
+					for (int64_t c = lw; c < hw; c++) {
+						uint8_t e = rows[r][sw + c * d];
+
+						v = (s8 ? (int8_t)e > (int8_t)v : e > v) ? e : v;
+					}
+				y[ow] = v;
+			}
+		}
+	}
+}
 
 static void sum_plane(const struct pool_job *j, int64_t pl)
 {
@@ -276,6 +328,8 @@ static void pool_planes(void *arg, int64_t begin, int64_t end)
 				    (float *)j->y + pl * j->out_sp);
 		else if (j->kind != POOL_MAX)
 			sum_plane(j, pl);
+		else if (j->qk)
+			max_rows_vec(j, pl);
 		else if (j->dtype == ERT_DTYPE_UINT8 && j->rows)
 			max_rows_u8(j, pl);
 		else if (j->dtype == ERT_DTYPE_INT8 && j->rows)
@@ -324,7 +378,10 @@ static ert_status pool_job_of(const struct ert_cpu *cpu, struct ert_exec *x, str
 	}
 	j->rows = j->kind == POOL_MAX && !j->indices && j->g.in[2] <= ROW_MAX &&
 		  (j->dtype == ERT_DTYPE_UINT8 || j->dtype == ERT_DTYPE_INT8);
-	if (j->rows)
+	/* the level's loops: strides 1 and 2 along the row, rows of a window in an array */
+	if (j->rows && (j->g.stride[2] == 1 || j->g.stride[2] == 2) &&
+	    j->g.k[0] <= ERT_VEC_WIN_MAX && j->g.k[1] <= ERT_VEC_WIN_MAX &&
+	    j->g.k[0] * j->g.k[1] <= ERT_VEC_WIN_MAX)
 		j->qk = ert_q8_pool_kernels_for(cpu->isa);
 	return ERT_OK;
 }

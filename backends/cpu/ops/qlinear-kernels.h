@@ -209,26 +209,27 @@ int64_t ert_q8_dequantize_avx512(const struct ert_q8_dequant *p, const void *x, 
 
 /*
  * The byte pools' inner loops at a SIMD level (qpool-<level>.c): MaxPool
- * of int8/uint8 (pool.c's max_rows_*()) and QLinearGlobalAveragePool's
+ * of int8/uint8 (pool.c's max_rows_vec()) and QLinearGlobalAveragePool's
  * plane sums (qlinear-pool.c). Bytes are int8 when @s8, else uint8. Integer
  * max and integer sums are exact, so the callers' outputs are the scalar
  * kernels' bytes.
  */
 struct ert_q8_pool_kernels {
 	const char *name;    /* what `edgert profile` shows: "q8-pool-<level>" */
-	/* row[i] = max(row[i], r[i]) for i < n */
-	void (*max_fold)(uint8_t *row, const uint8_t *r, int64_t n, bool s8);
 	/*
-	 * y[i] = max over c < k of row[i * s + c * d] for i < n, s 1 or 2; row
-	 * may be read one byte past the last tap (stride 2's odd byte).
+	 * y[i] = max over r < nr, c < k of rows[r][i * s + c * d] for i < n, s 1
+	 * or 2; no byte outside those taps' span of each row is read.
 	 */
-	void (*max_taps)(const uint8_t *row, uint8_t *y, int64_t n, int64_t k, int64_t s,
-			 int64_t d, bool s8);
+	void (*max_rows)(const uint8_t *const *rows, int nr, uint8_t *y, int64_t n, int64_t k,
+			 int64_t s, int64_t d, bool s8);
 	/* sums[p] = the sum of the @sp values at x + p * sp, for p < @planes */
 	void (*plane_sums)(const uint8_t *x, int64_t planes, int64_t sp, bool s8, int64_t *sums);
 };
 
 extern const struct ert_q8_pool_kernels ert_q8_pool_avx2;
+/* its max_rows(), which the avx512 table shares */
+void ert_q8_max_rows_avx2(const uint8_t *const *rows, int nr, uint8_t *y, int64_t n, int64_t k,
+			  int64_t s, int64_t d, bool s8);
 extern const struct ert_q8_pool_kernels ert_q8_pool_avx512;
 
 /* The table of level @isa, or NULL at the scalar level (qlinear-pool.c). */

@@ -21,76 +21,65 @@ static inline uint8_t max1(uint8_t a, uint8_t b, bool s8)
 	return a > b ? a : b;
 }
 
-static void max_fold_avx2(uint8_t *row, const uint8_t *r, int64_t n, bool s8)
+/* The max over @nr rows of the 32 bytes at offset @o. */
+static inline __m256i rows32(const uint8_t *const *rows, int nr, int64_t o, bool s8)
 {
-	int64_t i = 0;
+	__m256i v = _mm256_loadu_si256((const __m256i *)(rows[0] + o));
 
-	for (; i + 32 <= n; i += 32) {
-		__m256i a = _mm256_loadu_si256((const __m256i *)(row + i));
-
-		a = max8(a, _mm256_loadu_si256((const __m256i *)(r + i)), s8);
-		_mm256_storeu_si256((__m256i *)(row + i), a);
-	}
-	/* the last whole vector again: max(max(a, b), b) is max(a, b) */
-	if (i < n && n >= 32) {
-		i = n - 32;
-		__m256i a = _mm256_loadu_si256((const __m256i *)(row + i));
-
-		a = max8(a, _mm256_loadu_si256((const __m256i *)(r + i)), s8);
-		_mm256_storeu_si256((__m256i *)(row + i), a);
-		return;
-	}
-	for (; i < n; i++)
-		row[i] = max1(row[i], r[i], s8);
+	for (int r = 1; r < nr; r++)
+		v = max8(v, _mm256_loadu_si256((const __m256i *)(rows[r] + o)), s8);
+	return v;
 }
 
-/* The even bytes of the 64 at p, in order. */
-static inline __m256i even_bytes(const uint8_t *p)
+/*
+ * Outputs i .. i + 31. Stride 2: of the 63 bytes from a tap's first, the
+ * even ones are the low bytes of the 16-bit lanes of the first 32 and the
+ * high bytes of those of the 32 from byte 31, so nothing past byte 62 is
+ * read; the max is taken on bytes before they are picked out (the same).
+ */
+static inline __m256i block32(const uint8_t *const *rows, int nr, int64_t i, int64_t k,
+			      int64_t s, int64_t d, bool s8)
 {
 	const __m256i lo = _mm256_set1_epi16(0xff);
-	__m256i a = _mm256_and_si256(_mm256_loadu_si256((const __m256i *)p), lo);
-	__m256i b = _mm256_and_si256(_mm256_loadu_si256((const __m256i *)(p + 32)), lo);
-
-	/* packus works per 128-bit half: a0 b0 a1 b1; the caller permutes */
-	return _mm256_packus_epi16(a, b);
-}
-
-/* 32 outputs from @t (the first output's first tap) at stride @s. */
-static inline __m256i taps32(const uint8_t *t, int64_t k, int64_t s, int64_t d, bool s8)
-{
-	__m256i v;
+	__m256i v = _mm256_setzero_si256();
 
 	if (s == 1) {
-		v = _mm256_loadu_si256((const __m256i *)t);
+		v = rows32(rows, nr, i, s8);
 		for (int64_t c = 1; c < k; c++)
-			v = max8(v, _mm256_loadu_si256((const __m256i *)(t + c * d)), s8);
+			v = max8(v, rows32(rows, nr, i + c * d, s8), s8);
 		return v;
 	}
-	v = even_bytes(t);
-	for (int64_t c = 1; c < k; c++)
-		v = max8(v, even_bytes(t + c * d), s8);
-	/* the lane order of the packs: the max is lane by lane, so fix it once */
+	for (int64_t c = 0; c < k; c++) {
+		int64_t o = 2 * i + c * d;
+		__m256i a = _mm256_and_si256(rows32(rows, nr, o, s8), lo);
+		__m256i b = _mm256_srli_epi16(rows32(rows, nr, o + 31, s8), 8);
+		/* packus works per 128-bit half: a0 b0 a1 b1 */
+		__m256i t = _mm256_packus_epi16(a, b);
+
+		v = c ? max8(v, t, s8) : t;
+	}
+	/* the max is lane by lane, so the packs' order is fixed once */
 	return _mm256_permute4x64_epi64(v, 0xd8);
 }
 
-static void max_taps_avx2(const uint8_t *row, uint8_t *y, int64_t n, int64_t k, int64_t s,
-			  int64_t d, bool s8)
+void ert_q8_max_rows_avx2(const uint8_t *const *rows, int nr, uint8_t *y, int64_t n, int64_t k,
+			  int64_t s, int64_t d, bool s8)
 {
 	int64_t i = 0;
 
 	for (; i + 32 <= n; i += 32)
-		_mm256_storeu_si256((__m256i *)(y + i), taps32(row + i * s, k, s, d, s8));
-	/* the last 32 outputs again (y is not row): the same values */
+		_mm256_storeu_si256((__m256i *)(y + i), block32(rows, nr, i, k, s, d, s8));
+	/* the last 32 outputs again (y is not an input): the same values */
 	if (i < n && n >= 32) {
-		i = n - 32;
-		_mm256_storeu_si256((__m256i *)(y + i), taps32(row + i * s, k, s, d, s8));
+		_mm256_storeu_si256((__m256i *)(y + n - 32), block32(rows, nr, n - 32, k, s, d, s8));
 		return;
 	}
 	for (; i < n; i++) {
-		uint8_t v = row[i * s];
+		uint8_t v = rows[0][i * s];
 
-		for (int64_t c = 1; c < k; c++)
-			v = max1(v, row[i * s + c * d], s8);
+		for (int r = 0; r < nr; r++)
+			for (int64_t c = 0; c < k; c++)
+				v = max1(v, rows[r][i * s + c * d], s8);
 		y[i] = v;
 	}
 }
@@ -147,7 +136,6 @@ static void plane_sums_avx2(const uint8_t *x, int64_t planes, int64_t sp, bool s
 
 const struct ert_q8_pool_kernels ert_q8_pool_avx2 = {
 	.name = "q8-pool-avx2",
-	.max_fold = max_fold_avx2,
-	.max_taps = max_taps_avx2,
+	.max_rows = ert_q8_max_rows_avx2,
 	.plane_sums = plane_sums_avx2,
 };

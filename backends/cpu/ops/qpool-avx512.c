@@ -3,7 +3,8 @@
  * The byte pools' inner loops in 64-byte lanes (level "avx512" and up; see
  * struct ert_q8_pool_kernels): as qpool-avx2.c, tails under byte masks, so
  * no byte past the last tap is read. Exact, so the same bytes as the
- * portable loops of pool.c and qlinear-pool.c.
+ * portable loops of pool.c and qlinear-pool.c. MaxPool runs the avx2
+ * max_rows().
  */
 #include <immintrin.h>
 
@@ -13,60 +14,6 @@
 static inline __mmask64 first(int64_t n)
 {
 	return n >= 64 ? ~(__mmask64)0 : ((__mmask64)1 << n) - 1;
-}
-
-static inline __m512i max64(__m512i a, __m512i b, bool s8)
-{
-	return s8 ? _mm512_max_epi8(a, b) : _mm512_max_epu8(a, b);
-}
-
-static inline __m256i max32(__m256i a, __m256i b, bool s8)
-{
-	return s8 ? _mm256_max_epi8(a, b) : _mm256_max_epu8(a, b);
-}
-
-static void max_fold_avx512(uint8_t *row, const uint8_t *r, int64_t n, bool s8)
-{
-	for (int64_t i = 0; i < n; i += 64) {
-		__mmask64 m = first(n - i);
-		__m512i a = _mm512_maskz_loadu_epi8(m, row + i);
-
-		a = max64(a, _mm512_maskz_loadu_epi8(m, r + i), s8);
-		_mm512_mask_storeu_epi8(row + i, m, a);
-	}
-}
-
-/* Stride 2: @nl <= 32 outputs from @t, the even bytes of 2 nl - 1 per tap. */
-static inline __m256i taps_s2(const uint8_t *t, int64_t nl, int64_t k, int64_t d, bool s8)
-{
-	__mmask64 m = first(2 * nl - 1);
-	__m256i v = _mm512_cvtepi16_epi8(_mm512_maskz_loadu_epi8(m, t));
-
-	for (int64_t c = 1; c < k; c++)
-		v = max32(v, _mm512_cvtepi16_epi8(_mm512_maskz_loadu_epi8(m, t + c * d)), s8);
-	return v;
-}
-
-static void max_taps_avx512(const uint8_t *row, uint8_t *y, int64_t n, int64_t k, int64_t s,
-			    int64_t d, bool s8)
-{
-	if (s == 1) {
-		for (int64_t i = 0; i < n; i += 64) {
-			__mmask64 m = first(n - i);
-			__m512i v = _mm512_maskz_loadu_epi8(m, row + i);
-
-			for (int64_t c = 1; c < k; c++)
-				v = max64(v, _mm512_maskz_loadu_epi8(m, row + i + c * d), s8);
-			_mm512_mask_storeu_epi8(y + i, m, v);
-		}
-		return;
-	}
-	for (int64_t i = 0; i < n; i += 32) {
-		int64_t nl = n - i < 32 ? n - i : 32;
-
-		_mm256_mask_storeu_epi8(y + i, (__mmask32)first(nl),
-					taps_s2(row + 2 * i, nl, k, d, s8));
-	}
 }
 
 /*
@@ -95,7 +42,6 @@ static void plane_sums_avx512(const uint8_t *x, int64_t planes, int64_t sp, bool
 
 const struct ert_q8_pool_kernels ert_q8_pool_avx512 = {
 	.name = "q8-pool-avx512",
-	.max_fold = max_fold_avx512,
-	.max_taps = max_taps_avx512,
+	.max_rows = ert_q8_max_rows_avx2,
 	.plane_sums = plane_sums_avx512,
 };
