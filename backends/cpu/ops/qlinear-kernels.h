@@ -227,9 +227,6 @@ struct ert_q8_pool_kernels {
 };
 
 extern const struct ert_q8_pool_kernels ert_q8_pool_avx2;
-/* its max_rows(), which the avx512 table shares */
-void ert_q8_max_rows_avx2(const uint8_t *const *rows, int nr, uint8_t *y, int64_t n, int64_t k,
-			  int64_t s, int64_t d, bool s8);
 extern const struct ert_q8_pool_kernels ert_q8_pool_avx512;
 
 /* The table of level @isa, or NULL at the scalar level (qlinear-pool.c). */

@@ -62,7 +62,7 @@ static inline __m256i block32(const uint8_t *const *rows, int nr, int64_t i, int
 	return _mm256_permute4x64_epi64(v, 0xd8);
 }
 
-void ert_q8_max_rows_avx2(const uint8_t *const *rows, int nr, uint8_t *y, int64_t n, int64_t k,
+static void max_rows_avx2(const uint8_t *const *rows, int nr, uint8_t *y, int64_t n, int64_t k,
 			  int64_t s, int64_t d, bool s8)
 {
 	int64_t i = 0;
@@ -136,6 +136,6 @@ static void plane_sums_avx2(const uint8_t *x, int64_t planes, int64_t sp, bool s
 
 const struct ert_q8_pool_kernels ert_q8_pool_avx2 = {
 	.name = "q8-pool-avx2",
-	.max_rows = ert_q8_max_rows_avx2,
+	.max_rows = max_rows_avx2,
 	.plane_sums = plane_sums_avx2,
 };

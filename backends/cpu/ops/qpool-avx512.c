@@ -3,8 +3,7 @@
  * The byte pools' inner loops in 64-byte lanes (level "avx512" and up; see
  * struct ert_q8_pool_kernels): as qpool-avx2.c, tails under byte masks, so
  * no byte past the last tap is read. Exact, so the same bytes as the
- * portable loops of pool.c and qlinear-pool.c. MaxPool runs the avx2
- * max_rows().
+ * portable loops of pool.c and qlinear-pool.c.
  */
 #include <immintrin.h>
 
@@ -14,6 +13,54 @@
 static inline __mmask64 first(int64_t n)
 {
 	return n >= 64 ? ~(__mmask64)0 : ((__mmask64)1 << n) - 1;
+}
+
+static inline __m512i max64(__m512i a, __m512i b, bool s8)
+{
+	return s8 ? _mm512_max_epi8(a, b) : _mm512_max_epu8(a, b);
+}
+
+static inline __m256i max32(__m256i a, __m256i b, bool s8)
+{
+	return s8 ? _mm256_max_epi8(a, b) : _mm256_max_epu8(a, b);
+}
+
+/* The max over @nr rows of the bytes at offset @o under @m. */
+static inline __m512i rows64(const uint8_t *const *rows, int nr, int64_t o, __mmask64 m,
+			     bool s8)
+{
+	__m512i v = _mm512_maskz_loadu_epi8(m, rows[0] + o);
+
+	for (int r = 1; r < nr; r++)
+		v = max64(v, _mm512_maskz_loadu_epi8(m, rows[r] + o), s8);
+	return v;
+}
+
+static void max_rows_avx512(const uint8_t *const *rows, int nr, uint8_t *y, int64_t n,
+			    int64_t k, int64_t s, int64_t d, bool s8)
+{
+	if (s == 1) {
+		for (int64_t i = 0; i < n; i += 64) {
+			__mmask64 m = first(n - i);
+			__m512i v = rows64(rows, nr, i, m, s8);
+
+			for (int64_t c = 1; c < k; c++)
+				v = max64(v, rows64(rows, nr, i + c * d, m, s8), s8);
+			_mm512_mask_storeu_epi8(y + i, m, v);
+		}
+		return;
+	}
+	/* stride 2: 32 outputs from the even bytes of 63 (vpmovwb keeps each word's low byte) */
+	for (int64_t i = 0; i < n; i += 32) {
+		int64_t nl = n - i < 32 ? n - i : 32;
+		__mmask64 m = first(2 * nl - 1);
+		__m256i v = _mm512_cvtepi16_epi8(rows64(rows, nr, 2 * i, m, s8));
+
+		for (int64_t c = 1; c < k; c++)
+			v = max32(v, _mm512_cvtepi16_epi8(rows64(rows, nr, 2 * i + c * d, m, s8)),
+				  s8);
+		_mm256_mask_storeu_epi8(y + i, (__mmask32)first(nl), v);
+	}
 }
 
 /*
@@ -42,6 +89,6 @@ static void plane_sums_avx512(const uint8_t *x, int64_t planes, int64_t sp, bool
 
 const struct ert_q8_pool_kernels ert_q8_pool_avx512 = {
 	.name = "q8-pool-avx512",
-	.max_rows = ert_q8_max_rows_avx2,
+	.max_rows = max_rows_avx512,
 	.plane_sums = plane_sums_avx512,
 };
