@@ -62,8 +62,10 @@ static inline __m256i block32(const uint8_t *const *rows, int nr, int64_t i, int
 	return _mm256_permute4x64_epi64(v, 0xd8);
 }
 
-static void max_rows_avx2(const uint8_t *const *rows, int nr, uint8_t *y, int64_t n, int64_t k,
-			  int64_t s, int64_t d, bool s8)
+/* The body of max_rows(), inlined with constant arguments where they are common. */
+static inline __attribute__((always_inline)) void
+rows_body(const uint8_t *const *rows, int nr, uint8_t *y, int64_t n, int64_t k, int64_t s,
+	  int64_t d, bool s8)
 {
 	int64_t i = 0;
 
@@ -82,6 +84,23 @@ static void max_rows_avx2(const uint8_t *const *rows, int nr, uint8_t *y, int64_
 				v = max1(v, rows[r][i * s + c * d], s8);
 		y[i] = v;
 	}
+}
+
+/*
+ * 3 x 3 windows of 3 rows (every inside row of resnet's stem pool) get the
+ * loops unrolled, the row pointers in registers; the type is a constant.
+ */
+static void max_rows_avx2(const uint8_t *const *rows, int nr, uint8_t *y, int64_t n, int64_t k,
+			  int64_t s, int64_t d, bool s8)
+{
+	if (nr == 3 && k == 3 && s == 2 && s8)
+		rows_body(rows, 3, y, n, 3, 2, d, true);
+	else if (nr == 3 && k == 3 && s == 2)
+		rows_body(rows, 3, y, n, 3, 2, d, false);
+	else if (s8)
+		rows_body(rows, nr, y, n, k, s, d, true);
+	else
+		rows_body(rows, nr, y, n, k, s, d, false);
 }
 
 static inline int64_t hsum64(__m256i v)
