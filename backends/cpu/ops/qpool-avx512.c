@@ -36,8 +36,10 @@ static inline __m512i rows64(const uint8_t *const *rows, int nr, int64_t o, __mm
 	return v;
 }
 
-static void max_rows_avx512(const uint8_t *const *rows, int nr, uint8_t *y, int64_t n,
-			    int64_t k, int64_t s, int64_t d, bool s8)
+/* The body of max_rows(), inlined with constant arguments where they are common. */
+static inline __attribute__((always_inline)) void
+rows_body(const uint8_t *const *rows, int nr, uint8_t *y, int64_t n, int64_t k, int64_t s,
+	  int64_t d, bool s8)
 {
 	if (s == 1) {
 		for (int64_t i = 0; i < n; i += 64) {
@@ -61,6 +63,20 @@ static void max_rows_avx512(const uint8_t *const *rows, int nr, uint8_t *y, int6
 				  s8);
 		_mm256_mask_storeu_epi8(y + i, (__mmask32)first(nl), v);
 	}
+}
+
+/* as qpool-avx2.c: 3 x 3 windows of 3 rows at stride 2 unrolled, the type a constant */
+static void max_rows_avx512(const uint8_t *const *rows, int nr, uint8_t *y, int64_t n,
+			    int64_t k, int64_t s, int64_t d, bool s8)
+{
+	if (nr == 3 && k == 3 && s == 2 && s8)
+		rows_body(rows, 3, y, n, 3, 2, d, true);
+	else if (nr == 3 && k == 3 && s == 2)
+		rows_body(rows, 3, y, n, 3, 2, d, false);
+	else if (s8)
+		rows_body(rows, nr, y, n, k, s, d, true);
+	else
+		rows_body(rows, nr, y, n, k, s, d, false);
 }
 
 /*
