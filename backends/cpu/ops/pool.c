@@ -226,7 +226,8 @@ static void max_rows_vec(const struct pool_job *j, int64_t pl)
 	int64_t i0, i1, off;
 
 	q8_interior(g, &i0, &i1);
-	off = i0 * s - g->pad_b[2];
+	/* the first inside window's first tap: >= 0 when there is one */
+	off = i1 > i0 ? i0 * s - g->pad_b[2] : 0;
 	for (int64_t od = 0; od < g->out[0]; od++) {
 		int64_t sd, ld, hd, pd;
 
