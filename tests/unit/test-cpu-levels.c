@@ -692,6 +692,13 @@ ERT_TEST(matmul_perm_every_level)
 		{ "a vector times B^T", 1, 3, { 5 }, { 2, 6, 5 }, { -1 }, { 0, 2, 1 }, { -1 }, 0 },
 		{ "B^T shared by A's batch", 3, 2, { 2, 9, 20 }, { 31, 20 }, { -1 }, { 1, 0 },
 		  { -1 }, 0 },
+		/* the packing's transposes on sizes no block divides (sgemm_pack_every_level) */
+		{ "Q K^T, odd tokens and head size", 4, 4, { 2, 13, 3, 21 }, { 2, 13, 3, 21 },
+		  { 0, 2, 1, 3 }, { 0, 2, 3, 1 }, { -1 }, 0 },
+		{ "A^T and B^T past the K block, odd M and N", 2, 2, { 300, 23 }, { 37, 300 },
+		  { 1, 0 }, { 1, 0 }, { -1 }, 0 },
+		{ "probabilities x V, K tail", 4, 4, { 1, 3, 29, 70 }, { 1, 70, 3, 19 }, { -1 },
+		  { 0, 2, 1, 3 }, { -1 }, 0 },
 	};
 	enum ert_cpu_isa best = ert_cpu_isa_best();
 	int runs = 0;
@@ -807,6 +814,8 @@ ERT_TEST(gemm_every_level)
 		{ "alpha beta, full C", 5, 70, 33, false, true, 0.5f, 2.0f, 2, 1 },
 		{ "transposed A", 9, 21, 130, true, false, 1.5f, 1.0f, 1, 2 },
 		{ "no C", 140, 17, 300, false, false, 1.0f, 0.0f, 0, 3 },
+		{ "transposed A and B, odd sizes", 29, 35, 141, true, true, 1.0f, 1.0f, 1, 0 },
+		{ "transposed B, N past two panels", 50, 97, 64, false, true, 1.0f, 0.0f, 0, 1 },
 	};
 	int runs = 0;
 
@@ -925,6 +934,105 @@ ERT_TEST(gemm_ukernel_edges)
 		free(pa);
 		free(pb);
 	}
+}
+
+/* @n floats of random bits (NaNs, infinities, denormals and -0 among them), or NULL. */
+static float *rand_bits(int64_t n, uint32_t *seed)
+{
+	float *p = malloc(sizeof(float) * (size_t)(n > 0 ? n : 1));
+
+	for (int64_t i = 0; p && i < n; i++) {
+		uint32_t u = lcg_next(seed) ^ lcg_next(seed) << 16;
+
+		memcpy(p + i, &u, sizeof(u));
+	}
+	return p;
+}
+
+/*
+ * Each level's packing of A and B (struct ert_sgemm_kernel's pack_a and
+ * pack_b, which the driver runs on every A and B that is not prepacked)
+ * gives the bits of the scalar ert_sgemm_pack_a_strided() and
+ * ert_sgemm_pack_b_strided(): every float in its place, zeros past an edge
+ * panel, nothing written past the panels. Sources of random bits, exactly as
+ * large as the block read (so the sanitizer build sees a load past it), with
+ * rows along K (cs 1), transposed (rs 1) and both strides past 1; blocks that
+ * start inside the matrix; sizes around every multiple of 6, 8 and 16, and
+ * each level's own MR and NR as well as the other levels' (the avx2 code
+ * serves avx512's 8-row panels).
+ */
+ERT_TEST(sgemm_pack_every_level)
+{
+	static const int64_t sizes[] = { 1, 3, 5, 6, 7, 8, 9, 13, 16, 17, 31, 47, 48, 49, 69, 97, 130 };
+	const size_t ns = sizeof(sizes) / sizeof(sizes[0]);
+	enum ert_cpu_isa best = ert_cpu_isa_best();
+	const int64_t guard = 64;
+	uint32_t seed = 5;
+	int cases = 0;
+
+	for (int isa = ERT_ISA_AVX2; isa <= (int)best; isa++) {
+		const struct ert_sgemm_kernel *kern = ert_sgemm_kernel_for((enum ert_cpu_isa)isa);
+		const int panels[2][4] = { { kern->mr, 4, 6, 8 }, { kern->nr, 8, 16, 48 } };
+
+		for (int op = 0; op < 2; op++)           /* A, B */
+		for (int lay = 0; lay < 3; lay++)        /* along K, transposed, both strided */
+		for (size_t ri = 0; ri < ns; ri++)       /* rows of A / columns of B */
+		for (size_t ki = 0; ki < ns; ki++)
+		for (int pi = 0; pi < 4; pi++) {
+			const int pw = panels[op][pi];
+			const int64_t rows = sizes[ri], kc = sizes[ki];
+			const int64_t r0 = (int64_t)(ri + ki) % 3, k0 = (int64_t)(ri * 7 + ki) % 5;
+			/* A(i, p) = a[i * rs + p * cs]; B(p, j) = b[p * rs + j * cs] */
+			const int64_t ext_k = k0 + kc + 2, ext_r = r0 + rows + 1;
+			int64_t rs, cs, last;
+
+			if (pi > 0 && pw == panels[op][0])
+				continue;
+			if (lay == 0)        /* rows of A along K; B's rows along N */
+				op == 0 ? (rs = ext_k, cs = 1) : (rs = ext_r, cs = 1);
+			else if (lay == 1)   /* transposed */
+				op == 0 ? (rs = 1, cs = ext_r) : (rs = 1, cs = ext_k);
+			else
+				op == 0 ? (rs = 2 * ext_k, cs = 2) : (rs = 3, cs = 3 * ext_k);
+			last = op == 0 ? (r0 + rows - 1) * rs + (k0 + kc - 1) * cs
+				       : (k0 + kc - 1) * rs + (r0 + rows - 1) * cs;
+
+			const int64_t out = (rows + pw - 1) / pw * pw * kc;
+			float *src = rand_bits(last + 1, &seed);
+			float *want = malloc(sizeof(float) * (size_t)(out + guard));
+			float *got = malloc(sizeof(float) * (size_t)(out + guard));
+
+			/* not REQUIRE: it would stop at the first case after a failed one */
+			CHECK(src && want && got);
+			if (!src || !want || !got)
+				return;
+			memset(want, 0xa5, sizeof(float) * (size_t)(out + guard));
+			memset(got, 0xa5, sizeof(float) * (size_t)(out + guard));
+			if (op == 0) {
+				ert_sgemm_pack_a_strided(src, rs, cs, r0, rows, k0, kc, pw, want);
+				kern->pack_a(src, rs, cs, r0, rows, k0, kc, pw, got);
+			} else {
+				ert_sgemm_pack_b_strided(src, rs, cs, k0, kc, r0, rows, pw, want);
+				kern->pack_b(src, rs, cs, k0, kc, r0, rows, pw, got);
+			}
+			if (memcmp(want, got, sizeof(float) * (size_t)(out + guard))) {
+				int64_t at = 0;
+
+				while (!memcmp(want + at, got + at, sizeof(float)))
+					at++;
+				fprintf(stderr, "%s: pack_%c, layout %d, %lld x %lld at (%lld, %lld), "
+					"panel %d: float %lld differs\n", kern->name, op ? 'b' : 'a', lay,
+					(long long)rows, (long long)kc, (long long)r0, (long long)k0, pw,
+					(long long)at);
+				*ert_test_failed_ = 1;
+			}
+			free(src);
+			free(want);
+			free(got);
+			cases++;
+		}
+	}
+	CHECK(cases > 0 || best < ERT_ISA_AVX2);
 }
 
 /*
@@ -1222,5 +1330,6 @@ ERT_TEST_MAIN(ERT_TEST_ENTRY(conv_every_level), ERT_TEST_ENTRY(conv_smallplane_e
 	      ERT_TEST_ENTRY(matmul_bias_every_level),
 	      ERT_TEST_ENTRY(matmul_perm_every_level), ERT_TEST_ENTRY(matmul_bias_checked),
 	      ERT_TEST_ENTRY(gemm_every_level), ERT_TEST_ENTRY(gemm_ukernel_edges),
+	      ERT_TEST_ENTRY(sgemm_pack_every_level),
 	      ERT_TEST_ENTRY(sgemm_shared_a), ERT_TEST_ENTRY(sgemm_shared_b), ERT_TEST_ENTRY(sgemm_workspace_bounds),
 	      ERT_TEST_ENTRY(session_level_choice), ERT_TEST_ENTRY(bad_env_level_refused))

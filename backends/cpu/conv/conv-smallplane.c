@@ -146,7 +146,7 @@ static void sp_pack_a(void *arg, int64_t begin, int64_t end)
 	if (j->pointwise) {
 		int64_t m0 = begin * mr, mc = (end * mr < j->n ? end * mr : j->n) - m0;
 
-		ert_sgemm_pack_a_strided(j->x, 1, j->in_sp, m0, mc, 0, j->k, mr, j->pa + m0 * j->k);
+		j->cpu->gemm->pack_a(j->x, 1, j->in_sp, m0, mc, 0, j->k, mr, j->pa + m0 * j->k);
 		return;
 	}
 	for (int64_t pn = begin; pn < end; pn++) {

@@ -16,13 +16,16 @@
 #include "cpu/vec/vec.h"
 
 static const struct ert_sgemm_kernel kernels[] = {
-	{ "f32-gemm-4x8-scalar", 4, 8, ERT_SGEMM_KC, ert_f32_gemm_ukernel_4x8__scalar, false, false,
-	  false },
-	{ "f32-gemm-6x16-avx2", 6, 16, ERT_SGEMM_KC, ert_f32_gemm_ukernel_6x16__avx2, false, false,
-	  false },
+	{ .name = "f32-gemm-4x8-scalar", .mr = 4, .nr = 8, .kc = ERT_SGEMM_KC,
+	  .fn = ert_f32_gemm_ukernel_4x8__scalar, .pack_a = ert_sgemm_pack_a_strided,
+	  .pack_b = ert_sgemm_pack_b_strided },
+	{ .name = "f32-gemm-6x16-avx2", .mr = 6, .nr = 16, .kc = ERT_SGEMM_KC,
+	  .fn = ert_f32_gemm_ukernel_6x16__avx2, .pack_a = ert_sgemm_pack_a_strided__avx2,
+	  .pack_b = ert_sgemm_pack_b_strided__avx2 },
 	/* K block 128: a 128 x 48 B panel (24 KiB) stays in a 32 KiB L1. */
-	{ "f32-gemm-8x48-avx512", 8, 48, 128, ert_f32_gemm_ukernel_8x48__avx512, false, false,
-	  false },
+	{ .name = "f32-gemm-8x48-avx512", .mr = 8, .nr = 48, .kc = 128,
+	  .fn = ert_f32_gemm_ukernel_8x48__avx512, .pack_a = ert_sgemm_pack_a_strided,
+	  .pack_b = ert_sgemm_pack_b_strided },
 };
 
 const struct ert_sgemm_kernel *ert_sgemm_kernel_for(enum ert_cpu_isa isa)
@@ -36,15 +39,16 @@ const struct ert_sgemm_kernel *ert_sgemm_kernel_for(enum ert_cpu_isa isa)
  * no pair straddles two K blocks.
  */
 static const struct ert_sgemm_kernel bf16_kernels[] = {
-	{ "bf16-gemm-8x48-avx512bf16", 8, 48, 256, ert_bf16_gemm_ukernel_8x48__avx512bf16, true,
-	  false, false },
+	{ .name = "bf16-gemm-8x48-avx512bf16", .mr = 8, .nr = 48, .kc = 256,
+	  .fn = ert_bf16_gemm_ukernel_8x48__avx512bf16, .bf16 = true },
 	/*
 	 * 256: eight 16-pair tile steps per K block; the B tiles' 24 KiB stay in
 	 * L1. Over Winograd: on Sapphire Rapids, resnet18 at 1 thread took 23 ms
 	 * with its 3x3 layers on this kernel against 26 ms on fp32 Winograd.
 	 */
-	{ "bf16-gemm-16x48-amx", 16, 48, 256, ert_bf16_gemm_ukernel_16x48__amx, true, true,
-	  true },
+	{ .name = "bf16-gemm-16x48-amx", .mr = 16, .nr = 48, .kc = 256,
+	  .fn = ert_bf16_gemm_ukernel_16x48__amx, .bf16 = true, .a_rows = true,
+	  .over_winograd = true },
 };
 
 const struct ert_sgemm_kernel *ert_sbgemm_kernel_for(enum ert_cpu_isa isa)
@@ -307,7 +311,7 @@ static void run_tile(const struct sgemm_job *job, int64_t t, float *pa, float *p
 			ap = d->a_packed + ao + m0 * d->k + k0 * MR;
 			a_ps = MR * d->k;
 		} else {
-			ert_sgemm_pack_a_strided(d->a + ao, d->a_rs, d->a_cs, m0, mc, k0, kc, MR, pa);
+			job->kern->pack_a(d->a + ao, d->a_rs, d->a_cs, m0, mc, k0, kc, MR, pa);
 		}
 		if (d->b_packed) {
 			bpk = d->b_packed + bo + n0 * d->k + k0 * NR;
@@ -315,7 +319,7 @@ static void run_tile(const struct sgemm_job *job, int64_t t, float *pa, float *p
 		} else if (d->pack_b) {
 			d->pack_b(d->pack_ctx, bi, k0, kc, n0, nc, NR, pb);
 		} else if (!direct) {
-			ert_sgemm_pack_b_strided(d->b + bo, d->b_rs, d->b_cs, k0, kc, n0, nc, NR, pb);
+			job->kern->pack_b(d->b + bo, d->b_rs, d->b_cs, k0, kc, n0, nc, NR, pb);
 		}
 		const int64_t calls = (mc + MR - 1) / MR; /* row panels: calls per B panel */
 		const int64_t k1 = k0 + kc, kc1 = min64(job->kc, d->k - k1);
@@ -329,8 +333,8 @@ static void run_tile(const struct sgemm_job *job, int64_t t, float *pa, float *p
 				bp = d->b + bo + k0 * d->b_rs + n0 + j;
 				ldb = d->b_rs;
 			} else if (direct) {
-				ert_sgemm_pack_b_strided(d->b + bo, d->b_rs, 1, k0, kc, n0 + j, nc - j,
-							 NR, pb);
+				job->kern->pack_b(d->b + bo, d->b_rs, 1, k0, kc, n0 + j, nc - j, NR,
+						  pb);
 				bp = pb;
 			}
 			/* the next panel of this K block, or the first of the next one */
@@ -442,7 +446,7 @@ static void run_tile_bf16(const struct sgemm_job *job, int64_t t, float *pa, flo
 
 struct pack_a_job {
 	const struct ert_sgemm_desc *d;
-	int mr;
+	const struct ert_sgemm_kernel *kern;
 	float *dst;
 };
 
@@ -451,15 +455,15 @@ static void pack_a_panels(void *arg, int64_t begin, int64_t end)
 {
 	const struct pack_a_job *j = arg;
 	const struct ert_sgemm_desc *d = j->d;
-	int64_t m0 = begin * j->mr, mc = min64(end * j->mr, d->m) - m0;
+	const int mr = j->kern->mr;
+	int64_t m0 = begin * mr, mc = min64(end * mr, d->m) - m0;
 
-	ert_sgemm_pack_a_strided(d->a, d->a_rs, d->a_cs, m0, mc, 0, d->k, j->mr,
-				 j->dst + m0 * d->k);
+	j->kern->pack_a(d->a, d->a_rs, d->a_cs, m0, mc, 0, d->k, mr, j->dst + m0 * d->k);
 }
 
 struct pack_b_job {
 	const struct ert_sgemm_desc *d;
-	int nr;
+	const struct ert_sgemm_kernel *kern;
 	float *dst;
 };
 
@@ -468,14 +472,15 @@ static void pack_b_panels(void *arg, int64_t begin, int64_t end)
 {
 	const struct pack_b_job *j = arg;
 	const struct ert_sgemm_desc *d = j->d;
-	int64_t n0 = begin * j->nr, nc = min64(end * j->nr, d->n) - n0;
+	const int nr = j->kern->nr;
+	int64_t n0 = begin * nr, nc = min64(end * nr, d->n) - n0;
 	float *dst = j->dst + n0 * d->k;
 
 	if (d->pack_b)
-		d->pack_b(d->pack_ctx, 0, 0, d->k, n0, nc, j->nr, dst);
+		d->pack_b(d->pack_ctx, 0, 0, d->k, n0, nc, nr, dst);
 	else
-		ert_sgemm_pack_b_strided(d->b + (d->b_off ? d->b_off[0] : 0), d->b_rs, d->b_cs, 0,
-					 d->k, n0, nc, j->nr, dst);
+		j->kern->pack_b(d->b + (d->b_off ? d->b_off[0] : 0), d->b_rs, d->b_cs, 0, d->k, n0,
+				nc, nr, dst);
 }
 
 static void lane_main(void *arg, int64_t begin, int64_t end)
@@ -604,7 +609,7 @@ void ert_sgemm_run(struct ert_threadpool *pool, uint32_t threads, const struct e
 
 	if (d->b_shared && !d->b_packed && !job.kern->bf16 && d->batch == 1 && job.mt > 1 &&
 	    d->k > 0) {
-		struct pack_b_job pj = { d, (int)NR, d->b_shared };
+		struct pack_b_job pj = { d, job.kern, d->b_shared };
 		int64_t panels = (d->n + NR - 1) / NR;
 
 		ert_parallel_for(pool, panels, 1 + 4096 / (NR * d->k), pack_b_panels, &pj);
@@ -672,7 +677,7 @@ void ert_sgemm_run(struct ert_threadpool *pool, uint32_t threads, const struct e
 
 	if (whole_a || (d->a_shared && d->b_packed && !d->a_packed && !job.kern->bf16 &&
 			d->batch == 1 && job.nt > 1 && lanes > 1 && d->k > 0)) {
-		struct pack_a_job pj = { d, (int)MR, d->a_shared };
+		struct pack_a_job pj = { d, job.kern, d->a_shared };
 		int64_t panels = (d->m + MR - 1) / MR;
 
 		/* at least about 16 KiB of A per chunk: smaller ones cost more than they share */

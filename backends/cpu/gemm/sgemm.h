@@ -59,6 +59,20 @@ typedef void (*ert_sgemm_ukernel_fn)(int64_t kc, const float *a, const float *b,
 				     float *c, int64_t ldc, int64_t mr, int64_t nr,
 				     const struct ert_sgemm_epi *e);
 
+/*
+ * Packing of an A or a B that is not prepacked, into the panels
+ * ert_sgemm_pack_a_strided() and ert_sgemm_pack_b_strided() make (their
+ * arguments): the same floats in the same places, the same zeros past an
+ * edge panel's rows or columns, so every level's packing gives the same
+ * bits.
+ */
+typedef void (*ert_sgemm_pack_a_strided_fn)(const float *a, int64_t rs, int64_t cs, int64_t m0,
+					    int64_t mc, int64_t k0, int64_t kc, int mr,
+					    float *dst);
+typedef void (*ert_sgemm_pack_b_strided_fn)(const float *b, int64_t rs, int64_t cs, int64_t k0,
+					    int64_t kc, int64_t n0, int64_t nc, int nr,
+					    float *dst);
+
 struct ert_sgemm_kernel {
 	const char *name;        /* "f32-gemm-8x48-avx512" */
 	int mr, nr, kc;          /* register block and K block */
@@ -79,6 +93,13 @@ struct ert_sgemm_kernel {
 	 * Winograd F(4x4, 3x3) (measured faster on whole models).
 	 */
 	bool over_winograd;
+	/*
+	 * The level's packing of A and B (fp32 kernels; the bf16 ones pack with
+	 * ert_sbgemm_pack_*): in-register transposes above scalar where A's
+	 * rows or B's columns run along K (gemm/sgemm-pack-<level>.c).
+	 */
+	ert_sgemm_pack_a_strided_fn pack_a;
+	ert_sgemm_pack_b_strided_fn pack_b;
 };
 
 /* The GEMM kernel of level @isa (the best one at or below it). */
@@ -223,6 +244,17 @@ void ert_sgemm_pack_a_strided(const float *a, int64_t rs, int64_t cs, int64_t m0
 /* Pack rows [k0, k0+kc) x cols [n0, n0+nc) of a strided B into nr-column panels. */
 void ert_sgemm_pack_b_strided(const float *b, int64_t rs, int64_t cs, int64_t k0, int64_t kc,
 			      int64_t n0, int64_t nc, int nr, float *dst);
+
+/*
+ * The same at avx2 (gemm/sgemm-pack-avx2.c): 8x8 in-register transposes
+ * where A's rows run along K (cs 1; MR 6 or 8) and where B's columns do
+ * (rs 1, a transposed B; NR a multiple of 8), the rows of a transposed A
+ * (rs 1, MR at most 8) through lane masks; other panels as the scalar ones.
+ */
+void ert_sgemm_pack_a_strided__avx2(const float *a, int64_t rs, int64_t cs, int64_t m0,
+				    int64_t mc, int64_t k0, int64_t kc, int mr, float *dst);
+void ert_sgemm_pack_b_strided__avx2(const float *b, int64_t rs, int64_t cs, int64_t k0,
+				    int64_t kc, int64_t n0, int64_t nc, int nr, float *dst);
 
 /*
  * bf16 packing (gemm/sbgemm-avx512bf16.c; only with AVX512_BF16): fp32 in,
