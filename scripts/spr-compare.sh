@@ -13,7 +13,8 @@
 #   bytes  the zoo models converted by each side (ENV_B / ENV_A in the
 #          environment of each side's conversion, e.g. ENV_A=ERT_FUSE_IRBLOCK=1
 #          to compare a fused form with the same binary) and int8 resnet50
-#          (edgert quantize, 2 random calibration samples): the int8 logits
+#          (edgert quantize, 2 random calibration samples, in the same
+#          environment: ENV_A=ERT_FUSE_Q8_RESIDUAL=1): the int8 logits
 #          byte for byte at every level and on both sides, at 1 and 2 threads;
 #          the fp32 logits of both sides byte for byte too with SAME_FP32=1
 #          (a change that must not alter a bit, such as a fused form);
@@ -29,6 +30,7 @@
 #   SECTIONS="tests bytes" sh scripts/spr-compare.sh ff08c0d main
 #   ENV_A=ERT_FUSE_IRBLOCK=1 SAME_FP32=1 SECTIONS="bytes time ops" \
 #       sh scripts/spr-compare.sh main main
+#   ENV_A=ERT_FUSE_Q8_RESIDUAL=1 MODELS=resnet50 SAME_FP32=1 sh scripts/spr-compare.sh main main
 #
 # Knobs (environment): SECTIONS (default "tests bytes time ops split"),
 # MODELS (zoo models, default "mobilenet_v2 resnet18 resnet50 vit_s16"),
@@ -102,8 +104,8 @@ for s in B A; do
 		env $(convenv $s) "$(edgert "$(rev $s)")" zoo "$m" -o "$T/$s-$m.ert" >/dev/null
 	done
 	env $(convenv $s) "$(edgert "$(rev $s)")" zoo resnet50 -o "$T/$s-r50.ert" >/dev/null
-	"$(edgert "$(rev $s)")" quantize "$T/$s-r50.ert" -o "$T/$s-resnet50-int8.ert" \
-		--calib-random 2 >/dev/null
+	env $(convenv $s) "$(edgert "$(rev $s)")" quantize "$T/$s-r50.ert" \
+		-o "$T/$s-resnet50-int8.ert" --calib-random 2 >/dev/null
 done
 
 if has bytes; then

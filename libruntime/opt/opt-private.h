@@ -25,6 +25,15 @@ ert_status ert_opt_fuse_qdq(struct ert_graph *g, bool *changed, struct ert_err *
 ert_status ert_opt_fuse_residual(struct ert_graph *g, bool *changed, struct ert_err *err);
 ert_status ert_opt_fuse_matmul_bias(struct ert_graph *g, bool *changed, struct ert_err *err);
 /*
+ * The int8 residual fusion as one of the optimiser's passes (fuse-residual.c):
+ * ERT_FUSE_Q8_RESIDUAL=0 / 1 in the environment, else
+ * ERT_OPT_Q8_RESIDUAL_DEFAULT: off until the conv epilogue's fused Add is
+ * measured faster than the two ops on Sapphire Rapids (docs/int8.md).
+ */
+#define ERT_OPT_Q8_RESIDUAL_DEFAULT false
+ert_status ert_opt_fuse_q8_residual_pass(struct ert_graph *g, bool *changed,
+					 struct ert_err *err);
+/*
  * Conv 1x1 -> depthwise Conv 3x3 -> Conv 1x1 as one InvertedResidual
  * (fuse-irblock.c): ERT_FUSE_IRBLOCK=0 / 1 in the environment, else
  * ERT_OPT_IRBLOCK_DEFAULT: off, as measured on Sapphire Rapids it was slower

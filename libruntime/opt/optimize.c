@@ -10,7 +10,8 @@ typedef ert_status (*pass_fn)(struct ert_graph *g, bool *changed, struct ert_err
  * folding before fusion (Conv→BN→Relu fuses only once BN is gone), activation
  * fusion before QDQ fusion (a fused Relu/Clip becomes the int8 op's clamp),
  * residual and MatMul bias fusion after both (they take the Add's fused
- * activation, and must not break up an int8 pattern), inverted-residual
+ * activation, and must not break up an int8 pattern; the int8 residual
+ * fusion, ERT_FUSE_Q8_RESIDUAL, takes the QLinearAdds the QDQ fusion made), inverted-residual
  * fusion after residual fusion (the project conv takes its residual first);
  * Transposes fold into MatMuls after constant folding (which transposes constant weights itself)
  * and QDQ fusion (a Transpose between DequantizeLinear and QuantizeLinear
@@ -25,6 +26,7 @@ static const pass_fn passes[] = {
 	ert_opt_fuse_activations,
 	ert_opt_fuse_qdq,
 	ert_opt_fuse_residual,
+	ert_opt_fuse_q8_residual_pass,
 	ert_opt_fuse_matmul_bias,
 	ert_opt_fuse_irblock,
 	ert_opt_fold_matmul_transposes,

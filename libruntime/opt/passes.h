@@ -29,9 +29,12 @@ ert_status ert_opt_unfuse_activations(struct ert_graph *g, struct ert_err *err);
 
 /*
  * The int8 residual fusion (a fixed-rule QLinearAdd folded into the
- * QLinearConv before it, "ert.residual"), which ert_graph_optimize() does not
- * run: supported by the loader, the CPU and the NPU, but measured slower than
- * the two ops (fuse-residual.c, docs/int8.md). Sets *changed when it fused.
+ * QLinearConv before it, "ert.residual"), which ert_graph_optimize() runs
+ * only with ERT_FUSE_Q8_RESIDUAL=1 in the environment (opt-private.h):
+ * supported by the loader, the CPU and the NPU, but measured slower than the
+ * two ops before the conv epilogue's 32-bit Add (fuse-residual.c,
+ * docs/int8.md). This runs it whatever the switch, then the optimiser's
+ * passes. Sets *changed when it fused.
  */
 ert_status ert_opt_fuse_q8_residual(struct ert_graph *g, bool *changed, struct ert_err *err);
 

@@ -56,6 +56,30 @@ for spec in "mobilenet_v2 8 minmax" "resnet18 8 ema" "resnet50 8 kl"; do
 	else
 		bad "run $arch-int8.ert: $(head -n 3 "$T/err")"
 	fi
+	# the int8 residual fusion (ERT_FUSE_Q8_RESIDUAL=1, docs/int8.md) changes no byte:
+	# quantised with and without it, the same logits, and no QLinearAdd left fused
+	if [ "$arch" = resnet18 ]; then
+		for f in 0 1; do
+			rm -rf "$T/o$f" && mkdir "$T/o$f" &&
+			ERT_FUSE_Q8_RESIDUAL=$f "$E" quantize "$T/$arch.ert" -o "$T/$arch-q$f.ert" \
+				--calib-random 2 --threads "$ERT_INT8_THREADS" >/dev/null 2>"$T/err" &&
+			"$E" run "$T/$arch-q$f.ert" -o "$T/o$f" --seed 5 >/dev/null 2>>"$T/err" ||
+				echo "quantize/run ERT_FUSE_Q8_RESIDUAL=$f failed" >>"$T/err"
+		done
+		adds0=$("$E" info "$T/$arch-q0.ert" | awk '$1 == "QLinearAdd" { print $2 }')
+		adds1=$("$E" info "$T/$arch-q1.ert" | awk '$1 == "QLinearAdd" { print $2 }')
+		if [ -s "$T/err" ]; then
+			bad "$arch fused residual: $(head -n 3 "$T/err")"
+		elif [ "${adds0:-0}" -eq 0 ] || [ -n "$adds1" ]; then
+			bad "$arch fused residual: QLinearAdds ${adds0:-none} unfused, ${adds1:-none} fused"
+		elif ! cmp -s "$T/o0/logits.npy" "$T/o1/logits.npy"; then
+			bad "$arch fused residual: logits differ from the unfused model's"
+		else
+			echo "$arch: $adds0 QLinearAdds fused into their QLinearConvs, the same logits"
+			ok
+		fi
+		rm -rf "$T/o0" "$T/o1" "$T/$arch-q0.ert" "$T/$arch-q1.ert"
+	fi
 	rm -f "$T/$arch.ert" "$T/$arch-int8.ert"
 done
 

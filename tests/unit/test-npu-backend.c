@@ -24,6 +24,7 @@
 #include "ert-test-qgraph.h"
 #include "ert-test.h"
 #include "npu/npu-impl.h"
+#include "opt/opt-private.h"
 #include "opt/passes.h"
 #include "session/session-impl.h"
 
@@ -496,19 +497,33 @@ static int count_residual(const ert_model *m)
 
 ERT_TEST(conv_residual)
 {
-	struct ert_graph *fg = residual_blocks(), *ug = residual_blocks();
+	struct ert_graph *fg = residual_blocks(), *ug = residual_blocks(), *eg = residual_blocks();
 	struct ert_err err = { "" };
-	ert_model *plain = model_from_graph(residual_blocks()), *fused, *unfused;
-	ert_session *npu = NULL, *cpu = NULL, *ref = NULL, *un = NULL;
+	ert_model *plain = model_from_graph(residual_blocks()), *fused, *unfused, *envf;
+	ert_session *npu = NULL, *cpu = NULL, *ref = NULL, *un = NULL, *enpu = NULL, *ecpu = NULL;
 
-	REQUIRE(fg && ug && plain);
+	REQUIRE(fg && ug && eg && plain);
 	bool changed = false;
 
-	/* the optimiser leaves the int8 form alone; the fusion is asked for */
+	/*
+	 * The optimiser makes the int8 form with ERT_FUSE_Q8_RESIDUAL=1 only
+	 * (unset: ERT_OPT_Q8_RESIDUAL_DEFAULT); else the fusion is asked for.
+	 */
+	setenv("ERT_FUSE_Q8_RESIDUAL", "1", 1);
+	CHECK_EQ_INT(ert_graph_optimize(eg, &err), ERT_OK);
+	setenv("ERT_FUSE_Q8_RESIDUAL", "0", 1);
 	CHECK_EQ_INT(ert_graph_optimize(fg, &err), ERT_OK);
 	CHECK_EQ_INT(count_residual_graph(fg), 0);
+	unsetenv("ERT_FUSE_Q8_RESIDUAL");
+	CHECK_EQ_INT(ert_graph_optimize(fg, &err), ERT_OK);
+	CHECK_EQ_INT(count_residual_graph(fg), ERT_OPT_Q8_RESIDUAL_DEFAULT ? 4 : 0);
 	CHECK_EQ_INT(ert_opt_fuse_q8_residual(fg, &changed, &err), ERT_OK);
-	CHECK(changed);
+	CHECK(changed || ERT_OPT_Q8_RESIDUAL_DEFAULT);
+	/* the pass in the optimiser makes what the call makes */
+	CHECK_EQ_INT(eg->n_nodes, fg->n_nodes);
+	envf = model_from_graph(eg);
+	REQUIRE(envf);
+	CHECK_EQ_INT(count_residual(envf), 4);
 	/* the quantizer's undo gives the two ops back */
 	CHECK_EQ_INT(ert_graph_optimize(ug, &err), ERT_OK);
 	CHECK_EQ_INT(ert_opt_fuse_q8_residual(ug, &changed, &err), ERT_OK);
@@ -525,7 +540,9 @@ ERT_TEST(conv_residual)
 	cpu = new_session(fused, false);
 	ref = new_session(plain, false);
 	un = new_session(unfused, false);
-	if (!npu || !cpu || !ref || !un)
+	enpu = new_session(envf, true);
+	ecpu = new_session(envf, false);
+	if (!npu || !cpu || !ref || !un || !enpu || !ecpu)
 		goto out;
 	CHECK(npu_cmds(npu, "npu:big") >= 4);
 	CHECK(npu_cmds(npu, "npu:b") >= 2);
@@ -533,10 +550,14 @@ ERT_TEST(conv_residual)
 		fill_inputs(ert_test_failed_, npu, ref, 77 + (uint64_t)i);
 		fill_inputs(ert_test_failed_, cpu, ref, 77 + (uint64_t)i);
 		fill_inputs(ert_test_failed_, un, ref, 77 + (uint64_t)i);
+		fill_inputs(ert_test_failed_, enpu, ref, 77 + (uint64_t)i);
+		fill_inputs(ert_test_failed_, ecpu, ref, 77 + (uint64_t)i);
 		CHECK_EQ_INT(ert_session_run(ref), ERT_OK);
 		CHECK_EQ_INT(ert_session_run(cpu), ERT_OK);
 		CHECK_EQ_INT(ert_session_run(un), ERT_OK);
 		CHECK_EQ_INT(ert_session_run(npu), ERT_OK);
+		CHECK_EQ_INT(ert_session_run(enpu), ERT_OK);
+		CHECK_EQ_INT(ert_session_run(ecpu), ERT_OK);
 		if (*ert_test_failed_) {
 			fprintf(stderr, "%s\n", ert_session_error(npu));
 			break;
@@ -544,13 +565,18 @@ ERT_TEST(conv_residual)
 		compare_outputs(ert_test_failed_, cpu, ref);
 		compare_outputs(ert_test_failed_, npu, ref);
 		compare_outputs(ert_test_failed_, un, ref);
+		compare_outputs(ert_test_failed_, enpu, ref);
+		compare_outputs(ert_test_failed_, ecpu, ref);
 	}
 out:
-	CHECK(npu && cpu && ref && un);
+	CHECK(npu && cpu && ref && un && enpu && ecpu);
 	ert_session_destroy(npu);
 	ert_session_destroy(cpu);
 	ert_session_destroy(ref);
 	ert_session_destroy(un);
+	ert_session_destroy(enpu);
+	ert_session_destroy(ecpu);
+	ert_model_unref(envf);
 	ert_model_unref(fused);
 	ert_model_unref(unfused);
 	ert_model_unref(plain);
