@@ -84,32 +84,6 @@ static inline __m512i addf_widen(const uint8_t *p, __mmask16 k, bool s8)
 	return s8 ? _mm512_cvtepi8_epi32(x) : _mm512_cvtepu8_epi32(x);
 }
 
-/* g's lanes: w * A + ((w * f + (w < zg ? cneg : cpos)) >> K). */
-static inline __m512i addf_gen(const struct ert_q8_addf *p, __m512i w)
-{
-	__m512i c = _mm512_mask_blend_epi32(_mm512_cmplt_epi32_mask(w, _mm512_set1_epi32(p->zg)),
-					    _mm512_set1_epi32(p->cpos), _mm512_set1_epi32(p->cneg));
-	__m512i t = _mm512_add_epi32(_mm512_mullo_epi32(w, _mm512_set1_epi32(p->f)), c);
-
-	return _mm512_add_epi32(_mm512_mullo_epi32(w, _mm512_set1_epi32(p->A)),
-				_mm512_sra_epi32(t, _mm_cvtsi32_si128(p->K)));
-}
-
-/* (s * m + q) >> 31, less 1 where adj and s < negc, then >> n (see the AVX2 version). */
-static inline __m512i addf_requant(const struct ert_q8_addf *p, __m512i s, bool adj)
-{
-	const __m512i m = _mm512_set1_epi32(p->m);
-	__m512i ev = _mm512_add_epi64(_mm512_mul_epi32(s, m), _mm512_set1_epi64(p->q));
-	__m512i od = _mm512_add_epi64(_mm512_mul_epi32(_mm512_srli_epi64(s, 31), m),
-				      _mm512_set1_epi64(2 * p->q));
-	__m512i h = _mm512_mask_blend_epi32(0xaaaa, _mm512_srli_epi64(ev, 31), od);
-
-	if (adj)
-		h = _mm512_mask_sub_epi32(h, _mm512_cmplt_epi32_mask(s, _mm512_set1_epi32(p->negc)),
-					  h, _mm512_set1_epi32(1));
-	return _mm512_sra_epi32(h, _mm_cvtsi32_si128(p->n));
-}
-
 static inline __attribute__((always_inline)) void
 addf_block(const struct ert_q8_addf *p, const uint8_t *s, const uint8_t *g, uint8_t *y,
 	   __mmask64 km, bool two, bool adj, bool s8)
@@ -123,14 +97,10 @@ addf_block(const struct ert_q8_addf *p, const uint8_t *s, const uint8_t *g, uint
 
 	for (int k = 0; k < 4; k++) {
 		__mmask16 kk = (__mmask16)(km >> (16 * k));
-		__m512i sum = addf_gen(p, addf_widen(g + 16 * k, kk, s8));
 
-		if (two)
-			sum = _mm512_add_epi32(sum, _mm512_sll_epi32(addf_widen(s + 16 * k, kk, s8),
-								     _mm_cvtsi32_si128(p->ks)));
-		if (s8)
-			sum = _mm512_add_epi32(sum, _mm512_set1_epi32(p->bias));
-		r[k] = addf_requant(p, sum, adj);
+		r[k] = ert_q8_addf_lanes_avx512(
+			p, two ? addf_widen(s + 16 * k, kk, s8) : _mm512_setzero_si512(),
+			addf_widen(g + 16 * k, kk, s8), two, adj, s8);
 	}
 	r[0] = _mm512_packs_epi32(r[0], r[1]);
 	r[2] = _mm512_packs_epi32(r[2], r[3]);

@@ -8,7 +8,10 @@
 #define ERT_CPU_Q8_AVX512_H
 
 #include <immintrin.h>
+#include <stdbool.h>
 #include <stdint.h>
+
+#include "cpu/ops/qlinear-kernels.h"
 
 /*
  * ert_requant_fixed() in 16 lanes: x << max(s, 0) (wrapping), the rounding
@@ -45,6 +48,56 @@ static inline __m512i ert_q8_add_fixed_avx512(__m512i da, __m512i db, int32_t am
 
 	return ert_q8_requant_fixed_avx512(_mm512_add_epi32(ta, tb), _mm512_set1_epi32(m),
 					   _mm512_set1_epi32(s));
+}
+
+/*
+ * The fixed-rule Add in the exact 32-bit form (struct ert_q8_addf) in 16
+ * lanes, as q8-avx2.h's: QLinearAdd's runs (qlinear-ew-avx512.c) and a
+ * QLinearConv's fused residual in the GEMM's block epilogue
+ * (qgemm-ukernel-avx512.c, which the VNNI and AMX kernels share) compute it
+ * with these.
+ *
+ * g's lanes from input values @w: w * A + ((w * f + (w < zg ? cneg : cpos)) >> K).
+ */
+static inline __m512i ert_q8_addf_gen_avx512(const struct ert_q8_addf *p, __m512i w)
+{
+	__m512i c = _mm512_mask_blend_epi32(_mm512_cmplt_epi32_mask(w, _mm512_set1_epi32(p->zg)),
+					    _mm512_set1_epi32(p->cpos), _mm512_set1_epi32(p->cneg));
+	__m512i t = _mm512_add_epi32(_mm512_mullo_epi32(w, _mm512_set1_epi32(p->f)), c);
+
+	return _mm512_add_epi32(_mm512_mullo_epi32(w, _mm512_set1_epi32(p->A)),
+				_mm512_sra_epi32(t, _mm_cvtsi32_si128(p->K)));
+}
+
+/* (s * m + q) >> 31, less 1 where adj and s < negc, then >> n (see the AVX2 version). */
+static inline __m512i ert_q8_addf_requant_avx512(const struct ert_q8_addf *p, __m512i s, bool adj)
+{
+	const __m512i m = _mm512_set1_epi32(p->m);
+	__m512i ev = _mm512_add_epi64(_mm512_mul_epi32(s, m), _mm512_set1_epi64(p->q));
+	__m512i od = _mm512_add_epi64(_mm512_mul_epi32(_mm512_srli_epi64(s, 31), m),
+				      _mm512_set1_epi64(2 * p->q));
+	__m512i h = _mm512_mask_blend_epi32(0xaaaa, _mm512_srli_epi64(ev, 31), od);
+
+	if (adj)
+		h = _mm512_mask_sub_epi32(h, _mm512_cmplt_epi32_mask(s, _mm512_set1_epi32(p->negc)),
+					  h, _mm512_set1_epi32(1));
+	return _mm512_sra_epi32(h, _mm_cvtsi32_si128(p->n));
+}
+
+/*
+ * 16 sums of the values @ws of the power-of-two input (when @two) and @wg
+ * of the other, requantised, before the clamp and the zero point.
+ */
+static inline __m512i ert_q8_addf_lanes_avx512(const struct ert_q8_addf *p, __m512i ws,
+					       __m512i wg, bool two, bool adj, bool s8)
+{
+	__m512i sum = ert_q8_addf_gen_avx512(p, wg);
+
+	if (two)
+		sum = _mm512_add_epi32(sum, _mm512_sll_epi32(ws, _mm_cvtsi32_si128(p->ks)));
+	if (s8)
+		sum = _mm512_add_epi32(sum, _mm512_set1_epi32(p->bias));
+	return ert_q8_addf_requant_avx512(p, sum, adj);
 }
 
 /* ert_qout_float(): rint(v * f) + zp, NaN or below lo gives lo, above hi gives hi. */

@@ -164,20 +164,39 @@ epi_row(const int32_t *raw, int64_t n, const struct ert_qgemm_epi *e, struct ert
 	}
 }
 
+/* Which input of the fused residual's Add (struct ert_q8_add) is the power-of-two one. */
+enum res_form {
+	RES_NONE,       /* no fused residual */
+	RES_CONV_S,     /* the conv's output (in[0], p->shift == 0) */
+	RES_CONV_G,     /* the residual (in[1]) */
+};
+
 /*
  * A convolution's fixed-rule rows (one multiplier and shift per row, no
- * per-column terms but colsum's u, no fused residual): the block's
- * constants once and each row's once (its shift counts, rounding half and
- * multiplier as vectors), then ert_q8_requant_fixed_avx512()'s steps on
- * them, 16 lanes at a time, the tail under a k-mask.
+ * per-column terms but colsum's u): the block's constants once and each
+ * row's once (its shift counts, rounding half and multiplier as vectors),
+ * then ert_q8_requant_fixed_avx512()'s steps on them, 16 lanes at a time,
+ * the tail under a k-mask.
+ *
+ * With a fused residual (@res, e->res in the Add's 32-bit form): the
+ * outputs' values (clamped to the type, as the QLinearConv wrote them) and
+ * the residual's bytes of the same columns go through the Add's lanes
+ * (ert_q8_addf_lanes_avx512(), as QLinearAdd runs them); the sum is clamped
+ * in 32-bit lanes (QLinearAdd clamps after a saturating pack to int16, to
+ * a range inside int16: the same values) and only its bytes are stored.
  */
-static void epi_rows_fixed(const int32_t *raw, int64_t ldr, int64_t rows, int64_t n,
-			   const struct ert_qgemm_epi *e, const struct ert_qgemm_rows *rt,
-			   uint8_t *dst, int64_t ldd)
+static inline __attribute__((always_inline)) void
+epi_rows_fixed(const bool s8, const enum res_form res, const int32_t *raw, int64_t ldr,
+	       int64_t rows, int64_t n, const struct ert_qgemm_epi *e,
+	       const struct ert_qgemm_rows *rt, uint8_t *dst, int64_t ldd)
 {
 	const __m512i zero = _mm512_setzero_si512(), rnd = _mm512_set1_epi64(1LL << 30);
 	const __m512i lo = _mm512_set1_epi32(e->lo - e->zp), hi = _mm512_set1_epi32(e->hi - e->zp);
 	const __m512i zp = _mm512_set1_epi32(e->zp);
+	/* a copy the stores cannot alias: its fields stay in registers */
+	const struct ert_q8_addf fp = res ? e->res->fp : (struct ert_q8_addf){ 0 };
+	const __m512i slo = _mm512_set1_epi32(fp.lo), shi = _mm512_set1_epi32(fp.hi);
+	const __m512i szp = _mm512_set1_epi32(fp.zp);
 	const int32_t *u = e->u;
 
 	for (int64_t r = 0; r < rows; r++) {
@@ -208,10 +227,33 @@ static void epi_rows_fixed(const int32_t *raw, int64_t ldr, int64_t rows, int64_
 
 			v = _mm512_mask_sub_epi32(v, _mm512_cmplt_epi32_mask(h, zero), zero, v);
 			v = _mm512_add_epi32(_mm512_min_epi32(_mm512_max_epi32(v, lo), hi), zp);
+			if (res) {
+				__m128i rb = _mm_maskz_loadu_epi8(m, rv.r + j);
+				__m512i wr = s8 ? _mm512_cvtepi8_epi32(rb) : _mm512_cvtepu8_epi32(rb);
+
+				v = ert_q8_addf_lanes_avx512(&fp, res == RES_CONV_S ? v : wr,
+							     res == RES_CONV_S ? wr : v, true, fp.adj, s8);
+				v = _mm512_add_epi32(_mm512_min_epi32(_mm512_max_epi32(v, slo), shi), szp);
+			}
 			/* inside [lo, hi], so the low byte is the int8 or uint8 value */
 			_mm512_mask_cvtepi32_storeu_epi8((int8_t *)d + j, m, v);
 		}
 	}
+}
+
+/* The fixed rows with e->res in the Add's 32-bit form: one copy per type and form. */
+static void epi_rows_res(const int32_t *raw, int64_t ldr, int64_t rows, int64_t n,
+			 const struct ert_qgemm_epi *e, const struct ert_qgemm_rows *rt,
+			 uint8_t *dst, int64_t ldd)
+{
+	if (e->res->fp.s8 && e->res->shift)
+		epi_rows_fixed(true, RES_CONV_G, raw, ldr, rows, n, e, rt, dst, ldd);
+	else if (e->res->fp.s8)
+		epi_rows_fixed(true, RES_CONV_S, raw, ldr, rows, n, e, rt, dst, ldd);
+	else if (e->res->shift)
+		epi_rows_fixed(false, RES_CONV_G, raw, ldr, rows, n, e, rt, dst, ldd);
+	else
+		epi_rows_fixed(false, RES_CONV_S, raw, ldr, rows, n, e, rt, dst, ldd);
 }
 
 void ert_qgemm_epi_avx512(const int32_t *raw, int64_t n, const struct ert_qgemm_epi *e, void *dst)
@@ -223,10 +265,19 @@ void ert_qgemm_epi_rows_avx512(const int32_t *raw, int64_t ldr, int64_t rows, in
 			       const struct ert_qgemm_epi *e, const struct ert_qgemm_rows *rt,
 			       void *dst, int64_t ldd)
 {
-	if (e->mode == ERT_QGEMM_OUT_FIXED && !e->mult && !e->shift && !e->t && !e->w && !e->res) {
-		epi_rows_fixed(raw, ldr, rows, n, e, rt, dst, ldd);
+	const bool fixed_rows =
+		e->mode == ERT_QGEMM_OUT_FIXED && !e->mult && !e->shift && !e->t && !e->w;
+
+	if (fixed_rows && !e->res) {
+		/* s8 matters only with a residual: one copy */
+		epi_rows_fixed(false, RES_NONE, raw, ldr, rows, n, e, rt, dst, ldd);
 		return;
 	}
+	if (fixed_rows && e->res->fast) {
+		epi_rows_res(raw, ldr, rows, n, e, rt, dst, ldd);
+		return;
+	}
+	/* the general rows; a residual outside the 32-bit form in residual16()'s lanes */
 	for (int64_t r = 0; r < rows; r++)
 		epi_row(raw + r * ldr, n, e, ert_qgemm_rowv_at(e, rt, r, ldd), (char *)dst + r * ldd);
 }
