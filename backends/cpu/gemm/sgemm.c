@@ -24,8 +24,8 @@ static const struct ert_sgemm_kernel kernels[] = {
 	  .pack_b = ert_sgemm_pack_b_strided__avx2 },
 	/* K block 128: a 128 x 48 B panel (24 KiB) stays in a 32 KiB L1. */
 	{ .name = "f32-gemm-8x48-avx512", .mr = 8, .nr = 48, .kc = 128,
-	  .fn = ert_f32_gemm_ukernel_8x48__avx512, .pack_a = ert_sgemm_pack_a_strided,
-	  .pack_b = ert_sgemm_pack_b_strided },
+	  .fn = ert_f32_gemm_ukernel_8x48__avx512, .pack_a = ert_sgemm_pack_a_strided__avx2,
+	  .pack_b = ert_sgemm_pack_b_strided__avx512 },
 };
 
 const struct ert_sgemm_kernel *ert_sgemm_kernel_for(enum ert_cpu_isa isa)

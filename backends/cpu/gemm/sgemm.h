@@ -255,6 +255,14 @@ void ert_sgemm_pack_a_strided__avx2(const float *a, int64_t rs, int64_t cs, int6
 				    int64_t mc, int64_t k0, int64_t kc, int mr, float *dst);
 void ert_sgemm_pack_b_strided__avx2(const float *b, int64_t rs, int64_t cs, int64_t k0,
 				    int64_t kc, int64_t n0, int64_t nc, int nr, float *dst);
+/*
+ * B at avx512 (gemm/sgemm-pack-avx512.c): a transposed B (rs 1, NR a
+ * multiple of 16) by 16x16 transposes, a last block of fewer than 16 K
+ * steps through zero-masked loads; other B as at avx2. A at avx512 is
+ * packed by the avx2 function (8-row panels: one 8x8 transpose a block).
+ */
+void ert_sgemm_pack_b_strided__avx512(const float *b, int64_t rs, int64_t cs, int64_t k0,
+				      int64_t kc, int64_t n0, int64_t nc, int nr, float *dst);
 
 /*
  * bf16 packing (gemm/sbgemm-avx512bf16.c; only with AVX512_BF16): fp32 in,
