@@ -70,8 +70,8 @@ static void pack_b(const struct ert_sgemm_kernel *kern, const float *b, int64_t 
 {
 	if (kern->bf16)
 		ert_sbgemm_pack_b_strided(b, rs, cs, 0, k, 0, n, kern->nr, (uint32_t *)(void *)dst);
-	else
-		ert_sgemm_pack_b(b, rs, cs, k, n, kern->nr, dst);
+	else  /* the level's packing: K^T (rs 1) by in-register transposes */
+		kern->pack_b(b, rs, cs, 0, k, 0, n, kern->nr, dst);
 }
 
 static struct attn_plan attn_plan_of(const struct ert_cpu *cpu, const struct ert_exec *x)
