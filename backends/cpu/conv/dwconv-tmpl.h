@@ -422,9 +422,27 @@ SIMD_INLINE void dw_plane_act(const struct ert_vec_win *w, enum ert_act t, bool 
 		dw3_plane_t(w, t, 2, x, k, bias, res, y, rr->oh_lo, rr->oh_hi, rr->iy0, rr->iy1);
 }
 
+/*
+ * Under AddressSanitizer (make SAN=1, the fuzz build) one plane kernel serves
+ * every activation, its type switched on per block: the nine copies with the
+ * type folded make clang and gcc take minutes over this file there, and the
+ * sanitizers check the same loads, stores and arithmetic either way. The
+ * optimised build keeps a copy per activation.
+ */
+#if defined(__SANITIZE_ADDRESS__)
+#define DW_ONE_ACT_COPY 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define DW_ONE_ACT_COPY 1
+#endif
+#endif
+
 static void dw_plane_any(const struct ert_vec_win *w, bool three, const float *x, const float *k,
 			 float bias, const float *res, float *y, const struct dw_rows *rr)
 {
+#ifdef DW_ONE_ACT_COPY
+	dw_plane_act(w, w->act.type, three, x, k, bias, res, y, rr);
+#else
 	switch (w->act.type) {
 	case ERT_ACT_RELU: dw_plane_act(w, ERT_ACT_RELU, three, x, k, bias, res, y, rr); break;
 	case ERT_ACT_CLIP: dw_plane_act(w, ERT_ACT_CLIP, three, x, k, bias, res, y, rr); break;
@@ -443,6 +461,7 @@ static void dw_plane_any(const struct ert_vec_win *w, bool three, const float *x
 	case ERT_ACT_NONE:
 	default: dw_plane_act(w, ERT_ACT_NONE, three, x, k, bias, res, y, rr); break;
 	}
+#endif
 }
 
 static void dw_plane(const struct ert_vec_win *w, const float *x, const float *k, float bias,
