@@ -25,10 +25,28 @@ static inline __attribute__((always_inline)) __m512 ert_sgemm_epi_act_avx512(
 }
 
 /*
- * Finish rows [0, mr) and columns [0, nr) of C from NV vectors per row of
- * @acc; mr is at most ROWS (a constant: the rows the caller computed).
+ * Under AddressSanitizer (make SAN=1, the fuzz build) one out-of-line copy
+ * of the store below serves every NV and ROWS of a file: inlined for each,
+ * with every masked load and store checked lane by lane, it made the kernel
+ * files the slowest of those builds. The optimised build inlines it.
  */
-static inline __attribute__((always_inline)) void
+#if defined(__SANITIZE_ADDRESS__)
+#define ERT_SGEMM_EPI_INLINE static __attribute__((noinline, unused))
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define ERT_SGEMM_EPI_INLINE static __attribute__((noinline, unused))
+#endif
+#endif
+#ifndef ERT_SGEMM_EPI_INLINE
+#define ERT_SGEMM_EPI_INLINE static inline __attribute__((always_inline))
+#endif
+
+/*
+ * Finish rows [0, mr) and columns [0, nr) of C from NV vectors per row of
+ * @acc; mr is at most ROWS (a constant where inlined: the rows the caller
+ * computed).
+ */
+ERT_SGEMM_EPI_INLINE void
 ert_sgemm_epi_store_avx512(const int NV, const int ROWS, __m512 acc[][3], float *restrict c,
 			   int64_t ldc, int64_t mr, int64_t nr, const struct ert_sgemm_epi *e)
 {
