@@ -2,7 +2,7 @@
 #
 #   make fuzz                 build every fuzz/fuzz-*.c with libFuzzer (clang) into build-fuzz/
 #                             (FUZZ_BUILD=DIR: elsewhere, for a build of one's own)
-#   make fuzz-run             run each for FUZZ_SECONDS (default 20) on fuzz/corpus-<name>/
+#   make fuzz-run             run each for FUZZ_SECONDS (default 20, all at once) on fuzz/corpus-<name>/
 #                             with fuzz/<name>.dict (extreme integers, issue 14) when there
 #                             is one; FUZZ_SEED=N fixes libFuzzer's seed (make check uses 1,
 #                             so a CI run explores the same inputs each time; unset: random)
@@ -59,15 +59,23 @@ $(FUZZ_BUILD)/fuzz-%: fuzz/fuzz-%.c fuzz/fuzz-common.h $(FUZZ_BUILD)/libedgert-f
 
 # New inputs go to a scratch corpus in build-fuzz/; the seeds in fuzz/ stay as committed.
 # Any crash, leak, timeout or sanitizer report makes the run (and the target) fail.
+# The fuzzers (one process and one thread each) run side by side, each on its own
+# core of a 2-core machine; their verdicts are printed afterwards in name order.
 fuzz-run: fuzz
-	@fail=0; for f in $(FUZZ_BINS); do \
+	@for f in $(FUZZ_BINS); do \
 		name=$${f#$(FUZZ_BUILD)/fuzz-}; work=$(FUZZ_BUILD)/corpus-$$name; \
 		mkdir -p $$work; seeds=fuzz/corpus-$$name; [ -d $$seeds ] || seeds=; \
 		dict=fuzz/$$name.dict; [ -f $$dict ] && dict=-dict=$$dict || dict=; \
-		if $$f -max_total_time=$(FUZZ_SECONDS) -timeout=10 -rss_limit_mb=2048 $$dict \
+		rm -f $(FUZZ_BUILD)/fuzz-$$name.rc; \
+		{ $$f -max_total_time=$(FUZZ_SECONDS) -timeout=10 -rss_limit_mb=2048 $$dict \
 			$(if $(FUZZ_SEED),-seed=$(FUZZ_SEED)) \
 			-artifact_prefix=$(FUZZ_BUILD)/crash-$$name- -print_final_stats=0 \
-			$$work $$seeds >$(FUZZ_BUILD)/fuzz-$$name.log 2>&1; then \
+			$$work $$seeds >$(FUZZ_BUILD)/fuzz-$$name.log 2>&1; \
+			echo $$? >$(FUZZ_BUILD)/fuzz-$$name.rc; } & \
+	done; wait; \
+	fail=0; for f in $(FUZZ_BINS); do \
+		name=$${f#$(FUZZ_BUILD)/fuzz-}; work=$(FUZZ_BUILD)/corpus-$$name; \
+		if [ "$$(cat $(FUZZ_BUILD)/fuzz-$$name.rc 2>/dev/null)" = 0 ]; then \
 			echo "fuzz-$$name: ok ($(FUZZ_SECONDS)s, $$(ls $$work | wc -l) corpus files)"; \
 		else \
 			echo "fuzz-$$name: FAILED (see $(FUZZ_BUILD)/fuzz-$$name.log)"; \
