@@ -58,6 +58,9 @@ static inline __m512i ert_q8_add_fixed_avx512(__m512i da, __m512i db, int32_t am
  * with these.
  *
  * g's lanes from input values @w: w * A + ((w * f + (w < zg ? cneg : cpos)) >> K).
+ * The shifts here take their counts (0 to 31) per lane: vpsravd and vpsllvd
+ * are one uop, the forms with the count in an xmm register two (one on
+ * port 5, which the epilogue's compares, broadcasts and byte stores load).
  */
 static inline __m512i ert_q8_addf_gen_avx512(const struct ert_q8_addf *p, __m512i w)
 {
@@ -66,7 +69,7 @@ static inline __m512i ert_q8_addf_gen_avx512(const struct ert_q8_addf *p, __m512
 	__m512i t = _mm512_add_epi32(_mm512_mullo_epi32(w, _mm512_set1_epi32(p->f)), c);
 
 	return _mm512_add_epi32(_mm512_mullo_epi32(w, _mm512_set1_epi32(p->A)),
-				_mm512_sra_epi32(t, _mm_cvtsi32_si128(p->K)));
+				_mm512_srav_epi32(t, _mm512_set1_epi32(p->K)));
 }
 
 /* (s * m + q) >> 31, less 1 where adj and s < negc, then >> n (see the AVX2 version). */
@@ -81,7 +84,7 @@ static inline __m512i ert_q8_addf_requant_avx512(const struct ert_q8_addf *p, __
 	if (adj)
 		h = _mm512_mask_sub_epi32(h, _mm512_cmplt_epi32_mask(s, _mm512_set1_epi32(p->negc)),
 					  h, _mm512_set1_epi32(1));
-	return _mm512_sra_epi32(h, _mm_cvtsi32_si128(p->n));
+	return _mm512_srav_epi32(h, _mm512_set1_epi32(p->n));
 }
 
 /*
@@ -94,7 +97,7 @@ static inline __m512i ert_q8_addf_lanes_avx512(const struct ert_q8_addf *p, __m5
 	__m512i sum = ert_q8_addf_gen_avx512(p, wg);
 
 	if (two)
-		sum = _mm512_add_epi32(sum, _mm512_sll_epi32(ws, _mm_cvtsi32_si128(p->ks)));
+		sum = _mm512_add_epi32(sum, _mm512_sllv_epi32(ws, _mm512_set1_epi32(p->ks)));
 	if (s8)
 		sum = _mm512_add_epi32(sum, _mm512_set1_epi32(p->bias));
 	return ert_q8_addf_requant_avx512(p, sum, adj);

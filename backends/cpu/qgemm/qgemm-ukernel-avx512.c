@@ -171,6 +171,43 @@ enum res_form {
 	RES_CONV_G,     /* the residual (in[1]) */
 };
 
+/* A row's constants of the fixed-rule output stage, as vectors. */
+struct fixed_row {
+	__m512i c0, c1, mult, lsv, rsv, half;
+	int32_t ls;
+};
+
+/*
+ * 16 outputs of a fixed-rule row: ert_q8_requant_fixed_avx512()'s steps on
+ * the row's constants, clamped to [lo, hi] (the type's range less the zero
+ * point; the caller adds the zero point, or folds it into what follows).
+ */
+static inline __attribute__((always_inline)) __m512i
+fixed16(const struct fixed_row *w, const int32_t *rr, const int32_t *u, __mmask16 m, __m512i lo,
+	__m512i hi)
+{
+	const __m512i zero = _mm512_setzero_si512(), rnd = _mm512_set1_epi64(1LL << 30);
+	__m512i x = _mm512_add_epi32(_mm512_maskz_loadu_epi32(m, rr), w->c0);
+
+	if (u)
+		x = _mm512_add_epi32(x, _mm512_mullo_epi32(w->c1, _mm512_maskz_loadu_epi32(m, u)));
+	if (w->ls)
+		x = _mm512_sllv_epi32(x, w->lsv);
+	__m512i ev = _mm512_add_epi64(_mm512_mul_epi32(x, w->mult), rnd);
+	__m512i od = _mm512_add_epi64(_mm512_mul_epi32(_mm512_srli_epi64(x, 32), w->mult), rnd);
+	__m512i h = _mm512_mask_blend_epi32(0xAAAA, _mm512_srli_epi64(ev, 31),
+					    _mm512_slli_epi64(od, 1));
+	__m512i v = _mm512_srlv_epi32(_mm512_add_epi32(_mm512_abs_epi32(h), w->half), w->rsv);
+
+	v = _mm512_mask_sub_epi32(v, _mm512_cmplt_epi32_mask(h, zero), zero, v);
+	return _mm512_min_epi32(_mm512_max_epi32(v, lo), hi);
+}
+
+static inline __mmask16 tail_mask(int64_t left)
+{
+	return left >= 16 ? 0xffff : left <= 0 ? 0 : (__mmask16)((1u << left) - 1);
+}
+
 /*
  * A convolution's fixed-rule rows (one multiplier and shift per row, no
  * per-column terms but colsum's u): the block's constants once and each
@@ -181,62 +218,98 @@ enum res_form {
  * With a fused residual (@res, e->res in the Add's 32-bit form): the
  * outputs' values (clamped to the type, as the QLinearConv wrote them) and
  * the residual's bytes of the same columns go through the Add's lanes
- * (ert_q8_addf_lanes_avx512(), as QLinearAdd runs them); the sum is clamped
- * in 32-bit lanes (QLinearAdd clamps after a saturating pack to int16, to
- * a range inside int16: the same values) and only its bytes are stored.
+ * (ert_q8_addf_lanes_avx512()'s steps, as QLinearAdd runs them); the sum is
+ * clamped in 32-bit lanes (QLinearAdd clamps after a saturating pack to
+ * int16, to a range inside int16: the same values) and only its bytes are
+ * stored. The conv's zero point is folded into the Add's constants (fr
+ * below), and a row's columns go 48 at a time: the three conv stages
+ * first, then the three Add stages, so that each Add stage's input is
+ * ready when it is issued (one long chain per 16 columns, issued as one,
+ * filled the out-of-order scheduler and left the ports idle: docs/int8.md).
  */
 static inline __attribute__((always_inline)) void
 epi_rows_fixed(const bool s8, const enum res_form res, const int32_t *raw, int64_t ldr,
 	       int64_t rows, int64_t n, const struct ert_qgemm_epi *e,
 	       const struct ert_qgemm_rows *rt, uint8_t *dst, int64_t ldd)
 {
-	const __m512i zero = _mm512_setzero_si512(), rnd = _mm512_set1_epi64(1LL << 30);
 	const __m512i lo = _mm512_set1_epi32(e->lo - e->zp), hi = _mm512_set1_epi32(e->hi - e->zp);
 	const __m512i zp = _mm512_set1_epi32(e->zp);
 	/* a copy the stores cannot alias: its fields stay in registers */
-	const struct ert_q8_addf fp = res ? e->res->fp : (struct ert_q8_addf){ 0 };
+	struct ert_q8_addf fp = res ? e->res->fp : (struct ert_q8_addf){ 0 };
+	const int32_t *u = e->u;
+
+	/*
+	 * The conv's output enters the Add as w = v + zp (v its value before
+	 * the zero point): as the power-of-two input, w << ks = (v << ks) +
+	 * (zp << ks); as the other, w A + ((w f + c) >> K) = v A + zp A +
+	 * ((v f + zp f + c) >> K), c picked by w < zg, that is v < zg - zp.
+	 * Exact in wrapping int32 (the Add's bounds hold for w, and every sum
+	 * here is the Add's own up to a multiple of 2^32); the constant part
+	 * joins the bias.
+	 */
+	if (res == RES_CONV_S) {
+		fp.bias = (int32_t)((s8 ? (uint32_t)fp.bias : 0u) +
+				   (fp.ks < 32 ? (uint32_t)e->zp << fp.ks : 0u));
+	} else if (res == RES_CONV_G) {
+		fp.bias = (int32_t)((s8 ? (uint32_t)fp.bias : 0u) + (uint32_t)e->zp * (uint32_t)fp.A);
+		fp.cpos = (int32_t)((uint32_t)fp.cpos + (uint32_t)e->zp * (uint32_t)fp.f);
+		fp.cneg = (int32_t)((uint32_t)fp.cneg + (uint32_t)e->zp * (uint32_t)fp.f);
+		fp.zg -= e->zp;
+	}
 	const __m512i slo = _mm512_set1_epi32(fp.lo), shi = _mm512_set1_epi32(fp.hi);
 	const __m512i szp = _mm512_set1_epi32(fp.zp);
-	const int32_t *u = e->u;
 
 	for (int64_t r = 0; r < rows; r++) {
 		const struct ert_qgemm_rowv rv = ert_qgemm_rowv_at(e, rt, r, ldd);
 		const int32_t ls = rv.shift1 > 0 ? rv.shift1 : 0, rs = rv.shift1 < 0 ? -rv.shift1 : 0;
-		const __m512i lsv = _mm512_set1_epi32(ls), rsv = _mm512_set1_epi32(rs);
-		const __m512i c0 = _mm512_set1_epi32((int32_t)rv.c0);
-		const __m512i c1 = _mm512_set1_epi32((int32_t)rv.c1);
-		const __m512i mult = _mm512_set1_epi32(rv.mult1);
-		const __m512i half = _mm512_set1_epi32((int32_t)((1u << rs) >> 1));
+		const struct fixed_row w = {
+			.c0 = _mm512_set1_epi32((int32_t)rv.c0),
+			.c1 = _mm512_set1_epi32((int32_t)rv.c1),
+			.mult = _mm512_set1_epi32(rv.mult1),
+			.lsv = _mm512_set1_epi32(ls),
+			.rsv = _mm512_set1_epi32(rs),
+			.half = _mm512_set1_epi32((int32_t)((1u << rs) >> 1)),
+			.ls = ls,
+		};
 		const int32_t *rr = raw + r * ldr;
 		uint8_t *d = dst + r * ldd;
 
-		for (int64_t j = 0; j < n; j += 16) {
-			__mmask16 m = n - j >= 16 ? 0xffff : (__mmask16)((1u << (n - j)) - 1);
-			__m512i x = _mm512_add_epi32(_mm512_maskz_loadu_epi32(m, rr + j), c0);
+		if (!res) {
+			for (int64_t j = 0; j < n; j += 16) {
+				__mmask16 m = tail_mask(n - j);
+				__m512i v = fixed16(&w, rr + j, u ? u + j : NULL, m, lo, hi);
 
-			if (u)
-				x = _mm512_add_epi32(
-					x, _mm512_mullo_epi32(c1, _mm512_maskz_loadu_epi32(m, u + j)));
-			if (ls)
-				x = _mm512_sllv_epi32(x, lsv);
-			__m512i ev = _mm512_add_epi64(_mm512_mul_epi32(x, mult), rnd);
-			__m512i od = _mm512_add_epi64(_mm512_mul_epi32(_mm512_srli_epi64(x, 32), mult), rnd);
-			__m512i h = _mm512_mask_blend_epi32(0xAAAA, _mm512_srli_epi64(ev, 31),
-							    _mm512_slli_epi64(od, 1));
-			__m512i v = _mm512_srlv_epi32(_mm512_add_epi32(_mm512_abs_epi32(h), half), rsv);
-
-			v = _mm512_mask_sub_epi32(v, _mm512_cmplt_epi32_mask(h, zero), zero, v);
-			v = _mm512_add_epi32(_mm512_min_epi32(_mm512_max_epi32(v, lo), hi), zp);
-			if (res) {
-				__m128i rb = _mm_maskz_loadu_epi8(m, rv.r + j);
-				__m512i wr = s8 ? _mm512_cvtepi8_epi32(rb) : _mm512_cvtepu8_epi32(rb);
-
-				v = ert_q8_addf_lanes_avx512(&fp, res == RES_CONV_S ? v : wr,
-							     res == RES_CONV_S ? wr : v, true, fp.adj, s8);
-				v = _mm512_add_epi32(_mm512_min_epi32(_mm512_max_epi32(v, slo), shi), szp);
+				/* inside [lo, hi], so the low byte is the int8 or uint8 value */
+				_mm512_mask_cvtepi32_storeu_epi8((int8_t *)d + j,
+								 m, _mm512_add_epi32(v, zp));
 			}
-			/* inside [lo, hi], so the low byte is the int8 or uint8 value */
-			_mm512_mask_cvtepi32_storeu_epi8((int8_t *)d + j, m, v);
+			continue;
+		}
+		for (int64_t j = 0; j < n; j += 48) {
+			__m512i v[3];
+			__mmask16 m[3];
+
+#pragma GCC unroll 3
+			for (int k = 0; k < 3; k++) {
+				m[k] = tail_mask(n - j - 16 * k);
+				v[k] = m[k] ? fixed16(&w, rr + j + 16 * k, u ? u + j + 16 * k : NULL, m[k],
+						      lo, hi)
+					    : _mm512_setzero_si512();
+			}
+#pragma GCC unroll 3
+			for (int k = 0; k < 3; k++) {
+				if (!m[k])
+					break;
+				__m128i rb = _mm_maskz_loadu_epi8(m[k], rv.r + j + 16 * k);
+				__m512i wr = s8 ? _mm512_cvtepi8_epi32(rb) : _mm512_cvtepu8_epi32(rb);
+				/* the bias always: it holds the conv's zero point */
+				__m512i a = ert_q8_addf_lanes_avx512(&fp, res == RES_CONV_S ? v[k] : wr,
+								     res == RES_CONV_S ? wr : v[k], true,
+								     fp.adj, true);
+
+				a = _mm512_add_epi32(_mm512_min_epi32(_mm512_max_epi32(a, slo), shi), szp);
+				_mm512_mask_cvtepi32_storeu_epi8((int8_t *)d + j + 16 * k, m[k], a);
+			}
 		}
 	}
 }
