@@ -117,6 +117,31 @@ struct ert_q8_addf {
 	bool adj, s8;
 };
 
+/*
+ * @p for a fused residual whose conv side enters as v + zp (v its value
+ * before the zero point, @conv_s: as the power-of-two input, else as g):
+ * the zero point's part folded into bias (added always by the caller, its
+ * s8 part only where @s8), cpos, cneg and zg. As s, w << ks = (v << ks) +
+ * (zp << ks); as g, w A + ((w f + c) >> K) = v A + zp A + ((v f + zp f + c)
+ * >> K), c picked by w < zg, that is v < zg - zp. Exact in wrapping int32:
+ * each sum is the Add's own up to a multiple of 2^32, and the Add's own fits.
+ */
+static inline struct ert_q8_addf ert_q8_addf_fold_zp(struct ert_q8_addf p, int32_t zp, bool conv_s,
+						     bool s8)
+{
+	uint32_t bias = s8 ? (uint32_t)p.bias : 0u;
+
+	if (conv_s) {
+		p.bias = (int32_t)(bias + (p.ks < 32 ? (uint32_t)zp << p.ks : 0u));
+		return p;
+	}
+	p.bias = (int32_t)(bias + (uint32_t)zp * (uint32_t)p.A);
+	p.cpos = (int32_t)((uint32_t)p.cpos + (uint32_t)zp * (uint32_t)p.f);
+	p.cneg = (int32_t)((uint32_t)p.cneg + (uint32_t)zp * (uint32_t)p.f);
+	p.zg -= zp;
+	return p;
+}
+
 typedef void (*ert_q8_addf_fn)(const struct ert_q8_addf *p, const uint8_t *s, const uint8_t *g,
 			       uint8_t *y, int64_t n);
 

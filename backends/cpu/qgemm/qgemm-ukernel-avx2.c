@@ -170,7 +170,9 @@ static inline __m256i widen8(const uint8_t *p, bool s8)
  * values, clamped to [lo, hi] in 32-bit lanes (the type's range, as the
  * QLinearConv wrote them), and the residual's bytes of the same columns go
  * through the Add's lanes (ert_q8_addf_lanes_avx2(), as QLinearAdd runs
- * them), and only the sum's bytes are stored.
+ * them), and only the sum's bytes are stored. The conv's zero point is
+ * folded into the Add's constants (ert_q8_addf_fold_zp()), and both conv
+ * halves are issued before the Add halves (docs/int8.md).
  *
  * Returns the columns done in every row (a multiple of 16); the caller
  * finishes the rest.
@@ -185,9 +187,13 @@ epi_rows_fixed16(const bool s8, const enum res_form res, const int32_t *raw, int
 	const __m256i order = _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7);
 	const __m128i lo = _mm_set1_epi8((char)e->lo), hi = _mm_set1_epi8((char)e->hi);
 	const __m256i lo32 = _mm256_set1_epi32(e->lo - e->zp), hi32 = _mm256_set1_epi32(e->hi - e->zp);
-	const __m256i zp32 = _mm256_set1_epi32(e->zp);
-	/* a copy the stores cannot alias: its fields stay in registers */
-	const struct ert_q8_addf fp = res ? e->res->fp : (struct ert_q8_addf){ 0 };
+	/*
+	 * a copy the stores cannot alias: its fields stay in registers; the
+	 * conv's zero point folded in (the bias always added)
+	 */
+	const struct ert_q8_addf fp =
+		res ? ert_q8_addf_fold_zp(e->res->fp, e->zp, res == RES_CONV_S, s8)
+		    : (struct ert_q8_addf){ 0 };
 	const int32_t *u = e->u;
 	const int64_t n16 = n / 16 * 16;
 
@@ -224,15 +230,16 @@ epi_rows_fixed16(const bool s8, const enum res_form res, const int32_t *raw, int
 
 				/* -m where q < 0; q == 0 gives m == 0 either way */
 				v[h] = _mm256_sign_epi32(m, q);
-				if (res) {
-					__m256i wc = _mm256_add_epi32(
-						_mm256_min_epi32(_mm256_max_epi32(v[h], lo32), hi32), zp32);
-					__m256i wr = widen8(rv.r + j + 8 * h, s8);
+			}
+			/* the Add's halves after both conv halves: their inputs ready when issued */
+			for (int h = 0; res && h < 2; h++) {
+				__m256i wc = _mm256_min_epi32(_mm256_max_epi32(v[h], lo32), hi32);
+				__m256i wr = widen8(rv.r + j + 8 * h, s8);
 
-					v[h] = ert_q8_addf_lanes_avx2(&fp, res == RES_CONV_S ? wc : wr,
-								      res == RES_CONV_S ? wr : wc, true,
-								      fp.adj, s8);
-				}
+				/* the bias always: it holds the conv's zero point */
+				v[h] = ert_q8_addf_lanes_avx2(&fp, res == RES_CONV_S ? wc : wr,
+							      res == RES_CONV_S ? wr : wc, true, fp.adj,
+							      true);
 			}
 			if (res) {
 				w = ert_q8_addf_out16_avx2(&fp, v[0], v[1]);
