@@ -221,8 +221,8 @@ static inline __mmask16 tail_mask(int64_t left)
  * (ert_q8_addf_lanes_avx512()'s steps, as QLinearAdd runs them); the sum is
  * clamped in 32-bit lanes (QLinearAdd clamps after a saturating pack to
  * int16, to a range inside int16: the same values) and only its bytes are
- * stored. The conv's zero point is folded into the Add's constants (fr
- * below), and a row's columns go 48 at a time: the three conv stages
+ * stored. The conv's zero point is folded into the Add's constants
+ * (ert_q8_addf_fold_zp()), and a row's columns go 48 at a time: the three conv stages
  * first, then the three Add stages, so that each Add stage's input is
  * ready when it is issued (one long chain per 16 columns, issued as one,
  * filled the out-of-order scheduler and left the ports idle: docs/int8.md).
@@ -238,24 +238,9 @@ epi_rows_fixed(const bool s8, const enum res_form res, const int32_t *raw, int64
 	struct ert_q8_addf fp = res ? e->res->fp : (struct ert_q8_addf){ 0 };
 	const int32_t *u = e->u;
 
-	/*
-	 * The conv's output enters the Add as w = v + zp (v its value before
-	 * the zero point): as the power-of-two input, w << ks = (v << ks) +
-	 * (zp << ks); as the other, w A + ((w f + c) >> K) = v A + zp A +
-	 * ((v f + zp f + c) >> K), c picked by w < zg, that is v < zg - zp.
-	 * Exact in wrapping int32 (the Add's bounds hold for w, and every sum
-	 * here is the Add's own up to a multiple of 2^32); the constant part
-	 * joins the bias.
-	 */
-	if (res == RES_CONV_S) {
-		fp.bias = (int32_t)((s8 ? (uint32_t)fp.bias : 0u) +
-				   (fp.ks < 32 ? (uint32_t)e->zp << fp.ks : 0u));
-	} else if (res == RES_CONV_G) {
-		fp.bias = (int32_t)((s8 ? (uint32_t)fp.bias : 0u) + (uint32_t)e->zp * (uint32_t)fp.A);
-		fp.cpos = (int32_t)((uint32_t)fp.cpos + (uint32_t)e->zp * (uint32_t)fp.f);
-		fp.cneg = (int32_t)((uint32_t)fp.cneg + (uint32_t)e->zp * (uint32_t)fp.f);
-		fp.zg -= e->zp;
-	}
+	/* the conv's zero point folded into the Add's constants (the bias always added) */
+	if (res)
+		fp = ert_q8_addf_fold_zp(fp, e->zp, res == RES_CONV_S, s8);
 	const __m512i slo = _mm512_set1_epi32(fp.lo), shi = _mm512_set1_epi32(fp.hi);
 	const __m512i szp = _mm512_set1_epi32(fp.zp);
 
