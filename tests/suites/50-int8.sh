@@ -59,10 +59,11 @@ for spec in "mobilenet_v2 8 minmax" "resnet18 8 ema" "resnet50 8 kl"; do
 	# the int8 residual fusion (ERT_FUSE_Q8_RESIDUAL=1, docs/int8.md) changes no byte:
 	# quantised with and without it, the same logits, and no QLinearAdd left fused
 	if [ "$arch" = resnet18 ]; then
+		: >"$T/err"
 		for f in 0 1; do
 			rm -rf "$T/o$f" && mkdir "$T/o$f" &&
 			ERT_FUSE_Q8_RESIDUAL=$f "$E" quantize "$T/$arch.ert" -o "$T/$arch-q$f.ert" \
-				--calib-random 2 --threads "$ERT_INT8_THREADS" >/dev/null 2>"$T/err" &&
+				--calib-random 2 --threads "$ERT_INT8_THREADS" >/dev/null 2>>"$T/err" &&
 			"$E" run "$T/$arch-q$f.ert" -o "$T/o$f" --seed 5 >/dev/null 2>>"$T/err" ||
 				echo "quantize/run ERT_FUSE_Q8_RESIDUAL=$f failed" >>"$T/err"
 		done
