@@ -27,8 +27,8 @@ ert_status ert_opt_fuse_matmul_bias(struct ert_graph *g, bool *changed, struct e
 /*
  * The int8 residual fusion as one of the optimiser's passes (fuse-residual.c):
  * ERT_FUSE_Q8_RESIDUAL=0 / 1 in the environment, else
- * ERT_OPT_Q8_RESIDUAL_DEFAULT: off until the conv epilogue's fused Add is
- * measured faster than the two ops on Sapphire Rapids (docs/int8.md).
+ * ERT_OPT_Q8_RESIDUAL_DEFAULT: off, as on Sapphire Rapids the conv
+ * epilogue's fused Add was measured slower than the two ops (docs/int8.md).
  */
 #define ERT_OPT_Q8_RESIDUAL_DEFAULT false
 ert_status ert_opt_fuse_q8_residual_pass(struct ert_graph *g, bool *changed,
