@@ -199,6 +199,90 @@ static inline void one_fini(struct one *o)
 	ert_graph_destroy(o->g);
 }
 
+/*
+ * Run @o's node at kernel level @isa, on @pool (NULL: one thread), with
+ * the inputs after the first constant (prepacked at plan time) when
+ * @const_w, at memory level @memory; output 0 to @out (the caller frees
+ * out->data).
+ */
+static inline ert_status one_run_at(struct one *o, enum ert_cpu_isa isa,
+				    struct ert_threadpool *pool, bool const_w, ert_level memory,
+				    struct ert_value *out)
+{
+	bool cst[ONE_MAX_IO];
+	struct ert_cpu_eval_opts opts = {
+		.isa = isa, .pool = pool, .in_const = cst, .memory = memory,
+	};
+
+	for (uint32_t i = 0; i < o->n_in; i++)
+		cst[i] = i > 0 && const_w;
+	return ert_cpu_eval_node_with(&opts, o->g, o->n, o->inp, o->n_in, out, 1, &o->err);
+}
+
+/*
+ * Whether a level's output @got is close enough to the scalar level's @ref
+ * (@tol as the caller means it); if not, what differs, in @why.
+ */
+typedef bool (*one_level_check_fn)(const struct ert_value *got, const struct ert_value *ref,
+				   double tol, char *why, size_t why_len);
+
+/*
+ * @o at every level up to the CPU's best in four variants (prepacked
+ * weights, run-time weights, memory LOW, two threads; at the scalar level
+ * the last three), each held by @check to the scalar level with prepacked
+ * weights on one thread. Sets *@failed on a failed run or check. Returns
+ * the runs compared.
+ */
+static inline int one_compare_levels(int *failed, struct one *o, const char *what,
+				     one_level_check_fn check, double tol)
+{
+	struct ert_threadpool *pool = ert_threadpool_create(2);
+	enum ert_cpu_isa best = ert_cpu_isa_best();
+	struct ert_value ref, got;
+	int runs = 0;
+
+	if (!pool) {
+		*failed = 1;
+		return 0;
+	}
+	if (one_run_at(o, ERT_ISA_SCALAR, NULL, true, ERT_LEVEL_NORMAL, &ref) != ERT_OK) {
+		fprintf(stderr, "%s: scalar reference failed: %s\n", what, o->err.msg);
+		*failed = 1;
+		ert_threadpool_destroy(pool);
+		return 0;
+	}
+	for (int isa = ERT_ISA_SCALAR; isa <= (int)best; isa++) {
+		for (int v = 0; v < 4; v++) {
+			const char *lv = ert_cpu_isa_name((enum ert_cpu_isa)isa);
+			struct ert_threadpool *p = v == 3 ? pool : NULL;
+			char why[160] = "";
+
+			if (isa == ERT_ISA_SCALAR && v == 0)
+				continue;
+			if (one_run_at(o, (enum ert_cpu_isa)isa, p, v != 1,
+				       v == 2 ? ERT_LEVEL_LOW : ERT_LEVEL_NORMAL, &got) != ERT_OK) {
+				fprintf(stderr, "%s at %s: %s\n", what, lv, o->err.msg);
+				*failed = 1;
+				continue;
+			}
+			if (got.dtype != ref.dtype || got.numel != ref.numel) {
+				fprintf(stderr, "%s at %s (variant %d): %s [%lld], expected %s [%lld]\n",
+					what, lv, v, ert_dtype_name(got.dtype), (long long)got.numel,
+					ert_dtype_name(ref.dtype), (long long)ref.numel);
+				*failed = 1;
+			} else if (!check(&got, &ref, tol, why, sizeof(why))) {
+				fprintf(stderr, "%s at %s (variant %d): %s\n", what, lv, v, why);
+				*failed = 1;
+			}
+			free(got.data);
+			runs++;
+		}
+	}
+	free(ref.data);
+	ert_threadpool_destroy(pool);
+	return runs;
+}
+
 /* 0, 1, 2, ... */
 static inline void fill_f32(float *p, int64_t n)
 {

@@ -63,20 +63,6 @@ static inline void in_i32(struct one *o, uint32_t i, int32_t rank, const int64_t
 		((int32_t *)v->data)[k] = (int32_t)(lcg_next(&seed) % (uint32_t)(2 * range + 1)) - range;
 }
 
-static inline ert_status run_at(struct one *o, enum ert_cpu_isa isa,
-				struct ert_threadpool *pool, bool const_w, ert_level memory,
-				struct ert_value *out)
-{
-	bool cst[ONE_MAX_IO];
-	struct ert_cpu_eval_opts opts = {
-		.isa = isa, .pool = pool, .in_const = cst, .memory = memory,
-	};
-
-	for (uint32_t i = 0; i < o->n_in; i++)
-		cst[i] = i > 0 && const_w;
-	return ert_cpu_eval_node_with(&opts, o->g, o->n, o->inp, o->n_in, out, 1, &o->err);
-}
-
 /* Index of the first element where @a and @b differ, or -1. */
 static inline int64_t first_diff(const struct ert_value *a, const struct ert_value *b)
 {
@@ -88,6 +74,18 @@ static inline int64_t first_diff(const struct ert_value *a, const struct ert_val
 	return -1;
 }
 
+/* one_compare_levels()'s check: the same bytes. */
+static inline bool same_bytes(const struct ert_value *got, const struct ert_value *ref, double tol,
+			      char *why, size_t why_len)
+{
+	int64_t d = first_diff(got, ref);
+
+	(void)tol;
+	if (d >= 0)
+		snprintf(why, why_len, "element %lld differs", (long long)d);
+	return d < 0;
+}
+
 /*
  * @o at every level, prepacked and run-time weights, memory LOW, 1 and 2
  * threads, against the scalar level with one thread: identical bytes.
@@ -95,51 +93,7 @@ static inline int64_t first_diff(const struct ert_value *a, const struct ert_val
  */
 static inline int compare_levels(int *ert_test_failed_, struct one *o, const char *what)
 {
-	struct ert_threadpool *pool = ert_threadpool_create(2);
-	enum ert_cpu_isa best = ert_cpu_isa_best();
-	struct ert_value ref, got;
-	int runs = 0;
-
-	if (!pool) {
-		*ert_test_failed_ = 1;
-		return 0;
-	}
-	if (run_at(o, ERT_ISA_SCALAR, NULL, true, ERT_LEVEL_NORMAL, &ref) != ERT_OK) {
-		fprintf(stderr, "%s: scalar reference failed: %s\n", what, o->err.msg);
-		*ert_test_failed_ = 1;
-		ert_threadpool_destroy(pool);
-		return 0;
-	}
-	for (int isa = ERT_ISA_SCALAR; isa <= (int)best; isa++) {
-		for (int v = 0; v < 4; v++) {
-			bool const_w = v != 1;
-			ert_level mem = v == 2 ? ERT_LEVEL_LOW : ERT_LEVEL_NORMAL;
-			struct ert_threadpool *p = v == 3 ? pool : NULL;
-			int64_t d;
-
-			if (isa == ERT_ISA_SCALAR && v == 0)
-				continue;
-			if (run_at(o, (enum ert_cpu_isa)isa, p, const_w, mem, &got) != ERT_OK) {
-				fprintf(stderr, "%s at %s: %s\n", what,
-					ert_cpu_isa_name((enum ert_cpu_isa)isa), o->err.msg);
-				*ert_test_failed_ = 1;
-				continue;
-			}
-			CHECK_EQ_INT(got.dtype, ref.dtype);
-			CHECK_EQ_INT(got.numel, ref.numel);
-			d = got.numel == ref.numel && got.dtype == ref.dtype ? first_diff(&got, &ref) : 0;
-			if (d >= 0) {
-				fprintf(stderr, "%s at %s (variant %d): element %lld differs\n", what,
-					ert_cpu_isa_name((enum ert_cpu_isa)isa), v, (long long)d);
-				*ert_test_failed_ = 1;
-			}
-			free(got.data);
-			runs++;
-		}
-	}
-	free(ref.data);
-	ert_threadpool_destroy(pool);
-	return runs;
+	return one_compare_levels(ert_test_failed_, o, what, same_bytes, 0);
 }
 
 /* The fixed rule when @fixed; ert.clamp [lo, hi] when lo <= hi. */

@@ -30,20 +30,6 @@ static void in_rand(struct one *o, uint32_t i, int32_t rank, const int64_t *dims
 		p[k] = frand_r(&seed);
 }
 
-/* Run @o's node at @isa; outputs go to @out (caller frees out[0].data). */
-static ert_status run_at(struct one *o, enum ert_cpu_isa isa, struct ert_threadpool *pool,
-			 bool const_w, ert_level memory, struct ert_value *out)
-{
-	bool cst[ONE_MAX_IO];
-	struct ert_cpu_eval_opts opts = {
-		.isa = isa, .pool = pool, .in_const = cst, .memory = memory,
-	};
-
-	for (uint32_t i = 0; i < o->n_in; i++)
-		cst[i] = i > 0 && const_w;
-	return ert_cpu_eval_node_with(&opts, o->g, o->n, o->inp, o->n_in, out, 1, &o->err);
-}
-
 /* Largest |a - b| relative to the reference's magnitude (at least 1). */
 static double rel_diff(const struct ert_value *a, const struct ert_value *ref)
 {
@@ -62,56 +48,24 @@ static double rel_diff(const struct ert_value *a, const struct ert_value *ref)
 	return worst / mag;
 }
 
+/* one_compare_levels()'s check: within @tol of the output's magnitude. */
+static bool within_tol(const struct ert_value *got, const struct ert_value *ref, double tol,
+		       char *why, size_t why_len)
+{
+	double d = rel_diff(got, ref);
+
+	if (!(d <= tol))
+		snprintf(why, why_len, "relative difference %g", d);
+	return d <= tol;
+}
+
 /*
- * @o at every level above scalar, prepacked and run-time weights, memory LOW,
- * 1 and 2 threads, against scalar with one thread. Returns the cases run.
+ * @o at every level, prepacked and run-time weights, memory LOW, 1 and 2
+ * threads, against scalar with one thread. Returns the cases run.
  */
 static int compare_levels(int *ert_test_failed_, struct one *o, const char *what, double tol)
 {
-	struct ert_threadpool *pool = ert_threadpool_create(2);
-	enum ert_cpu_isa best = ert_cpu_isa_best();
-	struct ert_value ref, got;
-	int runs = 0;
-
-	if (!pool) {
-		*ert_test_failed_ = 1;
-		return 0;
-	}
-	if (run_at(o, ERT_ISA_SCALAR, NULL, true, ERT_LEVEL_NORMAL, &ref) != ERT_OK) {
-		fprintf(stderr, "%s: scalar reference failed: %s\n", what, o->err.msg);
-		*ert_test_failed_ = 1;
-		ert_threadpool_destroy(pool);
-		return 0;
-	}
-	for (int isa = ERT_ISA_SCALAR; isa <= (int)best; isa++) {
-		for (int v = 0; v < 4; v++) {
-			bool const_w = v != 1;
-			ert_level mem = v == 2 ? ERT_LEVEL_LOW : ERT_LEVEL_NORMAL;
-			struct ert_threadpool *p = v == 3 ? pool : NULL;
-			double d;
-
-			if (isa == ERT_ISA_SCALAR && v == 0)
-				continue;
-			if (run_at(o, (enum ert_cpu_isa)isa, p, const_w, mem, &got) != ERT_OK) {
-				fprintf(stderr, "%s at %s: %s\n", what,
-					ert_cpu_isa_name((enum ert_cpu_isa)isa), o->err.msg);
-				*ert_test_failed_ = 1;
-				continue;
-			}
-			CHECK_EQ_INT(got.numel, ref.numel);
-			d = got.numel == ref.numel ? rel_diff(&got, &ref) : INFINITY;
-			if (!(d <= tol)) {
-				fprintf(stderr, "%s at %s (variant %d): relative difference %g\n",
-					what, ert_cpu_isa_name((enum ert_cpu_isa)isa), v, d);
-				*ert_test_failed_ = 1;
-			}
-			free(got.data);
-			runs++;
-		}
-	}
-	free(ref.data);
-	ert_threadpool_destroy(pool);
-	return runs;
+	return one_compare_levels(ert_test_failed_, o, what, within_tol, tol);
 }
 
 struct conv_case {
@@ -264,7 +218,7 @@ static const char *prepared_kernel(struct one *o, enum ert_cpu_isa isa)
 	struct ert_err err;
 
 	/* shapes first: a run gives the output value */
-	if (!op || !op->prepare || run_at(o, ERT_ISA_SCALAR, NULL, true, ERT_LEVEL_NORMAL, &y) != ERT_OK)
+	if (!op || !op->prepare || one_run_at(o, ERT_ISA_SCALAR, NULL, true, ERT_LEVEL_NORMAL, &y) != ERT_OK)
 		return NULL;
 	for (uint32_t j = 0; j < o->n_in; j++) {
 		inp[j] = (struct ert_value *)o->inp[j];
@@ -396,7 +350,7 @@ ERT_TEST(conv_smallplane_run_direct)
 		struct one o;
 
 		conv_case_init(&o, cc, cases[i].residual ? 4 : cc->bias ? 3 : 2);
-		REQUIRE(run_at(&o, ERT_ISA_SCALAR, NULL, true, ERT_LEVEL_NORMAL, &ref) == ERT_OK);
+		REQUIRE(one_run_at(&o, ERT_ISA_SCALAR, NULL, true, ERT_LEVEL_NORMAL, &ref) == ERT_OK);
 		REQUIRE(ert_geom_conv(o.n, 2, o.in[0].dims + 2, ksp, false, &g, &o.err) == ERT_OK);
 		for (int isa = ERT_ISA_AVX2; isa <= (int)best; isa++) {
 			for (uint32_t threads = 1; threads <= 2; threads++) {
@@ -492,8 +446,8 @@ ERT_TEST(conv_residual_every_level)
 			plain.in[k] = o.in[k];
 		ert_node_set_attr_ints(plain.g, plain.n, "pads", pads, 4);
 		ert_node_set_attr_int(plain.g, plain.n, "group", cases[i].group);
-		REQUIRE(run_at(&o, ERT_ISA_SCALAR, NULL, true, ERT_LEVEL_NORMAL, &fused) == ERT_OK);
-		REQUIRE(run_at(&plain, ERT_ISA_SCALAR, NULL, true, ERT_LEVEL_NORMAL, &conv) ==
+		REQUIRE(one_run_at(&o, ERT_ISA_SCALAR, NULL, true, ERT_LEVEL_NORMAL, &fused) == ERT_OK);
+		REQUIRE(one_run_at(&plain, ERT_ISA_SCALAR, NULL, true, ERT_LEVEL_NORMAL, &conv) ==
 			ERT_OK);
 		struct ert_act_desc act = ert_node_act(o.n);
 		float *want = conv.data;
@@ -526,13 +480,13 @@ ERT_TEST(conv_residual_checked)
 	o.inp[2] = NULL;
 	in_rand(&o, 3, 4, rd);
 	ert_node_set_attr_int(o.g, o.n, "ert.residual", 1);
-	CHECK_EQ_INT(run_at(&o, ERT_ISA_SCALAR, NULL, true, ERT_LEVEL_NORMAL, &out),
+	CHECK_EQ_INT(one_run_at(&o, ERT_ISA_SCALAR, NULL, true, ERT_LEVEL_NORMAL, &out),
 		     ERT_STATUS_SHAPE);
 	CHECK(strstr(o.err.msg, "residual") != NULL);
 	ert_node_set_attr_int(o.g, o.n, "ert.residual", 0);
 	rd[3] = 5;
 	in_rand(&o, 3, 4, rd);
-	CHECK_EQ_INT(run_at(&o, ERT_ISA_SCALAR, NULL, true, ERT_LEVEL_NORMAL, &out),
+	CHECK_EQ_INT(one_run_at(&o, ERT_ISA_SCALAR, NULL, true, ERT_LEVEL_NORMAL, &out),
 		     ERT_STATUS_INVALID_MODEL);
 	one_fini(&o);
 }
@@ -611,9 +565,9 @@ ERT_TEST(matmul_bias_every_level)
 		     isa++) {
 			struct ert_value fused, mm;
 
-			REQUIRE(run_at(&o, (enum ert_cpu_isa)isa, NULL, true, ERT_LEVEL_NORMAL,
+			REQUIRE(one_run_at(&o, (enum ert_cpu_isa)isa, NULL, true, ERT_LEVEL_NORMAL,
 				       &fused) == ERT_OK);
-			REQUIRE(run_at(&plain, (enum ert_cpu_isa)isa, NULL, true, ERT_LEVEL_NORMAL,
+			REQUIRE(one_run_at(&plain, (enum ert_cpu_isa)isa, NULL, true, ERT_LEVEL_NORMAL,
 				       &mm) == ERT_OK);
 			struct ert_act_desc act = ert_node_act(o.n);
 			float *want = mm.data;
@@ -749,9 +703,9 @@ ERT_TEST(matmul_perm_every_level)
 		for (int isa = ERT_ISA_SCALAR; isa <= (int)best; isa++) {
 			struct ert_value got, mm;
 
-			REQUIRE(run_at(&o, (enum ert_cpu_isa)isa, NULL, true, ERT_LEVEL_NORMAL,
+			REQUIRE(one_run_at(&o, (enum ert_cpu_isa)isa, NULL, true, ERT_LEVEL_NORMAL,
 				       &got) == ERT_OK);
-			REQUIRE(run_at(&plain, (enum ert_cpu_isa)isa, NULL, true, ERT_LEVEL_NORMAL,
+			REQUIRE(one_run_at(&plain, (enum ert_cpu_isa)isa, NULL, true, ERT_LEVEL_NORMAL,
 				       &mm) == ERT_OK);
 			float *want = malloc((size_t)mm.numel * sizeof(float) + 1);
 			int64_t wd[ERT_MAX_RANK], id[ERT_MAX_RANK] = { 0, 1, 2, 3 };
@@ -789,13 +743,13 @@ ERT_TEST(matmul_bias_checked)
 	in_rand(&o, 1, 2, bd);
 	in_rand(&o, 2, 1, cd);
 	ert_node_set_attr_int(o.g, o.n, "ert.bias", 1);
-	CHECK_EQ_INT(run_at(&o, ERT_ISA_SCALAR, NULL, true, ERT_LEVEL_NORMAL, &out),
+	CHECK_EQ_INT(one_run_at(&o, ERT_ISA_SCALAR, NULL, true, ERT_LEVEL_NORMAL, &out),
 		     ERT_STATUS_SHAPE);
 	CHECK(strstr(o.err.msg, "ert.bias") != NULL);
 	ert_node_set_attr_int(o.g, o.n, "ert.bias", 0);
 	cd[0] = 5;
 	in_rand(&o, 2, 1, cd);
-	CHECK_EQ_INT(run_at(&o, ERT_ISA_SCALAR, NULL, true, ERT_LEVEL_NORMAL, &out),
+	CHECK_EQ_INT(one_run_at(&o, ERT_ISA_SCALAR, NULL, true, ERT_LEVEL_NORMAL, &out),
 		     ERT_STATUS_INVALID_MODEL);
 	one_fini(&o);
 }

@@ -470,7 +470,7 @@ static void check_add_rule(int *ert_test_failed_, struct one *o, const float *sc
 		struct ert_value y;
 		int64_t bad = 0;
 
-		if (run_at(o, (enum ert_cpu_isa)isa, NULL, true, ERT_LEVEL_NORMAL, &y) != ERT_OK) {
+		if (one_run_at(o, (enum ert_cpu_isa)isa, NULL, true, ERT_LEVEL_NORMAL, &y) != ERT_OK) {
 			fprintf(stderr, "%s at %s: %s\n", what,
 				ert_cpu_isa_name((enum ert_cpu_isa)isa), o->err.msg);
 			*ert_test_failed_ = 1;
@@ -670,7 +670,7 @@ ERT_TEST(quantize_every_level)
 					 s8 ? "int8" : "uint8", zp, (long long)n);
 				runs += compare_levels(ert_test_failed_, &o, what);
 				for (int isa = ERT_ISA_SCALAR; isa <= (int)ert_cpu_isa_best(); isa++) {
-					REQUIRE(run_at(&o, (enum ert_cpu_isa)isa, NULL, true,
+					REQUIRE(one_run_at(&o, (enum ert_cpu_isa)isa, NULL, true,
 						       ERT_LEVEL_NORMAL, &y) == ERT_OK);
 					for (int64_t k = 0; k < n; k++) {
 						float q = ((const float *)xv->data)[k] / sc;
@@ -722,7 +722,7 @@ ERT_TEST(quantize_kernel_names)
 			} else {
 				in_zp(&o, 2, ERT_DTYPE_UINT8, 0, 3, 3);
 			}
-			REQUIRE(run_at(&o, ERT_ISA_SCALAR, NULL, true, ERT_LEVEL_NORMAL, &y) == ERT_OK);
+			REQUIRE(one_run_at(&o, ERT_ISA_SCALAR, NULL, true, ERT_LEVEL_NORMAL, &y) == ERT_OK);
 			for (uint32_t j = 0; j < o.n_in; j++)
 				inp[j] = (struct ert_value *)o.inp[j];
 			struct ert_exec x = { .graph = o.g, .node = o.n, .in = inp, .out = outp,
@@ -764,12 +764,12 @@ static ert_status pair_at(struct one *conv, struct one *add, bool swap, enum ert
 			  struct ert_value *out)
 {
 	struct ert_value y;
-	ert_status st = run_at(conv, isa, pool, const_w, mem, &y);
+	ert_status st = one_run_at(conv, isa, pool, const_w, mem, &y);
 
 	if (st != ERT_OK)
 		return st;
 	add->in[swap ? 3 : 0] = y;
-	st = run_at(add, isa, pool, const_w, mem, out);
+	st = one_run_at(add, isa, pool, const_w, mem, out);
 	add->in[swap ? 3 : 0].data = NULL;
 	free(y.data);
 	if (st != ERT_OK)
@@ -807,7 +807,7 @@ ERT_TEST(qlinearconv_residual_every_level)
 		cc.flags = (cc.flags | FIXED) & ~(unsigned)CLAMP;
 		conv_setup(&conv, &cc, false);
 		/* the conv's output: its shape and type for the residual */
-		REQUIRE(run_at(&conv, ERT_ISA_SCALAR, NULL, true, ERT_LEVEL_NORMAL, &ref) == ERT_OK);
+		REQUIRE(one_run_at(&conv, ERT_ISA_SCALAR, NULL, true, ERT_LEVEL_NORMAL, &ref) == ERT_OK);
 		REQUIRE(ref.dtype == dt);
 		float ys = ert_value_get_float(conv.inp[6], 0);
 		const float *sc = res_scales[i % 4];
@@ -863,7 +863,7 @@ ERT_TEST(qlinearconv_residual_every_level)
 					*ert_test_failed_ = 1;
 					continue;
 				}
-				if (run_at(&f, (enum ert_cpu_isa)isa, p, const_w, mem, &got) != ERT_OK) {
+				if (one_run_at(&f, (enum ert_cpu_isa)isa, p, const_w, mem, &got) != ERT_OK) {
 					fprintf(stderr, "%s at %s: fused: %s\n", cc.name, lv, f.err.msg);
 					*ert_test_failed_ = 1;
 					free(want.data);
@@ -921,7 +921,7 @@ ERT_TEST(qlinearconv_residual_refused)
 		if (bad != 2)
 			ert_node_set_attr_int(g.g, g.n, "ert.requant", 1);
 		ert_node_set_attr_int(g.g, g.n, "ert.residual", 1);
-		ert_status st = run_at(&g, ERT_ISA_SCALAR, NULL, true, ERT_LEVEL_NORMAL, &y);
+		ert_status st = one_run_at(&g, ERT_ISA_SCALAR, NULL, true, ERT_LEVEL_NORMAL, &y);
 
 		CHECK(bad < 0 ? st == ERT_OK : st != ERT_OK);
 		if (st == ERT_OK)
@@ -937,7 +937,7 @@ ERT_TEST(qlinearconv_residual_refused)
 	for (uint32_t k = 0; k < 9; k++)
 		g.in[k] = f.in[k];
 	in_scales(&g, 9, 0, 0.5f, false);
-	CHECK(run_at(&g, ERT_ISA_SCALAR, NULL, true, ERT_LEVEL_NORMAL, &y) != ERT_OK);
+	CHECK(one_run_at(&g, ERT_ISA_SCALAR, NULL, true, ERT_LEVEL_NORMAL, &y) != ERT_OK);
 	one_fini(&g);
 	one_fini(&f);
 }
@@ -1183,7 +1183,7 @@ ERT_TEST(kernel_names)
 			struct ert_err err;
 
 			/* shapes first: a run at the scalar level gives the output value */
-			REQUIRE(run_at(o, ERT_ISA_SCALAR, NULL, true, ERT_LEVEL_NORMAL, &y) == ERT_OK);
+			REQUIRE(one_run_at(o, ERT_ISA_SCALAR, NULL, true, ERT_LEVEL_NORMAL, &y) == ERT_OK);
 			for (uint32_t j = 0; j < o->n_in; j++) {
 				inp[j] = (struct ert_value *)o->inp[j];
 				cst[j] = j > 0;
