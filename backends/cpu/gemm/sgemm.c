@@ -536,14 +536,15 @@ static void epilogue_of(const struct ert_sgemm_desc *d, struct sgemm_job *job)
  * 1536 floats would not stay in L2 from one to the next), into a multiple
  * of the threads' count of even shares of N's panels (at most one panel
  * apart), so that threads taking tiles in turn finish together, and at
- * least two a thread (as the two row tiles gave before), so that a thread
- * that wakes late is made up for by the others taking more. At avx2 (K
+ * least TAIL_TILES a thread, so that a thread that wakes late or runs
+ * slower is made up for by the others taking more. At avx2 (K
  * block 256) 197 rows take 198 KiB, over the limit: on Zen 3 (512 KiB L2)
  * the tiles of all rows ran no faster than two row tiles, within the noise
  * (gemm-bench, vit shapes, 83-86 GFLOP/s either way).
  */
 #define WHOLE_A_BLOCK_BYTES (128 << 10)
 #define WHOLE_A_C_BYTES (256 << 10)
+#define TAIL_TILES 8
 
 static bool whole_a_tiles(const struct ert_sgemm_desc *d, struct sgemm_job *job, int64_t want)
 {
@@ -557,9 +558,13 @@ static bool whole_a_tiles(const struct ert_sgemm_desc *d, struct sgemm_job *job,
 	job->mt = 1;
 	job->panels = (d->n + NR - 1) / NR;
 	nt = (mc * d->n * (int64_t)sizeof(float) + WHOLE_A_C_BYTES - 1) / WHOLE_A_C_BYTES;
-	/* two a thread at least: one late to wake is made up by the other taking more */
-	if (want > 1 && nt < 2 * want)
-		nt = 2 * want;
+	/*
+	 * Eight a thread at least (where N has the panels): threads that run at
+	 * different speeds finish within a small tile of each other. A is read
+	 * once per panel whatever the tiles, so finer ones cost only the loop.
+	 */
+	if (want > 1 && nt < TAIL_TILES * want)
+		nt = TAIL_TILES * want;
 	nt = round_up(nt, want);
 	job->nt = min64(nt, job->panels);
 	job->nc = (job->panels + job->nt - 1) / job->nt * NR; /* the widest tile, for slots */
