@@ -7,6 +7,8 @@
 #                         bandwidth, zoo models against them; BENCH_ARGS=options)
 #   make install PREFIX=  install library, header, CLI and edgert.pc
 #   make SAN=1 ...        build with ASan+UBSan into build-san/
+#   make POOL_STATS=1 ... build with the thread pool's counters into
+#                         build-poolstats/ (scripts/pool-stats.sh reads them)
 #   make modules          kernel module (see mk/kernel.mk and Kbuild)
 #
 # Sources are picked up by wildcard: a new file in libruntime/, backends/cpu/,
@@ -21,6 +23,10 @@ INCDIR   ?= $(PREFIX)/include
 BINDIR   ?= $(PREFIX)/bin
 VERSION  := 0.1.0
 
+ifeq ($(POOL_STATS),1)
+BUILD    ?= build-poolstats
+CPPFLAGS += -DERT_POOL_STATS
+endif
 ifeq ($(SAN),1)
 BUILD    ?= build-san
 SANFLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined

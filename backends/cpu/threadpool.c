@@ -15,6 +15,23 @@
 
 #include "cpu/cpu-impl.h"
 
+#ifdef ERT_POOL_STATS
+#include <stdio.h>
+/*
+ * Counters for studying how jobs split (a build option: make POOL_STATS=1):
+ * per job function, how often it ran, its wall time, each thread's time
+ * inside it, how late the first worker started and how long the caller
+ * waited for the last one. Printed to stderr when the pool is destroyed.
+ */
+#define STAT_SLOTS 128
+#define STAT_THREADS 8
+struct pool_stat {
+	ert_range_fn fn;
+	uint64_t calls, serial, wall_ns, serial_ns, late_ns, join_ns;
+	atomic_uint_fast64_t busy_ns[STAT_THREADS], chunks[STAT_THREADS];
+};
+#endif
+
 struct ert_threadpool {
 	pthread_mutex_t lock;    /* taken to change generation/quit and to sleep */
 	pthread_cond_t wake;     /* workers wait here for a new generation */
@@ -31,7 +48,50 @@ struct ert_threadpool {
 	uint32_t num_workers;
 	pthread_t *workers;
 	pthread_mutex_t run_lock; /* serialises parallel_for calls on one pool */
+#ifdef ERT_POOL_STATS
+	struct pool_stat stats[STAT_SLOTS];
+	struct pool_stat *cur;
+	int64_t posted_ns;
+	atomic_int_fast64_t first_start_ns;
+	atomic_uint next_index;
+#endif
 };
+
+static int64_t now_ns(void);
+#ifdef ERT_POOL_STATS
+static _Thread_local unsigned thread_index;
+
+static struct pool_stat *stat_of(struct ert_threadpool *p, ert_range_fn fn)
+{
+	size_t h = ((uintptr_t)fn >> 4) % STAT_SLOTS;
+
+	for (size_t i = 0; i < STAT_SLOTS; i++, h = (h + 1) % STAT_SLOTS)
+		if (!p->stats[h].fn || p->stats[h].fn == fn) {
+			p->stats[h].fn = fn;
+			return &p->stats[h];
+		}
+	return &p->stats[0];
+}
+
+static void stats_print(struct ert_threadpool *p)
+{
+	for (size_t i = 0; i < STAT_SLOTS; i++) {
+		struct pool_stat *s = &p->stats[i];
+
+		if (!s->fn)
+			continue;
+		fprintf(stderr, "pool-stat fn=%p calls=%llu wall_us=%.1f serial=%llu serial_us=%.1f late_us=%.1f join_us=%.1f",
+			(void *)s->fn, (unsigned long long)s->calls, s->wall_ns / 1e3,
+			(unsigned long long)s->serial, s->serial_ns / 1e3, s->late_ns / 1e3,
+			s->join_ns / 1e3);
+		for (unsigned t = 0; t <= p->num_workers && t < STAT_THREADS; t++)
+			fprintf(stderr, " busy%u_us=%.1f chunks%u=%llu", t,
+				atomic_load(&s->busy_ns[t]) / 1e3, t,
+				(unsigned long long)atomic_load(&s->chunks[t]));
+		fputc('\n', stderr);
+	}
+}
+#endif
 
 static void run_chunks(struct ert_threadpool *p)
 {
@@ -42,7 +102,18 @@ static void run_chunks(struct ert_threadpool *p)
 			break;
 		int64_t e = b + p->chunk < p->n ? b + p->chunk : p->n;
 
+#ifdef ERT_POOL_STATS
+		int64_t t0 = now_ns();
+		int_fast64_t zero = 0;
+
+		if (thread_index)
+			atomic_compare_exchange_strong(&p->first_start_ns, &zero, t0);
 		p->fn(p->arg, b, e);
+		atomic_fetch_add(&p->cur->busy_ns[thread_index], now_ns() - t0);
+		atomic_fetch_add(&p->cur->chunks[thread_index], 1);
+#else
+		p->fn(p->arg, b, e);
+#endif
 	}
 }
 
@@ -89,6 +160,11 @@ static void *worker_main(void *arg)
 	struct ert_threadpool *p = arg;
 	uint64_t seen = 0;
 
+#ifdef ERT_POOL_STATS
+	thread_index = 1 + atomic_fetch_add(&p->next_index, 1);
+	if (thread_index >= STAT_THREADS)
+		thread_index = STAT_THREADS - 1;
+#endif
 	for (;;) {
 		if (!spin_while_u64(&p->generation, seen, &p->quit)) {
 			pthread_mutex_lock(&p->lock);
@@ -138,6 +214,9 @@ void ert_threadpool_destroy(struct ert_threadpool *p)
 {
 	if (!p)
 		return;
+#ifdef ERT_POOL_STATS
+	stats_print(p);
+#endif
 	pthread_mutex_lock(&p->lock);
 	atomic_store(&p->quit, true);
 	pthread_cond_broadcast(&p->wake);
@@ -165,6 +244,20 @@ void ert_parallel_for(struct ert_threadpool *p, int64_t n, int64_t grain,
 	if (grain < 1)
 		grain = 1;
 	if (!p || p->num_workers == 0 || n <= grain) {
+#ifdef ERT_POOL_STATS
+		if (p && thread_index == 0) {
+			int64_t t0 = now_ns();
+
+			fn(arg, 0, n);
+			pthread_mutex_lock(&p->run_lock);
+			struct pool_stat *s = stat_of(p, fn);
+
+			s->serial++;
+			s->serial_ns += now_ns() - t0;
+			pthread_mutex_unlock(&p->run_lock);
+			return;
+		}
+#endif
 		fn(arg, 0, n);
 		return;
 	}
@@ -183,6 +276,11 @@ void ert_parallel_for(struct ert_threadpool *p, int64_t n, int64_t grain,
 	p->chunk = chunk;
 	atomic_store(&p->next, 0);
 	atomic_store(&p->pending, p->num_workers);
+#ifdef ERT_POOL_STATS
+	p->cur = stat_of(p, fn);
+	p->posted_ns = now_ns();
+	atomic_store(&p->first_start_ns, 0);
+#endif
 	/* the job's fields are visible to whoever sees the new generation */
 	atomic_fetch_add(&p->generation, 1);
 	pthread_cond_broadcast(&p->wake);
@@ -190,6 +288,9 @@ void ert_parallel_for(struct ert_threadpool *p, int64_t n, int64_t grain,
 
 	run_chunks(p);
 
+#ifdef ERT_POOL_STATS
+	int64_t main_done = now_ns();
+#endif
 	int64_t end = 0;
 
 	for (unsigned i = 0; atomic_load(&p->pending); i++) {
@@ -208,5 +309,14 @@ void ert_parallel_for(struct ert_threadpool *p, int64_t n, int64_t grain,
 		}
 		cpu_relax();
 	}
+#ifdef ERT_POOL_STATS
+	int64_t t_end = now_ns();
+
+	p->cur->calls++;
+	p->cur->wall_ns += t_end - p->posted_ns;
+	p->cur->join_ns += t_end - main_done;
+	if (atomic_load(&p->first_start_ns))
+		p->cur->late_ns += atomic_load(&p->first_start_ns) - p->posted_ns;
+#endif
 	pthread_mutex_unlock(&p->run_lock);
 }
