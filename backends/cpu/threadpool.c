@@ -1,12 +1,14 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * A persistent pthread pool for parallel_for. A job is split into chunks
- * handed out through an atomic counter, and the calling thread works on
- * chunks too. Between jobs a worker spins for a short while (a model's ops
- * come one after another, microseconds apart) and then sleeps on a
- * condition variable; the caller likewise spins briefly for the last worker
- * before it sleeps. Waking a sleeping thread costs tens of microseconds per
- * op, which was most of what two threads lost against one on small ops.
+ * A persistent pthread pool for parallel_for. A job is split into chunks,
+ * cut into one home part per thread (cpu/work-parts.h: thread i takes its
+ * part's chunks first, then steals from the others' ends), and the calling
+ * thread, thread 0, works on chunks too. Between jobs a worker spins for a
+ * short while (a model's ops come one after another, microseconds apart)
+ * and then sleeps on a condition variable; the caller likewise spins
+ * briefly for the last worker before it sleeps. Waking a sleeping thread
+ * costs tens of microseconds per op, which was most of what two threads
+ * lost against one on small ops.
  */
 #include <stdatomic.h>
 #include <pthread.h>
@@ -14,6 +16,7 @@
 #include <time.h>
 
 #include "cpu/cpu-impl.h"
+#include "cpu/work-parts.h"
 
 #ifdef ERT_POOL_STATS
 #include <stdio.h>
@@ -43,23 +46,29 @@ struct ert_threadpool {
 	ert_range_fn fn;
 	void *arg;
 	int64_t n, chunk;
-	atomic_int_fast64_t next; /* next chunk start */
+	struct ert_work_part *parts; /* one a thread: chunk indexes */
 
 	uint32_t num_workers;
 	pthread_t *workers;
+	struct pool_worker *worker_args;
 	pthread_mutex_t run_lock; /* serialises parallel_for calls on one pool */
 #ifdef ERT_POOL_STATS
 	struct pool_stat stats[STAT_SLOTS];
 	struct pool_stat *cur;
 	int64_t posted_ns;
 	atomic_int_fast64_t first_start_ns;
-	atomic_uint next_index;
+	pthread_mutex_t stat_lock; /* the table: a job's chunk may run a small job inline */
 #endif
+};
+
+/* What a worker thread is started with: its pool and its index (1..workers). */
+struct pool_worker {
+	struct ert_threadpool *p;
+	uint32_t index;
 };
 
 static int64_t now_ns(void);
 #ifdef ERT_POOL_STATS
-static _Thread_local unsigned thread_index;
 
 static struct pool_stat *stat_of(struct ert_threadpool *p, ert_range_fn fn)
 {
@@ -93,24 +102,25 @@ static void stats_print(struct ert_threadpool *p)
 }
 #endif
 
-static void run_chunks(struct ert_threadpool *p)
+/* Thread @self's share of the job: its part's chunks, then any left elsewhere. */
+static void run_chunks(struct ert_threadpool *p, uint32_t self)
 {
-	for (;;) {
-		int64_t b = atomic_fetch_add(&p->next, p->chunk);
+	uint32_t c;
 
-		if (b >= p->n)
-			break;
+	while (ert_work_take(p->parts, p->num_workers + 1, self, &c)) {
+		int64_t b = (int64_t)c * p->chunk;
 		int64_t e = b + p->chunk < p->n ? b + p->chunk : p->n;
 
 #ifdef ERT_POOL_STATS
 		int64_t t0 = now_ns();
 		int_fast64_t zero = 0;
+		uint32_t slot = self < STAT_THREADS ? self : STAT_THREADS - 1;
 
-		if (thread_index)
+		if (self)
 			atomic_compare_exchange_strong(&p->first_start_ns, &zero, t0);
 		p->fn(p->arg, b, e);
-		atomic_fetch_add(&p->cur->busy_ns[thread_index], now_ns() - t0);
-		atomic_fetch_add(&p->cur->chunks[thread_index], 1);
+		atomic_fetch_add(&p->cur->busy_ns[slot], now_ns() - t0);
+		atomic_fetch_add(&p->cur->chunks[slot], 1);
 #else
 		p->fn(p->arg, b, e);
 #endif
@@ -157,14 +167,10 @@ static bool spin_while_u64(atomic_uint_fast64_t *v, uint64_t old, atomic_bool *q
 
 static void *worker_main(void *arg)
 {
-	struct ert_threadpool *p = arg;
+	const struct pool_worker *w = arg;
+	struct ert_threadpool *p = w->p;
 	uint64_t seen = 0;
 
-#ifdef ERT_POOL_STATS
-	thread_index = 1 + atomic_fetch_add(&p->next_index, 1);
-	if (thread_index >= STAT_THREADS)
-		thread_index = STAT_THREADS - 1;
-#endif
 	for (;;) {
 		if (!spin_while_u64(&p->generation, seen, &p->quit)) {
 			pthread_mutex_lock(&p->lock);
@@ -175,7 +181,7 @@ static void *worker_main(void *arg)
 		if (atomic_load(&p->quit))
 			break;
 		seen = atomic_load(&p->generation);
-		run_chunks(p);
+		run_chunks(p, w->index);
 		if (atomic_fetch_sub(&p->pending, 1) == 1) {
 			pthread_mutex_lock(&p->lock);
 			pthread_cond_signal(&p->done);
@@ -193,16 +199,27 @@ struct ert_threadpool *ert_threadpool_create(uint32_t num_threads)
 		return NULL;
 	pthread_mutex_init(&p->lock, NULL);
 	pthread_mutex_init(&p->run_lock, NULL);
+#ifdef ERT_POOL_STATS
+	pthread_mutex_init(&p->stat_lock, NULL);
+#endif
 	pthread_cond_init(&p->wake, NULL);
 	pthread_cond_init(&p->done, NULL);
+	p->parts = aligned_alloc(_Alignof(struct ert_work_part),
+				 sizeof(*p->parts) * (num_threads > 1 ? num_threads : 1));
+	if (!p->parts) {
+		ert_threadpool_destroy(p);
+		return NULL;
+	}
 	if (num_threads > 1) {
 		p->workers = calloc(num_threads - 1, sizeof(*p->workers));
-		if (!p->workers) {
+		p->worker_args = calloc(num_threads - 1, sizeof(*p->worker_args));
+		if (!p->workers || !p->worker_args) {
 			ert_threadpool_destroy(p);
 			return NULL;
 		}
 		for (uint32_t i = 0; i + 1 < num_threads; i++) {
-			if (pthread_create(&p->workers[i], NULL, worker_main, p) != 0)
+			p->worker_args[i] = (struct pool_worker){ p, i + 1 };
+			if (pthread_create(&p->workers[i], NULL, worker_main, &p->worker_args[i]) != 0)
 				break;
 			p->num_workers++;
 		}
@@ -224,8 +241,13 @@ void ert_threadpool_destroy(struct ert_threadpool *p)
 	for (uint32_t i = 0; i < p->num_workers; i++)
 		pthread_join(p->workers[i], NULL);
 	free(p->workers);
+	free(p->worker_args);
+	free(p->parts);
 	pthread_mutex_destroy(&p->lock);
 	pthread_mutex_destroy(&p->run_lock);
+#ifdef ERT_POOL_STATS
+	pthread_mutex_destroy(&p->stat_lock);
+#endif
 	pthread_cond_destroy(&p->wake);
 	pthread_cond_destroy(&p->done);
 	free(p);
@@ -245,16 +267,16 @@ void ert_parallel_for(struct ert_threadpool *p, int64_t n, int64_t grain,
 		grain = 1;
 	if (!p || p->num_workers == 0 || n <= grain) {
 #ifdef ERT_POOL_STATS
-		if (p && thread_index == 0) {
+		if (p) {
 			int64_t t0 = now_ns();
 
 			fn(arg, 0, n);
-			pthread_mutex_lock(&p->run_lock);
+			pthread_mutex_lock(&p->stat_lock);
 			struct pool_stat *s = stat_of(p, fn);
 
 			s->serial++;
 			s->serial_ns += now_ns() - t0;
-			pthread_mutex_unlock(&p->run_lock);
+			pthread_mutex_unlock(&p->stat_lock);
 			return;
 		}
 #endif
@@ -274,10 +296,12 @@ void ert_parallel_for(struct ert_threadpool *p, int64_t n, int64_t grain,
 	p->arg = arg;
 	p->n = n;
 	p->chunk = chunk;
-	atomic_store(&p->next, 0);
+	ert_work_parts_split(p->parts, threads, (uint64_t)((n + chunk - 1) / chunk));
 	atomic_store(&p->pending, p->num_workers);
 #ifdef ERT_POOL_STATS
+	pthread_mutex_lock(&p->stat_lock);
 	p->cur = stat_of(p, fn);
+	pthread_mutex_unlock(&p->stat_lock);
 	p->posted_ns = now_ns();
 	atomic_store(&p->first_start_ns, 0);
 #endif
@@ -286,7 +310,7 @@ void ert_parallel_for(struct ert_threadpool *p, int64_t n, int64_t grain,
 	pthread_cond_broadcast(&p->wake);
 	pthread_mutex_unlock(&p->lock);
 
-	run_chunks(p);
+	run_chunks(p, 0);
 
 #ifdef ERT_POOL_STATS
 	int64_t main_done = now_ns();

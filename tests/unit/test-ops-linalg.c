@@ -268,35 +268,57 @@ ERT_TEST(matmul_broadcast)
 	}
 }
 
-/* The SGEMM driver on a real pool: lanes, tiles and batches agree with one thread. */
+/*
+ * The SGEMM driver on a real pool: lanes, tiles and batches agree with one
+ * thread, bit for bit (a tile is computed by one thread whichever takes
+ * it). Shapes with more column tiles than lanes (each lane's home is a
+ * run of columns), fewer (home runs of tiles), and several problems.
+ */
 ERT_TEST(sgemm_threads)
 {
-	struct ert_threadpool *pool = ert_threadpool_create(3);
-	int64_t m = 150, n = 530, k = 600;
-	float *a = rand_buf(m * k), *b = rand_buf(k * n);
-	float *c1 = malloc(sizeof(float) * m * n), *c3 = malloc(sizeof(float) * m * n);
-	size_t ws = ert_sgemm_workspace(3, m, n, k);
-	void *w = malloc(ws);
-	struct ert_sgemm_desc d = {
-		.m = m, .n = n, .k = k, .batch = 1, .a = a, .a_rs = k, .a_cs = 1,
-		.b = b, .b_rs = n, .b_cs = 1, .c = c1, .ldc = n, .alpha = 1.0f,
+	static const int64_t shapes[][4] = {
+		/* m, n, k, batch */
+		{ 150, 530, 600, 1 }, { 40, 20, 33, 1 }, { 97, 300, 64, 3 }, { 300, 7, 130, 2 },
 	};
+	struct ert_threadpool *pool = ert_threadpool_create(3);
 
-	REQUIRE(pool && w);
-	ert_sgemm_run(NULL, 1, &d, w, ws);
-	d.c = c3;
-	ert_sgemm_run(pool, 3, &d, w, ws);
-	CHECK_NEAR(max_diff(c1, c3, m * n), 0, 0);
-	double acc = 0;
+	REQUIRE(pool);
+	for (size_t s = 0; s < sizeof(shapes) / sizeof(shapes[0]); s++) {
+		int64_t m = shapes[s][0], n = shapes[s][1], k = shapes[s][2], nb = shapes[s][3];
+		float *a = rand_buf(nb * m * k), *b = rand_buf(nb * k * n);
+		float *c1 = malloc(sizeof(float) * nb * m * n), *c3 = malloc(sizeof(float) * nb * m * n);
+		size_t ws = ert_sgemm_workspace(3, m, n, k);
+		void *w = malloc(ws);
+		int64_t a_off[3], b_off[3], c_off[3];
+		struct ert_sgemm_desc d = {
+			.m = m, .n = n, .k = k, .batch = nb, .a = a, .a_rs = k, .a_cs = 1,
+			.b = b, .b_rs = n, .b_cs = 1, .c = c1, .ldc = n, .alpha = 1.0f,
+			.a_off = a_off, .b_off = b_off, .c_off = c_off,
+		};
 
-	for (int64_t p = 0; p < k; p++)
-		acc += (double)a[77 * k + p] * b[p * n + 301];
-	CHECK_NEAR(c1[77 * n + 301], acc, 1e-3);
-	free(a);
-	free(b);
-	free(c1);
-	free(c3);
-	free(w);
+		REQUIRE(a && b && c1 && c3 && w);
+		for (int64_t i = 0; i < nb; i++) {
+			a_off[i] = i * m * k;
+			b_off[i] = i * k * n;
+			c_off[i] = i * m * n;
+		}
+		ert_sgemm_run(NULL, 1, &d, w, ws);
+		d.c = c3;
+		ert_sgemm_run(pool, 3, &d, w, ws);
+		CHECK_NEAR(max_diff(c1, c3, nb * m * n), 0, 0);
+
+		int64_t bi = nb - 1, i = m * 3 / 4, j = n * 2 / 3;
+		double acc = 0;
+
+		for (int64_t p = 0; p < k; p++)
+			acc += (double)a[a_off[bi] + i * k + p] * b[b_off[bi] + p * n + j];
+		CHECK_NEAR(c1[c_off[bi] + i * n + j], acc, 1e-3);
+		free(a);
+		free(b);
+		free(c1);
+		free(c3);
+		free(w);
+	}
 	ert_threadpool_destroy(pool);
 }
 

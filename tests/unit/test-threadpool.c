@@ -3,7 +3,10 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 
+#include <pthread.h>
+
 #include "cpu/cpu-impl.h"
+#include "cpu/work-parts.h"
 #include "ert-test.h"
 
 struct visit {
@@ -78,5 +81,69 @@ ERT_TEST(grain_bounds_chunks)
 	ert_threadpool_destroy(pool);
 }
 
+/* One thread alone: its own part front to back, then the others' from their backs. */
+ERT_TEST(work_parts_order)
+{
+	struct ert_work_part parts[3];
+	uint32_t item, got[10], n = 0;
+	static const uint32_t want[10] = { 3, 4, 5, 9, 8, 7, 6, 2, 1, 0 };
+
+	/* 10 items in 3 parts: [0, 3) [3, 6) [6, 10) */
+	ert_work_parts_split(parts, 3, 10);
+	while (n < 10 && ert_work_take(parts, 3, 1, &item))
+		got[n++] = item;
+	CHECK_EQ_INT(n, 10);
+	for (uint32_t i = 0; i < n; i++)
+		CHECK_EQ_INT(got[i], want[i]);
+	CHECK(!ert_work_take(parts, 3, 1, &item));
+	CHECK(!ert_work_take(parts, 3, 0, &item));
+}
+
+struct taker {
+	struct ert_work_part *parts;
+	uint32_t nparts, self;
+	atomic_int *hits;
+};
+
+static void *take_all(void *arg)
+{
+	struct taker *t = arg;
+	uint32_t item;
+
+	while (ert_work_take(t->parts, t->nparts, t->self, &item))
+		atomic_fetch_add(&t->hits[item], 1);
+	return NULL;
+}
+
+/* Threads taking and stealing at once: every item once, also when a part's owner never comes. */
+ERT_TEST(work_parts_every_item_once)
+{
+	enum { ITEMS = 20000, PARTS = 4 };
+	static struct ert_work_part parts[PARTS];
+	atomic_int *hits = calloc(ITEMS, sizeof(*hits));
+
+	REQUIRE(hits);
+	for (uint32_t takers = 1; takers <= PARTS; takers++) {
+		pthread_t th[PARTS];
+		struct taker tk[PARTS];
+		int ok = 1;
+
+		for (uint32_t i = 0; i < ITEMS; i++)
+			atomic_store(&hits[i], 0);
+		ert_work_parts_split(parts, PARTS, ITEMS);
+		for (uint32_t i = 0; i < takers; i++) {
+			tk[i] = (struct taker){ parts, PARTS, i, hits };
+			REQUIRE(pthread_create(&th[i], NULL, take_all, &tk[i]) == 0);
+		}
+		for (uint32_t i = 0; i < takers; i++)
+			pthread_join(th[i], NULL);
+		for (uint32_t i = 0; i < ITEMS && ok; i++)
+			ok = atomic_load(&hits[i]) == 1;
+		CHECK(ok);
+	}
+	free(hits);
+}
+
 ERT_TEST_MAIN(ERT_TEST_ENTRY(every_index_once), ERT_TEST_ENTRY(many_jobs_in_a_row),
-	      ERT_TEST_ENTRY(grain_bounds_chunks))
+	      ERT_TEST_ENTRY(grain_bounds_chunks), ERT_TEST_ENTRY(work_parts_order),
+	      ERT_TEST_ENTRY(work_parts_every_item_once))

@@ -14,6 +14,7 @@
 
 #include "cpu/gemm/sgemm.h"
 #include "cpu/vec/vec.h"
+#include "cpu/work-parts.h"
 
 static const struct ert_sgemm_kernel kernels[] = {
 	{ .name = "f32-gemm-4x8-scalar", .mr = 4, .nr = 8, .kc = ERT_SGEMM_KC,
@@ -202,7 +203,17 @@ struct sgemm_job {
 	int64_t panels;
 	struct ert_sgemm_epi epi;   /* of the last K block (clamp for ReLU / Clip) */
 	bool post_act;              /* an activation the kernel cannot apply */
-	atomic_int_fast64_t next;
+	/*
+	 * Lanes and their home tiles (lane_tile()): with at least as many
+	 * column tiles as lanes, lane l's home is column tiles [l * nt / lanes,
+	 * (l + 1) * nt / lanes) of every row tile and problem, so that a lane
+	 * computes (and packs B for) the same columns in every op, most often
+	 * on the same thread; otherwise an even run of tiles in their order.
+	 */
+	int64_t lanes;
+	bool by_cols;
+	struct ert_work_part parts[ERT_MAX_THREADS];
+	atomic_int_fast64_t next;   /* instead, past ERT_WORK_ITEMS_MAX tiles: the next one */
 };
 
 /* Where tile @t of a job lies: its problem, rows and columns, and operands. */
@@ -284,7 +295,7 @@ struct next_panel {
 	int64_t ld, rows;
 };
 
-static void run_tile(const struct sgemm_job *job, int64_t t, float *pa, float *pb)
+static void run_tile(const struct sgemm_job *job, int64_t t, int64_t t_next, float *pa, float *pb)
 {
 	const struct ert_sgemm_desc *d = job->d;
 	const int MR = job->kern->mr, NR = job->kern->nr;
@@ -350,9 +361,9 @@ static void run_tile(const struct sgemm_job *job, int64_t t, float *pa, float *p
 				else if (direct && nc >= NR)
 					nx = (struct next_panel){ d->b + bo + k1 * d->b_rs + n0,
 								  d->b_rs, kc1 };
-			} else if (t + 1 < job->tiles && (d->b_packed || direct)) {
-				/* the next tile's first (often this thread's next, with one thread its own) */
-				struct tile_pos np = tile_pos_of(job, t + 1);
+			} else if (t_next >= 0 && (d->b_packed || direct)) {
+				/* the lane's next tile's first (unless another lane takes it) */
+				struct tile_pos np = tile_pos_of(job, t_next);
 				int64_t rows = min64(job->kc, d->k);
 
 				if (d->b_packed)
@@ -483,6 +494,23 @@ static void pack_b_panels(void *arg, int64_t begin, int64_t end)
 				nc, nr, dst);
 }
 
+/* The tile that is item @u of the lanes' parts (see sgemm_job.lanes). */
+static int64_t lane_tile(const struct sgemm_job *job, int64_t u)
+{
+	if (!job->by_cols)
+		return u;
+
+	int64_t rows = job->tiles / job->nt, l = 0; /* row tiles of every problem */
+
+	while (l + 1 < job->lanes && rows * ((l + 1) * job->nt / job->lanes) <= u)
+		l++;
+
+	int64_t c0 = l * job->nt / job->lanes, w = (l + 1) * job->nt / job->lanes - c0;
+	int64_t v = u - rows * c0;
+
+	return v / w * job->nt + c0 + v % w;
+}
+
 static void lane_main(void *arg, int64_t begin, int64_t end)
 {
 	struct sgemm_job *job = arg;
@@ -492,16 +520,27 @@ static void lane_main(void *arg, int64_t begin, int64_t end)
 		const int64_t kc = min64(job->d->k, ERT_SGEMM_KC);
 		/* B after the slot's A rows (tiles of more than MC rows step into a shared A) */
 		float *pb = pa + slot_a_floats(job->d->m, kc < 1 ? 1 : kc);
+		bool many = job->tiles > ERT_WORK_ITEMS_MAX;
 
 		for (;;) {
-			int64_t t = atomic_fetch_add(&job->next, 1);
+			int64_t t, next;
+			uint32_t u;
 
-			if (t >= job->tiles)
-				break;
+			if (many) {
+				t = atomic_fetch_add(&job->next, 1);
+				if (t >= job->tiles)
+					break;
+				next = t + 1 < job->tiles ? t + 1 : -1;
+			} else {
+				if (!ert_work_take(job->parts, (uint32_t)job->lanes, (uint32_t)lane, &u))
+					break;
+				t = lane_tile(job, u);
+				next = u + 1 < job->tiles ? lane_tile(job, u + 1) : -1;
+			}
 			if (job->kern->bf16)
 				run_tile_bf16(job, t, pa, pb);
 			else
-				run_tile(job, t, pa, pb);
+				run_tile(job, t, next, pa, pb);
 		}
 	}
 }
@@ -665,6 +704,8 @@ void ert_sgemm_run(struct ert_threadpool *pool, uint32_t threads, const struct e
 	lanes = (int64_t)((ws_size > 64 ? ws_size - 64 : 0) / (job.slot * sizeof(float)));
 	if (lanes > want)
 		lanes = want;
+	if (lanes > ERT_MAX_THREADS)
+		lanes = ERT_MAX_THREADS;
 	if (lanes > job.tiles)
 		lanes = job.tiles;
 	if (lanes < 1)
@@ -691,6 +732,20 @@ void ert_sgemm_run(struct ert_threadpool *pool, uint32_t threads, const struct e
 		shared.a_packed = d->a_shared;
 		job.d = &shared;
 	}
+	job.lanes = lanes;
+	job.by_cols = job.nt >= lanes;
 	atomic_store(&job.next, 0);
+	if (job.by_cols) {
+		int64_t rows = job.tiles / job.nt;
+
+		for (int64_t l = 0; l < lanes; l++) {
+			uint64_t lo = (uint64_t)(rows * (l * job.nt / lanes));
+			uint64_t hi = (uint64_t)(rows * ((l + 1) * job.nt / lanes));
+
+			atomic_store_explicit(&job.parts[l].lohi, hi << 32 | lo, memory_order_relaxed);
+		}
+	} else {
+		ert_work_parts_split(job.parts, (uint32_t)lanes, (uint64_t)job.tiles);
+	}
 	ert_parallel_for(pool, lanes, 1, lane_main, &job);
 }
