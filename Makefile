@@ -84,13 +84,21 @@ LIB_OBJS  := $(call obj,$(LIB_SRCS)) $(BUILD)/obj/gen/onnx.pb-c.o $(BUILD)/obj/g
 TOOL_OBJS := $(call obj,$(TOOL_SRCS))
 TEST_BINS := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(TEST_SRCS))
 TEST_COMMON_OBJS := $(call obj,$(TEST_COMMON))
+# Header dependencies: every object writes its .d next to it (-MMD -MP); a
+# program compiled and linked in one command (the tests) writes
+# $(BUILD)/obj/link/<program>.d, all of them included at the end.
+link_dep = $(patsubst $(BUILD)/%,$(BUILD)/obj/link/%.d,$(1))
+LINK_DEPFLAGS = -MMD -MP -MT $@ -MF $(call link_dep,$@)
+BACKEND_OPS_SRCS := $(addprefix tests/backend-ops/,test-backend-ops.c test-ocl-cache.c test-vk-cache.c \
+		    test-vk-import.c)
+BACKEND_OPS_BINS := $(patsubst tests/backend-ops/%.c,$(BUILD)/%,$(BACKEND_OPS_SRCS))
 
 .PHONY: all lib tools tests deps demo check install clean modules FORCE
 all: lib tools tests $(BUILD)/edgert.pc
 
 lib: $(BUILD)/libedgert.a $(BUILD)/libedgert.so
 tools: $(BUILD)/edgert
-tests: $(TEST_BINS) $(BUILD)/test-backend-ops $(BUILD)/test-ocl-cache $(BUILD)/test-vk-cache $(BUILD)/test-vk-import
+tests: $(TEST_BINS) $(BACKEND_OPS_BINS)
 
 deps:
 	@./scripts/install-deps.sh
@@ -116,7 +124,7 @@ OCL_KERNELS := $(sort $(wildcard backends/opencl/kernels/*.cl))
 
 $(BUILD)/obj/gen/ocl-kernels.o: $(BUILD)/gen/ocl-kernels.c
 	@mkdir -p $(dir $@)
-	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -c $< -o $@
+	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -MMD -MP -c $< -o $@
 
 # The Vulkan shaders, compiled to SPIR-V by glslc and embedded as C arrays
 # (no shader compiler at run time); common.glsl, the other .glsl files,
@@ -139,7 +147,7 @@ VK_SHADER_INC := $(wildcard backends/vulkan/shaders/*.glsl backends/vulkan/shade
 
 $(BUILD)/obj/gen/vk-shaders.o: $(BUILD)/gen/vk-shaders.c
 	@mkdir -p $(dir $@)
-	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -c $< -o $@
+	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -MMD -MP -c $< -o $@
 
 # There is no static libOpenCL nor libvulkan: a static binary (mk/kernel.mk's
 # edgert-static for the test VM) links this library instead, whose OpenCL
@@ -193,22 +201,22 @@ $(BUILD)/libedgert-cli.a: $(filter-out $(BUILD)/obj/tools/edgert/main.o,$(TOOL_O
 	$(AR) rcs $@ $^
 
 $(BUILD)/tests/%: tests/unit/%.c $(TEST_COMMON_OBJS) $(BUILD)/libedgert-cli.a $(BUILD)/libedgert.a
-	@mkdir -p $(dir $@)
-	$(CC) $(CPPFLAGS) -Itests/unit $(ALL_CFLAGS) -o $@ $< $(TEST_COMMON_OBJS) \
+	@mkdir -p $(dir $@) $(dir $(call link_dep,$@))
+	$(CC) $(CPPFLAGS) -Itests/unit $(ALL_CFLAGS) $(LINK_DEPFLAGS) -o $@ $< $(TEST_COMMON_OBJS) \
 		$(BUILD)/libedgert-cli.a $(BUILD)/libedgert.a $(ALL_LDFLAGS) $(LDLIBS)
 
 # The cross-backend op test (tests/suites/37-opencl.sh runs it; not a unit
 # test: it needs an OpenCL platform, and the unit suites run under ASan).
-$(BUILD)/test-backend-ops $(BUILD)/test-ocl-cache $(BUILD)/test-vk-cache $(BUILD)/test-vk-import: $(BUILD)/%: tests/backend-ops/%.c $(BUILD)/libedgert.a
-	@mkdir -p $(dir $@)
-	$(CC) $(CPPFLAGS) -Itests/unit $(ALL_CFLAGS) -o $@ $< $(BUILD)/libedgert.a $(ALL_LDFLAGS) \
+$(BACKEND_OPS_BINS): $(BUILD)/%: tests/backend-ops/%.c $(BUILD)/libedgert.a
+	@mkdir -p $(dir $@) $(dir $(call link_dep,$@))
+	$(CC) $(CPPFLAGS) -Itests/unit $(ALL_CFLAGS) $(LINK_DEPFLAGS) -o $@ $< $(BUILD)/libedgert.a $(ALL_LDFLAGS) \
 		$(LDLIBS)
 
 # The CPU == NPU int8 check also links the enpu command stream executor.
 $(BUILD)/tests/test-ops-qfixed-npu: tests/unit/test-ops-qfixed-npu.c $(BUILD)/obj/kmod/enpu_cs.o \
 		$(TEST_COMMON_OBJS) $(BUILD)/libedgert.a
-	@mkdir -p $(dir $@)
-	$(CC) $(CPPFLAGS) -Itests/unit $(ALL_CFLAGS) -o $@ $< $(BUILD)/obj/kmod/enpu_cs.o \
+	@mkdir -p $(dir $@) $(dir $(call link_dep,$@))
+	$(CC) $(CPPFLAGS) -Itests/unit $(ALL_CFLAGS) $(LINK_DEPFLAGS) -o $@ $< $(BUILD)/obj/kmod/enpu_cs.o \
 		$(TEST_COMMON_OBJS) $(BUILD)/libedgert.a $(ALL_LDFLAGS) $(LDLIBS)
 
 # The install directories baked into edgert.pc: rewritten (and edgert.pc
@@ -254,6 +262,8 @@ clean:
 # Parts of the tree with a build of their own (kernel module, selftests, fuzzers)
 # hook in here.
 -include $(sort $(wildcard mk/*.mk))
--include $(LIB_OBJS:.o=.d) $(TOOL_OBJS:.o=.d) $(TEST_COMMON_OBJS:.o=.d) $(BUILD)/obj/kmod/enpu_cs.d
+-include $(LIB_OBJS:.o=.d) $(TOOL_OBJS:.o=.d) $(TEST_COMMON_OBJS:.o=.d) $(BUILD)/obj/kmod/enpu_cs.d \
+	 $(BUILD)/obj/backends/opencl/absent/ocl-absent.d $(BUILD)/obj/backends/vulkan/absent/vk-absent.d \
+	 $(call link_dep,$(TEST_BINS) $(BACKEND_OPS_BINS))
 
 FORCE:

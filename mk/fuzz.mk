@@ -85,9 +85,12 @@ fuzz-run: fuzz
 
 BAD_INPUT_SRCS := $(sort $(wildcard tests/bad-input/*.c))
 bad-input: $(BUILD)/bad-input
-$(BUILD)/bad-input: $(BAD_INPUT_SRCS) $(BUILD)/libedgert.a
+# compiled one object a source (the pattern rule of the Makefile: header
+# dependencies tracked), then linked
+BAD_INPUT_OBJS := $(call obj,$(BAD_INPUT_SRCS))
+$(BAD_INPUT_OBJS): CPPFLAGS += -Itests/bad-input
+$(BUILD)/bad-input: $(BAD_INPUT_OBJS) $(BUILD)/libedgert.a
 	@mkdir -p $(dir $@)
-	$(CC) $(CPPFLAGS) -Itests/bad-input $(ALL_CFLAGS) -o $@ $(BAD_INPUT_SRCS) \
-		$(BUILD)/libedgert.a $(ALL_LDFLAGS) $(LDLIBS)
+	$(CC) -o $@ $(BAD_INPUT_OBJS) $(BUILD)/libedgert.a $(ALL_LDFLAGS) $(LDLIBS)
 
--include $(FUZZ_LIB_OBJS:.o=.d)
+-include $(FUZZ_LIB_OBJS:.o=.d) $(BAD_INPUT_OBJS:.o=.d)

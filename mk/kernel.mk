@@ -84,6 +84,8 @@ $(BUILD)/edgert-static: $(TOOL_OBJS) $(BUILD)/libedgert-nocl.a
 # cases that need the real driver's pinned user pages (tests/vm/models.sh).
 $(BUILD)/tests/test-npu-backend-static: tests/unit/test-npu-backend.c $(TEST_COMMON_OBJS) \
 		$(BUILD)/libedgert-nocl.a
-	@mkdir -p $(dir $@)
-	$(CC) $(CPPFLAGS) -Itests/unit $(ALL_CFLAGS) $(ALL_LDFLAGS) -static -o $@ $< \
+	@mkdir -p $(dir $@) $(dir $(call link_dep,$@))
+	$(CC) $(CPPFLAGS) -Itests/unit $(ALL_CFLAGS) $(LINK_DEPFLAGS) $(ALL_LDFLAGS) -static -o $@ $< \
 		$(TEST_COMMON_OBJS) $(BUILD)/libedgert-nocl.a $(filter-out $(CL_LIBS) $(VK_LIBS),$(LDLIBS))
+
+-include $(call link_dep,$(BUILD)/tests/test-npu-backend-static)
