@@ -202,8 +202,8 @@ static inline void one_fini(struct one *o)
 /*
  * Run @o's node at kernel level @isa, on @pool (NULL: one thread), with
  * the inputs after the first constant (prepacked at plan time) when
- * @const_w, at memory level @memory; output 0 to @out (the caller frees
- * out->data).
+ * @const_w, at memory level @memory; its o->n_out outputs to out[] (the
+ * caller frees each out[k].data).
  */
 static inline ert_status one_run_at(struct one *o, enum ert_cpu_isa isa,
 				    struct ert_threadpool *pool, bool const_w, ert_level memory,
@@ -216,7 +216,7 @@ static inline ert_status one_run_at(struct one *o, enum ert_cpu_isa isa,
 
 	for (uint32_t i = 0; i < o->n_in; i++)
 		cst[i] = i > 0 && const_w;
-	return ert_cpu_eval_node_with(&opts, o->g, o->n, o->inp, o->n_in, out, 1, &o->err);
+	return ert_cpu_eval_node_with(&opts, o->g, o->n, o->inp, o->n_in, out, o->n_out, &o->err);
 }
 
 /*
@@ -225,6 +225,81 @@ static inline ert_status one_run_at(struct one *o, enum ert_cpu_isa isa,
  */
 typedef bool (*one_level_check_fn)(const struct ert_value *got, const struct ert_value *ref,
 				   double tol, char *why, size_t why_len);
+
+/* The runs one_compare_levels_with() makes at each level: a mask. */
+enum {
+	ONE_RUN_PACKED = 1 << 0,	/* weights prepacked, one thread */
+	ONE_RUN_PLAIN = 1 << 1,		/* run-time weights, one thread */
+	ONE_RUN_LOW = 1 << 2,		/* memory LOW (nothing prepacked), one thread */
+	ONE_RUN_POOL = 1 << 3,		/* weights prepacked, two threads */
+	ONE_RUN_ALL = 0xf,
+};
+
+/*
+ * @o at every level from @from up to the CPU's best, in the @runs variants
+ * (ONE_RUN_*), each held by @check to the scalar level with prepacked
+ * weights on one thread (not compared with itself): output 0 with @tol,
+ * any others with @tol_rest. Sets *@failed on a failed run or check.
+ * Returns the runs compared.
+ */
+static inline int one_compare_levels_with(int *failed, struct one *o, const char *what,
+					  one_level_check_fn check, double tol, double tol_rest,
+					  enum ert_cpu_isa from, unsigned runs)
+{
+	struct ert_threadpool *pool = ert_threadpool_create(2);
+	enum ert_cpu_isa best = ert_cpu_isa_best();
+	struct ert_value ref[ONE_MAX_IO], got[ONE_MAX_IO];
+	int n = 0;
+
+	if (!pool) {
+		*failed = 1;
+		return 0;
+	}
+	if (one_run_at(o, ERT_ISA_SCALAR, NULL, true, ERT_LEVEL_NORMAL, ref) != ERT_OK) {
+		fprintf(stderr, "%s: scalar reference failed: %s\n", what, o->err.msg);
+		*failed = 1;
+		ert_threadpool_destroy(pool);
+		return 0;
+	}
+	for (int isa = (int)from; isa <= (int)best; isa++) {
+		for (int v = 0; v < 4; v++) {
+			const char *lv = ert_cpu_isa_name((enum ert_cpu_isa)isa);
+			struct ert_threadpool *p = v == 3 ? pool : NULL;
+
+			if (!(runs & (1u << v)) || (isa == ERT_ISA_SCALAR && v == 0))
+				continue;
+			if (one_run_at(o, (enum ert_cpu_isa)isa, p, v != 1,
+				       v == 2 ? ERT_LEVEL_LOW : ERT_LEVEL_NORMAL, got) != ERT_OK) {
+				fprintf(stderr, "%s at %s: %s\n", what, lv, o->err.msg);
+				*failed = 1;
+				continue;
+			}
+			for (uint32_t k = 0; k < o->n_out; k++) {
+				char why[160] = "";
+
+				if (got[k].dtype != ref[k].dtype || got[k].numel != ref[k].numel) {
+					fprintf(stderr,
+						"%s at %s (variant %d), output %u: %s [%lld], expected %s [%lld]\n",
+						what, lv, v, k, ert_dtype_name(got[k].dtype),
+						(long long)got[k].numel, ert_dtype_name(ref[k].dtype),
+						(long long)ref[k].numel);
+					*failed = 1;
+				} else if (!check(&got[k], &ref[k], k ? tol_rest : tol, why,
+						  sizeof(why))) {
+					fprintf(stderr, "%s at %s (variant %d), output %u: %s\n", what,
+						lv, v, k, why);
+					*failed = 1;
+				}
+				free(got[k].data);
+			}
+			n++;
+		}
+	}
+	for (uint32_t k = 0; k < o->n_out; k++)
+		free(ref[k].data);
+	ert_threadpool_destroy(pool);
+	return n;
+}
 
 /*
  * @o at every level up to the CPU's best in four variants (prepacked
@@ -236,51 +311,8 @@ typedef bool (*one_level_check_fn)(const struct ert_value *got, const struct ert
 static inline int one_compare_levels(int *failed, struct one *o, const char *what,
 				     one_level_check_fn check, double tol)
 {
-	struct ert_threadpool *pool = ert_threadpool_create(2);
-	enum ert_cpu_isa best = ert_cpu_isa_best();
-	struct ert_value ref, got;
-	int runs = 0;
-
-	if (!pool) {
-		*failed = 1;
-		return 0;
-	}
-	if (one_run_at(o, ERT_ISA_SCALAR, NULL, true, ERT_LEVEL_NORMAL, &ref) != ERT_OK) {
-		fprintf(stderr, "%s: scalar reference failed: %s\n", what, o->err.msg);
-		*failed = 1;
-		ert_threadpool_destroy(pool);
-		return 0;
-	}
-	for (int isa = ERT_ISA_SCALAR; isa <= (int)best; isa++) {
-		for (int v = 0; v < 4; v++) {
-			const char *lv = ert_cpu_isa_name((enum ert_cpu_isa)isa);
-			struct ert_threadpool *p = v == 3 ? pool : NULL;
-			char why[160] = "";
-
-			if (isa == ERT_ISA_SCALAR && v == 0)
-				continue;
-			if (one_run_at(o, (enum ert_cpu_isa)isa, p, v != 1,
-				       v == 2 ? ERT_LEVEL_LOW : ERT_LEVEL_NORMAL, &got) != ERT_OK) {
-				fprintf(stderr, "%s at %s: %s\n", what, lv, o->err.msg);
-				*failed = 1;
-				continue;
-			}
-			if (got.dtype != ref.dtype || got.numel != ref.numel) {
-				fprintf(stderr, "%s at %s (variant %d): %s [%lld], expected %s [%lld]\n",
-					what, lv, v, ert_dtype_name(got.dtype), (long long)got.numel,
-					ert_dtype_name(ref.dtype), (long long)ref.numel);
-				*failed = 1;
-			} else if (!check(&got, &ref, tol, why, sizeof(why))) {
-				fprintf(stderr, "%s at %s (variant %d): %s\n", what, lv, v, why);
-				*failed = 1;
-			}
-			free(got.data);
-			runs++;
-		}
-	}
-	free(ref.data);
-	ert_threadpool_destroy(pool);
-	return runs;
+	return one_compare_levels_with(failed, o, what, check, tol, tol, ERT_ISA_SCALAR,
+				       ONE_RUN_ALL);
 }
 
 /* 0, 1, 2, ... */

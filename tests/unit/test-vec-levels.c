@@ -69,15 +69,6 @@ static double ulp_err(float got, double ref)
 	return fabs((double)got - ref) / ulp_of(ref);
 }
 
-/* Run @o's node at @isa (1 thread, or on @pool); output k goes to out[k]. */
-static ert_status run_at(struct one *o, enum ert_cpu_isa isa, struct ert_threadpool *pool,
-			 struct ert_value *out)
-{
-	struct ert_cpu_eval_opts opts = { .isa = isa, .pool = pool };
-
-	return ert_cpu_eval_node_with(&opts, o->g, o->n, o->inp, o->n_in, out, o->n_out, &o->err);
-}
-
 /* Output comparisons: 0 = the same bits; >0 = relative to the output's magnitude (>= 1). */
 static double mag_diff(const struct ert_value *a, const struct ert_value *ref)
 {
@@ -114,56 +105,31 @@ static bool same_bits(const struct ert_value *a, const struct ert_value *ref)
 }
 
 /*
- * @o at every level above scalar, one thread and two, against the scalar
- * level on one thread: @tol 0 asks for identical bits in every output, else
- * output 0 within @tol of its magnitude and the others within 1e-6.
+ * one_compare_levels_with()'s check: @tol 0 asks for the same bits (NaNs
+ * alike), else a difference within @tol of the output's magnitude.
+ */
+static bool close_enough(const struct ert_value *got, const struct ert_value *ref, double tol,
+			 char *why, size_t why_len)
+{
+	bool f32 = ref->dtype == ERT_DTYPE_FLOAT32;
+
+	if (tol == 0 ? same_bits(got, ref) : mag_diff(got, ref) <= tol)
+		return true;
+	snprintf(why, why_len, "differs (%g)", f32 ? mag_diff(got, ref) : -1.0);
+	return false;
+}
+
+/*
+ * @o at every level above scalar, one thread and two (weights prepacked),
+ * against the scalar level on one thread: @tol 0 asks for identical bits in
+ * every output, else output 0 within @tol of its magnitude and the others
+ * within 1e-6.
  */
 static int compare_levels(int *ert_test_failed_, struct one *o, const char *what, double tol)
 {
-	struct ert_threadpool *pool = ert_threadpool_create(2);
-	enum ert_cpu_isa best = ert_cpu_isa_best();
-	struct ert_value ref[ONE_MAX_IO], got[ONE_MAX_IO];
-	int runs = 0;
-
-	if (!pool || run_at(o, ERT_ISA_SCALAR, NULL, ref) != ERT_OK) {
-		fprintf(stderr, "%s: scalar reference failed: %s\n", what, o->err.msg);
-		*ert_test_failed_ = 1;
-		if (pool)
-			ert_threadpool_destroy(pool);
-		return 0;
-	}
-	for (int isa = ERT_ISA_AVX2; isa <= (int)best; isa++) {
-		for (int t = 0; t < 2; t++) {
-			const char *lv = ert_cpu_isa_name((enum ert_cpu_isa)isa);
-
-			if (run_at(o, (enum ert_cpu_isa)isa, t ? pool : NULL, got) != ERT_OK) {
-				fprintf(stderr, "%s at %s: %s\n", what, lv, o->err.msg);
-				*ert_test_failed_ = 1;
-				continue;
-			}
-			for (uint32_t k = 0; k < o->n_out; k++) {
-				bool ok = got[k].numel == ref[k].numel;
-
-				if (ok && tol == 0)
-					ok = same_bits(&got[k], &ref[k]);
-				else if (ok)
-					ok = mag_diff(&got[k], &ref[k]) <= (k ? 1e-6 : tol);
-				if (!ok) {
-					fprintf(stderr, "%s at %s, %d threads: output %u differs (%g)\n",
-						what, lv, t + 1, k,
-						got[k].numel == ref[k].numel
-							? mag_diff(&got[k], &ref[k]) : -1.0);
-					*ert_test_failed_ = 1;
-				}
-				free(got[k].data);
-			}
-			runs++;
-		}
-	}
-	for (uint32_t k = 0; k < o->n_out; k++)
-		free(ref[k].data);
-	ert_threadpool_destroy(pool);
-	return runs;
+	return one_compare_levels_with(ert_test_failed_, o, what, close_enough, tol,
+				       tol == 0 ? 0 : 1e-6, ERT_ISA_AVX2,
+				       ONE_RUN_PACKED | ONE_RUN_POOL);
 }
 
 /* ---- the vector math against double libm ---- */
@@ -499,7 +465,8 @@ ERT_TEST(softmax_every_level)
 							: cases[c].d[cases[c].rank - 1];
 			double worst = 0;
 
-			REQUIRE(run_at(&o, (enum ert_cpu_isa)isa, NULL, &got) == ERT_OK);
+			REQUIRE(one_run_at(&o, (enum ert_cpu_isa)isa, NULL, true, ERT_LEVEL_NORMAL,
+					   &got) == ERT_OK);
 			for (int64_t r = 0; r < o.in[0].numel / n; r++) {
 				const float *xr = x + r * n, *yr = (const float *)got.data + r * n;
 				double mx = -INFINITY, sum = 0;
