@@ -87,6 +87,10 @@ SIMD_INLINE void dw_part(const struct ert_vec_win *w, enum ert_act t, const floa
 	dw_finish(w, t, acc, res ? res + c0 : NULL, yr + c0, vm_first(nl), false);
 }
 
+#ifndef DW_PLAIN_EDGE_STORES
+#define DW_PLAIN_EDGE_STORES 0
+#endif
+
 /* Floats of the zero-padded input strip (32 KiB, on the stack). */
 #define DW_BUF 8192
 
@@ -341,6 +345,20 @@ SIMD_INLINE void dw3_block(const vf *wv, vf vb, const float *const *rp, int64_t 
 }
 
 /*
+ * With DW_PLAIN_EDGE_STORES 1 (the level file's choice, default 0), partial
+ * blocks are stored without masks where there is no residual (each output
+ * float then depends on the input alone). On AMD's AVX2 cores a masked
+ * store (vmaskmovps to memory) is microcoded and far slower than a plain
+ * one: measured on Zen 3 (bench/dwconv-bench.c, warm, 1 thread), the 28x28,
+ * 14x14 and 7x7 layers took 1.25-1.45x as long with masked stores. A row
+ * wider than a vector ends with a whole block moved back to end at OW: it
+ * writes the columns it shares with the block before it again, with the
+ * same value (each lane adds the same taps in the same order wherever its
+ * block starts). A row narrower than a vector (one block a row, stored in
+ * increasing order) is stored whole, its extra lanes landing on the next
+ * rows, which are stored later; only a block within the last VW floats of
+ * the rows computed goes through the mask.
+ *
  * Output rows [oh_lo, oh_hi) of a 3x3 plane, @y and @res at row oh_lo's
  * start, from @x holding input rows [iy0, iy1) (row iy at x + (iy - iy0) * W;
  * the whole plane: 0, H). Rows outside those read ert_dw3_zero_row: the
@@ -354,6 +372,9 @@ SIMD_INLINE void dw3_plane_t(const struct ert_vec_win *w, enum ert_act t, const 
 	const struct ert_conv_geom *g = w->g;
 	const int64_t W = g->in[2], OH = oh_hi, OW = g->out[2];
 	const int RB = DW3_RB(S), NI = (RB - 1) * S + 3;
+	/* rows no wider than a vector, no residual: whole stores up to the last VW floats */
+	const bool spill = DW_PLAIN_EDGE_STORES && !res && OW < VW;
+	const int64_t n_out = (oh_hi - oh_lo) * OW;
 	/* a copy the stores to y cannot alias, so its parameters stay in registers */
 	const struct ert_act_desc act = w->act;
 	const float *rp[DW3_NI_MAX];
@@ -370,7 +391,9 @@ SIMD_INLINE void dw3_plane_t(const struct ert_vec_win *w, enum ert_act t, const 
 
 			rp[i] = iy >= iy0 && iy < iy1 ? x + (iy - iy0) * W : ert_dw3_zero_row;
 		}
-		for (int64_t c0 = 0; c0 < OW; c0 += VW) {
+		for (int64_t c = 0; c < OW; c += VW) {
+			/* a row's short last block moved back to end at OW (see above) */
+			int64_t c0 = DW_PLAIN_EDGE_STORES && !res && c + VW > OW && OW >= VW ? OW - VW : c;
 			int64_t ix0 = c0 * S - g->pad_b[2], nl = OW - c0 < VW ? OW - c0 : VW;
 
 			if (ix0 >= 0 && ix0 + DW3_SPAN(S) <= W) {
@@ -393,10 +416,11 @@ SIMD_INLINE void dw3_plane_t(const struct ert_vec_win *w, enum ert_act t, const 
 			/* a constant index into acc[] keeps it in registers */
 			for (int r = 0; r < RB; r++) {
 				int64_t o = (oh0 - oh_lo + r) * OW + c0;
+				bool whole = nl == VW || (spill && o + VW <= n_out);
 
 				if (r < nv)
 					dw_finish_a(act, t, dw3_order(acc[r], S), res ? res + o : NULL,
-						    y + o, vm_first(nl), nl == VW);
+						    y + o, vm_first(nl), whole);
 			}
 		}
 	}
