@@ -171,36 +171,71 @@ enum res_form {
 	RES_CONV_G,     /* the residual (in[1]) */
 };
 
-/* A row's constants of the fixed-rule output stage, as vectors. */
+/*
+ * A row's constants of the fixed-rule output stage, as vectors: the shift
+ * counts, the multiplier, and for the rounding in 64-bit lanes (requant16())
+ * the constant k = 2^30 + half * 2^31, the sign bit it loses on negative
+ * lanes (2^31, or 0 when rs = 0) and the count 31 + rs.
+ */
 struct fixed_row {
-	__m512i c0, c1, mult, lsv, rsv, half;
+	__m512i c0, c1, mult, lsv, k, kneg, sh;
 	int32_t ls;
 };
 
+static inline struct fixed_row fixed_row_of(const struct ert_qgemm_rowv *rv)
+{
+	const int32_t ls = rv->shift1 > 0 ? rv->shift1 : 0, rs = rv->shift1 < 0 ? -rv->shift1 : 0;
+
+	return (struct fixed_row){
+		.c0 = _mm512_set1_epi32((int32_t)rv->c0),
+		.c1 = _mm512_set1_epi32((int32_t)rv->c1),
+		.mult = _mm512_set1_epi32(rv->mult1),
+		.lsv = _mm512_set1_epi32(ls),
+		.k = _mm512_set1_epi64((1LL << 30) + (int64_t)((1u << rs) >> 1) * (1LL << 31)),
+		.kneg = _mm512_set1_epi64(rs ? 1LL << 31 : 0),
+		.sh = _mm512_set1_epi64(31 + rs),
+		.ls = ls,
+	};
+}
+
 /*
- * 16 outputs of a fixed-rule row: ert_q8_requant_fixed_avx512()'s steps on
- * the row's constants, clamped to [lo, hi] (the type's range less the zero
- * point; the caller adds the zero point, or folds it into what follows).
+ * 16 outputs of a fixed-rule row, ert_requant_fixed() on the row's
+ * constants, before the clamp and the zero point. Both roundings in one
+ * 64-bit arithmetic shift (docs/int8.md, "One rounding in 64-bit lanes"):
+ * with p = x * m (m >= 0) and s = 1 where x < 0 and rs > 0,
+ *
+ *	requant = (p + 2^30 + (half - s) * 2^31) >> (31 + rs)
+ *
+ * s * 2^31 is bit 31 of a qword holding x in its low dword: x itself for
+ * the even lanes, vpshufd's copy of the odd dwords for the odd ones. The
+ * odd results come back into the high dwords by a masked vpshufd.
  */
 static inline __attribute__((always_inline)) __m512i
-fixed16(const struct fixed_row *w, const int32_t *rr, const int32_t *u, __mmask16 m, __m512i lo,
-	__m512i hi)
+requant16(const struct fixed_row *w, const int32_t *rr, const int32_t *u, __mmask16 m)
 {
-	const __m512i zero = _mm512_setzero_si512(), rnd = _mm512_set1_epi64(1LL << 30);
 	__m512i x = _mm512_add_epi32(_mm512_maskz_loadu_epi32(m, rr), w->c0);
 
 	if (u)
 		x = _mm512_add_epi32(x, _mm512_mullo_epi32(w->c1, _mm512_maskz_loadu_epi32(m, u)));
 	if (w->ls)
 		x = _mm512_sllv_epi32(x, w->lsv);
-	__m512i ev = _mm512_add_epi64(_mm512_mul_epi32(x, w->mult), rnd);
-	__m512i od = _mm512_add_epi64(_mm512_mul_epi32(_mm512_srli_epi64(x, 32), w->mult), rnd);
-	__m512i h = _mm512_mask_blend_epi32(0xAAAA, _mm512_srli_epi64(ev, 31),
-					    _mm512_slli_epi64(od, 1));
-	__m512i v = _mm512_srlv_epi32(_mm512_add_epi32(_mm512_abs_epi32(h), w->half), w->rsv);
+	__m512i xo = _mm512_shuffle_epi32(x, _MM_PERM_DDBB);
+	__m512i ev = _mm512_sub_epi64(_mm512_add_epi64(_mm512_mul_epi32(x, w->mult), w->k),
+				      _mm512_and_si512(x, w->kneg));
+	__m512i od = _mm512_sub_epi64(_mm512_add_epi64(_mm512_mul_epi32(xo, w->mult), w->k),
+				      _mm512_and_si512(xo, w->kneg));
 
-	v = _mm512_mask_sub_epi32(v, _mm512_cmplt_epi32_mask(h, zero), zero, v);
-	return _mm512_min_epi32(_mm512_max_epi32(v, lo), hi);
+	ev = _mm512_srav_epi64(ev, w->sh);
+	od = _mm512_srav_epi64(od, w->sh);
+	return _mm512_mask_shuffle_epi32(ev, 0xAAAA, od, _MM_PERM_CDAB);
+}
+
+/* requant16() clamped to [lo, hi] (the type's range less the zero point). */
+static inline __attribute__((always_inline)) __m512i
+fixed16(const struct fixed_row *w, const int32_t *rr, const int32_t *u, __mmask16 m, __m512i lo,
+	__m512i hi)
+{
+	return _mm512_min_epi32(_mm512_max_epi32(requant16(w, rr, u, m), lo), hi);
 }
 
 static inline __mmask16 tail_mask(int64_t left)
@@ -209,11 +244,35 @@ static inline __mmask16 tail_mask(int64_t left)
 }
 
 /*
+ * 48 results of requant16() (v[2]'s lanes past the row: anything) as the
+ * bytes of clamp(v + zp, lo, hi) in the first 48 bytes: saturating packs to
+ * int16, the zero point added saturating, packs to bytes (int8 when @s8,
+ * that is hi <= 127; else uint8), the clamp on bytes, and one vpermd to put
+ * the 128-bit lanes' dwords in order. A saturation only moves a value that
+ * lies outside [lo, hi] (inside the byte type) further out on the same side,
+ * so the bytes are those of the 32-bit clamp (as in the AVX2 epilogue).
+ */
+static inline __attribute__((always_inline)) __m512i
+pack48(const bool s8, const __m512i v[3], __m512i zp16, __m512i lo8, __m512i hi8)
+{
+	/* per 128-bit lane L, dwords [v0, v1, v2, v2] of columns 4L .. 4L + 3 */
+	const __m512i order =
+		_mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15);
+	__m512i a = _mm512_adds_epi16(_mm512_packs_epi32(v[0], v[1]), zp16);
+	__m512i b = _mm512_adds_epi16(_mm512_packs_epi32(v[2], v[2]), zp16);
+	__m512i y = s8 ? _mm512_packs_epi16(a, b) : _mm512_packus_epi16(a, b);
+
+	y = s8 ? _mm512_min_epi8(_mm512_max_epi8(y, lo8), hi8)
+	       : _mm512_min_epu8(_mm512_max_epu8(y, lo8), hi8);
+	return _mm512_permutexvar_epi32(order, y);
+}
+
+/*
  * A convolution's fixed-rule rows (one multiplier and shift per row, no
  * per-column terms but colsum's u): the block's constants once and each
- * row's once (its shift counts, rounding half and multiplier as vectors),
- * then ert_q8_requant_fixed_avx512()'s steps on them, 16 lanes at a time,
- * the tail under a k-mask.
+ * row's once (struct fixed_row), then requant16() on them, 16 lanes at a
+ * time, the tail under a k-mask. Without a residual a row's 48 columns
+ * (a micro-tile's width) become bytes in pack48() and one masked store.
  *
  * With a fused residual (@res, e->res in the Add's 32-bit form): the
  * outputs' values (clamped to the type, as the QLinearConv wrote them) and
@@ -233,7 +292,8 @@ epi_rows_fixed(const bool s8, const enum res_form res, const int32_t *raw, int64
 	       const struct ert_qgemm_rows *rt, uint8_t *dst, int64_t ldd)
 {
 	const __m512i lo = _mm512_set1_epi32(e->lo - e->zp), hi = _mm512_set1_epi32(e->hi - e->zp);
-	const __m512i zp = _mm512_set1_epi32(e->zp);
+	const __m512i zp16 = _mm512_set1_epi16((int16_t)e->zp);
+	const __m512i lo8 = _mm512_set1_epi8((char)e->lo), hi8 = _mm512_set1_epi8((char)e->hi);
 	/* a copy the stores cannot alias: its fields stay in registers */
 	struct ert_q8_addf fp = res ? e->res->fp : (struct ert_q8_addf){ 0 };
 	const int32_t *u = e->u;
@@ -246,27 +306,23 @@ epi_rows_fixed(const bool s8, const enum res_form res, const int32_t *raw, int64
 
 	for (int64_t r = 0; r < rows; r++) {
 		const struct ert_qgemm_rowv rv = ert_qgemm_rowv_at(e, rt, r, ldd);
-		const int32_t ls = rv.shift1 > 0 ? rv.shift1 : 0, rs = rv.shift1 < 0 ? -rv.shift1 : 0;
-		const struct fixed_row w = {
-			.c0 = _mm512_set1_epi32((int32_t)rv.c0),
-			.c1 = _mm512_set1_epi32((int32_t)rv.c1),
-			.mult = _mm512_set1_epi32(rv.mult1),
-			.lsv = _mm512_set1_epi32(ls),
-			.rsv = _mm512_set1_epi32(rs),
-			.half = _mm512_set1_epi32((int32_t)((1u << rs) >> 1)),
-			.ls = ls,
-		};
+		const struct fixed_row w = fixed_row_of(&rv);
 		const int32_t *rr = raw + r * ldr;
 		uint8_t *d = dst + r * ldd;
 
 		if (!res) {
-			for (int64_t j = 0; j < n; j += 16) {
-				__mmask16 m = tail_mask(n - j);
-				__m512i v = fixed16(&w, rr + j, u ? u + j : NULL, m, lo, hi);
+			for (int64_t j = 0; j < n; j += 48) {
+				const int64_t left = n - j < 48 ? n - j : 48;
+				__m512i v[3];
 
-				/* inside [lo, hi], so the low byte is the int8 or uint8 value */
-				_mm512_mask_cvtepi32_storeu_epi8((int8_t *)d + j,
-								 m, _mm512_add_epi32(v, zp));
+#pragma GCC unroll 3
+				for (int k = 0; k < 3; k++) {
+					__mmask16 m = tail_mask(left - 16 * k);
+
+					v[k] = m ? requant16(&w, rr + j + 16 * k, u ? u + j + 16 * k : NULL, m)
+						 : _mm512_setzero_si512();
+				}
+				_mm512_mask_storeu_epi8(d + j, (1ULL << left) - 1, pack48(s8, v, zp16, lo8, hi8));
 			}
 			continue;
 		}
@@ -327,8 +383,11 @@ void ert_qgemm_epi_rows_avx512(const int32_t *raw, int64_t ldr, int64_t rows, in
 		e->mode == ERT_QGEMM_OUT_FIXED && !e->mult && !e->shift && !e->t && !e->w;
 
 	if (fixed_rows && !e->res) {
-		/* s8 matters only with a residual: one copy */
-		epi_rows_fixed(false, RES_NONE, raw, ldr, rows, n, e, rt, dst, ldd);
+		/* the packs to bytes and the clamp on them: one copy per type */
+		if (e->hi <= 127)
+			epi_rows_fixed(true, RES_NONE, raw, ldr, rows, n, e, rt, dst, ldd);
+		else
+			epi_rows_fixed(false, RES_NONE, raw, ldr, rows, n, e, rt, dst, ldd);
 		return;
 	}
 	if (fixed_rows && e->res->fast) {
