@@ -178,23 +178,45 @@ enum res_form {
  * lanes (2^31, or 0 when rs = 0) and the count 31 + rs.
  */
 struct fixed_row {
-	__m512i c0, c1, mult, lsv, k, kneg, sh;
+	__m512i c0, c1, mult, k, kneg, sh;
 	int32_t ls;
 };
 
-static inline struct fixed_row fixed_row_of(const struct ert_qgemm_rowv *rv)
+/*
+ * k, the sign term and the count of each shift s (-31 to 30, at s + 31;
+ * rs = max(-s, 0)): the row's three 64-bit constants are broadcasts from
+ * memory (load ports), not from general registers (port 5, which the packs
+ * and shuffles use), and the row needs no branch on the shift's sign.
+ */
+#define RND64_RS(rs) { (1LL << 30) + ((1LL << (rs)) >> 1) * (1LL << 31), (rs) ? 1LL << 31 : 0, \
+		       31 + (rs) }
+#define RND64(i) RND64_RS((i) < 31 ? 31 - (i) : 0)
+#define RND64_8(b) RND64(b), RND64(b + 1), RND64(b + 2), RND64(b + 3), RND64(b + 4), \
+		   RND64(b + 5), RND64(b + 6), RND64(b + 7)
+static const struct {
+	int64_t k, kneg, sh;
+} rnd64[64] = { RND64_8(0), RND64_8(8), RND64_8(16), RND64_8(24),
+		RND64_8(32), RND64_8(40), RND64_8(48), RND64_8(56) };
+
+/* Row @r's constants (e's, or rt's row r over them), the multiplier a broadcast from memory. */
+static inline struct fixed_row fixed_row_at(const struct ert_qgemm_epi *e,
+					    const struct ert_qgemm_rows *rt, int64_t r,
+					    const int32_t *u)
 {
-	const int32_t ls = rv->shift1 > 0 ? rv->shift1 : 0, rs = rv->shift1 < 0 ? -rv->shift1 : 0;
+	const int32_t shift = rt->shift1 ? rt->shift1[r] : e->shift1;
+	const int32_t *mult = rt->mult1 ? rt->mult1 + r : &e->mult1;
+	const uint32_t c0 = e->c0 + (rt->c0 ? (uint32_t)rt->c0[r] : 0u);
+	const int64_t i = shift + 31;
 
 	return (struct fixed_row){
-		.c0 = _mm512_set1_epi32((int32_t)rv->c0),
-		.c1 = _mm512_set1_epi32((int32_t)rv->c1),
-		.mult = _mm512_set1_epi32(rv->mult1),
-		.lsv = _mm512_set1_epi32(ls),
-		.k = _mm512_set1_epi64((1LL << 30) + (int64_t)((1u << rs) >> 1) * (1LL << 31)),
-		.kneg = _mm512_set1_epi64(rs ? 1LL << 31 : 0),
-		.sh = _mm512_set1_epi64(31 + rs),
-		.ls = ls,
+		.c0 = _mm512_set1_epi32((int32_t)c0),
+		.c1 = u ? _mm512_set1_epi32(rt->c1 ? rt->c1[r] : (int32_t)e->c1)
+			: _mm512_setzero_si512(),
+		.mult = _mm512_set1_epi32(*mult),
+		.k = _mm512_set1_epi64(rnd64[i].k),
+		.kneg = _mm512_set1_epi64(rnd64[i].kneg),
+		.sh = _mm512_set1_epi64(rnd64[i].sh),
+		.ls = shift > 0 ? shift : 0,
 	};
 }
 
@@ -217,8 +239,8 @@ requant16(const struct fixed_row *w, const int32_t *rr, const int32_t *u, __mmas
 
 	if (u)
 		x = _mm512_add_epi32(x, _mm512_mullo_epi32(w->c1, _mm512_maskz_loadu_epi32(m, u)));
-	if (w->ls)
-		x = _mm512_sllv_epi32(x, w->lsv);
+	if (w->ls)      /* rare: a multiplier above 1 */
+		x = _mm512_sllv_epi32(x, _mm512_set1_epi32(w->ls));
 	__m512i xo = _mm512_shuffle_epi32(x, _MM_PERM_DDBB);
 	__m512i ev = _mm512_sub_epi64(_mm512_add_epi64(_mm512_mul_epi32(x, w->mult), w->k),
 				      _mm512_and_si512(x, w->kneg));
@@ -268,11 +290,47 @@ pack48(const bool s8, const __m512i v[3], __m512i zp16, __m512i lo8, __m512i hi8
 }
 
 /*
+ * The fixed-rule conv rows without a residual: per 48 columns (a
+ * micro-tile's width; a row of the block is no wider) the column masks
+ * once, then per row its constants, three requant16() and pack48() into
+ * one masked byte store.
+ */
+static inline __attribute__((always_inline)) void
+epi_rows_bytes(const bool s8, const int32_t *raw, int64_t ldr, int64_t rows, int64_t n,
+	       const struct ert_qgemm_epi *e, const struct ert_qgemm_rows *rt, uint8_t *dst,
+	       int64_t ldd)
+{
+	const __m512i zp16 = _mm512_set1_epi16((int16_t)e->zp);
+	const __m512i lo8 = _mm512_set1_epi8((char)e->lo), hi8 = _mm512_set1_epi8((char)e->hi);
+	const int32_t *u = e->u;
+
+	for (int64_t j = 0; j < n; j += 48) {
+		const int64_t left = n - j < 48 ? n - j : 48;
+		const __mmask16 m0 = tail_mask(left), m1 = tail_mask(left - 16);
+		const __mmask16 m2 = tail_mask(left - 32);
+		const __mmask64 mb = (1ULL << left) - 1;
+		const int32_t *uj = u ? u + j : NULL;
+
+		for (int64_t r = 0; r < rows; r++) {
+			const struct fixed_row w = fixed_row_at(e, rt, r, u);
+			const int32_t *rr = raw + r * ldr + j;
+			__m512i v[3];
+
+			v[0] = requant16(&w, rr, uj, m0);
+			v[1] = m1 ? requant16(&w, rr + 16, uj ? uj + 16 : NULL, m1)
+				  : _mm512_setzero_si512();
+			v[2] = m2 ? requant16(&w, rr + 32, uj ? uj + 32 : NULL, m2)
+				  : _mm512_setzero_si512();
+			_mm512_mask_storeu_epi8(dst + r * ldd + j, mb, pack48(s8, v, zp16, lo8, hi8));
+		}
+	}
+}
+
+/*
  * A convolution's fixed-rule rows (one multiplier and shift per row, no
  * per-column terms but colsum's u): the block's constants once and each
  * row's once (struct fixed_row), then requant16() on them, 16 lanes at a
- * time, the tail under a k-mask. Without a residual a row's 48 columns
- * (a micro-tile's width) become bytes in pack48() and one masked store.
+ * time, the tail under a k-mask (without a residual: epi_rows_bytes()).
  *
  * With a fused residual (@res, e->res in the Add's 32-bit form): the
  * outputs' values (clamped to the type, as the QLinearConv wrote them) and
@@ -292,8 +350,6 @@ epi_rows_fixed(const bool s8, const enum res_form res, const int32_t *raw, int64
 	       const struct ert_qgemm_rows *rt, uint8_t *dst, int64_t ldd)
 {
 	const __m512i lo = _mm512_set1_epi32(e->lo - e->zp), hi = _mm512_set1_epi32(e->hi - e->zp);
-	const __m512i zp16 = _mm512_set1_epi16((int16_t)e->zp);
-	const __m512i lo8 = _mm512_set1_epi8((char)e->lo), hi8 = _mm512_set1_epi8((char)e->hi);
 	/* a copy the stores cannot alias: its fields stay in registers */
 	struct ert_q8_addf fp = res ? e->res->fp : (struct ert_q8_addf){ 0 };
 	const int32_t *u = e->u;
@@ -306,26 +362,10 @@ epi_rows_fixed(const bool s8, const enum res_form res, const int32_t *raw, int64
 
 	for (int64_t r = 0; r < rows; r++) {
 		const struct ert_qgemm_rowv rv = ert_qgemm_rowv_at(e, rt, r, ldd);
-		const struct fixed_row w = fixed_row_of(&rv);
+		const struct fixed_row w = fixed_row_at(e, rt, r, u);
 		const int32_t *rr = raw + r * ldr;
 		uint8_t *d = dst + r * ldd;
 
-		if (!res) {
-			for (int64_t j = 0; j < n; j += 48) {
-				const int64_t left = n - j < 48 ? n - j : 48;
-				__m512i v[3];
-
-#pragma GCC unroll 3
-				for (int k = 0; k < 3; k++) {
-					__mmask16 m = tail_mask(left - 16 * k);
-
-					v[k] = m ? requant16(&w, rr + j + 16 * k, u ? u + j + 16 * k : NULL, m)
-						 : _mm512_setzero_si512();
-				}
-				_mm512_mask_storeu_epi8(d + j, (1ULL << left) - 1, pack48(s8, v, zp16, lo8, hi8));
-			}
-			continue;
-		}
 		for (int64_t j = 0; j < n; j += 48) {
 			__m512i v[3];
 			__mmask16 m[3];
@@ -385,9 +425,9 @@ void ert_qgemm_epi_rows_avx512(const int32_t *raw, int64_t ldr, int64_t rows, in
 	if (fixed_rows && !e->res) {
 		/* the packs to bytes and the clamp on them: one copy per type */
 		if (e->hi <= 127)
-			epi_rows_fixed(true, RES_NONE, raw, ldr, rows, n, e, rt, dst, ldd);
+			epi_rows_bytes(true, raw, ldr, rows, n, e, rt, dst, ldd);
 		else
-			epi_rows_fixed(false, RES_NONE, raw, ldr, rows, n, e, rt, dst, ldd);
+			epi_rows_bytes(false, raw, ldr, rows, n, e, rt, dst, ldd);
 		return;
 	}
 	if (fixed_rows && e->res->fast) {
