@@ -198,13 +198,21 @@ epi_rows_fixed16(const bool s8, const enum res_form res, const int32_t *raw, int
 	const int64_t n16 = n / 16 * 16;
 
 	for (int64_t r = 0; r < rows && n16; r++) {
-		const struct ert_qgemm_rowv rv = ert_qgemm_rowv_at(e, rt, r, ldd);
-		const int32_t ls = rv.shift1 > 0 ? rv.shift1 : 0, rs = rv.shift1 < 0 ? -rv.shift1 : 0;
-		const __m128i lsc = _mm_cvtsi32_si128(ls), rsc = _mm_cvtsi32_si128(rs);
-		const __m256i c0 = _mm256_set1_epi32((int32_t)rv.c0);
-		const __m256i c1 = _mm256_set1_epi32((int32_t)rv.c1);
-		const __m256i mult = _mm256_set1_epi32(rv.mult1);
-		const __m256i half = _mm256_set1_epi32((int32_t)((1u << rs) >> 1));
+		/*
+		 * the row's multiplier and shift constants loaded and broadcast
+		 * from memory (ert_qgemm_shiftc), c1 only with colsum terms
+		 */
+		const struct ert_qgemm_shiftc *sc =
+			ert_qgemm_shiftc_of(rt->shift1 ? rt->shift1[r] : e->shift1);
+		const int32_t ls = sc->ls;
+		const __m128i lsc = _mm_cvtsi32_si128(sc->ls), rsc = _mm_cvtsi32_si128(sc->rs);
+		const __m256i c0 =
+			_mm256_set1_epi32((int32_t)(e->c0 + (rt->c0 ? (uint32_t)rt->c0[r] : 0u)));
+		const __m256i c1 = u ? _mm256_set1_epi32(rt->c1 ? rt->c1[r] : (int32_t)e->c1)
+				     : _mm256_setzero_si256();
+		const __m256i mult = _mm256_set1_epi32(*(rt->mult1 ? rt->mult1 + r : &e->mult1));
+		const __m256i half = _mm256_set1_epi32(sc->half);
+		const uint8_t *rres = e->r ? e->r + r * ldd : NULL;
 		const int32_t *rr = raw + r * ldr;
 		uint8_t *d = dst + r * ldd;
 
@@ -234,7 +242,7 @@ epi_rows_fixed16(const bool s8, const enum res_form res, const int32_t *raw, int
 			/* the Add's halves after both conv halves: their inputs ready when issued */
 			for (int h = 0; res && h < 2; h++) {
 				__m256i wc = _mm256_min_epi32(_mm256_max_epi32(v[h], lo32), hi32);
-				__m256i wr = widen8(rv.r + j + 8 * h, s8);
+				__m256i wr = widen8(rres + j + 8 * h, s8);
 
 				/* the bias always: it holds the conv's zero point */
 				v[h] = ert_q8_addf_lanes_avx2(&fp, res == RES_CONV_S ? wc : wr,

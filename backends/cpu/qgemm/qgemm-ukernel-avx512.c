@@ -183,22 +183,9 @@ struct fixed_row {
 };
 
 /*
- * k, the sign term and the count of each shift s (-31 to 30, at s + 31;
- * rs = max(-s, 0)): the row's three 64-bit constants are broadcasts from
- * memory (load ports), not from general registers (port 5, which the packs
- * and shuffles use), and the row needs no branch on the shift's sign.
+ * Row @r's constants (e's, or rt's row r over them): the multiplier and the
+ * shift's (ert_qgemm_shiftc) broadcasts from memory.
  */
-#define RND64_RS(rs) { (1LL << 30) + ((1LL << (rs)) >> 1) * (1LL << 31), (rs) ? 1LL << 31 : 0, \
-		       31 + (rs) }
-#define RND64(i) RND64_RS((i) < 31 ? 31 - (i) : 0)
-#define RND64_8(b) RND64(b), RND64(b + 1), RND64(b + 2), RND64(b + 3), RND64(b + 4), \
-		   RND64(b + 5), RND64(b + 6), RND64(b + 7)
-static const struct {
-	int64_t k, kneg, sh;
-} rnd64[64] = { RND64_8(0), RND64_8(8), RND64_8(16), RND64_8(24),
-		RND64_8(32), RND64_8(40), RND64_8(48), RND64_8(56) };
-
-/* Row @r's constants (e's, or rt's row r over them), the multiplier a broadcast from memory. */
 static inline struct fixed_row fixed_row_at(const struct ert_qgemm_epi *e,
 					    const struct ert_qgemm_rows *rt, int64_t r,
 					    const int32_t *u)
@@ -206,17 +193,17 @@ static inline struct fixed_row fixed_row_at(const struct ert_qgemm_epi *e,
 	const int32_t shift = rt->shift1 ? rt->shift1[r] : e->shift1;
 	const int32_t *mult = rt->mult1 ? rt->mult1 + r : &e->mult1;
 	const uint32_t c0 = e->c0 + (rt->c0 ? (uint32_t)rt->c0[r] : 0u);
-	const int64_t i = shift + 31;
+	const struct ert_qgemm_shiftc *sc = ert_qgemm_shiftc_of(shift);
 
 	return (struct fixed_row){
 		.c0 = _mm512_set1_epi32((int32_t)c0),
 		.c1 = u ? _mm512_set1_epi32(rt->c1 ? rt->c1[r] : (int32_t)e->c1)
 			: _mm512_setzero_si512(),
 		.mult = _mm512_set1_epi32(*mult),
-		.k = _mm512_set1_epi64(rnd64[i].k),
-		.kneg = _mm512_set1_epi64(rnd64[i].kneg),
-		.sh = _mm512_set1_epi64(rnd64[i].sh),
-		.ls = shift > 0 ? shift : 0,
+		.k = _mm512_set1_epi64(sc->k),
+		.kneg = _mm512_set1_epi64(sc->kneg),
+		.sh = _mm512_set1_epi64(sc->sh),
+		.ls = sc->ls,
 	};
 }
 

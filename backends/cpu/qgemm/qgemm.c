@@ -10,6 +10,16 @@
 
 #include "cpu/qgemm/qgemm.h"
 
+#define SHC_RS(rs, ls)                                                                       \
+	{ (1LL << 30) + ((1LL << (rs)) >> 1) * (1LL << 31), (rs) ? 1LL << 31 : 0, 31 + (rs),  \
+	  (ls), (rs), (int32_t)((1LL << (rs)) >> 1), 0 }
+#define SHC(i) SHC_RS((i) < 31 ? 31 - (i) : 0, (i) > 31 ? (i) - 31 : 0)
+#define SHC8(b) SHC(b), SHC(b + 1), SHC(b + 2), SHC(b + 3), SHC(b + 4), SHC(b + 5), SHC(b + 6), \
+		SHC(b + 7)
+const struct ert_qgemm_shiftc ert_qgemm_shift_table[64] = {
+	SHC8(0), SHC8(8), SHC8(16), SHC8(24), SHC8(32), SHC8(40), SHC8(48), SHC8(56),
+};
+
 const struct ert_qgemm_kernel *const ert_qgemm_kernels[] = {
 	&ert_qgemm_kernel_avx2,
 	&ert_qgemm_kernel_avx512,

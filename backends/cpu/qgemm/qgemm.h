@@ -228,6 +228,26 @@ void ert_qgemm_epi_rows_avx512(const int32_t *raw, int64_t ldr, int64_t rows, in
 			       void *dst, int64_t ldd);
 
 /*
+ * The fixed rule's per-shift constants of the conv-row epilogues, at
+ * shift + 31 (shift -31 to 30, as ert_requant_fixed() clamps it; 64
+ * entries): ls = max(s, 0), rs = max(-s, 0), half = 2^(rs-1) (0 when rs is
+ * 0), and for the AVX-512 form in 64-bit lanes (docs/int8.md "One rounding
+ * in 64-bit lanes") k = 2^30 + half * 2^31, kneg = 2^31 when rs > 0 (else
+ * 0) and sh = 31 + rs. A table, so that a row's constants are broadcasts
+ * from memory (load ports) rather than from general registers.
+ */
+struct ert_qgemm_shiftc {
+	int64_t k, kneg, sh;
+	int32_t ls, rs, half, pad_;
+};
+extern const struct ert_qgemm_shiftc ert_qgemm_shift_table[64];
+
+static inline const struct ert_qgemm_shiftc *ert_qgemm_shiftc_of(int32_t shift)
+{
+	return &ert_qgemm_shift_table[shift + 31];
+}
+
+/*
  * A row's own terms, by value: e's, or row r's of @rt over e's. The levels'
  * row epilogue takes them apart from the shared ert_qgemm_epi, so that they
  * stay in registers (the output bytes it stores may alias any struct).
