@@ -4,7 +4,8 @@
 : "${ERT_BUILD:=build}"
 echo "building unit tests with ASan+UBSan into build-san/"
 mkdir -p build-san
-if ! make -s SAN=1 -j2 tests >build-san/build.log 2>&1; then
+# (unit-tests: the programs 10-unit.sh runs, not the backend-ops ones)
+if ! make -s SAN=1 -j2 unit-tests >build-san/build.log 2>&1; then
 	tail -n 30 build-san/build.log
 	echo "unit-asan: 0 passed, 1 failed"
 	exit 1
