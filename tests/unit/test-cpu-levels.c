@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "cpu/conv/conv-smallplane.h"
+#include "cpu/conv/conv-stem.h"
 #include "cpu/cpu-impl.h"
 #include "cpu/gemm/sgemm.h"
 #include "edgert.h"
@@ -394,6 +395,82 @@ ERT_TEST(conv_smallplane_run_direct)
 		one_fini(&o);
 	}
 	ert_threadpool_destroy(pool);
+}
+
+/*
+ * The direct kernel for few input channels (cpu/conv/conv-stem.h) at every
+ * SIMD level against scalar, and prepare() names it exactly where the rule
+ * takes the shape: strides 1 and 2 and (2, 1), dilation, asymmetric pads,
+ * odd sizes (rows no multiple of a vector, channels no multiple of a tile),
+ * batch 2, no bias, every store path (the activations of the tap loop's own
+ * copy and the others out of line), a fused residual, bands of fewer rows
+ * where the input copy is wide, and shapes it must leave to the GEMM.
+ */
+ERT_TEST(conv_stem_every_level)
+{
+	static const struct {
+		struct conv_case c;
+		bool residual, stem;
+	} cases[] = {
+		{ { "3x3/2 3->32 (mobilenet_v2's stem), Clip", 1, 3, 37, 41, 32, 3, 3, 2, 2, 1, 1,
+		    { 1, 1, 1, 1 }, 1, true, 2, 0 }, false, true },
+		{ { "7x7/2 3->64 (resnet's stem), asymmetric pads, batch 2, ReLU", 2, 3, 45, 50, 64, 7,
+		    7, 2, 2, 1, 1, { 3, 2, 3, 4 }, 1, true, 1, 0 }, false, true },
+		{ { "3x3/1 4->13, pads top/left only, LeakyRelu, no bias", 1, 4, 19, 23, 13, 3, 3, 1, 1,
+		    1, 1, { 0, 1, 2, 0 }, 1, false, 3, 0 }, false, true },
+		{ { "5x5 stride (2, 1), dilation 2, 1->9", 2, 1, 20, 30, 9, 5, 5, 2, 1, 2, 2,
+		    { 2, 3, 1, 0 }, 1, true, 0, 0 }, false, true },
+		{ { "3x3/3 2->17, no padding, odd width", 1, 2, 26, 61, 17, 3, 3, 3, 3, 1, 1, { 0 }, 1,
+		    true, 1, 0 }, false, true },
+		{ { "1x3 2->8, one output row", 1, 2, 1, 33, 8, 1, 3, 1, 1, 1, 1, { 0, 1, 0, 1 }, 1, true,
+		    0, 0 }, false, true },
+		{ { "3x3/2 3->20, HardSwish (stored out of line)", 2, 3, 23, 34, 20, 3, 3, 2, 2, 1, 1,
+		    { 1, 1, 1, 1 }, 1, true, ERT_ACT_HARD_SWISH, 0 }, false, true },
+		{ { "3x3/2 3->24, Sigmoid", 1, 3, 16, 40, 24, 3, 3, 2, 2, 1, 1, { 1, 1, 1, 1 }, 1, true,
+		    ERT_ACT_SIGMOID, 0 }, false, true },
+		{ { "3x3/2 3->16 + residual, Clip", 2, 3, 21, 35, 16, 3, 3, 2, 2, 1, 1, { 1, 1, 1, 1 }, 1,
+		    true, 2, 0 }, true, true },
+		{ { "7x7/2 2->24 + residual, no activation", 1, 2, 30, 27, 24, 7, 7, 2, 2, 1, 1,
+		    { 3, 3, 3, 3 }, 1, true, 0, 0 }, true, true },
+		{ { "3x3/2 3->9 + residual, HardSwish", 1, 3, 12, 31, 9, 3, 3, 2, 2, 1, 1, { 1, 0, 0, 1 },
+		    1, false, ERT_ACT_HARD_SWISH, 0 }, true, true },
+		/* 300 output columns: a band's copy of 3 rows would not fit, 2 do */
+		{ { "3x3/2 3->8 on 600 columns, bands of 2 rows", 1, 3, 9, 600, 8, 3, 3, 2, 2, 1, 1,
+		    { 1, 1, 1, 1 }, 1, true, 1, 0 }, false, true },
+		/* the GEMM's: one output row of a band too wide, a narrow output, more channels */
+		{ { "7x7/2 4->16 on 1100 columns", 1, 4, 7, 1100, 16, 7, 7, 2, 2, 1, 1, { 3, 3, 3, 3 }, 1,
+		    true, 1, 0 }, false, false },
+		{ { "3x3 3->16, output 6 wide", 1, 3, 10, 6, 16, 3, 3, 1, 1, 1, 1, { 1, 1, 1, 1 }, 1,
+		    true, 0, 0 }, false, false },
+		{ { "3x3 5->16", 1, 5, 10, 20, 16, 3, 3, 1, 1, 1, 1, { 1, 1, 1, 1 }, 1, true, 0, 0 },
+		  false, false },
+		{ { "1x1 3->16", 1, 3, 10, 20, 16, 1, 1, 1, 1, 1, 1, { 0 }, 1, true, 0, 0 }, false,
+		  false },
+		{ { "3x3 3->6, fewer channels than a tile", 1, 3, 10, 20, 6, 3, 3, 1, 1, 1, 1,
+		    { 1, 1, 1, 1 }, 1, true, 0, 0 }, false, false },
+	};
+	enum ert_cpu_isa best = ert_cpu_isa_best();
+	int runs = 0;
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		const struct conv_case *cc = &cases[i].c;
+		struct one o;
+
+		conv_case_init(&o, cc, cases[i].residual ? 4 : cc->bias ? 3 : 2);
+		runs += compare_levels(ert_test_failed_, &o, cc->name, 1e-5);
+		for (int isa = ERT_ISA_SCALAR; isa <= (int)best; isa++) {
+			const char *k = prepared_kernel(&o, (enum ert_cpu_isa)isa);
+			bool stem = k && strstr(k, "conv-stem");
+
+			if (stem != (cases[i].stem && isa > ERT_ISA_SCALAR)) {
+				fprintf(stderr, "%s at %s: kernel %s\n", cc->name,
+					ert_cpu_isa_name((enum ert_cpu_isa)isa), k ? k : "(none)");
+				*ert_test_failed_ = 1;
+			}
+		}
+		one_fini(&o);
+	}
+	CHECK(runs > 0);
 }
 
 /*
@@ -1278,7 +1355,7 @@ ERT_TEST(bad_env_level_refused)
 }
 
 ERT_TEST_MAIN(ERT_TEST_ENTRY(conv_every_level), ERT_TEST_ENTRY(conv_smallplane_every_level),
-	      ERT_TEST_ENTRY(conv_smallplane_run_direct),
+	      ERT_TEST_ENTRY(conv_smallplane_run_direct), ERT_TEST_ENTRY(conv_stem_every_level),
 	      ERT_TEST_ENTRY(conv_residual_every_level),
 	      ERT_TEST_ENTRY(conv_residual_checked), ERT_TEST_ENTRY(matmul_every_level),
 	      ERT_TEST_ENTRY(matmul_bias_every_level),

@@ -9,6 +9,7 @@
 #include <time.h>
 
 #include "cpu/conv/conv-smallplane.h"
+#include "cpu/conv/conv-stem.h"
 #include "cpu/conv/dwconv.h"
 #include "cpu/conv/winograd.h"
 #include "cpu/gemm/sgemm.h"
@@ -153,6 +154,12 @@ static size_t phase_bytes(const struct conv_plan *p)
 	return f && f <= (4 << 20) ? (size_t)f * sizeof(float) + 64 : 0;
 }
 
+/* Few input channels (a first convolution): the direct kernel of cpu/conv/conv-stem.h. */
+static const char *stem_shape(const struct ert_cpu *cpu, const struct conv_plan *p)
+{
+	return p->group == 1 ? ert_conv_stem_kernel(cpu, &p->g, p->c_in, p->m) : NULL;
+}
+
 size_t ert_cpu_conv_workspace(const struct ert_cpu *cpu, const struct ert_exec *x)
 {
 	struct conv_plan p;
@@ -169,6 +176,8 @@ size_t ert_cpu_conv_workspace(const struct ert_cpu *cpu, const struct ert_exec *
 		ws = wino_workspace(cpu, &p);
 	if (smallplane_shape(cpu, &p) && ert_conv_sp_workspace(cpu, &p.g, p.c_in, p.m) > ws)
 		ws = ert_conv_sp_workspace(cpu, &p.g, p.c_in, p.m);
+	if (stem_shape(cpu, &p) && ert_conv_stem_workspace(&p.g, p.c_in, p.m) > ws)
+		ws = ert_conv_stem_workspace(&p.g, p.c_in, p.m);
 	return ws;
 }
 
@@ -400,6 +409,11 @@ ert_status ert_cpu_conv_prepare(struct ert_cpu *cpu, struct ert_exec *x, struct 
 		return st;
 	x->kernel = p.depthwise ? ert_dwconv_kernel(cpu->isa, &p.g)
 				: ert_cpu_linalg_gemm(cpu)->name;
+	if (!p.depthwise && stem_shape(cpu, &p)) {
+		/* no packed weights: the kernel packs its few hundred floats each run */
+		x->kernel = stem_shape(cpu, &p);
+		return ERT_OK;
+	}
 	if (!x->in_const[1] || p.depthwise)
 		return ERT_OK;
 	if (wino_shape(&p) && ert_wino_kernels_for(cpu->isa) && cpu->memory != ERT_LEVEL_LOW &&
@@ -606,6 +620,16 @@ ert_status ert_cpu_conv_compute(struct ert_cpu *cpu, struct ert_exec *x, struct 
 	st = ert_cpu_ws_check(x, ert_cpu_conv_workspace(cpu, x), err);
 	if (st != ERT_OK)
 		return st;
+	if (stem_shape(cpu, &p)) {
+		struct ert_conv_stem_args sa = {
+			.g = &p.g, .n_img = p.n_img, .c_in = p.c_in, .m = p.m,
+			.x = x->in[0]->data, .w = x->in[1]->data, .bias = b ? b->data : NULL,
+			.res = res, .y = x->out[0]->data, .act = ert_node_act(x->node),
+		};
+
+		ert_conv_stem_run(cpu, &sa, x->workspace);
+		return ERT_OK;
+	}
 	if (x->state && ((const struct ert_cpu_packed *)x->state)->key.kind == ERT_CPU_PACK_WINO) {
 		wino_conv(cpu, x, &p, x->state);
 		return ERT_OK;
