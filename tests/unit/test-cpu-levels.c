@@ -1067,18 +1067,24 @@ ERT_TEST(sgemm_pack_every_level)
 }
 
 /*
- * B prepacked and split by columns between two threads: A is packed once into
- * a_shared (it is written there) and every level gives the bits of the run
+ * B prepacked and split by columns between threads: A is packed once into
+ * a_shared (it is written there), by the tiles, a K block of a row tile at a
+ * time as they first need it, and every level gives the bits of the run
  * that packs A per tile, with and without the column bias; on one thread
  * too. Where a K block of all rows of A is small (100 rows at every level,
- * 197 at avx512's K block of 128), a_shared makes the tiles span all rows,
- * on any number of threads; 250 rows are over that limit at every level.
+ * 197 and 250 at avx512's K block of 128), a_shared makes the tiles span all
+ * rows, on any number of threads; 300 rows are over that limit at every
+ * level (row tiles, each packing its own rows of A). Three threads on a
+ * pool of three: a lane that finds its K block being packed by another
+ * packs the next ones meanwhile; each case runs several times, as the
+ * lanes race for the blocks differently each time.
  */
 ERT_TEST(sgemm_shared_a)
 {
-	struct ert_threadpool *pool = ert_threadpool_create(2);
+	struct ert_threadpool *pool = ert_threadpool_create(3);
 	enum ert_cpu_isa best = ert_cpu_isa_best();
-	const int64_t mmax = 250, n = 150, k = 300;
+	const int64_t mmax = 300, n = 150, k = 300;
+	const int64_t ms[] = { 100, 197, 250, mmax };
 	float *a = malloc(sizeof(float) * (size_t)(mmax * k)), *b = malloc(sizeof(float) * (size_t)(k * n));
 	float *bias = malloc(sizeof(float) * (size_t)n);
 	float *c1 = malloc(sizeof(float) * (size_t)(mmax * n));
@@ -1094,7 +1100,7 @@ ERT_TEST(sgemm_shared_a)
 		bias[i] = frand_r(&seed);
 	for (int isa = ERT_ISA_SCALAR; isa <= (int)best; isa++) {
 		const struct ert_sgemm_kernel *kern = ert_sgemm_kernel_for((enum ert_cpu_isa)isa);
-		size_t ws_size = ert_sgemm_workspace(2, mmax, n, k);
+		size_t ws_size = ert_sgemm_workspace(3, mmax, n, k);
 		float *pb = malloc(sizeof(float) * ert_sgemm_packed_b_floats(k, n, kern->nr));
 		float *shared = aligned_alloc(64, (ert_sgemm_shared_a_floats(mmax, k) *
 						   sizeof(float) + 63) & ~(size_t)63);
@@ -1102,10 +1108,10 @@ ERT_TEST(sgemm_shared_a)
 
 		REQUIRE(pb && shared && ws);
 		ert_sgemm_pack_b(b, n, 1, k, n, kern->nr, pb);
-		for (int v = 0; v < 12; v++) {
+		for (int v = 0; v < 24; v++) {
 			int with_bias = v & 1;
-			uint32_t threads = 2 - (v >> 1 & 1);
-			int64_t m = v < 4 ? 100 : v < 8 ? 197 : mmax;
+			uint32_t threads = 1 + (uint32_t)(v >> 1) % 3;
+			int64_t m = ms[v / 6];
 			struct ert_sgemm_desc d = {
 				.kern = kern, .m = m, .n = n, .k = k, .batch = 1,
 				.a = a, .a_rs = k, .a_cs = 1, .b_packed = pb,
@@ -1114,18 +1120,22 @@ ERT_TEST(sgemm_shared_a)
 			};
 
 			ert_sgemm_run(pool, threads, &d, ws, ws_size);
-			for (size_t i = 0; i < ert_sgemm_shared_a_floats(m, k); i++)
-				shared[i] = NAN;
 			d.c = c2;
 			d.a_shared = shared;
-			ert_sgemm_run(pool, threads, &d, ws, ws_size);
-			/* packed when it is used: the first panel's first K step, A's first rows */
-			if (threads > 1 || m == 100)
-				CHECK(shared[0] == a[0] && shared[1] == a[k]);
-			if (memcmp(c1, c2, sizeof(float) * (size_t)(m * n))) {
-				fprintf(stderr, "%s, m %ld, bias %d, %u threads: shared A differs\n",
-					kern->name, (long)m, with_bias, threads);
-				*ert_test_failed_ = 1;
+			for (int rep = 0; rep < (threads > 1 ? 8 : 1); rep++) {
+				for (size_t i = 0; i < ert_sgemm_shared_a_floats(m, k); i++)
+					shared[i] = NAN;
+				memset(c2, 0, sizeof(float) * (size_t)(m * n));
+				ert_sgemm_run(pool, threads, &d, ws, ws_size);
+				/* packed when it is used: the first panel's first K step, A's first rows */
+				if (threads > 1 || m == 100)
+					CHECK(shared[0] == a[0] && shared[1] == a[k]);
+				if (memcmp(c1, c2, sizeof(float) * (size_t)(m * n))) {
+					fprintf(stderr, "%s, m %ld, bias %d, %u threads: shared A differs\n",
+						kern->name, (long)m, with_bias, threads);
+					*ert_test_failed_ = 1;
+					break;
+				}
 			}
 		}
 		free(pb);

@@ -10,6 +10,7 @@
  * the session's thread count).
  */
 #include <stdatomic.h>
+#include <stddef.h>
 #include <string.h>
 
 #include "cpu/gemm/sgemm.h"
@@ -58,6 +59,13 @@ const struct ert_sgemm_kernel *ert_sbgemm_kernel_for(enum ert_cpu_isa isa)
 	if (isa < ERT_ISA_AVX512 || !ert_cpu_features()->avx512bf16)
 		return NULL;
 	return isa >= ERT_ISA_AMX ? &bf16_kernels[1] : &bf16_kernels[0];
+}
+
+static inline void cpu_relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	__builtin_ia32_pause();
+#endif
 }
 
 static int64_t min64(int64_t a, int64_t b)
@@ -188,6 +196,13 @@ size_t ert_sbgemm_packed_words(int64_t rows, int64_t k, int panel)
 	return (size_t)(round_up(rows, panel) * ((k + 1) / 2));
 }
 
+/*
+ * Most units of a lazily packed A (row tiles x K blocks, sgemm_job.a_lazy):
+ * 197 x 1536 at avx512 is 12, 4096 x 4096 is 32 x 16 = 512. Past it, A is
+ * packed first, in a parallel_for of its own.
+ */
+#define A_UNITS_MAX 512
+
 struct sgemm_job {
 	const struct ert_sgemm_desc *d;
 	const struct ert_sgemm_kernel *kern;
@@ -214,7 +229,19 @@ struct sgemm_job {
 	bool by_cols;
 	struct ert_work_part parts[ERT_MAX_THREADS];
 	atomic_int_fast64_t next;   /* instead, past ERT_WORK_ITEMS_MAX tiles: the next one */
+	/*
+	 * A packed into d->a_shared by the tiles themselves (pack_a_unit()):
+	 * K block kb of row tile r is unit r * kblocks + kb, at a_shared +
+	 * k0 * mpad + m0 * kc (mpad: m rounded up to MR), in the panels a
+	 * tile's own packing makes; a_state[unit] is A_UNPACKED, A_PACKING or
+	 * A_PACKED.
+	 */
+	bool a_lazy;
+	int64_t kblocks, mpad;
+	atomic_int a_state[A_UNITS_MAX]; /* (last: not cleared beyond the units used) */
 };
+
+enum { A_UNPACKED, A_PACKING, A_PACKED };
 
 /* Where tile @t of a job lies: its problem, rows and columns, and operands. */
 struct tile_pos {
@@ -296,13 +323,63 @@ static void prefetch_rows(const float *p, int64_t ld, int64_t w, int64_t r0, int
 	}
 }
 
+/* Pack unit @u of a lazily packed A (see sgemm_job.a_lazy): its rows, its K block. */
+static void pack_a_unit(struct sgemm_job *job, int64_t u)
+{
+	const struct ert_sgemm_desc *d = job->d;
+	int64_t m0 = u / job->kblocks * job->mc, k0 = u % job->kblocks * job->kc;
+	int64_t mc = min64(job->mc, d->m - m0), kc = min64(job->kc, d->k - k0);
+
+	job->kern->pack_a(d->a, d->a_rs, d->a_cs, m0, mc, k0, kc, job->kern->mr,
+			  d->a_shared + k0 * job->mpad + m0 * kc);
+	atomic_store_explicit(&job->a_state[u], A_PACKED, memory_order_release);
+}
+
+/* Claim unit @u for packing: true if this lane is to pack it. */
+static bool claim_a_unit(struct sgemm_job *job, int64_t u)
+{
+	int expect = A_UNPACKED;
+
+	return atomic_load_explicit(&job->a_state[u], memory_order_relaxed) == A_UNPACKED &&
+	       atomic_compare_exchange_strong(&job->a_state[u], &expect, A_PACKING);
+}
+
+/*
+ * K block @k0 of the row tile at @m0 of a lazily packed A, packed: by this
+ * lane if no lane has claimed it; else, while another lane packs it, this
+ * one packs the row tile's next unclaimed K blocks (which it will need
+ * next) and then waits. A claimed unit is being packed by a running lane,
+ * so the wait ends; a lane that has not started yet claims nothing.
+ */
+static const float *a_lazy_block(struct sgemm_job *job, int64_t m0, int64_t k0)
+{
+	int64_t u = m0 / job->mc * job->kblocks + k0 / job->kc;
+
+	if (atomic_load_explicit(&job->a_state[u], memory_order_acquire) != A_PACKED) {
+		if (claim_a_unit(job, u)) {
+			pack_a_unit(job, u);
+		} else {
+			int64_t last = (u / job->kblocks + 1) * job->kblocks;
+
+			for (int64_t v = u + 1; v < last &&
+			     atomic_load_explicit(&job->a_state[u], memory_order_relaxed) != A_PACKED;
+			     v++)
+				if (claim_a_unit(job, v))
+					pack_a_unit(job, v);
+			while (atomic_load_explicit(&job->a_state[u], memory_order_acquire) != A_PACKED)
+				cpu_relax();
+		}
+	}
+	return job->d->a_shared + k0 * job->mpad + m0 * min64(job->kc, job->d->k - k0);
+}
+
 /* Where the next B panel lies: @p, rows @ld floats apart, @rows of them; p NULL: unknown. */
 struct next_panel {
 	const float *p;
 	int64_t ld, rows;
 };
 
-static void run_tile(const struct sgemm_job *job, int64_t t, int64_t t_next, float *pa, float *pb)
+static void run_tile(struct sgemm_job *job, int64_t t, int64_t t_next, float *pa, float *pb)
 {
 	const struct ert_sgemm_desc *d = job->d;
 	const int MR = job->kern->mr, NR = job->kern->nr;
@@ -325,7 +402,9 @@ static void run_tile(const struct sgemm_job *job, int64_t t, int64_t t_next, flo
 			e.act = ERT_EPI_NONE;
 		/* the residual joins once the sum is complete, as a separate Add would */
 		/* Prepacked panels hold all of K: step into them instead of packing. */
-		if (d->a_packed) {
+		if (job->a_lazy) {
+			ap = a_lazy_block(job, m0, k0);
+		} else if (d->a_packed) {
 			ap = d->a_packed + ao + m0 * d->k + k0 * MR;
 			a_ps = MR * d->k;
 		} else {
@@ -630,7 +709,7 @@ void ert_sgemm_run(struct ert_threadpool *pool, uint32_t threads, const struct e
 
 	if (d->m <= 0 || d->n <= 0 || d->batch <= 0)
 		return;
-	memset(&job, 0, sizeof(job));
+	memset(&job, 0, offsetof(struct sgemm_job, a_state));
 	job.d = d;
 	job.kern = d->kern ? d->kern : &kernels[0];
 	MR = job.kern->mr;
@@ -723,24 +802,38 @@ void ert_sgemm_run(struct ert_threadpool *pool, uint32_t threads, const struct e
 
 	/*
 	 * B prepacked and its columns split between lanes: pack A once, all of
-	 * K, panels shared out between the threads, rather than once per
-	 * column tile (every tile of a row would pack the same rows again: on
-	 * ViT's 197 x 384 x 384 layers about a tenth of each thread's time at
-	 * two threads, AVX2). The tiles then step into it as into a prepacked A.
-	 * Tiles of all rows (whole_a) need it on any number of threads.
+	 * K, rather than once per column tile (every tile of a row would pack
+	 * the same rows again: on ViT's 197 x 384 x 384 layers about a tenth of
+	 * each thread's time at two threads, AVX2). Tiles of all rows
+	 * (whole_a) need it on any number of threads. The tiles pack it
+	 * themselves, a K block of a row tile at a time, as they first need
+	 * it (a_lazy_block()): a lane that finds its block being packed by
+	 * another packs the blocks after it meanwhile. A packed first, in a
+	 * parallel_for of its own, cost one more fork and join a GEMM (ViT:
+	 * 72 a run) and left the threads idle at its end.
 	 */
 	struct ert_sgemm_desc shared;
 
 	if (whole_a || (d->a_shared && d->b_packed && !d->a_packed && !job.kern->bf16 &&
 			d->batch == 1 && job.nt > 1 && lanes > 1 && d->k > 0)) {
-		struct pack_a_job pj = { d, job.kern, d->a_shared };
-		int64_t panels = (d->m + MR - 1) / MR;
+		int64_t kblocks = (d->k + job.kc - 1) / job.kc;
 
-		/* at least about 16 KiB of A per chunk: smaller ones cost more than they share */
-		ert_parallel_for(pool, panels, 1 + 4096 / (MR * d->k), pack_a_panels, &pj);
-		shared = *d;
-		shared.a_packed = d->a_shared;
-		job.d = &shared;
+		if (job.mt * kblocks <= A_UNITS_MAX) {
+			job.a_lazy = true;
+			job.kblocks = kblocks;
+			job.mpad = round_up(d->m, MR);
+			for (int64_t u = 0; u < job.mt * kblocks; u++)
+				atomic_init(&job.a_state[u], A_UNPACKED);
+		} else {
+			struct pack_a_job pj = { d, job.kern, d->a_shared };
+			int64_t panels = (d->m + MR - 1) / MR;
+
+			/* at least about 16 KiB of A per chunk: smaller ones cost more than they share */
+			ert_parallel_for(pool, panels, 1 + 4096 / (MR * d->k), pack_a_panels, &pj);
+			shared = *d;
+			shared.a_packed = d->a_shared;
+			job.d = &shared;
+		}
 	}
 	job.lanes = lanes;
 	job.by_cols = job.nt >= lanes;

@@ -168,10 +168,11 @@ struct ert_sgemm_desc {
 	 * Room for all of A packed (ert_sgemm_shared_a_floats(m, k) floats,
 	 * 64-byte aligned), or NULL. With B prepacked and its columns split
 	 * between threads, every column tile would pack the same rows of A
-	 * again; with this buffer A is packed once, by all threads, first.
-	 * Where a K block of all rows of A is small (at most 128 KiB: ViT's
-	 * 197 tokens at avx512), A is then packed once on any number of
-	 * threads and every tile spans all rows, so B is streamed once.
+	 * again; with this buffer A is packed once, by the tiles, each K
+	 * block of a row tile by the first tile to need it. Where a K block
+	 * of all rows of A is small (at most 128 KiB: ViT's 197 tokens at
+	 * avx512), A is then packed once on any number of threads and every
+	 * tile spans all rows, so B is streamed once.
 	 */
 	float *a_shared;
 	/*
