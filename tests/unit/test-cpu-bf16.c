@@ -31,7 +31,8 @@
 #include "ert-test.h"
 #include "opt/opt-private.h"
 
-enum expect { K_GEMM, K_WINO, K_DW };
+/* the kernel expected at LOW: bf16 GEMM, Winograd (or bf16), depthwise, the fp32 stem */
+enum expect { K_GEMM, K_WINO, K_DW, K_STEM };
 
 /* Input @i of @rank x @dims: seeded values in [-1, 1), or their magnitudes. */
 static void in_fill(struct one *o, uint32_t i, int32_t rank, const int64_t *dims, uint32_t *seed,
@@ -84,6 +85,9 @@ static const struct conv_case conv_cases[] = {
 	{ "winograd shape", 1, 16, 17, 19, 24, 3, 3, 1, 1, 1, 1, true, false, 1, K_WINO },
 	{ "depthwise stays fp32", 1, 16, 11, 13, 16, 3, 3, 1, 1, 1, 16, true, false, 1,
 	  K_DW },
+	/* K = 27: the fp32 stem kernel is faster than bf16 (cpu/conv/conv-stem.h) */
+	{ "3x3/2 3 channels: fp32 stem", 2, 3, 19, 36, 32, 3, 3, 2, 2, 1, 1, true, true, 2,
+	  K_STEM },
 };
 
 /* @abs_sum: the same products on |inputs|, no bias, residual or activation. */
@@ -255,8 +259,9 @@ static void low_at(int *ert_test_failed_, enum ert_cpu_isa isa)
 			ert_level mem = v == 2 ? ERT_LEVEL_LOW : ERT_LEVEL_NORMAL;
 			struct ert_threadpool *p = v == 3 ? pool : NULL;
 			/* Winograd needs prepacked weights; without, the 3x3 runs as GEMM */
-			bool f32 = kind == K_DW || (kind == K_WINO && const_w && mem != ERT_LEVEL_LOW &&
-						    bf16 && !bf16->over_winograd);
+			bool f32 = kind == K_DW || kind == K_STEM ||
+				   (kind == K_WINO && const_w && mem != ERT_LEVEL_LOW && bf16 &&
+				    !bf16->over_winograd);
 			double *w = f32 ? &worst_f32 : &worst;
 
 			any_bf16 |= !f32;
@@ -419,6 +424,9 @@ ERT_TEST(kernel_names)
 					CHECK(!x.kernel || !strstr(x.kernel, "bf16"));
 				if (wino)
 					CHECK(x.kernel && strstr(x.kernel, "winograd") != NULL);
+				/* the stem kernel at every precision, from avx2 up */
+				if (kind == K_STEM && isa >= ERT_ISA_AVX2)
+					CHECK(x.kernel && strstr(x.kernel, "conv-stem") != NULL);
 				if (x.state && op->release)
 					op->release(&x);
 				CHECK(cpu.packed == NULL);

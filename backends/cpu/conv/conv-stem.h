@@ -42,10 +42,15 @@ struct ert_conv_stem_args {
  * the rule does not take it: 2-D, at most ERT_CONV_STEM_MAX_CIN input
  * channels, at least 8 output channels (a tile's), a window of more than
  * one tap, output rows at least 8 wide, and the copy of one output row's
- * input rows within the 48 KiB band buffer. Not at the scalar level, nor
- * at precision LOW where a bf16 GEMM kernel is set (it keeps its path).
+ * input rows within the 48 KiB band buffer. Not at the scalar level. At
+ * precision LOW with a bf16 GEMM kernel only up to ERT_CONV_STEM_LOW_MAX_TAPS
+ * products an output (c_in x window): the bf16 GEMM's speed grows with its
+ * K, this kernel's hardly (Sapphire Rapids, gemm-bench, 1 thread: 3x3/2 3 ->
+ * 32, K = 27, AMX bf16 70 GFLOP/s against 140 here; 7x7/2 3 -> 64, K = 147,
+ * AMX 250 against 180-190), so larger windows keep the bf16 GEMM.
  */
 #define ERT_CONV_STEM_MAX_CIN 4
+#define ERT_CONV_STEM_LOW_MAX_TAPS 64
 const char *ert_conv_stem_kernel(const struct ert_cpu *cpu, const struct ert_conv_geom *g,
 				 int64_t c_in, int64_t m);
 
