@@ -322,7 +322,9 @@ ERT_TEST(conv_smallplane_every_level)
  * ert_conv_sp_run() called directly, on 1 and 2 threads, on planes the rule
  * leaves to the old path by default (14x14 = 196 pixels, 16x16 = 256), so
  * that the swapped path is held to the scalar reference there too, for
- * builds with a higher ERT_CONV_SP_MAX_PIXELS.
+ * builds with a higher ERT_CONV_SP_MAX_PIXELS; and on a 7x7 plane of several
+ * K blocks whose 200 columns the threads' ranges cut inside the 48-wide
+ * weight panels (the ranges are 16 columns apart).
  */
 ERT_TEST(conv_smallplane_run_direct)
 {
@@ -338,6 +340,8 @@ ERT_TEST(conv_smallplane_run_direct)
 		    { 1, 1, 1, 1 }, 1, false, 2, 0 }, false },
 		{ { "28x28 1x1/2 20->50 + residual, LeakyRelu", 2, 20, 28, 28, 50, 1, 1, 2, 2, 1, 1,
 		    { 0 }, 1, true, 3, 0 }, true },
+		{ { "7x7 3x3 48->200, K = 432, ReLU", 1, 48, 7, 7, 200, 3, 3, 1, 1, 1, 1,
+		    { 1, 1, 1, 1 }, 1, true, 1, 0 }, false },
 	};
 	struct ert_threadpool *pool = ert_threadpool_create(2);
 	enum ert_cpu_isa best = ert_cpu_isa_best();

@@ -33,7 +33,9 @@ const char *ert_conv_sp_kernel(const struct ert_cpu *cpu, const struct ert_conv_
 	const char *name = cpu->gemm_low ? NULL : sp_name(k);
 	int64_t n = ert_geom_out_size(g);
 
-	if (!name || n < 1 || n > ERT_CONV_SP_MAX_PIXELS || m < 1 || c_in < 1)
+	/* the gather's offsets into an input plane are 32-bit */
+	if (!name || n < 1 || n > ERT_CONV_SP_MAX_PIXELS || m < 1 || c_in < 1 ||
+	    ert_geom_in_size(g) > INT32_MAX)
 		return NULL;
 	/*
 	 * Padded work: swapped, pixels rounded up to MR and channels to NR;
@@ -54,10 +56,8 @@ static size_t idx_count(const struct ert_conv_geom *g, int mr)
 }
 
 struct sp_layout {
-	int64_t *idx;
+	int32_t *idx;
 	float *a, *ct;
-	void *gws;
-	size_t gsize;
 };
 
 static float *align64(void *p)
@@ -66,22 +66,15 @@ static float *align64(void *p)
 }
 
 static struct sp_layout sp_layout_of(const struct ert_cpu *cpu, const struct ert_conv_geom *g,
-				     int64_t c_in, int64_t m, void *ws)
+				     int64_t c_in, void *ws)
 {
 	const struct ert_sgemm_kernel *k = cpu->gemm;
 	int64_t n = ert_geom_out_size(g), kk = ert_geom_k_size(g);
 	struct sp_layout l;
-	char *p = ws;
 
-	l.gws = p;
-	l.gsize = ert_sgemm_workspace(ert_cpu_lanes(cpu), n, m, c_in * kk);
-	p += l.gsize;
-	l.idx = (int64_t *)(void *)align64(p);
-	p = (char *)(l.idx + idx_count(g, k->mr));
-	l.a = align64(p);
-	p = (char *)(l.a + ert_sgemm_packed_a_floats(n, c_in * kk, k->mr));
-	l.ct = align64(p);
-	p = (char *)(l.ct + n * m);
+	l.idx = (int32_t *)(void *)align64(ws);
+	l.a = align64(l.idx + idx_count(g, k->mr));
+	l.ct = align64(l.a + ert_sgemm_packed_a_floats(n, c_in * kk, k->mr));
 	return l;
 }
 
@@ -93,13 +86,12 @@ size_t ert_conv_sp_workspace(const struct ert_cpu *cpu, const struct ert_conv_ge
 
 	if (!k)
 		return 0;
-	return ert_sgemm_workspace(ert_cpu_lanes(cpu), n, m, c_in * kk) + 3 * 64 +
-	       idx_count(g, k->mr) * sizeof(int64_t) +
+	return 3 * 64 + idx_count(g, k->mr) * sizeof(int32_t) +
 	       (ert_sgemm_packed_a_floats(n, c_in * kk, k->mr) + (size_t)(n * m)) * sizeof(float);
 }
 
 /* The input offset of every (panel, tap, row): the same for every channel and image. */
-static void fill_idx(const struct ert_conv_geom *g, int mr, int64_t *idx)
+static void fill_idx(const struct ert_conv_geom *g, int mr, int32_t *idx)
 {
 	const int64_t n = ert_geom_out_size(g), kk = ert_geom_k_size(g);
 	const int64_t OH = g->out[1], OW = g->out[2];
@@ -116,7 +108,7 @@ static void fill_idx(const struct ert_conv_geom *g, int mr, int64_t *idx)
 
 				*idx++ = o < n && iz >= 0 && iz < g->in[0] && iy >= 0 && iy < g->in[1] &&
 						 ix >= 0 && ix < g->in[2]
-					 ? (iz * g->in[1] + iy) * g->in[2] + ix
+					 ? (int32_t)((iz * g->in[1] + iy) * g->in[2] + ix)
 					 : -1;
 			}
 		}
@@ -127,11 +119,13 @@ struct sp_job {
 	const struct ert_conv_sp_args *a;
 	const float *x, *res;        /* this image's */
 	float *y;
-	const int64_t *idx;
+	const int32_t *idx;
 	float *pa, *ct;
 	int64_t n, k, kk, in_sp;
 	int mr;
 	bool pointwise;
+	int epi_act;                 /* the epilogue's clamp (ERT_EPI_*) */
+	bool post_act;               /* a residual and / or activation after the transpose */
 };
 
 /*
@@ -151,11 +145,15 @@ static void sp_pack_a(void *arg, int64_t begin, int64_t end)
 	}
 	for (int64_t pn = begin; pn < end; pn++) {
 		float *dst = j->pa + pn * mr * j->k;
-		const int64_t *pidx = j->idx + pn * j->kk * mr;
+		const int32_t *pidx = j->idx + pn * j->kk * mr;
 
+		if (mr == 8 && j->cpu->gemm->fn == ert_f32_gemm_ukernel_8x48__avx512) {
+			ert_conv_sp_gather_8__avx512(j->x, j->in_sp, j->k / j->kk, j->kk, pidx, dst);
+			continue;
+		}
 		for (int64_t ci = 0; ci < j->k / j->kk; ci++) {
 			const float *plane = j->x + ci * j->in_sp;
-			const int64_t *ix = pidx;
+			const int32_t *ix = pidx;
 
 			for (int64_t t = 0; t < j->kk; t++, ix += mr, dst += mr)
 				for (int r = 0; r < mr; r++)
@@ -164,34 +162,116 @@ static void sp_pack_a(void *arg, int64_t begin, int64_t end)
 	}
 }
 
+/* Columns of C^T a work item spans: one AVX-512 vector, a third of a 48-wide panel. */
+#define SP_COLS 16
+
 /*
- * Output channels [begin, end): y[c][i] = C^T[i][c] (+ res[c][i], then the
- * activation, when a residual is fused; else the GEMM applied it).
+ * Output channels [c0, c0 + nc), complete in C^T: y[c][i] = C^T[i][c] (+ res[c][i], then the
+ * activation, when a residual is fused or the epilogue has no clamp for it).
  */
-static void sp_transpose(void *arg, int64_t begin, int64_t end)
+static void sp_transpose(const struct sp_job *j, int64_t c0, int64_t nc)
 {
-	const struct sp_job *j = arg;
 	const int64_t n = j->n, m = j->a->m;
 
-	for (int64_t c0 = begin; c0 < end; c0 += 16) {
-		int64_t c1 = c0 + 16 < end ? c0 + 16 : end;
+	for (int64_t i = 0; i < n; i++) {
+		const float *src = j->ct + i * m;
 
-		for (int64_t i = 0; i < n; i++) {
-			const float *src = j->ct + i * m;
+		for (int64_t c = c0; c < c0 + nc; c++)
+			j->y[c * n + i] = src[c];
+	}
+	if (!j->post_act)
+		return;
+	for (int64_t c = c0; c < c0 + nc; c++) {
+		float *yr = j->y + c * n;
 
-			for (int64_t c = c0; c < c1; c++)
-				j->y[c * n + i] = src[c];
-		}
-		if (!j->res)
-			continue;
-		for (int64_t c = c0; c < c1; c++) {
-			float *yr = j->y + c * n;
-			const float *rr = j->res + c * n;
-
+		if (j->res)
 			for (int64_t i = 0; i < n; i++)
-				yr[i] += rr[i];
-			ert_cpu_act_apply(j->cpu, &j->a->act, yr, n);
+				yr[i] += j->res[c * n + i];
+		ert_cpu_act_apply(j->cpu, &j->a->act, yr, n);
+	}
+}
+
+/* The part of a range of columns that lies in one NR-wide weight panel. */
+struct sp_piece {
+	int64_t nc, pn;
+};
+
+static struct sp_piece sp_piece_at(int64_t c0, int64_t c_end, int nr)
+{
+	int64_t pn = c0 / nr, c1 = (pn + 1) * nr < c_end ? (pn + 1) * nr : c_end;
+
+	return (struct sp_piece){ c1 - c0, pn };
+}
+
+/*
+ * Columns [begin, end) x SP_COLS of C^T, all of K, then their transpose into y:
+ * K blocks outer, then the pieces of the range (the part of it in each weight panel), every
+ * row panel of A over each kc x NR slice. Each call also prefetches a share of the slice
+ * the next piece reads (or the first piece of the next K block).
+ */
+static void sp_gemm(void *arg, int64_t begin, int64_t end)
+{
+	const struct sp_job *j = arg;
+	const struct ert_sgemm_kernel *kern = j->cpu->gemm;
+	const int MR = kern->mr, NR = kern->nr;
+	const int64_t n = j->n, m = j->a->m, K = j->k, calls = (n + MR - 1) / MR;
+	const int64_t c_beg = begin * SP_COLS, c_end = end * SP_COLS < m ? end * SP_COLS : m;
+	const bool own = kern->fn == ert_f32_gemm_ukernel_8x48__avx512;
+
+	for (int64_t k0 = 0; k0 < K; k0 += kern->kc) {
+		const int64_t kc = K - k0 < kern->kc ? K - k0 : kern->kc;
+		const bool last = k0 + kc >= K;
+
+		for (int64_t c0 = c_beg; c0 < c_end;) {
+			struct sp_piece pc = sp_piece_at(c0, c_end, NR);
+			const float *bp = j->a->w_packed + pc.pn * NR * K + k0 * NR + (c0 - pc.pn * NR);
+			struct ert_sgemm_epi e = {
+				.alpha = 1.0f, .load_c = k0 > 0,
+				.cbias = last && j->a->bias ? j->a->bias + c0 : NULL,
+				.act = last ? j->epi_act : ERT_EPI_NONE,
+				.lo = j->a->act.p0, .hi = j->a->act.p1,
+			};
+			/* the slice read next: of the next piece, or the range's first of the next K block */
+			int64_t nk0 = k0, nc0 = c0 + pc.nc;
+			const float *nx = NULL;
+			int64_t lines = 0;
+
+			if (nc0 >= c_end) {
+				nk0 = k0 + kc;
+				nc0 = c_beg;
+			}
+			if (nk0 < K) {
+				int64_t npn = nc0 / NR, nkc = K - nk0 < kern->kc ? K - nk0 : kern->kc;
+
+				nx = j->a->w_packed + npn * NR * K + nk0 * NR;
+				lines = nkc * NR * (int64_t)sizeof(float) / 64;
+			}
+			const int64_t share = (lines + calls - 1) / calls;
+
+			for (int64_t i = 0; i < n; i += MR) {
+				int64_t l0 = i / MR * share, l1 = l0 + share < lines ? l0 + share : lines;
+				const char *pf = nx ? (const char *)nx + l0 * 64 : NULL;
+				const float *ap = j->pa + i * K + k0 * MR;
+				float *cp = j->ct + i * m + c0;
+				int64_t rows = n - i < MR ? n - i : MR;
+
+				if (own) {
+					ert_conv_sp_ukernel_8x48__avx512(kc, ap, bp, NR, cp, m, rows, pc.nc,
+									 &e, pf, l1 > l0 ? l1 - l0 : 0);
+					continue;
+				}
+				for (; pf && l0 < l1; l0++, pf += 64)
+					__builtin_prefetch(pf, 0, 2);
+				kern->fn(kc, ap, bp, NR, cp, m, rows, pc.nc, &e);
+			}
+			c0 += pc.nc;
 		}
+	}
+	for (int64_t c0 = c_beg; c0 < c_end;) {
+		struct sp_piece pc = sp_piece_at(c0, c_end, NR);
+
+		sp_transpose(j, c0, pc.nc);
+		c0 += pc.nc;
 	}
 }
 
@@ -200,13 +280,20 @@ void ert_conv_sp_run(const struct ert_cpu *cpu, const struct ert_conv_sp_args *a
 	const struct ert_conv_geom *g = a->g;
 	const int64_t n = ert_geom_out_size(g), kk = ert_geom_k_size(g), in_sp = ert_geom_in_size(g);
 	const int mr = cpu->gemm->mr;
-	struct sp_layout l = sp_layout_of(cpu, g, a->c_in, a->m, ws);
+	struct sp_layout l = sp_layout_of(cpu, g, a->c_in, ws);
 	bool pointwise = kk == 1;
 	struct sp_job job = {
 		.cpu = cpu, .a = a, .idx = l.idx, .pa = l.a, .ct = l.ct,
 		.n = n, .k = a->c_in * kk, .kk = kk, .in_sp = in_sp, .mr = mr,
 	};
 
+	/* ReLU and Clip are the epilogue's clamp unless a residual comes first */
+	if (!a->res && a->act.type == ERT_ACT_RELU)
+		job.epi_act = ERT_EPI_RELU;
+	else if (!a->res && a->act.type == ERT_ACT_CLIP && a->act.p0 <= a->act.p1)
+		job.epi_act = ERT_EPI_CLIP;
+	else
+		job.post_act = a->res || a->act.type != ERT_ACT_NONE;
 	for (int i = 0; i < 3; i++)
 		if (g->stride[i] != 1 || g->pad_b[i] || g->pad_e[i])
 			pointwise = false;
@@ -218,18 +305,6 @@ void ert_conv_sp_run(const struct ert_cpu *cpu, const struct ert_conv_sp_args *a
 		job.y = a->y + img * a->m * n;
 		job.res = a->res ? a->res + img * a->m * n : NULL;
 		ert_parallel_for(cpu->pool, (n + mr - 1) / mr, 1, sp_pack_a, &job);
-
-		struct ert_sgemm_desc d = {
-			.kern = cpu->gemm, .cpu = cpu,
-			.m = n, .n = a->m, .k = job.k, .batch = 1,
-			.a_packed = l.a, .b_packed = a->w_packed,
-			.c = l.ct, .ldc = a->m,
-			.col_bias = a->bias, .alpha = 1.0f,
-			/* with a residual, the activation follows it in the transposing pass */
-			.act = a->res ? (struct ert_act_desc){ ERT_ACT_NONE, 0.0f, 0.0f } : a->act,
-		};
-
-		ert_sgemm_run(cpu->pool, cpu->num_threads, &d, l.gws, l.gsize);
-		ert_parallel_for(cpu->pool, a->m, 64, sp_transpose, &job);
+		ert_parallel_for(cpu->pool, (a->m + SP_COLS - 1) / SP_COLS, 1, sp_gemm, &job);
 	}
 }

@@ -78,4 +78,22 @@ struct ert_conv_sp_args {
 /* Run the convolution with @ws of ert_conv_sp_workspace() bytes. */
 void ert_conv_sp_run(const struct ert_cpu *cpu, const struct ert_conv_sp_args *a, void *ws);
 
+/*
+ * ert_f32_gemm_ukernel_8x48__avx512() (the same sums, bit for bit) that also
+ * prefetches @pf_lines 64-byte lines from @pf on towards L2, one every other
+ * K step (conv-smallplane-avx512.c).
+ */
+void ert_conv_sp_ukernel_8x48__avx512(int64_t kc, const float *a, const float *b, int64_t ldb,
+				      float *c, int64_t ldc, int64_t mr, int64_t nr,
+				      const struct ert_sgemm_epi *e, const void *pf,
+				      int64_t pf_lines);
+
+/*
+ * One 8-row panel of im2col^T at avx512: for each of @c_in planes of @in_sp
+ * floats from @x and each of @kk taps, the 8 floats at the offsets idx[tap][0..7]
+ * (0.0f where an offset is -1), into @dst as [c_in][kk][8].
+ */
+void ert_conv_sp_gather_8__avx512(const float *x, int64_t in_sp, int64_t c_in, int64_t kk,
+				  const int32_t *idx, float *dst);
+
 #endif /* ERT_CPU_CONV_SMALLPLANE_H */
