@@ -2,7 +2,7 @@
 /*
  * Dense convolutions on small output planes as C^T = im2col^T W^T
  * (conv-smallplane.h): the pixels on the GEMM's M rows, the prepacked
- * weights on its N columns, then one transposing pass into NCHW.
+ * weights on its N columns, then a transposing pass into NCHW.
  */
 #include <string.h>
 
@@ -204,10 +204,22 @@ static struct sp_piece sp_piece_at(int64_t c0, int64_t c_end, int nr)
 }
 
 /*
- * Columns [begin, end) x SP_COLS of C^T, all of K, then their transpose into y:
- * K blocks outer, then the pieces of the range (the part of it in each weight panel), every
- * row panel of A over each kc x NR slice. Each call also prefetches a share of the slice
- * the next piece reads (or the first piece of the next K block).
+ * Columns [begin, end) x SP_COLS of C^T, all of K, then their transpose into y.
+ * K blocks outer, then the pieces of the range (its part in each weight
+ * panel), then every row panel of A over the piece's kc x NR slice, which
+ * stays in L1 while they pass; the range's C^T stays in L2 between K blocks.
+ * The weights come from memory every run (9.4 MiB for 3x3 512 -> 512) and
+ * each slice is a fresh 24 KiB run 884 KiB from the last, which no hardware
+ * prefetcher follows: so every call also prefetches its share of the slice
+ * read next (the next piece's, or the range's first of the next K block),
+ * at avx512 one line every other K step from inside the kernel's K loop.
+ * Issued all at once before each call (the GEMM driver's way, about 55
+ * lines), the prefetches filled the line-fill buffers and held the FMAs
+ * back: on Sapphire Rapids, weights flushed before each run, 3x3 512 -> 512
+ * at 7x7 took 2.1 ms so, 1.5 ms from inside the K loop (performance.md).
+ * Panels outer and all of K inner (each panel's weights one sequential
+ * run), or the weights repacked K-block-major, without software prefetch,
+ * were slower (2.2-2.3 ms): the hardware prefetchers do not run far enough.
  */
 static void sp_gemm(void *arg, int64_t begin, int64_t end)
 {

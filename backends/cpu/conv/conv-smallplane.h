@@ -11,12 +11,14 @@
  * W^T (K x Cout): the pixels are the M rows (49 = 6 x 8 + 1 at avx512, an
  * edge row costs one broadcast per K step) and the weights, packed once at
  * plan time as NR-wide B panels (ERT_CPU_PACK_B of W^T), the N columns. The
- * driver and micro-kernels are the GEMM's, unchanged; the bias is the
- * column bias of their epilogue. im2col^T is packed straight into the A
- * panels the micro-kernel reads (no K x N temporary), C^T goes to a scratch
- * in the workspace, and one pass transposes it into the NCHW output, adding
- * a fused residual and applying the activation there when there is one
- * (act(conv + bias + residual)); otherwise the GEMM's epilogue applies it.
+ * micro-kernels are the GEMM's (at avx512 a copy that also prefetches the
+ * weights the next call reads, from inside its K loop), run by a loop of
+ * this file's own; the bias is the column bias of their epilogue. im2col^T
+ * is packed straight into the A panels the micro-kernel reads (no K x N
+ * temporary), C^T goes to a scratch in the workspace, and each thread
+ * transposes its columns into the NCHW output, adding a fused residual and
+ * applying the activation there when there is one (act(conv + bias +
+ * residual)); otherwise the micro-kernel's epilogue applies it.
  *
  * Which layers take it: ert_conv_sp_kernel() (docs/cpu-kernels.md).
  */
