@@ -167,14 +167,6 @@ SIMD_INLINE vf verf_small(vf x)
 	return verf_series(x, x2, verf_mid(x2, s));
 }
 
-/* erf(x) for |x| < 0.5 (GELU's x / sqrt2): to x^15 (next term below 1e-9 relative). */
-SIMD_INLINE vf verf_half(vf x)
-{
-	vf x2 = vf_mul(x, x);
-
-	return verf_series(x, x2, verf_mid(x2, vf_set1(1.0f / 75600)));
-}
-
 /*
  * Near 0 the series; elsewhere 1 - erfc(|x|), |x| clamped to 10 (erf is 1 in
  * float from 3.92 on; min(10, NaN) keeps the NaN); the sign of x on both.
@@ -188,22 +180,72 @@ SIMD_INLINE vf verf(vf x)
 	return vf_copysign(vf_sel(vf_lt(a, vf_set1(0.8f)), verf_small(x), big), x);
 }
 
+/* p 2^n for integral n in [-126, 0] (k = n + 1.5 * 2^23, so n sits in k's low mantissa bits) */
+SIMD_INLINE vf vm_pow2n(vf p, vf k, vf n)
+{
+#if VW == 16
+	(void)k;
+	return vf_scale2(p, n);
+#else
+	typedef int32_t vmi __attribute__((vector_size(sizeof(vf))));
+
+	(void)n;
+	return (vf)((vmi)p + ((vmi)k << 23));
+#endif
+}
+
+/* 1 / d for d in [1, 4]: the estimate and a Newton step (avx2: third order) */
+SIMD_INLINE vf vm_recip(vf d)
+{
+#if VW == 16
+	return vf_recip(d);
+#else
+	vf r = _mm256_rcp_ps(d), e = vf_fma(-d, r, vf_set1(1.0f));
+
+	return vf_fma(r, vf_fma(e, e, e), r);
+#endif
+}
+
 /*
- * x Phi(x): (1 + erf(x / sqrt2)) x / 2 while |x / sqrt2| < 0.5 (1 + erf stays
- * above 0.47: no cancellation), else x erfc(-x / sqrt2) / 2 with
- * (x / sqrt2)^2 = x^2 / 2 exactly.
+ * x Phi(x) on one path for every x: Phi(-a) = t S(u) e^(-a^2/2), a = |x|
+ * clamped to 10, t = 1 / (1 + p a), u = p a t = 1 - t; Phi(x) is that for
+ * x < 0 and 1 minus it (at most 0.5, no cancellation) otherwise.
  */
 SIMD_INLINE vf vgelu(vf x)
 {
-	/* past |x| = 15 erfc(|x| / sqrt2) is 0 or 2 in float: clamp (keeping NaN) */
-	vf xc = vf_min(vf_set1(15.0f), vf_max(vf_set1(-15.0f), x));
-	vf z = vf_mul(xc, vf_set1(0.70710678118654752f)), a = vf_abs(z);
-	vf hi = vf_mul(xc, xc), lo = vf_fma(xc, xc, vf_sub(vf_zero(), hi));
-	vf e = verfc_core(a, vf_mul(hi, vf_set1(0.5f)), vf_mul(lo, vf_set1(0.5f)));
-	vf big = vf_sel(vf_lt(x, vf_zero()), e, vf_sub(vf_set1(2.0f), e));
-	vf phi2 = vf_sel(vf_lt(a, vf_set1(0.5f)), vf_add(vf_set1(1.0f), verf_half(z)), big);
+	const vf shift = vf_set1(0x1.8p23f);
+	vf a = vf_min(vf_set1(10.0f), vf_abs(x)), ah = vf_mul(a, vf_set1(-0.5f));
+	vf h = vf_mul(ah, a), l = vf_fma(ah, a, -h);        /* -a^2/2 = h + l exactly */
+	vf t = vm_recip(vf_fma(a, vf_set1(0.26f), vf_set1(1.0f)));
+	vf z = vf_fma(vf_mul(a, vf_set1(0.26f)), t, vf_set1(-0.375f));
+	vf s, k, n, r, q, ts, ph;
 
-	return vf_mul(vf_mul(vf_set1(0.5f), x), phi2);
+	s = vf_set1(0.0351327658f);
+	s = vf_fma(s, z, vf_set1(0.00016799767f));
+	s = vf_fma(s, z, vf_set1(-0.0847034678f));
+	s = vf_fma(s, z, vf_set1(0.0445159338f));
+	s = vf_fma(s, z, vf_set1(0.1828302f));
+	s = vf_fma(s, z, vf_set1(-0.438461244f));
+	s = vf_fma(s, z, vf_set1(0.527854085f));
+	s = vf_fma(s, z, vf_set1(-0.422843754f));
+	s = vf_fma(s, z, vf_set1(0.241018713f));
+	ts = vf_mul(t, s);
+
+	/* e^(h + l): h = n ln2 + r by the short ln2 as vm_reduce */
+	k = vf_fma(h, vf_set1(1.44269504088896341f), shift);
+	n = vf_sub(k, shift);
+	r = vf_add(vf_fma(n, vf_set1(-0.693359375f), h), l);
+	r = vf_fma(n, vf_set1(2.12194440e-4f), r);
+	q = vf_set1(0.00138388667f);
+	q = vf_fma(q, r, vf_set1(0.00836919248f));
+	q = vf_fma(q, r, vf_set1(0.0416681021f));
+	q = vf_fma(q, r, vf_set1(0.166665167f));
+	q = vf_fma(q, r, vf_set1(0.49999994f));
+	q = vf_mul(vf_fma(q, r, vf_set1(1.0f)), r);          /* e^r - 1 */
+
+	ph = vm_pow2n(vf_fma(ts, q, ts), k, n);              /* Phi(-a) */
+	ph = vf_sel(vf_lt(x, vf_set1(-10.0f)), vf_zero(), ph);
+	return vf_mul(x, vf_sel(vf_lt(x, vf_zero()), ph, vf_sub(vf_set1(1.0f), ph)));
 }
 
 /* 0.5 x (1 + tanh u) = x sigmoid(2u), u = sqrt(2/pi) (x + 0.044715 x^3). */
