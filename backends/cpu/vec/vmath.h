@@ -13,11 +13,10 @@
  *   vsigmoid    <= 3 ulp for every x (measured 2.13)
  *   vtanh       <= 3 ulp for every x (measured 2.16); +-0 and +-inf exact
  *   verf        <= 3 ulp for every x (measured 1.90)
- *   vgelu       <= 6 ulp for x >= -10 (measured 5.72; erfcc's own 1.2e-7 is
- *               2 of them); below, |error| < 1e-22. Off the grid it is a
- *               little more: over every 16th float (bench/act-bench 16)
- *               6.83 at avx2 (the division form had 6.90), worst near
- *               x = -1.85 and -3.67, where erfc(|x| / sqrt2) is 0.06..3e-4
+ *   vgelu       <= 5 ulp for x >= -10 (measured 4.18 at avx2 and avx512;
+ *               over every 16th float, test-vec-levels' gelu_dense_sweep,
+ *               4.36, worst near x = 0.0077 and 0.0039); below -10 within
+ *               1e-22 (-0 below -10, NaN at -inf as the reference's)
  *   vgelu_tanh  <= 3 ulp for x >= -1, 12 for x >= -3, 70 for x >= -8: the
  *               float rounding of u = 0.798 (x + 0.0447 x^3), which the
  *               reference's own float evaluation shares, is multiplied by
@@ -36,6 +35,19 @@
  * is carried as an exact pair (hi + lo, by FMA) into the exponential's
  * reduction so that its rounding (up to 4e-6 at a = 10) does not reach the
  * result.
+ *
+ * GELU has its own single path (no series beside the erfc, no select
+ * between them): x Phi(x) with Phi(-a) = t S(u) e^(-a^2/2), a = min(|x|,
+ * 10), t = 1 / (1 + 0.26 a) (estimate and Newton step, avx2 third order:
+ * below 2^-26 at both levels), u = 0.26 a t; S a degree-8 minimax fit in
+ * u - 0.375 (relative error 5.6e-9 over a in [0, 10] with the coefficients
+ * rounded to float one by one, the rest refitted). u is formed from 0.26 a
+ * times t, not 1 - t: near 0 that keeps t's rounding out of S's argument
+ * (1 - t measured 6.8 ulp). e^(-a^2/2) as above from the exact pair, with a
+ * degree-6 polynomial whose first two coefficients are 1 (3.2e-9; the
+ * degree-5 fit's constant rounds to 1 + 2^-23, 2 ulp at x = 0), folded so
+ * that Phi(-a) rounds once, and 2^n by scalef at avx512 and an exponent add
+ * at avx2 (n >= -73 here).
  */
 #ifndef ERT_CPU_VMATH_H
 #define ERT_CPU_VMATH_H
