@@ -452,6 +452,13 @@ ERT_TEST(conv_stem_every_level)
 		  false },
 		{ { "3x3 3->6, fewer channels than a tile", 1, 3, 10, 20, 6, 3, 3, 1, 1, 1, 1,
 		    { 1, 1, 1, 1 }, 1, true, 0, 0 }, false, false },
+		/* past ERT_CONV_STEM_MAX_TAPS products an output */
+		{ { "16x16/16 3->24 (a ViT patch embedding, 768 products)", 1, 3, 32, 144, 24, 16,
+		    16, 16, 16, 1, 1, { 0 }, 1, true, 0, 0 }, false, false },
+		{ { "7x7/2 4->16 (196 products)", 1, 4, 21, 40, 16, 7, 7, 2, 2, 1, 1,
+		    { 3, 3, 3, 3 }, 1, true, 1, 0 }, false, false },
+		{ { "6x6/2 4->16 (144 products)", 1, 4, 21, 40, 16, 6, 6, 2, 2, 1, 1,
+		    { 2, 2, 3, 3 }, 1, true, 1, 0 }, false, true },
 	};
 	enum ert_cpu_isa best = ert_cpu_isa_best();
 	int runs = 0;

@@ -38,6 +38,7 @@ const char *ert_conv_stem_kernel(const struct ert_cpu *cpu, const struct ert_con
 
 	if (!lv || g->nsp != 2 || c_in < 1 || c_in > ERT_CONV_STEM_MAX_CIN || m < 8 ||
 	    g->k[1] * g->k[2] < 2 || g->out[2] < 8 || g->out[1] < 1 ||
+	    c_in * g->k[1] * g->k[2] > ERT_CONV_STEM_MAX_TAPS ||
 	    (cpu->gemm_low && c_in * g->k[1] * g->k[2] > ERT_CONV_STEM_LOW_MAX_TAPS))
 		return NULL;
 	return stem_band(g, c_in, &hb, &wq) ? lv->name : NULL;

@@ -41,7 +41,8 @@ struct ert_conv_stem_args {
  * and geometry @g at @cpu's level ("f32-conv-stem-avx512"), or NULL where
  * the rule does not take it: 2-D, at most ERT_CONV_STEM_MAX_CIN input
  * channels, at least 8 output channels (a tile's), a window of more than
- * one tap, output rows at least 8 wide, and the copy of one output row's
+ * one tap and at most ERT_CONV_STEM_MAX_TAPS products an output (c_in x
+ * window), output rows at least 8 wide, and the copy of one output row's
  * input rows within the 48 KiB band buffer. Not at the scalar level. At
  * precision LOW with a bf16 GEMM kernel only up to ERT_CONV_STEM_LOW_MAX_TAPS
  * products an output (c_in x window): the bf16 GEMM's speed grows with its
@@ -50,6 +51,17 @@ struct ert_conv_stem_args {
  * AMX 250 against 180-190), so larger windows keep the bf16 GEMM.
  */
 #define ERT_CONV_STEM_MAX_CIN 4
+/*
+ * Past this many products an output the GEMM keeps the layer: vit_s16's
+ * patch embedding (16x16/16 3 -> 384: 768 products, windows that do not
+ * overlap, so im2col copies nothing twice) ran 2.2-2.7 ms against 1.6-2.1
+ * on the GEMM at 1 thread (loaded 2-core Sapphire Rapids VM, profile, four
+ * alternated rounds; likewise at 2 threads, where its 14 output rows make
+ * 3 chunks for 2 threads), and this kernel repacks its weights (m x taps
+ * floats: 1.2 MB there) every run. The first convs measured here have 27
+ * and 147.
+ */
+#define ERT_CONV_STEM_MAX_TAPS 160
 #define ERT_CONV_STEM_LOW_MAX_TAPS 64
 const char *ert_conv_stem_kernel(const struct ert_cpu *cpu, const struct ert_conv_geom *g,
 				 int64_t c_in, int64_t m);
