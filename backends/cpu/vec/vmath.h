@@ -206,7 +206,7 @@ SIMD_INLINE vf vm_pow2n(vf p, vf k, vf n)
 #endif
 }
 
-/* 1 / d for d in [1, 4]: the estimate and a Newton step (avx2: third order) */
+/* 1 / d for d in [1, 2^125]: the estimate and a Newton step (avx2: third order) */
 SIMD_INLINE vf vm_recip(vf d)
 {
 #if VW == 16
@@ -260,13 +260,33 @@ SIMD_INLINE vf vgelu(vf x)
 	return vf_mul(x, vf_sel(vf_lt(x, vf_zero()), ph, vf_sub(vf_set1(1.0f), ph)));
 }
 
-/* 0.5 x (1 + tanh u) = x sigmoid(2u), u = sqrt(2/pi) (x + 0.044715 x^3). */
+/* e^z for z in [-86, 86] (2^n stays normal): vgelu()'s reduction and polynomial */
+SIMD_INLINE vf vm_exp86(vf z)
+{
+	const vf shift = vf_set1(0x1.8p23f);
+	vf k = vf_fma(z, vf_set1(1.44269504088896341f), shift), n = vf_sub(k, shift);
+	vf r = vf_fma(n, vf_set1(2.12194440e-4f), vf_fma(n, vf_set1(-0.693359375f), z));
+	vf q = vf_set1(0.00138388667f);
+
+	q = vf_fma(q, r, vf_set1(0.00836919248f));
+	q = vf_fma(q, r, vf_set1(0.0416681021f));
+	q = vf_fma(q, r, vf_set1(0.166665167f));
+	q = vf_fma(q, r, vf_set1(0.49999994f));
+	q = vf_fma(vf_fma(q, r, vf_set1(1.0f)), r, vf_set1(1.0f));
+	return vm_pow2n(q, k, n);
+}
+
+/*
+ * 0.5 x (1 + tanh u) = x / (1 + e^-2u), u = sqrt(2/pi) (x + 0.044715 x^3):
+ * -2u past 86 gives 0 (x 0: -0, NaN at -inf as the reference).
+ */
 SIMD_INLINE vf vgelu_tanh(vf x)
 {
 	vf x3 = vf_mul(vf_mul(x, x), x);
-	vf u = vf_mul(vf_set1(0.79788456080286535588f), vf_fma(vf_set1(0.044715f), x3, x));
+	vf z = vf_mul(vf_set1(-1.5957691216057307f), vf_fma(vf_set1(0.044715f), x3, x));
+	vf t = vm_recip(vf_add(vf_set1(1.0f), vm_exp86(vm_clamp(z, -86.0f, 86.0f))));
 
-	return vf_mul(x, vsigmoid(vf_add(u, u)));
+	return vf_mul(x, vf_sel(vf_gt(z, vf_set1(86.0f)), vf_zero(), t));
 }
 
 #endif /* ERT_CPU_VMATH_H */
