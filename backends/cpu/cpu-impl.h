@@ -95,11 +95,18 @@ enum ert_cpu_pack_kind {
 	ERT_CPU_PACK_A,          /* ert_sgemm_pack_a(): rows = m, cols = k */
 	ERT_CPU_PACK_B,          /* ert_sgemm_pack_b(): rows = k, cols = n */
 	/*
-	 * Winograd F(4x4, 3x3): src holds rows = cout x cols = cin 3x3 filters;
-	 * each of count = 36 matrices is the transformed filters at one tile
-	 * position, packed like A (cpu/conv/winograd.h).
+	 * Winograd F(4x4, 3x3) (count = 36) or F(2x2, 3x3) (count = 16): src
+	 * holds rows = cout x cols = cin 3x3 filters; each of the count
+	 * matrices is the transformed filters at one tile position, packed like
+	 * A (cpu/conv/winograd.h).
 	 */
 	ERT_CPU_PACK_WINO,
+	/*
+	 * The same transformed filters, each position's U transposed (cin x
+	 * cout) and packed like B: the GEMM with its roles swapped, tiles as
+	 * its rows (linalg-conv.c's wino_conv()).
+	 */
+	ERT_CPU_PACK_WINO_B,
 	/*
 	 * int8 GEMM operands (cpu/qgemm/qgemm.h): src holds count matrices of
 	 * rows x cols bytes, src_stride bytes apart; fmt names the kernel and

@@ -24,6 +24,8 @@ static size_t packed_floats(const struct ert_cpu_pack_key *key)
 		return ert_sbgemm_packed_words(key->rows, key->cols, key->panel);
 	if (key->kind == ERT_CPU_PACK_B_BF16)
 		return ert_sbgemm_packed_words(key->cols, key->rows, key->panel);
+	if (key->kind == ERT_CPU_PACK_WINO_B)
+		return ert_sgemm_packed_b_floats(key->cols, key->rows, key->panel);
 	return key->kind != ERT_CPU_PACK_B
 		       ? ert_sgemm_packed_a_floats(key->rows, key->cols, key->panel)
 		       : ert_sgemm_packed_b_floats(key->rows, key->cols, key->panel);
@@ -45,7 +47,7 @@ static struct ert_cpu_packed *pack_new(struct ert_cpu *cpu, const struct ert_cpu
 		free(pk);
 		return NULL;
 	}
-	if (key->kind == ERT_CPU_PACK_WINO) {
+	if (key->kind == ERT_CPU_PACK_WINO || key->kind == ERT_CPU_PACK_WINO_B) {
 		size_t per = (size_t)(key->rows * key->cols);
 		float *u = malloc(per * ERT_WINO_POS * sizeof(float));
 
@@ -54,10 +56,17 @@ static struct ert_cpu_packed *pack_new(struct ert_cpu *cpu, const struct ert_cpu
 			free(pk);
 			return NULL;
 		}
-		ert_wino_filter_transform(key->src, key->rows, key->cols, u);
-		for (int64_t i = 0; i < key->count; i++)
-			ert_sgemm_pack_a(u + (size_t)i * per, key->cols, 1, key->rows, key->cols,
-					 key->panel, pk->data + (size_t)i * pk->stride);
+		ert_wino_filter_transform(key->src, key->rows, key->cols, (int)key->count, u);
+		for (int64_t i = 0; i < key->count; i++) {
+			float *dst = pk->data + (size_t)i * pk->stride;
+
+			if (key->kind == ERT_CPU_PACK_WINO)
+				ert_sgemm_pack_a(u + (size_t)i * per, key->cols, 1, key->rows,
+						 key->cols, key->panel, dst);
+			else
+				ert_sgemm_pack_b(u + (size_t)i * per, 1, key->cols, key->cols,
+						 key->rows, key->panel, dst);
+		}
 		free(u);
 		return pk;
 	}
@@ -105,7 +114,7 @@ ert_status ert_cpu_pack_get(struct ert_cpu *cpu, const struct ert_cpu_pack_key *
 	*out = NULL;
 	if (cpu->memory == ERT_LEVEL_LOW)
 		return ERT_OK;
-	k.panel = k.kind == ERT_CPU_PACK_B ? kern->nr : kern->mr;
+	k.panel = k.kind == ERT_CPU_PACK_B || k.kind == ERT_CPU_PACK_WINO_B ? kern->nr : kern->mr;
 	if (k.kind == ERT_CPU_PACK_Q8A || k.kind == ERT_CPU_PACK_Q8B)
 		k.panel = key_in->panel;
 	if (k.kind == ERT_CPU_PACK_A_BF16 || k.kind == ERT_CPU_PACK_B_BF16) {

@@ -118,7 +118,12 @@ static const struct conv_case conv_cases[] = {
 	  false, 0, 0 },
 	{ "3x3 stride 2, two columns", 1, 3, 5, 2, 5, 3, 3, 2, 2, 1, 1, { 1, 1, 1, 1 }, 1, true,
 	  2, 0 },
-	/* Winograd F(4x4, 3x3) at avx2 and up (prepacked weights): its rounding is larger */
+	/*
+	 * Winograd at avx2 and up (prepacked weights): its rounding is larger.
+	 * F(2x2, 3x3) where F(4x4) would have fewer than 48 tiles (ragged
+	 * tiles, asymmetric pads, wide rows, shorter than a tile, pads 2 and
+	 * the 2x2 cases below), F(4x4) on the others.
+	 */
 	{ "winograd, ragged tiles", 1, 16, 17, 19, 24, 3, 3, 1, 1, 1, 1, { 1, 1, 1, 1 }, 1, true,
 	  1, 1e-4 },
 	{ "winograd, no padding, batch 2", 2, 32, 30, 30, 16, 3, 3, 1, 1, 1, 1, { 0 }, 1, true,
@@ -138,6 +143,15 @@ static const struct conv_case conv_cases[] = {
 	  { 1, 1, 1, 1 }, 1, true, 1, 1e-4 },
 	{ "winograd, pads 2, output width 25", 1, 16, 13, 23, 16, 3, 3, 1, 1, 1, 1, { 2, 2, 2, 2 }, 1,
 	  false, 0, 1e-4 },
+	/* F(2x2) with its GEMM's roles swapped: tiles on M, K past the K block, 40 outputs */
+	{ "winograd 2x2, 14x14 300->40, batch 2", 2, 300, 14, 14, 40, 3, 3, 1, 1, 1, 1,
+	  { 1, 1, 1, 1 }, 1, true, 1, 1e-4 },
+	/* 13x15: tiles cut at the right and bottom edges; 70 outputs, no vector multiple */
+	{ "winograd 2x2, 13x15 19->70, Clip", 1, 19, 13, 15, 70, 3, 3, 1, 1, 1, 1, { 1, 1, 1, 1 }, 1,
+	  true, 2, 1e-4 },
+	/* 168 tiles of 12 x 14 in blocks of at most 96 (256 channels): a block ends in a tile row */
+	{ "winograd 2x2, several blocks, 256->24 at 24x28", 1, 256, 24, 28, 24, 3, 3, 1, 1, 1, 1,
+	  { 1, 1, 1, 1 }, 1, true, 0, 1e-4 },
 };
 
 static void set_act(struct one *o, int act)
@@ -231,6 +245,46 @@ static const char *prepared_kernel(struct one *o, enum ert_cpu_isa isa)
 		op->release(&x);
 	free(y.data);
 	return x.kernel;
+}
+
+/*
+ * Which Winograd prepare() names: at avx512 and up F(2x2, 3x3) on 14x14
+ * planes (16 tiles of F(4x4), fewer than NR 48), F(4x4, 3x3) from 28x28
+ * (49 tiles) up; F(4x4) on all of them at avx2 (NR 16); none at scalar.
+ */
+ERT_TEST(conv_winograd_variant)
+{
+	static const struct {
+		struct conv_case c;
+		const char *want;    /* at avx512 and up */
+	} cases[] = {
+		{ { "14x14 256->256", 1, 256, 14, 14, 256, 3, 3, 1, 1, 1, 1, { 1, 1, 1, 1 }, 1, true, 1,
+		    0 }, "winograd-2x2-3x3" },
+		{ { "28x28 128->128", 1, 128, 28, 28, 128, 3, 3, 1, 1, 1, 1, { 1, 1, 1, 1 }, 1, true, 1,
+		    0 }, "winograd-4x4-3x3" },
+		{ { "56x56 64->64", 1, 64, 56, 56, 64, 3, 3, 1, 1, 1, 1, { 1, 1, 1, 1 }, 1, true, 1, 0 },
+		  "winograd-4x4-3x3" },
+	};
+	enum ert_cpu_isa best = ert_cpu_isa_best();
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct one o;
+
+		conv_case_init(&o, &cases[i].c, 3);
+		for (int isa = ERT_ISA_SCALAR; isa <= (int)best; isa++) {
+			const char *k = prepared_kernel(&o, (enum ert_cpu_isa)isa);
+			bool wino = k && strstr(k, "winograd");
+			const char *want = isa >= ERT_ISA_AVX512 ? cases[i].want : "winograd-4x4-3x3";
+			bool ok = isa < ERT_ISA_AVX2 ? !wino : k && strstr(k, want);
+
+			if (!ok) {
+				fprintf(stderr, "%s at %s: kernel %s\n", cases[i].c.name,
+					ert_cpu_isa_name((enum ert_cpu_isa)isa), k ? k : "(none)");
+				*ert_test_failed_ = 1;
+			}
+		}
+		one_fini(&o);
+	}
 }
 
 /*
@@ -502,6 +556,8 @@ ERT_TEST(conv_residual_every_level)
 		{ "Winograd + residual, LeakyRelu", 16, 16, 16, 24, 3, 1, 1, 3 },
 		{ "Winograd + residual, Clip, wide rows", 20, 9, 70, 24, 3, 1, 1, 2 },
 		{ "Winograd + residual, no activation", 24, 17, 21, 16, 3, 1, 1, 0 },
+		/* F(2x2) at avx512 (F(4x4) at avx2) */
+		{ "Winograd 2x2 + residual, Clip, 14x14 24->70", 24, 14, 14, 70, 3, 1, 1, 2 },
 		{ "depthwise + residual", 16, 9, 9, 16, 3, 16, 1, 1 },
 	};
 
@@ -1375,7 +1431,8 @@ ERT_TEST(bad_env_level_refused)
 	free(saved);
 }
 
-ERT_TEST_MAIN(ERT_TEST_ENTRY(conv_every_level), ERT_TEST_ENTRY(conv_smallplane_every_level),
+ERT_TEST_MAIN(ERT_TEST_ENTRY(conv_every_level), ERT_TEST_ENTRY(conv_winograd_variant),
+	      ERT_TEST_ENTRY(conv_smallplane_every_level),
 	      ERT_TEST_ENTRY(conv_smallplane_run_direct), ERT_TEST_ENTRY(conv_stem_every_level),
 	      ERT_TEST_ENTRY(conv_residual_every_level),
 	      ERT_TEST_ENTRY(conv_residual_checked), ERT_TEST_ENTRY(matmul_every_level),

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Winograd F(4x4, 3x3) input and output transforms, written once and
+ * Winograd F(4x4, 3x3) and F(2x2, 3x3) input and output transforms, written once and
  * compiled per kernel level: include after defining WINO_LEVEL (avx2,
  * avx512). Both transforms work across tiles in the level's vectors
  * through the few V_* operations, masked loads and shuffles defined below
@@ -87,6 +87,25 @@ static inline void lanes4(vf r0, vf r1, vf r2, vf r3, vf *p)
 #define V_UNPHI(a, b) _mm512_unpackhi_ps(a, b)
 #define V_SHUF(a, b, i) _mm512_shuffle_ps(a, b, i)
 
+/* u_c[j] = p[2 j + c], j < 16 */
+static inline void deint2(const float *p, vf *u0, vf *u1)
+{
+	const __m512i ev = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14,
+					     16, 18, 20, 22, 24, 26, 28, 30);
+	const __m512i od = _mm512_setr_epi32(1, 3, 5, 7, 9, 11, 13, 15,
+					     17, 19, 21, 23, 25, 27, 29, 31);
+	vf a = V_LD(p), b = V_LD(p + 16);
+
+	*u0 = _mm512_permutex2var_ps(a, ev, b);
+	*u1 = _mm512_permutex2var_ps(a, od, b);
+}
+
+/* Lanes l of p with bit l of @bits set, others zero; nothing else read */
+static inline vf ld_mask(uintptr_t p, uint32_t bits)
+{
+	return _mm512_maskz_loadu_ps((__mmask16)bits, (const void *)p);
+}
+
 /* p[l] for a <= l < b (0 <= a <= b <= 16), zero elsewhere; p[l] outside is not read */
 static inline vf ld_lanes(uintptr_t p, int64_t a, int64_t b)
 {
@@ -167,6 +186,27 @@ static inline vf shift_in(vf u, float s)
 
 	return _mm256_blend_ps(_mm256_permutevar8x32_ps(u, rot), _mm256_set1_ps(s), 0x80);
 }
+
+/* u_c[j] = p[2 j + c], j < 8: even and odd of each 128-bit half, then the 64-bit quarters reordered */
+static inline void deint2(const float *p, vf *u0, vf *u1)
+{
+	vf a = V_LD(p), b = V_LD(p + 8);
+
+	*u0 = _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(_mm256_shuffle_ps(a, b, 0x88)),
+						     0xd8));
+	*u1 = _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(_mm256_shuffle_ps(a, b, 0xdd)),
+						     0xd8));
+}
+
+/* Lanes l of p with bit l of @bits set, others zero; nothing else read */
+static inline vf ld_mask(uintptr_t p, uint32_t bits)
+{
+	const __m256i bit = _mm256_setr_epi32(1, 2, 4, 8, 16, 32, 64, 128);
+
+	return _mm256_maskload_ps((const float *)p,
+				  _mm256_cmpeq_epi32(_mm256_and_si256(_mm256_set1_epi32((int)bits),
+								      bit), bit));
+}
 #endif
 
 /*
@@ -206,20 +246,30 @@ static inline void bt6v(vf e0, vf e1, vf e2, vf e3, vf e4, vf e5, float *o, int6
 	V_ST(o + 5 * ld, V_FMA(4.0f, e1, V_FNMA(5.0f, e3, e5)));
 }
 
+/* F(2x2, 3x3)'s B^T on vectors: e0 - e2, e1 + e2, e2 - e1, e1 - e3. */
+static inline void bt4v(vf e0, vf e1, vf e2, vf e3, float *o, int64_t ld)
+{
+	V_ST(o, V_SUB(e0, e2));
+	V_ST(o + ld, V_ADD(e1, e2));
+	V_ST(o + 2 * ld, V_SUB(e2, e1));
+	V_ST(o + 3 * ld, V_SUB(e1, e3));
+}
+
 /*
  * Step 1: t[k * T_X + i] = (B^T d)[k] at column x0 + i for i < len rounded
- * up to VW; zero outside the image. Vectors that reach past the image's
- * columns (or the run's) load only the lanes inside, so the padding comes
- * as zeros.
+ * up to VW, k < A (the tile side: 6, or 4 for F(2x2)); zero outside the
+ * image. Vectors that reach past the image's columns (or the run's) load
+ * only the lanes inside, so the padding comes as zeros.
  */
-static void input_rows(const float *plane, int64_t h, int64_t w, int64_t y0, int64_t x0,
-		       int64_t len, float *t)
+static inline __attribute__((always_inline)) void
+input_rows(const float *plane, int64_t h, int64_t w, int64_t y0, int64_t x0, int64_t len, float *t,
+	   const int A)
 {
 	int64_t lo = x0 < 0 ? -x0 : 0, hi = x0 + len > w ? w - x0 : len;
 	uintptr_t r[6];
 	bool in[6];
 
-	for (int q = 0; q < 6; q++) {
+	for (int q = 0; q < A; q++) {
 		in[q] = y0 + q >= 0 && y0 + q < h;
 		/* an address, not a pointer: x0 may lie before the row */
 		r[q] = (uintptr_t)(plane + (in[q] ? y0 + q : 0) * w) + (uintptr_t)x0 * sizeof(float);
@@ -229,13 +279,16 @@ static void input_rows(const float *plane, int64_t h, int64_t w, int64_t y0, int
 		int64_t b = hi - i < 0 ? 0 : hi - i > VW ? VW : hi - i;
 		vf e[6];
 
-		for (int q = 0; q < 6; q++) {
+		for (int q = 0; q < A; q++) {
 			uintptr_t at = r[q] + (uintptr_t)i * sizeof(float);
 
 			e[q] = !in[q] || b <= a ? V_ZERO()
 			       : a == 0 && b == VW ? V_LD((const float *)at) : ld_lanes(at, a, b);
 		}
-		bt6v(e[0], e[1], e[2], e[3], e[4], e[5], t + i, T_X);
+		if (A == 6)
+			bt6v(e[0], e[1], e[2], e[3], e[4], e[5], t + i, T_X);
+		else
+			bt4v(e[0], e[1], e[2], e[3], t + i, T_X);
 	}
 }
 
@@ -261,8 +314,28 @@ static inline void input_cols(const float *t, const float *x4, const float *x5,
 	bt6v(e0, e1, e2, e3, e4, e5, o, ld);
 }
 
-void WINO_FN(ert_wino_input)(const struct ert_wino_tiles *t, int64_t c0, int64_t c1, float *v)
+/* input_cols() for F(2x2): tile j's four values are t[2 j .. 2 j + 3], columns 2 and 3 as 4 and 5 there */
+static inline void input_cols2(const float *t, const float *x2, const float *x3,
+			       const int32_t *brk, bool any, float *o, int64_t ld)
 {
+	vf e0, e1;
+
+	deint2(t, &e0, &e1);
+
+	vf e2 = shift_in(e0, t[2 * VW]), e3 = shift_in(e1, t[2 * VW + 1]);
+
+	if (any) {
+		e2 = V_SEL(brk, e2, V_LD(x2));
+		e3 = V_SEL(brk, e3, V_LD(x3));
+	}
+	bt4v(e0, e1, e2, e3, o, ld);
+}
+
+/* The input transform of F(F x F, 3x3), F 4 or 2 (the tiles F apart, F + 2 wide). */
+static inline __attribute__((always_inline)) void
+input_tiles(const struct ert_wino_tiles *t, int64_t c0, int64_t c1, float *v, const int F)
+{
+	const int A = F + 2, P = A * A;
 	const int NR = t->nr;
 	const int64_t np = (t->nt + NR - 1) / NR;
 	const int64_t pos_stride = t->v_pos;
@@ -291,8 +364,8 @@ void WINO_FN(ert_wino_input)(const struct ert_wino_tiles *t, int64_t c0, int64_t
 
 			run_at[nruns] = i;
 			run_n[nruns] = n;
-			run_y[nruns] = tile / t->tiles_w * 4 - t->pad_t;
-			run_x[nruns++] = tx * 4 - t->pad_l;
+			run_y[nruns] = tile / t->tiles_w * F - t->pad_t;
+			run_x[nruns++] = tx * F - t->pad_l;
 			i += n;
 			brk[i - 1] = -1;
 			any[(i - 1) / VW] = true;
@@ -301,13 +374,13 @@ void WINO_FN(ert_wino_input)(const struct ert_wino_tiles *t, int64_t c0, int64_t
 			const float *plane = t->x + c * t->h * t->w;
 
 			for (int64_t r = 0; r < nruns; r++) {
-				int64_t at = 4 * run_at[r], last = run_at[r] + run_n[r] - 1;
+				int64_t at = F * run_at[r], last = run_at[r] + run_n[r] - 1;
 
-				input_rows(plane, t->h, t->w, run_y[r], run_x[r], 4 * run_n[r] + 2,
-					   rows[0] + at);
-				for (int k = 0; k < 6; k++) {
-					x45[0][k][last] = rows[k][4 * last + 4];
-					x45[1][k][last] = rows[k][4 * last + 5];
+				input_rows(plane, t->h, t->w, run_y[r], run_x[r], F * run_n[r] + 2,
+					   rows[0] + at, A);
+				for (int k = 0; k < A; k++) {
+					x45[0][k][last] = rows[k][F * last + F];
+					x45[1][k][last] = rows[k][F * last + F + 1];
 				}
 			}
 			/* VW tiles at a time into the panels: lanes past nt are zeroed below */
@@ -316,15 +389,28 @@ void WINO_FN(ert_wino_input)(const struct ert_wino_tiles *t, int64_t c0, int64_t
 				float *vo = v + (b / NR * t->cin + c) * NR + b % NR;
 				bool direct = NR % VW == 0;
 
-				for (int row = 0; row < 6; row++)
-					input_cols(rows[row] + 4 * j, x45[0][row] + j, x45[1][row] + j,
-						   brk + j, any[j / VW],
-						   direct ? vo + row * 6 * pos_stride : tmp + row * 6 * VW,
-						   direct ? pos_stride : VW);
-				for (int64_t jj = 0; !direct && jj < VW && b + jj < t->nt; jj++) {
-					vo = v + ((b + jj) / NR * t->cin + c) * NR + (b + jj) % NR;
-					for (int q = 0; q < ERT_WINO_POS; q++)
-						vo[q * pos_stride] = tmp[q * VW + jj];
+				for (int row = 0; row < A; row++) {
+					float *o = direct ? vo + row * A * pos_stride : tmp + row * A * VW;
+					int64_t ld = direct ? pos_stride : VW;
+
+					if (F == 4)
+						input_cols(rows[row] + 4 * j, x45[0][row] + j,
+							   x45[1][row] + j, brk + j, any[j / VW], o, ld);
+					else
+						input_cols2(rows[row] + 2 * j, x45[0][row] + j,
+							    x45[1][row] + j, brk + j, any[j / VW], o, ld);
+				}
+				/* else the tiles' runs within one panel copied from tmp */
+				for (int64_t jj = 0; !direct && jj < VW && b + jj < t->nt;) {
+					int64_t tt = b + jj, n = NR - tt % NR;
+
+					n = n < VW - jj ? n : VW - jj;
+					n = n < t->nt - tt ? n : t->nt - tt;
+					vo = v + (tt / NR * t->cin + c) * NR + tt % NR;
+					for (int q = 0; q < P; q++)
+						memcpy(vo + q * pos_stride, tmp + q * VW + jj,
+						       (size_t)n * sizeof(float));
+					jj += n;
 				}
 			}
 		}
@@ -333,11 +419,23 @@ void WINO_FN(ert_wino_input)(const struct ert_wino_tiles *t, int64_t c0, int64_t
 	for (int64_t c = c0; c < c1 && t->nt % NR; c++) {
 		float *vo = v + ((np - 1) * t->cin + c) * NR;
 
-		for (int q = 0; q < ERT_WINO_POS; q++)
+		for (int q = 0; q < P; q++)
 			for (int jj = (int)(t->nt % NR); jj < NR; jj++)
 				vo[q * pos_stride + jj] = 0.0f;
 	}
 }
+
+void WINO_FN(ert_wino_input)(const struct ert_wino_tiles *t, int64_t c0, int64_t c1, float *v)
+{
+	input_tiles(t, c0, c1, v, 4);
+}
+
+#if VW == 16 /* F(2x2) at avx512 only (winograd.c) */
+void WINO_FN(ert_wino2_input)(const struct ert_wino_tiles *t, int64_t c0, int64_t c1, float *v)
+{
+	input_tiles(t, c0, c1, v, 2);
+}
+#endif
 
 /*
  * ReLU/Clip as the scalar code computes them: x > 0 ? x : 0 is max(x, 0);
@@ -550,3 +648,85 @@ void WINO_FN(ert_wino_output)(const struct ert_wino_tiles *t, const float *m, in
 		}
 	}
 }
+
+#if VW == 16
+/*
+ * The output transform of F(2x2, 3x3), after the GEMM with its roles
+ * swapped (M at m[q * ps + i * ldm + c]: tile i's products of all output
+ * channels side by side), VW output channels at a time per tile: A^T M A
+ * on vectors of channels (y0 = m0 + m1 + m2, y1 = m1 - m2 - m3 down, then
+ * across), the bias added and the activation applied on them (after a
+ * residual, gathered into a vector first, where there is one), then each
+ * channel's two or four outputs stored at their places in its plane (one
+ * float at a time: 4 per channel and tile, against the GEMM's 16 x Cin
+ * multiply-adds).
+ */
+void WINO_FN(ert_wino2_output)(const struct ert_wino_tiles *t, const float *m, int64_t ldm,
+				 const float *bias, const float *res,
+				 const struct ert_sgemm_epi *act, int64_t c0, int64_t c1, float *y)
+{
+	const int64_t ps = t->m_pos, plane = t->oh * t->ow, ow = t->ow;
+	const vf zero = V_ZERO();
+	float o[4][VW] __attribute__((aligned(64)));
+
+	for (int64_t i = 0; i < t->nt; i++) {
+		int64_t tile = t->t0 + i, ty = tile / t->tiles_w, tx = tile % t->tiles_w;
+		int64_t rows = t->oh - 2 * ty < 2 ? t->oh - 2 * ty : 2;
+		int64_t cols = ow - 2 * tx < 2 ? ow - 2 * tx : 2;
+		int64_t off = 2 * ty * ow + 2 * tx;
+		const float *mi = m + i * ldm;
+
+		for (int64_t c = c0; c < c1; c += VW) {
+			int64_t n = c1 - c < VW ? c1 - c : VW;
+			uint32_t bits = (uint32_t)((1ull << n) - 1);
+			/* lanes past c1 load as zeros and are never stored */
+			vf s[8], b = bias ? ld_mask((uintptr_t)(bias + c), bits) : zero, e[4];
+
+			for (int col = 0; col < 4; col++) {
+				uintptr_t p = (uintptr_t)(mi + col * ps + c), st = 4 * ps * sizeof(float);
+				vf m0 = n == VW ? V_LD((const float *)p) : ld_mask(p, bits);
+				vf m1 = n == VW ? V_LD((const float *)(p + st)) : ld_mask(p + st, bits);
+				vf m2 = n == VW ? V_LD((const float *)(p + 2 * st)) : ld_mask(p + 2 * st, bits);
+				vf m3 = n == VW ? V_LD((const float *)(p + 3 * st)) : ld_mask(p + 3 * st, bits);
+
+				s[col] = V_ADD(V_ADD(m0, m1), m2);
+				s[4 + col] = V_SUB(V_SUB(m1, m2), m3);
+			}
+			for (int r = 0; r < 2; r++) {
+				const vf *sr = s + 4 * r;
+
+				e[2 * r] = V_ADD(V_ADD(V_ADD(sr[0], sr[1]), sr[2]), b);
+				e[2 * r + 1] = V_ADD(V_SUB(V_SUB(sr[1], sr[2]), sr[3]), b);
+			}
+			if (res) {
+				for (int k = 0; k < 4; k++)
+					for (int64_t l = 0; l < VW; l++)
+						o[k][l] = 0.0f;
+				for (int64_t l = 0; l < n; l++) {
+					const float *rc = res + (c + l) * plane + off;
+
+					for (int k = 0; k < 4; k++)
+						if ((k >> 1) < rows && (k & 1) < cols)
+							o[k][l] = rc[(k >> 1) * ow + (k & 1)];
+				}
+				for (int k = 0; k < 4; k++)
+					e[k] = V_ADD(e[k], V_LD(o[k]));
+			}
+			for (int k = 0; k < 4; k++)
+				V_ST(o[k], ACT_V(e[k], act, V_MAX, V_MIN, V_SET1, zero));
+			for (int64_t l = 0; l < n; l++) {
+				float *yc = y + (c + l) * plane + off;
+
+				yc[0] = o[0][l];
+				if (cols == 2)
+					yc[1] = o[1][l];
+				if (rows == 2) {
+					yc[ow] = o[2][l];
+					if (cols == 2)
+						yc[ow + 1] = o[3][l];
+				}
+			}
+		}
+	}
+}
+#endif

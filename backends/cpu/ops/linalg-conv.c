@@ -54,22 +54,42 @@ static ert_status conv_plan_of(const struct ert_exec *x, struct conv_plan *p,
 }
 
 /*
- * Winograd F(4x4, 3x3) (cpu/conv/winograd.h) for a 2-D 3x3 stride-1 dense
- * convolution wide enough to gain: at least 16 channels in and out and 16
- * output tiles. Its packed filters take 4x (36/9) the memory of the weights,
- * so layers with more than 256 x 256 channels keep the direct convolution,
- * as does memory LOW (nothing prepacked), the scalar level (the
- * reference), and precision LOW with a bf16 kernel that is faster than it
- * (over_winograd: AMX). The shape test; the rest is decided in prepare().
+ * Winograd (cpu/conv/winograd.h) for a 2-D 3x3 stride-1 dense convolution
+ * wide enough to gain: at least 16 channels in and out and 16 output tiles
+ * of F(4x4, 3x3). Its packed filters take 4x (36/9) the memory of the
+ * weights, so layers with more than 256 x 256 channels keep the direct
+ * convolution, as does memory LOW (nothing prepacked), the scalar level
+ * (the reference), and precision LOW with a bf16 kernel that is faster
+ * than it (over_winograd: AMX). The shape test: 0 (none), or the variant's
+ * tile (4: F(4x4), 2: F(2x2)); the rest is decided in prepare().
+ *
+ * F(2x2, 3x3), with its GEMM's roles swapped, where F(4x4)'s tiles do not
+ * fill one of the GEMM's NR-wide panels: at avx512 (NR 48) the 14x14
+ * planes (16 tiles of 4x4 over 16x16, 31 % of them padding). Measured on
+ * the Sapphire Rapids VM (1 thread, 3x3 256 -> 256 at 14x14, best of 15;
+ * 2026-11-26, seventh session): 1.29-1.44 ms with F(4x4) against
+ * 1.05-1.17 ms with the transformed filters flushed from the caches
+ * before each run (as in the model, where they stream from memory: 9.4 MB
+ * for F(4x4), 4.2 MB for F(2x2)), 0.81-0.84 against 0.79-0.85 ms with them
+ * in cache. At avx2 (NR 16) F(4x4)'s 16 tiles fill a panel and F(2x2) was
+ * slower (1.17-1.19 against 0.96-1.05 ms in cache, the same flushed).
  */
-static bool wino_shape(const struct conv_plan *p)
+static int wino_shape(const struct ert_cpu *cpu, const struct conv_plan *p)
 {
 	const struct ert_conv_geom *g = &p->g;
 	int64_t tiles = ((g->out[1] + 3) / 4) * ((g->out[2] + 3) / 4);
 
-	return g->nsp == 2 && p->group == 1 && g->k[1] == 3 && g->k[2] == 3 &&
-	       g->stride[1] == 1 && g->stride[2] == 1 && g->dil[1] == 1 && g->dil[2] == 1 &&
-	       p->c_in >= 16 && p->m >= 16 && p->c_in * p->m <= 256 * 256 && tiles >= 16;
+	if (!(g->nsp == 2 && p->group == 1 && g->k[1] == 3 && g->k[2] == 3 &&
+	      g->stride[1] == 1 && g->stride[2] == 1 && g->dil[1] == 1 && g->dil[2] == 1 &&
+	      p->c_in >= 16 && p->m >= 16 && p->c_in * p->m <= 256 * 256 && tiles >= 16))
+		return 0;
+	return cpu->gemm && tiles < cpu->gemm->nr ? 2 : 4;
+}
+
+/* Transform positions of F(@tile x @tile, 3x3). */
+static int wino_pos(int tile)
+{
+	return tile == 2 ? ERT_WINO2_POS : ERT_WINO_POS;
 }
 
 /*
@@ -82,22 +102,26 @@ static bool wino_shape(const struct conv_plan *p)
  * blocks to 48, 1.3-1.5x faster; Sapphire Rapids' 2 MiB L2 keeps its
  * former 2 MiB blocks.
  */
-static int64_t wino_block(const struct conv_plan *p)
+static int64_t wino_block(const struct conv_plan *p, int pos)
 {
 	long l2 = ert_cpu_features()->l2_bytes;
 	int64_t bytes = l2 <= 0 ? 2 << 20 : l2 < (256 << 10) ? 256 << 10 : l2 > (2 << 20) ? 2 << 20 : l2;
 	int64_t wide = p->c_in > p->m ? p->c_in : p->m;
-	int64_t blk = bytes / (ERT_WINO_POS * 4 * wide) / 48 * 48;
+	int64_t blk = bytes / (pos * 4 * wide) / 48 * 48;
 
 	return blk < 48 ? 48 : blk > 480 ? 480 : blk;
 }
 
-static size_t wino_workspace(const struct ert_cpu *cpu, const struct conv_plan *p)
+static size_t wino_workspace(const struct ert_cpu *cpu, const struct conv_plan *p, int tile)
 {
-	int64_t blk = wino_block(p);
+	int pos = wino_pos(tile);
+	int64_t blk = wino_block(p, pos);
 
-	/* V and M, each position padded by up to a line (ert_wino_pos_stride()) */
-	return (size_t)(ERT_WINO_POS * ((p->c_in + p->m) * blk + 32)) * sizeof(float) + 64 +
+	/*
+	 * V and M, each position padded by up to a line (ert_wino_pos_stride());
+	 * M's rows (F(2x2): a tile's output channels) a multiple of 16 floats
+	 */
+	return (size_t)(pos * ((p->c_in + (p->m + 15) / 16 * 16) * blk + 32)) * sizeof(float) + 64 +
 	       ert_sgemm_workspace(ert_cpu_lanes(cpu), p->m, blk, p->c_in) +
 	       3 * ERT_WINO_POS * sizeof(int64_t);
 }
@@ -172,8 +196,8 @@ size_t ert_cpu_conv_workspace(const struct ert_cpu *cpu, const struct ert_exec *
 	     (size_t)(p.n_img * p.group) * 4 * sizeof(int64_t) + shared_b_bytes(&p) +
 	     phase_bytes(&p);
 	/* prepare() decides between them: room for any */
-	if (wino_shape(&p) && wino_workspace(cpu, &p) > ws)
-		ws = wino_workspace(cpu, &p);
+	if (wino_shape(cpu, &p) && wino_workspace(cpu, &p, wino_shape(cpu, &p)) > ws)
+		ws = wino_workspace(cpu, &p, wino_shape(cpu, &p));
 	if (smallplane_shape(cpu, &p) && ert_conv_sp_workspace(cpu, &p.g, p.c_in, p.m) > ws)
 		ws = ert_conv_sp_workspace(cpu, &p.g, p.c_in, p.m);
 	if (stem_shape(cpu, &p) && ert_conv_stem_workspace(&p.g, p.c_in, p.m) > ws)
@@ -416,12 +440,16 @@ ert_status ert_cpu_conv_prepare(struct ert_cpu *cpu, struct ert_exec *x, struct 
 	}
 	if (!x->in_const[1] || p.depthwise)
 		return ERT_OK;
-	if (wino_shape(&p) && ert_wino_kernels_for(cpu->isa) && cpu->memory != ERT_LEVEL_LOW &&
+	int tile = wino_shape(cpu, &p);
+
+	if (tile && ert_wino_kernels_for(cpu->isa, tile) && cpu->memory != ERT_LEVEL_LOW &&
 	    !(cpu->gemm_low && cpu->gemm_low->over_winograd)) {
 		struct ert_cpu_pack_key wkey = {
-			.src = x->in[1]->data, .kind = ERT_CPU_PACK_WINO,
+			.src = x->in[1]->data,
+			.kind = ert_wino_kernels_for(cpu->isa, tile)->tiles_as_rows ? ERT_CPU_PACK_WINO_B
+										    : ERT_CPU_PACK_WINO,
 			.rows = p.m, .cols = p.c_in, .rs = p.c_in * 9, .cs = 9,
-			.count = ERT_WINO_POS,
+			.count = wino_pos(tile),
 		};
 
 		st = ert_cpu_pack_get(cpu, &wkey, &pk);
@@ -429,7 +457,7 @@ ert_status ert_cpu_conv_prepare(struct ert_cpu *cpu, struct ert_exec *x, struct 
 			ert_err_set(err, "Conv '%s': out of memory packing weights", x->node->name);
 		x->state = pk;
 		if (pk)
-			x->kernel = ert_wino_kernels_for(cpu->isa)->name;
+			x->kernel = ert_wino_kernels_for(cpu->isa, tile)->name;
 		return st;
 	}
 
@@ -493,28 +521,34 @@ static double wino_clock(void)
 	return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
-/* The convolution by Winograd F(4x4, 3x3), block of tiles by block of tiles. */
+/*
+ * The convolution by Winograd F(4x4, 3x3) or F(2x2, 3x3) (as @pk was
+ * packed), block of tiles by block of tiles.
+ */
 static void wino_conv(struct ert_cpu *cpu, struct ert_exec *x, const struct conv_plan *p,
 		      const struct ert_cpu_packed *pk)
 {
 	const struct ert_conv_geom *g = &p->g;
 	const struct ert_value *b = x->n_in > 2 ? x->in[2] : NULL;
 	struct ert_act_desc act = ert_node_act(x->node);
-	const int NR = cpu->gemm->nr;
-	int64_t blk = wino_block(p), tiles_w = (g->out[2] + 3) / 4;
-	int64_t tiles = tiles_w * ((g->out[1] + 3) / 4);
+	const int NR = cpu->gemm->nr, pos = (int)pk->key.count, T = pos == ERT_WINO2_POS ? 2 : 4;
+	int64_t blk = wino_block(p, pos), tiles_w = (g->out[2] + T - 1) / T;
+	int64_t tiles = tiles_w * ((g->out[1] + T - 1) / T);
 	float *v = (float *)(((uintptr_t)x->workspace + 63) & ~(uintptr_t)63);
-	float *m = v + ERT_WINO_POS * (p->c_in * blk + 16);
-	void *gws = m + ERT_WINO_POS * (p->m * blk + 16);
+	float *m = v + pos * (p->c_in * blk + 16);
+	void *gws = m + pos * ((p->m + 15) / 16 * 16 * blk + 16);
+	/* the GEMM's roles swapped (ert_wino_kernels.tiles_as_rows) */
+	bool swap = pk->key.kind == ERT_CPU_PACK_WINO_B;
+	const int PR = swap ? cpu->gemm->mr : NR;
 	size_t gsize = ert_sgemm_workspace(ert_cpu_lanes(cpu), p->m, blk, p->c_in);
 	int64_t *a_off = (int64_t *)((char *)gws + gsize);
 	int64_t *b_off = a_off + ERT_WINO_POS, *c_off = b_off + ERT_WINO_POS;
 	struct wino_job job = {
-		.wk = ert_wino_kernels_for(cpu->isa), .v = v, .m = m,
+		.wk = ert_wino_kernels_for(cpu->isa, T), .v = v, .m = m,
 		.bias = b ? b->data : NULL,
 		.t = {
 			.h = g->in[1], .w = g->in[2], .pad_t = g->pad_b[1], .pad_l = g->pad_b[2],
-			.oh = g->out[1], .ow = g->out[2], .tiles_w = tiles_w, .nr = NR,
+			.oh = g->out[1], .ow = g->out[2], .tiles_w = tiles_w, .nr = PR,
 			.cin = p->c_in, .cout = p->m,
 		},
 	};
@@ -536,16 +570,16 @@ static void wino_conv(struct ert_cpu *cpu, struct ert_exec *x, const struct conv
 						   : NULL;
 		for (int64_t t0 = 0; t0 < tiles; t0 += blk) {
 			int64_t nt = tiles - t0 < blk ? tiles - t0 : blk;
-			int64_t np = (nt + NR - 1) / NR;
+			int64_t np = (nt + PR - 1) / PR;
 
 			job.t.t0 = t0;
 			job.t.nt = nt;
-			job.ldm = (nt + 15) / 16 * 16;
-			job.t.v_pos = ert_wino_pos_stride(np * NR * p->c_in);
-			job.t.m_pos = ert_wino_pos_stride(p->m * job.ldm);
-			for (int q = 0; q < ERT_WINO_POS; q++) {
-				a_off[q] = q * (int64_t)pk->stride;
-				b_off[q] = q * job.t.v_pos;
+			job.ldm = ((swap ? p->m : nt) + 15) / 16 * 16;
+			job.t.v_pos = ert_wino_pos_stride(np * PR * p->c_in);
+			job.t.m_pos = ert_wino_pos_stride((swap ? nt : p->m) * job.ldm);
+			for (int q = 0; q < pos; q++) {
+				a_off[q] = swap ? q * job.t.v_pos : q * (int64_t)pk->stride;
+				b_off[q] = swap ? q * (int64_t)pk->stride : q * job.t.v_pos;
 				c_off[q] = q * job.t.m_pos;
 			}
 			double ph0 = cpu->wino_phase_s ? wino_clock() : 0.0, ph1 = 0.0, ph2 = 0.0;
@@ -556,8 +590,8 @@ static void wino_conv(struct ert_cpu *cpu, struct ert_exec *x, const struct conv
 
 			struct ert_sgemm_desc d = {
 				.kern = cpu->gemm, .cpu = cpu,
-				.m = p->m, .n = nt, .k = p->c_in, .batch = ERT_WINO_POS,
-				.a_packed = pk->data, .b_packed = v,
+				.m = swap ? nt : p->m, .n = swap ? p->m : nt, .k = p->c_in, .batch = pos,
+				.a_packed = swap ? v : pk->data, .b_packed = swap ? pk->data : v,
 				.c = m, .ldc = job.ldm,
 				.a_off = a_off, .b_off = b_off, .c_off = c_off,
 				.alpha = 1.0f,
@@ -630,7 +664,8 @@ ert_status ert_cpu_conv_compute(struct ert_cpu *cpu, struct ert_exec *x, struct 
 		ert_conv_stem_run(cpu, &sa, x->workspace);
 		return ERT_OK;
 	}
-	if (x->state && ((const struct ert_cpu_packed *)x->state)->key.kind == ERT_CPU_PACK_WINO) {
+	if (x->state && (((const struct ert_cpu_packed *)x->state)->key.kind == ERT_CPU_PACK_WINO ||
+			 ((const struct ert_cpu_packed *)x->state)->key.kind == ERT_CPU_PACK_WINO_B)) {
 		wino_conv(cpu, x, &p, x->state);
 		return ERT_OK;
 	}
