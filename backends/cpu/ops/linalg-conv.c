@@ -66,13 +66,15 @@ static ert_status conv_plan_of(const struct ert_exec *x, struct conv_plan *p,
  * F(2x2, 3x3), with its GEMM's roles swapped, where F(4x4)'s tiles do not
  * fill one of the GEMM's NR-wide panels: at avx512 (NR 48) the 14x14
  * planes (16 tiles of 4x4 over 16x16, 31 % of them padding). Measured on
- * the Sapphire Rapids VM (1 thread, 3x3 256 -> 256 at 14x14, best of 15;
- * 2026-11-26, seventh session): 1.29-1.44 ms with F(4x4) against
- * 1.05-1.17 ms with the transformed filters flushed from the caches
- * before each run (as in the model, where they stream from memory: 9.4 MB
- * for F(4x4), 4.2 MB for F(2x2)), 0.81-0.84 against 0.79-0.85 ms with them
- * in cache. At avx2 (NR 16) F(4x4)'s 16 tiles fill a panel and F(2x2) was
- * slower (1.17-1.19 against 0.96-1.05 ms in cache, the same flushed).
+ * the Sapphire Rapids VM (1 thread, 3x3 256 -> 256 at 14x14, best of 15,
+ * loaded host; 2026-11-26, eighth session): 1.20-1.44 ms with F(4x4)
+ * against 1.03-1.17 ms with the transformed filters flushed from the
+ * caches before each run (as in the model, where they stream from memory:
+ * 9.4 MB for F(4x4), 4.2 MB for F(2x2)), 0.79-0.97 against 0.79-0.85 ms
+ * with them in cache; in resnet50 (edgert profile) 1.28-1.40 against
+ * 1.03-1.12 ms a layer. At avx2 (NR 16) F(4x4)'s 16 tiles fill a panel
+ * and F(2x2) was slower (1.17-1.19 against 0.96-1.05 ms in cache, about
+ * the same flushed).
  */
 static int wino_shape(const struct ert_cpu *cpu, const struct conv_plan *p)
 {
@@ -112,18 +114,26 @@ static int64_t wino_block(const struct conv_plan *p, int pos)
 	return blk < 48 ? 48 : blk > 480 ? 480 : blk;
 }
 
+/* The GEMM's workspace for a block of @blk tiles, its roles swapped or not. */
+static size_t wino_gemm_ws(const struct ert_cpu *cpu, const struct conv_plan *p, int64_t blk,
+			   bool swap)
+{
+	return swap ? ert_sgemm_workspace(ert_cpu_lanes(cpu), blk, p->m, p->c_in)
+		    : ert_sgemm_workspace(ert_cpu_lanes(cpu), p->m, blk, p->c_in);
+}
+
 static size_t wino_workspace(const struct ert_cpu *cpu, const struct conv_plan *p, int tile)
 {
 	int pos = wino_pos(tile);
 	int64_t blk = wino_block(p, pos);
+	const struct ert_wino_kernels *wk = ert_wino_kernels_for(cpu->isa, tile);
 
 	/*
 	 * V and M, each position padded by up to a line (ert_wino_pos_stride());
 	 * M's rows (F(2x2): a tile's output channels) a multiple of 16 floats
 	 */
 	return (size_t)(pos * ((p->c_in + (p->m + 15) / 16 * 16) * blk + 32)) * sizeof(float) + 64 +
-	       ert_sgemm_workspace(ert_cpu_lanes(cpu), p->m, blk, p->c_in) +
-	       3 * ERT_WINO_POS * sizeof(int64_t);
+	       wino_gemm_ws(cpu, p, blk, wk && wk->tiles_as_rows) + 3 * ERT_WINO_POS * sizeof(int64_t);
 }
 
 /*
@@ -532,15 +542,15 @@ static void wino_conv(struct ert_cpu *cpu, struct ert_exec *x, const struct conv
 	const struct ert_value *b = x->n_in > 2 ? x->in[2] : NULL;
 	struct ert_act_desc act = ert_node_act(x->node);
 	const int NR = cpu->gemm->nr, pos = (int)pk->key.count, T = pos == ERT_WINO2_POS ? 2 : 4;
+	/* the GEMM's roles swapped (ert_wino_kernels.tiles_as_rows) */
+	const bool swap = pk->key.kind == ERT_CPU_PACK_WINO_B;
+	const int PR = swap ? cpu->gemm->mr : NR; /* tiles per panel of V */
 	int64_t blk = wino_block(p, pos), tiles_w = (g->out[2] + T - 1) / T;
 	int64_t tiles = tiles_w * ((g->out[1] + T - 1) / T);
 	float *v = (float *)(((uintptr_t)x->workspace + 63) & ~(uintptr_t)63);
 	float *m = v + pos * (p->c_in * blk + 16);
 	void *gws = m + pos * ((p->m + 15) / 16 * 16 * blk + 16);
-	/* the GEMM's roles swapped (ert_wino_kernels.tiles_as_rows) */
-	bool swap = pk->key.kind == ERT_CPU_PACK_WINO_B;
-	const int PR = swap ? cpu->gemm->mr : NR;
-	size_t gsize = ert_sgemm_workspace(ert_cpu_lanes(cpu), p->m, blk, p->c_in);
+	size_t gsize = wino_gemm_ws(cpu, p, blk, swap);
 	int64_t *a_off = (int64_t *)((char *)gws + gsize);
 	int64_t *b_off = a_off + ERT_WINO_POS, *c_off = b_off + ERT_WINO_POS;
 	struct wino_job job = {
