@@ -38,8 +38,11 @@ static inline void ert_work_parts_split(struct ert_work_part *parts, uint32_t n,
 	}
 }
 
-/* The owner's next item of @part: false once the part is empty. */
-static inline bool ert_work_take_front(struct ert_work_part *part, uint32_t *item)
+/*
+ * An item of @part: the owner's next, from its front (@back false), or a
+ * thief's, from its back; false once the part is empty.
+ */
+static inline bool ert_work_take_end(struct ert_work_part *part, bool back, uint32_t *item)
 {
 	uint_fast64_t v = atomic_load_explicit(&part->lohi, memory_order_relaxed);
 
@@ -48,25 +51,10 @@ static inline bool ert_work_take_front(struct ert_work_part *part, uint32_t *ite
 
 		if (lo >= hi)
 			return false;
-		if (atomic_compare_exchange_weak(&part->lohi, &v, (uint_fast64_t)hi << 32 | (lo + 1))) {
-			*item = lo;
-			return true;
-		}
-	}
-}
-
-/* A thief's item of @part, from its back: false once the part is empty. */
-static inline bool ert_work_take_back(struct ert_work_part *part, uint32_t *item)
-{
-	uint_fast64_t v = atomic_load_explicit(&part->lohi, memory_order_relaxed);
-
-	for (;;) {
-		uint32_t lo = (uint32_t)v, hi = (uint32_t)(v >> 32);
-
-		if (lo >= hi)
-			return false;
-		if (atomic_compare_exchange_weak(&part->lohi, &v, (uint_fast64_t)(hi - 1) << 32 | lo)) {
-			*item = hi - 1;
+		if (atomic_compare_exchange_weak(&part->lohi, &v,
+						 back ? (uint_fast64_t)(hi - 1) << 32 | lo
+						      : (uint_fast64_t)hi << 32 | (lo + 1))) {
+			*item = back ? hi - 1 : lo;
 			return true;
 		}
 	}
@@ -79,10 +67,10 @@ static inline bool ert_work_take_back(struct ert_work_part *part, uint32_t *item
 static inline bool ert_work_take(struct ert_work_part *parts, uint32_t n, uint32_t self,
 				 uint32_t *item)
 {
-	if (self < n && ert_work_take_front(&parts[self], item))
+	if (self < n && ert_work_take_end(&parts[self], false, item))
 		return true;
 	for (uint32_t k = 1; k <= n; k++)
-		if (ert_work_take_back(&parts[(self + k) % n], item))
+		if (ert_work_take_end(&parts[(self + k) % n], true, item))
 			return true;
 	return false;
 }
