@@ -583,6 +583,12 @@ static void pack_b_panels(void *arg, int64_t begin, int64_t end)
 				nc, nr, dst);
 }
 
+/* By columns: lane @l's home column tiles are [lane_col0(l), lane_col0(l + 1)). */
+static int64_t lane_col0(const struct sgemm_job *job, int64_t l)
+{
+	return l * job->nt / job->lanes;
+}
+
 /* The tile that is item @u of the lanes' parts (see sgemm_job.lanes). */
 static int64_t lane_tile(const struct sgemm_job *job, int64_t u)
 {
@@ -591,10 +597,10 @@ static int64_t lane_tile(const struct sgemm_job *job, int64_t u)
 
 	int64_t rows = job->tiles / job->nt, l = 0; /* row tiles of every problem */
 
-	while (l + 1 < job->lanes && rows * ((l + 1) * job->nt / job->lanes) <= u)
+	while (l + 1 < job->lanes && rows * lane_col0(job, l + 1) <= u)
 		l++;
 
-	int64_t c0 = l * job->nt / job->lanes, w = (l + 1) * job->nt / job->lanes - c0;
+	int64_t c0 = lane_col0(job, l), w = lane_col0(job, l + 1) - c0;
 	int64_t v = u - rows * c0;
 
 	return v / w * job->nt + c0 + v % w;
@@ -842,8 +848,8 @@ void ert_sgemm_run(struct ert_threadpool *pool, uint32_t threads, const struct e
 		int64_t rows = job.tiles / job.nt;
 
 		for (int64_t l = 0; l < lanes; l++) {
-			uint64_t lo = (uint64_t)(rows * (l * job.nt / lanes));
-			uint64_t hi = (uint64_t)(rows * ((l + 1) * job.nt / lanes));
+			uint64_t lo = (uint64_t)(rows * lane_col0(&job, l));
+			uint64_t hi = (uint64_t)(rows * lane_col0(&job, l + 1));
 
 			atomic_store_explicit(&job.parts[l].lohi, hi << 32 | lo, memory_order_relaxed);
 		}
