@@ -387,7 +387,7 @@ input_tiles(const struct ert_wino_tiles *t, int64_t c0, int64_t c1, float *v, co
 			for (int64_t j = 0; j < nc; j += VW) {
 				int64_t b = i0 + j;
 				float *vo = v + (b / NR * t->cin + c) * NR + b % NR;
-				bool direct = NR % VW == 0;
+				bool direct = NR % VW == 0, half = 2 * NR == VW;
 
 				for (int row = 0; row < A; row++) {
 					float *o = direct ? vo + row * A * pos_stride : tmp + row * A * VW;
@@ -400,8 +400,20 @@ input_tiles(const struct ert_wino_tiles *t, int64_t c0, int64_t c1, float *v, co
 						input_cols2(rows[row] + 2 * j, x45[0][row] + j,
 							    x45[1][row] + j, brk + j, any[j / VW], o, ld);
 				}
-				/* else the tiles' runs within one panel copied from tmp */
-				for (int64_t jj = 0; !direct && jj < VW && b + jj < t->nt;) {
+				/*
+				 * else from tmp: panels half a vector wide (MR 8 at
+				 * avx512, F(2x2)'s tiles as A's rows) by two
+				 * fixed-size copies a position; the lanes past the
+				 * block's last tile are zeroed below
+				 */
+				for (int h = 0; half && h < 2 && b + h * NR < t->nt; h++) {
+					vo = v + ((b / NR + h) * t->cin + c) * NR;
+					for (int q = 0; q < P; q++)
+						memcpy(vo + q * pos_stride, tmp + q * VW + h * (VW / 2),
+						       (VW / 2) * sizeof(float));
+				}
+				/* other widths: the tiles' runs within one panel */
+				for (int64_t jj = 0; !direct && !half && jj < VW && b + jj < t->nt;) {
 					int64_t tt = b + jj, n = NR - tt % NR;
 
 					n = n < VW - jj ? n : VW - jj;
