@@ -122,6 +122,21 @@ if grep -q 'by conv layer class\|^int8 ' "$T/out"; then
 else
 	ok
 fi
+# --- under an affinity mask of one CPU: the peak, the bandwidth and the default
+# thread counts stop at the CPUs the process may run on
+if command -v taskset >/dev/null 2>&1 && [ "$(nproc --all)" -ge 2 ]; then
+	cp "$T/out" "$T/out-2"
+	expect_ok "suite under taskset -c 0" env TMPDIR="$T/tmp" taskset -c 0 "$E" bench --suite \
+		--models mobilenet_v2 --loops 1 --warmup 0 --no-int8
+	expect_line "suite under taskset: header" \
+		'^edgert bench --suite: kernel level [a-z0-9]+, 1 of [0-9]+ online CPUs \(affinity\), threads 1$'
+	expect_line "suite under taskset: one peak thread" \
+		"^fp32 peak +1 +$NUM GFLOP/s +1 +$NUM GFLOP/s +[0-9]+ [a-z]+ (FMA|mulps)"
+	cp "$T/out-2" "$T/out"
+else
+	skip=$((skip + 1))
+	echo "SKIP: suite under an affinity mask: no taskset or a single CPU"
+fi
 # every figure of the model rows is positive: min, median, GFLOP/s, % of peak
 if awk '/^mobilenet_v2 / && !($5 > 0 && $6 >= $5 && $7 > 0 && $8 + 0 > 0) { bad = 1 }
 	END { exit bad }' "$T/out"; then

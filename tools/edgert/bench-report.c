@@ -136,8 +136,11 @@ static void verdict_text(const struct verdict *v, enum target_kind kind, char *b
 
 static void print_machine(const struct suite_opts *o, const struct suite_result *r)
 {
-	printf("edgert bench --suite: kernel level %s, %u online CPU%s, threads",
-	       ert_cpu_level_name(r->level), r->online, r->online == 1 ? "" : "s");
+	printf("edgert bench --suite: kernel level %s, ", ert_cpu_level_name(r->level));
+	if (r->cpus < r->online)
+		printf("%u of %u online CPUs (affinity), threads", r->cpus, r->online);
+	else
+		printf("%u online CPU%s, threads", r->online, r->online == 1 ? "" : "s");
 	for (uint32_t k = 0; k < o->n_threads; k++)
 		printf("%s%u", k ? "," : " ", o->threads[k]);
 	printf("\ncpu         %s\n", r->cpu);
@@ -369,8 +372,8 @@ void suite_print_json(const struct suite_opts *o, const struct suite_result *r)
 
 	printf("{\n  \"cpu\": ");
 	cli_json_string(stdout, r->cpu);
-	printf(",\n  \"level\": \"%s\", \"online_cpus\": %u, \"threads\": [",
-	       ert_cpu_level_name(r->level), r->online);
+	printf(",\n  \"level\": \"%s\", \"online_cpus\": %u, \"cpus\": %u, \"threads\": [",
+	       ert_cpu_level_name(r->level), r->online, r->cpus);
 	for (uint32_t k = 0; k < o->n_threads; k++)
 		printf("%s%u", k ? ", " : "", o->threads[k]);
 	printf("],\n  \"loops\": %u, \"warmup\": %u, \"max_time_s\": %u, \"clock\": \"%s\",\n",

@@ -2,6 +2,7 @@
 /* edgert bench --suite: the machine's ceilings and the zoo models against them, in one run. */
 #include <errno.h>
 #include <getopt.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -24,14 +25,15 @@ static const char usage[] =
 	"\n"
 	"Measure the machine and the runtime in one run, on the CPU backend at the\n"
 	"kernel level sessions use (ERT_CPU_ISA lowers it):\n"
-	"  1. the fp32 peak of one core and of all cores: independent FMA chains\n"
+	"  1. the fp32 peak of one core and of all cores (one thread on each CPU this\n"
+	"     process may run on): independent FMA chains\n"
 	"     (AVX-512 zmm at avx512 and up, AVX2 ymm at avx2, SSE mul+add at scalar);\n"
 	"  2. memory bandwidth: a read + write stream over buffers of 8x the L3;\n"
 	"  3. the zoo models, built with seeded random weights into a temporary\n"
 	"     directory that is removed afterwards, at each thread count: min and\n"
 	"     median ms, effective GFLOP/s (2 x MACs / min time, MACs as 'edgert\n"
 	"     info' counts them), that as % of the peak (1 thread: the 1-core peak;\n"
-	"     N threads: the all-core peak x N / online CPUs) and the speed-up over\n"
+	"     N threads: the all-core peak x N / CPUs) and the speed-up over\n"
 	"     1 thread;\n"
 	"  4. resnet50 per conv layer class (first conv, 1x1, 3x3, depthwise, other\n"
 	"     ops), each op timed through the session's op callbacks;\n"
@@ -43,7 +45,8 @@ static const char usage[] =
 	"\n"
 	"OPTIONS:\n"
 	"  -t, --threads LIST  thread counts, each 1..32, comma-separated, at most 8\n"
-	"                      (default \"1,N\", N the online CPUs)\n"
+	"                      (default \"1,N\", N the CPUs this process may run on:\n"
+	"                      the online ones, or fewer under taskset or a cpuset)\n"
 	"  -m, --models LIST   zoo models, comma-separated (default\n"
 	"                      mobilenet_v2,resnet18,resnet50,vit_s16); the per-class\n"
 	"                      table and the int8 comparison need resnet50\n"
@@ -645,6 +648,25 @@ double suite_peak_for(const struct suite_result *r, uint32_t threads)
 	return r->peak.all_gflops * threads / r->peak.all_threads;
 }
 
+
+/*
+ * The CPUs this process may run on: its affinity mask's (taskset, cgroup
+ * cpusets), at most @online; @online where the mask cannot be read. The
+ * all-core peak and bandwidth run one thread on each, and the default
+ * thread counts end there: counting every online CPU under `taskset -c 2,3`
+ * on a 16-CPU machine ran 16 peak threads on 2 CPUs and put each 2-thread
+ * model at 2/16 of that.
+ */
+static uint32_t usable_cpus(long online)
+{
+	cpu_set_t set;
+	uint32_t n = online < 1 ? 1 : (uint32_t)online;
+
+	if (sched_getaffinity(0, sizeof(set), &set) == 0 && CPU_COUNT(&set) > 0 &&
+	    (uint32_t)CPU_COUNT(&set) < n)
+		n = (uint32_t)CPU_COUNT(&set);
+	return n;
+}
 int ert_cmd_bench_suite(int argc, char **argv)
 {
 	struct suite_opts o = { .warmup = 2, .loops = 10, .max_time_s = 5, .calib = 2,
@@ -654,6 +676,7 @@ int ert_cmd_bench_suite(int argc, char **argv)
 	char dir[4096];
 	double *times = NULL, t0 = bench_now_s();
 	long online = sysconf(_SC_NPROCESSORS_ONLN);
+	uint32_t cpus = usable_cpus(online);
 	bool have_dir = false;
 	ert_status st;
 	int ret;
@@ -662,8 +685,7 @@ int ert_cmd_bench_suite(int argc, char **argv)
 	if (ret)
 		return ret < 0 ? 0 : ret;
 	if (!o.n_threads) {
-		uint32_t n = online < 1 ? 1 : online > ERT_MAX_THREADS ? ERT_MAX_THREADS
-								      : (uint32_t)online;
+		uint32_t n = cpus > ERT_MAX_THREADS ? ERT_MAX_THREADS : cpus;
 
 		o.threads[o.n_threads++] = 1;
 		if (n > 1)
@@ -686,12 +708,13 @@ int ert_cmd_bench_suite(int argc, char **argv)
 	}
 	ert_cpu_describe(r->cpu, sizeof(r->cpu));
 	r->online = online < 1 ? 1 : (uint32_t)online;
+	r->cpus = cpus;
 	r->load_start = load_average();
 	cli_progress("bench", "fp32 peak", 0, 0);
-	if (!bench_peak_measure("bench", r->level, r->online, o.cpu_clock, &r->peak))
+	if (!bench_peak_measure("bench", r->level, r->cpus, o.cpu_clock, &r->peak))
 		goto cleanup;
 	cli_progress("bench", "memory bandwidth", 0, 0);
-	if (!bench_mem_measure("bench", r->online, o.cpu_clock, &r->mem))
+	if (!bench_mem_measure("bench", r->cpus, o.cpu_clock, &r->mem))
 		goto cleanup;
 	cli_progress_done();
 	if ((size_t)snprintf(dir, sizeof(dir), "%s/edgert-bench.XXXXXX", tmp && *tmp ? tmp : "/tmp") >=

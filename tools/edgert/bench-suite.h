@@ -129,6 +129,7 @@ struct suite_result {
 	char cpu[512];
 	ert_cpu_level level;
 	uint32_t online;
+	uint32_t cpus;          /* those this process may run on (affinity), <= online */
 	double load_start, load_end;  /* 1-minute load average (-1: unknown) */
 	double elapsed_s;
 	struct bench_peak peak;
