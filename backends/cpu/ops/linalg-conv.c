@@ -444,7 +444,7 @@ ert_status ert_cpu_conv_prepare(struct ert_cpu *cpu, struct ert_exec *x, struct 
 	x->kernel = p.depthwise ? ert_dwconv_kernel(cpu->isa, &p.g)
 				: ert_cpu_linalg_gemm(cpu)->name;
 	if (!p.depthwise && stem_shape(cpu, &p)) {
-		/* no packed weights: the kernel packs its few hundred floats each run */
+		/* no packed weights: the kernel packs its few thousand floats each run */
 		x->kernel = stem_shape(cpu, &p);
 		return ERT_OK;
 	}
