@@ -187,26 +187,6 @@ static inline vf shift_in(vf u, float s)
 	return _mm256_blend_ps(_mm256_permutevar8x32_ps(u, rot), _mm256_set1_ps(s), 0x80);
 }
 
-/* u_c[j] = p[2 j + c], j < 8: even and odd of each 128-bit half, then the 64-bit quarters reordered */
-static inline void deint2(const float *p, vf *u0, vf *u1)
-{
-	vf a = V_LD(p), b = V_LD(p + 8);
-
-	*u0 = _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(_mm256_shuffle_ps(a, b, 0x88)),
-						     0xd8));
-	*u1 = _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(_mm256_shuffle_ps(a, b, 0xdd)),
-						     0xd8));
-}
-
-/* Lanes l of p with bit l of @bits set, others zero; nothing else read */
-static inline vf ld_mask(uintptr_t p, uint32_t bits)
-{
-	const __m256i bit = _mm256_setr_epi32(1, 2, 4, 8, 16, 32, 64, 128);
-
-	return _mm256_maskload_ps((const float *)p,
-				  _mm256_cmpeq_epi32(_mm256_and_si256(_mm256_set1_epi32((int)bits),
-								      bit), bit));
-}
 #endif
 
 /*
@@ -314,6 +294,7 @@ static inline void input_cols(const float *t, const float *x4, const float *x5,
 	bt6v(e0, e1, e2, e3, e4, e5, o, ld);
 }
 
+#if VW == 16 /* F(2x2) at avx512 only (winograd.c) */
 /* input_cols() for F(2x2): tile j's four values are t[2 j .. 2 j + 3], columns 2 and 3 as 4 and 5 there */
 static inline void input_cols2(const float *t, const float *x2, const float *x3,
 			       const int32_t *brk, bool any, float *o, int64_t ld)
@@ -330,6 +311,7 @@ static inline void input_cols2(const float *t, const float *x2, const float *x3,
 	}
 	bt4v(e0, e1, e2, e3, o, ld);
 }
+#endif
 
 /* The input transform of F(F x F, 3x3), F 4 or 2 (the tiles F apart, F + 2 wide). */
 static inline __attribute__((always_inline)) void
@@ -396,9 +378,11 @@ input_tiles(const struct ert_wino_tiles *t, int64_t c0, int64_t c1, float *v, co
 					if (F == 4)
 						input_cols(rows[row] + 4 * j, x45[0][row] + j,
 							   x45[1][row] + j, brk + j, any[j / VW], o, ld);
+#if VW == 16
 					else
 						input_cols2(rows[row] + 2 * j, x45[0][row] + j,
 							    x45[1][row] + j, brk + j, any[j / VW], o, ld);
+#endif
 				}
 				/*
 				 * else from tmp: panels half a vector wide (MR 8 at
