@@ -138,13 +138,6 @@ static int64_t now_ns(void)
 	return (int64_t)t.tv_sec * 1000000000 + t.tv_nsec;
 }
 
-static inline void cpu_relax(void)
-{
-#if defined(__x86_64__) || defined(__i386__)
-	__builtin_ia32_pause();
-#endif
-}
-
 /* Spin until *@v differs from @old or SPIN_NS pass; true if it changed. */
 static bool spin_while_u64(atomic_uint_fast64_t *v, uint64_t old, atomic_bool *quit)
 {
@@ -161,7 +154,7 @@ static bool spin_while_u64(atomic_uint_fast64_t *v, uint64_t old, atomic_bool *q
 			else if (t > end)
 				return false;
 		}
-		cpu_relax();
+		ert_cpu_relax();
 	}
 }
 
@@ -331,7 +324,7 @@ void ert_parallel_for(struct ert_threadpool *p, int64_t n, int64_t grain,
 				break;
 			}
 		}
-		cpu_relax();
+		ert_cpu_relax();
 	}
 #ifdef ERT_POOL_STATS
 	int64_t t_end = now_ns();

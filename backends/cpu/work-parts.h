@@ -25,6 +25,14 @@ struct ert_work_part {
 	_Alignas(64) atomic_uint_fast64_t lohi;
 };
 
+/* In a loop that spins on what another thread will write: a pause for the core. */
+static inline void ert_cpu_relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	__builtin_ia32_pause();
+#endif
+}
+
 /* Most items a job can be cut into (they are counted in 32 bits). */
 #define ERT_WORK_ITEMS_MAX UINT32_MAX
 

@@ -61,13 +61,6 @@ const struct ert_sgemm_kernel *ert_sbgemm_kernel_for(enum ert_cpu_isa isa)
 	return isa >= ERT_ISA_AMX ? &bf16_kernels[1] : &bf16_kernels[0];
 }
 
-static inline void cpu_relax(void)
-{
-#if defined(__x86_64__) || defined(__i386__)
-	__builtin_ia32_pause();
-#endif
-}
-
 static int64_t min64(int64_t a, int64_t b)
 {
 	return a < b ? a : b;
@@ -367,7 +360,7 @@ static const float *a_lazy_block(struct sgemm_job *job, int64_t m0, int64_t k0)
 				if (claim_a_unit(job, v))
 					pack_a_unit(job, v);
 			while (atomic_load_explicit(&job->a_state[u], memory_order_acquire) != A_PACKED)
-				cpu_relax();
+				ert_cpu_relax();
 		}
 	}
 	return job->d->a_shared + k0 * job->mpad + m0 * min64(job->kc, job->d->k - k0);
