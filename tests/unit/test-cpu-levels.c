@@ -1217,6 +1217,74 @@ ERT_TEST(sgemm_shared_a)
 	ert_threadpool_destroy(pool);
 }
 
+/*
+ * A shared A of more K blocks than the lazy packing keeps state for
+ * (ERT_SGEMM_A_UNITS_MAX): A is packed first, in a pass of its own, and the
+ * tiles step into it. 9 rows (tiles of all rows; an edge row panel at every
+ * level), K one block past the limit (a short last block), N two panels
+ * and an edge: the bits of the run that packs A per tile, on 1 and 2
+ * threads, and A is in a_shared afterwards.
+ */
+ERT_TEST(sgemm_shared_a_past_units)
+{
+	struct ert_threadpool *pool = ert_threadpool_create(2);
+	enum ert_cpu_isa best = ert_cpu_isa_best();
+	const int64_t m = 9;
+	uint32_t seed = 7;
+
+	REQUIRE(pool != NULL);
+	for (int isa = ERT_ISA_SCALAR; isa <= (int)best; isa++) {
+		const struct ert_sgemm_kernel *kern = ert_sgemm_kernel_for((enum ert_cpu_isa)isa);
+		const int64_t kc = kern->kc < ERT_SGEMM_KC ? kern->kc : ERT_SGEMM_KC;
+		const int64_t k = ERT_SGEMM_A_UNITS_MAX * kc + kc / 2, n = 2 * kern->nr + 5;
+		size_t ws_size = ert_sgemm_workspace(2, m, n, k);
+		float *a = malloc(sizeof(float) * (size_t)(m * k));
+		float *b = malloc(sizeof(float) * (size_t)(k * n));
+		float *pb = malloc(sizeof(float) * ert_sgemm_packed_b_floats(k, n, kern->nr));
+		float *shared = aligned_alloc(64, (ert_sgemm_shared_a_floats(m, k) * sizeof(float) +
+						   63) & ~(size_t)63);
+		float *c1 = malloc(sizeof(float) * (size_t)(m * n));
+		float *c2 = malloc(sizeof(float) * (size_t)(m * n));
+		void *ws = malloc(ws_size);
+
+		REQUIRE(a && b && pb && shared && c1 && c2 && ws);
+		for (int64_t i = 0; i < m * k; i++)
+			a[i] = frand_r(&seed);
+		for (int64_t i = 0; i < k * n; i++)
+			b[i] = frand_r(&seed);
+		ert_sgemm_pack_b(b, n, 1, k, n, kern->nr, pb);
+		for (uint32_t threads = 1; threads <= 2; threads++) {
+			struct ert_sgemm_desc d = {
+				.kern = kern, .m = m, .n = n, .k = k, .batch = 1,
+				.a = a, .a_rs = k, .a_cs = 1, .b_packed = pb,
+				.c = c1, .ldc = n, .alpha = 1.0f,
+			};
+
+			ert_sgemm_run(pool, threads, &d, ws, ws_size);
+			d.c = c2;
+			d.a_shared = shared;
+			for (size_t i = 0; i < ert_sgemm_shared_a_floats(m, k); i++)
+				shared[i] = NAN;
+			memset(c2, 0, sizeof(float) * (size_t)(m * n));
+			ert_sgemm_run(pool, threads, &d, ws, ws_size);
+			CHECK(shared[0] == a[0] && shared[1] == a[k]);
+			if (memcmp(c1, c2, sizeof(float) * (size_t)(m * n))) {
+				fprintf(stderr, "%s, K %lld, %u threads: A packed first differs\n",
+					kern->name, (long long)k, threads);
+				*ert_test_failed_ = 1;
+			}
+		}
+		free(a);
+		free(b);
+		free(pb);
+		free(shared);
+		free(c1);
+		free(c2);
+		free(ws);
+	}
+	ert_threadpool_destroy(pool);
+}
+
 /* A pack_b callback for sgemm_shared_b: B(p, j) = src[p * n + j], as ert_sgemm_pack_b_strided. */
 struct shared_b_src {
 	const float *b;
@@ -1440,5 +1508,6 @@ ERT_TEST_MAIN(ERT_TEST_ENTRY(conv_every_level), ERT_TEST_ENTRY(conv_winograd_var
 	      ERT_TEST_ENTRY(matmul_perm_every_level), ERT_TEST_ENTRY(matmul_bias_checked),
 	      ERT_TEST_ENTRY(gemm_every_level), ERT_TEST_ENTRY(gemm_ukernel_edges),
 	      ERT_TEST_ENTRY(sgemm_pack_every_level),
-	      ERT_TEST_ENTRY(sgemm_shared_a), ERT_TEST_ENTRY(sgemm_shared_b), ERT_TEST_ENTRY(sgemm_workspace_bounds),
+	      ERT_TEST_ENTRY(sgemm_shared_a),
+	      ERT_TEST_ENTRY(sgemm_shared_a_past_units), ERT_TEST_ENTRY(sgemm_shared_b), ERT_TEST_ENTRY(sgemm_workspace_bounds),
 	      ERT_TEST_ENTRY(session_level_choice), ERT_TEST_ENTRY(bad_env_level_refused))

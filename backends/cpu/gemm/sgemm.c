@@ -189,13 +189,6 @@ size_t ert_sbgemm_packed_words(int64_t rows, int64_t k, int panel)
 	return (size_t)(round_up(rows, panel) * ((k + 1) / 2));
 }
 
-/*
- * Most units of a lazily packed A (row tiles x K blocks, sgemm_job.a_lazy):
- * 197 x 1536 at avx512 is 12, 4096 x 4096 is 32 x 16 = 512. Past it, A is
- * packed first, in a parallel_for of its own.
- */
-#define A_UNITS_MAX 512
-
 struct sgemm_job {
 	const struct ert_sgemm_desc *d;
 	const struct ert_sgemm_kernel *kern;
@@ -231,7 +224,7 @@ struct sgemm_job {
 	 */
 	bool a_lazy;
 	int64_t kblocks, mpad;
-	atomic_int a_state[A_UNITS_MAX]; /* (last: not cleared beyond the units used) */
+	atomic_int a_state[ERT_SGEMM_A_UNITS_MAX]; /* (last: not cleared beyond the units used) */
 };
 
 enum { A_UNPACKED, A_PACKING, A_PACKED };
@@ -817,7 +810,7 @@ void ert_sgemm_run(struct ert_threadpool *pool, uint32_t threads, const struct e
 			d->batch == 1 && job.nt > 1 && lanes > 1 && d->k > 0)) {
 		int64_t kblocks = (d->k + job.kc - 1) / job.kc;
 
-		if (job.mt * kblocks <= A_UNITS_MAX) {
+		if (job.mt * kblocks <= ERT_SGEMM_A_UNITS_MAX) {
 			job.a_lazy = true;
 			job.kblocks = kblocks;
 			job.mpad = round_up(d->m, MR);

@@ -30,6 +30,12 @@
  * Zen 3 (3x3/2 256 -> 256 at 28x28, 2.2 MiB: 36 -> 46 GFLOP/s at avx2).
  */
 #define ERT_SGEMM_SHARED_B_MAX (4 << 20)
+/*
+ * Most units of an A packed lazily into ert_sgemm_desc.a_shared (row tiles x
+ * K blocks): 197 x 1536 at avx512 is 12, 4096 x 4096 is 32 x 16 = 512. Past
+ * it, A is packed first, in a parallel_for of its own.
+ */
+#define ERT_SGEMM_A_UNITS_MAX 512
 
 /* What the micro-kernel does with its block of C once the K loop is done. */
 struct ert_sgemm_epi {
