@@ -373,6 +373,61 @@ ERT_TEST(conv_smallplane_every_level)
 }
 
 /*
+ * The small-plane rule's limits, asked directly (no tensors): a 7x7 output
+ * is taken and a 9x8 one (72 pixels) is not; and the gather's 32-bit
+ * offsets: a 1x1/7724 conv onto 7x7 from a 46340 x 46340 input plane
+ * (88047 floats under INT32_MAX) is taken, from 46341 x 46341 (4634 floats
+ * past it) it is not, at every SIMD level. 64 channels in, 512 out: fewer
+ * padded products swapped at either level's register block.
+ */
+ERT_TEST(conv_smallplane_rule_limits)
+{
+	static const struct {
+		int64_t ih, iw, stride, oh, ow;
+		bool take;
+	} cases[] = {
+		{ 7, 7, 1, 7, 7, true },
+		{ 9, 8, 1, 9, 8, false },
+		{ 46340, 46340, 7724, 7, 7, true },
+		{ 46341, 46341, 7724, 7, 7, false },
+	};
+	enum ert_cpu_isa best = ert_cpu_isa_best();
+	int asked = 0;
+
+	for (int isa = ERT_ISA_AVX2; isa <= (int)best; isa++) {
+		const struct ert_cpu cpu = {
+			.isa = (enum ert_cpu_isa)isa, .num_threads = 1,
+			.gemm = ert_sgemm_kernel_for((enum ert_cpu_isa)isa),
+		};
+
+		for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+			const struct ert_conv_geom g = {
+				.nsp = 2,
+				.in = { cases[i].ih, cases[i].iw, 1 },
+				.k = { 1, 1, 1 },
+				.stride = { cases[i].stride, cases[i].stride, 1 },
+				.dil = { 1, 1, 1 },
+				.out = { cases[i].oh, cases[i].ow, 1 },
+				.win = { 1, 1, 1 },
+			};
+			bool took = ert_conv_sp_kernel(&cpu, &g, 64, 512) != NULL;
+
+			if (took != (cases[i].take && cases[i].oh * cases[i].ow <=
+						    ERT_CONV_SP_MAX_PIXELS)) {
+				fprintf(stderr, "%s: %lld x %lld -> %lld x %lld %s\n",
+					ert_cpu_isa_name((enum ert_cpu_isa)isa),
+					(long long)cases[i].ih, (long long)cases[i].iw,
+					(long long)cases[i].oh, (long long)cases[i].ow,
+					took ? "taken" : "refused");
+				*ert_test_failed_ = 1;
+			}
+			asked++;
+		}
+	}
+	CHECK(asked > 0 || best < ERT_ISA_AVX2);
+}
+
+/*
  * ert_conv_sp_run() called directly, on 1 and 2 threads, on planes the rule
  * leaves to the old path by default (14x14 = 196 pixels, 16x16 = 256), so
  * that the swapped path is held to the scalar reference there too, for
@@ -1501,6 +1556,7 @@ ERT_TEST(bad_env_level_refused)
 
 ERT_TEST_MAIN(ERT_TEST_ENTRY(conv_every_level), ERT_TEST_ENTRY(conv_winograd_variant),
 	      ERT_TEST_ENTRY(conv_smallplane_every_level),
+	      ERT_TEST_ENTRY(conv_smallplane_rule_limits),
 	      ERT_TEST_ENTRY(conv_smallplane_run_direct), ERT_TEST_ENTRY(conv_stem_every_level),
 	      ERT_TEST_ENTRY(conv_residual_every_level),
 	      ERT_TEST_ENTRY(conv_residual_checked), ERT_TEST_ENTRY(matmul_every_level),
