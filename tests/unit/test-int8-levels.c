@@ -83,6 +83,17 @@ static const struct conv_case conv_cases[] = {
 	{ "3x3 stride 2, wide rows", 2, 1, 5, 9, 1, { 7, 83 }, { 3, 3 }, { 2, 2 }, { 1, 1 },
 	  { 1, 1, 1, 1 }, U8X | FIXED },
 	{ "1-D stride 2, long row", 1, 1, 4, 8, 1, { 100 }, { 3 }, { 2 }, { 1 }, { 0, 0 }, PER_CH },
+	/* channels by fours: B packed in tap-major quads from the interleaved input */
+	{ "3x3 stride 2, wide rows, 8 channels", 2, 1, 8, 20, 1, { 9, 83 }, { 3, 3 }, { 2, 2 },
+	  { 1, 1 }, { 1, 1, 1, 1 }, U8X | FIXED | PER_CH },
+	{ "3x3 stride 2, asymmetric pads, 4 channels, uint8 weights", 2, 2, 4, 17, 1, { 15, 13 },
+	  { 3, 3 }, { 2, 2 }, { 1, 1 }, { 0, 1, 1, 2 }, U8W | WZP | PER_CH },
+	{ "3x3 dilation 2, 12 channels", 2, 1, 12, 9, 1, { 12, 12 }, { 3, 3 }, { 1, 1 }, { 2, 2 },
+	  { 2, 2, 2, 2 }, PER_CH | FIXED | CLAMP | U8Y },
+	{ "5x5 stride 3, 8 channels, groups 2", 2, 1, 16, 10, 2, { 23, 61 }, { 5, 5 }, { 3, 3 },
+	  { 1, 1 }, { 2, 2, 2, 2 }, PER_CH | FIXED | WZP },
+	{ "3x3, a row longer than the panels", 2, 1, 8, 24, 1, { 5, 131 }, { 3, 3 }, { 1, 1 },
+	  { 1, 1 }, { 1, 1, 1, 1 }, FIXED },
 };
 
 /*

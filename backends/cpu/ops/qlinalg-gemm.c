@@ -86,9 +86,13 @@ struct lane_layout {
 	size_t b, cs, t, a, rs, c, rows, total;
 };
 
+static size_t tap4_bytes(const struct iconv_job *j, int64_t nc);
+
 static void lane_layout(const struct ert_qgemm_kernel *k, int64_t K, int64_t nc, int64_t m,
-			int64_t kk, struct lane_layout *l)
+			int64_t kk, const struct iconv_job *j, struct lane_layout *l)
 {
+	size_t im;
+
 	int64_t ar = a_rows(k, K, m);
 	size_t off = 0;
 
@@ -105,19 +109,23 @@ static void lane_layout(const struct ert_qgemm_kernel *k, int64_t K, int64_t nc,
 	l->c = off;
 	off += rup64((size_t)min64(C_ROWS, rup(m, k->mr)) * TILE_LD * sizeof(int32_t));
 	l->rows = off;
-	off += kk ? rup64((size_t)(im2col_chans(kk, K / kk, nc) * kk * nc)) : 0;
+	im = kk ? rup64((size_t)(im2col_chans(kk, K / kk, nc) * kk * nc)) : 0;
+	/* or the tile's input rows, channels interleaved by four (pack_tap4()) */
+	if (kk && j && tap4_bytes(j, nc) > im)
+		im = tap4_bytes(j, nc);
+	off += im;
 	l->total = off;
 }
 
 /* The largest slot any level's kernel needs for M x K times K x n. */
-static size_t max_slot(int64_t m, int64_t K, int64_t n, int64_t kk)
+static size_t max_slot(int64_t m, int64_t K, int64_t n, int64_t kk, const struct iconv_job *j)
 {
 	size_t most = 0;
 
 	for (int i = 0; ert_qgemm_kernels[i]; i++) {
 		struct lane_layout l;
 
-		lane_layout(ert_qgemm_kernels[i], K, tile_cols(ert_qgemm_kernels[i], K, n), m, kk,
+		lane_layout(ert_qgemm_kernels[i], K, tile_cols(ert_qgemm_kernels[i], K, n), m, kk, j,
 			    &l);
 		most = l.total > most ? l.total : most;
 	}
@@ -232,6 +240,7 @@ struct qconv {
 	int64_t osz;              /* output element bytes */
 	bool w_u8, need_cs, direct;
 	bool res_epi;             /* the fused residual in the epilogue (fixed rule) */
+	bool tap4;                /* B in tap-major quads (pack_tap4()) */
 	uint8_t xflip, xpad;      /* x's flip to unsigned; its zero point's byte (padding) */
 	int32_t bz;               /* x's zero point in packed units */
 	const int32_t *cadd, *naz, *mult, *shift; /* conv_tables() */
@@ -267,12 +276,48 @@ static bool conv_direct(const struct ert_conv_geom *g)
 	return true;
 }
 
+/*
+ * Tap-major quads (pack_tap4()): a 2D convolution through im2col whose
+ * group has a multiple of 4 input channels. K4 step (ci / 4) * kk + tap
+ * then holds channels ci .. ci + 3 of one tap, four bytes of one input
+ * pixel once the input rows are interleaved by four channels. The weights
+ * follow (ERT_QGEMM_KEY_TAP4; for 1x1 the orders are the same).
+ */
+static bool conv_tap4(const struct iconv_job *j)
+{
+	const struct ert_conv_geom *g = &j->g;
+
+	return j->cin_g % 4 == 0 && g->k[0] == 1 && g->in[0] == 1 && g->out[0] == 1 &&
+	       !conv_direct(g);
+}
+
+/* Output rows a tile of @nc pixels touches, and the input rows they read. */
+static int64_t tap4_out_rows(const struct ert_conv_geom *g, int64_t nc)
+{
+	return min64(g->out[1], (nc + g->out[2] - 1) / g->out[2] + 1);
+}
+
+static int64_t tap4_in_rows(const struct ert_conv_geom *g, int64_t nc)
+{
+	return min64(g->in[1], (tap4_out_rows(g, nc) - 1) * g->stride[1] +
+				       (g->k[1] - 1) * g->dil[1] + 1);
+}
+
+/* A lane's bytes of interleaved input rows for a tile of @nc pixels; 0 when not tap-major. */
+static size_t tap4_bytes(const struct iconv_job *j, int64_t nc)
+{
+	if (!conv_tap4(j))
+		return 0;
+	/* and 64 bytes past the end, which the stride-2 copies may load */
+	return rup64((size_t)(j->cin_g * tap4_in_rows(&j->g, nc) * j->g.in[2]) + 64);
+}
+
 size_t ert_qconv_gemm_workspace(const struct iconv_job *j, uint32_t lanes)
 {
 	if (!conv_usable(j))
 		return 0;
 	return conv_tables(j->m) +
-	       max_slot(j->m_g, j->cin_g * j->kk, j->out_sp, conv_direct(&j->g) ? 0 : j->kk) *
+	       max_slot(j->m_g, j->cin_g * j->kk, j->out_sp, conv_direct(&j->g) ? 0 : j->kk, j) *
 		       (lanes < 1 ? 1 : lanes);
 }
 
@@ -297,6 +342,10 @@ ert_status ert_qconv_gemm_prepare(struct ert_cpu *cpu, struct ert_exec *x,
 		.fmt = ert_qgemm_key_fmt(k, j->w->dtype == ERT_DTYPE_UINT8),
 	};
 
+	if (conv_tap4(j) && j->kk > 1) {
+		key.cs = j->kk;
+		key.fmt |= ERT_QGEMM_KEY_TAP4;
+	}
 	st = ert_cpu_pack_get(cpu, &key, &pk);
 	if (st != ERT_OK)
 		ert_node_fail(x->node, err, st, "out of memory packing weights");
@@ -501,6 +550,145 @@ static void im2col_tile(uint8_t *dst, const uint8_t *xg, const struct iconv_job 
 	}
 }
 
+/*
+ * Four rows of @n bytes interleaved into @n quads at @dst, each byte xor-ed
+ * with @flip: 16 quads at a time, the tail one at a time.
+ */
+static void interleave4(uint8_t *restrict dst, const uint8_t *const r[4], int64_t n, uint8_t flip)
+{
+	const __m128i f = _mm_set1_epi8((char)flip);
+	int64_t c = 0;
+
+	for (; c + 16 <= n; c += 16) {
+		__m128i a = _mm_xor_si128(_mm_loadu_si128((const __m128i *)(r[0] + c)), f);
+		__m128i b = _mm_xor_si128(_mm_loadu_si128((const __m128i *)(r[1] + c)), f);
+		__m128i cc = _mm_xor_si128(_mm_loadu_si128((const __m128i *)(r[2] + c)), f);
+		__m128i d = _mm_xor_si128(_mm_loadu_si128((const __m128i *)(r[3] + c)), f);
+		__m128i ab0 = _mm_unpacklo_epi8(a, b), ab1 = _mm_unpackhi_epi8(a, b);
+		__m128i cd0 = _mm_unpacklo_epi8(cc, d), cd1 = _mm_unpackhi_epi8(cc, d);
+		uint8_t *o = dst + 4 * c;
+
+		_mm_storeu_si128((__m128i *)o, _mm_unpacklo_epi16(ab0, cd0));
+		_mm_storeu_si128((__m128i *)(o + 16), _mm_unpackhi_epi16(ab0, cd0));
+		_mm_storeu_si128((__m128i *)(o + 32), _mm_unpacklo_epi16(ab1, cd1));
+		_mm_storeu_si128((__m128i *)(o + 48), _mm_unpackhi_epi16(ab1, cd1));
+	}
+	for (; c < n; c++)
+		for (int t = 0; t < 4; t++)
+			dst[4 * c + t] = r[t][c] ^ flip;
+}
+
+/*
+ * @n 4-byte words src[0], src[sw], ... (words): a copy, the even words
+ * (SSE2 shuffles, four from 32 bytes), or one at a time.
+ */
+static void copy_words(uint8_t *restrict dst, const uint8_t *restrict src, int64_t n, int64_t sw)
+{
+	int64_t c = 0;
+
+	if (sw == 1) {
+		copy_run(dst, src, 4 * n);
+		return;
+	}
+	if (sw == 2) {
+		/* loads words 2c .. 2c + 7, inside the run's 2n - 1 while c + 4 < n */
+		for (; c + 4 < n; c += 4) {
+			__m128 lo = _mm_loadu_ps((const float *)(const void *)(src + 8 * c));
+			__m128 hi = _mm_loadu_ps((const float *)(const void *)(src + 8 * c + 16));
+
+			_mm_storeu_ps((float *)(void *)(dst + 4 * c),
+				      _mm_shuffle_ps(lo, hi, _MM_SHUFFLE(2, 0, 2, 0)));
+		}
+	}
+	for (; c < n; c++)
+		memcpy(dst + 4 * c, src + 4 * c * sw, 4);
+}
+
+/*
+ * B of a tile in tap-major quads (conv_tap4()), straight from the input:
+ * the input rows the tile reads, their channels interleaved by four
+ * (flipped) into the lane's slot once; then per run of output pixels
+ * along a row inside one panel, per channel quad and tap, the run's words
+ * copied into the panel's K4 step (padding: the zero point's word). One
+ * copy of 4 len bytes where im2col made four of len bytes and the packing
+ * interleaved them again; the quads' bytes are those of the im2col path.
+ */
+static void pack_tap4(const struct qconv *c, uint8_t *slot, const uint8_t *xg, int64_t p0,
+		      int64_t nc, uint8_t *bp, int32_t *cs)
+{
+	const struct iconv_job *j = c->j;
+	const struct ert_conv_geom *g = &j->g;
+	const int64_t OW = g->out[2], IH = g->in[1], IW = g->in[2];
+	const int64_t sh = g->stride[1], sw = g->stride[2], KH = g->k[1], KW = g->k[2];
+	const int64_t NR = ert_qgemm_nr(c->k), K4 = c->K4, c4n = j->cin_g / 4, kk = j->kk;
+	const int64_t oh0 = p0 / OW, oh1 = (p0 + nc - 1) / OW;
+	const int64_t y0 = oh0 * sh - g->pad_b[1] < 0 ? 0 : oh0 * sh - g->pad_b[1];
+	const int64_t y1 = min64(IH, oh1 * sh - g->pad_b[1] + (KH - 1) * g->dil[1] + 1);
+	const int64_t L = y1 > y0 ? (y1 - y0) * IW : 0;     /* bytes per channel */
+	const uint8_t pad = c->xpad ^ c->xflip;
+	uint8_t *x4 = slot + c->lay.rows;
+
+	for (int64_t c4 = 0; c4 < c4n && L > 0; c4++) {
+		const uint8_t *r[4];
+
+		for (int t = 0; t < 4; t++)
+			r[t] = xg + (4 * c4 + t) * j->in_sp + y0 * IW;
+		interleave4(x4 + c4 * L * 4, r, L, c->xflip);
+	}
+	for (int64_t p = p0; p < p0 + nc;) {
+		const int64_t ow = p % OW, oh = p / OW, col = p - p0, j0 = col / NR * NR;
+		const int64_t len = min64(min64(OW - ow, p0 + nc - p), j0 + NR - col);
+		const int64_t w = nc - j0 < NR ? rup(nc - j0, c->k->vc) : NR;
+		uint8_t *d0 = bp + j0 * K4 * 4 + (col - j0) * 4;
+
+		for (int64_t kh = 0, t = 0; kh < KH; kh++) {
+			int64_t iy = oh * sh - g->pad_b[1] + kh * g->dil[1];
+			bool in = iy >= 0 && iy < IH;
+
+			for (int64_t kw = 0; kw < KW; kw++, t++) {
+				int64_t ix0 = ow * sw - g->pad_b[2] + kw * g->dil[2], lo = 0, hi = -1;
+				const uint8_t *s = x4 + ((in ? iy - y0 : 0) * IW + ix0) * 4;
+
+				if (in) {
+					lo = ix0 >= 0 ? 0 : (-ix0 + sw - 1) / sw;
+					hi = IW - 1 - ix0 < 0 ? -1 : (IW - 1 - ix0) / sw;
+					hi = min64(hi, len - 1);
+				}
+				for (int64_t c4 = 0; c4 < c4n; c4++) {
+					uint8_t *d = d0 + (c4 * kk + t) * w * 4;
+
+					if (lo > hi) {
+						fill(d, pad, 4 * len);
+						continue;
+					}
+					fill(d, pad, 4 * lo);
+					copy_words(d + 4 * lo, s + c4 * L * 4 + 4 * lo * sw, hi - lo + 1,
+						   sw);
+					fill(d + 4 * (hi + 1), pad, 4 * (len - hi - 1));
+				}
+			}
+		}
+		p += len;
+	}
+	/* the last panel's columns past the tile, as ert_qgemm_pack_b_quad() leaves them */
+	const int64_t jl = (nc - 1) / NR * NR, wl = rup(nc - jl, c->k->vc);
+
+	for (int64_t q = 0; nc - jl < wl && q < K4; q++)
+		memset(bp + jl * K4 * 4 + (q * wl + nc - jl) * 4, 0, (size_t)(4 * (wl - nc + jl)));
+	if (!cs)
+		return;
+	for (int64_t j0 = 0; j0 < nc; j0 += NR) {
+		const int64_t w = nc - j0 < NR ? rup(nc - j0, c->k->vc) : NR, n = min64(NR, nc - j0);
+
+		for (int64_t q = 0; q < K4; q++) {
+			const uint8_t *b = bp + j0 * K4 * 4 + q * w * 4;
+
+			for (int64_t jj = 0; jj < n; jj++)
+				cs[j0 + jj] += b[4 * jj] + b[4 * jj + 1] + b[4 * jj + 2] + b[4 * jj + 3];
+		}
+	}
+}
+
 /* The rows of one lane's tile: image n, group gi, pixels from p0, rows from m0 of the group. */
 struct conv_rows {
 	const struct qconv *c;
@@ -564,7 +752,9 @@ static void qconv_item(const void *arg, int64_t it, uint32_t *slot)
 	 * chunk of channels at a time (whole K4 steps but for the last) packed
 	 * while the chunk is in L1.
 	 */
-	for (int64_t ci0 = 0; ci0 < j->cin_g; ci0 += c->im_ch) {
+	if (c->tap4)
+		pack_tap4(c, ws, xg, p0, nc, bp, cs);
+	for (int64_t ci0 = 0; !c->tap4 && ci0 < j->cin_g; ci0 += c->im_ch) {
 		const int64_t ci1 = min64(ci0 + c->im_ch, j->cin_g);
 		const int64_t r0 = ci0 * j->kk, r1 = ci1 * j->kk;
 		const uint8_t *src = xg + p0;
@@ -659,10 +849,13 @@ bool ert_qconv_gemm_run(struct ert_cpu *cpu, struct ert_exec *x, const struct ic
 	c.K = j->cin_g * j->kk;
 	c.K4 = ert_qgemm_k4(c.K);
 	c.w_u8 = j->w->dtype == ERT_DTYPE_UINT8;
-	if (pk && pk->key.fmt == ert_qgemm_key_fmt(k, c.w_u8)) {
+	if (pk && (pk->key.fmt & ~ERT_QGEMM_KEY_TAP4) == ert_qgemm_key_fmt(k, c.w_u8)) {
 		c.w_packed = (const uint8_t *)pk->data;
 		c.w_per = pk->stride * sizeof(float);
 	}
+	/* tap-major B where A is so (prepacked), or where the orders are the same (1x1) */
+	c.tap4 = conv_tap4(j) &&
+		 (j->kk == 1 || (c.w_packed && (pk->key.fmt & ERT_QGEMM_KEY_TAP4)));
 	for (int64_t m = 0; m < j->m && !c.need_cs; m++)
 		c.need_cs = ert_qlinalg_zp(j->wzp, m) != (c.w_u8 ? 128 : 0);
 	c.direct = conv_direct(&j->g);
@@ -697,7 +890,7 @@ bool ert_qconv_gemm_run(struct ert_cpu *cpu, struct ert_exec *x, const struct ic
 	c.mchunk = row_chunk(cpu, k, items, j->m_g);
 	c.nchunks = (j->m_g + c.mchunk - 1) / c.mchunk;
 	c.osz = (int64_t)ert_dtype_size(j->y->dtype);
-	lane_layout(k, c.K, c.nc, j->m_g, c.direct ? 0 : j->kk, &c.lay);
+	lane_layout(k, c.K, c.nc, j->m_g, c.direct ? 0 : j->kk, j, &c.lay);
 	epi_base(&c.base, j->qlinear, true, &j->qo);
 	c.res_epi = j->res && c.base.mode == ERT_QGEMM_OUT_FIXED && c.osz == 1;
 	c.base.res = c.res_epi ? j->res : NULL;
@@ -747,7 +940,7 @@ size_t ert_qmm_gemm_workspace(const struct imm_job *j, uint32_t lanes)
 {
 	if (!mm_usable_plan(j))
 		return 0;
-	return mm_tables(j->n) + max_slot(j->m, j->k, j->n, 0) * (lanes < 1 ? 1 : lanes);
+	return mm_tables(j->n) + max_slot(j->m, j->k, j->n, 0, NULL) * (lanes < 1 ? 1 : lanes);
 }
 
 static int64_t b_batches(const struct imm_job *j)
@@ -982,7 +1175,7 @@ bool ert_qmm_gemm_run(struct ert_cpu *cpu, struct ert_exec *x, const struct imm_
 	c.nchunks = (j->m + c.mchunk - 1) / c.mchunk;
 	c.arows = a_rows(k, j->k, j->m);
 	c.osz = (int64_t)ert_dtype_size(j->y->dtype);
-	lane_layout(k, j->k, c.nc, j->m, 0, &c.lay);
+	lane_layout(k, j->k, c.nc, j->m, 0, NULL, &c.lay);
 	*st = ert_qlinalg_run_lanes(cpu, x, skip + tsz, items * c.nchunks,
 				    (int64_t)(c.lay.total / sizeof(uint32_t)), qmm_item, &c, err);
 	return true;

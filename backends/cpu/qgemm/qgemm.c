@@ -186,6 +186,36 @@ void ert_qgemm_pack_a_block(const struct ert_qgemm_kernel *k, const void *a, boo
 	}
 }
 
+/*
+ * ert_qgemm_pack_a_block() for contiguous rows whose K = cin * kk columns
+ * go in tap-major quads (ERT_QGEMM_KEY_TAP4): quad (c4, tap) holds
+ * columns (4 c4 + t) * kk + tap, t < 4. Plan time only.
+ */
+static void pack_a_block_tap4(const struct ert_qgemm_kernel *k, const uint8_t *src, bool a_u8,
+			      int64_t rs, int64_t mr, int64_t K, int64_t kk, void *dst,
+			      int32_t *rowsum)
+{
+	const int64_t K4 = ert_qgemm_k4(K), steps = a_steps(k, K);
+	const uint8_t flip = a_u8 ? 0x80 : 0;
+	static const int8_t zero[4];
+
+	for (int i = 0; i < k->mr; i++) {
+		const uint8_t *row = src + i * rs;
+
+		for (int64_t q = i < mr ? K4 : 0; q < steps; q++)
+			put_quad(k, dst, q, i, zero);
+		rowsum[i] = i < mr ? row_sum_s8(row, flip, K) : 0;
+		for (int64_t q = 0; i < mr && q < K4; q++) {
+			int64_t c4 = q / kk, tap = q % kk;
+			int8_t v[4];
+
+			for (int t = 0; t < 4; t++)
+				v[t] = (int8_t)(row[(4 * c4 + t) * kk + tap] ^ flip);
+			put_quad(k, dst, q, i, v);
+		}
+	}
+}
+
 static int64_t round_up(int64_t v, int64_t to)
 {
 	return (v + to - 1) / to * to;
@@ -347,9 +377,13 @@ void ert_qgemm_entry_pack(const struct ert_cpu_pack_key *key, void *dst)
 		for (int64_t b = 0; b < nblk; b++) {
 			int64_t r0 = b * k->mr, mr = key->rows - r0;
 
-			ert_qgemm_pack_a_block(k, src + r0 * key->rs, u8, key->rs, key->cs,
-					       mr < k->mr ? mr : k->mr, key->cols, d + (size_t)b * blk,
-					       sums + r0);
+			mr = mr < k->mr ? mr : k->mr;
+			if (key->fmt & ERT_QGEMM_KEY_TAP4)
+				pack_a_block_tap4(k, src + r0 * key->rs, u8, key->rs, mr, key->cols,
+						  key->cs, d + (size_t)b * blk, sums + r0);
+			else
+				ert_qgemm_pack_a_block(k, src + r0 * key->rs, u8, key->rs, key->cs, mr,
+						       key->cols, d + (size_t)b * blk, sums + r0);
 		}
 	} else {
 		ert_qgemm_pack_b(k, src, !u8, key->rs, key->cs, key->rows, key->cols, d,

@@ -196,6 +196,15 @@ static inline size_t ert_qgemm_b_panel_offset(const struct ert_qgemm_kernel *k, 
  * Bytes per matrix (a multiple of 64), and the packing.
  */
 #define ERT_QGEMM_KEY_U8 0x100   /* source bytes are uint8 (else int8) */
+/*
+ * Q8A of a convolution's weights with the columns in tap-major quads: the
+ * source's column ci * kk + tap (kk = key->cs; the rows contiguous, cols a
+ * multiple of 4 kk) is packed column (ci / 4) * 4 kk + tap * 4 + ci % 4,
+ * so that K4 step (ci / 4) * kk + tap holds four channels of one tap
+ * (qlinalg-gemm.c packs B in that order straight from the input). The sums
+ * are over the same products, so the results are the same.
+ */
+#define ERT_QGEMM_KEY_TAP4 0x200
 size_t ert_qgemm_entry_bytes(const struct ert_cpu_pack_key *key);
 void ert_qgemm_entry_pack(const struct ert_cpu_pack_key *key, void *dst);
 /* key->fmt for @k (level index in the low byte) and a source of @u8 bytes. */
