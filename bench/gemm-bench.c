@@ -9,6 +9,7 @@
  *      bench/gemm-bench.c build/libedgert.a -lprotobuf-c -ljpeg -lpng16 -lz -lm \
  *      -lpthread -ldrm -lOpenCL -lvulkan -o build/gemm-bench
  *   build/gemm-bench [THREADS [NAME-PART]]     (NAME-PART: only layers whose name has it)
+ *   build/gemm-bench THREADS vitchain [RUNS [warm]]  (vit_s16's 48 linear layers in turn)
  *
  * One-thread figures are per CPU-second (process CPU time), N-thread ones per
  * wall-clock second, and also per CPU-second: on a busy machine the last one
@@ -222,6 +223,175 @@ static double ukernel_gflops(const struct ert_sgemm_kernel *k)
 	return 2.0 * (double)(reps * K * k->mr * k->nr) / s / 1e9;
 }
 
+/*
+ * vit_s16's linear layers in a model's order (12 blocks of qkv, proj, fc1
+ * with its bias and GELU, fc2 with its bias; each its own weights, 85 MB in
+ * all, so every layer's B comes from L3 or memory as in a model run, and
+ * its A is the C an earlier layer wrote), on @threads threads: the time of
+ * each kind of layer, summed over the blocks, per run (best and median of
+ * @runs; process CPU time at 1 thread, wall time otherwise). With @warm,
+ * each layer runs twice in a row and the second run is timed: its weights
+ * then come from L2 and L3, as in gemm-bench's single layers.
+ */
+struct chain_op {
+	struct ert_graph *g;
+	struct ert_exec x;
+	struct ert_value *in[3], *out[1];
+	bool cst[3];
+};
+
+static void chain_op_init(struct chain_op *o, struct ert_cpu *cpu, struct ert_value *a,
+			  struct ert_value *y, int64_t k, int64_t n, bool gelu)
+{
+	int64_t wd[2] = { k, n }, bd[1] = { n };
+	struct ert_value *w = calloc(1, sizeof(*w)), *b = calloc(1, sizeof(*b));
+	struct ert_err err;
+	int32_t in[3], out;
+
+	o->g = ert_graph_create();
+	in[0] = ert_graph_add_tensor(o->g, "a", ERT_DTYPE_FLOAT32, a->rank, a->dims);
+	in[1] = ert_graph_add_tensor(o->g, "w", ERT_DTYPE_FLOAT32, 2, wd);
+	in[2] = ert_graph_add_tensor(o->g, "b", ERT_DTYPE_FLOAT32, 1, bd);
+	out = ert_graph_add_tensor(o->g, "y", ERT_DTYPE_FLOAT32, -1, NULL);
+	int32_t ni = ert_graph_add_node(o->g, ERT_OP_MatMul, "mm", 3, in, 1, &out);
+	struct ert_node *node = &o->g->nodes[ni];
+
+	ert_node_set_attr_int(o->g, node, "ert.bias", 1);
+	if (gelu)
+		ert_node_set_attr_int(o->g, node, "ert.act", 8 /* ERT_ACT_GELU */);
+	*w = (struct ert_value){ .dtype = ERT_DTYPE_FLOAT32, .rank = 2 };
+	memcpy(w->dims, wd, sizeof(wd));
+	ert_value_finish(w);
+	*b = (struct ert_value){ .dtype = ERT_DTYPE_FLOAT32, .rank = 1 };
+	b->dims[0] = n;
+	ert_value_finish(b);
+	w->data = malloc(w->nbytes);
+	b->data = malloc(b->nbytes);
+	for (int64_t i = 0; i < w->numel; i++)
+		((float *)w->data)[i] = (float)((i * 7 + n) % 13 - 6) * 0.01f;
+	for (int64_t i = 0; i < n; i++)
+		((float *)b->data)[i] = (float)(i % 3) * 0.01f;
+
+	const struct ert_value *inv[3] = { a, w, b };
+
+	if (ert_cpu_eval_node(o->g, node, inv, 3, y, 1, &err) != ERT_OK) {
+		fprintf(stderr, "chain: %s\n", err.msg);
+		exit(1);
+	}
+	const struct ert_cpu_op *op = ert_cpu_op_find(ERT_OP_MatMul);
+
+	o->in[0] = a;
+	o->in[1] = w;
+	o->in[2] = b;
+	o->out[0] = y;
+	o->cst[0] = false;
+	o->cst[1] = o->cst[2] = true;
+	o->x = (struct ert_exec){ .graph = o->g, .node = node, .in = o->in, .out = o->out,
+				  .n_in = 3, .n_out = 1, .in_const = o->cst };
+	o->x.workspace_size = op->workspace(cpu, &o->x);
+	if (op->prepare)
+		op->prepare(cpu, &o->x, &err);
+}
+
+static void vit_chain(uint32_t threads, int runs, bool warm)
+{
+	enum { BLOCKS = 12, KINDS = 4 };
+	static const char *names[KINDS] = { "qkv 197x384x1152", "proj 197x384x384",
+					    "fc1+bias+gelu 197x384x1536", "fc2+bias 197x1536x384" };
+	static const int64_t kn[KINDS][2] = { { 384, 1152 }, { 384, 384 }, { 384, 1536 },
+					      { 1536, 384 } };
+	struct ert_cpu cpu = { .pool = ert_threadpool_create(threads), .num_threads = threads };
+	struct ert_err ierr;
+	struct ert_value v[4]; /* x 197x384, qkv 197x1152, h 197x1536, x2 197x384 */
+	int64_t cols[4] = { 384, 1152, 1536, 384 };
+	struct chain_op *ops = calloc(BLOCKS * KINDS, sizeof(*ops));
+	size_t ws_max = 0;
+	double (*t)[KINDS] = calloc((size_t)runs, sizeof(*t));
+	const struct ert_cpu_op *k = ert_cpu_op_find(ERT_OP_MatMul);
+	struct ert_err err;
+
+	if (ert_cpu_isa_choose(0, &cpu.isa, &ierr) != ERT_OK)
+		cpu.isa = ERT_ISA_SCALAR;
+	cpu.gemm = ert_sgemm_kernel_for(cpu.isa);
+	for (int i = 0; i < 4; i++) {
+		v[i] = (struct ert_value){ .dtype = ERT_DTYPE_FLOAT32, .rank = 3 };
+		v[i].dims[0] = 1;
+		v[i].dims[1] = 197;
+		v[i].dims[2] = cols[i];
+		ert_value_finish(&v[i]);
+		v[i].data = calloc(1, v[i].nbytes);
+		for (int64_t j = 0; j < v[i].numel; j++)
+			((float *)v[i].data)[j] = (float)(j % 7) * 0.1f;
+	}
+	for (int b = 0; b < BLOCKS; b++) {
+		struct chain_op *o = ops + b * KINDS;
+		struct ert_value y;
+
+		/* qkv: x -> qkv; proj: x2 -> x (the attention not run); fc1: x -> h; fc2: h -> x2 */
+		chain_op_init(&o[0], &cpu, &v[0], &y, 384, 1152, false);
+		free(y.data);
+		chain_op_init(&o[1], &cpu, &v[3], &y, 384, 384, false);
+		free(y.data);
+		chain_op_init(&o[2], &cpu, &v[0], &y, 384, 1536, true);
+		free(y.data);
+		chain_op_init(&o[3], &cpu, &v[2], &y, 1536, 384, false);
+		free(y.data);
+		o[0].out[0] = &v[1];
+		o[1].out[0] = &v[0];
+		o[2].out[0] = &v[2];
+		o[3].out[0] = &v[3];
+		for (int i = 0; i < KINDS; i++)
+			ws_max = o[i].x.workspace_size > ws_max ? o[i].x.workspace_size : ws_max;
+	}
+	void *ws = aligned_alloc(64, (ws_max + 63) / 64 * 64);
+
+	memset(ws, 0, (ws_max + 63) / 64 * 64);
+	bench_clock = threads == 1 ? CLOCK_PROCESS_CPUTIME_ID : CLOCK_MONOTONIC;
+	for (int r = -1; r < runs; r++) {
+		double acc[KINDS] = { 0 };
+
+		for (int i = 0; i < BLOCKS * KINDS; i++) {
+			ops[i].x.workspace = ws;
+			if (warm)
+				k->compute(&cpu, &ops[i].x, &err);
+			double t0 = now();
+
+			k->compute(&cpu, &ops[i].x, &err);
+			acc[i % KINDS] += now() - t0;
+		}
+		if (r >= 0)
+			memcpy(t[r], acc, sizeof(acc));
+	}
+	printf("vit chain, %u thread(s), %d runs: ms a run per kind (12 layers), best / median, "
+	       "GFLOP/s at the median\n", threads, runs);
+	double sum_best = 0, sum_med = 0;
+
+	for (int i = 0; i < KINDS; i++) {
+		double *col = malloc(sizeof(double) * (size_t)runs);
+
+		for (int r = 0; r < runs; r++)
+			col[r] = t[r][i];
+		for (int a = 0; a < runs; a++)
+			for (int b = a + 1; b < runs; b++)
+				if (col[b] < col[a]) {
+					double tmp = col[a];
+					col[a] = col[b];
+					col[b] = tmp;
+				}
+		double flops = 2.0 * 197 * (double)(kn[i][0] * kn[i][1]) * BLOCKS;
+
+		printf("  %-28s %7.3f / %7.3f ms  %6.1f GFLOP/s\n", names[i], 1e3 * col[0],
+		       1e3 * col[runs / 2], flops / col[runs / 2] / 1e9);
+		sum_best += col[0];
+		sum_med += col[runs / 2];
+		free(col);
+	}
+	printf("  %-28s %7.3f / %7.3f ms\n", "all", 1e3 * sum_best, 1e3 * sum_med);
+	ert_threadpool_destroy(cpu.pool);
+	free(t);
+	free(ws);
+}
+
 int main(int argc, char **argv)
 {
 	static const struct layer layers[] = {
@@ -269,6 +439,11 @@ int main(int argc, char **argv)
 	};
 	uint32_t threads = argc > 1 ? (uint32_t)atoi(argv[1]) : 2;
 	const char *only = argc > 2 ? argv[2] : NULL;
+
+	if (only && !strcmp(only, "vitchain")) {
+		vit_chain(threads, argc > 3 ? atoi(argv[3]) : 30, argc > 4 && !strcmp(argv[4], "warm"));
+		return 0;
+	}
 	bench_clock = CLOCK_PROCESS_CPUTIME_ID;
 	double ref = naive_gflops(256, 784, 256);
 

@@ -10,7 +10,8 @@
  * FMAs in the same order. (Variants for 2 and 4 rows too made this file
  * five times slower to build under the sanitizers, for rare shapes.) The
  * body is sgemm-ukernel-avx512.h's, shared with the small-plane
- * convolutions' prefetching copy.
+ * convolutions' prefetching copy; a full 8 x 48 block also prefetches the
+ * lines the driver gives it (ert_sgemm_epi.pf, sgemm.c's run_tile()).
  */
 #include "cpu/gemm/sgemm-ukernel-avx512.h"
 
@@ -18,5 +19,10 @@ void ert_f32_gemm_ukernel_8x48__avx512(int64_t kc, const float *a, const float *
 				       float *c, int64_t ldc, int64_t mr, int64_t nr,
 				       const struct ert_sgemm_epi *e)
 {
-	ert_sgemm_8x48_avx512(kc, a, b, ldb, c, ldc, mr, nr, e, NULL, 0);
+	/* a full block with the next B panel's lines to ask for (prefetch_b): the same FMAs */
+	if (e->pf_lines > 0 && nr > 32 && mr > 1)
+		ert_sgemm_8x48_avx512_body(3, 8, kc, a, b, ldb, c, ldc, mr, nr, e, e->pf,
+					   e->pf_lines);
+	else
+		ert_sgemm_8x48_avx512(kc, a, b, ldb, c, ldc, mr, nr, e, NULL, 0);
 }

@@ -54,6 +54,13 @@ struct ert_sgemm_epi {
 	 */
 	enum { ERT_EPI_NONE, ERT_EPI_RELU, ERT_EPI_CLIP } act;
 	float lo, hi;
+	/*
+	 * For a kernel with prefetch_b: @pf_lines 64-byte lines from @pf on
+	 * asked for towards L2, spread through the K loop (the driver's next B
+	 * panel); 0: none. Other kernels ignore them.
+	 */
+	const void *pf;
+	int64_t pf_lines;
 };
 
 /*
@@ -99,6 +106,11 @@ struct ert_sgemm_kernel {
 	 * Winograd F(4x4, 3x3) (measured faster on whole models).
 	 */
 	bool over_winograd;
+	/*
+	 * fn issues ert_sgemm_epi.pf_lines prefetches through its K loop, at
+	 * most one every other K step (the driver asks for no more than that).
+	 */
+	bool prefetch_b;
 	/*
 	 * The level's packing of A and B (fp32 kernels; the bf16 ones pack with
 	 * ert_sbgemm_pack_*): in-register transposes above scalar where A's
