@@ -173,6 +173,20 @@ static void run_tile(const struct tile *t, int64_t rows, tile_finish_fn finish, 
 			for (int64_t i0 = 0; i0 < rows; i0 += k->mr) {
 				int32_t *c = t->c + i0 * TILE_LD;
 
+				/*
+				 * the next row block's first K steps of A: the
+				 * kernels fetch A ahead within a call (AMX), and
+				 * the first steps of each call would wait a miss
+				 */
+				if (i0 + k->mr < rows) {
+					const char *na = (const char *)t->a +
+							 (size_t)(i0 / k->mr + 1) * t->a_blk +
+							 (size_t)k0 * step;
+					const int64_t nb = min64(kc, 32) * (int64_t)step;
+
+					for (int64_t o = 0; o < nb; o += 64)
+						_mm_prefetch(na + o, _MM_HINT_T0);
+				}
 				fn(kc, t->a + (size_t)(i0 / k->mr) * t->a_blk + (size_t)k0 * step,
 				   bp + k0 * bw * 4, bw, c, TILE_LD, k0 > 0);
 				if (last)
