@@ -295,54 +295,76 @@ ERT_TEST(conv_winograd_variant)
  * shape (sp) is one the rule's padded-work test takes at avx2 (6 x 16) and
  * avx512 (8 x 48) alike, then taken where the plane is within
  * ERT_CONV_SP_MAX_PIXELS (the 14x14 ones are not, by default: they check
- * that the old path keeps them), or one it must not take (groups).
+ * that the old path keeps them), or one it must not take (groups). At
+ * avx512 and up linalg-conv.c also takes planes of at most
+ * SP_AVX512_WINDOW_PIXELS (196) whose window is larger than 1x1 where the
+ * padded-work test at 8 x 48 passes and the window is at most 3x3 (sp512):
+ * odd planes and channel counts, a residual, and the shapes it must leave
+ * (1x1 and 4x4 windows, more padded work, 225 pixels).
  */
+#define SP_AVX512_WINDOW_PIXELS 196 /* linalg-conv.c's */
+
 ERT_TEST(conv_smallplane_every_level)
 {
 	static const struct {
 		struct conv_case c;
-		bool residual, sp;
+		bool residual, sp, sp512;
 	} cases[] = {
 		/* 7x7 (N = 49), output channels no multiple of either NR */
 		{ { "7x7 3x3 40->70, N = 49, ReLU", 1, 40, 7, 7, 70, 3, 3, 1, 1, 1, 1, { 1, 1, 1, 1 },
-		    1, true, 1, 0 }, false, true },
+		    1, true, 1, 0 }, false, true, false },
 		{ { "7x7 1x1 96->70, batch 3, Clip", 3, 96, 7, 7, 70, 1, 1, 1, 1, 1, 1, { 0 }, 1, true,
-		    2, 0 }, false, true },
+		    2, 0 }, false, true, false },
 		{ { "7x7 3x3 300->64, K past the K block, no bias", 1, 300, 7, 7, 64, 3, 3, 1, 1, 1, 1,
-		    { 1, 1, 1, 1 }, 1, false, 0, 0 }, false, true },
+		    { 1, 1, 1, 1 }, 1, false, 0, 0 }, false, true, false },
 		{ { "7x7 3x3 24->40, LeakyRelu (after the GEMM)", 2, 24, 7, 7, 40, 3, 3, 1, 1, 1, 1,
-		    { 1, 1, 1, 1 }, 1, true, 3, 0 }, false, true },
+		    { 1, 1, 1, 1 }, 1, true, 3, 0 }, false, true, false },
 		/* N = 1: a 1x1 image, every tap but the centre in the padding */
 		{ { "1x1 image 3x3 24->33, N = 1", 2, 24, 1, 1, 33, 3, 3, 1, 1, 1, 1, { 1, 1, 1, 1 }, 1,
-		    true, 1, 0 }, false, true },
+		    true, 1, 0 }, false, true, false },
 		{ { "1x7 image 3x3 16->50, N = 7", 1, 16, 1, 7, 50, 3, 3, 1, 1, 1, 1, { 1, 1, 1, 1 }, 1,
-		    true, 0, 0 }, false, true },
+		    true, 0, 0 }, false, true, false },
 		/* 14x14 (N = 196): 12 channels in keep it off Winograd */
 		{ { "14x14 3x3 12->47, N = 196", 1, 12, 14, 14, 47, 3, 3, 1, 1, 1, 1, { 1, 1, 1, 1 }, 1,
-		    true, 1, 0 }, false, true },
+		    true, 1, 0 }, false, true, true },
 		{ { "14x14 1x1 64->47, batch 2", 2, 64, 14, 14, 47, 1, 1, 1, 1, 1, 1, { 0 }, 1, true, 0,
-		    0 }, false, true },
+		    0 }, false, true, false },
 		/* stride 2 onto a 7x7 output */
 		{ { "14x14 3x3/2 20->37, output 7x7, Clip", 2, 20, 14, 14, 37, 3, 3, 2, 2, 1, 1,
-		    { 1, 1, 1, 1 }, 1, true, 2, 0 }, false, true },
+		    { 1, 1, 1, 1 }, 1, true, 2, 0 }, false, true, false },
 		{ { "14x14 1x1/2 33->64, output 7x7", 1, 33, 14, 14, 64, 1, 1, 2, 2, 1, 1, { 0 }, 1,
-		    true, 1, 0 }, false, true },
+		    true, 1, 0 }, false, true, false },
 		{ { "8x8 3x3 dilation 2, asymmetric pads, output 7x7", 1, 10, 8, 8, 40, 3, 3, 1, 1, 2, 2,
-		    { 2, 1, 1, 2 }, 1, true, 0, 0 }, false, true },
+		    { 2, 1, 1, 2 }, 1, true, 0, 0 }, false, true, false },
 		/* fused residual: act(conv + bias + residual) in the transposing pass */
 		{ { "7x7 3x3 24->40 + residual, ReLU", 2, 24, 7, 7, 40, 3, 3, 1, 1, 1, 1, { 1, 1, 1, 1 },
-		    1, true, 1, 0 }, true, true },
+		    1, true, 1, 0 }, true, true, false },
 		{ { "7x7 1x1 30->48 + residual, Clip", 1, 30, 7, 7, 48, 1, 1, 1, 1, 1, 1, { 0 }, 1, true,
-		    2, 0 }, true, true },
+		    2, 0 }, true, true, false },
 		{ { "14x14 3x3/2 16->37 + residual, LeakyRelu", 2, 16, 14, 14, 37, 3, 3, 2, 2, 1, 1,
-		    { 1, 1, 1, 1 }, 1, true, 3, 0 }, true, true },
+		    { 1, 1, 1, 1 }, 1, true, 3, 0 }, true, true, false },
 		{ { "7x7 3x3 24->40 + residual, no activation", 1, 24, 7, 7, 40, 3, 3, 1, 1, 1, 1,
-		    { 1, 1, 1, 1 }, 1, true, 0, 0 }, true, true },
+		    { 1, 1, 1, 1 }, 1, true, 0, 0 }, true, true, false },
 		/* the old path: groups, and a plane over any limit */
 		{ { "7x7 3x3 groups 3", 2, 12, 7, 7, 15, 3, 3, 1, 1, 1, 1, { 1, 1, 1, 1 }, 3, true, 1, 0 },
-		  false, false },
+		  false, false, false },
 		{ { "17x17 3x3/1 8->40 (289 pixels)", 1, 8, 17, 17, 40, 3, 3, 1, 1, 1, 1,
-		    { 1, 1, 1, 1 }, 1, true, 1, 0 }, false, false },
+		    { 1, 1, 1, 1 }, 1, true, 1, 0 }, false, false, false },
+		/* avx512's wider rule: stride 2 onto 11x11 (121) and 14x14 (196) */
+		{ { "22x22 3x3/2 7->90, output 11x11, batch 2, ReLU", 2, 7, 22, 22, 90, 3, 3, 2, 2, 1,
+		    1, { 1, 1, 1, 1 }, 1, true, 1, 0 }, false, false, true },
+		{ { "27x28 3x3/2 10->47 + residual, LeakyRelu, output 14x14", 2, 10, 27, 28, 47, 3, 3,
+		    2, 2, 1, 1, { 1, 1, 1, 1 }, 1, true, 3, 0 }, true, false, true },
+		{ { "28x28 3x3/2 20->300, K past the K block, output 14x14, no bias", 1, 20, 28, 28,
+		    300, 3, 3, 2, 2, 1, 1, { 1, 1, 1, 1 }, 1, false, 2, 0 }, false, false, true },
+		{ { "28x28 3x3/2 10->64, output 14x14 (more padded work swapped)", 1, 10, 28, 28, 64, 3,
+		    3, 2, 2, 1, 1, { 1, 1, 1, 1 }, 1, true, 1, 0 }, false, false, false },
+		{ { "28x28 1x1/2 16->47, output 14x14 (a 1x1 window)", 1, 16, 28, 28, 47, 1, 1, 2, 2, 1,
+		    1, { 0 }, 1, true, 1, 0 }, false, false, false },
+		{ { "30x30 3x3/2 8->47, output 15x15 (225 pixels)", 1, 8, 30, 30, 47, 3, 3, 2, 2, 1, 1,
+		    { 1, 1, 1, 1 }, 1, true, 1, 0 }, false, false, false },
+		{ { "56x56 4x4/4 16->47, output 14x14 (a window past 3x3)", 1, 16, 56, 56, 47, 4, 4, 4,
+		    4, 1, 1, { 0 }, 1, true, 0, 0 }, false, false, false },
 	};
 	enum ert_cpu_isa best = ert_cpu_isa_best();
 	int runs = 0;
@@ -360,8 +382,10 @@ ERT_TEST(conv_smallplane_every_level)
 		for (int isa = ERT_ISA_SCALAR; isa <= (int)best; isa++) {
 			const char *k = prepared_kernel(&o, (enum ert_cpu_isa)isa);
 			bool sp = k && strstr(k, "smallplane");
+			bool w512 = cases[i].sp512 && isa >= ERT_ISA_AVX512 &&
+				    oh * ow <= SP_AVX512_WINDOW_PIXELS;
 
-			if (sp != (want && isa > ERT_ISA_SCALAR)) {
+			if (sp != ((want || w512) && isa > ERT_ISA_SCALAR)) {
 				fprintf(stderr, "%s at %s: kernel %s\n", cc->name,
 					ert_cpu_isa_name((enum ert_cpu_isa)isa), k ? k : "(none)");
 				*ert_test_failed_ = 1;
