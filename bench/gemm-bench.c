@@ -11,6 +11,9 @@
  *   build/gemm-bench [THREADS [NAME-PART]]     (NAME-PART: only layers whose name has it)
  *   build/gemm-bench THREADS vitchain [RUNS [warm]]  (vit_s16's 48 linear layers in turn)
  *
+ * Each figure is the best of 5 timed runs, or of GEMM_BENCH_REPS (environment)
+ * runs: more on a loaded machine.
+ *
  * One-thread figures are per CPU-second (process CPU time), N-thread ones per
  * wall-clock second, and also per CPU-second: on a busy machine the last one
  * close to the 1-thread figure shows the threads add no work of their own.
@@ -170,7 +173,10 @@ static double conv_gflops(const struct layer *l, uint32_t threads, bool low)
 	double best = 1e30, best_cpu = 1e30;
 
 	bench_clock = threads == 1 ? CLOCK_PROCESS_CPUTIME_ID : CLOCK_MONOTONIC;
-	for (int rep = 0; rep < 5; rep++) {
+	const char *reps_env = getenv("GEMM_BENCH_REPS");
+	int reps = reps_env && atoi(reps_env) > 0 ? atoi(reps_env) : 5;
+
+	for (int rep = 0; rep < reps; rep++) {
 		double t0 = now(), c0 = cpu_now();
 
 		k->compute(&cpu, &x, &err);
