@@ -58,7 +58,14 @@ static size_t idx_count(const struct ert_conv_geom *g, int mr)
 struct sp_layout {
 	int32_t *idx;
 	float *a, *ct;
+	int64_t a_floats;            /* one copy of A, a multiple of 16 */
 };
+
+/* Copies of A: one a lane, each lane packing its own (see ert_conv_sp_run()). */
+static int64_t sp_a_copies(const struct ert_cpu *cpu)
+{
+	return ert_cpu_lanes(cpu);
+}
 
 static float *align64(void *p)
 {
@@ -74,7 +81,8 @@ static struct sp_layout sp_layout_of(const struct ert_cpu *cpu, const struct ert
 
 	l.idx = (int32_t *)(void *)align64(ws);
 	l.a = align64(l.idx + idx_count(g, k->mr));
-	l.ct = align64(l.a + ert_sgemm_packed_a_floats(n, c_in * kk, k->mr));
+	l.a_floats = (int64_t)ert_sgemm_packed_a_floats(n, c_in * kk, k->mr) + 16;
+	l.ct = align64(l.a + l.a_floats * sp_a_copies(cpu));
 	return l;
 }
 
@@ -87,7 +95,8 @@ size_t ert_conv_sp_workspace(const struct ert_cpu *cpu, const struct ert_conv_ge
 	if (!k)
 		return 0;
 	return 3 * 64 + idx_count(g, k->mr) * sizeof(int32_t) +
-	       (ert_sgemm_packed_a_floats(n, c_in * kk, k->mr) + (size_t)(n * m)) * sizeof(float);
+	       ((ert_sgemm_packed_a_floats(n, c_in * kk, k->mr) + 16) * (size_t)sp_a_copies(cpu) +
+		(size_t)(n * m)) * sizeof(float);
 }
 
 /* The input offset of every (panel, tap, row): the same for every channel and image. */
@@ -121,6 +130,8 @@ struct sp_job {
 	float *y;
 	const int32_t *idx;
 	float *pa, *ct;
+	int64_t a_floats;            /* from one copy of A to the next */
+	int64_t per_copy;            /* column items of a copy of A; 0: one A, packed before */
 	int64_t n, k, kk, in_sp;
 	int mr;
 	bool pointwise;
@@ -132,19 +143,18 @@ struct sp_job {
  * A panels [begin, end) of im2col^T: panel P holds pixels P*MR .. P*MR+MR-1
  * as K rows of MR floats (ert_sgemm_pack_a()'s layout), K = channel x tap.
  */
-static void sp_pack_a(void *arg, int64_t begin, int64_t end)
+static void sp_pack_panels(const struct sp_job *j, float *pa, int64_t begin, int64_t end)
 {
-	const struct sp_job *j = arg;
 	const int mr = j->mr;
 
 	if (j->pointwise) {
 		int64_t m0 = begin * mr, mc = (end * mr < j->n ? end * mr : j->n) - m0;
 
-		j->cpu->gemm->pack_a(j->x, 1, j->in_sp, m0, mc, 0, j->k, mr, j->pa + m0 * j->k);
+		j->cpu->gemm->pack_a(j->x, 1, j->in_sp, m0, mc, 0, j->k, mr, pa + m0 * j->k);
 		return;
 	}
 	for (int64_t pn = begin; pn < end; pn++) {
-		float *dst = j->pa + pn * mr * j->k;
+		float *dst = pa + pn * mr * j->k;
 		const int32_t *pidx = j->idx + pn * j->kk * mr;
 
 		if (mr == 8 && j->cpu->gemm->fn == ert_f32_gemm_ukernel_8x48__avx512) {
@@ -160,6 +170,13 @@ static void sp_pack_a(void *arg, int64_t begin, int64_t end)
 					dst[r] = ix[r] >= 0 ? plane[ix[r]] : 0.0f;
 		}
 	}
+}
+
+static void sp_pack_a(void *arg, int64_t begin, int64_t end)
+{
+	const struct sp_job *j = arg;
+
+	sp_pack_panels(j, j->pa, begin, end);
 }
 
 /* Columns of C^T a work item spans: one AVX-512 vector, a third of a 48-wide panel. */
@@ -220,6 +237,15 @@ static struct sp_piece sp_piece_at(int64_t c0, int64_t c_end, int nr)
  * Panels outer and all of K inner (each panel's weights one sequential
  * run), or the weights repacked K-block-major, without software prefetch,
  * were slower (2.2-2.3 ms): the hardware prefetchers do not run far enough.
+ *
+ * With j->per_copy, the range is lane (begin / per_copy)'s whole share and
+ * packs all of A first, into that lane's own copy: every range reads all of
+ * A, and with A packed once by both threads half of it came from the other
+ * core's cache. On Sapphire Rapids (2 threads, pool counters' fastest call)
+ * 3x3 512 -> 512 at 7x7 spent 684 us in this loop against 1080 us on one
+ * thread (1.58x) with a shared A; two one-thread processes each ran at full
+ * speed. Packing A twice costs a lane 46 us there instead of 23 plus a job
+ * (docs/performance.md, "Two threads (2026-11-27, ninth session)").
  */
 static void sp_gemm(void *arg, int64_t begin, int64_t end)
 {
@@ -229,7 +255,14 @@ static void sp_gemm(void *arg, int64_t begin, int64_t end)
 	const int64_t n = j->n, m = j->a->m, K = j->k, calls = (n + MR - 1) / MR;
 	const int64_t c_beg = begin * SP_COLS, c_end = end * SP_COLS < m ? end * SP_COLS : m;
 	const bool own = kern->fn == ert_f32_gemm_ukernel_8x48__avx512;
+	const float *pa = j->pa;
 
+	if (j->per_copy) {
+		float *mine = j->pa + begin / j->per_copy * j->a_floats;
+
+		sp_pack_panels(j, mine, 0, calls);
+		pa = mine;
+	}
 	for (int64_t k0 = 0; k0 < K; k0 += kern->kc) {
 		const int64_t kc = K - k0 < kern->kc ? K - k0 : kern->kc;
 		const bool last = k0 + kc >= K;
@@ -263,7 +296,7 @@ static void sp_gemm(void *arg, int64_t begin, int64_t end)
 			for (int64_t i = 0; i < n; i += MR) {
 				int64_t l0 = i / MR * share, l1 = l0 + share < lines ? l0 + share : lines;
 				const char *pf = nx ? (const char *)nx + l0 * 64 : NULL;
-				const float *ap = j->pa + i * K + k0 * MR;
+				const float *ap = pa + i * K + k0 * MR;
 				float *cp = j->ct + i * m + c0;
 				int64_t rows = n - i < MR ? n - i : MR;
 
@@ -297,7 +330,22 @@ void ert_conv_sp_run(const struct ert_cpu *cpu, const struct ert_conv_sp_args *a
 	struct sp_job job = {
 		.cpu = cpu, .a = a, .idx = l.idx, .pa = l.a, .ct = l.ct,
 		.n = n, .k = a->c_in * kk, .kk = kk, .in_sp = in_sp, .mr = mr,
+		.a_floats = l.a_floats,
 	};
+	const int64_t items = (a->m + SP_COLS - 1) / SP_COLS;
+	int64_t lanes = sp_a_copies(cpu), threads = ert_threadpool_size(cpu->pool);
+
+	if (lanes > threads)
+		lanes = threads;
+	if (lanes > items)
+		lanes = items;
+	/*
+	 * On two threads or more, each lane packs A for itself where A is at
+	 * least the input's size (not a strided 1x1, whose A is a quarter of
+	 * what it reads): see sp_gemm().
+	 */
+	if (lanes > 1 && round_up(n, mr) * job.k >= a->c_in * in_sp)
+		job.per_copy = (items + lanes - 1) / lanes;
 
 	/* ReLU and Clip are the epilogue's clamp unless a residual comes first */
 	if (!a->res && a->act.type == ERT_ACT_RELU)
@@ -316,7 +364,11 @@ void ert_conv_sp_run(const struct ert_cpu *cpu, const struct ert_conv_sp_args *a
 		job.x = a->x + img * a->c_in * in_sp;
 		job.y = a->y + img * a->m * n;
 		job.res = a->res ? a->res + img * a->m * n : NULL;
+		if (job.per_copy) {
+			ert_parallel_for(cpu->pool, items, job.per_copy, sp_gemm, &job);
+			continue;
+		}
 		ert_parallel_for(cpu->pool, (n + mr - 1) / mr, 1, sp_pack_a, &job);
-		ert_parallel_for(cpu->pool, (a->m + SP_COLS - 1) / SP_COLS, 1, sp_gemm, &job);
+		ert_parallel_for(cpu->pool, items, 1, sp_gemm, &job);
 	}
 }

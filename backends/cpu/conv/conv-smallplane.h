@@ -15,10 +15,12 @@
  * weights the next call reads, from inside its K loop), run by a loop of
  * this file's own; the bias is the column bias of their epilogue. im2col^T
  * is packed straight into the A panels the micro-kernel reads (no K x N
- * temporary), C^T goes to a scratch in the workspace, and each thread
- * transposes its columns into the NCHW output, adding a fused residual and
- * applying the activation there when there is one (act(conv + bias +
- * residual)); otherwise the micro-kernel's epilogue applies it.
+ * temporary; on two threads or more each thread packs its own copy, where
+ * A is at least the input's size), C^T goes to a scratch in the workspace,
+ * and each thread transposes its columns into the NCHW output, adding a
+ * fused residual and applying the activation there when there is one
+ * (act(conv + bias + residual)); otherwise the micro-kernel's epilogue
+ * applies it.
  *
  * Which layers take it: ert_conv_sp_kernel() (docs/cpu-kernels.md).
  */
