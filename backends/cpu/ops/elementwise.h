@@ -15,10 +15,30 @@
 /* Elements converted at a time through stack buffers (fp16/bf16, casts). */
 #define ERT_EW_CHUNK 256
 
-/* Run fn over [0, n) on the pool when n is large enough to be worth it. */
+/*
+ * Run fn over [0, n) on the pool when n is large enough to be worth it, in
+ * chunks of at least about ERT_EW_GRAIN elements, a multiple of 16 (whole
+ * 64-byte lines of float32: no line written by both threads, and the same
+ * vector / tail split as one call over [0, n)), as many as make whole rounds
+ * of the threads. With chunks of ERT_EW_GRAIN itself, vit_s16's residual
+ * Adds (197 x 384 = 4.6 grains) went out as 2 + 3 chunks on two threads,
+ * one of them 58 % of the work; and the thread that did a chunk was not the
+ * one whose rows the next LayerNorm gave it (docs/performance.md, "Two
+ * threads (2026-11-27, ninth session)").
+ */
 static inline void ert_ew_parallel(struct ert_cpu *cpu, int64_t n, ert_range_fn fn, void *arg)
 {
-	ert_parallel_for(cpu ? cpu->pool : NULL, n, ERT_EW_GRAIN, fn, arg);
+	struct ert_threadpool *pool = cpu ? cpu->pool : NULL;
+	int64_t t = ert_threadpool_size(pool), grain = ERT_EW_GRAIN;
+
+	if (t > 1 && n > grain) {
+		/* at most four chunks a thread, as ert_parallel_for() makes */
+		int64_t count = n / grain < 4 * t ? n / grain : 4 * t;
+
+		count = count < t ? t : count / t * t;
+		grain = ((n + count - 1) / count + 15) / 16 * 16;
+	}
+	ert_parallel_for(pool, n, grain, fn, arg);
 }
 
 /* ---- broadcasting (elementwise.c) ---- */
