@@ -23,14 +23,17 @@
 /*
  * Counters for studying how jobs split (a build option: make POOL_STATS=1):
  * per job function, how often it ran, its wall time, each thread's time
- * inside it, how late the first worker started and how long the caller
- * waited for the last one. Printed to stderr when the pool is destroyed.
+ * inside it, how late the first worker started, how long the caller
+ * waited for the last one, and its fastest call (on a machine shared with
+ * other work, the sums carry their time too). Printed to stderr when the
+ * pool is destroyed.
  */
 #define STAT_SLOTS 128
 #define STAT_THREADS 8
 struct pool_stat {
 	ert_range_fn fn;
 	uint64_t calls, serial, wall_ns, serial_ns, late_ns, join_ns;
+	uint64_t min_wall_ns, min_serial_ns; /* the fastest call: robust on a shared machine */
 	atomic_uint_fast64_t busy_ns[STAT_THREADS], chunks[STAT_THREADS];
 };
 #endif
@@ -89,10 +92,10 @@ static void stats_print(struct ert_threadpool *p)
 
 		if (!s->fn)
 			continue;
-		fprintf(stderr, "pool-stat fn=%p calls=%llu wall_us=%.1f serial=%llu serial_us=%.1f late_us=%.1f join_us=%.1f",
+		fprintf(stderr, "pool-stat fn=%p calls=%llu wall_us=%.1f serial=%llu serial_us=%.1f late_us=%.1f join_us=%.1f min_wall_us=%.2f min_serial_us=%.2f",
 			(void *)s->fn, (unsigned long long)s->calls, s->wall_ns / 1e3,
 			(unsigned long long)s->serial, s->serial_ns / 1e3, s->late_ns / 1e3,
-			s->join_ns / 1e3);
+			s->join_ns / 1e3, s->min_wall_ns / 1e3, s->min_serial_ns / 1e3);
 		for (unsigned t = 0; t <= p->num_workers && t < STAT_THREADS; t++)
 			fprintf(stderr, " busy%u_us=%.1f chunks%u=%llu", t,
 				atomic_load(&s->busy_ns[t]) / 1e3, t,
@@ -267,8 +270,12 @@ void ert_parallel_for(struct ert_threadpool *p, int64_t n, int64_t grain,
 			pthread_mutex_lock(&p->stat_lock);
 			struct pool_stat *s = stat_of(p, fn);
 
+			int64_t d = now_ns() - t0;
+
 			s->serial++;
-			s->serial_ns += now_ns() - t0;
+			s->serial_ns += d;
+			if (!s->min_serial_ns || (uint64_t)d < s->min_serial_ns)
+				s->min_serial_ns = d;
 			pthread_mutex_unlock(&p->stat_lock);
 			return;
 		}
@@ -331,6 +338,8 @@ void ert_parallel_for(struct ert_threadpool *p, int64_t n, int64_t grain,
 
 	p->cur->calls++;
 	p->cur->wall_ns += t_end - p->posted_ns;
+	if (!p->cur->min_wall_ns || (uint64_t)(t_end - p->posted_ns) < p->cur->min_wall_ns)
+		p->cur->min_wall_ns = t_end - p->posted_ns;
 	p->cur->join_ns += t_end - main_done;
 	if (atomic_load(&p->first_start_ns))
 		p->cur->late_ns += atomic_load(&p->first_start_ns) - p->posted_ns;
