@@ -2,6 +2,7 @@
 /* The CPU backend's thread pool: every index visited exactly once, any size. */
 #include <stdatomic.h>
 #include <stdlib.h>
+#include <time.h>
 
 #include <pthread.h>
 
@@ -60,6 +61,46 @@ ERT_TEST(many_jobs_in_a_row)
 	REQUIRE(pool);
 	for (int i = 0; i < 2000 && ok; i++)
 		ok = visit_all(pool, 1 + i % 97, 1);
+	CHECK(ok);
+	ert_threadpool_destroy(pool);
+}
+
+static void pause_us(long us)
+{
+	struct timespec t = { 0, us * 1000 };
+
+	nanosleep(&t, NULL);
+}
+
+/* Chunks of which the last item sleeps, so that the caller waits past its spin. */
+static void mark_slow_last(void *arg, int64_t begin, int64_t end)
+{
+	if (end == 64)
+		pause_us(300);
+	mark(arg, begin, end);
+}
+
+/*
+ * Jobs after pauses longer than a thread's spin (so the workers sleep and a
+ * post must wake them) and jobs that outlast the caller's spin (so it sleeps
+ * and the last worker must wake it): every index once, and none hangs.
+ */
+ERT_TEST(jobs_across_sleeps)
+{
+	struct ert_threadpool *pool = ert_threadpool_create(3);
+	int ok = 1;
+
+	REQUIRE(pool);
+	for (int i = 0; i < 60 && ok; i++) {
+		struct visit v = { calloc(64, sizeof(atomic_int)), 0 };
+
+		REQUIRE(v.hits);
+		pause_us(i % 3 * 100);
+		ert_parallel_for(pool, 64, 1, i % 2 ? mark_slow_last : mark, &v);
+		for (int64_t k = 0; ok && k < 64; k++)
+			ok = atomic_load(&v.hits[k]) == 1;
+		free(v.hits);
+	}
 	CHECK(ok);
 	ert_threadpool_destroy(pool);
 }
@@ -145,5 +186,6 @@ ERT_TEST(work_parts_every_item_once)
 }
 
 ERT_TEST_MAIN(ERT_TEST_ENTRY(every_index_once), ERT_TEST_ENTRY(many_jobs_in_a_row),
+	      ERT_TEST_ENTRY(jobs_across_sleeps),
 	      ERT_TEST_ENTRY(grain_bounds_chunks), ERT_TEST_ENTRY(work_parts_order),
 	      ERT_TEST_ENTRY(work_parts_every_item_once))
