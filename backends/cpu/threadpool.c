@@ -8,7 +8,12 @@
  * and then sleeps on a condition variable; the caller likewise spins
  * briefly for the last worker before it sleeps. Waking a sleeping thread
  * costs tens of microseconds per op, which was most of what two threads
- * lost against one on small ops.
+ * lost against one on small ops. Posting a job and finishing one take the
+ * mutex only when a thread sleeps (counted in sleepers / caller_sleeps):
+ * with both spinning, a job costs the cache lines of its fields, its parts
+ * and the counters, not the mutex's line going back and forth as well. An
+ * empty job on two threads (Sapphire Rapids, 200000 in a row) took 1.38-1.45
+ * us (median) with the mutex taken each time, 0.70-0.73 us without.
  */
 #include <stdatomic.h>
 #include <pthread.h>
@@ -39,12 +44,14 @@ struct pool_stat {
 #endif
 
 struct ert_threadpool {
-	pthread_mutex_t lock;    /* taken to change generation/quit and to sleep */
+	pthread_mutex_t lock;    /* taken to sleep, to wake a sleeper and to set quit */
 	pthread_cond_t wake;     /* workers wait here for a new generation */
 	pthread_cond_t done;     /* the caller waits here for pending == 0 */
-	atomic_uint_fast64_t generation; /* bumped (under lock) for each job */
+	atomic_uint_fast64_t generation; /* bumped for each job */
 	atomic_uint pending;     /* workers still inside the current job */
 	atomic_bool quit;
+	atomic_uint sleepers;    /* workers in (or about to enter) the wait on wake */
+	atomic_bool caller_sleeps; /* the caller is in (or about to enter) the wait on done */
 
 	ert_range_fn fn;
 	void *arg;
@@ -169,16 +176,24 @@ static void *worker_main(void *arg)
 
 	for (;;) {
 		if (!spin_while_u64(&p->generation, seen, &p->quit)) {
+			/*
+			 * sleepers goes up before generation is read again (both
+			 * seq_cst), and the poster bumps generation before it reads
+			 * sleepers: one of the two sees the other's change
+			 */
 			pthread_mutex_lock(&p->lock);
+			atomic_fetch_add(&p->sleepers, 1);
 			while (!atomic_load(&p->quit) && atomic_load(&p->generation) == seen)
 				pthread_cond_wait(&p->wake, &p->lock);
+			atomic_fetch_sub(&p->sleepers, 1);
 			pthread_mutex_unlock(&p->lock);
 		}
 		if (atomic_load(&p->quit))
 			break;
 		seen = atomic_load(&p->generation);
 		run_chunks(p, w->index);
-		if (atomic_fetch_sub(&p->pending, 1) == 1) {
+		/* the same pairing with the caller's caller_sleeps and pending */
+		if (atomic_fetch_sub(&p->pending, 1) == 1 && atomic_load(&p->caller_sleeps)) {
 			pthread_mutex_lock(&p->lock);
 			pthread_cond_signal(&p->done);
 			pthread_mutex_unlock(&p->lock);
@@ -291,7 +306,7 @@ void ert_parallel_for(struct ert_threadpool *p, int64_t n, int64_t grain,
 		chunk = grain;
 
 	pthread_mutex_lock(&p->run_lock);
-	pthread_mutex_lock(&p->lock);
+	/* every worker left the last job (pending 0): none reads these fields now */
 	p->fn = fn;
 	p->arg = arg;
 	p->n = n;
@@ -307,8 +322,11 @@ void ert_parallel_for(struct ert_threadpool *p, int64_t n, int64_t grain,
 #endif
 	/* the job's fields are visible to whoever sees the new generation */
 	atomic_fetch_add(&p->generation, 1);
-	pthread_cond_broadcast(&p->wake);
-	pthread_mutex_unlock(&p->lock);
+	if (atomic_load(&p->sleepers)) {
+		pthread_mutex_lock(&p->lock);
+		pthread_cond_broadcast(&p->wake);
+		pthread_mutex_unlock(&p->lock);
+	}
 
 	run_chunks(p, 0);
 
@@ -325,8 +343,10 @@ void ert_parallel_for(struct ert_threadpool *p, int64_t n, int64_t grain,
 				end = t + SPIN_NS;
 			} else if (t > end) {
 				pthread_mutex_lock(&p->lock);
+				atomic_store(&p->caller_sleeps, true);
 				while (atomic_load(&p->pending))
 					pthread_cond_wait(&p->done, &p->lock);
+				atomic_store(&p->caller_sleeps, false);
 				pthread_mutex_unlock(&p->lock);
 				break;
 			}
