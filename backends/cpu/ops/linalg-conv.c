@@ -202,21 +202,30 @@ static const char *smallplane_shape(const struct ert_cpu *cpu, const struct conv
  * memcpy from one phase. Measured at avx2 on Zen 3 (perf, gemm-bench's
  * 7x7/2 3 -> 64 at 224x224): the packing was a third of the layer's time.
  * Taken where a window row has more than one tap (a 1x1/2 reads each
- * pixel it uses once, a quarter of them) and the copy is at most 16 MiB.
+ * pixel it uses once, a quarter of them) and the copy is at most 16 MiB;
+ * at avx512 and up only where it has more than three: on Sapphire Rapids
+ * (gemm-bench, 1 thread, alternated sets of best of 20) the 3x3/2 layers
+ * left on the im2col GEMM, onto 28x28, ran faster reading the image in
+ * place, 64 -> 128 at 56x56 134-144 -> 143-155 GFLOP/s and 128 -> 128
+ * 127-143 -> 134-146 (the split image is one more pass over the input,
+ * and the tiles' im2col then reads the copy, 1.6 MB at 128 x 56 x 56, out
+ * of L2 or L3 instead of the input); at avx2 on the same CPU it changed
+ * nothing beyond the noise (-6 to +5 %).
  */
-static int64_t phase_width(const struct conv_plan *p)
+static int64_t phase_width(const struct ert_cpu *cpu, const struct conv_plan *p)
 {
 	const struct ert_conv_geom *g = &p->g;
 	int64_t s = g->stride[2];
 
-	if (p->pointwise || s < 2 || g->k[2] < 2 || s > g->in[2])
+	if (p->pointwise || s < 2 || g->k[2] < 2 || s > g->in[2] ||
+	    (cpu->isa >= ERT_ISA_AVX512 && g->k[2] <= 3))
 		return 0;
 	return s * ((g->in[2] + s - 1) / s);
 }
 
-static size_t phase_bytes(const struct conv_plan *p)
+static size_t phase_bytes(const struct ert_cpu *cpu, const struct conv_plan *p)
 {
-	int64_t pw = phase_width(p);
+	int64_t pw = phase_width(cpu, p);
 	int64_t f = pw ? p->n_img * p->c_in * p->g.in[0] * p->g.in[1] * pw : 0;
 
 	return f && f <= (4 << 20) ? (size_t)f * sizeof(float) + 64 : 0;
@@ -238,7 +247,7 @@ size_t ert_cpu_conv_workspace(const struct ert_cpu *cpu, const struct ert_exec *
 		return 0;
 	ws = ert_sgemm_workspace(ert_cpu_lanes(cpu), p.m_g, p.n, p.k) +
 	     (size_t)(p.n_img * p.group) * 4 * sizeof(int64_t) + shared_b_bytes(&p) +
-	     phase_bytes(&p);
+	     phase_bytes(cpu, &p);
 	/* prepare() decides between them: room for any */
 	if (wino_shape(cpu, &p) && wino_workspace(cpu, &p, wino_shape(cpu, &p)) > ws)
 		ws = wino_workspace(cpu, &p, wino_shape(cpu, &p));
@@ -750,10 +759,10 @@ ert_status ert_cpu_conv_compute(struct ert_cpu *cpu, struct ert_exec *x, struct 
 	const struct ert_cpu_packed *pk = x->state;
 	size_t sb = shared_b_bytes(&p) && (!direct || p.in_sp % 16) ? shared_b_bytes(&p) : 0;
 
-	if (phase_bytes(&p)) {
+	if (phase_bytes(cpu, &p)) {
 		struct phase_job pj = {
 			.x = x->in[0]->data, .w = p.g.in[2], .s = p.g.stride[2],
-			.pw = phase_width(&p),
+			.pw = phase_width(cpu, &p),
 			.xs = (float *)(((uintptr_t)((char *)(bias_off + batch) + shared_b_bytes(&p)) +
 					 63) & ~(uintptr_t)63),
 		};
