@@ -296,14 +296,12 @@ ERT_TEST(conv_winograd_variant)
  * avx512 (8 x 48) alike, then taken where the plane is within
  * ERT_CONV_SP_MAX_PIXELS (the 14x14 ones are not, by default: they check
  * that the old path keeps them), or one it must not take (groups). At
- * avx512 and up linalg-conv.c also takes planes of at most
- * SP_AVX512_WINDOW_PIXELS (196) whose window is larger than 1x1 where the
+ * avx512 and up the rule also takes planes of at most
+ * ERT_CONV_SP_WINDOW_PIXELS (196) whose window is larger than 1x1 where the
  * padded-work test at 8 x 48 passes and the window is at most 3x3 (sp512):
  * odd planes and channel counts, a residual, and the shapes it must leave
  * (1x1 and 4x4 windows, more padded work, 225 pixels).
  */
-#define SP_AVX512_WINDOW_PIXELS 196 /* linalg-conv.c's */
-
 ERT_TEST(conv_smallplane_every_level)
 {
 	static const struct {
@@ -383,7 +381,7 @@ ERT_TEST(conv_smallplane_every_level)
 			const char *k = prepared_kernel(&o, (enum ert_cpu_isa)isa);
 			bool sp = k && strstr(k, "smallplane");
 			bool w512 = cases[i].sp512 && isa >= ERT_ISA_AVX512 &&
-				    oh * ow <= SP_AVX512_WINDOW_PIXELS;
+				    oh * ow <= ERT_CONV_SP_WINDOW_PIXELS;
 
 			if (sp != ((want || w512) && isa > ERT_ISA_SCALAR)) {
 				fprintf(stderr, "%s at %s: kernel %s\n", cc->name,
@@ -398,22 +396,31 @@ ERT_TEST(conv_smallplane_every_level)
 
 /*
  * The small-plane rule's limits, asked directly (no tensors): a 7x7 output
- * is taken and a 9x8 one (72 pixels) is not; and the gather's 32-bit
- * offsets: a 1x1/7724 conv onto 7x7 from a 46340 x 46340 input plane
- * (88047 floats under INT32_MAX) is taken, from 46341 x 46341 (4634 floats
- * past it) it is not, at every SIMD level. 64 channels in, 512 out: fewer
+ * is taken and a 9x8 one (72 pixels) is not; a 3x3/2 window onto 14x14
+ * (196 pixels) is taken at avx512 and up (ERT_CONV_SP_WINDOW_PIXELS), not
+ * at avx2, and onto 15x14 (210) at neither; a 1x1/2 onto 14x14 at neither.
+ * And the gather's 32-bit offsets: a 1x1/7724 conv onto 7x7 from a 46340 x
+ * 46340 input plane (88047 floats under INT32_MAX) is taken, from 46341 x
+ * 46341 (4634 floats past it) it is not, at every SIMD level; nor a 3x3/3311
+ * onto 14x14 from that plane at avx512 (the 3x3 windows padded by 1: the
+ * output sizes are the input's). 64 channels in, 512 out: fewer
  * padded products swapped at either level's register block.
  */
 ERT_TEST(conv_smallplane_rule_limits)
 {
 	static const struct {
-		int64_t ih, iw, stride, oh, ow;
-		bool take;
+		int64_t ih, iw, k, stride, oh, ow;
+		bool avx2, avx512;
 	} cases[] = {
-		{ 7, 7, 1, 7, 7, true },
-		{ 9, 8, 1, 9, 8, false },
-		{ 46340, 46340, 7724, 7, 7, true },
-		{ 46341, 46341, 7724, 7, 7, false },
+		{ 7, 7, 1, 1, 7, 7, true, true },
+		{ 9, 8, 1, 1, 9, 8, false, false },
+		{ 28, 28, 3, 2, 14, 14, false, true },
+		{ 30, 28, 3, 2, 15, 14, false, false },
+		{ 28, 28, 1, 2, 14, 14, false, false },
+		{ 46340, 46340, 1, 7724, 7, 7, true, true },
+		{ 46341, 46341, 1, 7724, 7, 7, false, false },
+		{ 46340, 46340, 3, 3311, 14, 14, false, true },
+		{ 46341, 46341, 3, 3311, 14, 14, false, false },
 	};
 	enum ert_cpu_isa best = ert_cpu_isa_best();
 	int asked = 0;
@@ -425,24 +432,31 @@ ERT_TEST(conv_smallplane_rule_limits)
 		};
 
 		for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+			const int64_t kw = cases[i].k, oh = cases[i].oh, ow = cases[i].ow;
 			const struct ert_conv_geom g = {
 				.nsp = 2,
 				.in = { cases[i].ih, cases[i].iw, 1 },
-				.k = { 1, 1, 1 },
+				.k = { kw, kw, 1 },
 				.stride = { cases[i].stride, cases[i].stride, 1 },
 				.dil = { 1, 1, 1 },
-				.out = { cases[i].oh, cases[i].ow, 1 },
-				.win = { 1, 1, 1 },
+				.pad_b = { kw / 2, kw / 2, 0 },
+				.pad_e = { kw / 2, kw / 2, 0 },
+				.out = { oh, ow, 1 },
+				.win = { kw, kw, 1 },
 			};
 			bool took = ert_conv_sp_kernel(&cpu, &g, 64, 512) != NULL;
+			bool want = isa >= ERT_ISA_AVX512
+					    ? cases[i].avx512 && oh * ow <= (kw > 1
+								    ? ERT_CONV_SP_WINDOW_PIXELS
+								    : ERT_CONV_SP_MAX_PIXELS)
+					    : cases[i].avx2 && oh * ow <= ERT_CONV_SP_MAX_PIXELS;
 
-			if (took != (cases[i].take && cases[i].oh * cases[i].ow <=
-						    ERT_CONV_SP_MAX_PIXELS)) {
-				fprintf(stderr, "%s: %lld x %lld -> %lld x %lld %s\n",
+			if (took != want) {
+				fprintf(stderr, "%s: %lld x %lld, %lldx%lld/%lld -> %lld x %lld %s\n",
 					ert_cpu_isa_name((enum ert_cpu_isa)isa),
 					(long long)cases[i].ih, (long long)cases[i].iw,
-					(long long)cases[i].oh, (long long)cases[i].ow,
-					took ? "taken" : "refused");
+					(long long)kw, (long long)kw, (long long)cases[i].stride,
+					(long long)oh, (long long)ow, took ? "taken" : "refused");
 				*ert_test_failed_ = 1;
 			}
 			asked++;

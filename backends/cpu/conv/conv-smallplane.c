@@ -31,11 +31,13 @@ const char *ert_conv_sp_kernel(const struct ert_cpu *cpu, const struct ert_conv_
 {
 	const struct ert_sgemm_kernel *k = cpu->gemm;
 	const char *name = cpu->gemm_low ? NULL : sp_name(k);
-	int64_t n = ert_geom_out_size(g);
+	int64_t n = ert_geom_out_size(g), most = ERT_CONV_SP_MAX_PIXELS;
 
+	if (name && k->fn == ert_f32_gemm_ukernel_8x48__avx512 && ert_geom_k_size(g) > 1 &&
+	    g->k[0] <= 3 && g->k[1] <= 3 && g->k[2] <= 3 && most < ERT_CONV_SP_WINDOW_PIXELS)
+		most = ERT_CONV_SP_WINDOW_PIXELS;
 	/* the gather's offsets into an input plane are 32-bit */
-	if (!name || n < 1 || n > ERT_CONV_SP_MAX_PIXELS || m < 1 || c_in < 1 ||
-	    ert_geom_in_size(g) > INT32_MAX)
+	if (!name || n < 1 || n > most || m < 1 || c_in < 1 || ert_geom_in_size(g) > INT32_MAX)
 		return NULL;
 	/*
 	 * Padded work: swapped, pixels rounded up to MR and channels to NR;

@@ -37,10 +37,28 @@
  * (the old path's 196 = 12 x 16 + 4 wastes little there, and the swapped
  * one pays for packing im2col^T and the transposing pass). A build may set
  * another limit to measure other CPUs: -DERT_CONV_SP_MAX_PIXELS=256 takes
- * 14x14 too, 0 turns the path off (the before of a comparison).
+ * 14x14 too; 0, with ERT_CONV_SP_WINDOW_PIXELS 0, turns the path off (the
+ * before of a comparison).
  */
 #ifndef ERT_CONV_SP_MAX_PIXELS
 #define ERT_CONV_SP_MAX_PIXELS 64
+#endif
+
+/*
+ * At avx512 (8 x 48), output planes of at most this many pixels also take
+ * it when the window is larger than 1x1 and at most 3x3 (what was measured:
+ * not ViT's 16x16/16 patch embedding, also 196 pixels): on Sapphire Rapids
+ * (gemm-bench, 1 thread, two alternated rounds) 3x3/2 256 -> 256 and 128 ->
+ * 256 onto 14x14 ran at 181-188 GFLOP/s swapped against 125-153 on the
+ * im2col GEMM (its stride-2 im2col about a fifth of the time, and N = 196 =
+ * 4 x 48 + 4 an edge panel of 4 columns), at 2 threads 249-285 against
+ * 167-240. The 1x1/2 layers onto 14x14 were no faster swapped (164-181
+ * against 160-164), and 3x3/2 onto 28x28 (784 pixels) gained 3-8 % at 1
+ * thread but lost a third at 2 (16-column work items: 8 for 128 channels).
+ * Both limits 0 turn the path off.
+ */
+#ifndef ERT_CONV_SP_WINDOW_PIXELS
+#define ERT_CONV_SP_WINDOW_PIXELS 196
 #endif
 
 /*
@@ -48,9 +66,11 @@
  * geometry @g, @c_in -> @m channels, runs swapped in @cpu's session, else
  * NULL: an fp32 SIMD GEMM kernel (not the scalar reference level, not
  * precision LOW's bf16 kernels), at most ERT_CONV_SP_MAX_PIXELS output
- * pixels, and fewer padded multiply-adds swapped than not (rounding the
- * pixels and channels up to the register block that holds each). The
- * weights must also be constant and prepacked (decided by the caller).
+ * pixels (ERT_CONV_SP_WINDOW_PIXELS at avx512 for windows of 2 to 3x3
+ * taps), input planes of at most INT32_MAX floats, and fewer padded
+ * multiply-adds swapped than not (rounding the pixels and channels up to
+ * the register block that holds each). The weights must also be constant
+ * and prepacked (decided by the caller).
  */
 const char *ert_conv_sp_kernel(const struct ert_cpu *cpu, const struct ert_conv_geom *g,
 			       int64_t c_in, int64_t m);

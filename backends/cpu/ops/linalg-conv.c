@@ -152,45 +152,11 @@ static size_t shared_b_bytes(const struct conv_plan *p)
  * group 1 only, weights prepacked (not memory LOW; prepare() also wants them
  * constant); the shape and level rule is ert_conv_sp_kernel()'s.
  */
-/*
- * Output planes of at most this many pixels also take it at avx512 (8 x
- * 48) when the window is larger than 1x1 and at most 3x3 (what was
- * measured: not ViT's 16x16/16 patch embedding, also 196 pixels), beyond
- * ert_conv_sp_kernel()'s
- * limit (set from Zen 3 avx2 figures): on Sapphire Rapids (gemm-bench, 1
- * thread, two alternated rounds) 3x3/2 256 -> 256 and 128 -> 256 onto
- * 14x14 ran at 181-188 GFLOP/s swapped against 125-153 on the im2col GEMM
- * (its stride-2 im2col about a fifth of the time, and N = 196 = 4 x 48 + 4
- * an edge panel of 4 columns), at 2 threads 249-285 against 167-240. The
- * 1x1/2 layers onto 14x14 were no faster swapped (164-181 against 160-164),
- * and 3x3/2 onto 28x28 (784 pixels) gained 3-8 % at 1 thread but lost a
- * third at 2 (the swapped GEMM's 16-column items: 8 for 128 channels).
- */
-#define SP_AVX512_WINDOW_PIXELS 196
-
-static int64_t round_up(int64_t v, int64_t to)
-{
-	return (v + to - 1) / to * to;
-}
-
 static const char *smallplane_shape(const struct ert_cpu *cpu, const struct conv_plan *p)
 {
-	const struct ert_sgemm_kernel *k = cpu->gemm;
-	const char *sp;
-	int64_t n;
-
-	if (p->group != 1 || cpu->memory == ERT_LEVEL_LOW)
-		return NULL;
-	sp = ert_conv_sp_kernel(cpu, &p->g, p->c_in, p->m);
-	if (sp || cpu->gemm_low || !k || k->fn != ert_f32_gemm_ukernel_8x48__avx512 ||
-	    ert_geom_k_size(&p->g) < 2 || p->g.k[0] > 3 || p->g.k[1] > 3 || p->g.k[2] > 3)
-		return sp;
-	/* the same padded-work test as ert_conv_sp_kernel()'s */
-	n = ert_geom_out_size(&p->g);
-	if (n < 1 || n > SP_AVX512_WINDOW_PIXELS || ert_geom_in_size(&p->g) > INT32_MAX ||
-	    round_up(n, k->mr) * round_up(p->m, k->nr) >= round_up(p->m, k->mr) * round_up(n, k->nr))
-		return NULL;
-	return "f32-conv-smallplane-8x48-avx512";
+	return p->group == 1 && cpu->memory != ERT_LEVEL_LOW
+		       ? ert_conv_sp_kernel(cpu, &p->g, p->c_in, p->m)
+		       : NULL;
 }
 
 /*
