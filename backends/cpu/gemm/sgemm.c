@@ -458,7 +458,12 @@ static void run_tile(struct sgemm_job *job, int64_t t, int64_t t_next, float *pa
 				int64_t slice = (nx.rows + calls - 1) / calls, r0 = i / MR * slice;
 
 				e.pf_lines = 0;
-				if (nx.p && r0 < nx.rows && pf_in_k && nx.ld == NR) {
+				/*
+				 * the kernel takes them on full-width blocks of two
+				 * rows or more (a batch-1 Gemm's one row: here)
+				 */
+				if (nx.p && r0 < nx.rows && pf_in_k && nx.ld == NR && mc - i > 1 &&
+				    nc - j > 32) {
 					/* one run of lines: the kernel's share first, any rest here */
 					uintptr_t s = (uintptr_t)(nx.p + r0 * NR) & ~(uintptr_t)63;
 					uintptr_t end = (uintptr_t)(nx.p + min64(r0 + slice, nx.rows) * NR);

@@ -108,7 +108,9 @@ struct ert_sgemm_kernel {
 	bool over_winograd;
 	/*
 	 * fn issues ert_sgemm_epi.pf_lines prefetches through its K loop, at
-	 * most one every other K step (the driver asks for no more than that).
+	 * most one every other K step (the driver asks for no more than that),
+	 * on blocks of at least 2 rows and more than 32 columns (the driver
+	 * gives lines to no others).
 	 */
 	bool prefetch_b;
 	/*
