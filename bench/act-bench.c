@@ -17,7 +17,9 @@
  * both signs, whose bit pattern is a multiple of STRIDE (default 2048: the
  * mantissa multiples of 2^-12 that test-vec-levels sweeps; 16 is 128 times
  * denser); GELU in ulps for x >= -10 and absolute below, the tanh form for
- * x >= -8, as vmath.h states.
+ * x >= -8, as vmath.h states. Then the Softmax and LayerNorm row kernels
+ * (rows-tmpl.h) on vit_s16's shapes, ns per element (their accuracy is
+ * test-vec-levels').
  */
 #include <math.h>
 #include <stdio.h>
@@ -162,6 +164,33 @@ int main(int argc, char **argv)
 			if (ops[o].split > -INFINITY)
 				printf("   below %g: |err| <= %.3g", ops[o].split, w.abs_below);
 			printf("\n");
+		}
+		/* the row kernels on vit_s16's shapes: one attention's 6 x 197 rows of 197
+		 * scores, one LayerNorm's 197 rows of 384 (scale 1, bias 0) */
+		for (int o = 0; o < 2; o++) {
+			int64_t n = o ? 384 : 197, rows = o ? 197 : 6 * 197;
+			static float one[384], zero[384];
+			double t_best = INFINITY;
+			float mean, inv;
+
+			for (int64_t i = 0; i < n; i++)
+				one[i] = 1.0f;
+			for (int r = 0; r < reps; r++) {
+				double t0 = now();
+
+				for (int64_t k = 0; k < rows; k++) {
+					if (o)
+						vk->layer_norm(x + k * n, one, zero, y + k * n, n, 1e-6,
+							       &mean, &inv);
+					else
+						vk->softmax(x + k * n, y + k * n, n);
+				}
+				t0 = now() - t0;
+				if (t0 < t_best)
+					t_best = t0;
+			}
+			printf("%-7s %-9s %10.3f\n", vk->level, o ? "layernorm" : "softmax",
+			       1e9 * t_best / (double)(rows * n));
 		}
 	}
 	return 0;
