@@ -288,6 +288,86 @@ ERT_TEST(conv_winograd_variant)
 }
 
 /*
+ * Winograd gives the same bits on 1, 2 and 3 threads at every level that
+ * has it (each tile's transforms and each product's K order do not depend
+ * on how the threads share the blocks), and stays within 1e-4 of scalar:
+ * F(4x4) over two blocks (56x56), 49 tiles in one block (28x28, batch 2),
+ * F(2x2) at avx512 (14x14, batch 2, with a residual), few tiles (16 of
+ * F(4x4) at avx2: one panel; F(2x2) at avx512) with Clip, a residual
+ * without an activation, and an activation applied after the transform
+ * (LeakyRelu).
+ */
+ERT_TEST(conv_winograd_threads_same_bits)
+{
+	static const struct {
+		struct conv_case c;
+		bool residual;
+	} cases[] = {
+		{ { "56x56 64->64, LeakyRelu", 1, 64, 56, 56, 64, 3, 3, 1, 1, 1, 1, { 1, 1, 1, 1 }, 1,
+		    true, 3, 0 }, false },
+		{ { "28x28 128->128, batch 2, ReLU", 2, 128, 28, 28, 128, 3, 3, 1, 1, 1, 1,
+		    { 1, 1, 1, 1 }, 1, true, 1, 0 }, false },
+		{ { "14x14 64->80 + residual, ReLU, batch 2", 2, 64, 14, 14, 80, 3, 3, 1, 1, 1, 1,
+		    { 1, 1, 1, 1 }, 1, true, 1, 0 }, true },
+		{ { "16x16 16->24, 16 tiles, Clip", 1, 16, 16, 16, 24, 3, 3, 1, 1, 1, 1,
+		    { 1, 1, 1, 1 }, 1, false, 2, 0 }, false },
+		{ { "30x26 32->16 + residual, no activation, batch 2", 2, 32, 30, 26, 16, 3, 3, 1, 1, 1,
+		    1, { 1, 1, 1, 1 }, 1, true, 0, 0 }, true },
+	};
+	struct ert_threadpool *pools[3] = { NULL, ert_threadpool_create(2),
+					    ert_threadpool_create(3) };
+	enum ert_cpu_isa best = ert_cpu_isa_best();
+	int runs = 0;
+
+	REQUIRE(pools[1] && pools[2]);
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		const struct conv_case *cc = &cases[i].c;
+		struct ert_value ref;
+		struct one o;
+
+		conv_case_init(&o, cc, cases[i].residual ? 4 : cc->bias ? 3 : 2);
+		REQUIRE(one_run_at(&o, ERT_ISA_SCALAR, NULL, true, ERT_LEVEL_NORMAL, &ref) == ERT_OK);
+		for (int isa = ERT_ISA_AVX2; isa <= (int)best; isa++) {
+			const char *k = prepared_kernel(&o, (enum ert_cpu_isa)isa);
+			struct ert_value got[3];
+
+			if (!k || !strstr(k, "winograd")) {
+				fprintf(stderr, "%s at %s: kernel %s, not Winograd\n", cc->name,
+					ert_cpu_isa_name((enum ert_cpu_isa)isa), k ? k : "(none)");
+				*ert_test_failed_ = 1;
+				continue;
+			}
+			for (int t = 0; t < 3; t++) {
+				REQUIRE(one_run_at(&o, (enum ert_cpu_isa)isa, pools[t], true,
+						   ERT_LEVEL_NORMAL, &got[t]) == ERT_OK);
+				double d = rel_diff(&got[t], &ref);
+
+				if (!(d <= 1e-4)) {
+					fprintf(stderr, "%s at %s, %d threads: relative difference %g\n",
+						cc->name, ert_cpu_isa_name((enum ert_cpu_isa)isa),
+						t + 1, d);
+					*ert_test_failed_ = 1;
+				}
+				if (t && (got[t].nbytes != got[0].nbytes ||
+					  memcmp(got[t].data, got[0].data, got[0].nbytes) != 0)) {
+					fprintf(stderr, "%s at %s: %d threads differ from 1\n", cc->name,
+						ert_cpu_isa_name((enum ert_cpu_isa)isa), t + 1);
+					*ert_test_failed_ = 1;
+				}
+			}
+			for (int t = 0; t < 3; t++)
+				free(got[t].data);
+			runs++;
+		}
+		free(ref.data);
+		one_fini(&o);
+	}
+	ert_threadpool_destroy(pools[1]);
+	ert_threadpool_destroy(pools[2]);
+	CHECK(runs > 0 || best < ERT_ISA_AVX2);
+}
+
+/*
  * Small output planes (cpu/conv/conv-smallplane.h): the product taken
  * transposed, pixels on the GEMM's rows and the prepacked weights on its
  * columns, at every SIMD level (the scalar level is the reference and
@@ -1607,6 +1687,7 @@ ERT_TEST(bad_env_level_refused)
 }
 
 ERT_TEST_MAIN(ERT_TEST_ENTRY(conv_every_level), ERT_TEST_ENTRY(conv_winograd_variant),
+	      ERT_TEST_ENTRY(conv_winograd_threads_same_bits),
 	      ERT_TEST_ENTRY(conv_smallplane_every_level),
 	      ERT_TEST_ENTRY(conv_smallplane_rule_limits),
 	      ERT_TEST_ENTRY(conv_smallplane_run_direct), ERT_TEST_ENTRY(conv_stem_every_level),
