@@ -98,6 +98,8 @@ SIMD_INLINE vd vd_zero(void) { return _mm512_setzero_pd(); }
 SIMD_INLINE vd vd_set1(double d) { return _mm512_set1_pd(d); }
 SIMD_INLINE vd vd_add(vd a, vd b) { return _mm512_add_pd(a, b); }
 SIMD_INLINE vd vd_mul(vd a, vd b) { return _mm512_mul_pd(a, b); }
+SIMD_INLINE vd vd_sub(vd a, vd b) { return _mm512_sub_pd(a, b); }
+SIMD_INLINE vd vd_fma(vd a, vd b, vd c) { return _mm512_fmadd_pd(a, b, c); }
 SIMD_INLINE vd vd_div(vd a, vd b) { return _mm512_div_pd(a, b); }
 /* Two double halves narrowed (rounded once each) back into one vector. */
 SIMD_INLINE vf vf_from_vd(vd lo, vd hi)
@@ -227,6 +229,8 @@ SIMD_INLINE vd vd_zero(void) { return _mm256_setzero_pd(); }
 SIMD_INLINE vd vd_set1(double d) { return _mm256_set1_pd(d); }
 SIMD_INLINE vd vd_add(vd a, vd b) { return _mm256_add_pd(a, b); }
 SIMD_INLINE vd vd_mul(vd a, vd b) { return _mm256_mul_pd(a, b); }
+SIMD_INLINE vd vd_sub(vd a, vd b) { return _mm256_sub_pd(a, b); }
+SIMD_INLINE vd vd_fma(vd a, vd b, vd c) { return _mm256_fmadd_pd(a, b, c); }
 SIMD_INLINE vd vd_div(vd a, vd b) { return _mm256_div_pd(a, b); }
 SIMD_INLINE vf vf_from_vd(vd lo, vd hi)
 {

@@ -18,7 +18,9 @@
  * - within the bounds stated in vmath.h for exp, sigmoid, tanh, erf, GELU
  *   (Softmax: 5 ulp of each output);
  * - LayerNorm and the float sums add in double in another order: within a
- *   few units of the last place of the float result.
+ *   few units of the last place of the float result (LayerNorm's mean and
+ *   1/sqrt(var + eps) in one pass: the mean as the reference's, 1/sqrt one
+ *   float apart in a few % of rows; cpu/vec/rows-tmpl.h).
  */
 #ifndef ERT_CPU_VEC_H
 #define ERT_CPU_VEC_H
