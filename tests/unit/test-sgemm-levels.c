@@ -1,0 +1,522 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The fp32 GEMM (cpu/gemm/sgemm.h) below the ops, at every SIMD level this
+ * CPU has: the micro-kernels' edges, the levels' packing against the
+ * reference packing, A and B packed once for every tile (shared A, shared
+ * B, the shared A past the lazy units) and the workspace bounds. The ops
+ * that run on it (Conv, MatMul, Gemm) are test-cpu-levels'.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cpu/cpu-impl.h"
+#include "cpu/gemm/sgemm.h"
+#include "ert-op-test.h"
+#include "ert-test.h"
+
+/*
+ * The GEMM micro-kernels alone: every mr x nr edge, with and without load_c,
+ * the row bias and the column bias.
+ */
+ERT_TEST(gemm_ukernel_edges)
+{
+	const struct ert_sgemm_kernel *ref = ert_sgemm_kernel_for(ERT_ISA_SCALAR);
+	enum ert_cpu_isa best = ert_cpu_isa_best();
+	uint32_t seed = 7;
+
+	for (int isa = ERT_ISA_AVX2; isa <= (int)best; isa++) {
+		const struct ert_sgemm_kernel *k = ert_sgemm_kernel_for((enum ert_cpu_isa)isa);
+		int64_t kc = 37, ldc = 64;
+		float *a = malloc(sizeof(float) * (size_t)(kc * k->mr));
+		float *b = malloc(sizeof(float) * (size_t)(kc * k->nr));
+		float *c = malloc(sizeof(float) * (size_t)(k->mr * ldc));
+		float *want = malloc(sizeof(float) * (size_t)(k->mr * ldc));
+		float *pa = malloc(sizeof(float) * (size_t)(kc * ref->mr));
+		float *pb = malloc(sizeof(float) * (size_t)(kc * ref->nr));
+		float bias[ERT_SGEMM_MR_MAX], cbias[ERT_SGEMM_NR_MAX];
+
+		REQUIRE(a && b && c && want && pa && pb);
+		for (int64_t i = 0; i < kc * k->mr; i++)
+			a[i] = frand_r(&seed);
+		for (int64_t i = 0; i < kc * k->nr; i++)
+			b[i] = frand_r(&seed);
+		for (int i = 0; i < ERT_SGEMM_MR_MAX; i++)
+			bias[i] = frand_r(&seed);
+		for (int i = 0; i < ERT_SGEMM_NR_MAX; i++)
+			cbias[i] = frand_r(&seed);
+		for (int64_t mr = 1; mr <= k->mr; mr++) {
+			for (int64_t nr = 1; nr <= k->nr; nr++) {
+				/* 3: load_c + column bias; 4: row and column bias; 5: column bias, alpha */
+				for (int mode = 0; mode < 6; mode++) {
+					struct ert_sgemm_epi e = {
+						.alpha = mode == 2 || mode == 5 ? 0.25f : 1.0f,
+						.load_c = mode == 1 || mode == 3,
+						.bias = mode == 0 || mode == 4 ? bias : NULL,
+						.cbias = mode >= 3 ? cbias : NULL,
+						.act = mode == 2 || mode == 3 ? ERT_EPI_CLIP
+						       : mode == 5 ? ERT_EPI_NONE : ERT_EPI_RELU,
+						.lo = -0.3f, .hi = 0.4f,
+					};
+
+					for (int64_t i = 0; i < k->mr * ldc; i++)
+						c[i] = want[i] = (float)i * 1e-3f;
+					k->fn(kc, a, b, k->nr, c, ldc, mr, nr, &e);
+					/* the reference, 4x8 blocks at a time from the same panels */
+					for (int64_t i0 = 0; i0 < mr; i0 += ref->mr) {
+						for (int64_t j0 = 0; j0 < nr; j0 += ref->nr) {
+							for (int64_t p = 0; p < kc; p++) {
+								for (int i = 0; i < ref->mr; i++)
+									pa[p * ref->mr + i] =
+										i0 + i < k->mr ? a[p * k->mr + i0 + i] : 0;
+								for (int j = 0; j < ref->nr; j++)
+									pb[p * ref->nr + j] =
+										j0 + j < k->nr ? b[p * k->nr + j0 + j] : 0;
+							}
+							struct ert_sgemm_epi re = e;
+
+							re.bias = e.bias ? e.bias + i0 : NULL;
+							re.cbias = e.cbias ? e.cbias + j0 : NULL;
+							ref->fn(kc, pa, pb, ref->nr, want + i0 * ldc + j0, ldc,
+								mr - i0 < ref->mr ? mr - i0 : ref->mr,
+								nr - j0 < ref->nr ? nr - j0 : ref->nr, &re);
+						}
+					}
+					double worst = 0;
+
+					for (int64_t i = 0; i < k->mr * ldc; i++) {
+						double d = fabs((double)c[i] - want[i]);
+
+						worst = d > worst ? d : worst;
+					}
+					if (!(worst <= 1e-5)) {
+						fprintf(stderr, "%s %ldx%ld mode %d: differs by %g\n", k->name,
+							(long)mr, (long)nr, mode, worst);
+						*ert_test_failed_ = 1;
+					}
+				}
+			}
+		}
+		free(a);
+		free(b);
+		free(c);
+		free(want);
+		free(pa);
+		free(pb);
+	}
+}
+
+/* @n floats of random bits (NaNs, infinities, denormals and -0 among them), or NULL. */
+static float *rand_bits(int64_t n, uint32_t *seed)
+{
+	float *p = malloc(sizeof(float) * (size_t)(n > 0 ? n : 1));
+
+	for (int64_t i = 0; p && i < n; i++) {
+		uint32_t u = lcg_next(seed) ^ lcg_next(seed) << 16;
+
+		memcpy(p + i, &u, sizeof(u));
+	}
+	return p;
+}
+
+/*
+ * Each level's packing of A and B (struct ert_sgemm_kernel's pack_a and
+ * pack_b, which the driver runs on every A and B that is not prepacked)
+ * gives the bits of the scalar ert_sgemm_pack_a_strided() and
+ * ert_sgemm_pack_b_strided(): every float in its place, zeros past an edge
+ * panel, nothing written past the panels. Sources of random bits, exactly as
+ * large as the block read (so the sanitizer build sees a load past it), with
+ * rows along K (cs 1), transposed (rs 1) and both strides past 1; blocks that
+ * start inside the matrix; sizes around every multiple of 6, 8 and 16, and
+ * each level's own MR and NR as well as the other levels' (the avx2 code
+ * serves avx512's 8-row panels).
+ */
+ERT_TEST(sgemm_pack_every_level)
+{
+	static const int64_t sizes[] = { 1, 3, 5, 6, 7, 8, 9, 13, 16, 17, 31, 47, 48, 49, 69, 97, 130 };
+	const size_t ns = sizeof(sizes) / sizeof(sizes[0]);
+	enum ert_cpu_isa best = ert_cpu_isa_best();
+	const int64_t guard = 64;
+	uint32_t seed = 5;
+	int cases = 0;
+
+	for (int isa = ERT_ISA_AVX2; isa <= (int)best; isa++) {
+		const struct ert_sgemm_kernel *kern = ert_sgemm_kernel_for((enum ert_cpu_isa)isa);
+		const int panels[2][4] = { { kern->mr, 4, 6, 8 }, { kern->nr, 8, 16, 48 } };
+
+		for (int op = 0; op < 2; op++)           /* A, B */
+		for (int lay = 0; lay < 3; lay++)        /* along K, transposed, both strided */
+		for (size_t ri = 0; ri < ns; ri++)       /* rows of A / columns of B */
+		for (size_t ki = 0; ki < ns; ki++)
+		for (int pi = 0; pi < 4; pi++) {
+			const int pw = panels[op][pi];
+			const int64_t rows = sizes[ri], kc = sizes[ki];
+			const int64_t r0 = (int64_t)(ri + ki) % 3, k0 = (int64_t)(ri * 7 + ki) % 5;
+			/* A(i, p) = a[i * rs + p * cs]; B(p, j) = b[p * rs + j * cs] */
+			const int64_t ext_k = k0 + kc + 2, ext_r = r0 + rows + 1;
+			int64_t rs, cs, last;
+
+			if (pi > 0 && pw == panels[op][0])
+				continue;
+			if (lay == 0)        /* rows of A along K; B's rows along N */
+				op == 0 ? (rs = ext_k, cs = 1) : (rs = ext_r, cs = 1);
+			else if (lay == 1)   /* transposed */
+				op == 0 ? (rs = 1, cs = ext_r) : (rs = 1, cs = ext_k);
+			else
+				op == 0 ? (rs = 2 * ext_k, cs = 2) : (rs = 3, cs = 3 * ext_k);
+			last = op == 0 ? (r0 + rows - 1) * rs + (k0 + kc - 1) * cs
+				       : (k0 + kc - 1) * rs + (r0 + rows - 1) * cs;
+
+			const int64_t out = (rows + pw - 1) / pw * pw * kc;
+			float *src = rand_bits(last + 1, &seed);
+			float *want = malloc(sizeof(float) * (size_t)(out + guard));
+			float *got = malloc(sizeof(float) * (size_t)(out + guard));
+
+			/* not REQUIRE: it would stop at the first case after a failed one */
+			CHECK(src && want && got);
+			if (!src || !want || !got)
+				return;
+			memset(want, 0xa5, sizeof(float) * (size_t)(out + guard));
+			memset(got, 0xa5, sizeof(float) * (size_t)(out + guard));
+			if (op == 0) {
+				ert_sgemm_pack_a_strided(src, rs, cs, r0, rows, k0, kc, pw, want);
+				kern->pack_a(src, rs, cs, r0, rows, k0, kc, pw, got);
+			} else {
+				ert_sgemm_pack_b_strided(src, rs, cs, k0, kc, r0, rows, pw, want);
+				kern->pack_b(src, rs, cs, k0, kc, r0, rows, pw, got);
+			}
+			if (memcmp(want, got, sizeof(float) * (size_t)(out + guard))) {
+				int64_t at = 0;
+
+				while (!memcmp(want + at, got + at, sizeof(float)))
+					at++;
+				fprintf(stderr, "%s: pack_%c, layout %d, %lld x %lld at (%lld, %lld), "
+					"panel %d: float %lld differs\n", kern->name, op ? 'b' : 'a', lay,
+					(long long)rows, (long long)kc, (long long)r0, (long long)k0, pw,
+					(long long)at);
+				*ert_test_failed_ = 1;
+			}
+			free(src);
+			free(want);
+			free(got);
+			cases++;
+		}
+	}
+	CHECK(cases > 0 || best < ERT_ISA_AVX2);
+}
+
+/*
+ * B prepacked and split by columns between threads: A is packed once into
+ * a_shared (it is written there), by the tiles, a K block of a row tile at a
+ * time as they first need it, and every level gives the bits of the run
+ * that packs A per tile, with and without the column bias; on one thread
+ * too. Where a K block of all rows of A is small (100 rows at every level,
+ * 197 and 250 at avx512's K block of 128), a_shared makes the tiles span all
+ * rows, on any number of threads; 300 rows are over that limit at every
+ * level (row tiles, each packing its own rows of A). Three threads on a
+ * pool of three: a lane that finds its K block being packed by another
+ * packs the next ones meanwhile; each case runs several times, as the
+ * lanes race for the blocks differently each time.
+ */
+ERT_TEST(sgemm_shared_a)
+{
+	struct ert_threadpool *pool = ert_threadpool_create(3);
+	enum ert_cpu_isa best = ert_cpu_isa_best();
+	const int64_t mmax = 300, n = 150, k = 300;
+	const int64_t ms[] = { 100, 197, 250, mmax };
+	float *a = malloc(sizeof(float) * (size_t)(mmax * k)), *b = malloc(sizeof(float) * (size_t)(k * n));
+	float *bias = malloc(sizeof(float) * (size_t)n);
+	float *c1 = malloc(sizeof(float) * (size_t)(mmax * n));
+	float *c2 = malloc(sizeof(float) * (size_t)(mmax * n));
+	uint32_t seed = 99;
+
+	REQUIRE(pool && a && b && bias && c1 && c2);
+	for (int64_t i = 0; i < mmax * k; i++)
+		a[i] = frand_r(&seed);
+	for (int64_t i = 0; i < k * n; i++)
+		b[i] = frand_r(&seed);
+	for (int64_t i = 0; i < n; i++)
+		bias[i] = frand_r(&seed);
+	for (int isa = ERT_ISA_SCALAR; isa <= (int)best; isa++) {
+		const struct ert_sgemm_kernel *kern = ert_sgemm_kernel_for((enum ert_cpu_isa)isa);
+		size_t ws_size = ert_sgemm_workspace(3, mmax, n, k);
+		float *pb = malloc(sizeof(float) * ert_sgemm_packed_b_floats(k, n, kern->nr));
+		float *shared = aligned_alloc(64, (ert_sgemm_shared_a_floats(mmax, k) *
+						   sizeof(float) + 63) & ~(size_t)63);
+		void *ws = malloc(ws_size);
+
+		REQUIRE(pb && shared && ws);
+		ert_sgemm_pack_b(b, n, 1, k, n, kern->nr, pb);
+		for (int v = 0; v < 24; v++) {
+			int with_bias = v & 1;
+			uint32_t threads = 1 + (uint32_t)(v >> 1) % 3;
+			int64_t m = ms[v / 6];
+			struct ert_sgemm_desc d = {
+				.kern = kern, .m = m, .n = n, .k = k, .batch = 1,
+				.a = a, .a_rs = k, .a_cs = 1, .b_packed = pb,
+				.c = c1, .ldc = n, .alpha = 1.0f,
+				.col_bias = with_bias ? bias : NULL,
+			};
+
+			ert_sgemm_run(pool, threads, &d, ws, ws_size);
+			d.c = c2;
+			d.a_shared = shared;
+			for (int rep = 0; rep < (threads > 1 ? 8 : 1); rep++) {
+				for (size_t i = 0; i < ert_sgemm_shared_a_floats(m, k); i++)
+					shared[i] = NAN;
+				memset(c2, 0, sizeof(float) * (size_t)(m * n));
+				ert_sgemm_run(pool, threads, &d, ws, ws_size);
+				/* packed when it is used: the first panel's first K step, A's first rows */
+				if (threads > 1 || m == 100)
+					CHECK(shared[0] == a[0] && shared[1] == a[k]);
+				if (memcmp(c1, c2, sizeof(float) * (size_t)(m * n))) {
+					fprintf(stderr, "%s, m %ld, bias %d, %u threads: shared A differs\n",
+						kern->name, (long)m, with_bias, threads);
+					*ert_test_failed_ = 1;
+					break;
+				}
+			}
+		}
+		free(pb);
+		free(shared);
+		free(ws);
+	}
+	free(a);
+	free(b);
+	free(bias);
+	free(c1);
+	free(c2);
+	ert_threadpool_destroy(pool);
+}
+
+/*
+ * A shared A of more K blocks than the lazy packing keeps state for
+ * (ERT_SGEMM_A_UNITS_MAX): A is packed first, in a pass of its own, and the
+ * tiles step into it. 9 rows (tiles of all rows; an edge row panel at every
+ * level), K one block past the limit (a short last block), N two panels
+ * and an edge: the bits of the run that packs A per tile, on 1 and 2
+ * threads, and A is in a_shared afterwards.
+ */
+ERT_TEST(sgemm_shared_a_past_units)
+{
+	struct ert_threadpool *pool = ert_threadpool_create(2);
+	enum ert_cpu_isa best = ert_cpu_isa_best();
+	const int64_t m = 9;
+	uint32_t seed = 7;
+
+	REQUIRE(pool != NULL);
+	for (int isa = ERT_ISA_SCALAR; isa <= (int)best; isa++) {
+		const struct ert_sgemm_kernel *kern = ert_sgemm_kernel_for((enum ert_cpu_isa)isa);
+		const int64_t kc = kern->kc < ERT_SGEMM_KC ? kern->kc : ERT_SGEMM_KC;
+		const int64_t k = ERT_SGEMM_A_UNITS_MAX * kc + kc / 2, n = 2 * kern->nr + 5;
+		size_t ws_size = ert_sgemm_workspace(2, m, n, k);
+		float *a = malloc(sizeof(float) * (size_t)(m * k));
+		float *b = malloc(sizeof(float) * (size_t)(k * n));
+		float *pb = malloc(sizeof(float) * ert_sgemm_packed_b_floats(k, n, kern->nr));
+		float *shared = aligned_alloc(64, (ert_sgemm_shared_a_floats(m, k) * sizeof(float) +
+						   63) & ~(size_t)63);
+		float *c1 = malloc(sizeof(float) * (size_t)(m * n));
+		float *c2 = malloc(sizeof(float) * (size_t)(m * n));
+		void *ws = malloc(ws_size);
+
+		REQUIRE(a && b && pb && shared && c1 && c2 && ws);
+		for (int64_t i = 0; i < m * k; i++)
+			a[i] = frand_r(&seed);
+		for (int64_t i = 0; i < k * n; i++)
+			b[i] = frand_r(&seed);
+		ert_sgemm_pack_b(b, n, 1, k, n, kern->nr, pb);
+		for (uint32_t threads = 1; threads <= 2; threads++) {
+			struct ert_sgemm_desc d = {
+				.kern = kern, .m = m, .n = n, .k = k, .batch = 1,
+				.a = a, .a_rs = k, .a_cs = 1, .b_packed = pb,
+				.c = c1, .ldc = n, .alpha = 1.0f,
+			};
+
+			ert_sgemm_run(pool, threads, &d, ws, ws_size);
+			d.c = c2;
+			d.a_shared = shared;
+			for (size_t i = 0; i < ert_sgemm_shared_a_floats(m, k); i++)
+				shared[i] = NAN;
+			memset(c2, 0, sizeof(float) * (size_t)(m * n));
+			ert_sgemm_run(pool, threads, &d, ws, ws_size);
+			CHECK(shared[0] == a[0] && shared[1] == a[k]);
+			if (memcmp(c1, c2, sizeof(float) * (size_t)(m * n))) {
+				fprintf(stderr, "%s, K %lld, %u threads: A packed first differs\n",
+					kern->name, (long long)k, threads);
+				*ert_test_failed_ = 1;
+			}
+		}
+		free(a);
+		free(b);
+		free(pb);
+		free(shared);
+		free(c1);
+		free(c2);
+		free(ws);
+	}
+	ert_threadpool_destroy(pool);
+}
+
+/* A pack_b callback for sgemm_shared_b: B(p, j) = src[p * n + j], as ert_sgemm_pack_b_strided. */
+struct shared_b_src {
+	const float *b;
+	int64_t n;
+};
+
+static void shared_b_pack(const void *ctx, int64_t batch, int64_t k0, int64_t kc, int64_t n0,
+			  int64_t nc, int nr, float *dst)
+{
+	const struct shared_b_src *s = ctx;
+
+	(void)batch;
+	ert_sgemm_pack_b_strided(s->b, s->n, 1, k0, kc, n0, nc, nr, dst);
+}
+
+/*
+ * B not prepacked and several row tiles of A: B is packed once into b_shared
+ * (it is written there) and every level gives the bits of the run that packs
+ * B per tile or reads it in place, for a plain B, a B read in place and a
+ * pack_b callback, with the row bias, the residual and ReLU, on one and two
+ * threads; N = 49 leaves a one-column edge panel at every level.
+ */
+ERT_TEST(sgemm_shared_b)
+{
+	struct ert_threadpool *pool = ert_threadpool_create(2);
+	enum ert_cpu_isa best = ert_cpu_isa_best();
+	const int64_t m = 300, n = 49, k = 520;
+	float *a = malloc(sizeof(float) * (size_t)(m * k)), *b = malloc(sizeof(float) * (size_t)(k * n));
+	float *bias = malloc(sizeof(float) * (size_t)m), *res = malloc(sizeof(float) * (size_t)(m * n));
+	float *c1 = malloc(sizeof(float) * (size_t)(m * n)), *c2 = malloc(sizeof(float) * (size_t)(m * n));
+	size_t sb = ert_sgemm_shared_b_floats(k, n);
+	float *shared = aligned_alloc(64, (sb * sizeof(float) + 63) & ~(size_t)63);
+	size_t ws_size = ert_sgemm_workspace(2, m, n, k);
+	void *ws = malloc(ws_size);
+	struct shared_b_src src = { b, n };
+	uint32_t seed = 7;
+
+	REQUIRE(pool && a && b && bias && res && c1 && c2 && sb > 0 && shared && ws);
+	for (int64_t i = 0; i < m * k; i++)
+		a[i] = frand_r(&seed);
+	for (int64_t i = 0; i < k * n; i++)
+		b[i] = frand_r(&seed);
+	for (int64_t i = 0; i < m; i++)
+		bias[i] = frand_r(&seed);
+	for (int64_t i = 0; i < m * n; i++)
+		res[i] = frand_r(&seed);
+	for (int isa = ERT_ISA_SCALAR; isa <= (int)best; isa++) {
+		const struct ert_sgemm_kernel *kern = ert_sgemm_kernel_for((enum ert_cpu_isa)isa);
+
+		for (int mode = 0; mode < 3; mode++) {
+			for (uint32_t threads = 1; threads <= 2; threads++) {
+				struct ert_sgemm_desc d = {
+					.kern = kern, .m = m, .n = n, .k = k, .batch = 1,
+					.a = a, .a_rs = k, .a_cs = 1,
+					.b = b, .b_rs = n, .b_cs = 1, .b_direct = mode == 1,
+					.pack_b = mode == 2 ? shared_b_pack : NULL, .pack_ctx = &src,
+					.c = c1, .ldc = n, .alpha = 1.0f, .bias = bias,
+					.residual = res, .act = { ERT_ACT_RELU, 0.0f, 0.0f },
+				};
+
+				ert_sgemm_run(pool, threads, &d, ws, ws_size);
+				for (size_t i = 0; i < sb; i++)
+					shared[i] = NAN;
+				d.c = c2;
+				d.b_shared = shared;
+				ert_sgemm_run(pool, threads, &d, ws, ws_size);
+				/* the first panel's first K step: B's first row */
+				CHECK(shared[0] == b[0] && shared[1] == b[1]);
+				if (memcmp(c1, c2, sizeof(float) * (size_t)(m * n))) {
+					fprintf(stderr, "%s, B mode %d, %u threads: shared B differs\n",
+						kern->name, mode, threads);
+					*ert_test_failed_ = 1;
+				}
+			}
+		}
+	}
+	free(a);
+	free(b);
+	free(bias);
+	free(res);
+	free(c1);
+	free(c2);
+	free(shared);
+	free(ws);
+	ert_threadpool_destroy(pool);
+}
+
+/*
+ * The driver stays inside the workspace ert_sgemm_workspace() sizes, at
+ * every level: row counts that no MR divides (avx2's 6 rows: 16, 32 and
+ * 64 round up past the next multiple of 16) with B packed per tile into
+ * panels that fill the slot (N a multiple of 48 up to 256), and more than
+ * ERT_SGEMM_MC rows. Guard bytes after the workspace must come back
+ * untouched, and C must be the reference product.
+ */
+ERT_TEST(sgemm_workspace_bounds)
+{
+	static const int64_t ms[] = { 16, 32, 64, 130, 200 }, ns[] = { 48, 96, 240 };
+	static const int64_t ks[] = { 7, 300 };
+	struct ert_threadpool *pool = ert_threadpool_create(2);
+	enum ert_cpu_isa best = ert_cpu_isa_best();
+	const size_t guard = 4096;
+	uint32_t seed = 11;
+
+	REQUIRE(pool);
+	for (int isa = ERT_ISA_SCALAR; isa <= (int)best; isa++) {
+		const struct ert_sgemm_kernel *kern = ert_sgemm_kernel_for((enum ert_cpu_isa)isa);
+
+		for (size_t mi = 0; mi < sizeof(ms) / sizeof(ms[0]); mi++)
+		for (size_t ni = 0; ni < sizeof(ns) / sizeof(ns[0]); ni++)
+		for (size_t ki = 0; ki < sizeof(ks) / sizeof(ks[0]); ki++)
+		for (uint32_t threads = 1; threads <= 2; threads++) {
+			const int64_t m = ms[mi], n = ns[ni], k = ks[ki];
+			size_t ws_size = ert_sgemm_workspace(threads, m, n, k);
+			unsigned char *ws = malloc(ws_size + guard);
+			float *a = malloc(sizeof(float) * (size_t)(m * k));
+			float *b = malloc(sizeof(float) * (size_t)(k * n));
+			float *c = malloc(sizeof(float) * (size_t)(m * n));
+			bool intact = true, right = true;
+
+			REQUIRE(ws && a && b && c);
+			for (int64_t i = 0; i < m * k; i++)
+				a[i] = frand_r(&seed);
+			for (int64_t i = 0; i < k * n; i++)
+				b[i] = frand_r(&seed);
+			memset(ws + ws_size, 0xa5, guard);
+
+			struct ert_sgemm_desc d = {
+				.kern = kern, .m = m, .n = n, .k = k, .batch = 1,
+				.a = a, .a_rs = k, .a_cs = 1, .b = b, .b_rs = n, .b_cs = 1,
+				.c = c, .ldc = n, .alpha = 1.0f,
+			};
+
+			ert_sgemm_run(pool, threads, &d, ws, ws_size);
+			for (size_t i = 0; i < guard; i++)
+				intact = intact && ws[ws_size + i] == 0xa5;
+			for (int64_t i = 0; i < m && right; i++)
+				for (int64_t j = 0; j < n && right; j++) {
+					double ref = 0.0;
+
+					for (int64_t p = 0; p < k; p++)
+						ref += (double)a[i * k + p] * b[p * n + j];
+					right = fabs(c[i * n + j] - ref) <= 1e-4 * (1.0 + fabs(ref));
+				}
+			if (!intact || !right) {
+				fprintf(stderr, "%s, m %lld n %lld k %lld, %u threads: %s\n", kern->name,
+					(long long)m, (long long)n, (long long)k, threads,
+					!intact ? "wrote past its workspace" : "wrong product");
+				*ert_test_failed_ = 1;
+			}
+			free(ws);
+			free(a);
+			free(b);
+			free(c);
+		}
+	}
+	ert_threadpool_destroy(pool);
+}
+
+ERT_TEST_MAIN(ERT_TEST_ENTRY(gemm_ukernel_edges), ERT_TEST_ENTRY(sgemm_pack_every_level),
+	      ERT_TEST_ENTRY(sgemm_shared_a), ERT_TEST_ENTRY(sgemm_shared_a_past_units),
+	      ERT_TEST_ENTRY(sgemm_shared_b), ERT_TEST_ENTRY(sgemm_workspace_bounds))
