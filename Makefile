@@ -6,6 +6,7 @@
 #   make unit-tests       build the unit test programs alone (build/tests/)
 #   make bench            build, run 'edgert bench --suite' (FMA peak, memory
 #                         bandwidth, zoo models against them; BENCH_ARGS=options)
+#   make bench-progs      build the kernel benchmarks of bench/ (build/bench/)
 #   make install PREFIX=  install library, header, CLI and edgert.pc
 #   make SAN=1 ...        build with ASan+UBSan into build-san/
 #   make POOL_STATS=1 ... build with the thread pool's counters into
@@ -93,15 +94,20 @@ LINK_DEPFLAGS = -MMD -MP -MT $@ -MF $(call link_dep,$@)
 BACKEND_OPS_SRCS := $(addprefix tests/backend-ops/,test-backend-ops.c test-ocl-cache.c test-vk-cache.c \
 		    test-vk-import.c)
 BACKEND_OPS_BINS := $(patsubst tests/backend-ops/%.c,$(BUILD)/%,$(BACKEND_OPS_SRCS))
+# The kernel benchmarks (bench/*.c): programs a person runs, built with the
+# library's warnings by 'make' so that a change to the internal headers they
+# include cannot leave them broken unseen.
+BENCH_BINS := $(patsubst bench/%.c,$(BUILD)/bench/%,$(sort $(wildcard bench/*.c)))
 
-.PHONY: all lib tools tests unit-tests deps demo check install clean modules FORCE
-all: lib tools tests $(BUILD)/edgert.pc
+.PHONY: all lib tools tests unit-tests bench-progs deps demo check install clean modules FORCE
+all: lib tools tests bench-progs $(BUILD)/edgert.pc
 
 lib: $(BUILD)/libedgert.a $(BUILD)/libedgert.so
 tools: $(BUILD)/edgert
 tests: $(TEST_BINS) $(BACKEND_OPS_BINS)
 # The unit test programs alone (what tests/suites/10-unit.sh and 11-unit-asan.sh run).
 unit-tests: $(TEST_BINS)
+bench-progs: $(BENCH_BINS)
 
 deps:
 	@./scripts/install-deps.sh
@@ -220,6 +226,11 @@ $(BACKEND_OPS_BINS): $(BUILD)/%: tests/backend-ops/%.c $(BUILD)/libedgert.a
 	$(CC) $(CPPFLAGS) -Itests/unit $(ALL_CFLAGS) $(LINK_DEPFLAGS) -o $@ $< $(BUILD)/libedgert.a $(ALL_LDFLAGS) \
 		$(LDLIBS)
 
+$(BENCH_BINS): $(BUILD)/bench/%: bench/%.c $(BUILD)/libedgert.a
+	@mkdir -p $(dir $@) $(dir $(call link_dep,$@))
+	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) $(LINK_DEPFLAGS) -o $@ $< $(BUILD)/libedgert.a $(TEST_LD) \
+		$(ALL_LDFLAGS) $(LDLIBS)
+
 # The CPU == NPU int8 check also links the enpu command stream executor.
 $(BUILD)/tests/test-ops-qfixed-npu: tests/unit/test-ops-qfixed-npu.c $(BUILD)/obj/kmod/enpu_cs.o \
 		$(TEST_COMMON_OBJS) $(BUILD)/libedgert.a
@@ -272,6 +283,6 @@ clean:
 -include $(sort $(wildcard mk/*.mk))
 -include $(LIB_OBJS:.o=.d) $(TOOL_OBJS:.o=.d) $(TEST_COMMON_OBJS:.o=.d) $(BUILD)/obj/kmod/enpu_cs.d \
 	 $(BUILD)/obj/backends/opencl/absent/ocl-absent.d $(BUILD)/obj/backends/vulkan/absent/vk-absent.d \
-	 $(call link_dep,$(TEST_BINS) $(BACKEND_OPS_BINS))
+	 $(call link_dep,$(TEST_BINS) $(BACKEND_OPS_BINS) $(BENCH_BINS))
 
 FORCE:

@@ -1,7 +1,8 @@
 #!/bin/sh
 # gcc builds the tree for the other suites; this one proves clang builds the
-# userspace part too with the same -Wall -Wextra -Werror flags, and that the
-# thread pool's optional counters build with both compilers.
+# userspace part too (the bench/ programs included) with the same -Wall
+# -Wextra -Werror flags, and that the thread pool's optional counters build
+# with both compilers.
 if ! command -v clang >/dev/null 2>&1; then
 	echo "clang: not installed (scripts/install-deps.sh installs it)"
 	echo "clang: 0 passed, 1 failed"
@@ -9,8 +10,8 @@ if ! command -v clang >/dev/null 2>&1; then
 fi
 mkdir -p build-clang
 p=0 f=0
-if make -s CC=clang BUILD=build-clang -j2 lib tools tests >build-clang/build.log 2>&1; then
-	echo "clang: library, CLI and unit tests build warning-free"
+if make -s CC=clang BUILD=build-clang -j2 lib tools tests bench-progs >build-clang/build.log 2>&1; then
+	echo "clang: library, CLI, unit tests and bench/ programs build warning-free"
 	p=$((p + 1))
 else
 	grep -E 'error|warning' build-clang/build.log | head -n 30
