@@ -555,11 +555,11 @@ ERT_TEST(fuse_refusals)
 }
 
 /*
- * x -> Conv 3x3 -> Conv 1x1 (+bias) -> Add(., R) -> Relu -> y, R chosen by
+ * x -> Conv 3x3 -> Conv 1x1 (+bias) -> @add_op(., R) -> Relu -> y, R chosen by
  * @res: 0 x itself (fuses), 1 a broadcast [1,4,1,1] constant, 2 x with the
  * 1x1 Conv's output also read by a second Add, 3 a grouped 1x1 Conv.
  */
-static struct ert_graph *build_residual(int res)
+static struct ert_graph *build_residual_op(int res, enum ert_op add_op)
 {
 	struct ert_graph *g = ert_graph_create();
 	int64_t xd[4] = { 1, 4, 6, 6 };
@@ -581,7 +581,7 @@ static struct ert_graph *build_residual(int res)
 
 	if (res == 3)
 		ert_node_set_attr_int(g, c, "group", 2);
-	node(g, ERT_OP_Add, "add", IN(c2, r), IN(s));
+	node(g, add_op, "add", IN(c2, r), IN(s));
 	node(g, ERT_OP_Relu, "relu", IN(s), IN(y));
 	ert_graph_add_output(g, y);
 	if (res == 2) {
@@ -591,6 +591,11 @@ static struct ert_graph *build_residual(int res)
 		ert_graph_add_output(g, z);
 	}
 	return g;
+}
+
+static struct ert_graph *build_residual(int res)
+{
+	return build_residual_op(res, ERT_OP_Add);
 }
 
 ERT_TEST(fuse_residual)
@@ -1024,6 +1029,51 @@ ERT_TEST(remove_identity)
 	ert_graph_destroy(g);
 }
 
+/*
+ * A two-input Sum is an Add (the Caffe2 ResNet-50's residuals): it fuses into
+ * the Conv like one, with the same values; a one-input Sum goes like an
+ * Identity; a three-input Sum and one with an attribute stay.
+ */
+ERT_TEST(sum_as_add)
+{
+	struct ert_graph *before = build_residual_op(0, ERT_OP_Sum);
+	struct ert_graph *g = build_residual_op(0, ERT_OP_Sum);
+	int64_t xd[4] = { 1, 4, 6, 6 }, d4 = 4;
+
+	REQUIRE(before && g);
+	CHECK_EQ_INT(optimize(g), ERT_OK);
+	REQUIRE(g->n_nodes == 2);
+	CHECK_EQ_INT(g->nodes[1].op, ERT_OP_Conv);
+	CHECK_EQ_INT(ert_attr_int(&g->nodes[1], "ert.residual", 0), 1);
+	CHECK_EQ_INT(ert_node_act(&g->nodes[1]).type, ERT_ACT_RELU);
+	check_same(ert_test_failed_, before, g, 4, xd, 0.0);
+	ert_graph_destroy(before);
+	ert_graph_destroy(g);
+
+	g = ert_graph_create();
+	REQUIRE(g);
+	g->opset = 13;
+	int32_t x = input(g, "x", 1, &d4), z = input(g, "z", 1, &d4);
+	int32_t a = tensor(g, "a", ERT_DTYPE_UNDEFINED, -1, NULL);
+	int32_t b = tensor(g, "b", ERT_DTYPE_UNDEFINED, -1, NULL);
+	int32_t c = tensor(g, "c", ERT_DTYPE_UNDEFINED, -1, NULL);
+	int32_t y = tensor(g, "y", ERT_DTYPE_UNDEFINED, -1, NULL);
+
+	node(g, ERT_OP_Sum, "one", IN(x), IN(a));
+	node(g, ERT_OP_Sum, "three", IN(a, z, x), IN(b));
+	ert_node_set_attr_ints(g, node(g, ERT_OP_Sum, "attr", IN(b, z), IN(c)), "consumed_inputs",
+			       (int64_t[]){ 0, 0 }, 2);
+	node(g, ERT_OP_Sum, "two", IN(c, x), IN(y));
+	ert_graph_add_output(g, y);
+	CHECK_EQ_INT(optimize(g), ERT_OK);
+	REQUIRE(g->n_nodes == 3);
+	CHECK(g->nodes[0].op == ERT_OP_Sum && g->nodes[0].n_inputs == 3);
+	CHECK(!strcmp(g->tensors[g->nodes[0].inputs[0]].name, "x"));
+	CHECK(g->nodes[1].op == ERT_OP_Sum && g->nodes[1].n_attrs == 1);
+	CHECK(g->nodes[2].op == ERT_OP_Add && g->nodes[2].n_inputs == 2);
+	ert_graph_destroy(g);
+}
+
 /* Dropout in training mode (constant true) stays. */
 ERT_TEST(keep_training_dropout)
 {
@@ -1131,5 +1181,6 @@ ERT_TEST_MAIN(ERT_TEST_ENTRY(fold_shape_chain), ERT_TEST_ENTRY(fold_constants),
 	      ERT_TEST_ENTRY(fuse_activations), ERT_TEST_ENTRY(fuse_gelu), ERT_TEST_ENTRY(fuse_refusals),
 	      ERT_TEST_ENTRY(fuse_residual), ERT_TEST_ENTRY(fuse_matmul_bias),
 	      ERT_TEST_ENTRY(fold_matmul_transposes), ERT_TEST_ENTRY(matmul_perm_refusals),
-	      ERT_TEST_ENTRY(remove_identity), ERT_TEST_ENTRY(keep_training_dropout),
+	      ERT_TEST_ENTRY(remove_identity), ERT_TEST_ENTRY(sum_as_add),
+	      ERT_TEST_ENTRY(keep_training_dropout),
 	      ERT_TEST_ENTRY(remove_dead), ERT_TEST_ENTRY(propagate_shapes))
