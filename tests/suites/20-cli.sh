@@ -301,6 +301,18 @@ if [ $have_mnv2 -eq 1 ]; then
 	expect_ok "zoo other seed" "$E" zoo mobilenet_v2 -o "$T/mnv2c.ert" --seed 1
 	cmp -s "$T/mnv2.ert" "$T/mnv2c.ert" && bad "--seed changes nothing" || ok
 	rm -f "$T/mnv2b.ert" "$T/mnv2c.ert"
+	# the same model as ONNX (the graph as built, same weights): read back, it
+	# optimises to the same graph and gives the .ert's logits byte for byte
+	expect_ok "zoo mobilenet_v2 -o .onnx" "$E" zoo mobilenet_v2 -o "$T/mnv2.onnx"
+	expect_ok "info zoo .onnx" "$E" info "$T/mnv2.onnx"
+	expect_out "info zoo .onnx MACs" "MACs *300774272 "
+	expect_ok "run zoo .onnx" "$E" run "$T/mnv2.onnx" -t 1 -o "$T/onnx-out"
+	expect_ok "run zoo .ert" "$E" run "$T/mnv2.ert" -t 1 -o "$T/ert-out"
+	cmp -s "$T/onnx-out/logits.npy" "$T/ert-out/logits.npy" && ok ||
+		bad "zoo .onnx and .ert give different logits"
+	expect_fail "zoo -o .onnx into a missing directory" "$T/nodir/m.onnx" \
+		"$E" zoo mobilenet_v2 -o "$T/nodir/m.onnx"
+	rm -rf "$T/mnv2.onnx" "$T/onnx-out" "$T/ert-out"
 fi
 head -c 4096 /dev/urandom >"$T/garbage.onnx"
 for cmd in info run; do

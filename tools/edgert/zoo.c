@@ -3,23 +3,27 @@
 #include <getopt.h>
 #include <stdio.h>
 #include <string.h>
+#include <strings.h>
 
 #include "cli.h"
 #include "commands.h"
 #include "format/ert-format.h"
+#include "onnx/onnx-export.h"
 #include "opt/passes.h"
 #include "zoo.h"
 
 static const char usage[] =
-	"USAGE: edgert zoo NAME -o OUT.ert [--seed N] [--batch N] [--no-optimize]\n"
+	"USAGE: edgert zoo NAME -o OUT.ert|OUT.onnx [--seed N] [--batch N] [--no-optimize]\n"
 	"       edgert zoo --list\n"
 	"\n"
 	"Build a standard architecture in C with seeded random weights (He-scaled,\n"
-	"BatchNorm folded into Conv biases) and write it as an .ert model. Input\n"
-	"\"input\" (1x3x224x224 float32), output \"logits\" (1x1000).\n"
+	"BatchNorm folded into Conv biases) and write it as an .ert model, or with\n"
+	"an OUT ending in .onnx as an ONNX model (the graph as built, for another\n"
+	"runtime to run the same model next to edgert). Input \"input\"\n"
+	"(1x3x224x224 float32), output \"logits\" (1x1000).\n"
 	"\n"
 	"OPTIONS:\n"
-	"  -o, --output FILE   .ert file to write (required)\n"
+	"  -o, --output FILE   .ert (or .onnx) file to write (required)\n"
 	"  -s, --seed N        weight seed, 0..2^64-1 (default 0)\n"
 	"  -n, --batch N       images per run, 1..1024 (default 1): input Nx3x224x224,\n"
 	"                      logits Nx1000\n"
@@ -30,7 +34,8 @@ static const char usage[] =
 	"EXAMPLES:\n"
 	"  edgert zoo --list\n"
 	"  edgert zoo mobilenet_v2 -o mnv2.ert\n"
-	"  edgert zoo resnet50 -o r50.ert --seed 7\n";
+	"  edgert zoo resnet50 -o r50.ert --seed 7\n"
+	"  edgert zoo resnet50 -o r50.onnx --seed 7   # the same weights, as ONNX\n";
 
 const struct zoo_arch *const zoo_archs[] = {
 	&zoo_mobilenet_v2,
@@ -47,6 +52,14 @@ const struct zoo_arch *zoo_find(const char *name)
 		if (strcmp(name, zoo_archs[i]->name) == 0)
 			return zoo_archs[i];
 	return NULL;
+}
+
+/* OUT ends in ".onnx" (any case): an ONNX model rather than .ert. */
+static bool zoo_path_is_onnx(const char *path)
+{
+	size_t n = strlen(path);
+
+	return n >= 5 && !strcasecmp(path + n - 5, ".onnx");
 }
 
 bool zoo_write_file(const char *cmd, const struct zoo_arch *arch, uint64_t seed, bool optimize,
@@ -77,7 +90,10 @@ bool zoo_write_file_batch(const char *cmd, const struct zoo_arch *arch, uint64_t
 	g = b.g;
 	b.g = NULL;
 	st = ert_graph_validate(g, &err);
-	if (st == ERT_OK && optimize) {
+	/* ONNX holds the graph as built: the optimiser's fused forms are edgert's own */
+	bool onnx = zoo_path_is_onnx(path);
+
+	if (st == ERT_OK && optimize && !onnx) {
 		cli_progress(cmd, "optimizing", 0, 0);
 		st = ert_graph_optimize(g, &err);
 	}
@@ -87,7 +103,7 @@ bool zoo_write_file_batch(const char *cmd, const struct zoo_arch *arch, uint64_t
 		goto cleanup;
 	}
 	cli_progress(cmd, "writing", 0, 0);
-	st = ert_format_write_file(g, &wopt, path, &err);
+	st = onnx ? ert_onnx_export_file(g, path, &err) : ert_format_write_file(g, &wopt, path, &err);
 	cli_progress_done();
 	if (st != ERT_OK) {
 		cli_error(cmd, "failed to write '%s': %s", path,
