@@ -14,7 +14,10 @@
  * 1, the same stride 1 or 2 along both axes, rows at most 4096 wide (the
  * depthwise band kernels' limit), and input and output planes of more than
  * 64 pixels (smaller ones take the CPU Conv's swapped small-plane GEMM,
- * whose sums the band cannot reproduce, and gain nothing from banding).
+ * whose sums the band cannot reproduce, and gain nothing from banding); the
+ * depthwise conv's input (the expanded tensor) at least
+ * ERT_OPT_IRBLOCK_MIN_BYTES an image (smaller ones stay in the caches
+ * between the Convs anyway).
  * The project conv may carry a fused residual ("ert.residual", so this runs
  * after residual fusion); each Conv keeps its fused activation ("ert.ex_act",
  * "ert.dw_act", and the node's own "ert.act").
@@ -98,7 +101,9 @@ static bool depthwise(const struct ert_graph *g, const struct ert_node *c)
 		return false;
 	return ert_attr_int(c, "group", 1) == x->dims[1] && w->dims[0] == x->dims[1] &&
 	       w->dims[1] == 1 && w->dims[2] == 3 && w->dims[3] == 3 && x->dims[3] <= 4096 &&
-	       x->dims[2] * x->dims[3] > 64 && y->dims[2] * y->dims[3] > 64;
+	       x->dims[2] * x->dims[3] > 64 && y->dims[2] * y->dims[3] > 64 &&
+	       x->dims[1] * x->dims[2] * x->dims[3] * (int64_t)sizeof(float) >=
+		       ERT_OPT_IRBLOCK_MIN_BYTES;
 }
 
 /* The live node reading tensor @t (its only use), or -1. */

@@ -42,6 +42,16 @@ ert_status ert_opt_fuse_q8_residual_pass(struct ert_graph *g, bool *changed,
  * the CPU.
  */
 #define ERT_OPT_IRBLOCK_DEFAULT false
+/*
+ * The smallest expanded tensor (the depthwise conv's input, bytes an image)
+ * of a block the pass fuses: mobilenet_v2's 112x112 and 56x56 blocks (1.6 to
+ * 4.8 MB), not its 28x28 and 14x14 ones (0.3 to 0.6 MB, which stay in L2
+ * between the Convs). Measured on the Sapphire Rapids VM (2 MiB L2; blocks
+ * in sessions of their own, alternated, best of 30): the 28x28 and 14x14
+ * blocks fused took 0.98-1.06x the Convs' time at 1 thread and 1.03-1.26x
+ * at 2 (a thread's chunk of 7 to 14 rows computes its halo rows again).
+ */
+#define ERT_OPT_IRBLOCK_MIN_BYTES (1 << 20)
 ert_status ert_opt_fuse_irblock(struct ert_graph *g, bool *changed, struct ert_err *err);
 /* Each InvertedResidual as its two or three Convs again (for the quantizer). */
 ert_status ert_opt_unfuse_irblock(struct ert_graph *g, struct ert_err *err);

@@ -313,15 +313,17 @@ static int32_t add_conv(struct ert_graph *g, const char *name, int32_t x, int32_
 	return y;
 }
 
-enum { IRB_PLAIN, IRB_MID_OUTPUT, IRB_SMALL };
+enum { IRB_PLAIN, IRB_MID_OUTPUT, IRB_SMALL, IRB_UNDER };
 
 /*
  * A block (expand 8 -> 48, depthwise, project 48 -> 8 + X) optimised with
- * @env (then unfused where @unfuse): its op counts.
+ * @env (then unfused where @unfuse): its op counts. 75x75: the expanded
+ * tensor 1.04 MiB, just over ERT_OPT_IRBLOCK_MIN_BYTES; 73x73 just under.
  */
 static void optimised_counts(int variant, const char *env, bool unfuse, int *n_irb, int *n_conv)
 {
-	int64_t hw = variant == IRB_SMALL ? 8 : 15, xd[4] = { 1, 8, hw, hw };
+	int64_t hw = variant == IRB_SMALL ? 8 : variant == IRB_UNDER ? 73 : 75;
+	int64_t xd[4] = { 1, 8, hw, hw };
 	struct ert_graph *g = ert_graph_create();
 	struct ert_err err = { 0 };
 	int32_t x, e, d, y;
@@ -380,6 +382,12 @@ ERT_TEST(fuse_pass)
 	CHECK_EQ_INT(conv, 3);
 	/* 8x8 planes (64 pixels) are left to the small-plane GEMM */
 	optimised_counts(IRB_SMALL, "1", false, &irb, &conv);
+	CHECK_EQ_INT(irb, 0);
+	CHECK_EQ_INT(conv, 3);
+	/* an expanded tensor under ERT_OPT_IRBLOCK_MIN_BYTES (48 x 73 x 73 floats) stays unfused */
+	CHECK(48 * 73 * 73 * 4 < ERT_OPT_IRBLOCK_MIN_BYTES &&
+	      48 * 75 * 75 * 4 >= ERT_OPT_IRBLOCK_MIN_BYTES);
+	optimised_counts(IRB_UNDER, "1", false, &irb, &conv);
 	CHECK_EQ_INT(irb, 0);
 	CHECK_EQ_INT(conv, 3);
 }
