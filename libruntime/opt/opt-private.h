@@ -53,8 +53,6 @@ ert_status ert_opt_fuse_q8_residual_pass(struct ert_graph *g, bool *changed,
  */
 #define ERT_OPT_IRBLOCK_MIN_BYTES (1 << 20)
 ert_status ert_opt_fuse_irblock(struct ert_graph *g, bool *changed, struct ert_err *err);
-/* Each InvertedResidual as its two or three Convs again (for the quantizer). */
-ert_status ert_opt_unfuse_irblock(struct ert_graph *g, struct ert_err *err);
 ert_status ert_opt_fold_matmul_transposes(struct ert_graph *g, bool *changed,
 					   struct ert_err *err);
 /* Give the Transposes folded into MatMuls back (for the quantizer; fold-transpose.c). */

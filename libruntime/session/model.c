@@ -12,6 +12,7 @@
 #include "ert-file.h"
 #include "format/ert-format.h"
 #include "onnx/onnx-import.h"
+#include "opt/passes.h"
 #include "session/session-impl.h"
 
 static void put_err(char *err, size_t size, const char *msg)
@@ -35,6 +36,7 @@ static ert_status model_new(struct ert_graph *g, ert_model **out)
 
 static void model_free(ert_model *m)
 {
+	ert_model_unref(atomic_load(&m->unfused));
 	if (!m->graph_borrowed)
 		ert_graph_destroy(m->graph);
 	if (m->map)
@@ -260,6 +262,53 @@ ERT_API const char *ert_model_input_name(const ert_model *m, uint32_t i)
 ERT_API const char *ert_model_output_name(const ert_model *m, uint32_t i)
 {
 	return m && i < m->graph->n_outputs ? m->graph->tensors[m->graph->outputs[i]].name : NULL;
+}
+
+/*
+ * Only the CPU runs an InvertedResidual (opt/fuse-irblock.c): on a session
+ * that also has a GPU or the NPU each block would be a CPU island between
+ * device steps, with its input and output copied across. Such a session
+ * plans the Convs instead, on a model of its own: the graph written as an
+ * .ert image and loaded back (constants then point into the image, which
+ * the model keeps: one copy of the weights, shared by every such session
+ * of @m), then unfused.
+ */
+ert_model *ert_model_unfused_irblock(ert_model *m, struct ert_err *err)
+{
+	const struct ert_graph *g = m->graph;
+	ert_model *u = atomic_load(&m->unfused), *expect = NULL;
+	struct ert_graph *ug = NULL;
+	bool any = false;
+	void *img = NULL;
+	size_t size = 0;
+
+	for (uint32_t i = 0; i < g->n_nodes && !any; i++)
+		any = !g->nodes[i].dead && g->nodes[i].op == ERT_OP_InvertedResidual;
+	if (!any)
+		return ert_model_ref(m);
+	if (u)
+		return ert_model_ref(u);
+	if (ert_format_write_memory(g, NULL, &img, &size, err) != ERT_OK)
+		return NULL;
+	if (ert_format_load(img, size, &ug, err) != ERT_OK ||
+	    ert_opt_unfuse_irblock(ug, err) != ERT_OK) {
+		ert_graph_destroy(ug);
+		free(img);
+		return NULL;
+	}
+	if (model_new(ug, &u) != ERT_OK) {
+		ert_graph_destroy(ug);
+		free(img);
+		ert_err_set(err, "out of memory");
+		return NULL;
+	}
+	u->copy = img;
+	/* another session may have made one meanwhile: keep the first */
+	if (!atomic_compare_exchange_strong(&m->unfused, &expect, u)) {
+		ert_model_unref(u);
+		u = expect;
+	}
+	return ert_model_ref(u);
 }
 
 const struct ert_graph *ert_model_graph(const ert_model *m)

@@ -22,6 +22,8 @@ struct ert_model {
 	size_t map_size;
 	void *copy;           /* malloc'd copy of an in-memory model, or NULL */
 	bool graph_borrowed;  /* a subgraph's view (session/subgraph.c): not freed here */
+	/* ert_model_unfused_irblock()'s model, made once and shared, or NULL */
+	struct ert_model *_Atomic unfused;
 };
 
 /*
@@ -460,6 +462,15 @@ void ert_session_seq_outputs_clear(struct ert_session *s);
 const struct ert_value *ert_session_handle_value(const ert_tensor *t);
 /* Output @k's value after a run (subgraph runs read them), or NULL. */
 const struct ert_value *ert_session_output_value(ert_session *s, uint32_t k);
+
+/*
+ * For a session with a backend other than the CPU: @m itself (a reference)
+ * where its graph has no InvertedResidual node; else a model of the same
+ * graph with those blocks as their Convs again (ert_opt_unfuse_irblock()),
+ * made on the first call and kept with @m for the sessions after. NULL, with
+ * @err set, on failure.
+ */
+ert_model *ert_model_unfused_irblock(ert_model *m, struct ert_err *err);
 
 /* Internal accessors for tools (edgert info/conform): not part of the ABI. */
 const struct ert_graph *ert_model_graph(const ert_model *model);

@@ -347,7 +347,34 @@ ERT_API ert_status ert_session_create(ert_model *model, const ert_config *cfg,
 	}
 	s->cfg.cache_path = s->cache_path;
 
-	const struct ert_graph *g = model->graph;
+	uint64_t t0 = ert_clock_ns();
+
+	st = create_backends(s, &err);
+	s->created.backends_ns = ert_clock_ns() - t0;
+	if (st != ERT_OK) {
+		ert_session_destroy(s);
+		return ert_set_last_error(st, "failed to create session: %s", err.msg);
+	}
+	/*
+	 * A device backend: blocks only the CPU runs become their Convs again
+	 * (ert_model_unfused_irblock()); where that fails, the fused model runs
+	 * them on the CPU, as before.
+	 */
+	for (uint32_t b = 0; b < s->n_backends; b++) {
+		ert_model *u;
+
+		if (s->backends[b]->type == ERT_BACKEND_CPU)
+			continue;
+		u = ert_model_unfused_irblock(s->model, &err);
+		err.msg[0] = '\0';
+		if (u) {
+			ert_model_unref(s->model);
+			s->model = u;
+		}
+		break;
+	}
+
+	const struct ert_graph *g = s->model->graph;
 	uint32_t ni = g->n_inputs ? g->n_inputs : 1, no = g->n_outputs ? g->n_outputs : 1;
 	uint64_t held = 0;
 
@@ -402,14 +429,6 @@ ERT_API ert_status ert_session_create(ert_model *model, const ert_config *cfg,
 	if (!mark_value_inputs(s))
 		goto oom;
 
-	uint64_t t0 = ert_clock_ns();
-
-	st = create_backends(s, &err);
-	s->created.backends_ns = ert_clock_ns() - t0;
-	if (st != ERT_OK) {
-		ert_session_destroy(s);
-		return ert_set_last_error(st, "failed to create session: %s", err.msg);
-	}
 	s->dirty = true;
 	/*
 	 * Plan now when the shapes are known. Symbolic dimensions wait for resize,

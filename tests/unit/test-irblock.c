@@ -14,10 +14,12 @@
 #include "cpu/cpu-impl.h"
 #include "cpu/gemm/sgemm.h"
 #include "edgert.h"
+#include "ert-backend-impl.h"
 #include "ert-op-test.h"
 #include "ert-test-model.h"
 #include "ert-test.h"
 #include "opt/opt-private.h"
+#include "session/session-impl.h"
 
 static uint32_t seed = 777;
 
@@ -320,12 +322,11 @@ enum { IRB_PLAIN, IRB_MID_OUTPUT, IRB_SMALL, IRB_UNDER };
  * @env (then unfused where @unfuse): its op counts. 75x75: the expanded
  * tensor 1.04 MiB, just over ERT_OPT_IRBLOCK_MIN_BYTES; 73x73 just under.
  */
-static void optimised_counts(int variant, const char *env, bool unfuse, int *n_irb, int *n_conv)
+static struct ert_graph *block_graph(int variant)
 {
 	int64_t hw = variant == IRB_SMALL ? 8 : variant == IRB_UNDER ? 73 : 75;
 	int64_t xd[4] = { 1, 8, hw, hw };
 	struct ert_graph *g = ert_graph_create();
-	struct ert_err err = { 0 };
 	int32_t x, e, d, y;
 
 	if (!g)
@@ -342,6 +343,14 @@ static void optimised_counts(int variant, const char *env, bool unfuse, int *n_i
 	ert_graph_add_output(g, y);
 	if (variant == IRB_MID_OUTPUT)
 		ert_graph_add_output(g, d);
+	return g;
+}
+
+static void optimised_counts(int variant, const char *env, bool unfuse, int *n_irb, int *n_conv)
+{
+	struct ert_graph *g = block_graph(variant);
+	struct ert_err err = { 0 };
+
 	if (env)
 		setenv("ERT_FUSE_IRBLOCK", env, 1);
 	else
@@ -392,4 +401,160 @@ ERT_TEST(fuse_pass)
 	CHECK_EQ_INT(conv, 3);
 }
 
-ERT_TEST_MAIN(ERT_TEST_ENTRY(fused_block_same_bits_every_level), ERT_TEST_ENTRY(fuse_pass))
+/*
+ * "convdev": a device backend (registered as ERT_BACKEND_OPENCL through the
+ * static library's ert_backend_register()) that takes every float32 Conv,
+ * in host memory of its own buffer type. Sessions are only planned here,
+ * never run, so it computes nothing.
+ */
+static bool cd_supports(struct ert_backend *be, const struct ert_exec *x)
+{
+	return x->node->op == ERT_OP_Conv && x->n_out == 1 && x->out[0] &&
+	       x->out[0]->dtype == ERT_DTYPE_FLOAT32;
+}
+
+static const char *cd_buffer_type(struct ert_backend *be)
+{
+	return "convdev-mem";
+}
+
+static ert_status cd_alloc(struct ert_backend *be, size_t size, struct ert_buffer *out,
+			   struct ert_err *err)
+{
+	void *p = malloc(size ? size : 1);
+
+	if (!p) {
+		ert_err_set(err, "convdev: out of memory");
+		return ERT_STATUS_OUT_OF_MEMORY;
+	}
+	out->host = out->handle = p;
+	out->size = size;
+	return ERT_OK;
+}
+
+static void cd_free(struct ert_backend *be, struct ert_buffer *buf)
+{
+	free(buf->handle);
+}
+
+static bool cd_host_visible(struct ert_backend *be)
+{
+	return true;
+}
+
+static ert_status cd_prepare(struct ert_backend *be, struct ert_exec *x, struct ert_err *err)
+{
+	return ERT_OK;
+}
+
+static ert_status cd_compute(struct ert_backend *be, struct ert_exec *x, struct ert_err *err)
+{
+	ert_err_set(err, "convdev: computes nothing");
+	return ERT_STATUS_BACKEND;
+}
+
+static ert_status cd_synchronize(struct ert_backend *be, struct ert_err *err)
+{
+	return ERT_OK;
+}
+
+static void cd_destroy(struct ert_backend *be)
+{
+	free(be);
+}
+
+static const struct ert_backend_ops cd_ops = {
+	.abi_version = ERT_BACKEND_ABI_VERSION,
+	.name = "convdev",
+	.supports_op = cd_supports,
+	.buffer_type = cd_buffer_type,
+	.buffer_alloc = cd_alloc,
+	.buffer_free = cd_free,
+	.buffer_host_visible = cd_host_visible,
+	.prepare = cd_prepare,
+	.compute = cd_compute,
+	.synchronize = cd_synchronize,
+	.destroy = cd_destroy,
+};
+
+static ert_status cd_create(const ert_config *cfg, struct ert_backend **out, struct ert_err *err)
+{
+	struct ert_backend *be = calloc(1, sizeof(*be));
+
+	if (!be) {
+		ert_err_set(err, "convdev: out of memory");
+		return ERT_STATUS_OUT_OF_MEMORY;
+	}
+	be->ops = &cd_ops;
+	be->type = ERT_BACKEND_OPENCL;
+	*out = be;
+	return ERT_OK;
+}
+
+/* @s's planned steps: InvertedResiduals, Convs, and Convs on a device backend. */
+static void placed(const ert_session *s, int *n_irb, int *n_conv, int *n_dev)
+{
+	const struct ert_graph *g = s->model->graph;
+
+	*n_irb = *n_conv = *n_dev = 0;
+	for (uint32_t i = 0; s->plan && i < s->plan->n_steps; i++) {
+		const struct ert_step *st = &s->plan->steps[i];
+		enum ert_op op = g->nodes[st->node].op;
+
+		*n_irb += op == ERT_OP_InvertedResidual;
+		*n_conv += op == ERT_OP_Conv;
+		*n_dev += op == ERT_OP_Conv && s->backends[st->backend]->type != ERT_BACKEND_CPU;
+	}
+}
+
+/*
+ * Only the CPU runs the fused block: a session that also has a device backend
+ * plans its Convs instead (ert_model_unfused_irblock()), on the device, and so
+ * does the next such session (the unfused model is kept with the model); a
+ * CPU session of the same model keeps the block.
+ */
+ERT_TEST(device_session_gets_the_convs)
+{
+	struct ert_graph *g = block_graph(IRB_PLAIN);
+	struct ert_err err = { 0 };
+	int irb, conv, dev;
+	ert_model *m;
+	ert_session *s = NULL;
+	ert_config cfg;
+
+	setenv("ERT_FUSE_IRBLOCK", "1", 1);
+	REQUIRE(ert_graph_optimize(g, &err) == ERT_OK);
+	unsetenv("ERT_FUSE_IRBLOCK");
+	CHECK_EQ_INT(graph_count_op(g, ERT_OP_InvertedResidual), 1);
+	m = model_from_graph(g);
+	REQUIRE(m != NULL);
+	ert_backend_register(ERT_BACKEND_OPENCL, cd_create);
+	for (int round = 0; round < 2; round++) {
+		ert_config_init(&cfg);
+		cfg.backends[0] = ERT_BACKEND_OPENCL;
+		cfg.backends[1] = ERT_BACKEND_CPU;
+		cfg.num_backends = 2;
+		CHECK(ert_session_create(m, &cfg, &s) == ERT_OK);
+		if (!s)
+			break;
+		placed(s, &irb, &conv, &dev);
+		CHECK_EQ_INT(irb, 0);
+		CHECK_EQ_INT(conv, 3);
+		CHECK_EQ_INT(dev, 3);
+		CHECK(s->model != m && s->model == atomic_load(&m->unfused));
+		ert_session_destroy(s);
+		s = NULL;
+	}
+	ert_backend_register(ERT_BACKEND_OPENCL, NULL);
+	s = session_one_thread(m);
+	REQUIRE(s != NULL);
+	placed(s, &irb, &conv, &dev);
+	CHECK_EQ_INT(irb, 1);
+	CHECK_EQ_INT(conv, 0);
+	CHECK(s->model == m);
+	ert_session_destroy(s);
+	ert_model_unref(m);
+}
+
+ERT_TEST_MAIN(ERT_TEST_ENTRY(fused_block_same_bits_every_level), ERT_TEST_ENTRY(fuse_pass),
+	      ERT_TEST_ENTRY(device_session_gets_the_convs))
