@@ -536,12 +536,6 @@ int ert_cmd_diff(int argc, char **argv)
 	backend_names(&o.cfg, backends, sizeof(backends));
 	if (!cli_load_model("diff", o.model, &model))
 		return 1;
-	d.g = ert_model_graph(model);
-	d.ref = calloc(d.g->n_tensors ? d.g->n_tensors : 1, sizeof(*d.ref));
-	if (!d.ref) {
-		cli_error("diff", "out of memory");
-		goto out;
-	}
 	ert_config_init(&rc);
 	rc.num_threads = o.cfg.num_threads;
 	rc.after_op = ref_after_op;
@@ -549,12 +543,24 @@ int ert_cmd_diff(int argc, char **argv)
 	dc = o.cfg;
 	dc.after_op = dev_after_op;
 	dc.callback_user = &d;
-	if (ert_session_create(model, &rc, &ref) != ERT_OK) {
-		cli_error("diff", "failed to create the reference session: %s", ert_last_error());
-		goto out;
-	}
 	if (ert_session_create(model, &dc, &dev) != ERT_OK) {
 		cli_error("diff", "failed to create a session on %s: %s", backends, ert_last_error());
+		goto out;
+	}
+	/*
+	 * The reference runs the device session's graph (a fused model's
+	 * inverted-residual blocks are their Convs there: ert_model_unfused_irblock()),
+	 * so that every tensor the device writes has its reference; the model
+	 * keeps that graph's model while it lives.
+	 */
+	d.g = ert_model_graph(dev->model);
+	d.ref = calloc(d.g->n_tensors ? d.g->n_tensors : 1, sizeof(*d.ref));
+	if (!d.ref) {
+		cli_error("diff", "out of memory");
+		goto out;
+	}
+	if (ert_session_create(dev->model, &rc, &ref) != ERT_OK) {
+		cli_error("diff", "failed to create the reference session: %s", ert_last_error());
 		goto out;
 	}
 	if (!feed_inputs(&o, ref) || !copy_inputs(ref, dev))

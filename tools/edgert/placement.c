@@ -75,7 +75,8 @@ static void visit_step(const struct ert_node *n, const struct ert_value *const *
 
 bool cli_print_placement(const char *cmd, ert_model *model, ert_session *sess, FILE *out)
 {
-	const struct ert_graph *g = ert_model_graph(model);
+	/* the session's graph (a device session's may be unfused: ert_model_unfused_irblock()) */
+	const struct ert_graph *g = ert_model_graph(sess->model);
 	struct visit v = { .g = g, .out = out, .sess = sess };
 	ert_status st;
 
