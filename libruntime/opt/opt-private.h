@@ -36,12 +36,13 @@ ert_status ert_opt_fuse_q8_residual_pass(struct ert_graph *g, bool *changed,
 /*
  * Conv 1x1 -> depthwise Conv 3x3 -> Conv 1x1 as one InvertedResidual
  * (fuse-irblock.c): ERT_FUSE_IRBLOCK=0 / 1 in the environment, else
- * ERT_OPT_IRBLOCK_DEFAULT: off, as measured on Sapphire Rapids it was slower
- * than the three Convs (docs/cpu-kernels.md; on the loaded 2-core AVX2 build
- * machine even within the noise), and it puts the blocks of a GPU run on
- * the CPU.
+ * ERT_OPT_IRBLOCK_DEFAULT: on, since the band GEMMs read B in place and only
+ * blocks over ERT_OPT_IRBLOCK_MIN_BYTES fuse (docs/cpu-kernels.md,
+ * docs/performance.md: mobilenet_v2 faster at 1 and 2 threads on Sapphire
+ * Rapids, the same bits). A session with a device backend plans the Convs
+ * instead (ert_model_unfused_irblock()), and the quantizer unfuses them.
  */
-#define ERT_OPT_IRBLOCK_DEFAULT false
+#define ERT_OPT_IRBLOCK_DEFAULT true
 /*
  * The smallest expanded tensor (the depthwise conv's input, bytes an image)
  * of a block the pass fuses: mobilenet_v2's 112x112 and 56x56 blocks (1.6 to
