@@ -28,7 +28,7 @@ ert_status ert_graph_optimize(struct ert_graph *g, struct ert_err *err);
 ert_status ert_opt_unfuse_activations(struct ert_graph *g, struct ert_err *err);
 /*
  * Each InvertedResidual (opt/fuse-irblock.c) as its two or three Convs again:
- * for the quantizer, and for a session with a backend other than the CPU
+ * for the quantizer, and for a session with a GPU backend
  * (only the CPU runs the fused op; ert_model_unfused_irblock()).
  */
 ert_status ert_opt_unfuse_irblock(struct ert_graph *g, struct ert_err *err);

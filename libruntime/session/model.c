@@ -266,8 +266,8 @@ ERT_API const char *ert_model_output_name(const ert_model *m, uint32_t i)
 
 /*
  * Only the CPU runs an InvertedResidual (opt/fuse-irblock.c): on a session
- * that also has a GPU or the NPU each block would be a CPU island between
- * device steps, with its input and output copied across. Such a session
+ * that also has a GPU each block would be a CPU island between device
+ * steps, with its input and output copied across. Such a session
  * plans the Convs instead, on a model of its own: the graph written as an
  * .ert image and loaded back (constants then point into the image, which
  * the model keeps: one copy of the weights, shared by every such session

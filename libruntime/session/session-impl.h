@@ -464,7 +464,7 @@ const struct ert_value *ert_session_handle_value(const ert_tensor *t);
 const struct ert_value *ert_session_output_value(ert_session *s, uint32_t k);
 
 /*
- * For a session with a backend other than the CPU: @m itself (a reference)
+ * For a session with a GPU backend: @m itself (a reference)
  * where its graph has no InvertedResidual node; else a model of the same
  * graph with those blocks as their Convs again (ert_opt_unfuse_irblock()),
  * made on the first call and kept with @m for the sessions after. NULL, with

@@ -356,14 +356,17 @@ ERT_API ert_status ert_session_create(ert_model *model, const ert_config *cfg,
 		return ert_set_last_error(st, "failed to create session: %s", err.msg);
 	}
 	/*
-	 * A device backend: blocks only the CPU runs become their Convs again
+	 * A GPU backend: blocks only the CPU runs become their Convs again
 	 * (ert_model_unfused_irblock()); where that fails, the fused model runs
-	 * them on the CPU, as before.
+	 * them on the CPU, as before. The NPU takes no float32 Conv (an int8
+	 * model has no blocks: the quantizer unfuses them), so its sessions
+	 * keep the CPU's fused blocks.
 	 */
 	for (uint32_t b = 0; b < s->n_backends; b++) {
 		ert_model *u;
 
-		if (s->backends[b]->type == ERT_BACKEND_CPU)
+		if (s->backends[b]->type != ERT_BACKEND_OPENCL &&
+		    s->backends[b]->type != ERT_BACKEND_VULKAN)
 			continue;
 		u = ert_model_unfused_irblock(s->model, &err);
 		err.msg[0] = '\0';

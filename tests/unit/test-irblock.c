@@ -508,7 +508,7 @@ static void placed(const ert_session *s, int *n_irb, int *n_conv, int *n_dev)
 }
 
 /*
- * Only the CPU runs the fused block: a session that also has a device backend
+ * Only the CPU runs the fused block: a session that also has a GPU backend
  * plans its Convs instead (ert_model_unfused_irblock()), on the device, and so
  * does the next such session (the unfused model is kept with the model); a
  * CPU session of the same model keeps the block.
