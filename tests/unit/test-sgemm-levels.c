@@ -517,6 +517,124 @@ ERT_TEST(sgemm_workspace_bounds)
 	ert_threadpool_destroy(pool);
 }
 
+/*
+ * A read in place by the kernel (ert_sgemm_desc.a_direct; levels with
+ * fn_arows): the bits of the run that packs A, and nothing packed into
+ * a_shared. 197 rows with B prepacked (tiles of all rows at avx512; full
+ * panels read in place, the last 5 rows packed), 13 and 5 rows (a full
+ * panel and an edge, an edge alone), 1 row; K of two blocks with a short
+ * last one (131 at avx512), rows of A further apart than K and A exactly as
+ * large as the rows read (so the sanitizer build sees a load past them);
+ * N with a 5-column edge; alpha, the column bias, the residual, ReLU and
+ * GELU (not in the kernel: applied after); 1 to 3 threads. Then a batch of
+ * 3 problems with A at per-problem offsets (one not 16-byte aligned) and B
+ * not prepacked (read transposed, as attention's K^T).
+ */
+ERT_TEST(sgemm_a_direct)
+{
+	struct ert_threadpool *pool = ert_threadpool_create(3);
+	enum ert_cpu_isa best = ert_cpu_isa_best();
+	static const int64_t ms[] = { 197, 13, 5, 1 };
+	const int64_t n = 101, k = 131, lda = k + 3, mmax = 197;
+	const int64_t a_len = (mmax - 1) * lda + k;
+	float *a = malloc(sizeof(float) * (size_t)a_len), *b = malloc(sizeof(float) * (size_t)(k * n));
+	float *bias = malloc(sizeof(float) * (size_t)n), *res = malloc(sizeof(float) * (size_t)(mmax * n));
+	float *c1 = malloc(sizeof(float) * (size_t)(mmax * n)), *c2 = malloc(sizeof(float) * (size_t)(mmax * n));
+	float *shared = aligned_alloc(64, (ert_sgemm_shared_a_floats(mmax, k) * sizeof(float) + 63) &
+					  ~(size_t)63);
+	size_t ws_size = ert_sgemm_workspace(3, mmax, n, k);
+	void *ws = malloc(ws_size);
+	uint32_t seed = 31;
+	int direct_levels = 0;
+
+	REQUIRE(pool && a && b && bias && res && c1 && c2 && shared && ws);
+	for (int64_t i = 0; i < a_len; i++)
+		a[i] = frand_r(&seed);
+	for (int64_t i = 0; i < k * n; i++)
+		b[i] = frand_r(&seed);
+	for (int64_t i = 0; i < n; i++)
+		bias[i] = frand_r(&seed);
+	for (int64_t i = 0; i < mmax * n; i++)
+		res[i] = frand_r(&seed);
+	for (int isa = ERT_ISA_SCALAR; isa <= (int)best; isa++) {
+		const struct ert_sgemm_kernel *kern = ert_sgemm_kernel_for((enum ert_cpu_isa)isa);
+		float *pb = malloc(sizeof(float) * ert_sgemm_packed_b_floats(k, n, kern->nr));
+
+		REQUIRE(pb != NULL);
+		direct_levels += kern->fn_arows != NULL;
+		ert_sgemm_pack_b(b, n, 1, k, n, kern->nr, pb);
+		for (int v = 0; v < 12; v++) {
+			const int64_t m = ms[v % 4];
+			const uint32_t threads = 1 + (uint32_t)(v % 3);
+			const int epi = v / 4;    /* 0: plain; 1: bias, residual, ReLU; 2: alpha, GELU */
+			/* m rows ending where a ends */
+			const float *am = a + (mmax - m) * lda;
+			struct ert_sgemm_desc d = {
+				.kern = kern, .m = m, .n = n, .k = k, .batch = 1,
+				.a = am, .a_rs = lda, .a_cs = 1, .b_packed = pb,
+				.c = c1, .ldc = n, .alpha = epi == 2 ? 0.375f : 1.0f,
+				.col_bias = epi == 1 ? bias : NULL, .residual = epi == 1 ? res : NULL,
+				.act = { epi == 1 ? ERT_ACT_RELU : epi == 2 ? ERT_ACT_GELU : ERT_ACT_NONE,
+					 0.0f, 0.0f },
+				.a_shared = shared,
+			};
+
+			ert_sgemm_run(pool, threads, &d, ws, ws_size);
+			for (size_t i = 0; i < ert_sgemm_shared_a_floats(m, k); i++)
+				shared[i] = NAN;
+			d.c = c2;
+			d.a_direct = true;
+			memset(c2, 0, sizeof(float) * (size_t)(m * n));
+			ert_sgemm_run(pool, threads, &d, ws, ws_size);
+			if (kern->fn_arows)
+				CHECK(isnan(shared[0]));
+			if (memcmp(c1, c2, sizeof(float) * (size_t)(m * n))) {
+				fprintf(stderr, "%s, m %lld, epilogue %d, %u threads: A in place differs\n",
+					kern->name, (long long)m, epi, threads);
+				*ert_test_failed_ = 1;
+			}
+		}
+
+		/* batch 3: problems of 40 x 64 of A at offsets, B transposed (41 columns) */
+		const int64_t bm = 40, bn = 41, bk = 64;
+		const int64_t a_off[3] = { 0, 2 * lda + 1, 150 * lda }, b_off[3] = { 0, 7, 3 };
+		const int64_t c_off[3] = { 0, bm * 48, 2 * bm * 48 };
+
+		for (uint32_t threads = 1; threads <= 2; threads++) {
+			struct ert_sgemm_desc d = {
+				.kern = kern, .m = bm, .n = bn, .k = bk, .batch = 3,
+				.a = a, .a_rs = lda, .a_cs = 1, .a_off = a_off,
+				.b = b, .b_rs = 1, .b_cs = bk + 10, .b_off = b_off,
+				.c = c1, .ldc = 48, .c_off = c_off, .alpha = 0.125f,
+			};
+
+			memset(c1, 0, sizeof(float) * (size_t)(3 * bm * 48));
+			ert_sgemm_run(pool, threads, &d, ws, ws_size);
+			d.c = c2;
+			d.a_direct = true;
+			memset(c2, 0, sizeof(float) * (size_t)(3 * bm * 48));
+			ert_sgemm_run(pool, threads, &d, ws, ws_size);
+			if (memcmp(c1, c2, sizeof(float) * (size_t)(3 * bm * 48))) {
+				fprintf(stderr, "%s, batch 3, %u threads: A in place differs\n",
+					kern->name, threads);
+				*ert_test_failed_ = 1;
+			}
+		}
+		free(pb);
+	}
+	CHECK(direct_levels > 0 || best < ERT_ISA_AVX512);
+	free(a);
+	free(b);
+	free(bias);
+	free(res);
+	free(c1);
+	free(c2);
+	free(shared);
+	free(ws);
+	ert_threadpool_destroy(pool);
+}
+
 ERT_TEST_MAIN(ERT_TEST_ENTRY(gemm_ukernel_edges), ERT_TEST_ENTRY(sgemm_pack_every_level),
 	      ERT_TEST_ENTRY(sgemm_shared_a), ERT_TEST_ENTRY(sgemm_shared_a_past_units),
-	      ERT_TEST_ENTRY(sgemm_shared_b), ERT_TEST_ENTRY(sgemm_workspace_bounds))
+	      ERT_TEST_ENTRY(sgemm_shared_b), ERT_TEST_ENTRY(sgemm_workspace_bounds),
+	      ERT_TEST_ENTRY(sgemm_a_direct))

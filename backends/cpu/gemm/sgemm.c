@@ -27,7 +27,8 @@ static const struct ert_sgemm_kernel kernels[] = {
 	/* K block 128: a 128 x 48 B panel (24 KiB) stays in a 32 KiB L1. */
 	{ .name = "f32-gemm-8x48-avx512", .mr = 8, .nr = 48, .kc = 128,
 	  .fn = ert_f32_gemm_ukernel_8x48__avx512, .pack_a = ert_sgemm_pack_a_strided__avx2,
-	  .pack_b = ert_sgemm_pack_b_strided__avx512, .prefetch_b = true },
+	  .pack_b = ert_sgemm_pack_b_strided__avx512, .prefetch_b = true,
+	  .fn_arows = ert_f32_gemm_ukernel_8x48__avx512_arows },
 };
 
 const struct ert_sgemm_kernel *ert_sgemm_kernel_for(enum ert_cpu_isa isa)
@@ -223,6 +224,8 @@ struct sgemm_job {
 	 * A_PACKED.
 	 */
 	bool a_lazy;
+	/* A read in place by the kernel (ert_sgemm_desc.a_direct), a last short panel packed */
+	bool a_direct;
 	int64_t kblocks, mpad;
 	atomic_int a_state[ERT_SGEMM_A_UNITS_MAX]; /* (last: not cleared beyond the units used) */
 };
@@ -384,6 +387,8 @@ static void run_tile(struct sgemm_job *job, int64_t t, int64_t t_next, float *pa
 	const bool direct = d->b_direct && !d->b_packed && !d->pack_b && d->b_cs == 1;
 	/* prepacked weights as B (MatMul, Gemm): their next panel asked for by the kernel */
 	const bool pf_in_k = job->kern->prefetch_b && d->b_packed && !d->a_packed;
+	/* rows of full panels the kernel reads in place (a_direct) */
+	const int64_t mfull = job->a_direct ? mc / MR * MR : 0;
 	int64_t k0 = 0;
 
 	do {
@@ -397,7 +402,12 @@ static void run_tile(struct sgemm_job *job, int64_t t, int64_t t_next, float *pa
 			e.act = ERT_EPI_NONE;
 		/* the residual joins once the sum is complete, as a separate Add would */
 		/* Prepacked panels hold all of K: step into them instead of packing. */
-		if (job->a_lazy) {
+		if (job->a_direct) {
+			/* only a last panel of fewer rows, at the slot's start */
+			if (mfull < mc)
+				job->kern->pack_a(d->a + ao, d->a_rs, d->a_cs, m0 + mfull, mc - mfull,
+						  k0, kc, MR, pa);
+		} else if (job->a_lazy) {
 			ap = a_lazy_block(job, m0, k0);
 		} else if (d->a_packed) {
 			ap = d->a_packed + ao + m0 * d->k + k0 * MR;
@@ -482,8 +492,14 @@ static void run_tile(struct sgemm_job *job, int64_t t, int64_t t_next, float *pa
 				e.bias = e.load_c || !bias ? NULL : bias + i;
 				e.cbias = tp.cbias && k0 + kc >= d->k ? tp.cbias + j : NULL;
 				e.res = res && k0 + kc >= d->k ? res + i * d->ldc + j : NULL;
-				job->kern->fn(kc, ap + (i / MR) * a_ps, bp, ldb, c + i * d->ldc + j,
-					      d->ldc, min64(MR, mc - i), min64(NR, nc - j), &e);
+				if (i < mfull)
+					job->kern->fn_arows(kc, d->a + ao + (m0 + i) * d->a_rs + k0,
+							    d->a_rs, bp, ldb, c + i * d->ldc + j,
+							    d->ldc, min64(NR, nc - j), &e);
+				else
+					job->kern->fn(kc, job->a_direct ? pa : ap + (i / MR) * a_ps, bp,
+						      ldb, c + i * d->ldc + j, d->ldc,
+						      min64(MR, mc - i), min64(NR, nc - j), &e);
 			}
 		}
 		k0 += kc;
@@ -669,8 +685,8 @@ static void epilogue_of(const struct ert_sgemm_desc *d, struct sgemm_job *job)
 }
 
 /*
- * B prepacked (constant weights), room for all of A packed (a_shared), and A
- * short enough that a K block of all its rows is at most WHOLE_A_BLOCK_BYTES
+ * B prepacked (constant weights), room for all of A packed (a_shared) or A
+ * read in place by the kernel (a_direct: nothing to pack), and A short enough that a K block of all its rows is at most WHOLE_A_BLOCK_BYTES
  * (ViT's 197 tokens at avx512's K block of 128: 100 KiB). Then A is packed
  * once, first, and every tile spans all rows, the threads splitting N only.
  * Row tiles of at most ERT_SGEMM_MC rows (104 + 93 for 197) each streamed
@@ -697,7 +713,8 @@ static bool whole_a_tiles(const struct ert_sgemm_desc *d, struct sgemm_job *job,
 	const int64_t MR = job->kern->mr, NR = job->kern->nr;
 	int64_t mc = round_up(d->m, MR), nt;
 
-	if (!d->a_shared || !d->b_packed || d->a_packed || job->kern->bf16 || d->batch != 1 ||
+	if ((!d->a_shared && !job->a_direct) || !d->b_packed || d->a_packed || job->kern->bf16 ||
+	    d->batch != 1 ||
 	    d->k <= 0 || mc * job->kc * (int64_t)sizeof(float) > WHOLE_A_BLOCK_BYTES)
 		return false;
 	job->mc = mc;
@@ -737,6 +754,8 @@ void ert_sgemm_run(struct ert_threadpool *pool, uint32_t threads, const struct e
 	job.slot = slot_floats(d->m, d->n, d->k);
 	/* Tiles are whole register blocks: prepacked panels are stepped into by m0, n0. */
 	job.kc = min64(job.kern->kc, ERT_SGEMM_KC);
+	job.a_direct = d->a_direct && d->a_cs == 1 && !d->a_packed && job.kern->fn_arows &&
+		       !job.kern->bf16;
 
 	bool whole_a = whole_a_tiles(d, &job, (int64_t)want);
 
@@ -832,8 +851,9 @@ void ert_sgemm_run(struct ert_threadpool *pool, uint32_t threads, const struct e
 	 */
 	struct ert_sgemm_desc shared;
 
-	if (whole_a || (d->a_shared && d->b_packed && !d->a_packed && !job.kern->bf16 &&
-			d->batch == 1 && job.nt > 1 && lanes > 1 && d->k > 0)) {
+	if (!job.a_direct &&
+	    (whole_a || (d->a_shared && d->b_packed && !d->a_packed && !job.kern->bf16 &&
+			 d->batch == 1 && job.nt > 1 && lanes > 1 && d->k > 0))) {
 		int64_t kblocks = (d->k + job.kc - 1) / job.kc;
 
 		if (job.mt * kblocks <= ERT_SGEMM_A_UNITS_MAX) {

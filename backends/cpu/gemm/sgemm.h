@@ -86,6 +86,15 @@ typedef void (*ert_sgemm_pack_b_strided_fn)(const float *b, int64_t rs, int64_t 
 					    int64_t kc, int64_t n0, int64_t nc, int nr,
 					    float *dst);
 
+/*
+ * The micro-kernel reading a full panel of MR rows of A where they lie
+ * (@lda floats apart, K along each row) instead of packed: the same FMAs
+ * in the same order as the level's fn, so the same bits.
+ */
+typedef void (*ert_sgemm_ukernel_arows_fn)(int64_t kc, const float *a, int64_t lda,
+					   const float *b, int64_t ldb, float *c, int64_t ldc,
+					   int64_t nr, const struct ert_sgemm_epi *e);
+
 struct ert_sgemm_kernel {
 	const char *name;        /* "f32-gemm-8x48-avx512" */
 	int mr, nr, kc;          /* register block and K block */
@@ -120,6 +129,8 @@ struct ert_sgemm_kernel {
 	 */
 	ert_sgemm_pack_a_strided_fn pack_a;
 	ert_sgemm_pack_b_strided_fn pack_b;
+	/* fn reading A in place (ert_sgemm_desc.a_direct), or NULL where the level has none */
+	ert_sgemm_ukernel_arows_fn fn_arows;
 };
 
 /* The GEMM kernel of level @isa (the best one at or below it). */
@@ -196,6 +207,13 @@ struct ert_sgemm_desc {
 	 */
 	float *a_shared;
 	/*
+	 * With a_cs == 1, A not prepacked and a kernel with fn_arows: the
+	 * kernel reads full panels of A's rows where they lie instead of
+	 * packed ones (a last panel of fewer rows is still packed, per tile
+	 * and K block), and a_shared is not packed; the same bits.
+	 */
+	bool a_direct;
+	/*
 	 * Room for all of B packed (ert_sgemm_shared_b_floats(k, n) floats,
 	 * 64-byte aligned), or NULL. B that is packed per tile (from b or
 	 * pack_b) is packed again by every row tile of A; with this buffer and
@@ -245,6 +263,9 @@ void ert_f32_gemm_ukernel_6x16__avx2(int64_t kc, const float *a, const float *b,
 void ert_f32_gemm_ukernel_8x48__avx512(int64_t kc, const float *a, const float *b, int64_t ldb,
 				       float *c, int64_t ldc, int64_t mr, int64_t nr,
 				       const struct ert_sgemm_epi *e);
+void ert_f32_gemm_ukernel_8x48__avx512_arows(int64_t kc, const float *a, int64_t lda,
+					     const float *b, int64_t ldb, float *c, int64_t ldc,
+					     int64_t nr, const struct ert_sgemm_epi *e);
 
 /*
  * Whole-matrix packing of constant operands at plan time: A (m x k) into

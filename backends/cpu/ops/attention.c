@@ -194,7 +194,7 @@ static void run_task(const struct attn_job *j, int64_t task, float *sc, void *ws
 			.a = (const float *)j->x->in[0]->data + batch_offset(&p->q, r, b) +
 			     i0 * p->q.st[r - 2],
 			.a_rs = p->q.st[r - 2], .a_cs = p->q.st[r - 1],
-			.b_packed = pk, .c = sc, .ldc = p->ld, .alpha = j->scale,
+			.b_packed = pk, .c = sc, .ldc = p->ld, .alpha = j->scale, .a_direct = true,
 		};
 
 		ert_sgemm_run(NULL, 1, &d1, ws, p->gemm_ws);
@@ -215,7 +215,7 @@ static void run_task(const struct attn_job *j, int64_t task, float *sc, void *ws
 		.a = sc, .a_rs = p->ld, .a_cs = 1,
 		.b_packed = pk + p->kt_floats,
 		.c = (float *)j->x->out[0]->data + batch_offset(&p->y, r, b) + i0 * p->y.st[r - 2],
-		.ldc = p->y.st[r - 2], .alpha = 1.0f,
+		.ldc = p->y.st[r - 2], .alpha = 1.0f, .a_direct = true,
 	};
 
 	ert_sgemm_run(NULL, 1, &d2, ws, p->gemm_ws);
