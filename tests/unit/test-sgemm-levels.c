@@ -526,9 +526,10 @@ ERT_TEST(sgemm_workspace_bounds)
  * last one (131 at avx512), rows of A further apart than K and A exactly as
  * large as the rows read (so the sanitizer build sees a load past them);
  * N with a 5-column edge; alpha, the column bias, the residual, ReLU and
- * GELU (not in the kernel: applied after); 1 to 3 threads. Then a batch of
+ * GELU (not in the kernel: applied after); 1 to 3 threads. Then batches of
  * 3 problems with A at per-problem offsets (one not 16-byte aligned) and B
- * not prepacked (read transposed, as attention's K^T).
+ * not prepacked (read transposed, as attention's K^T), of 40 and of 140
+ * rows (a tile of all rows: more than one row tile of packed A).
  */
 ERT_TEST(sgemm_a_direct)
 {
@@ -539,7 +540,8 @@ ERT_TEST(sgemm_a_direct)
 	const int64_t a_len = (mmax - 1) * lda + k;
 	float *a = malloc(sizeof(float) * (size_t)a_len), *b = malloc(sizeof(float) * (size_t)(k * n));
 	float *bias = malloc(sizeof(float) * (size_t)n), *res = malloc(sizeof(float) * (size_t)(mmax * n));
-	float *c1 = malloc(sizeof(float) * (size_t)(mmax * n)), *c2 = malloc(sizeof(float) * (size_t)(mmax * n));
+	const int64_t c_len = 3 * 140 * 48 > mmax * n ? 3 * 140 * 48 : mmax * n;
+	float *c1 = malloc(sizeof(float) * (size_t)c_len), *c2 = malloc(sizeof(float) * (size_t)c_len);
 	float *shared = aligned_alloc(64, (ert_sgemm_shared_a_floats(mmax, k) * sizeof(float) + 63) &
 					  ~(size_t)63);
 	size_t ws_size = ert_sgemm_workspace(3, mmax, n, k);
@@ -595,12 +597,12 @@ ERT_TEST(sgemm_a_direct)
 			}
 		}
 
-		/* batch 3: problems of 40 x 64 of A at offsets, B transposed (41 columns) */
-		const int64_t bm = 40, bn = 41, bk = 64;
-		const int64_t a_off[3] = { 0, 2 * lda + 1, 150 * lda }, b_off[3] = { 0, 7, 3 };
-		const int64_t c_off[3] = { 0, bm * 48, 2 * bm * 48 };
-
-		for (uint32_t threads = 1; threads <= 2; threads++) {
+		/* batch 3: problems of bm x 64 of A at offsets, B transposed (41 columns) */
+		for (int v = 0; v < 4; v++) {
+			const int64_t bm = v < 2 ? 40 : 140, bn = 41, bk = 64;
+			const int64_t a_off[3] = { 0, 2 * lda + 1, (mmax - bm) * lda };
+			const int64_t b_off[3] = { 0, 7, 3 }, c_off[3] = { 0, bm * 48, 2 * bm * 48 };
+			const uint32_t threads = 1 + (uint32_t)(v % 2);
 			struct ert_sgemm_desc d = {
 				.kern = kern, .m = bm, .n = bn, .k = bk, .batch = 3,
 				.a = a, .a_rs = lda, .a_cs = 1, .a_off = a_off,
@@ -615,8 +617,8 @@ ERT_TEST(sgemm_a_direct)
 			memset(c2, 0, sizeof(float) * (size_t)(3 * bm * 48));
 			ert_sgemm_run(pool, threads, &d, ws, ws_size);
 			if (memcmp(c1, c2, sizeof(float) * (size_t)(3 * bm * 48))) {
-				fprintf(stderr, "%s, batch 3, %u threads: A in place differs\n",
-					kern->name, threads);
+				fprintf(stderr, "%s, batch 3 of %lld rows, %u threads: A in place "
+					"differs\n", kern->name, (long long)bm, threads);
 				*ert_test_failed_ = 1;
 			}
 		}

@@ -705,6 +705,8 @@ static void epilogue_of(const struct ert_sgemm_desc *d, struct sgemm_job *job)
  * (gemm-bench, vit shapes, 83-86 GFLOP/s either way).
  */
 #define WHOLE_A_BLOCK_BYTES (128 << 10)
+/* Rows of a tile with A read in place and B packed per tile (ert_sgemm_run()). */
+#define A_DIRECT_ROWS 256
 #define WHOLE_A_C_BYTES (256 << 10)
 #define TAIL_TILES 8
 
@@ -767,6 +769,16 @@ void ert_sgemm_run(struct ert_threadpool *pool, uint32_t threads, const struct e
 		job.mt = (d->m + ERT_SGEMM_MC / MR * MR - 1) / (ERT_SGEMM_MC / MR * MR);
 		job.mc = round_up((d->m + job.mt - 1) / job.mt, MR);
 		job.mt = (d->m + job.mc - 1) / job.mc;
+	}
+	/*
+	 * A read in place and B packed per tile: a tile of up to A_DIRECT_ROWS
+	 * rows packs B once for all of them (the row tiles of 104 + 93 packed
+	 * each head's K^T or V twice in vit_s16's attention products). Nothing
+	 * of A is packed, so the slot needs no room for the rows.
+	 */
+	if (!whole_a && job.a_direct && !d->b_packed && d->m <= A_DIRECT_ROWS) {
+		job.mt = 1;
+		job.mc = round_up(d->m, MR);
 	}
 
 	/*
