@@ -3,7 +3,8 @@
  * Packing of fp32 GEMM operands at avx512 (the level's 8x48 kernel): a
  * transposed B (rs 1: attention's K^T, Gemm's transB) by 16x16 in-register
  * transposes, 16 K steps x 16 columns at a time, a last block of fewer K
- * steps through zero-masked loads; everything else as at avx2 (A's 8-row
+ * steps through zero-masked loads; B with its rows along N (cs 1) a row of
+ * a panel at a time in zmm copies; everything else as at avx2 (A's 8-row
  * panels are 8x8 transposes there). The same floats in the same places as
  * ert_sgemm_pack_b_strided(), zeros past an edge panel's columns.
  */
@@ -84,9 +85,39 @@ static void pack_b_cols(const float *src, int64_t cs, int64_t nr, int64_t kc, in
 	}
 }
 
+/*
+ * One panel of a B with its rows along N (B(p, j) = src[p * rs + j]), @nr
+ * of its NR (a multiple of 16, at most 48) columns there: each K step's row
+ * copied by zmm loads and stores, masked past nr, zeros after. The scalar
+ * code's memcpy() and memset() a row cost more in calls than in copying
+ * (attention's V: 64 columns, a 48-wide and a 16-wide panel, 197 rows).
+ */
+static void pack_b_rows(const float *src, int64_t rs, int64_t nr, int64_t kc, int NR, float *dst)
+{
+	for (int64_t p = 0; p < kc; p++) {
+		const float *s = src + p * rs;
+		float *d = dst + p * NR;
+
+		for (int g = 0; g < NR; g += 16) {
+			int64_t left = nr - g;
+			__mmask16 m = left >= 16 ? (__mmask16)0xffff
+				      : left > 0 ? (__mmask16)((1u << left) - 1) : 0;
+
+			_mm512_storeu_ps(d + g, _mm512_maskz_loadu_ps(m, s + g));
+		}
+	}
+}
+
 void ert_sgemm_pack_b_strided__avx512(const float *b, int64_t rs, int64_t cs, int64_t k0,
 				      int64_t kc, int64_t n0, int64_t nc, int NR, float *dst)
 {
+	if (cs == 1 && NR % 16 == 0 && NR <= 48) {
+		for (int64_t j0 = 0; j0 < nc; j0 += NR) {
+			pack_b_rows(b + k0 * rs + n0 + j0, rs, min64(NR, nc - j0), kc, NR, dst);
+			dst += NR * kc;
+		}
+		return;
+	}
 	if (rs != 1 || cs == 1 || NR % 16) {
 		ert_sgemm_pack_b_strided__avx2(b, rs, cs, k0, kc, n0, nc, NR, dst);
 		return;

@@ -300,7 +300,8 @@ void ert_sgemm_pack_b_strided__avx2(const float *b, int64_t rs, int64_t cs, int6
 /*
  * B at avx512 (gemm/sgemm-pack-avx512.c): a transposed B (rs 1, NR a
  * multiple of 16) by 16x16 transposes, a last block of fewer than 16 K
- * steps through zero-masked loads; other B as at avx2. A at avx512 is
+ * steps through zero-masked loads; B with cs 1 (NR 16, 32 or 48) by zmm
+ * copies of each row, masked past nc; other B as at avx2. A at avx512 is
  * packed by the avx2 function (8-row panels: one 8x8 transpose a block).
  */
 void ert_sgemm_pack_b_strided__avx512(const float *b, int64_t rs, int64_t cs, int64_t k0,
