@@ -19,10 +19,20 @@ void ert_f32_gemm_ukernel_8x48__avx512(int64_t kc, const float *a, const float *
 				       float *c, int64_t ldc, int64_t mr, int64_t nr,
 				       const struct ert_sgemm_epi *e)
 {
-	/* a full block with the next B panel's lines to ask for (prefetch_b): the same FMAs */
-	if (e->pf_lines > 0 && nr > 32 && mr > 1)
-		ert_sgemm_8x48_avx512_body(3, 8, kc, a, b, ldb, c, ldc, mr, nr, e, e->pf,
-					   e->pf_lines);
-	else
+	/*
+	 * a full block with lines of the next B panel or A panel to ask for
+	 * (prefetch_b): the same FMAs
+	 */
+	if ((e->pf_lines > 0 || e->pf2_lines > 0) && mr > 1) {
+		if (nr > 32)
+			ert_sgemm_8x48_avx512_body(3, 8, kc, a, b, ldb, c, ldc, mr, nr, e, e->pf,
+						   e->pf_lines, e->pf2, e->pf2_lines);
+		else if (nr > 16)
+			ert_sgemm_8x48_avx512_body(2, 8, kc, a, b, ldb, c, ldc, mr, nr, e, e->pf,
+						   e->pf_lines, e->pf2, e->pf2_lines);
+		else
+			ert_sgemm_8x48_avx512_body(1, 8, kc, a, b, ldb, c, ldc, mr, nr, e, e->pf,
+						   e->pf_lines, e->pf2, e->pf2_lines);
+	} else
 		ert_sgemm_8x48_avx512(kc, a, b, ldb, c, ldc, mr, nr, e, NULL, 0);
 }

@@ -11,7 +11,8 @@
  * 1, the last one's columns masked), ROWS rows (1: a one-row panel, instead
  * of multiplying seven zero rows). With @pf_lines > 0, one 64-byte line from
  * @pf on is asked for towards L2 every other K step until @pf_lines have
- * been; a constant 0 compiles the prefetch away.
+ * been, and likewise @pf2_lines from @pf2 on the K steps between; a
+ * constant 0 compiles the prefetch away.
  */
 #ifndef ERT_CPU_SGEMM_UKERNEL_AVX512_H
 #define ERT_CPU_SGEMM_UKERNEL_AVX512_H
@@ -27,7 +28,7 @@ static inline __attribute__((always_inline)) void
 ert_sgemm_8x48_avx512_body(const int NV, const int ROWS, int64_t kc, const float *restrict a,
 			   const float *restrict b, int64_t ldb, float *restrict c, int64_t ldc,
 			   int64_t mr, int64_t nr, const struct ert_sgemm_epi *e, const char *pf,
-			   int64_t pf_lines)
+			   int64_t pf_lines, const char *pf2, int64_t pf2_lines)
 {
 	__m512 acc[ERT_SGEMM_AVX512_MR][3];
 
@@ -36,27 +37,49 @@ ert_sgemm_8x48_avx512_body(const int NV, const int ROWS, int64_t kc, const float
 #pragma GCC unroll 3
 		for (int v = 0; v < NV; v++)
 			acc[i][v] = _mm512_setzero_ps();
-	for (int64_t p = 0; p < kc; p++) {
-		__m512 bv[3];
+	/* one K step: NV vectors of B, ROWS broadcasts of A */
+#define ERT_SGEMM_8X48_STEP()                                                                    \
+	do {                                                                                     \
+		__m512 bv[3];                                                                    \
+                                                                                                 \
+		_Pragma("GCC unroll 3") for (int v = 0; v < NV; v++)                             \
+			bv[v] = _mm512_loadu_ps(b + 16 * v);                                     \
+		_Pragma("GCC unroll 8") for (int i = 0; i < ROWS; i++)                           \
+		{                                                                                \
+			__m512 av = _mm512_set1_ps(a[i]);                                        \
+                                                                                                 \
+			_Pragma("GCC unroll 3") for (int v = 0; v < NV; v++)                     \
+				acc[i][v] = _mm512_fmadd_ps(av, bv[v], acc[i][v]);               \
+		}                                                                                \
+		a += ERT_SGEMM_AVX512_MR;                                                        \
+		b += ldb;                                                                        \
+	} while (0)
+	int64_t p = 0;
 
-		if (!(p & 1) && p < 2 * pf_lines) {
+	/*
+	 * K steps in pairs where there are lines to ask for, a line of each
+	 * range a pair: two tests a pair rather than one a step (the same
+	 * FMAs in the same order).
+	 */
+	if (pf_lines > 0 || pf2_lines > 0) {
+		for (; p + 1 < kc; p += 2) {
+			if (p < 2 * pf_lines) {
+				_mm_prefetch(pf, _MM_HINT_T1);
+				pf += 64;
+			}
+			if (p < 2 * pf2_lines) {
+				_mm_prefetch(pf2, _MM_HINT_T1);
+				pf2 += 64;
+			}
+			ERT_SGEMM_8X48_STEP();
+			ERT_SGEMM_8X48_STEP();
+		}
+		if (p < kc && p < 2 * pf_lines)
 			_mm_prefetch(pf, _MM_HINT_T1);
-			pf += 64;
-		}
-#pragma GCC unroll 3
-		for (int v = 0; v < NV; v++)
-			bv[v] = _mm512_loadu_ps(b + 16 * v);
-#pragma GCC unroll 8
-		for (int i = 0; i < ROWS; i++) {
-			__m512 av = _mm512_set1_ps(a[i]);
-
-#pragma GCC unroll 3
-			for (int v = 0; v < NV; v++)
-				acc[i][v] = _mm512_fmadd_ps(av, bv[v], acc[i][v]);
-		}
-		a += ERT_SGEMM_AVX512_MR;
-		b += ldb;
 	}
+	for (; p < kc; p++)
+		ERT_SGEMM_8X48_STEP();
+#undef ERT_SGEMM_8X48_STEP
 	ert_sgemm_epi_store_avx512(NV, ROWS, acc, c, ldc, mr, nr, e);
 }
 
@@ -70,10 +93,10 @@ ert_sgemm_8x48_avx512(int64_t kc, const float *a, const float *b, int64_t ldb, f
 	do {                                                                                     \
 		if (mr > 1)                                                                      \
 			ert_sgemm_8x48_avx512_body(NV, 8, kc, a, b, ldb, c, ldc, mr, nr, e, pf,  \
-						   pf_lines);                                    \
+						   pf_lines, NULL, 0);                           \
 		else                                                                             \
 			ert_sgemm_8x48_avx512_body(NV, 1, kc, a, b, ldb, c, ldc, mr, nr, e, pf,  \
-						   pf_lines);                                    \
+						   pf_lines, NULL, 0);                           \
 	} while (0)
 	if (nr > 32)
 		ERT_SGEMM_8X48_ROWS(3);

@@ -385,8 +385,11 @@ static void run_tile(struct sgemm_job *job, int64_t t, int64_t t_next, float *pa
 	float *c = tp.c;
 	const float *bias = tp.bias, *res = tp.res;
 	const bool direct = d->b_direct && !d->b_packed && !d->pack_b && d->b_cs == 1;
-	/* prepacked weights as B (MatMul, Gemm): their next panel asked for by the kernel */
-	const bool pf_in_k = job->kern->prefetch_b && d->b_packed && !d->a_packed;
+	/*
+	 * prepacked weights (B for MatMul and Gemm, A for Conv): the next panel
+	 * of a packed B and of a prepacked A asked for by the kernel
+	 */
+	const bool pf_in_k = job->kern->prefetch_b && (d->b_packed || d->a_packed);
 	/* rows of full panels the kernel reads in place (a_direct) */
 	const int64_t mfull = job->a_direct ? mc / MR * MR : 0;
 	int64_t k0 = 0;
@@ -468,12 +471,12 @@ static void run_tile(struct sgemm_job *job, int64_t t, int64_t t_next, float *pa
 				int64_t slice = (nx.rows + calls - 1) / calls, r0 = i / MR * slice;
 
 				e.pf_lines = 0;
+				e.pf2_lines = 0;
 				/*
 				 * the kernel takes them on full-width blocks of two
 				 * rows or more (a batch-1 Gemm's one row: here)
 				 */
-				if (nx.p && r0 < nx.rows && pf_in_k && nx.ld == NR && mc - i > 1 &&
-				    nc - j > 32) {
+				if (nx.p && r0 < nx.rows && pf_in_k && nx.ld == NR && mc - i > 1) {
 					/* one run of lines: the kernel's share first, any rest here */
 					uintptr_t s = (uintptr_t)(nx.p + r0 * NR) & ~(uintptr_t)63;
 					uintptr_t end = (uintptr_t)(nx.p + min64(r0 + slice, nx.rows) * NR);
@@ -487,8 +490,19 @@ static void run_tile(struct sgemm_job *job, int64_t t, int64_t t_next, float *pa
 					prefetch_rows(nx.p, nx.ld, NR, r0, min64(r0 + slice, nx.rows));
 				}
 				/* prepacked A: the next row panel, on its first use (above) */
-				if (d->a_packed && j == 0 && i + MR < mc)
+				if (d->a_packed && j == 0 && i + MR < mc && pf_in_k) {
+					const float *na = ap + (i / MR + 1) * a_ps;
+					uintptr_t s = (uintptr_t)na & ~(uintptr_t)63;
+					uintptr_t end = (uintptr_t)(na + MR * kc);
+					int64_t lines = (int64_t)((end - s + 63) / 64);
+
+					e.pf2 = (const void *)s;
+					e.pf2_lines = min64(lines, kc / 2);
+					for (s += (uintptr_t)e.pf2_lines * 64; s < end; s += 64)
+						__builtin_prefetch((const void *)s, 0, 2);
+				} else if (d->a_packed && j == 0 && i + MR < mc) {
 					prefetch_rows(ap + (i / MR + 1) * a_ps, MR * kc, MR * kc, 0, 1);
+				}
 				e.bias = e.load_c || !bias ? NULL : bias + i;
 				e.cbias = tp.cbias && k0 + kc >= d->k ? tp.cbias + j : NULL;
 				e.res = res && k0 + kc >= d->k ? res + i * d->ldc + j : NULL;

@@ -57,10 +57,13 @@ struct ert_sgemm_epi {
 	/*
 	 * For a kernel with prefetch_b: @pf_lines 64-byte lines from @pf on
 	 * asked for towards L2, spread through the K loop (the driver's next B
-	 * panel); 0: none. Other kernels ignore them.
+	 * panel); 0: none. Likewise @pf2_lines from @pf2 on the K steps
+	 * between (a prepacked A's next row panel). Other kernels ignore them.
 	 */
 	const void *pf;
 	int64_t pf_lines;
+	const void *pf2;
+	int64_t pf2_lines;
 };
 
 /*
@@ -118,8 +121,8 @@ struct ert_sgemm_kernel {
 	/*
 	 * fn issues ert_sgemm_epi.pf_lines prefetches through its K loop, at
 	 * most one every other K step (the driver asks for no more than that),
-	 * on blocks of at least 2 rows and more than 32 columns (the driver
-	 * gives lines to no others).
+	 * and pf2_lines on the K steps between, on blocks of at least 2 rows
+	 * (the driver gives lines to no others).
 	 */
 	bool prefetch_b;
 	/*
