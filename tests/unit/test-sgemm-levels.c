@@ -107,6 +107,66 @@ ERT_TEST(gemm_ukernel_edges)
 	}
 }
 
+/*
+ * The lines a kernel is given to prefetch (ert_sgemm_epi.pf for the next B
+ * panel, pf2 for a prepacked A's next row panel) change no bit of C: every
+ * level's kernel, full blocks and edges (a one-row panel, 4, 16, 20, 32,
+ * 40 columns: the avx512 kernel's narrow variants take the lines too), odd
+ * and even K, as many lines as the driver gives and none.
+ */
+ERT_TEST(gemm_ukernel_prefetch_same_bits)
+{
+	enum ert_cpu_isa best = ert_cpu_isa_best();
+	uint32_t seed = 11;
+
+	for (int isa = ERT_ISA_SCALAR; isa <= (int)best; isa++) {
+		const struct ert_sgemm_kernel *k = ert_sgemm_kernel_for((enum ert_cpu_isa)isa);
+		const int64_t kcs[] = { 1, 2, 37, 64 }, ldc = 56;
+		const int64_t nrs[] = { 4, 16, 20, 32, 40, 48 };
+		float *a = malloc(sizeof(float) * (size_t)(64 * k->mr));
+		float *b = malloc(sizeof(float) * (size_t)(64 * k->nr));
+		float *next = malloc(sizeof(float) * 64 * 48); /* the lines asked for */
+		float *c = malloc(sizeof(float) * (size_t)(k->mr * ldc));
+		float *want = malloc(sizeof(float) * (size_t)(k->mr * ldc));
+
+		REQUIRE(a && b && next && c && want);
+		for (int64_t i = 0; i < 64 * k->mr; i++)
+			a[i] = frand_r(&seed);
+		for (int64_t i = 0; i < 64 * k->nr; i++)
+			b[i] = frand_r(&seed);
+		for (int64_t i = 0; i < 64 * 48; i++)
+			next[i] = frand_r(&seed);
+		for (size_t ki = 0; ki < sizeof(kcs) / sizeof(kcs[0]); ki++) {
+			for (size_t ni = 0; ni < sizeof(nrs) / sizeof(nrs[0]); ni++) {
+				for (int64_t mr = 1; mr <= k->mr; mr += k->mr - 1 > 3 ? 3 : 1) {
+					int64_t kc = kcs[ki], nr = nrs[ni] < k->nr ? nrs[ni] : k->nr;
+					struct ert_sgemm_epi e = { .alpha = 1.0f, .act = ERT_EPI_RELU };
+					struct ert_sgemm_epi pe = e;
+
+					pe.pf = next;
+					pe.pf_lines = (kc + 1) / 2;
+					pe.pf2 = next + 32 * 48;
+					pe.pf2_lines = kc / 2;
+					for (int64_t i = 0; i < k->mr * ldc; i++)
+						c[i] = want[i] = (float)i;
+					k->fn(kc, a, b, k->nr, want, ldc, mr, nr, &e);
+					k->fn(kc, a, b, k->nr, c, ldc, mr, nr, &pe);
+					if (memcmp(c, want, sizeof(float) * (size_t)(k->mr * ldc))) {
+						fprintf(stderr, "%s %ldx%ld kc %ld: prefetching changed C\n",
+							k->name, (long)mr, (long)nr, (long)kc);
+						*ert_test_failed_ = 1;
+					}
+				}
+			}
+		}
+		free(a);
+		free(b);
+		free(next);
+		free(c);
+		free(want);
+	}
+}
+
 /* @n floats of random bits (NaNs, infinities, denormals and -0 among them), or NULL. */
 static float *rand_bits(int64_t n, uint32_t *seed)
 {
@@ -636,7 +696,8 @@ ERT_TEST(sgemm_a_direct)
 	ert_threadpool_destroy(pool);
 }
 
-ERT_TEST_MAIN(ERT_TEST_ENTRY(gemm_ukernel_edges), ERT_TEST_ENTRY(sgemm_pack_every_level),
+ERT_TEST_MAIN(ERT_TEST_ENTRY(gemm_ukernel_edges), ERT_TEST_ENTRY(gemm_ukernel_prefetch_same_bits),
+	      ERT_TEST_ENTRY(sgemm_pack_every_level),
 	      ERT_TEST_ENTRY(sgemm_shared_a), ERT_TEST_ENTRY(sgemm_shared_a_past_units),
 	      ERT_TEST_ENTRY(sgemm_shared_b), ERT_TEST_ENTRY(sgemm_workspace_bounds),
 	      ERT_TEST_ENTRY(sgemm_a_direct))
