@@ -438,7 +438,9 @@ static void shared_b_pack(const void *ctx, int64_t batch, int64_t k0, int64_t kc
  * (it is written there) and every level gives the bits of the run that packs
  * B per tile or reads it in place, for a plain B, a B read in place and a
  * pack_b callback, with the row bias, the residual and ReLU, on one and two
- * threads; N = 49 leaves a one-column edge panel at every level.
+ * threads; N = 49 leaves a one-column edge panel at every level. Then A
+ * prepacked too (a Conv's weights, larger than B: two threads split the
+ * rows), against the same run with A packed per tile.
  */
 ERT_TEST(sgemm_shared_b)
 {
@@ -467,13 +469,17 @@ ERT_TEST(sgemm_shared_b)
 	for (int isa = ERT_ISA_SCALAR; isa <= (int)best; isa++) {
 		const struct ert_sgemm_kernel *kern = ert_sgemm_kernel_for((enum ert_cpu_isa)isa);
 
-		for (int mode = 0; mode < 3; mode++) {
+		float *apk = malloc(sizeof(float) * ert_sgemm_packed_a_floats(m, k, kern->mr));
+
+		REQUIRE(apk);
+		ert_sgemm_pack_a(a, k, 1, m, k, kern->mr, apk);
+		for (int mode = 0; mode < 6; mode++) {
 			for (uint32_t threads = 1; threads <= 2; threads++) {
 				struct ert_sgemm_desc d = {
 					.kern = kern, .m = m, .n = n, .k = k, .batch = 1,
 					.a = a, .a_rs = k, .a_cs = 1,
-					.b = b, .b_rs = n, .b_cs = 1, .b_direct = mode == 1,
-					.pack_b = mode == 2 ? shared_b_pack : NULL, .pack_ctx = &src,
+					.b = b, .b_rs = n, .b_cs = 1, .b_direct = mode % 3 == 1,
+					.pack_b = mode % 3 == 2 ? shared_b_pack : NULL, .pack_ctx = &src,
 					.c = c1, .ldc = n, .alpha = 1.0f, .bias = bias,
 					.residual = res, .act = { ERT_ACT_RELU, 0.0f, 0.0f },
 				};
@@ -483,6 +489,7 @@ ERT_TEST(sgemm_shared_b)
 					shared[i] = NAN;
 				d.c = c2;
 				d.b_shared = shared;
+				d.a_packed = mode >= 3 ? apk : NULL;
 				ert_sgemm_run(pool, threads, &d, ws, ws_size);
 				/* the first panel's first K step: B's first row */
 				CHECK(shared[0] == b[0] && shared[1] == b[1]);
@@ -493,6 +500,7 @@ ERT_TEST(sgemm_shared_b)
 				}
 			}
 		}
+		free(apk);
 	}
 	free(a);
 	free(b);
