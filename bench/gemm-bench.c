@@ -12,7 +12,10 @@
  *   build/gemm-bench THREADS vitchain [RUNS [warm]]  (vit_s16's 48 linear layers in turn)
  *
  * Each figure is the best of 5 timed runs, or of GEMM_BENCH_REPS (environment)
- * runs: more on a loaded machine.
+ * runs: more on a loaded machine. With GEMM_BENCH_COLD=1 (environment) a
+ * Conv's packed weights are flushed from the caches before each timed run
+ * (x86 only; not counted), so that they come from memory as in a model run,
+ * where each layer's weights were last read a whole network ago.
  *
  * One-thread figures are per CPU-second (process CPU time), N-thread ones per
  * wall-clock second, and also per CPU-second: on a busy machine the last one
@@ -89,6 +92,22 @@ static double last_cpu_gflops;
 /* The last measurement's kernel, and its Winograd phases' CPU seconds (all 0: none). */
 static const char *last_kernel;
 static double last_phase_s[3];
+
+/* The packed weights @state (a struct ert_cpu_packed, or NULL) out of every cache level. */
+static void flush_packed(const void *state)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	const struct ert_cpu_packed *pk = state;
+
+	if (!pk || !pk->data)
+		return;
+	for (size_t off = 0; off < pk->bytes; off += 64)
+		__builtin_ia32_clflush((const char *)pk->data + off);
+	__builtin_ia32_mfence();
+#else
+	(void)state;
+#endif
+}
 
 static double conv_gflops(const struct layer *l, uint32_t threads, bool low)
 {
@@ -175,8 +194,11 @@ static double conv_gflops(const struct layer *l, uint32_t threads, bool low)
 	bench_clock = threads == 1 ? CLOCK_PROCESS_CPUTIME_ID : CLOCK_MONOTONIC;
 	const char *reps_env = getenv("GEMM_BENCH_REPS");
 	int reps = reps_env && atoi(reps_env) > 0 ? atoi(reps_env) : 5;
+	const bool cold = getenv("GEMM_BENCH_COLD") && atoi(getenv("GEMM_BENCH_COLD")) > 0;
 
 	for (int rep = 0; rep < reps; rep++) {
+		if (cold && !l->matmul)
+			flush_packed(x.state);
 		double t0 = now(), c0 = cpu_now();
 
 		k->compute(&cpu, &x, &err);
