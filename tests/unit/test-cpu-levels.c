@@ -120,6 +120,12 @@ static const struct conv_case conv_cases[] = {
 	{ "3x3 stride 2, two columns", 1, 3, 5, 2, 5, 3, 3, 2, 2, 1, 1, { 1, 1, 1, 1 }, 1, true,
 	  2, 0 },
 	/*
+	 * stride 2 past the N tile (552 pixels), K blocks starting mid-window,
+	 * odd width: at avx512 the im2col's gathers (cpu/conv/conv-im2col.h)
+	 */
+	{ "3x3 stride 2, N past the N tile", 1, 20, 47, 45, 24, 3, 3, 2, 2, 1, 1, { 1, 0, 1, 1 },
+	  1, true, 1, 0 },
+	/*
 	 * Winograd at avx2 and up (prepacked weights): its rounding is larger.
 	 * F(2x2, 3x3) where F(4x4) would have fewer than 48 tiles (ragged
 	 * tiles, asymmetric pads, wide rows, shorter than a tile, pads 2 and
