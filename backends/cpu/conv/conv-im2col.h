@@ -3,8 +3,9 @@
  * conv-im2col.h — the implicit im2col of strided windows (ops/linalg-conv.c)
  * by vector gathers at avx512.
  *
- * The Conv GEMM packs each B panel of a window that is not 1x1 straight from
- * the image: NR output pixels, K = channel x tap rows. With a stride of 1 each
+ * The Conv GEMM packs each B panel of a convolution other than a 1x1 with
+ * stride 1 straight from the image: NR output pixels, K = channel x tap
+ * rows. With a stride of 1 each
  * run of a panel's pixels on one output row is a memcpy of an input row;
  * with a stride of 2 it is every other float, copied one at a time between
  * the bounds of each run (at avx512 without column phases: phase_width()).

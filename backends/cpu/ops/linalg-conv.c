@@ -260,7 +260,7 @@ struct im2col_ctx {
 };
 
 /*
- * The avx512 im2col gather (cpu/conv/conv-im2col.h) for a 2-D window of 2
+ * The avx512 im2col gather (cpu/conv/conv-im2col.h) for a 2-D window of 1
  * to 9 taps with a horizontal stride over 1, read in place (no column
  * phases). On the 2-core Sapphire Rapids VM (perf, gemm-bench, 1 thread)
  * the scalar packing of 3x3/2 64 -> 128 at 56x56 took 31 % of the layer's
@@ -270,13 +270,16 @@ struct im2col_ctx {
  * 3x3/2 128 -> 128 and 64 -> 128 at 56x56 went from 149-155 to 172-179
  * GFLOP/s (weights flushed before each run, 4 alternated rounds, best of
  * 15), at 2 threads 136-141 -> 155-165 on a loaded host. Strided 1x1
- * windows (one tap) keep the copies.
+ * windows (one tap: the projection shortcuts) gain too: 1x1/2 64 -> 128
+ * at 56x56 136-149 -> 159-170, 128 -> 256 at 28x28 141-149 -> 160-168,
+ * 256 -> 512 at 56x56 157-170 -> 166-198, 512 -> 1024 at 28x28 147-161 ->
+ * 161-166.
  */
 static bool im2col_gather_ok(const struct ert_cpu *cpu, const struct conv_plan *p)
 {
 	const struct ert_conv_geom *g = &p->g;
 
-	return cpu->isa >= ERT_ISA_AVX512 && !p->pointwise && g->stride[2] > 1 && p->kk > 1 &&
+	return cpu->isa >= ERT_ISA_AVX512 && !p->pointwise && g->stride[2] > 1 &&
 	       p->kk <= ERT_CONV_IM2COL_TAPS && g->k[0] == 1 && g->in[0] == 1 &&
 	       p->in_sp <= INT32_MAX && !phase_bytes(cpu, p);
 }
