@@ -103,14 +103,21 @@ static int wino_pos(int tile)
  * largest NR, a multiple of the output transform's 16 lanes). Measured at
  * avx2 on Zen 3 (512 KiB L2): 3x3 64->64 at 56x56 went from 192-tile
  * blocks to 48, 1.3-1.5x faster; Sapphire Rapids' 2 MiB L2 keeps its
- * former 2 MiB blocks.
+ * former 2 MiB blocks. F(4x4) takes half that: on Sapphire Rapids
+ * (gemm-bench, 1 thread, filters flushed, alternated) 3x3 64 -> 64 at
+ * 56x56 went from blocks of 192 tiles (and one of 4) to 96, 325-341 ->
+ * 377-387 GFLOP/s (2 threads the same within the noise); 128 -> 128 at
+ * 28x28 (49 tiles: blocks of 48 and 1 instead of one) 352 -> 349-355.
+ * F(2x2) keeps the whole: its filters are the GEMM's B, read again by
+ * every block, and 256 -> 256 at 14x14 in blocks of 48 and 1 fell from
+ * 264-280 to 221-222.
  */
 static int64_t wino_block(const struct conv_plan *p, int pos)
 {
 	long l2 = ert_cpu_features()->l2_bytes;
 	int64_t bytes = l2 <= 0 ? 2 << 20 : l2 < (256 << 10) ? 256 << 10 : l2 > (2 << 20) ? 2 << 20 : l2;
 	int64_t wide = p->c_in > p->m ? p->c_in : p->m;
-	int64_t blk = bytes / (pos * 4 * wide) / 48 * 48;
+	int64_t blk = (pos == ERT_WINO_POS ? bytes / 2 : bytes) / (pos * 4 * wide) / 48 * 48;
 
 	return blk < 48 ? 48 : blk > 480 ? 480 : blk;
 }
