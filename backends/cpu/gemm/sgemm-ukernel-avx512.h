@@ -61,7 +61,21 @@ ert_sgemm_8x48_avx512_body(const int NV, const int ROWS, int64_t kc, const float
 	 * range a pair: two tests a pair rather than one a step (the same
 	 * FMAs in the same order).
 	 */
-	if (pf_lines > 0 || pf2_lines > 0) {
+	if (!e->pf_pairs && pf_lines > 0) {
+		/*
+		 * a MatMul's or Gemm's prepacked B: a test a step, as before the
+		 * pairs came, which measured 2 % slower on vit_s16 at 2 threads
+		 * (Sapphire Rapids, 4 alternated rounds: 30.4-30.8 -> 30.8-31.6
+		 * ms); resnet50 kept the pairs' gain only with them
+		 */
+		for (; p < kc; p++) {
+			if (!(p & 1) && p < 2 * pf_lines) {
+				_mm_prefetch(pf, _MM_HINT_T1);
+				pf += 64;
+			}
+			ERT_SGEMM_8X48_STEP();
+		}
+	} else if (pf_lines > 0 || pf2_lines > 0) {
 		for (; p + 1 < kc; p += 2) {
 			if (p < 2 * pf_lines) {
 				_mm_prefetch(pf, _MM_HINT_T1);

@@ -411,6 +411,7 @@ static void run_tile(struct sgemm_job *job, int64_t t, int64_t t_next, float *pa
 		const float *ap = pa, *bpk = pb;
 		int64_t a_ps = MR * kc, b_ps = NR * kc; /* panel strides */
 
+		e.pf_pairs = d->a_packed;
 		e.load_c = d->accumulate || k0 > 0;
 		if (k0 + kc < d->k)
 			e.act = ERT_EPI_NONE;

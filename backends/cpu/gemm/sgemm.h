@@ -58,12 +58,17 @@ struct ert_sgemm_epi {
 	 * For a kernel with prefetch_b: @pf_lines 64-byte lines from @pf on
 	 * asked for towards L2, spread through the K loop (the driver's next B
 	 * panel); 0: none. Likewise @pf2_lines from @pf2 on the K steps
-	 * between (a prepacked A's next row panel). Other kernels ignore them.
+	 * between (a prepacked A's next row panel). @pf_pairs: the kernel
+	 * tests for both once every two K steps (a Conv's prepacked A, where
+	 * that measured faster); else it tests for @pf alone each step (a
+	 * MatMul's prepacked B, where the pairs measured slower at 2 threads).
+	 * Other kernels ignore them.
 	 */
 	const void *pf;
 	int64_t pf_lines;
 	const void *pf2;
 	int64_t pf2_lines;
+	bool pf_pairs;
 };
 
 /*
