@@ -38,7 +38,7 @@ ert_status ert_opt_fuse_q8_residual_pass(struct ert_graph *g, bool *changed,
  * (fuse-irblock.c): ERT_FUSE_IRBLOCK=0 / 1 in the environment, else
  * ERT_OPT_IRBLOCK_DEFAULT: on, since the band GEMMs read B in place and only
  * blocks over ERT_OPT_IRBLOCK_MIN_BYTES fuse (docs/cpu-kernels.md,
- * docs/performance.md: mobilenet_v2 faster at 1 and 2 threads on Sapphire
+ * docs/performance-conv.md: mobilenet_v2 faster at 1 and 2 threads on Sapphire
  * Rapids, the same bits). A session with a device backend plans the Convs
  * instead (ert_model_unfused_irblock()), and the quantizer unfuses them.
  */

@@ -23,7 +23,7 @@
  * of the threads. With chunks of ERT_EW_GRAIN itself, vit_s16's residual
  * Adds (197 x 384 = 4.6 grains) went out as 2 + 3 chunks on two threads,
  * one of them 58 % of the work; and the thread that did a chunk was not the
- * one whose rows the next LayerNorm gave it (docs/performance.md, "Two
+ * one whose rows the next LayerNorm gave it (docs/performance-gemm.md, "Two
  * threads (2026-11-27, ninth session)").
  */
 static inline void ert_ew_parallel(struct ert_cpu *cpu, int64_t n, ert_range_fn fn, void *arg)
