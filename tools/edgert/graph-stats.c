@@ -73,6 +73,25 @@ static uint64_t node_macs(const struct ert_node *n, const struct ert_value *cons
 		per = (uint64_t)p.gates * (uint64_t)p.hidden * (uint64_t)(p.input + p.hidden);
 		return (uint64_t)p.dirs * (uint64_t)p.seq * (uint64_t)p.batch * per;
 	}
+	case ERT_OP_InvertedResidual: {
+		/*
+		 * edgert's fused block (opt/fuse-irblock.c): the depthwise conv's
+		 * W at 1, the project conv's at 3, the expand conv's at 5 when there
+		 * is one; the three Convs' MACs, as before the fusion
+		 */
+		const struct ert_value *wp = n_in > 3 ? in[3] : NULL;
+		uint64_t cm, m;
+
+		if (!b || b->rank != 4 || !wp || wp->rank != 4 || y->rank != 4 || wp->dims[0] <= 0)
+			return 0;
+		cm = (uint64_t)b->dims[0];
+		/* depthwise: each of its outputs (N x Cm x OH x OW) takes kh x kw taps */
+		m = (uint64_t)(y->numel / wp->dims[0]) * cm * (uint64_t)(b->dims[2] * b->dims[3]);
+		m += (uint64_t)y->numel * cm;           /* project: Cm per output */
+		if (n_in >= 7)
+			m += (uint64_t)a->numel * cm;   /* expand: Cm per input element */
+		return m;
+	}
 	case ERT_OP_Einsum: {
 		struct ert_einsum e;
 		struct ert_err err;
