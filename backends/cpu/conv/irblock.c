@@ -61,7 +61,8 @@ int64_t ert_irb_band_rows(const struct ert_irb_args *a)
 
 /*
  * May the band GEMMs' kernel read B (K rows @rs floats apart) where it lies
- * rather than pack it? As the 1x1 Conv decides for its image (linalg-conv.c):
+ * rather than pack it? As the 1x1 Conv decides for its image (linalg-conv.c,
+ * ert_sgemm_b_rows_spread()):
  * not where 128 rows' first three lines fall into fewer than 16 of the 64 L1
  * sets (a row stride of a multiple of 1 KiB). A band's rows of a plane are
  * contiguous, so its pixels are B's columns like the Conv's. Packing copied
@@ -74,16 +75,7 @@ int64_t ert_irb_band_rows(const struct ert_irb_args *a)
  */
 static bool direct_ok(int64_t rs)
 {
-	int64_t row_bytes = rs * (int64_t)sizeof(float);
-	uint64_t used = 0;
-	int n = 0;
-
-	for (int64_t r = 0; r < 128; r++)
-		for (int64_t l = 0; l < 3; l++)
-			used |= 1ull << ((r * row_bytes / 64 + l) % 64);
-	for (; used; used &= used - 1)
-		n++;
-	return n >= 16;
+	return ert_sgemm_b_rows_spread(rs);
 }
 
 /*

@@ -31,6 +31,20 @@ static const struct ert_sgemm_kernel kernels[] = {
 	  .fn_arows = ert_f32_gemm_ukernel_8x48__avx512_arows },
 };
 
+bool ert_sgemm_b_rows_spread(int64_t row_floats)
+{
+	int64_t row_bytes = row_floats * (int64_t)sizeof(float);
+	uint64_t used = 0;
+	int n = 0;
+
+	for (int64_t r = 0; r < 128; r++)
+		for (int64_t l = 0; l < 3; l++)
+			used |= 1ull << ((r * row_bytes / 64 + l) % 64);
+	for (; used; used &= used - 1)
+		n++;
+	return n >= 16;
+}
+
 const struct ert_sgemm_kernel *ert_sgemm_kernel_for(enum ert_cpu_isa isa)
 {
 	return isa >= ERT_ISA_AVX512 ? &kernels[2] : isa >= ERT_ISA_AVX2 ? &kernels[1] : &kernels[0];
@@ -712,7 +726,8 @@ static void epilogue_of(const struct ert_sgemm_desc *d, struct sgemm_job *job)
 
 /*
  * B prepacked (constant weights), room for all of A packed (a_shared) or A
- * read in place by the kernel (a_direct: nothing to pack), and A short enough that a K block of all its rows is at most WHOLE_A_BLOCK_BYTES
+ * read in place by the kernel (a_direct: nothing to pack), and A short
+ * enough that a K block of all its rows is at most WHOLE_A_BLOCK_BYTES
  * (ViT's 197 tokens at avx512's K block of 128: 100 KiB). Then A is packed
  * once, first, and every tile spans all rows, the threads splitting N only.
  * Row tiles of at most ERT_SGEMM_MC rows (104 + 93 for 197) each streamed

@@ -243,6 +243,13 @@ struct ert_sgemm_desc {
  * to @lanes lanes (ert_cpu_lanes(): the backend's threads, not the machine's
  * CPUs); ert_sgemm_run() uses no more lanes than the workspace has slots.
  */
+/*
+ * Do B rows @row_floats apart spread over the L1 cache well enough for the
+ * kernel to read B in place (ert_sgemm_desc.b_direct)? Not where 128 rows'
+ * first three lines fall into fewer than 16 of the 64 L1 sets (a row stride
+ * of a multiple of 1 KiB: 32x32 or 64x64 planes): those always pack.
+ */
+bool ert_sgemm_b_rows_spread(int64_t row_floats);
 size_t ert_sgemm_workspace(uint32_t lanes, int64_t m, int64_t n, int64_t k);
 /* Floats of ert_sgemm_desc.a_shared for one m x k A, at any level's MR. */
 size_t ert_sgemm_shared_a_floats(int64_t m, int64_t k);

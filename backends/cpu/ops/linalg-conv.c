@@ -245,18 +245,9 @@ size_t ert_cpu_conv_workspace(const struct ert_cpu *cpu, const struct ert_exec *
  */
 static bool direct_b_ok(const struct conv_plan *p)
 {
-	int64_t row_bytes = p->in_sp * (int64_t)sizeof(float);
-	uint64_t used = 0;
-	int n = 0;
-
 	if (p->m_g > 64 && p->k * p->n * (int64_t)sizeof(float) > (512 << 10))
 		return false;
-	for (int64_t r = 0; r < 128; r++)
-		for (int64_t l = 0; l < 3; l++)
-			used |= 1ull << ((r * row_bytes / 64 + l) % 64);
-	for (; used; used &= used - 1)
-		n++;
-	return n >= 16;
+	return ert_sgemm_b_rows_spread(p->in_sp);
 }
 
 struct im2col_ctx {
