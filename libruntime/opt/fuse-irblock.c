@@ -179,7 +179,11 @@ static bool fuse(struct ert_graph *g, int32_t ei, uint32_t di, uint32_t pi)
 	e = ei >= 0 ? &g->nodes[ei] : NULL;
 	n = &g->nodes[ni];
 	n->opset = d->opset;
-	if (!copy_ints(g, d, n, "strides") || !copy_ints(g, d, n, "pads") ||
+	/* the Convs' own names, for ert_opt_unfuse_irblock() to give back */
+	if ((d->name && !ert_node_set_attr_string(g, n, "ert.dw_name", d->name)) ||
+	    (p->name && !ert_node_set_attr_string(g, n, "ert.project_name", p->name)) ||
+	    (e && e->name && !ert_node_set_attr_string(g, n, "ert.expand_name", e->name)) ||
+	    !copy_ints(g, d, n, "strides") || !copy_ints(g, d, n, "pads") ||
 	    !copy_act(g, d, n, "ert.dw_act", "ert.dw_act_params") ||
 	    !copy_act(g, p, n, "ert.act", "ert.act_params") ||
 	    (e && !copy_act(g, e, n, "ert.ex_act", "ert.ex_act_params")) ||
@@ -243,12 +247,13 @@ ert_status ert_opt_fuse_irblock(struct ert_graph *g, bool *changed, struct ert_e
 
 /*
  * A Conv of @xwbr (X, W, B, and a residual where the fourth is >= 0) into
- * @y, named after node @host and @suffix, of @group, with @host's strides,
- * pads and dilations where @spatial, and activation @a; false on
- * out-of-memory.
+ * @y, named @orig (the Conv's name before the fusion) or else after node
+ * @host and @suffix, of @group, with @host's strides, pads and dilations
+ * where @spatial, and activation @a; false on out-of-memory.
  */
-static bool add_conv(struct ert_graph *g, uint32_t host, const char *suffix, const int32_t *xwbr,
-		     int32_t y, int64_t group, bool spatial, struct ert_act_desc a)
+static bool add_conv(struct ert_graph *g, uint32_t host, const char *orig, const char *suffix,
+		     const int32_t *xwbr, int32_t y, int64_t group, bool spatial,
+		     struct ert_act_desc a)
 {
 	const struct ert_tensor *w = &g->tensors[xwbr[1]];
 	int64_t ks[2] = { w->dims[2], w->dims[3] };
@@ -256,8 +261,11 @@ static bool add_conv(struct ert_graph *g, uint32_t host, const char *suffix, con
 	struct ert_node *n;
 	int32_t ni;
 
-	snprintf(name, sizeof(name), "%.120s.%s", g->nodes[host].name ? g->nodes[host].name : "",
-		 suffix);
+	if (orig && orig[0])
+		snprintf(name, sizeof(name), "%s", orig);
+	else
+		snprintf(name, sizeof(name), "%.120s.%s",
+			 g->nodes[host].name ? g->nodes[host].name : "", suffix);
 	ni = ert_graph_add_node(g, ERT_OP_Conv, name, xwbr[3] >= 0 ? 4 : 3, xwbr, 1, &y);
 	if (ni < 0)
 		return false;
@@ -292,21 +300,25 @@ static bool unfuse_one(struct ert_graph *g, uint32_t i)
 	struct ert_act_desc ex = ert_node_act_named(n, "ert.ex_act", "ert.ex_act_params");
 	struct ert_act_desc dw = ert_node_act_named(n, "ert.dw_act", "ert.dw_act_params");
 	struct ert_act_desc pj = ert_node_act(n);
+	/* arena strings: they outlive the nodes array's moves below */
+	const char *en = ert_attr_string(n, "ert.expand_name", NULL);
+	const char *dn = ert_attr_string(n, "ert.dw_name", NULL);
+	const char *pn = ert_attr_string(n, "ert.project_name", NULL);
 
 	memcpy(in, n->inputs, n_in * sizeof(in[0]));
 	x = in[0];
 	if (n_in >= 7) {
 		x = new_tensor(g, y, "expanded");
-		if (x < 0 || !add_conv(g, i, "expand", (int32_t[]){ in[0], in[5], in[6], -1 }, x, 1,
-				       false, ex))
+		if (x < 0 || !add_conv(g, i, en, "expand", (int32_t[]){ in[0], in[5], in[6], -1 }, x,
+				       1, false, ex))
 			return false;
 	}
 	d = new_tensor(g, y, "depthwise");
 	if (d < 0 ||
-	    !add_conv(g, i, "depthwise", (int32_t[]){ x, in[1], in[2], -1 }, d,
+	    !add_conv(g, i, dn, "depthwise", (int32_t[]){ x, in[1], in[2], -1 }, d,
 		      g->tensors[in[1]].dims[0], true, dw) ||
-	    !add_conv(g, i, "project", (int32_t[]){ d, in[3], in[4], n_in == 8 ? in[7] : -1 }, y,
-		      1, false, pj))
+	    !add_conv(g, i, pn, "project",
+		      (int32_t[]){ d, in[3], in[4], n_in == 8 ? in[7] : -1 }, y, 1, false, pj))
 		return false;
 	g->nodes[i].dead = true;
 	return true;
