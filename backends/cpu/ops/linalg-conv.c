@@ -277,9 +277,14 @@ static bool im2col_gather_ok(const struct ert_cpu *cpu, const struct conv_plan *
 {
 	const struct ert_conv_geom *g = &p->g;
 
+	/* the gather works out window coordinates in 32 bits: keep them there */
+	const int64_t lim = (int64_t)1 << 30;
+
 	return cpu->isa >= ERT_ISA_AVX512 && !p->pointwise && g->stride[2] > 1 &&
 	       p->kk <= ERT_CONV_IM2COL_TAPS && g->k[0] == 1 && g->in[0] == 1 &&
-	       p->in_sp <= INT32_MAX && !phase_bytes(cpu, p);
+	       p->in_sp <= INT32_MAX && g->pad_b[1] < lim && g->pad_b[2] < lim &&
+	       g->out[1] * g->stride[1] < lim && g->out[2] * g->stride[2] < lim &&
+	       g->k[1] * g->dil[1] < lim && g->k[2] * g->dil[2] < lim && !phase_bytes(cpu, p);
 }
 
 /* A run of a B panel's columns that lie on one output row. */
