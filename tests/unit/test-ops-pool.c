@@ -115,6 +115,12 @@ ERT_TEST(windowed)
 		{ ERT_OP_AveragePool, 8, 8, { 3, 3 }, { 2, 2 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, 0, 1 },
 		{ ERT_OP_AveragePool, 7, 9, { 2, 4 }, { 3, 2 }, { 2, 1 }, { 0, 2 }, { 1, 1 }, 1, 0 },
 		{ ERT_OP_LpPool, 6, 6, { 2, 2 }, { 1, 2 }, { 1, 1 }, { 0, 1 }, { 1, 0 }, 0, 0 },
+		/* windows over the whole unpadded plane: the GlobalAveragePool kernel */
+		{ ERT_OP_AveragePool, 7, 7, { 7, 7 }, { 1, 1 }, { 1, 1 }, { 0, 0 }, { 0, 0 }, 0, 0 },
+		{ ERT_OP_AveragePool, 5, 9, { 5, 9 }, { 2, 3 }, { 1, 1 }, { 0, 0 }, { 0, 0 }, 1, 1 },
+		/* ... and near misses: one pad, one row short */
+		{ ERT_OP_AveragePool, 7, 7, { 7, 7 }, { 1, 1 }, { 1, 1 }, { 0, 0 }, { 0, 1 }, 0, 0 },
+		{ ERT_OP_AveragePool, 7, 7, { 6, 7 }, { 1, 1 }, { 1, 1 }, { 0, 0 }, { 0, 0 }, 0, 0 },
 	};
 
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)

