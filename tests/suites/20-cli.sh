@@ -320,6 +320,12 @@ for cmd in info run; do
 done
 expect_fail "convert garbage .onnx" "failed to import" "$E" convert "$T/garbage.onnx" -o "$T/g.ert"
 
+# ViT-S/16 with its attention fused counts the MACs of the MatMuls it replaces
+expect_ok "zoo vit_s16 fused attention" env ERT_FUSE_ATTENTION=1 "$E" zoo vit_s16 -o "$T/vfa.ert"
+expect_ok "info vit fused attention" "$E" info "$T/vfa.ert"
+expect_out "info vit FusedAttention" "FusedAttention *12"
+expect_out "info vit fused attention MACs" "MACs *4598882304 "
+rm -f "$T/vfa.ert"
 expect_ok "zoo resnet18" "$E" zoo resnet18 -o "$T/r18.ert"
 expect_ok "info resnet18" "$E" info "$T/r18.ert"
 expect_out "info resnet18 MACs" "MACs *1814073344 "

@@ -92,6 +92,25 @@ static uint64_t node_macs(const struct ert_node *n, const struct ert_value *cons
 			m += (uint64_t)a->numel * cm;   /* expand: Cm per input element */
 		return m;
 	}
+	case ERT_OP_FusedAttention: {
+		/*
+		 * edgert's own (ops/attention.c): Q [.., S, D] KT [.., D, T] and
+		 * the probabilities times V [.., T, E], each input read through
+		 * its perm_* attribute: S D T + S T E MACs a (batch, head), that
+		 * is (Q's numel + Y's) x T, T being dim perm_v[r - 2] of input 2
+		 */
+		const struct ert_value *v = n_in > 2 ? in[2] : NULL;
+		uint32_t np;
+		const int64_t *pv = ert_attr_ints(n, "perm_v", &np);
+		int64_t t;
+
+		if (!v || v->rank < 2 || v->rank != a->rank)
+			return 0;
+		t = pv && np == (uint32_t)v->rank ? pv[v->rank - 2] : v->rank - 2;
+		if (t < 0 || t >= v->rank)
+			return 0;
+		return ((uint64_t)a->numel + (uint64_t)y->numel) * (uint64_t)v->dims[t];
+	}
 	case ERT_OP_Einsum: {
 		struct ert_einsum e;
 		struct ert_err err;
