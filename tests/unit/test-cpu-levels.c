@@ -126,6 +126,13 @@ static const struct conv_case conv_cases[] = {
 	{ "3x3 stride 2, N past the N tile", 1, 20, 47, 45, 24, 3, 3, 2, 2, 1, 1, { 1, 0, 1, 1 },
 	  1, true, 1, 0 },
 	/*
+	 * a stride and pads of 2^32 along the rows: window coordinates past 32
+	 * bits, which a gather in int32 would wrap into the image (columns 0 and
+	 * 2 lie wholly in the padding; only column 1 reads pixels)
+	 */
+	{ "3x3 stride (2, 2^32), pads 2^32 - 1", 1, 3, 5, 6, 5, 3, 3, 2, (int64_t)1 << 32, 1, 1,
+	  { 1, ((int64_t)1 << 32) - 1, 1, ((int64_t)1 << 32) - 1 }, 1, true, 0, 0 },
+	/*
 	 * Winograd at avx2 and up (prepacked weights): its rounding is larger.
 	 * F(2x2, 3x3) where F(4x4) would have fewer than 48 tiles (ragged
 	 * tiles, asymmetric pads, wide rows, shorter than a tile, pads 2 and
