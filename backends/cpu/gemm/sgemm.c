@@ -240,6 +240,8 @@ struct sgemm_job {
 	bool a_lazy;
 	/* A read in place by the kernel (ert_sgemm_desc.a_direct), a last short panel packed */
 	bool a_direct;
+	/* the tiles' one K block by row panels (run_block_rows()) */
+	bool rows_order;
 	int64_t kblocks, mpad;
 	atomic_int a_state[ERT_SGEMM_A_UNITS_MAX]; /* (last: not cleared beyond the units used) */
 };
@@ -400,6 +402,58 @@ struct next_panel {
 	int64_t ld, rows;
 };
 
+/*
+ * The one K block of a tile whose A and B are both packed panels (a Conv's
+ * prepacked weights and its image packed once, ert_sgemm_desc.b_shared), by
+ * row panels: each row panel of C, and of the residual, is finished across
+ * all of the tile's columns before the next. On the 56x56 1x1 Convs of K = 64
+ * (C 3.2 MB, the residual as much, past the 2 MiB L2) the panel order took
+ * C and the residual as 128 rows a plane apart, a few lines of each at a
+ * time: more streams than the hardware prefetcher follows, so every line of
+ * them was a demand miss. By rows, they are 8 runs of whole rows. The B
+ * panels (0.8 MB packed) then come from L2 instead of L1, which costs less.
+ * Same calls with the same panels and K block: the same bits.
+ */
+static void run_block_rows(const struct sgemm_job *job, const struct tile_pos *tp,
+			   struct ert_sgemm_epi e, const float *ap, int64_t a_ps,
+			   const float *bpk, int64_t b_ps, int64_t kc)
+{
+	const struct ert_sgemm_desc *d = job->d;
+	const int MR = job->kern->mr, NR = job->kern->nr;
+	const int64_t mc = tp->mc, nc = tp->nc;
+	const bool pf_in_k = job->kern->prefetch_b;
+
+	for (int64_t i = 0; i < mc; i += MR) {
+		const float *a = ap + (i / MR) * a_ps;
+		float *c = tp->c + i * d->ldc;
+		const float *res = tp->res ? tp->res + i * d->ldc : NULL;
+
+		e.bias = e.load_c || !tp->bias ? NULL : tp->bias + i;
+		for (int64_t j = 0; j < nc; j += NR) {
+			e.pf_lines = 0;
+			e.pf2_lines = 0;
+			/* the next row panel of A, on this one's first call */
+			if (j == 0 && i + MR < mc) {
+				uintptr_t s = (uintptr_t)(a + a_ps) & ~(uintptr_t)63;
+				uintptr_t end = (uintptr_t)(a + a_ps + MR * kc);
+				int64_t lines = (int64_t)((end - s + 63) / 64);
+
+				if (pf_in_k) {
+					e.pf2 = (const void *)s;
+					e.pf2_lines = min64(lines, kc / 2);
+					s += (uintptr_t)e.pf2_lines * 64;
+				}
+				for (; s < end; s += 64)
+					__builtin_prefetch((const void *)s, 0, 2);
+			}
+			e.cbias = tp->cbias ? tp->cbias + j : NULL;
+			e.res = res ? res + j : NULL;
+			job->kern->fn(kc, a, bpk + (j / NR) * b_ps, NR, c + j, d->ldc,
+				      min64(MR, mc - i), min64(NR, nc - j), &e);
+		}
+	}
+}
+
 static void run_tile(struct sgemm_job *job, int64_t t, int64_t t_next, float *pa, float *pb)
 {
 	const struct ert_sgemm_desc *d = job->d;
@@ -454,6 +508,11 @@ static void run_tile(struct sgemm_job *job, int64_t t, int64_t t_next, float *pa
 		}
 		const int64_t calls = (mc + MR - 1) / MR; /* row panels: calls per B panel */
 		const int64_t k1 = k0 + kc, kc1 = min64(job->kc, d->k - k1);
+
+		if (job->rows_order) {
+			run_block_rows(job, &tp, e, ap, a_ps, bpk, b_ps, kc);
+			break;
+		}
 
 		for (int64_t j = 0; j < nc; j += NR) {
 			const float *bp = bpk + (j / NR) * b_ps;
@@ -856,6 +915,8 @@ void ert_sgemm_run(struct ert_threadpool *pool, uint32_t threads, const struct e
 	 * blocks, tiles of other shapes: the same bits.
 	 */
 	bool rows_split = want > 1 && d == &shared_b && d->a_packed && d->m >= d->n;
+	/* B packed once above, A prepacked, one K block: by row panels */
+	job.rows_order = d == &shared_b && d->a_packed && d->k <= job.kc;
 	/*
 	 * With B prepacked (constant weights) nothing of B is packed per tile,
 	 * and a tile spanning all of N packs each row of A once. With several
