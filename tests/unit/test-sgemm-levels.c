@@ -112,7 +112,9 @@ ERT_TEST(gemm_ukernel_edges)
  * panel, pf2 for a prepacked A's next row panel) change no bit of C: every
  * level's kernel, full blocks and edges (a one-row panel, 4, 16, 20, 32,
  * 40 columns: the avx512 kernel's narrow variants take the lines too), odd
- * and even K, as many lines as the driver gives and none.
+ * and even K, as many lines as the driver gives and none; a test a step
+ * (MatMul's), in pairs of steps (Conv's), and in pairs as rows of 3 lines
+ * (pf_row_lines: a B read in place).
  */
 ERT_TEST(gemm_ukernel_prefetch_same_bits)
 {
@@ -141,20 +143,30 @@ ERT_TEST(gemm_ukernel_prefetch_same_bits)
 				for (int64_t mr = 1; mr <= k->mr; mr += k->mr - 1 > 3 ? 3 : 1) {
 					int64_t kc = kcs[ki], nr = nrs[ni] < k->nr ? nrs[ni] : k->nr;
 					struct ert_sgemm_epi e = { .alpha = 1.0f, .act = ERT_EPI_RELU };
-					struct ert_sgemm_epi pe = e;
 
-					pe.pf = next;
-					pe.pf_lines = (kc + 1) / 2;
-					pe.pf2 = next + 32 * 48;
-					pe.pf2_lines = kc / 2;
-					for (int64_t i = 0; i < k->mr * ldc; i++)
-						c[i] = want[i] = (float)i;
-					k->fn(kc, a, b, k->nr, want, ldc, mr, nr, &e);
-					k->fn(kc, a, b, k->nr, c, ldc, mr, nr, &pe);
-					if (memcmp(c, want, sizeof(float) * (size_t)(k->mr * ldc))) {
-						fprintf(stderr, "%s %ldx%ld kc %ld: prefetching changed C\n",
-							k->name, (long)mr, (long)nr, (long)kc);
-						*ert_test_failed_ = 1;
+					for (int mode = 0; mode < 3; mode++) {
+						struct ert_sgemm_epi pe = e;
+
+						pe.pf = next;
+						pe.pf_lines = (kc + 1) / 2;
+						pe.pf2 = next + 32 * 48;
+						pe.pf2_lines = kc / 2;
+						pe.pf_pairs = mode > 0;
+						/* rows of 3 lines 256 bytes apart: within next[] */
+						pe.pf_row_lines = mode == 2 ? 3 : 0;
+						pe.pf_skip = mode == 2 ? 64 : 0;
+						for (int64_t i = 0; i < k->mr * ldc; i++)
+							c[i] = want[i] = (float)i;
+						k->fn(kc, a, b, k->nr, want, ldc, mr, nr, &e);
+						k->fn(kc, a, b, k->nr, c, ldc, mr, nr, &pe);
+						if (memcmp(c, want,
+							   sizeof(float) * (size_t)(k->mr * ldc))) {
+							fprintf(stderr,
+								"%s %ldx%ld kc %ld, mode %d: prefetching "
+								"changed C\n", k->name, (long)mr, (long)nr,
+								(long)kc, mode);
+							*ert_test_failed_ = 1;
+						}
 					}
 				}
 			}

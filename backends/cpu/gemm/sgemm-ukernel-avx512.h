@@ -76,10 +76,18 @@ ert_sgemm_8x48_avx512_body(const int NV, const int ROWS, int64_t kc, const float
 			ERT_SGEMM_8X48_STEP();
 		}
 	} else if (pf_lines > 0 || pf2_lines > 0) {
+		const int64_t row_lines = e->pf_row_lines;
+		int64_t col = 0;
+
 		for (; p + 1 < kc; p += 2) {
 			if (p < 2 * pf_lines) {
 				_mm_prefetch(pf, _MM_HINT_T1);
 				pf += 64;
+				/* rows of a B read in place: on to the next row's first line */
+				if (row_lines && ++col == row_lines) {
+					col = 0;
+					pf += e->pf_skip;
+				}
 			}
 			if (p < 2 * pf2_lines) {
 				_mm_prefetch(pf2, _MM_HINT_T1);

@@ -327,6 +327,20 @@ static struct tile_pos tile_pos_of(const struct sgemm_job *job, int64_t t)
  * alternated with the base build: 49.4 -> 46.1 ms (median of the rounds'
  * best), the 1x1 layers 27.2 -> 25.3 ms, the Winograd F(2x2) layers (their
  * 36 batched GEMMs on prepacked filters) 0.97 -> 0.73 ms each.
+ * The rows of a B read in place (a Conv's image, rows a plane apart) are
+ * now asked for by the kernel too, whole rows of lines at a time
+ * (ert_sgemm_epi.pf_row_lines): issued by the driver they were 83 % of its
+ * samples on 1x1 256 -> 64 at 56x56 (gemm-bench, perf cpu-clock), 5.5 % of
+ * the layer. Where a Conv's B is packed per tile from the image, the pass
+ * over a K block asks for the rows the next packing reads (the next K
+ * block, or the next tile's first), spread over all of the block's calls:
+ * nothing asked for them before, and the packing took them as demand
+ * misses on 128 rows a plane apart. resnet50 at 1 thread on the 2-core
+ * Sapphire Rapids VM, per layer (op callbacks, process CPU time, best of 10
+ * runs, four alternated rounds of one build with and without): 256 -> 64 at
+ * 56x56 (B in place) 0.73-0.81 -> 0.64-0.72 ms, 64 -> 64 0.20-0.21 ->
+ * 0.18-0.20; B packed per tile: 256 -> 128 at 56x56 1.59-1.63 -> 1.33-1.54,
+ * 512 -> 128 at 28x28 0.65-0.74 -> 0.59-0.74.
  */
 static void prefetch_rows(const float *p, int64_t ld, int64_t w, int64_t r0, int64_t r1)
 {
@@ -396,10 +410,14 @@ static const float *a_lazy_block(struct sgemm_job *job, int64_t m0, int64_t k0)
 	return job->d->a_shared + k0 * job->mpad + m0 * min64(job->kc, job->d->k - k0);
 }
 
-/* Where the next B panel lies: @p, rows @ld floats apart, @rows of them; p NULL: unknown. */
+/*
+ * Where the next B panel lies: @p, rows @ld floats apart, @rows of @w floats;
+ * p NULL: unknown. Its rows are shared out in even slices over @calls
+ * micro-kernel calls, the first of these calls taking slice @q0.
+ */
 struct next_panel {
 	const float *p;
-	int64_t ld, rows;
+	int64_t ld, rows, w, calls, q0;
 };
 
 /*
@@ -513,11 +531,32 @@ static void run_tile(struct sgemm_job *job, int64_t t, int64_t t_next, float *pa
 			run_block_rows(job, &tp, e, ap, a_ps, bpk, b_ps, kc);
 			break;
 		}
+		/*
+		 * B packed per tile from where it lies (a Conv's image, rows a
+		 * plane apart): the rows the next packing reads, over all of this
+		 * block's calls
+		 */
+		struct next_panel src = { NULL, NR, 0, NR, 1, 0 };
+
+		if (pf_in_k && d->a_packed && !d->b_packed && !d->pack_b && !direct &&
+		    d->b_cs == 1) {
+			const int64_t all = (nc + NR - 1) / NR * calls;
+
+			if (k1 < d->k) {
+				src = (struct next_panel){ d->b + bo + k1 * d->b_rs + n0, d->b_rs, kc1,
+							   nc, all, 0 };
+			} else if (t_next >= 0) {
+				struct tile_pos np = tile_pos_of(job, t_next);
+
+				src = (struct next_panel){ d->b + np.bo + np.n0, d->b_rs,
+							   min64(job->kc, d->k), np.nc, all, 0 };
+			}
+		}
 
 		for (int64_t j = 0; j < nc; j += NR) {
 			const float *bp = bpk + (j / NR) * b_ps;
 			int64_t ldb = NR;
-			struct next_panel nx = { NULL, NR, kc };
+			struct next_panel nx = { NULL, NR, kc, NR, calls, 0 };
 
 			if (direct && nc - j >= NR) {
 				bp = d->b + bo + k0 * d->b_rs + n0 + j;
@@ -532,14 +571,14 @@ static void run_tile(struct sgemm_job *job, int64_t t, int64_t t_next, float *pa
 				if (!direct)
 					nx.p = bpk + (j / NR + 1) * b_ps;
 				else if (nc - j - NR >= NR)
-					nx = (struct next_panel){ bp + NR, d->b_rs, kc };
+					nx = (struct next_panel){ bp + NR, d->b_rs, kc, NR, calls, 0 };
 			} else if (k1 < d->k) {
 				if (d->b_packed)
 					nx = (struct next_panel){ d->b_packed + bo + n0 * d->k + k1 * NR,
-								  NR, kc1 };
+								  NR, kc1, NR, calls, 0 };
 				else if (direct && nc >= NR)
 					nx = (struct next_panel){ d->b + bo + k1 * d->b_rs + n0,
-								  d->b_rs, kc1 };
+								  d->b_rs, kc1, NR, calls, 0 };
 			} else if (t_next >= 0 && (d->b_packed || direct)) {
 				/* the lane's next tile's first (unless another lane takes it) */
 				struct tile_pos np = tile_pos_of(job, t_next);
@@ -547,24 +586,47 @@ static void run_tile(struct sgemm_job *job, int64_t t, int64_t t_next, float *pa
 
 				if (d->b_packed)
 					nx = (struct next_panel){ d->b_packed + np.bo + np.n0 * d->k, NR,
-								  rows };
+								  rows, NR, calls, 0 };
 				else if (np.nc >= NR)
-					nx = (struct next_panel){ d->b + np.bo + np.n0, d->b_rs, rows };
+					nx = (struct next_panel){ d->b + np.bo + np.n0, d->b_rs, rows, NR,
+								  calls, 0 };
+			}
+			/* B packed per tile from where it lies: the next block to pack instead */
+			if (src.p) {
+				nx = src;
+				nx.q0 = j / NR * calls;
 			}
 
 			for (int64_t i = 0; i < mc; i += MR) {
-				int64_t slice = (nx.rows + calls - 1) / calls, r0 = i / MR * slice;
+				int64_t slice = (nx.rows + nx.calls - 1) / nx.calls;
+				int64_t r0 = (nx.q0 + i / MR) * slice;
 
 				e.pf_lines = 0;
+				e.pf_row_lines = 0;
 				e.pf2_lines = 0;
 				/*
 				 * the kernel takes them on full-width blocks of two
 				 * rows or more (a batch-1 Gemm's one row: here)
 				 */
-				if (nx.p && r0 < nx.rows && pf_in_k && nx.ld == NR && mc - i > 1) {
+				if (nx.p && r0 < nx.rows && pf_in_k && nx.ld != nx.w && mc - i > 1 &&
+				    nx.ld * (int64_t)sizeof(float) % 64 == 0) {
+					/* rows of a B read in place, all on the same line offset */
+					uintptr_t s = (uintptr_t)(nx.p + r0 * nx.ld) & ~(uintptr_t)63;
+					uintptr_t rend = (uintptr_t)(nx.p + r0 * nx.ld + nx.w);
+					int64_t rl = (int64_t)((rend - s + 63) / 64);
+					int64_t r1 = min64(r0 + slice, nx.rows);
+					int64_t kr = min64(r1 - r0, (kc + 1) / 2 / rl);
+
+					e.pf = (const void *)s;
+					e.pf_lines = kr * rl;
+					e.pf_row_lines = rl;
+					e.pf_skip = nx.ld * (int64_t)sizeof(float) - rl * 64;
+					if (r0 + kr < r1)
+						prefetch_rows(nx.p, nx.ld, nx.w, r0 + kr, r1);
+				} else if (nx.p && r0 < nx.rows && pf_in_k && nx.ld == nx.w && mc - i > 1) {
 					/* one run of lines: the kernel's share first, any rest here */
-					uintptr_t s = (uintptr_t)(nx.p + r0 * NR) & ~(uintptr_t)63;
-					uintptr_t end = (uintptr_t)(nx.p + min64(r0 + slice, nx.rows) * NR);
+					uintptr_t s = (uintptr_t)(nx.p + r0 * nx.w) & ~(uintptr_t)63;
+					uintptr_t end = (uintptr_t)(nx.p + min64(r0 + slice, nx.rows) * nx.w);
 					int64_t lines = (int64_t)((end - s + 63) / 64);
 
 					e.pf = (const void *)s;
@@ -572,7 +634,7 @@ static void run_tile(struct sgemm_job *job, int64_t t, int64_t t_next, float *pa
 					for (s += (uintptr_t)e.pf_lines * 64; s < end; s += 64)
 						__builtin_prefetch((const void *)s, 0, 2);
 				} else if (nx.p && r0 < nx.rows) {
-					prefetch_rows(nx.p, nx.ld, NR, r0, min64(r0 + slice, nx.rows));
+					prefetch_rows(nx.p, nx.ld, nx.w, r0, min64(r0 + slice, nx.rows));
 				}
 				/* prepacked A: the next row panel, on its first use (above) */
 				if (d->a_packed && j == 0 && i + MR < mc && pf_in_k) {

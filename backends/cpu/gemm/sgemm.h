@@ -66,6 +66,13 @@ struct ert_sgemm_epi {
 	 */
 	const void *pf;
 	int64_t pf_lines;
+	/*
+	 * With pf_row_lines > 0 (the pairs' loop only), @pf's lines are rows
+	 * of that many lines each, the next row's first line pf_skip bytes past
+	 * the last row's end: a B read in place, its rows a plane apart. 0: one
+	 * run.
+	 */
+	int64_t pf_row_lines, pf_skip;
 	const void *pf2;
 	int64_t pf2_lines;
 	bool pf_pairs;
