@@ -905,6 +905,69 @@ ERT_TEST(global_average_pool_every_level)
 	}
 }
 
+/*
+ * LRN's check: each value within @tol of the reference's, relative; where
+ * the reference is 0, infinite or NaN, the same (the kernel takes the
+ * reference's arithmetic for those lanes: cpu/vec/lrn-tmpl.h).
+ */
+static bool lrn_close(const struct ert_value *got, const struct ert_value *ref, double tol,
+		      char *why, size_t why_len)
+{
+	const float *x = got->data, *r = ref->data;
+
+	for (int64_t i = 0; i < ref->numel; i++) {
+		bool exact = r[i] == 0 || !isfinite(r[i]);
+
+		if (exact ? !(isnan(r[i]) ? isnan(x[i]) : !memcmp(&x[i], &r[i], sizeof(float)))
+			  : !(fabs((double)x[i] - r[i]) <= tol * fabs(r[i]))) {
+			snprintf(why, why_len, "value %lld: %.9g, reference %.9g", (long long)i,
+				 (double)x[i], (double)r[i]);
+			return false;
+		}
+	}
+	return true;
+}
+
+ERT_TEST(lrn_every_level)
+{
+	static const struct {
+		const char *name;
+		int32_t rank;
+		int64_t d[5];
+		int64_t size;
+		float alpha, beta, bias, scale;
+		bool specials;
+	} cases[] = {
+		/* AlexNet's first LRN at a smaller size: 13 x 13 pixels, a vector tail */
+		{ "alexnet-like", 4, { 1, 96, 13, 13 }, 5, 1e-4f, 0.75f, 1.0f, 40.0f, false },
+		{ "even size, beta 0.5, batch 2", 4, { 2, 19, 7, 9 }, 4, 0.3f, 0.5f, 2.0f, 3.0f,
+		  false },
+		{ "size 1, 3 channels", 4, { 1, 3, 5, 40 }, 1, 2.0f, 1.3f, 0.5f, 1.0f, false },
+		{ "window wider than C", 3, { 2, 10, 70 }, 101, 0.01f, 0.75f, 1.0f, 2.0f, false },
+		{ "large d, beta 2", 5, { 1, 8, 3, 4, 5 }, 3, 0.01f, 2.0f, 1.0f, 300.0f, false },
+		/* zero bias with zeros, infinities, NaN: the reference's arithmetic there */
+		{ "zero bias, specials", 4, { 1, 7, 6, 11 }, 3, 1e-3f, 0.75f, 0.0f, 5.0f, true },
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct one o;
+
+		one_init(&o, ERT_OP_LRN, 13, 1, 1);
+		float *x = in_rand(&o, 0, cases[i].rank, cases[i].d, cases[i].scale);
+
+		if (cases[i].specials)
+			in_specials(x, o.in[0].numel);
+		ert_node_set_attr_int(o.g, o.n, "size", cases[i].size);
+		ert_node_set_attr_float(o.g, o.n, "alpha", cases[i].alpha);
+		ert_node_set_attr_float(o.g, o.n, "beta", cases[i].beta);
+		ert_node_set_attr_float(o.g, o.n, "bias", cases[i].bias);
+		CHECK(one_compare_levels_with(ert_test_failed_, &o, cases[i].name, lrn_close, 2e-6,
+					      2e-6, ERT_ISA_AVX2, ONE_RUN_PACKED | ONE_RUN_POOL) >
+		      0 || ert_cpu_isa_best() < ERT_ISA_AVX2);
+		one_fini(&o);
+	}
+}
+
 struct dw_case {
 	const char *name;
 	int32_t nsp;
@@ -1053,4 +1116,5 @@ ERT_TEST_MAIN(ERT_TEST_ENTRY(vmath_bounds), ERT_TEST_ENTRY(gelu_dense_sweep),
 	      ERT_TEST_ENTRY(layer_norm_every_level),
 	      ERT_TEST_ENTRY(layer_norm_stats_match_reference), ERT_TEST_ENTRY(reduce_every_level),
 	      ERT_TEST_ENTRY(pool_every_level), ERT_TEST_ENTRY(global_average_pool_every_level),
+	      ERT_TEST_ENTRY(lrn_every_level),
 	      ERT_TEST_ENTRY(depthwise_every_level))

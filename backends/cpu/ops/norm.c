@@ -289,9 +289,49 @@ static void lrn_range(void *arg, int64_t begin, int64_t end)
 	}
 }
 
+/* Pixels of one image a work item of the vector kernel: four vectors of AVX-512 */
+#define LRN_BLOCK 64
+
+struct lrn_vec_args {
+	const struct ert_vec_kernels *vk;
+	struct ert_lrn_desc d;
+	const float *x;
+	float *y;
+	int64_t blocks;              /* LRN_BLOCK pixel blocks an image */
+};
+
+static void lrn_vec_range(void *arg, int64_t begin, int64_t end)
+{
+	const struct lrn_vec_args *a = arg;
+
+	for (int64_t r = begin; r < end; r++) {
+		int64_t nb = r / a->blocks, s0 = r % a->blocks * LRN_BLOCK;
+		int64_t s1 = s0 + LRN_BLOCK < a->d.sp ? s0 + LRN_BLOCK : a->d.sp;
+
+		a->vk->lrn(&a->d, a->x + nb * a->d.c * a->d.sp, a->y + nb * a->d.c * a->d.sp, s0,
+			   s1);
+	}
+}
+
+/* float32 LRN at a vector level: the level's kernel (cpu/vec/lrn-tmpl.h) */
+static const struct ert_vec_kernels *lrn_vec(const struct ert_cpu *cpu, const struct ert_exec *x)
+{
+	return x->in[0]->dtype == ERT_DTYPE_FLOAT32 && x->in[0]->rank >= 2
+		       ? ert_vec_kernels_for(cpu->isa) : NULL;
+}
+
+static ert_status lrn_prepare(struct ert_cpu *cpu, struct ert_exec *x, struct ert_err *err)
+{
+	const struct ert_vec_kernels *vk = lrn_vec(cpu, x);
+
+	x->kernel = vk ? vk->name_lrn : NULL;
+	return ERT_OK;
+}
+
 static ert_status lrn_compute(struct ert_cpu *cpu, struct ert_exec *x, struct ert_err *err)
 {
 	const struct ert_value *in = x->in[0];
+	const struct ert_vec_kernels *vk = lrn_vec(cpu, x);
 	struct lrn_args a = {
 		.in = in, .out = x->out[0], .c = in->dims[1],
 		.spatial = ert_nx_span(in, 2, in->rank),
@@ -302,11 +342,27 @@ static ert_status lrn_compute(struct ert_cpu *cpu, struct ert_exec *x, struct er
 	};
 	int64_t rows = in->dims[0] * a.spatial;
 
+	if (rows <= 0 || a.c <= 0)
+		return ERT_OK;
 	/* size is at most ERT_ATTR_SIZE_MAX; a window wider than C costs C per element */
-	if (rows > 0 && a.c > 0)
-		ert_parallel_for(cpu->pool, rows,
-				 grain_for(ert_mul_sat_i64(a.c, a.size < a.c ? a.size : a.c)),
-				 lrn_range, &a);
+	if (vk) {
+		struct lrn_vec_args v = {
+			.vk = vk, .x = in->data, .y = x->out[0]->data,
+			.d = { .c = a.c, .sp = a.spatial, .size = a.size,
+			       .lo_off = ert_clamp_i64((a.size - 1) / 2, 0, a.c),
+			       .hi_off = ert_clamp_i64(a.size / 2, 0, a.c),
+			       .alpha = a.alpha, .beta = a.beta, .bias = a.bias },
+			.blocks = (a.spatial + LRN_BLOCK - 1) / LRN_BLOCK,
+		};
+
+		ert_parallel_for(cpu->pool, in->dims[0] * v.blocks,
+				 grain_for(ert_mul_sat_i64(ert_mul_sat_i64(a.c, LRN_BLOCK),
+							   a.size < a.c ? a.size : a.c)),
+				 lrn_vec_range, &v);
+		return ERT_OK;
+	}
+	ert_parallel_for(cpu->pool, rows,
+			 grain_for(ert_mul_sat_i64(a.c, a.size < a.c ? a.size : a.c)), lrn_range, &a);
 	return ERT_OK;
 }
 
@@ -321,7 +377,7 @@ const struct ert_cpu_op ert_cpu_ops_norm[] = {
 	{ .op = ERT_OP_LogSoftmax, .supports = float_x, .compute = softmax_compute },
 	{ .op = ERT_OP_Hardmax, .supports = float_x, .compute = softmax_compute },
 	{ .op = ERT_OP_LpNormalization, .supports = float_x, .compute = lp_norm_compute },
-	{ .op = ERT_OP_LRN, .supports = float_x, .compute = lrn_compute },
+	{ .op = ERT_OP_LRN, .supports = float_x, .prepare = lrn_prepare, .compute = lrn_compute },
 	{ .op = ERT_OP_LayerNormalization, .supports = float_x,
 	  .prepare = ert_cpu_layer_norm_prepare, .compute = ert_cpu_layer_norm },
 	{ .op = ERT_OP_BatchNormalization, .supports = float_x, .compute = ert_cpu_batch_norm },

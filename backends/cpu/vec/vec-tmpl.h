@@ -9,6 +9,7 @@
 #define ERT_CPU_VEC_TMPL_H
 
 #include "cpu/vec/eltwise-tmpl.h"
+#include "cpu/vec/lrn-tmpl.h"
 #include "cpu/vec/pool-tmpl.h"
 #include "cpu/vec/rows-tmpl.h"
 
@@ -19,6 +20,7 @@ const struct ert_vec_kernels VEC_TABLE = {
 	.name_norm = "f32-layernorm-" VEC_LEVEL,
 	.name_reduce = "f32-reduce-" VEC_LEVEL,
 	.name_pool = "f32-pool-" VEC_LEVEL,
+	.name_lrn = "f32-lrn-" VEC_LEVEL,
 	.unary = {
 		[ERT_VEC_RELU] = un_relu,
 		[ERT_VEC_CLIP] = un_clip,
@@ -46,6 +48,7 @@ const struct ert_vec_kernels VEC_TABLE = {
 	.sum = row_sum,
 	.pool = pool_plane,
 	.gap = gap_planes,
+	.lrn = lrn_pixels,
 };
 
 #endif /* ERT_CPU_VEC_TMPL_H */

@@ -91,10 +91,18 @@ struct ert_vec_win {
  */
 bool ert_vec_win_init(struct ert_vec_win *w, const struct ert_conv_geom *g);
 
+/* LRN over one image's channels (ops/norm.c): its attributes and sizes */
+struct ert_lrn_desc {
+	int64_t c, sp;               /* channels, pixels a channel */
+	int64_t size;                /* the attribute */
+	int64_t lo_off, hi_off;      /* channels before and after c in the window, clamped to C */
+	double alpha, beta, bias;
+};
+
 struct ert_vec_kernels {
 	const char *level;                      /* "avx2", "avx512" */
 	/* what `edgert profile` shows for the ops using this table */
-	const char *name_eltwise, *name_softmax, *name_norm, *name_reduce, *name_pool;
+	const char *name_eltwise, *name_softmax, *name_norm, *name_reduce, *name_pool, *name_lrn;
 	ert_vec_unary_fn unary[ERT_VEC_UNARY_COUNT];
 	ert_vec_binary_fn binary[ERT_VEC_BINARY_COUNT];
 	/* ert_act_apply() in place */
@@ -113,6 +121,8 @@ struct ert_vec_kernels {
 	void (*pool)(const struct ert_vec_win *w, const float *x, float *y);
 	/* GlobalAveragePool of @planes planes of @sp floats, 0 < sp < 2^26 */
 	void (*gap)(const float *x, float *y, int64_t planes, int64_t sp);
+	/* LRN of pixels [s0, s1) of one image x [c, sp] into y (cpu/vec/lrn-tmpl.h) */
+	void (*lrn)(const struct ert_lrn_desc *p, const float *x, float *y, int64_t s0, int64_t s1);
 };
 
 /* The table of level @isa, or NULL at the scalar level. */
