@@ -264,6 +264,24 @@ ERT_TEST(shape_size_constants)
 	CHECK(((int32_t *)o.out[0].data)[5] == 7);
 	one_fini(&o);
 
+	/* an 8-byte value of unlike bytes over 3 x 50001 elements: past the 64 KiB block */
+	static const double val = -1.2345678901234567;
+	int64_t big[2] = { 3, 50001 };
+
+	one_init(&o, ERT_OP_ConstantOfShape, 13, 1, 1);
+	t = ert_graph_add_tensor(o.g, "val", ERT_DTYPE_FLOAT64, 1, (int64_t[]){ 1 });
+	ert_graph_set_const(o.g, t, &val, sizeof(val), false);
+	ert_node_add_attr(o.g, o.n, "value", ERT_ATTR_TENSOR)->tensor = t;
+	set_val(&o.in[0], ERT_DTYPE_INT64, 1, (int64_t[]){ 2 }, big);
+	REQUIRE(one_run(&o) == ERT_OK);
+	CHECK_EQ_INT(o.out[0].numel, 150003);
+	int64_t wrong = 0;
+
+	for (int64_t i = 0; i < o.out[0].numel; i++)
+		wrong += memcmp((const double *)o.out[0].data + i, &val, sizeof(val)) != 0;
+	CHECK_EQ_INT(wrong, 0);
+	one_fini(&o);
+
 	one_init(&o, ERT_OP_ConstantOfShape, 13, 1, 1);
 	shape[0] = 0;
 	set_val(&o.in[0], ERT_DTYPE_INT64, 1, (int64_t[]){ 2 }, shape);
