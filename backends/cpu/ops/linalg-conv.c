@@ -211,6 +211,58 @@ static const char *stem_shape(const struct ert_cpu *cpu, const struct conv_plan 
 	return p->group == 1 ? ert_conv_stem_kernel(cpu, &p->g, p->c_in, p->m) : NULL;
 }
 
+/*
+ * Expanding pointwise convolutions (more output channels than input ones) on
+ * small planes on several threads: each thread takes an even band of the
+ * output channels (whole panels of the kernel's MR rows) and runs the
+ * one-thread GEMM on it with a workspace of its own, packing all of B (the
+ * small input image) itself. The depthwise conv that follows an expansion
+ * in mobilenet_v2 splits by channels the same way (cpu/conv/dwconv.c: the
+ * pool's home parts), so each thread reads the planes it wrote. The GEMM
+ * driver split these by columns where M < N (the 28x28 blocks' 32 -> 192:
+ * the depthwise conv then read half of its input from the other core),
+ * and where it split the rows (14x14) it posted a job to pack B first and
+ * cut 576 rows into 9 tiles for 2 threads. Only where the weights are small
+ * (each thread reads all of B, and resnet50's 1x1 layers, 256 KiB of weights
+ * and up, keep the driver's split). Same K blocks and kernel calls per
+ * output float: the same bits.
+ */
+#define BAND_SPLIT_A_MAX (224 << 10)
+#define BAND_SPLIT_N_MAX 784
+
+static uint32_t band_split_parts(const struct ert_cpu *cpu, const struct conv_plan *p)
+{
+	uint32_t t = ert_cpu_lanes(cpu);
+	const struct ert_sgemm_kernel *k = ert_cpu_linalg_gemm(cpu);
+
+	if (t < 2 || !p->pointwise || p->n_img * p->group != 1 || cpu->gemm_low || !k ||
+	    p->m < 2 * p->k || p->n > BAND_SPLIT_N_MAX || p->m < (int64_t)t * k->mr ||
+	    p->m * p->k * (int64_t)sizeof(float) > BAND_SPLIT_A_MAX)
+		return 0;
+	return t;
+}
+
+/* The first output channel of part @i of @parts: whole panels of @mr rows. */
+static int64_t band_split_at(const struct conv_plan *p, uint32_t i, uint32_t parts, int mr)
+{
+	return (p->m + mr - 1) / mr * i / parts * mr < p->m ? (p->m + mr - 1) / mr * i / parts * mr
+							       : p->m;
+}
+
+/* One part's workspace: the one-thread GEMM's for the largest band and B packed once. */
+static size_t band_split_part_bytes(const struct ert_cpu *cpu, const struct conv_plan *p,
+				    uint32_t parts)
+{
+	int mr = ert_cpu_linalg_gemm(cpu)->mr;
+	int64_t m = 0;
+
+	for (uint32_t i = 0; i < parts; i++)
+		if (band_split_at(p, i + 1, parts, mr) - band_split_at(p, i, parts, mr) > m)
+			m = band_split_at(p, i + 1, parts, mr) - band_split_at(p, i, parts, mr);
+	return (ert_sgemm_workspace(1, m, p->n, p->k) +
+		ert_sgemm_shared_b_floats(p->k, p->n) * sizeof(float) + 127) / 64 * 64;
+}
+
 size_t ert_cpu_conv_workspace(const struct ert_cpu *cpu, const struct ert_exec *x)
 {
 	struct conv_plan p;
@@ -222,6 +274,12 @@ size_t ert_cpu_conv_workspace(const struct ert_cpu *cpu, const struct ert_exec *
 	ws = ert_sgemm_workspace(ert_cpu_lanes(cpu), p.m_g, p.n, p.k) +
 	     (size_t)(p.n_img * p.group) * 4 * sizeof(int64_t) + shared_b_bytes(&p) +
 	     phase_bytes(cpu, &p);
+	if (band_split_parts(cpu, &p)) {
+		size_t b = band_split_part_bytes(cpu, &p, band_split_parts(cpu, &p));
+
+		if (b * band_split_parts(cpu, &p) > ws)
+			ws = b * band_split_parts(cpu, &p);
+	}
 	/* prepare() decides between them: room for any */
 	if (wino_shape(cpu, &p) && wino_workspace(cpu, &p, wino_shape(cpu, &p)) > ws)
 		ws = wino_workspace(cpu, &p, wino_shape(cpu, &p));
@@ -667,6 +725,52 @@ static void wino_conv(struct ert_cpu *cpu, struct ert_exec *x, const struct conv
 		ert_act_apply(&act, x->out[0]->data, x->out[0]->numel);
 }
 
+struct band_job {
+	const struct ert_cpu *cpu;
+	const struct conv_plan *p;
+	const struct ert_exec *x;
+	uint32_t parts;
+	size_t part_bytes;
+};
+
+/* Parts [begin, end) of a band split (band_split_parts()): one thread's GEMM each. */
+static void band_part(void *arg, int64_t begin, int64_t end)
+{
+	const struct band_job *j = arg;
+	const struct conv_plan *p = j->p;
+	const struct ert_exec *x = j->x;
+	const struct ert_value *b = x->n_in > 2 ? x->in[2] : NULL;
+	const int mr = ert_cpu_linalg_gemm(j->cpu)->mr;
+	/* B read in place or packed once, as ert_cpu_conv_compute() decides for the whole */
+	const bool direct = direct_b_ok(p);
+	const bool shared = shared_b_bytes(p) && (!direct || p->in_sp % 16);
+
+	for (int64_t i = begin; i < end; i++) {
+		int64_t m0 = band_split_at(p, (uint32_t)i, j->parts, mr);
+		int64_t m1 = band_split_at(p, (uint32_t)i + 1, j->parts, mr);
+		char *ws = (char *)x->workspace + (size_t)i * j->part_bytes;
+		size_t gws = ert_sgemm_workspace(1, m1 - m0, p->n, p->k);
+		float *sb = (float *)(((uintptr_t)(ws + gws) + 63) & ~(uintptr_t)63);
+		const int64_t a_off = m0 * p->k, c_off = m0 * p->n;
+		struct ert_sgemm_desc d = {
+			.kern = ert_cpu_linalg_gemm(j->cpu), .cpu = j->cpu,
+			.m = m1 - m0, .n = p->n, .k = p->k, .batch = 1,
+			.a = x->in[1]->data, .a_rs = p->k, .a_cs = 1,
+			.a_packed = ert_cpu_packed_data(x->state),
+			.b = x->in[0]->data, .b_rs = p->in_sp, .b_cs = 1, .b_direct = direct,
+			.b_shared = shared ? sb : NULL,
+			.c = x->out[0]->data, .ldc = p->n,
+			.a_off = &a_off, .c_off = &c_off, .bias_off = &m0,
+			.bias = b ? b->data : NULL, .alpha = 1.0f,
+			.residual = x->n_in > 3 && x->in[3] ? x->in[3]->data : NULL,
+			.act = ert_node_act(x->node),
+		};
+
+		if (m1 > m0)
+			ert_sgemm_run(NULL, 1, &d, ws, gws);
+	}
+}
+
 ert_status ert_cpu_conv_compute(struct ert_cpu *cpu, struct ert_exec *x, struct ert_err *err)
 {
 	const struct ert_value *b = x->n_in > 2 ? x->in[2] : NULL;
@@ -737,6 +841,15 @@ ert_status ert_cpu_conv_compute(struct ert_cpu *cpu, struct ert_exec *x, struct 
 		if (st != ERT_OK)
 			return st;
 		ert_conv_sp_run(cpu, &sa, x->workspace);
+		return ERT_OK;
+	}
+
+	if (band_split_parts(cpu, &p) && x->state) {
+		struct band_job bj = { .cpu = cpu, .p = &p, .x = x,
+				       .parts = band_split_parts(cpu, &p) };
+
+		bj.part_bytes = band_split_part_bytes(cpu, &p, bj.parts);
+		ert_parallel_for(cpu->pool, bj.parts, 1, band_part, &bj);
 		return ERT_OK;
 	}
 
