@@ -382,6 +382,77 @@ ERT_TEST(conv_winograd_threads_same_bits)
 }
 
 /*
+ * Expanding pointwise convolutions on small planes split into bands of
+ * output channels, one GEMM a thread (ops/linalg-conv.c, band_split_parts()):
+ * the same bits on 1, 2 and 3 threads at every level (each output float's K
+ * blocks do not depend on the band it falls in), within 1e-5 of scalar.
+ * Bands of whole MR-row panels with a last partial one (150 and 40 rows),
+ * 3 threads on 40 rows, B read in place and packed (784 and 143 pixels), a
+ * residual and Clip, and one too large for the split (its weights) that
+ * keeps the driver's tiles.
+ */
+ERT_TEST(conv_band_split_threads_same_bits)
+{
+	static const struct {
+		struct conv_case c;
+		bool residual;
+	} cases[] = {
+		{ { "13x11 24->150 + residual, Clip", 1, 24, 13, 11, 150, 1, 1, 1, 1, 1, 1, { 0 }, 1,
+		    true, 2, 0 }, true },
+		{ { "9x9 16->40, no bias", 1, 16, 9, 9, 40, 1, 1, 1, 1, 1, 1, { 0 }, 1, false, 0, 0 },
+		  false },
+		{ { "28x28 32->64, ReLU", 1, 32, 28, 28, 64, 1, 1, 1, 1, 1, 1, { 0 }, 1, true, 1, 0 },
+		  false },
+		{ { "10x10 128->512 (weights over the split's)", 1, 128, 10, 10, 512, 1, 1, 1, 1, 1, 1,
+		    { 0 }, 1, true, 1, 0 }, false },
+	};
+	struct ert_threadpool *pools[3] = { NULL, ert_threadpool_create(2),
+					    ert_threadpool_create(3) };
+	enum ert_cpu_isa best = ert_cpu_isa_best();
+	int runs = 0;
+
+	REQUIRE(pools[1] && pools[2]);
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		const struct conv_case *cc = &cases[i].c;
+		struct ert_value ref;
+		struct one o;
+
+		conv_case_init(&o, cc, cases[i].residual ? 4 : cc->bias ? 3 : 2);
+		REQUIRE(one_run_at(&o, ERT_ISA_SCALAR, NULL, true, ERT_LEVEL_NORMAL, &ref) == ERT_OK);
+		for (int isa = ERT_ISA_SCALAR; isa <= (int)best; isa++) {
+			struct ert_value got[3];
+
+			for (int t = 0; t < 3; t++) {
+				REQUIRE(one_run_at(&o, (enum ert_cpu_isa)isa, pools[t], true,
+						   ERT_LEVEL_NORMAL, &got[t]) == ERT_OK);
+				double d = rel_diff(&got[t], &ref);
+
+				if (!(d <= 1e-5)) {
+					fprintf(stderr, "%s at %s, %d threads: relative difference %g\n",
+						cc->name, ert_cpu_isa_name((enum ert_cpu_isa)isa),
+						t + 1, d);
+					*ert_test_failed_ = 1;
+				}
+				if (t && (got[t].nbytes != got[0].nbytes ||
+					  memcmp(got[t].data, got[0].data, got[0].nbytes) != 0)) {
+					fprintf(stderr, "%s at %s: %d threads differ from 1\n", cc->name,
+						ert_cpu_isa_name((enum ert_cpu_isa)isa), t + 1);
+					*ert_test_failed_ = 1;
+				}
+			}
+			for (int t = 0; t < 3; t++)
+				free(got[t].data);
+			runs++;
+		}
+		free(ref.data);
+		one_fini(&o);
+	}
+	ert_threadpool_destroy(pools[1]);
+	ert_threadpool_destroy(pools[2]);
+	CHECK(runs > 0);
+}
+
+/*
  * Small output planes (cpu/conv/conv-smallplane.h): the product taken
  * transposed, pixels on the GEMM's rows and the prepacked weights on its
  * columns, at every SIMD level (the scalar level is the reference and
@@ -1201,6 +1272,7 @@ ERT_TEST(bad_env_level_refused)
 
 ERT_TEST_MAIN(ERT_TEST_ENTRY(conv_every_level), ERT_TEST_ENTRY(conv_winograd_variant),
 	      ERT_TEST_ENTRY(conv_winograd_threads_same_bits),
+	      ERT_TEST_ENTRY(conv_band_split_threads_same_bits),
 	      ERT_TEST_ENTRY(conv_smallplane_every_level),
 	      ERT_TEST_ENTRY(conv_smallplane_rule_limits),
 	      ERT_TEST_ENTRY(conv_smallplane_run_direct), ERT_TEST_ENTRY(conv_stem_every_level),
