@@ -222,10 +222,13 @@ static const char *stem_shape(const struct ert_cpu *cpu, const struct conv_plan 
  * driver split these by columns where M < N (the 28x28 blocks' 32 -> 192:
  * the depthwise conv then read half of its input from the other core),
  * and where it split the rows (14x14) it posted a job to pack B first and
- * cut 576 rows into 9 tiles for 2 threads. Only where the weights are small
- * (each thread reads all of B, and resnet50's 1x1 layers, 256 KiB of weights
- * and up, keep the driver's split). Same K blocks and kernel calls per
- * output float: the same bits.
+ * cut 576 rows into 9 tiles for 2 threads. Two threads on the Sapphire
+ * Rapids VM, per-op minima: mobilenet_v2's 10 expansions 541 -> 476 us, its
+ * 28x28 depthwise convs 92 -> 71 us (docs/performance-conv.md, "mobilenet_v2
+ * on two threads"). Each thread reads all of B and its share of the
+ * weights, so only where the weights are small: resnet50's 1x1 layers (256
+ * KiB of weights and up) keep the driver's split. Same K blocks and kernel
+ * calls per output float: the same bits.
  */
 #define BAND_SPLIT_A_MAX (224 << 10)
 #define BAND_SPLIT_N_MAX 784
@@ -245,8 +248,9 @@ static uint32_t band_split_parts(const struct ert_cpu *cpu, const struct conv_pl
 /* The first output channel of part @i of @parts: whole panels of @mr rows. */
 static int64_t band_split_at(const struct conv_plan *p, uint32_t i, uint32_t parts, int mr)
 {
-	return (p->m + mr - 1) / mr * i / parts * mr < p->m ? (p->m + mr - 1) / mr * i / parts * mr
-							       : p->m;
+	int64_t at = (p->m + mr - 1) / mr * i / parts * mr;
+
+	return at < p->m ? at : p->m;
 }
 
 /* One part's workspace: the one-thread GEMM's for the largest band and B packed once. */
