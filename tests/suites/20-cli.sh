@@ -201,7 +201,11 @@ if [ $have_mnv2 -eq 1 ]; then
 	expect_out "profile lists Conv" " Conv "
 	expect_out "profile share" "%"
 	expect_ok "profile --json" "$E" profile "$T/mnv2.ert" --loops 1 --json --top 5
-	expect_out "profile --json" '"type": "Conv"'
+	# the five slowest: the fused blocks and Convs lead, but which Conv or
+	# whether the Gemm comes fifth varies from run to run
+	expect_out "profile --json" '"type": "\(Conv\|InvertedResidual\)"'
+	n=$(grep -c '"name": ' "$T/out")
+	if [ "$n" = 5 ]; then ok; else bad "profile --json --top 5 listed $n ops"; fi
 
 	# .npy input: zeros in, written outputs read back
 	mknpy "$T/zeros.npy" '<f4' '(1, 3, 224, 224)' 602112
