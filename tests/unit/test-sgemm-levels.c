@@ -108,6 +108,85 @@ ERT_TEST(gemm_ukernel_edges)
 }
 
 /*
+ * fn_edge3 (three row panels of a narrow edge panel a call) gives the bits
+ * of three calls of the level's fn: 1 to 16 columns, odd and even K, the
+ * row bias, an accumulated C, the column bias, a residual, ReLU and Clip,
+ * A's panels a_ps apart as in a prepacked A of a longer K.
+ */
+ERT_TEST(gemm_ukernel_edge3)
+{
+	enum ert_cpu_isa best = ert_cpu_isa_best();
+	uint32_t seed = 13;
+	int levels = 0;
+
+	for (int isa = ERT_ISA_SCALAR; isa <= (int)best; isa++) {
+		const struct ert_sgemm_kernel *k = ert_sgemm_kernel_for((enum ert_cpu_isa)isa);
+		const int64_t kcs[] = { 1, 37, 128 }, ldc = 21, a_ps = 130 * 8;
+
+		if (!k->fn_edge3)
+			continue;
+		levels++;
+
+		float *a = malloc(sizeof(float) * (size_t)(3 * a_ps));
+		float *b = malloc(sizeof(float) * (size_t)(128 * k->nr));
+		float *res = malloc(sizeof(float) * (size_t)(3 * k->mr * ldc));
+		float *c = malloc(sizeof(float) * (size_t)(3 * k->mr * ldc));
+		float *want = malloc(sizeof(float) * (size_t)(3 * k->mr * ldc));
+		float bias[3 * ERT_SGEMM_MR_MAX], cbias[ERT_SGEMM_NR_MAX];
+
+		REQUIRE(k->mr == 8 && a && b && res && c && want);
+		for (int64_t i = 0; i < 3 * a_ps; i++)
+			a[i] = frand_r(&seed);
+		for (int64_t i = 0; i < 128 * k->nr; i++)
+			b[i] = frand_r(&seed);
+		for (int64_t i = 0; i < 3 * k->mr * ldc; i++)
+			res[i] = frand_r(&seed);
+		for (int i = 0; i < 3 * ERT_SGEMM_MR_MAX; i++)
+			bias[i] = frand_r(&seed);
+		for (int i = 0; i < ERT_SGEMM_NR_MAX; i++)
+			cbias[i] = frand_r(&seed);
+		for (size_t ki = 0; ki < sizeof(kcs) / sizeof(kcs[0]); ki++) {
+			for (int64_t nr = 1; nr <= 16; nr += nr < 4 ? 1 : 4) {
+				for (int mode = 0; mode < 3; mode++) {
+					int64_t kc = kcs[ki];
+					struct ert_sgemm_epi e = {
+						.alpha = 1.0f, .load_c = mode == 1,
+						.bias = mode == 0 ? bias : NULL,
+						.cbias = mode == 2 ? cbias : NULL,
+						.res = mode != 1 ? res : NULL,
+						.act = mode == 2 ? ERT_EPI_CLIP : ERT_EPI_RELU,
+						.lo = -0.3f, .hi = 0.4f,
+					};
+
+					for (int64_t i = 0; i < 3 * k->mr * ldc; i++)
+						c[i] = want[i] = (float)i * 1e-3f;
+					for (int g = 0; g < 3; g++) {
+						struct ert_sgemm_epi eg = e;
+
+						eg.bias = e.bias ? e.bias + g * k->mr : NULL;
+						eg.res = e.res ? e.res + g * k->mr * ldc : NULL;
+						k->fn(kc, a + g * a_ps, b, k->nr, want + g * k->mr * ldc, ldc,
+						      k->mr, nr, &eg);
+					}
+					k->fn_edge3(kc, a, a_ps, b, k->nr, c, ldc, nr, &e);
+					if (memcmp(c, want, sizeof(float) * (size_t)(3 * k->mr * ldc))) {
+						fprintf(stderr, "%s edge3 kc %ld nr %ld mode %d: differs\n",
+							k->name, (long)kc, (long)nr, mode);
+						*ert_test_failed_ = 1;
+					}
+				}
+			}
+		}
+		free(a);
+		free(b);
+		free(res);
+		free(c);
+		free(want);
+	}
+	CHECK(levels > 0 || best < ERT_ISA_AVX512);
+}
+
+/*
  * The lines a kernel is given to prefetch (ert_sgemm_epi.pf for the next B
  * panel, pf2 for a prepacked A's next row panel) change no bit of C: every
  * level's kernel, full blocks and edges (a one-row panel, 4, 16, 20, 32,
@@ -737,7 +816,8 @@ ERT_TEST(sgemm_a_direct)
 	ert_threadpool_destroy(pool);
 }
 
-ERT_TEST_MAIN(ERT_TEST_ENTRY(gemm_ukernel_edges), ERT_TEST_ENTRY(gemm_ukernel_prefetch_same_bits),
+ERT_TEST_MAIN(ERT_TEST_ENTRY(gemm_ukernel_edges), ERT_TEST_ENTRY(gemm_ukernel_edge3),
+	      ERT_TEST_ENTRY(gemm_ukernel_prefetch_same_bits),
 	      ERT_TEST_ENTRY(sgemm_pack_every_level),
 	      ERT_TEST_ENTRY(sgemm_shared_a), ERT_TEST_ENTRY(sgemm_shared_a_past_units),
 	      ERT_TEST_ENTRY(sgemm_shared_b), ERT_TEST_ENTRY(sgemm_workspace_bounds),

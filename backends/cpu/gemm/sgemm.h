@@ -110,6 +110,18 @@ typedef void (*ert_sgemm_ukernel_arows_fn)(int64_t kc, const float *a, int64_t l
 					   const float *b, int64_t ldb, float *c, int64_t ldc,
 					   int64_t nr, const struct ert_sgemm_epi *e);
 
+/*
+ * Three full row panels of A (@a, a + a_ps, a + 2 * a_ps: 3 x MR rows) by
+ * one narrow B panel (nr <= 16 columns) at once: one B vector a K step for
+ * 3 x MR FMAs, where the level's fn takes one for MR and is bound by its
+ * broadcasts of A. Each C element gets the same FMAs in the same order as
+ * from three calls of fn, and the same epilogue: @e's bias and residual
+ * are those of the first panel's rows, the others follow them.
+ */
+typedef void (*ert_sgemm_ukernel_edge3_fn)(int64_t kc, const float *a, int64_t a_ps,
+					   const float *b, int64_t ldb, float *c, int64_t ldc,
+					   int64_t nr, const struct ert_sgemm_epi *e);
+
 struct ert_sgemm_kernel {
 	const char *name;        /* "f32-gemm-8x48-avx512" */
 	int mr, nr, kc;          /* register block and K block */
@@ -146,6 +158,8 @@ struct ert_sgemm_kernel {
 	ert_sgemm_pack_b_strided_fn pack_b;
 	/* fn reading A in place (ert_sgemm_desc.a_direct), or NULL where the level has none */
 	ert_sgemm_ukernel_arows_fn fn_arows;
+	/* fn for three row panels of a narrow edge panel, or NULL */
+	ert_sgemm_ukernel_edge3_fn fn_edge3;
 };
 
 /* The GEMM kernel of level @isa (the best one at or below it). */
@@ -285,6 +299,9 @@ void ert_f32_gemm_ukernel_6x16__avx2(int64_t kc, const float *a, const float *b,
 void ert_f32_gemm_ukernel_8x48__avx512(int64_t kc, const float *a, const float *b, int64_t ldb,
 				       float *c, int64_t ldc, int64_t mr, int64_t nr,
 				       const struct ert_sgemm_epi *e);
+void ert_f32_gemm_ukernel_24x16__avx512_edge3(int64_t kc, const float *a, int64_t a_ps,
+					      const float *b, int64_t ldb, float *c, int64_t ldc,
+					      int64_t nr, const struct ert_sgemm_epi *e);
 void ert_f32_gemm_ukernel_8x48__avx512_arows(int64_t kc, const float *a, int64_t lda,
 					     const float *b, int64_t ldb, float *c, int64_t ldc,
 					     int64_t nr, const struct ert_sgemm_epi *e);
