@@ -258,6 +258,87 @@ ERT_TEST(gemm_ukernel_prefetch_same_bits)
 	}
 }
 
+/*
+ * A level's kernel for panels of fewer than MR rows (fn_short) gives fn's
+ * bits for the rows there and writes no other: every row count, full and
+ * narrow panels, odd K, each part of the epilogue (alpha, row bias or the
+ * previous sum, column bias, residual, ReLU), with lines to prefetch and
+ * without.
+ */
+ERT_TEST(gemm_ukernel_short_same_bits)
+{
+	enum ert_cpu_isa best = ert_cpu_isa_best();
+	uint32_t seed = 23;
+
+	for (int isa = ERT_ISA_SCALAR; isa <= (int)best; isa++) {
+		const struct ert_sgemm_kernel *k = ert_sgemm_kernel_for((enum ert_cpu_isa)isa);
+		const int64_t kcs[] = { 1, 37, 128 }, nrs[] = { 16, 33, 48 }, ldc = 53;
+		float *a, *b, *bias, *cbias, *res, *next, *c, *want;
+
+		if (!k->fn_short)
+			continue;
+		a = malloc(sizeof(float) * (size_t)(128 * k->mr));
+		b = malloc(sizeof(float) * (size_t)(128 * k->nr));
+		bias = malloc(sizeof(float) * (size_t)k->mr);
+		cbias = malloc(sizeof(float) * (size_t)k->nr);
+		res = malloc(sizeof(float) * (size_t)(k->mr * ldc));
+		next = malloc(sizeof(float) * 128 * 48);
+		c = malloc(sizeof(float) * (size_t)(k->mr * ldc));
+		want = malloc(sizeof(float) * (size_t)(k->mr * ldc));
+		REQUIRE(a && b && bias && cbias && res && next && c && want);
+		for (int64_t i = 0; i < 128 * k->mr; i++)
+			a[i] = frand_r(&seed);
+		for (int64_t i = 0; i < 128 * k->nr; i++)
+			b[i] = frand_r(&seed);
+		for (int64_t i = 0; i < k->mr; i++)
+			bias[i] = frand_r(&seed);
+		for (int64_t i = 0; i < k->nr; i++)
+			cbias[i] = frand_r(&seed);
+		for (int64_t i = 0; i < k->mr * ldc; i++)
+			res[i] = frand_r(&seed);
+		for (size_t ki = 0; ki < sizeof(kcs) / sizeof(kcs[0]); ki++)
+			for (size_t ni = 0; ni < sizeof(nrs) / sizeof(nrs[0]); ni++)
+				for (int64_t mr = 1; mr <= k->mr; mr++)
+					for (int v = 0; v < 4; v++) {
+						int64_t kc = kcs[ki];
+						int64_t nr = nrs[ni] < k->nr ? nrs[ni] : k->nr;
+						struct ert_sgemm_epi e = {
+							.alpha = v == 1 ? 0.75f : 1.0f,
+							.act = v == 2 ? ERT_EPI_RELU : ERT_EPI_NONE,
+							.load_c = v == 3,
+							.bias = v == 1 ? bias : NULL,
+							.cbias = v >= 2 ? cbias : NULL,
+							.res = v == 3 ? res : NULL,
+						};
+
+						if (v == 3) {
+							e.pf = next;
+							e.pf_lines = (kc + 1) / 2;
+						}
+						for (int64_t i = 0; i < k->mr * ldc; i++)
+							c[i] = want[i] = (float)i;
+						k->fn(kc, a, b, k->nr, want, ldc, mr, nr, &e);
+						k->fn_short(kc, a, b, k->nr, c, ldc, mr, nr, &e);
+						if (memcmp(c, want,
+							   sizeof(float) * (size_t)(k->mr * ldc))) {
+							fprintf(stderr,
+								"%s %ldx%ld kc %ld epilogue %d: "
+								"fn_short differs from fn\n",
+								k->name, (long)mr, (long)nr, (long)kc, v);
+							*ert_test_failed_ = 1;
+						}
+					}
+		free(a);
+		free(b);
+		free(bias);
+		free(cbias);
+		free(res);
+		free(next);
+		free(c);
+		free(want);
+	}
+}
+
 /* @n floats of random bits (NaNs, infinities, denormals and -0 among them), or NULL. */
 static float *rand_bits(int64_t n, uint32_t *seed)
 {
@@ -818,6 +899,7 @@ ERT_TEST(sgemm_a_direct)
 
 ERT_TEST_MAIN(ERT_TEST_ENTRY(gemm_ukernel_edges), ERT_TEST_ENTRY(gemm_ukernel_edge3),
 	      ERT_TEST_ENTRY(gemm_ukernel_prefetch_same_bits),
+	      ERT_TEST_ENTRY(gemm_ukernel_short_same_bits),
 	      ERT_TEST_ENTRY(sgemm_pack_every_level),
 	      ERT_TEST_ENTRY(sgemm_shared_a), ERT_TEST_ENTRY(sgemm_shared_a_past_units),
 	      ERT_TEST_ENTRY(sgemm_shared_b), ERT_TEST_ENTRY(sgemm_workspace_bounds),

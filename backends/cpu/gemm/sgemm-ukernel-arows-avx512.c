@@ -77,3 +77,37 @@ void ert_f32_gemm_ukernel_8x48__avx512_arows(int64_t kc, const float *a, int64_t
 	else
 		body(1, kc, a, lda, b, ldb, c, ldc, nr, e, NULL, 0);
 }
+
+/*
+ * A packed panel of 2 to 7 rows (@mr), full width (nr > 32): the body of
+ * ert_f32_gemm_ukernel_8x48__avx512() for exactly @mr rows instead of 8, so
+ * the missing rows' FMAs are not issued (same FMAs in the same order for
+ * the rows there, the same epilogue: the same bits). vit_s16's 197 tokens
+ * end in a panel of 5 rows (24 x 8 + 5): 15 FMAs a K step against 24, in
+ * every linear layer and attention product. Narrower panels (an N edge)
+ * and full ones go to the 8-row kernel.
+ */
+void ert_f32_gemm_ukernel_8x48__avx512_short(int64_t kc, const float *a, const float *b,
+					     int64_t ldb, float *c, int64_t ldc, int64_t mr,
+					     int64_t nr, const struct ert_sgemm_epi *e)
+{
+#define SHORT_ROWS(R)                                                                            \
+	case R:                                                                                  \
+		ert_sgemm_8x48_avx512_body(3, R, kc, a, b, ldb, c, ldc, mr, nr, e, e->pf,        \
+					   e->pf_lines, e->pf2, e->pf2_lines);                   \
+		return
+	if (nr > 32) {
+		switch (mr) {
+			SHORT_ROWS(2);
+			SHORT_ROWS(3);
+			SHORT_ROWS(4);
+			SHORT_ROWS(5);
+			SHORT_ROWS(6);
+			SHORT_ROWS(7);
+		default:
+			break;
+		}
+	}
+#undef SHORT_ROWS
+	ert_f32_gemm_ukernel_8x48__avx512(kc, a, b, ldb, c, ldc, mr, nr, e);
+}

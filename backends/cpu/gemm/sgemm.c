@@ -29,7 +29,8 @@ static const struct ert_sgemm_kernel kernels[] = {
 	  .fn = ert_f32_gemm_ukernel_8x48__avx512, .pack_a = ert_sgemm_pack_a_strided__avx2,
 	  .pack_b = ert_sgemm_pack_b_strided__avx512, .prefetch_b = true,
 	  .fn_arows = ert_f32_gemm_ukernel_8x48__avx512_arows,
-	  .fn_edge3 = ert_f32_gemm_ukernel_24x16__avx512_edge3 },
+	  .fn_edge3 = ert_f32_gemm_ukernel_24x16__avx512_edge3,
+	  .fn_short = ert_f32_gemm_ukernel_8x48__avx512_short },
 };
 
 bool ert_sgemm_b_rows_spread(int64_t row_floats)
@@ -682,9 +683,11 @@ static void run_tile(struct sgemm_job *job, int64_t t, int64_t t_next, float *pa
 							    d->a_rs, bp, ldb, c + i * d->ldc + j,
 							    d->ldc, min64(NR, nc - j), &e);
 				else
-					job->kern->fn(kc, job->a_direct ? pa : ap + (i / MR) * a_ps, bp,
-						      ldb, c + i * d->ldc + j, d->ldc,
-						      min64(MR, mc - i), min64(NR, nc - j), &e);
+					(mc - i < MR && job->kern->fn_short ? job->kern->fn_short
+									    : job->kern->fn)(
+						kc, job->a_direct ? pa : ap + (i / MR) * a_ps, bp, ldb,
+						c + i * d->ldc + j, d->ldc, min64(MR, mc - i),
+						min64(NR, nc - j), &e);
 			}
 		}
 		k0 += kc;

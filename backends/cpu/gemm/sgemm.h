@@ -160,6 +160,11 @@ struct ert_sgemm_kernel {
 	ert_sgemm_ukernel_arows_fn fn_arows;
 	/* fn for three row panels of a narrow edge panel, or NULL */
 	ert_sgemm_ukernel_edge3_fn fn_edge3;
+	/*
+	 * fn for a packed panel of fewer than mr rows, computing only those
+	 * (the same FMAs and epilogue for them, so the same bits), or NULL
+	 */
+	ert_sgemm_ukernel_fn fn_short;
 };
 
 /* The GEMM kernel of level @isa (the best one at or below it). */
@@ -304,6 +309,9 @@ void ert_f32_gemm_ukernel_24x16__avx512_edge3(int64_t kc, const float *a, int64_
 					      int64_t nr, const struct ert_sgemm_epi *e);
 void ert_f32_gemm_ukernel_8x48__avx512_arows(int64_t kc, const float *a, int64_t lda,
 					     const float *b, int64_t ldb, float *c, int64_t ldc,
+					     int64_t nr, const struct ert_sgemm_epi *e);
+void ert_f32_gemm_ukernel_8x48__avx512_short(int64_t kc, const float *a, const float *b,
+					     int64_t ldb, float *c, int64_t ldc, int64_t mr,
 					     int64_t nr, const struct ert_sgemm_epi *e);
 
 /*
