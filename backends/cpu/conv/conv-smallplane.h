@@ -120,4 +120,11 @@ void ert_conv_sp_ukernel_8x48__avx512(int64_t kc, const float *a, const float *b
 void ert_conv_sp_gather_8__avx512(const float *x, int64_t in_sp, int64_t c_in, int64_t kk,
 				  const int32_t *idx, float *dst);
 
+/*
+ * dst[c * ldd + i] = src[i * lds + c] for @rows rows i and @cols columns c, at avx512
+ * (16 x 16 blocks transposed in registers).
+ */
+void ert_conv_sp_transpose__avx512(const float *src, int64_t lds, int64_t rows, int64_t cols,
+				   float *dst, int64_t ldd);
+
 #endif /* ERT_CPU_CONV_SMALLPLANE_H */
