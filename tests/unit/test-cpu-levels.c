@@ -636,7 +636,8 @@ ERT_TEST(conv_smallplane_rule_limits)
  * that the swapped path is held to the scalar reference there too, for
  * builds with a higher ERT_CONV_SP_MAX_PIXELS; and on a 7x7 plane of several
  * K blocks whose 200 columns the threads' ranges cut inside the 48-wide
- * weight panels (the ranges are 16 columns apart). Two threads give the
+ * weight panels (the ranges are 16 columns apart); and on A large enough
+ * to be packed K block by K block, at 3x3 and 1x1. Two threads give the
  * same bits as one at each level, with A packed once or once a lane.
  */
 ERT_TEST(conv_smallplane_run_direct)
@@ -655,6 +656,11 @@ ERT_TEST(conv_smallplane_run_direct)
 		    { 0 }, 1, true, 3, 0 }, true },
 		{ { "7x7 3x3 48->200, K = 432, ReLU", 1, 48, 7, 7, 200, 3, 3, 1, 1, 1, 1,
 		    { 1, 1, 1, 1 }, 1, true, 1, 0 }, false },
+		/* A over 1 MB at avx512 and avx2, packed K block by K block (SP_JIT_A_BYTES) */
+		{ { "7x7 3x3 544->40, K = 4896, batch 2", 2, 544, 7, 7, 40, 3, 3, 1, 1, 1, 1,
+		    { 1, 1, 1, 1 }, 1, true, 0, 0 }, false },
+		{ { "7x7 1x1 4700->20 + residual, K = 4700", 1, 4700, 7, 7, 20, 1, 1, 1, 1, 1, 1,
+		    { 0 }, 1, true, 1, 0 }, true },
 	};
 	struct ert_threadpool *pool = ert_threadpool_create(2);
 	enum ert_cpu_isa best = ert_cpu_isa_best();

@@ -133,7 +133,8 @@ struct sp_job {
 	const int32_t *idx;
 	float *pa, *ct;
 	int64_t a_floats;            /* from one copy of A to the next */
-	int64_t per_copy;            /* column items of a copy of A; 0: one A, packed before */
+	int64_t per_copy;            /* column items of a copy of A; 0: one A */
+	bool jit;                    /* A packed by sp_gemm() K block by K block; else before */
 	int64_t n, k, kk, in_sp;
 	int mr;
 	bool pointwise;
@@ -142,28 +143,34 @@ struct sp_job {
 };
 
 /*
- * A panels [begin, end) of im2col^T: panel P holds pixels P*MR .. P*MR+MR-1
- * as K rows of MR floats (ert_sgemm_pack_a()'s layout), K = channel x tap.
+ * A panels [begin, end) of im2col^T, K rows [k0, k0 + kc) of each (or a few
+ * more: whole channels' taps): panel P holds pixels P*MR .. P*MR+MR-1 as K
+ * rows of MR floats (ert_sgemm_pack_a()'s layout), K = channel x tap.
  */
-static void sp_pack_panels(const struct sp_job *j, float *pa, int64_t begin, int64_t end)
+static void sp_pack_panels(const struct sp_job *j, float *pa, int64_t begin, int64_t end,
+			   int64_t k0, int64_t kc)
 {
 	const int mr = j->mr;
+	const int64_t c_lo = k0 / j->kk, c_hi = (k0 + kc + j->kk - 1) / j->kk;
 
-	if (j->pointwise) {
-		int64_t m0 = begin * mr, mc = (end * mr < j->n ? end * mr : j->n) - m0;
-
-		j->cpu->gemm->pack_a(j->x, 1, j->in_sp, m0, mc, 0, j->k, mr, pa + m0 * j->k);
-		return;
-	}
 	for (int64_t pn = begin; pn < end; pn++) {
-		float *dst = pa + pn * mr * j->k;
+		float *panel = pa + pn * mr * j->k;
 		const int32_t *pidx = j->idx + pn * j->kk * mr;
 
-		if (mr == 8 && j->cpu->gemm->fn == ert_f32_gemm_ukernel_8x48__avx512) {
-			ert_conv_sp_gather_8__avx512(j->x, j->in_sp, j->k / j->kk, j->kk, pidx, dst);
+		if (j->pointwise) {
+			int64_t m0 = pn * mr, mc = j->n - m0 < mr ? j->n - m0 : mr;
+
+			j->cpu->gemm->pack_a(j->x, 1, j->in_sp, m0, mc, k0, kc, mr, panel + k0 * mr);
 			continue;
 		}
-		for (int64_t ci = 0; ci < j->k / j->kk; ci++) {
+		if (mr == 8 && j->cpu->gemm->fn == ert_f32_gemm_ukernel_8x48__avx512) {
+			ert_conv_sp_gather_8__avx512(j->x + c_lo * j->in_sp, j->in_sp, c_hi - c_lo,
+						     j->kk, pidx, panel + c_lo * j->kk * mr);
+			continue;
+		}
+		float *dst = panel + c_lo * j->kk * mr;
+
+		for (int64_t ci = c_lo; ci < c_hi; ci++) {
 			const float *plane = j->x + ci * j->in_sp;
 			const int32_t *ix = pidx;
 
@@ -178,8 +185,20 @@ static void sp_pack_a(void *arg, int64_t begin, int64_t end)
 {
 	const struct sp_job *j = arg;
 
-	sp_pack_panels(j, j->pa, begin, end);
+	sp_pack_panels(j, j->pa, begin, end, 0, j->k);
 }
+
+/*
+ * A of at least this many bytes is packed K block by K block (sp_gemm()),
+ * smaller A all at once first. On Sapphire Rapids (2 MiB L2; smallplane-bench,
+ * weights flushed, 1 thread, the two ways alternated run by run in one
+ * process) the first was faster by 3-4 % (median) for 3x3 512 -> 512 at 7x7
+ * and 3x3/2 512 -> 512 onto it (A 1.03 MB) and 8 % for 3x3/2 256 -> 256
+ * onto 14x14 (1.8 MB), and by 0-10 % slower for A of 0.1-0.92 MB (the 1x1
+ * layers at 7x7, resnet18's 3x3/2 layers): a K block cuts a channel's taps,
+ * whose channel is then gathered twice, and packs A in more, smaller calls.
+ */
+#define SP_JIT_A_BYTES 1000000
 
 /* Columns of C^T a work item spans: one AVX-512 vector, a third of a 48-wide panel. */
 #define SP_COLS 16
@@ -248,10 +267,15 @@ static struct sp_piece sp_piece_at(int64_t c0, int64_t c_end, int nr)
  * run), or the weights repacked K-block-major, without software prefetch,
  * were slower (2.2-2.3 ms): the hardware prefetchers do not run far enough.
  *
+ * With j->jit, the range has its A to itself (one thread, or j->per_copy)
+ * and packs each K block's part of it (whole channels' taps) just before
+ * that block: packed all at once first, a large A (1 MiB for 3x3 512 ->
+ * 512) left L2 for L3 while the weights streamed through it, and came back
+ * from there block by block. See SP_JIT_A_BYTES.
+ *
  * With j->per_copy, the range is lane (begin / per_copy)'s whole share and
- * packs all of A first, into that lane's own copy: every range reads all of
- * A, and with A packed once by both threads half of it came from the other
- * core's cache. On Sapphire Rapids (2 threads, pool counters' fastest call)
+ * packs A into that lane's own copy: every range reads all of A, and with A
+ * packed once by both threads half of it came from the other core's cache. On Sapphire Rapids (2 threads, pool counters' fastest call)
  * 3x3 512 -> 512 at 7x7 spent 684 us in this loop against 1080 us on one
  * thread (1.58x) with a shared A; two one-thread processes each ran at full
  * speed. Packing A twice costs a lane 46 us there instead of 23 plus a job
@@ -265,17 +289,17 @@ static void sp_gemm(void *arg, int64_t begin, int64_t end)
 	const int64_t n = j->n, m = j->a->m, K = j->k, calls = (n + MR - 1) / MR;
 	const int64_t c_beg = begin * SP_COLS, c_end = end * SP_COLS < m ? end * SP_COLS : m;
 	const bool own = kern->fn == ert_f32_gemm_ukernel_8x48__avx512;
-	const float *pa = j->pa;
+	float *pa = j->per_copy ? j->pa + begin / j->per_copy * j->a_floats : j->pa;
 
-	if (j->per_copy) {
-		float *mine = j->pa + begin / j->per_copy * j->a_floats;
+	if (j->per_copy && !j->jit)
+		sp_pack_panels(j, pa, 0, calls, 0, K);
 
-		sp_pack_panels(j, mine, 0, calls);
-		pa = mine;
-	}
 	for (int64_t k0 = 0; k0 < K; k0 += kern->kc) {
 		const int64_t kc = K - k0 < kern->kc ? K - k0 : kern->kc;
 		const bool last = k0 + kc >= K;
+
+		if (j->jit)
+			sp_pack_panels(j, pa, 0, calls, k0, kc);
 
 		for (int64_t c0 = c_beg; c0 < c_end;) {
 			struct sp_piece pc = sp_piece_at(c0, c_end, NR);
@@ -366,6 +390,8 @@ void ert_conv_sp_run(const struct ert_cpu *cpu, const struct ert_conv_sp_args *a
 	 */
 	if (lanes > 1 && round_up(n, mr) * job.k >= a->c_in * in_sp)
 		job.per_copy = (items + lanes - 1) / lanes;
+	job.jit = (job.per_copy || threads <= 1) &&
+		  round_up(n, mr) * job.k * (int64_t)sizeof(float) >= SP_JIT_A_BYTES;
 
 	/* ReLU and Clip are the epilogue's clamp unless a residual comes first */
 	if (!a->res && a->act.type == ERT_ACT_RELU)
@@ -386,6 +412,10 @@ void ert_conv_sp_run(const struct ert_cpu *cpu, const struct ert_conv_sp_args *a
 		job.res = a->res ? a->res + img * a->m * n : NULL;
 		if (job.per_copy) {
 			ert_parallel_for(cpu->pool, items, job.per_copy, sp_gemm, &job);
+			continue;
+		}
+		if (job.jit) {
+			sp_gemm(&job, 0, items);
 			continue;
 		}
 		ert_parallel_for(cpu->pool, (n + mr - 1) / mr, 1, sp_pack_a, &job);
