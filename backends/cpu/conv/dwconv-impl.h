@@ -21,6 +21,16 @@ typedef void (*ert_dwconv_band_fn)(const struct ert_vec_win *w, const float *x, 
 				   float bias, float *y, int64_t oh0, int64_t oh1, int64_t iy0,
 				   int64_t iy1);
 
+struct ert_dwconv_args;
+
+/*
+ * Planes [p0, p1) of a 3x3 job (ert_dwconv_is_3x3()), plane p = (image, channel) as
+ * dwconv.c's dw_range() numbers them; planes in_sp and out_sp floats apart.
+ */
+typedef void (*ert_dwconv_planes_fn)(const struct ert_vec_win *w,
+				     const struct ert_dwconv_args *a, int64_t in_sp,
+				     int64_t out_sp, int64_t p0, int64_t p1);
+
 struct ert_dwconv_level {
 	const char *name;
 	ert_dwconv_plane_fn plane;
@@ -28,6 +38,7 @@ struct ert_dwconv_level {
 	const char *name3;
 	ert_dwconv_plane_fn plane3;
 	ert_dwconv_band_fn band3;     /* plane3 by rows */
+	ert_dwconv_planes_fn planes3; /* plane3 over a range of planes */
 };
 
 /* Widest input row the 3x3 planes take (their zero row for the padding above and below). */

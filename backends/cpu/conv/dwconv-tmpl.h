@@ -15,6 +15,7 @@
 
 #include <string.h>
 
+#include "cpu/conv/dwconv.h"
 #include "cpu/conv/dwconv-impl.h"
 #include "cpu/vec/vact.h"
 #include "cpu/vec/window-simd.h"
@@ -519,9 +520,136 @@ static void dw_band3(const struct ert_vec_win *w, const float *x, const float *k
 	dw_plane_any(w, true, x, k, bias, NULL, y, &rr);
 }
 
+/*
+ * Flat 3x3 planes: stride 1, "same" size (OH = H, OW = W), rows narrower
+ * than a vector and at most DW3F_MAX outputs. The plane's outputs in
+ * order, VW to a vector, regardless of rows: 7x7 is 4 vectors where the
+ * row passes compute 8 rows of 16 lanes, 14x14 13 where they compute 16.
+ * Output o = (oh, ow) reads x[o + (kh - pad) * W + (kw - pad)], so tap t
+ * of vector v is one load at a fixed offset, through a mask (lanes whose
+ * tap falls outside the input, and past the plane, read 0) that depends
+ * on the geometry alone: the masks are built once per range of planes,
+ * and the activation switch is taken once per range. Each output adds
+ * bias, then its nine taps w * x (w * 0 for padding) in (kh, kw) order,
+ * as dw3_block(): the same bits.
+ */
+#define DW3F_MAX 256
+#define DW3F_NV (DW3F_MAX / VW)
+#define DW3F_U 4
+
+static bool dw3f_ok(const struct ert_conv_geom *g)
+{
+	return ert_dwconv_is_3x3(g) && g->stride[2] == 1 && g->out[1] == g->in[1] &&
+	       g->out[2] == g->in[2] && g->out[2] < VW && g->out[1] * g->out[2] <= DW3F_MAX;
+}
+
+struct dw3f {
+	int nv;                      /* vectors a plane */
+	int64_t n;                   /* outputs a plane */
+	int64_t d[9];                /* offset of tap t from the output's index */
+	vm m[DW3F_NV * 9];           /* tap t of vector v: m[v * 9 + t] */
+};
+
+static void dw3f_init(const struct ert_conv_geom *g, struct dw3f *f)
+{
+	const int64_t H = g->in[1], W = g->in[2], pt = g->pad_b[1], pl = g->pad_b[2];
+
+	f->n = H * W;
+	f->nv = (int)((f->n + VW - 1) / VW);
+	for (int t = 0; t < 9; t++)
+		f->d[t] = (t / 3 - pt) * W + (t % 3 - pl);
+	for (int v = 0; v < f->nv; v++)
+		for (int t = 0; t < 9; t++) {
+			float on[VW];
+
+			for (int j = 0; j < VW; j++) {
+				int64_t o = (int64_t)v * VW + j, iy = o / W + t / 3 - pt;
+				int64_t ix = o % W + t % 3 - pl;
+
+				on[j] = o < f->n && iy >= 0 && iy < H && ix >= 0 && ix < W;
+			}
+			f->m[v * 9 + t] = vf_gt(vf_ld(on), vf_zero());
+		}
+}
+
+/* @U vectors from vector v of one plane. */
+SIMD_INLINE void dw3f_vecs(const struct dw3f *f, struct ert_act_desc act, enum ert_act t,
+			   const vf *wv, vf vb, const float *x, const float *res, float *y,
+			   int v, const int U)
+{
+	vf acc[DW3F_U];
+
+	for (int u = 0; u < U; u++)
+		acc[u] = vb;
+#pragma GCC unroll 9
+	for (int i = 0; i < 9; i++)
+		for (int u = 0; u < U; u++)
+			acc[u] = vf_fma(wv[i], vf_ldm(x + (v + u) * VW + f->d[i], f->m[(v + u) * 9 + i]),
+					acc[u]);
+	for (int u = 0; u < U; u++) {
+		int64_t o = (int64_t)(v + u) * VW;
+		bool whole = o + VW <= f->n;
+
+		dw_finish_a(act, t, acc[u], res ? res + o : NULL, y + o,
+			    whole ? vm_all() : vm_first(f->n - o), whole);
+	}
+}
+
+/* Planes [p0, p1) of the job (dwconv.c's dw_range()), every one flat. */
+SIMD_INLINE void dw3f_planes(const struct ert_vec_win *w, enum ert_act t, const struct dw3f *f,
+			     const struct ert_dwconv_args *a, int64_t in_sp, int64_t p0, int64_t p1)
+{
+	const struct ert_act_desc act = w->act;
+
+	for (int64_t pl = p0; pl < p1; pl++) {
+		int64_t n = pl / a->m, m = pl % a->m;
+		const float *x = a->x + (n * a->c_in + m / a->m_g) * in_sp, *k = a->w + m * 9;
+		const float *res = a->res ? a->res + pl * f->n : NULL;
+		float *y = a->y + pl * f->n;
+		vf wv[9], vb = vf_set1(a->bias ? a->bias[m] : 0.0f);
+		int v = 0;
+
+		for (int i = 0; i < 9; i++)
+			wv[i] = vf_set1(k[i]);
+		for (; v + DW3F_U <= f->nv; v += DW3F_U)
+			dw3f_vecs(f, act, t, wv, vb, x, res, y, v, DW3F_U);
+		for (; v < f->nv; v++)
+			dw3f_vecs(f, act, t, wv, vb, x, res, y, v, 1);
+	}
+}
+
+/* Planes [p0, p1) of a 3x3 job: flat where dw3f_ok(), else plane by plane. */
+static void dw_planes3(const struct ert_vec_win *w, const struct ert_dwconv_args *a,
+		       int64_t in_sp, int64_t out_sp, int64_t p0, int64_t p1)
+{
+	struct dw3f f;
+
+	if (!dw3f_ok(w->g)) {
+		for (int64_t pl = p0; pl < p1; pl++) {
+			int64_t n = pl / a->m, m = pl % a->m;
+
+			dw_plane3(w, a->x + (n * a->c_in + m / a->m_g) * in_sp, a->w + m * 9,
+				  a->bias ? a->bias[m] : 0.0f, a->res ? a->res + pl * out_sp : NULL,
+				  a->y + pl * out_sp);
+		}
+		return;
+	}
+	dw3f_init(w->g, &f);
+#ifdef DW_ONE_ACT_COPY
+	dw3f_planes(w, w->act.type, &f, a, in_sp, p0, p1);
+#else
+	switch (w->act.type) {
+	case ERT_ACT_RELU: dw3f_planes(w, ERT_ACT_RELU, &f, a, in_sp, p0, p1); break;
+	case ERT_ACT_CLIP: dw3f_planes(w, ERT_ACT_CLIP, &f, a, in_sp, p0, p1); break;
+	case ERT_ACT_NONE: dw3f_planes(w, ERT_ACT_NONE, &f, a, in_sp, p0, p1); break;
+	default: dw3f_planes(w, w->act.type, &f, a, in_sp, p0, p1); break;
+	}
+#endif
+}
+
 const struct ert_dwconv_level DW_LEVEL = {
 	.name = DW_NAME, .plane = dw_plane, .name3 = DW_NAME3, .plane3 = dw_plane3,
-	.band3 = dw_band3,
+	.band3 = dw_band3, .planes3 = dw_planes3,
 };
 
 #endif /* ERT_CPU_DWCONV_TMPL_H */

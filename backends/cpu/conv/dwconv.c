@@ -41,6 +41,10 @@ static void dw_range(void *arg, int64_t begin, int64_t end)
 	const struct dw_job *j = arg;
 	const struct ert_dwconv_args *a = j->a;
 
+	if (j->plane == j->lv->plane3) {
+		j->lv->planes3(&j->win, a, j->in_sp, j->out_sp, begin, end);
+		return;
+	}
 	for (int64_t pl = begin; pl < end; pl++) {
 		int64_t n = pl / a->m, m = pl % a->m;
 
