@@ -618,6 +618,20 @@ SIMD_INLINE void dw3f_planes(const struct ert_vec_win *w, enum ert_act t, const 
 	}
 }
 
+/* Planes [p0, p1) of a 3x3 job, activation @t, stride @S, through dw3_plane_t(). */
+SIMD_INLINE void dw3_planes(const struct ert_vec_win *w, enum ert_act t, const int S,
+			    const struct ert_dwconv_args *a, int64_t in_sp, int64_t out_sp,
+			    int64_t p0, int64_t p1)
+{
+	for (int64_t pl = p0; pl < p1; pl++) {
+		int64_t n = pl / a->m, m = pl % a->m;
+
+		dw3_plane_t(w, t, S, a->x + (n * a->c_in + m / a->m_g) * in_sp, a->w + m * 9,
+			    a->bias ? a->bias[m] : 0.0f, a->res ? a->res + pl * out_sp : NULL,
+			    a->y + pl * out_sp, 0, w->g->out[1], 0, w->g->in[1]);
+	}
+}
+
 /* Planes [p0, p1) of a 3x3 job: flat where dw3f_ok(), else plane by plane. */
 static void dw_planes3(const struct ert_vec_win *w, const struct ert_dwconv_args *a,
 		       int64_t in_sp, int64_t out_sp, int64_t p0, int64_t p1)
@@ -625,6 +639,16 @@ static void dw_planes3(const struct ert_vec_win *w, const struct ert_dwconv_args
 	struct dw3f f;
 
 	if (!dw3f_ok(w->g)) {
+#ifndef DW_ONE_ACT_COPY
+		/* ReLU6 (MobileNetV2): the 3x3 kernel straight, no call or switch a plane */
+		if (w->act.type == ERT_ACT_CLIP) {
+			if (w->g->stride[2] == 1)
+				dw3_planes(w, ERT_ACT_CLIP, 1, a, in_sp, out_sp, p0, p1);
+			else
+				dw3_planes(w, ERT_ACT_CLIP, 2, a, in_sp, out_sp, p0, p1);
+			return;
+		}
+#endif
 		for (int64_t pl = p0; pl < p1; pl++) {
 			int64_t n = pl / a->m, m = pl % a->m;
 
