@@ -34,6 +34,10 @@ static const struct irb_case cases[] = {
 	{ "odd 13x11, s1, 5 -> 30 -> 5, residual", 1, 5, 13, 11, 6, 5, 1, { 1, 1, 1, 1 },
 	  true, true },
 	{ "odd 15x9, s2, 3 -> 18 -> 7", 1, 3, 15, 9, 6, 7, 2, { 1, 1, 1, 1 }, true, false },
+	/* the unfused depthwise takes the flat 3x3 planes here (dwconv-tmpl.h), the fused rows */
+	{ "7x7, s1, 16 -> 96 -> 16, residual", 1, 16, 7, 7, 6, 16, 1, { 1, 1, 1, 1 }, true,
+	  true },
+	{ "batch 2, 9x11, s1, pads 0 2 / 2 0", 2, 4, 9, 11, 6, 5, 1, { 0, 2, 2, 0 }, true, false },
 	{ "batch 2, 17x19, s1, 9 -> 27 -> 9, residual", 2, 9, 17, 19, 3, 9, 1, { 1, 1, 1, 1 },
 	  true, true },
 	{ "batch 2, 16x16, s2, 6 -> 36 -> 11", 2, 6, 16, 16, 6, 11, 2, { 1, 1, 1, 1 }, true,

@@ -1016,6 +1016,13 @@ static const struct dw_case dw_cases[] = {
 	  { 2, 0, 0, 3 }, true, true, ERT_ACT_RELU },
 	{ "3x3 s1, 2 rows, 5 wide", 2, 1, 2, 1, { 2, 5 }, { 3, 3 }, { 1, 1 }, { 1, 1 },
 	  { 1, 1, 1, 1 }, true, false, ERT_ACT_HARD_SWISH },
+	/* same-size stride-1 planes of at most 256 outputs, rows narrower than a vector: flat */
+	{ "3x3 s1, 9x11, pads 0 2 / 2 0, multiplier 2", 2, 2, 3, 2, { 9, 11 }, { 3, 3 },
+	  { 1, 1 }, { 1, 1 }, { 0, 2, 2, 0 }, true, true, ERT_ACT_CLIP },
+	{ "3x3 s1, 17x15 (255 outputs)", 2, 1, 3, 1, { 17, 15 }, { 3, 3 }, { 1, 1 }, { 1, 1 },
+	  { 1, 1, 1, 1 }, false, true, ERT_ACT_RELU },
+	{ "3x3 s1, 18x15 (270 outputs)", 2, 1, 2, 1, { 18, 15 }, { 3, 3 }, { 1, 1 }, { 1, 1 },
+	  { 1, 1, 1, 1 }, true, false, ERT_ACT_CLIP },
 	{ "3x3 s1, 56x56", 2, 1, 3, 1, { 56, 56 }, { 3, 3 }, { 1, 1 }, { 1, 1 }, { 1, 1, 1, 1 },
 	  true, true, ERT_ACT_CLIP },
 	{ "3x3 s2, 112 -> 56", 2, 1, 3, 1, { 112, 112 }, { 3, 3 }, { 2, 2 }, { 1, 1 },
