@@ -558,18 +558,27 @@ static void dw3f_init(const struct ert_conv_geom *g, struct dw3f *f)
 	f->nv = (int)((f->n + VW - 1) / VW);
 	for (int t = 0; t < 9; t++)
 		f->d[t] = (t / 3 - pt) * W + (t % 3 - pl);
-	for (int v = 0; v < f->nv; v++)
+	/* once per range, but it is not free: one division per lane, not per lane and tap */
+	for (int v = 0; v < f->nv; v++) {
+		int64_t oy[VW], ox[VW];
+
+		for (int j = 0; j < VW; j++) {
+			int64_t o = (int64_t)v * VW + j;
+
+			oy[j] = o < f->n ? o / W : -H - 3;   /* past the plane: never inside */
+			ox[j] = o % W;
+		}
 		for (int t = 0; t < 9; t++) {
 			float on[VW];
 
 			for (int j = 0; j < VW; j++) {
-				int64_t o = (int64_t)v * VW + j, iy = o / W + t / 3 - pt;
-				int64_t ix = o % W + t % 3 - pl;
+				int64_t iy = oy[j] + t / 3 - pt, ix = ox[j] + t % 3 - pl;
 
-				on[j] = o < f->n && iy >= 0 && iy < H && ix >= 0 && ix < W;
+				on[j] = iy >= 0 && iy < H && ix >= 0 && ix < W;
 			}
 			f->m[v * 9 + t] = vf_gt(vf_ld(on), vf_zero());
 		}
+	}
 }
 
 /* @U vectors from vector v of one plane. */
