@@ -641,7 +641,10 @@ SIMD_INLINE void dw3_planes(const struct ert_vec_win *w, enum ert_act t, const i
 	}
 }
 
-/* Planes [p0, p1) of a 3x3 job: flat where dw3f_ok(), else plane by plane. */
+/*
+ * Planes [p0, p1) of a 3x3 job (ert_dwconv_run() hands each thread its range
+ * in one call): flat where dw3f_ok(), else plane by plane.
+ */
 static void dw_planes3(const struct ert_vec_win *w, const struct ert_dwconv_args *a,
 		       int64_t in_sp, int64_t out_sp, int64_t p0, int64_t p1)
 {
