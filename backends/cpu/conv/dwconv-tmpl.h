@@ -581,50 +581,97 @@ static void dw3f_init(const struct ert_conv_geom *g, struct dw3f *f)
 	}
 }
 
-/* @U vectors from vector v of one plane. */
-SIMD_INLINE void dw3f_vecs(const struct dw3f *f, struct ert_act_desc act, enum ert_act t,
-			   const vf *wv, vf vb, const float *x, const float *res, float *y,
-			   int v, const int U)
-{
-	vf acc[DW3F_U];
+/* One plane of a group (dw3f_vecs). */
+struct dw3f_pl {
+	const float *x, *res;
+	float *y;
+	vf wv[9], vb;
+};
 
-	for (int u = 0; u < U; u++)
-		acc[u] = vb;
+/*
+ * @U vectors from vector v of @P planes: each mask read once for the P
+ * planes' loads (a kmovw on port 5 at avx512, which the FMAs share).
+ */
+SIMD_INLINE void dw3f_vecs(const struct dw3f *f, struct ert_act_desc act, enum ert_act t,
+			   const struct dw3f_pl *q, const int P, int v, const int U)
+{
+	vf acc[2][DW3F_U];
+
+	for (int p = 0; p < P; p++)
+		for (int u = 0; u < U; u++)
+			acc[p][u] = q[p].vb;
 #pragma GCC unroll 9
 	for (int i = 0; i < 9; i++)
-		for (int u = 0; u < U; u++)
-			acc[u] = vf_fma(wv[i], vf_ldm(x + (v + u) * VW + f->d[i], f->m[(v + u) * 9 + i]),
-					acc[u]);
-	for (int u = 0; u < U; u++) {
-		int64_t o = (int64_t)(v + u) * VW;
-		bool whole = o + VW <= f->n;
+		for (int u = 0; u < U; u++) {
+			vm m = f->m[(v + u) * 9 + i];
 
-		dw_finish_a(act, t, acc[u], res ? res + o : NULL, y + o,
-			    whole ? vm_all() : vm_first(f->n - o), whole);
-	}
+			for (int p = 0; p < P; p++)
+				acc[p][u] = vf_fma(q[p].wv[i],
+						   vf_ldm(q[p].x + (v + u) * VW + f->d[i], m),
+						   acc[p][u]);
+		}
+	for (int p = 0; p < P; p++)
+		for (int u = 0; u < U; u++) {
+			int64_t o = (int64_t)(v + u) * VW;
+			bool whole = o + VW <= f->n;
+
+			dw_finish_a(act, t, acc[p][u], q[p].res ? q[p].res + o : NULL, q[p].y + o,
+				    whole ? vm_all() : vm_first(f->n - o), whole);
+		}
 }
+
+/* Plane @pl of the job into @q. */
+SIMD_INLINE void dw3f_pl_of(const struct dw3f *f, const struct ert_dwconv_args *a,
+			    int64_t in_sp, int64_t pl, struct dw3f_pl *q)
+{
+	int64_t n = pl / a->m, m = pl % a->m;
+	const float *k = a->w + m * 9;
+
+	q->x = a->x + (n * a->c_in + m / a->m_g) * in_sp;
+	q->res = a->res ? a->res + pl * f->n : NULL;
+	q->y = a->y + pl * f->n;
+	q->vb = vf_set1(a->bias ? a->bias[m] : 0.0f);
+	for (int i = 0; i < 9; i++)
+		q->wv[i] = vf_set1(k[i]);
+}
+
+/* @P planes from @pl. */
+SIMD_INLINE void dw3f_group(const struct dw3f *f, struct ert_act_desc act, enum ert_act t,
+			    const struct ert_dwconv_args *a, int64_t in_sp, int64_t pl,
+			    const int P)
+{
+	struct dw3f_pl q[2];
+	int v = 0;
+
+	for (int p = 0; p < P; p++)
+		dw3f_pl_of(f, a, in_sp, pl + p, &q[p]);
+	for (; v + DW3F_U <= f->nv; v += DW3F_U)
+		dw3f_vecs(f, act, t, q, P, v, DW3F_U);
+	for (; v < f->nv; v++)
+		dw3f_vecs(f, act, t, q, P, v, 1);
+}
+
+/*
+ * Planes of a group: two at avx512 (2 x 9 weights and 2 x 4 sums in 32
+ * registers), one at avx2 (16 registers).
+ */
+#if defined(ERT_SIMD_AVX512)
+#define DW3F_P 2
+#else
+#define DW3F_P 1
+#endif
 
 /* Planes [p0, p1) of the job (dwconv.c's dw_range()), every one flat. */
 SIMD_INLINE void dw3f_planes(const struct ert_vec_win *w, enum ert_act t, const struct dw3f *f,
 			     const struct ert_dwconv_args *a, int64_t in_sp, int64_t p0, int64_t p1)
 {
 	const struct ert_act_desc act = w->act;
+	int64_t pl = p0;
 
-	for (int64_t pl = p0; pl < p1; pl++) {
-		int64_t n = pl / a->m, m = pl % a->m;
-		const float *x = a->x + (n * a->c_in + m / a->m_g) * in_sp, *k = a->w + m * 9;
-		const float *res = a->res ? a->res + pl * f->n : NULL;
-		float *y = a->y + pl * f->n;
-		vf wv[9], vb = vf_set1(a->bias ? a->bias[m] : 0.0f);
-		int v = 0;
-
-		for (int i = 0; i < 9; i++)
-			wv[i] = vf_set1(k[i]);
-		for (; v + DW3F_U <= f->nv; v += DW3F_U)
-			dw3f_vecs(f, act, t, wv, vb, x, res, y, v, DW3F_U);
-		for (; v < f->nv; v++)
-			dw3f_vecs(f, act, t, wv, vb, x, res, y, v, 1);
-	}
+	for (; pl + DW3F_P <= p1; pl += DW3F_P)
+		dw3f_group(f, act, t, a, in_sp, pl, DW3F_P);
+	for (; pl < p1; pl++)
+		dw3f_group(f, act, t, a, in_sp, pl, 1);
 }
 
 /* Planes [p0, p1) of a 3x3 job, activation @t, stride @S, through dw3_plane_t(). */
