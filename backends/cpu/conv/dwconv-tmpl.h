@@ -553,30 +553,36 @@ struct dw3f {
 static void dw3f_init(const struct ert_conv_geom *g, struct dw3f *f)
 {
 	const int64_t H = g->in[1], W = g->in[2], pt = g->pad_b[1], pl = g->pad_b[2];
+	float iota[VW];
 
 	f->n = H * W;
 	f->nv = (int)((f->n + VW - 1) / VW);
 	for (int t = 0; t < 9; t++)
 		f->d[t] = (t / 3 - pt) * W + (t % 3 - pl);
-	/* once per range, but it is not free: one division per lane, not per lane and tap */
+	for (int j = 0; j < VW; j++)
+		iota[j] = (float)j;
+	/*
+	 * Once per range of planes, so in vectors: at two threads the pool runs
+	 * a layer in 8 ranges, and masks built lane by lane (a division and nine
+	 * tests a lane) cost about as much as the 14x14 layers' planes: 384 x
+	 * 14^2 took 19 us at 2 threads before the flat planes, 30 with them.
+	 * Output o's row is floor((o + 0.5) / W), exact here (o < 2^8, W < VW:
+	 * the quotient is never within 1 / 32 of an integer), its column o - row W.
+	 */
 	for (int v = 0; v < f->nv; v++) {
-		int64_t oy[VW], ox[VW];
+		vf o = vf_add(vf_ld(iota), vf_set1((float)(v * VW)));
+		vf oy = vf_round(vf_sub(vf_mul(vf_add(o, vf_set1(0.5f)), vf_set1(1.0f / (float)W)),
+					vf_set1(0.5f)));
+		vf ox = vf_sub(o, vf_mul(oy, vf_set1((float)W)));
+		vm in = vf_le(o, vf_set1((float)(f->n - 1)));
 
-		for (int j = 0; j < VW; j++) {
-			int64_t o = (int64_t)v * VW + j;
-
-			oy[j] = o < f->n ? o / W : -H - 3;   /* past the plane: never inside */
-			ox[j] = o % W;
-		}
 		for (int t = 0; t < 9; t++) {
-			float on[VW];
+			vf iy = vf_add(oy, vf_set1((float)(t / 3 - pt)));
+			vf ix = vf_add(ox, vf_set1((float)(t % 3 - pl)));
+			vm m = vm_and(vm_and(vf_ge(iy, vf_zero()), vf_le(iy, vf_set1((float)(H - 1)))),
+				      vm_and(vf_ge(ix, vf_zero()), vf_le(ix, vf_set1((float)(W - 1)))));
 
-			for (int j = 0; j < VW; j++) {
-				int64_t iy = oy[j] + t / 3 - pt, ix = ox[j] + t % 3 - pl;
-
-				on[j] = iy >= 0 && iy < H && ix >= 0 && ix < W;
-			}
-			f->m[v * 9 + t] = vf_gt(vf_ld(on), vf_zero());
+			f->m[v * 9 + t] = vm_and(m, in);
 		}
 	}
 }
