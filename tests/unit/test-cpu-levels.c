@@ -302,6 +302,43 @@ ERT_TEST(conv_winograd_variant)
 }
 
 /*
+ * @o at @isa on 1, 2 and 3 threads (@pools[t], NULL for one): each within
+ * @tol of @ref (relative to its magnitude), and 2 and 3 threads the same
+ * bits as 1. Sets *@failed otherwise.
+ */
+static void threads_same_bits(int *failed, struct one *o, const char *name, enum ert_cpu_isa isa,
+			      struct ert_threadpool *const pools[3], const struct ert_value *ref,
+			      double tol)
+{
+	struct ert_value got[3];
+	int ran = 0;
+
+	for (int t = 0; t < 3; t++, ran++) {
+		if (one_run_at(o, isa, pools[t], true, ERT_LEVEL_NORMAL, &got[t]) != ERT_OK) {
+			fprintf(stderr, "%s at %s, %d threads: %s\n", name, ert_cpu_isa_name(isa),
+				t + 1, o->err.msg);
+			*failed = 1;
+			break;
+		}
+		double d = rel_diff(&got[t], ref);
+
+		if (!(d <= tol)) {
+			fprintf(stderr, "%s at %s, %d threads: relative difference %g\n", name,
+				ert_cpu_isa_name(isa), t + 1, d);
+			*failed = 1;
+		}
+		if (t && (got[t].nbytes != got[0].nbytes ||
+			  memcmp(got[t].data, got[0].data, got[0].nbytes) != 0)) {
+			fprintf(stderr, "%s at %s: %d threads differ from 1\n", name,
+				ert_cpu_isa_name(isa), t + 1);
+			*failed = 1;
+		}
+	}
+	for (int t = 0; t < ran; t++)
+		free(got[t].data);
+}
+
+/*
  * Winograd gives the same bits on 1, 2 and 3 threads at every level that
  * has it (each tile's transforms and each product's K order do not depend
  * on how the threads share the blocks), and stays within 1e-4 of scalar:
@@ -343,7 +380,6 @@ ERT_TEST(conv_winograd_threads_same_bits)
 		REQUIRE(one_run_at(&o, ERT_ISA_SCALAR, NULL, true, ERT_LEVEL_NORMAL, &ref) == ERT_OK);
 		for (int isa = ERT_ISA_AVX2; isa <= (int)best; isa++) {
 			const char *k = prepared_kernel(&o, (enum ert_cpu_isa)isa);
-			struct ert_value got[3];
 
 			if (!k || !strstr(k, "winograd")) {
 				fprintf(stderr, "%s at %s: kernel %s, not Winograd\n", cc->name,
@@ -351,26 +387,8 @@ ERT_TEST(conv_winograd_threads_same_bits)
 				*ert_test_failed_ = 1;
 				continue;
 			}
-			for (int t = 0; t < 3; t++) {
-				REQUIRE(one_run_at(&o, (enum ert_cpu_isa)isa, pools[t], true,
-						   ERT_LEVEL_NORMAL, &got[t]) == ERT_OK);
-				double d = rel_diff(&got[t], &ref);
-
-				if (!(d <= 1e-4)) {
-					fprintf(stderr, "%s at %s, %d threads: relative difference %g\n",
-						cc->name, ert_cpu_isa_name((enum ert_cpu_isa)isa),
-						t + 1, d);
-					*ert_test_failed_ = 1;
-				}
-				if (t && (got[t].nbytes != got[0].nbytes ||
-					  memcmp(got[t].data, got[0].data, got[0].nbytes) != 0)) {
-					fprintf(stderr, "%s at %s: %d threads differ from 1\n", cc->name,
-						ert_cpu_isa_name((enum ert_cpu_isa)isa), t + 1);
-					*ert_test_failed_ = 1;
-				}
-			}
-			for (int t = 0; t < 3; t++)
-				free(got[t].data);
+			threads_same_bits(ert_test_failed_, &o, cc->name, (enum ert_cpu_isa)isa, pools,
+					  &ref, 1e-4);
 			runs++;
 		}
 		free(ref.data);
@@ -420,28 +438,8 @@ ERT_TEST(conv_band_split_threads_same_bits)
 		conv_case_init(&o, cc, cases[i].residual ? 4 : cc->bias ? 3 : 2);
 		REQUIRE(one_run_at(&o, ERT_ISA_SCALAR, NULL, true, ERT_LEVEL_NORMAL, &ref) == ERT_OK);
 		for (int isa = ERT_ISA_SCALAR; isa <= (int)best; isa++) {
-			struct ert_value got[3];
-
-			for (int t = 0; t < 3; t++) {
-				REQUIRE(one_run_at(&o, (enum ert_cpu_isa)isa, pools[t], true,
-						   ERT_LEVEL_NORMAL, &got[t]) == ERT_OK);
-				double d = rel_diff(&got[t], &ref);
-
-				if (!(d <= 1e-5)) {
-					fprintf(stderr, "%s at %s, %d threads: relative difference %g\n",
-						cc->name, ert_cpu_isa_name((enum ert_cpu_isa)isa),
-						t + 1, d);
-					*ert_test_failed_ = 1;
-				}
-				if (t && (got[t].nbytes != got[0].nbytes ||
-					  memcmp(got[t].data, got[0].data, got[0].nbytes) != 0)) {
-					fprintf(stderr, "%s at %s: %d threads differ from 1\n", cc->name,
-						ert_cpu_isa_name((enum ert_cpu_isa)isa), t + 1);
-					*ert_test_failed_ = 1;
-				}
-			}
-			for (int t = 0; t < 3; t++)
-				free(got[t].data);
+			threads_same_bits(ert_test_failed_, &o, cc->name, (enum ert_cpu_isa)isa, pools,
+					  &ref, 1e-5);
 			runs++;
 		}
 		free(ref.data);
