@@ -34,6 +34,7 @@
 
 #include "cpu/cpu-impl.h"
 #include "cpu/gemm/sgemm.h"
+#include "bench-util.h"
 
 /*
  * Single-threaded runs are timed in process CPU time, multi-threaded ones in
@@ -92,22 +93,6 @@ static double last_cpu_gflops;
 /* The last measurement's kernel, and its Winograd phases' CPU seconds (all 0: none). */
 static const char *last_kernel;
 static double last_phase_s[3];
-
-/* The packed weights @state (a struct ert_cpu_packed, or NULL) out of every cache level. */
-static void flush_packed(const void *state)
-{
-#if defined(__x86_64__) || defined(__i386__)
-	const struct ert_cpu_packed *pk = state;
-
-	if (!pk || !pk->data)
-		return;
-	for (size_t off = 0; off < pk->bytes; off += 64)
-		__builtin_ia32_clflush((const char *)pk->data + off);
-	__builtin_ia32_mfence();
-#else
-	(void)state;
-#endif
-}
 
 static double conv_gflops(const struct layer *l, uint32_t threads, bool low)
 {
@@ -198,7 +183,7 @@ static double conv_gflops(const struct layer *l, uint32_t threads, bool low)
 
 	for (int rep = 0; rep < reps; rep++) {
 		if (cold && !l->matmul)
-			flush_packed(x.state);
+			bench_flush_packed(x.state);
 		double t0 = now(), c0 = cpu_now();
 
 		k->compute(&cpu, &x, &err);

@@ -24,6 +24,7 @@
 #include "ert-graph.h"
 #include "format/ert-format.h"
 #include "opt/opt-private.h"
+#include "bench-util.h"
 
 static uint32_t seed;
 
@@ -142,21 +143,6 @@ static ert_session *block_session(const struct blk *b, bool fuse, uint32_t threa
 	return s;
 }
 
-static double now(clockid_t c)
-{
-	struct timespec t;
-
-	clock_gettime(c, &t);
-	return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return x < y ? -1 : x > y;
-}
-
 int main(int argc, char **argv)
 {
 	uint32_t threads = argc > 1 ? (uint32_t)atoi(argv[1]) : 1;
@@ -191,17 +177,17 @@ int main(int argc, char **argv)
 				ert_session_run(s[k]);
 		for (int r = 0; r < runs; r++)
 			for (int k = 0; k < 2; k++) {
-				double t0 = now(ck);
+				double t0 = bench_now(ck);
 
 				ert_session_run(s[k]);
-				t[k][r] = now(ck) - t0;
+				t[k][r] = bench_now(ck) - t0;
 			}
 		o[0] = ert_session_get_output(s[0], 0);
 		o[1] = ert_session_get_output(s[1], 0);
 		same = !memcmp(ert_tensor_data(o[0]), ert_tensor_data(o[1]),
 			       ert_tensor_byte_size(o[0]));
-		qsort(t[0], (size_t)runs, sizeof(double), cmp_double);
-		qsort(t[1], (size_t)runs, sizeof(double), cmp_double);
+		qsort(t[0], (size_t)runs, sizeof(double), bench_cmp_double);
+		qsort(t[1], (size_t)runs, sizeof(double), bench_cmp_double);
 		printf("%zu: %3lld -> %3lld -> %3lld at %3lldx%-3lld s%lld  unfused %.3f / %.3f  "
 		       "fused (%d) %.3f / %.3f  ratio %.2f  %s\n",
 		       i, (long long)b->cin, (long long)(b->cin * b->t), (long long)b->cout,

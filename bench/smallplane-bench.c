@@ -23,41 +23,12 @@
 
 #include "cpu/cpu-impl.h"
 #include "cpu/gemm/sgemm.h"
+#include "bench-util.h"
 
 struct layer {
 	const char *name;
 	int64_t c, m, hw, k, stride;
 };
-
-static double now(clockid_t clk)
-{
-	struct timespec t;
-
-	clock_gettime(clk, &t);
-	return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
-
-static void flush_packed(const void *state)
-{
-#if defined(__x86_64__) || defined(__i386__)
-	const struct ert_cpu_packed *pk = state;
-
-	if (!pk || !pk->data)
-		return;
-	for (size_t off = 0; off < pk->bytes; off += 64)
-		__builtin_ia32_clflush((const char *)pk->data + off);
-	__builtin_ia32_mfence();
-#else
-	(void)state;
-#endif
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return x < y ? -1 : x > y;
-}
 
 static void run_layer(const struct layer *l, uint32_t threads, int reps, bool warm)
 {
@@ -119,13 +90,13 @@ static void run_layer(const struct layer *l, uint32_t threads, int reps, bool wa
 
 	for (int r = 0; r < reps; r++) {
 		if (!warm)
-			flush_packed(x.state);
-		double t0 = now(clk);
+			bench_flush_packed(x.state);
+		double t0 = bench_now(clk);
 
 		k->compute(&cpu, &x, &err);
-		t[r] = now(clk) - t0;
+		t[r] = bench_now(clk) - t0;
 	}
-	qsort(t, (size_t)reps, sizeof(double), cmp_double);
+	qsort(t, (size_t)reps, sizeof(double), bench_cmp_double);
 	double flops = 2.0 * (double)(l->m * yv.dims[2] * yv.dims[3] * l->c * l->k * l->k);
 
 	printf("%-24s best %6.3f  median %6.3f ms  %6.1f GFLOP/s  %s\n", l->name, 1e3 * t[0],

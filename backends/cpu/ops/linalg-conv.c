@@ -260,9 +260,11 @@ static size_t band_split_part_bytes(const struct ert_cpu *cpu, const struct conv
 	int mr = ert_cpu_linalg_gemm(cpu)->mr;
 	int64_t m = 0;
 
-	for (uint32_t i = 0; i < parts; i++)
-		if (band_split_at(p, i + 1, parts, mr) - band_split_at(p, i, parts, mr) > m)
-			m = band_split_at(p, i + 1, parts, mr) - band_split_at(p, i, parts, mr);
+	for (uint32_t i = 0; i < parts; i++) {
+		int64_t rows = band_split_at(p, i + 1, parts, mr) - band_split_at(p, i, parts, mr);
+
+		m = rows > m ? rows : m;
+	}
 	return (ert_sgemm_workspace(1, m, p->n, p->k) +
 		ert_sgemm_shared_b_floats(p->k, p->n) * sizeof(float) + 127) / 64 * 64;
 }
@@ -271,19 +273,18 @@ size_t ert_cpu_conv_workspace(const struct ert_cpu *cpu, const struct ert_exec *
 {
 	struct conv_plan p;
 	struct ert_err err;
-	size_t ws;
+	uint32_t parts;
+	size_t ws, band;
 
 	if (conv_plan_of(x, &p, &err) != ERT_OK || p.depthwise)
 		return 0;
 	ws = ert_sgemm_workspace(ert_cpu_lanes(cpu), p.m_g, p.n, p.k) +
 	     (size_t)(p.n_img * p.group) * 4 * sizeof(int64_t) + shared_b_bytes(&p) +
 	     phase_bytes(cpu, &p);
-	if (band_split_parts(cpu, &p)) {
-		size_t b = band_split_part_bytes(cpu, &p, band_split_parts(cpu, &p));
-
-		if (b * band_split_parts(cpu, &p) > ws)
-			ws = b * band_split_parts(cpu, &p);
-	}
+	/* the band split's parts, each its own GEMM workspace and packed B */
+	parts = band_split_parts(cpu, &p);
+	band = parts ? band_split_part_bytes(cpu, &p, parts) * parts : 0;
+	ws = band > ws ? band : ws;
 	/* prepare() decides between them: room for any */
 	if (wino_shape(cpu, &p) && wino_workspace(cpu, &p, wino_shape(cpu, &p)) > ws)
 		ws = wino_workspace(cpu, &p, wino_shape(cpu, &p));
@@ -848,9 +849,10 @@ ert_status ert_cpu_conv_compute(struct ert_cpu *cpu, struct ert_exec *x, struct 
 		return ERT_OK;
 	}
 
-	if (band_split_parts(cpu, &p) && x->state) {
-		struct band_job bj = { .cpu = cpu, .p = &p, .x = x,
-				       .parts = band_split_parts(cpu, &p) };
+	uint32_t parts = x->state ? band_split_parts(cpu, &p) : 0;
+
+	if (parts) {
+		struct band_job bj = { .cpu = cpu, .p = &p, .x = x, .parts = parts };
 
 		bj.part_bytes = band_split_part_bytes(cpu, &p, bj.parts);
 		ert_parallel_for(cpu->pool, bj.parts, 1, band_part, &bj);
