@@ -275,10 +275,10 @@ static struct sp_piece sp_piece_at(int64_t c0, int64_t c_end, int nr)
  *
  * With j->per_copy, the range is lane (begin / per_copy)'s whole share and
  * packs A into that lane's own copy: every range reads all of A, and with A
- * packed once by both threads half of it came from the other core's cache. On Sapphire Rapids (2 threads, pool counters' fastest call)
- * 3x3 512 -> 512 at 7x7 spent 684 us in this loop against 1080 us on one
- * thread (1.58x) with a shared A; two one-thread processes each ran at full
- * speed. Packing A twice costs a lane 46 us there instead of 23 plus a job
+ * packed once by both threads half of it came from the other core's cache.
+ * On Sapphire Rapids (2 threads, pool counters' fastest call) 3x3 512 -> 512
+ * at 7x7 spent 684 us in this loop against 1080 us on one thread (1.58x)
+ * with a shared A; two one-thread processes each ran at full speed. Packing A twice costs a lane 46 us there instead of 23 plus a job
  * (docs/performance-gemm.md, "Two threads (2026-11-27, ninth session)").
  */
 static void sp_gemm(void *arg, int64_t begin, int64_t end)
