@@ -126,6 +126,17 @@ static const struct conv_case conv_cases[] = {
 	{ "3x3 stride 2, N past the N tile", 1, 20, 47, 45, 24, 3, 3, 2, 2, 1, 1, { 1, 0, 1, 1 },
 	  1, true, 1, 0 },
 	/*
+	 * 1x1/2 through the gather (at avx512; output planes of 240 and 272
+	 * pixels, past the small-plane rule): pads, odd planes, K past the
+	 * K block with batch 2 (B packed per tile, a K block starting at
+	 * plane 256), and B packed once for several row tiles (K = 270 in
+	 * one call)
+	 */
+	{ "1x1 stride 2, pads, K past the K block, batch 2", 2, 300, 31, 33, 40, 1, 1, 2, 2, 1,
+	  1, { 1, 0, 0, 1 }, 1, true, 1, 0 },
+	{ "1x1 stride 2, odd plane, several row tiles", 1, 270, 29, 31, 200, 1, 1, 2, 2, 1, 1,
+	  { 0 }, 1, false, 0, 0 },
+	/*
 	 * a stride and pads of 2^32 along the rows: window coordinates past 32
 	 * bits, which a gather in int32 would wrap into the image (columns 0 and
 	 * 2 lie wholly in the padding; only column 1 reads pixels)
