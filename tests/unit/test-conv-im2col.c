@@ -38,6 +38,9 @@ static const struct gcase gcases[] = {
 	{ "3x3/2 15x14, K starting mid-window", 5, 15, 14, 3, 3, 2, 2, 1, 1, { 1, 1, 1, 1 }, 7,
 	  31 },
 	{ "3x3/2 dilation 2, asymmetric pads", 4, 17, 13, 3, 3, 2, 2, 2, 2, { 0, 1, 2, 0 }, 0, 0 },
+	/* rows of 21 outputs: vectors on one output row (one window), across two, and padded */
+	{ "3x3/2 37x41, pads", 6, 37, 41, 3, 3, 2, 2, 1, 1, { 1, 1, 1, 1 }, 4, 47 },
+	{ "2x2/2 odd 21x35", 3, 21, 35, 2, 2, 2, 2, 1, 1, { 0 }, 0, 0 },
 	{ "1x3 stride (1, 3)", 7, 9, 20, 1, 3, 1, 3, 1, 1, { 0, 1, 0, 1 }, 1, 18 },
 };
 

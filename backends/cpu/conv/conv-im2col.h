@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * conv-im2col.h — the implicit im2col of strided windows (ops/linalg-conv.c)
- * by vector gathers at avx512.
+ * by vector gathers and permutes at avx512.
  *
  * The Conv GEMM packs each B panel of a convolution other than a 1x1 with
  * stride 1 straight from the image: NR output pixels, K = channel x tap
@@ -13,7 +13,9 @@
  * once per panel and tap on vectors (-1 for the padding and the columns past
  * the panel's pixels), and every row of the panel is NR / 16 masked gathers
  * from one plane at those offsets: the same floats in the same places, zeros
- * where the scalar packing writes them.
+ * where the scalar packing writes them. A window of several taps (3x3/2) is
+ * filled tap by tap instead, and a vector whose offsets span at most 32
+ * floats (one or two runs of an output row) by masked loads and a permute.
  */
 #ifndef ERT_CPU_CONV_IM2COL_H
 #define ERT_CPU_CONV_IM2COL_H
