@@ -16,6 +16,7 @@
 #include "cpu/conv/conv-stem.h"
 #include "cpu/cpu-impl.h"
 #include "cpu/gemm/sgemm.h"
+#include "cpu/ops/linalg-kernels.h"
 #include "edgert.h"
 #include "ert-op-test.h"
 #include "ert-test.h"
@@ -418,7 +419,9 @@ ERT_TEST(conv_winograd_threads_same_bits)
  * Bands of whole MR-row panels with a last partial one (150 and 40 rows),
  * 3 threads on 40 rows, B read in place and packed (784 and 143 pixels), a
  * residual and Clip, and one too large for the split (its weights) that
- * keeps the driver's tiles.
+ * keeps the driver's tiles. The split's rule is asked for each case and
+ * thread count, so that a rule change that moved the cases off the split
+ * fails here rather than passing on the driver's tiles.
  */
 ERT_TEST(conv_band_split_threads_same_bits)
 {
@@ -451,6 +454,28 @@ ERT_TEST(conv_band_split_threads_same_bits)
 		for (int isa = ERT_ISA_SCALAR; isa <= (int)best; isa++) {
 			threads_same_bits(ert_test_failed_, &o, cc->name, (enum ert_cpu_isa)isa, pools,
 					  &ref, 1e-5);
+			for (uint32_t t = 1; t <= 3; t++) {
+				const struct ert_cpu cpu = {
+					.isa = (enum ert_cpu_isa)isa, .num_threads = t,
+					.gemm = ert_sgemm_kernel_for((enum ert_cpu_isa)isa),
+				};
+				uint32_t want = t > 1 && i + 1 < sizeof(cases) / sizeof(cases[0]) ? t
+												 : 0;
+				const struct ert_conv_geom g = {
+					.nsp = 2, .in = { 1, cc->h, cc->w }, .k = { 1, 1, 1 },
+					.stride = { 1, 1, 1 }, .dil = { 1, 1, 1 },
+					.out = { 1, cc->h, cc->w }, .win = { 1, 1, 1 },
+				};
+				uint32_t got = ert_cpu_conv_band_parts(&cpu, &g, cc->n, cc->c, cc->m,
+								       cc->group);
+
+				if (got != want) {
+					fprintf(stderr, "%s at %s, %u threads: %u bands, want %u\n",
+						cc->name, ert_cpu_isa_name((enum ert_cpu_isa)isa), t,
+						got, want);
+					CHECK(got == want);
+				}
+			}
 			runs++;
 		}
 		free(ref.data);

@@ -24,6 +24,9 @@ struct conv_plan {
 	bool depthwise, pointwise;
 };
 
+static void plan_sizes(struct conv_plan *p, int64_t n_img, int64_t c_in, int64_t m,
+		       int64_t group);
+
 static ert_status conv_plan_of(const struct ert_exec *x, struct conv_plan *p,
 			       struct ert_err *err)
 {
@@ -34,12 +37,17 @@ static ert_status conv_plan_of(const struct ert_exec *x, struct conv_plan *p,
 	st = ert_geom_conv(x->node, xv->rank - 2, xv->dims + 2, w->dims + 2, false, &p->g, err);
 	if (st != ERT_OK)
 		return st;
-	p->n_img = xv->dims[0];
-	p->c_in = xv->dims[1];
-	p->m = w->dims[0];
-	p->group = ert_attr_int(x->node, "group", 1);
-	if (p->group < 1)
-		p->group = 1;
+	plan_sizes(p, xv->dims[0], xv->dims[1], w->dims[0], ert_attr_int(x->node, "group", 1));
+	return ERT_OK;
+}
+
+/* The rest of @p from its geometry, images, channels in and out, and group. */
+static void plan_sizes(struct conv_plan *p, int64_t n_img, int64_t c_in, int64_t m, int64_t group)
+{
+	p->n_img = n_img;
+	p->c_in = c_in;
+	p->m = m;
+	p->group = group < 1 ? 1 : group;
 	p->cin_g = p->c_in / p->group;
 	p->m_g = p->m / p->group;
 	p->kk = ert_geom_k_size(&p->g);
@@ -51,7 +59,6 @@ static ert_status conv_plan_of(const struct ert_exec *x, struct conv_plan *p,
 	for (int i = 0; i < 3; i++)
 		if (p->g.stride[i] != 1 || p->g.pad_b[i] || p->g.pad_e[i])
 			p->pointwise = false;
-	return ERT_OK;
 }
 
 /*
@@ -243,6 +250,18 @@ static uint32_t band_split_parts(const struct ert_cpu *cpu, const struct conv_pl
 	    p->m * p->k * (int64_t)sizeof(float) > BAND_SPLIT_A_MAX)
 		return 0;
 	return t;
+}
+
+uint32_t ert_cpu_conv_band_parts(const struct ert_cpu *cpu, const struct ert_conv_geom *g,
+				 int64_t n_img, int64_t c_in, int64_t m, int64_t group)
+{
+	struct conv_plan p = { .g = *g };
+
+	plan_sizes(&p, n_img, c_in, m, group);
+	/* ert_cpu_conv_prepare() gives these their own kernels first */
+	if (p.depthwise || stem_shape(cpu, &p) || wino_shape(cpu, &p) || smallplane_shape(cpu, &p))
+		return 0;
+	return band_split_parts(cpu, &p);
 }
 
 /* The first output channel of part @i of @parts: whole panels of @mr rows. */
