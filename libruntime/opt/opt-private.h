@@ -45,14 +45,18 @@ ert_status ert_opt_fuse_q8_residual_pass(struct ert_graph *g, bool *changed,
 #define ERT_OPT_IRBLOCK_DEFAULT true
 /*
  * The smallest expanded tensor (the depthwise conv's input, bytes an image)
- * of a block the pass fuses: mobilenet_v2's 112x112 and 56x56 blocks (1.6 to
- * 4.8 MB), not its 28x28 and 14x14 ones (0.3 to 0.6 MB, which stay in L2
- * between the Convs). Measured on the Sapphire Rapids VM (2 MiB L2; blocks
- * in sessions of their own, alternated, best of 30): the 28x28 and 14x14
- * blocks fused took 0.98-1.06x the Convs' time at 1 thread and 1.03-1.26x
- * at 2 (a thread's chunk of 7 to 14 rows computes its halo rows again).
+ * of a block the pass fuses: all of mobilenet_v2's blocks whose planes take
+ * the band (its 112x112 to 14x14 ones, 0.3 to 4.8 MB; the 7x7 ones are left
+ * to the small-plane GEMM by the plane rule). Until the band kept to a
+ * thread's share of the rows and each thread its own rows (cpu/conv/
+ * irblock.c), the 28x28 and 14x14 blocks stayed out (1 MiB): at 2 threads a
+ * 14x14 block ran on one thread. Measured since on the Sapphire Rapids VM
+ * (2 MiB L2; mobilenet_v2, per-op minima of 200 runs, alternated): fused,
+ * they take 0.85-0.95x the three Convs at 2 threads, 0.98-1.02x at 1
+ * (docs/performance-conv.md, "mobilenet_v2 at two threads: each block's
+ * rows on one thread"). Below 256 KiB nothing was measured.
  */
-#define ERT_OPT_IRBLOCK_MIN_BYTES (1 << 20)
+#define ERT_OPT_IRBLOCK_MIN_BYTES (256 << 10)
 ert_status ert_opt_fuse_irblock(struct ert_graph *g, bool *changed, struct ert_err *err);
 ert_status ert_opt_fold_matmul_transposes(struct ert_graph *g, bool *changed,
 					   struct ert_err *err);

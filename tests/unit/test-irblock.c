@@ -3,7 +3,8 @@
  * The inverted-residual block by bands (cpu/conv/irblock.h) against the three
  * Conv ops it replaces, run one after another at the same kernel level: the
  * same bits in every output, at every level this CPU runs (scalar, avx2,
- * avx512, ...), on one thread and two, with packed and unpacked weights.
+ * avx512, ...), on one, two and three threads (each thread a chunk of the
+ * rows, asserted), with packed and unpacked weights.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -163,9 +164,12 @@ static bool unfused(const struct blk *b, enum ert_cpu_isa isa, struct ert_thread
 	return ok;
 }
 
-/* The fused block at @isa on @threads (pool or none), packed weights or not. */
+/*
+ * The fused block at @isa on @threads (pool or none), packed weights or not;
+ * the row chunks an image was cut into in @chunks.
+ */
 static float *fused(const struct blk *b, enum ert_cpu_isa isa, struct ert_threadpool *pool,
-		    uint32_t threads, bool packed, double *secs)
+		    uint32_t threads, bool packed, double *secs, int64_t *chunks)
 {
 	const struct irb_case *c = b->c;
 	struct ert_cpu cpu = {
@@ -201,6 +205,7 @@ static float *fused(const struct blk *b, enum ert_cpu_isa isa, struct ert_thread
 	if (!y || !ws)
 		abort();
 	a.y = y;
+	*chunks = ert_irb_chunks(&cpu, &a);
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	ert_irb_run(&cpu, &a, ws);
 	clock_gettime(CLOCK_MONOTONIC, &t1);
@@ -211,12 +216,30 @@ static float *fused(const struct blk *b, enum ert_cpu_isa isa, struct ert_thread
 	return y;
 }
 
+/*
+ * The chunks an image's rows are cut into on @threads where there are fewer
+ * images than threads: bands of at most ceil(OH / threads) rows, so every
+ * thread has rows of its own where ceil(OH / that) reaches the threads.
+ * Other cases go by the band's height alone (-1: not asserted).
+ */
+static int64_t chunks_expected(const struct blk *b, uint32_t threads)
+{
+	int64_t r = (b->oh + threads - 1) / threads, bands = (b->oh + r - 1) / r;
+
+	if (threads == 1)
+		return 1;
+	if (b->c->n >= threads)
+		return -1;
+	return bands < threads ? bands : threads;
+}
+
 ERT_TEST(fused_block_same_bits_every_level)
 {
-	struct ert_threadpool *pool = ert_threadpool_create(2);
-	int runs = 0;
+	struct ert_threadpool *pools[4] = { NULL, NULL, ert_threadpool_create(2),
+					    ert_threadpool_create(3) };
+	int runs = 0, split3 = 0;
 
-	REQUIRE(pool != NULL);
+	REQUIRE(pools[2] != NULL && pools[3] != NULL);
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		const struct irb_case *c = &cases[i];
 		struct ert_err err = { 0 };
@@ -243,25 +266,37 @@ ERT_TEST(fused_block_same_bits_every_level)
 
 			if (!ert_irb_ok(&lv, &b.g))
 				continue;
-			for (int t = 0; t < 4; t++) {
-				uint32_t threads = t & 1 ? 2 : 1;
+			/* 1, 2 and (on planes up to 28x28: cheap under ASan) 3 threads */
+			for (int t = 0; t < 6; t++) {
+				uint32_t threads = (uint32_t)(t % 3) + 1;
+				bool packed = t >= 3;
 				struct ert_value ref = { 0 };
 				double su = 0, sf = 0;
+				int64_t chunks = 0, want = chunks_expected(&b, threads);
 				float *y;
 
-				if (!unfused(&b, (enum ert_cpu_isa)isa, threads > 1 ? pool : NULL,
-					     &ref, &su)) {
+				if (threads == 3 && c->h * c->w > 28 * 28)
+					continue;
+				if (!unfused(&b, (enum ert_cpu_isa)isa, pools[threads], &ref,
+					     &su)) {
 					*ert_test_failed_ = 1;
 					continue;
 				}
-				y = fused(&b, (enum ert_cpu_isa)isa, threads > 1 ? pool : NULL,
-					  threads, t >= 2, &sf);
+				y = fused(&b, (enum ert_cpu_isa)isa, pools[threads], threads,
+					  packed, &sf, &chunks);
 				if (memcmp(y, ref.data, ref.nbytes)) {
 					fprintf(stderr, "%s at %s, %u threads, %s weights: differs\n",
 						c->name, ert_cpu_isa_name((enum ert_cpu_isa)isa),
-						threads, t >= 2 ? "packed" : "plain");
+						threads, packed ? "packed" : "plain");
 					*ert_test_failed_ = 1;
 				}
+				if (want >= 0 && chunks != want) {
+					fprintf(stderr, "%s at %s, %u threads: %lld chunks, not %lld\n",
+						c->name, ert_cpu_isa_name((enum ert_cpu_isa)isa),
+						threads, (long long)chunks, (long long)want);
+					*ert_test_failed_ = 1;
+				}
+				split3 += threads == 3 && chunks == 3;
 				if (getenv("IRB_TIMES"))
 					fprintf(stderr, "%-45s %-8s %u thr: unfused %.3f ms, fused %.3f ms\n",
 						c->name, ert_cpu_isa_name((enum ert_cpu_isa)isa),
@@ -281,7 +316,9 @@ ERT_TEST(fused_block_same_bits_every_level)
 		free(b.res);
 	}
 	CHECK(runs > 0);
-	ert_threadpool_destroy(pool);
+	CHECK(split3 > 0);
+	ert_threadpool_destroy(pools[2]);
+	ert_threadpool_destroy(pools[3]);
 }
 
 /* A constant [d0, d1, d2, d3] (rank @rank) of seeded floats. */
@@ -323,12 +360,12 @@ enum { IRB_PLAIN, IRB_MID_OUTPUT, IRB_SMALL, IRB_UNDER };
 
 /*
  * A block (expand 8 -> 48, depthwise, project 48 -> 8 + X) optimised with
- * @env (then unfused where @unfuse): its op counts. 75x75: the expanded
- * tensor 1.04 MiB, just over ERT_OPT_IRBLOCK_MIN_BYTES; 73x73 just under.
+ * @env (then unfused where @unfuse): its op counts. 37x37: the expanded
+ * tensor 257 KiB, just over ERT_OPT_IRBLOCK_MIN_BYTES; 36x36 just under.
  */
 static struct ert_graph *block_graph(int variant)
 {
-	int64_t hw = variant == IRB_SMALL ? 8 : variant == IRB_UNDER ? 73 : 75;
+	int64_t hw = variant == IRB_SMALL ? 8 : variant == IRB_UNDER ? 36 : 37;
 	int64_t xd[4] = { 1, 8, hw, hw };
 	struct ert_graph *g = ert_graph_create();
 	int32_t x, e, d, y;
@@ -397,9 +434,9 @@ ERT_TEST(fuse_pass)
 	optimised_counts(IRB_SMALL, "1", false, &irb, &conv);
 	CHECK_EQ_INT(irb, 0);
 	CHECK_EQ_INT(conv, 3);
-	/* an expanded tensor under ERT_OPT_IRBLOCK_MIN_BYTES (48 x 73 x 73 floats) stays unfused */
-	CHECK(48 * 73 * 73 * 4 < ERT_OPT_IRBLOCK_MIN_BYTES &&
-	      48 * 75 * 75 * 4 >= ERT_OPT_IRBLOCK_MIN_BYTES);
+	/* an expanded tensor under ERT_OPT_IRBLOCK_MIN_BYTES (48 x 36 x 36 floats) stays unfused */
+	CHECK(48 * 36 * 36 * 4 < ERT_OPT_IRBLOCK_MIN_BYTES &&
+	      48 * 37 * 37 * 4 >= ERT_OPT_IRBLOCK_MIN_BYTES);
 	optimised_counts(IRB_UNDER, "1", false, &irb, &conv);
 	CHECK_EQ_INT(irb, 0);
 	CHECK_EQ_INT(conv, 3);

@@ -18,9 +18,12 @@
  * sums the same products in the same order as the separate Conv ops do, so
  * the results are bit-identical to them at every level.
  *
- * Threads: each image's output rows are cut into one chunk per thread; a
- * thread runs a chunk's bands one after another with its own buffers (a
- * chunk's first band computes its halo rows again, 2 rows per chunk).
+ * Threads: each image's output rows are cut into one chunk per thread (the
+ * band no taller than a chunk where there are fewer images than threads);
+ * a thread runs a chunk's bands one after another with its own buffers (a
+ * chunk's first band computes its halo rows again, 2 rows per chunk), and
+ * thread i always takes chunk i (lane i of the pool's job), so it works on
+ * the same rows of every block, whose input the last block wrote there.
  */
 #ifndef ERT_CPU_IRBLOCK_H
 #define ERT_CPU_IRBLOCK_H
@@ -61,6 +64,9 @@ size_t ert_irb_workspace(const struct ert_cpu *cpu, const struct ert_irb_args *a
 
 /* Output rows per band for @a (its pointers unused). */
 int64_t ert_irb_band_rows(const struct ert_irb_args *a);
+
+/* Row chunks each image is cut into on @cpu's lanes (1 on one thread). */
+int64_t ert_irb_chunks(const struct ert_cpu *cpu, const struct ert_irb_args *a);
 
 /* Run the block; @ws of ert_irb_workspace() bytes. */
 void ert_irb_run(struct ert_cpu *cpu, const struct ert_irb_args *a, void *ws);
