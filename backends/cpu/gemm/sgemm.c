@@ -1047,6 +1047,24 @@ void ert_sgemm_run(struct ert_threadpool *pool, uint32_t threads, const struct e
 		job.mc = round_up(job.mc / 2, MR);
 		job.mt = (d->m + job.mc - 1) / job.mc;
 	}
+	/*
+	 * N cut between threads: even shares of its panels, a multiple of the
+	 * threads in number where N has the panels (as whole_a_tiles()), not
+	 * tiles of nc and a short last one. resnet50's 784 columns in tiles of
+	 * 240 left one lane 240 + 240 and the other 240 + 64 of every row, its
+	 * 3136 in 14 tiles of 240 one lane 7 x 240 and the other 6 x 240 + 16:
+	 * the lane with more was still in its last tile when the other ran out,
+	 * nothing left to steal (7 % of those layers at 2 threads). Now they
+	 * differ by at most the last, partial panel. No tile is wider than
+	 * before (nt * nc >= n: the slots fit) and the K blocks stay: the same
+	 * bits.
+	 */
+	if (!whole_a && want > 1 && job.nt > 1) {
+		job.panels = (d->n + NR - 1) / NR;
+		job.nt = min64(round_up(job.nt, want), job.panels);
+		job.nc = (job.panels + job.nt - 1) / job.nt * NR; /* the widest tile, for slots */
+		job.even_n = true;
+	}
 	job.tiles = d->batch * job.mt * job.nt;
 	lanes = (int64_t)((ws_size > 64 ? ws_size - 64 : 0) / (job.slot * sizeof(float)));
 	if (lanes > want)
