@@ -614,7 +614,10 @@ static void shared_b_pack(const void *ctx, int64_t batch, int64_t k0, int64_t kc
  * prepacked too (a Conv's weights, larger than B: two threads split the
  * rows), against the same run with A packed per tile. K = 520 runs several
  * K blocks; K = 60 one, which with A prepacked runs by row panels
- * (run_block_rows()), 300 rows leaving a 4-row edge panel at avx512.
+ * (run_block_rows()), 300 rows leaving a 4-row edge panel at avx512. On
+ * one thread B is packed first, on two and three by the tiles
+ * (ert_sgemm_split.b_lazy) where it has a unit (K block of a column tile)
+ * a lane, and C has the same bits on all three.
  */
 static void shared_b_case(struct ert_threadpool *pool, int64_t k, int *failed)
 {
@@ -625,12 +628,13 @@ static void shared_b_case(struct ert_threadpool *pool, int64_t k, int *failed)
 	float *c1 = malloc(sizeof(float) * (size_t)(m * n)), *c2 = malloc(sizeof(float) * (size_t)(m * n));
 	size_t sb = ert_sgemm_shared_b_floats(k, n);
 	float *shared = aligned_alloc(64, (sb * sizeof(float) + 63) & ~(size_t)63);
-	size_t ws_size = ert_sgemm_workspace(2, m, n, k);
+	size_t ws_size = ert_sgemm_workspace(3, m, n, k);
 	void *ws = malloc(ws_size);
+	float *c_one = malloc(sizeof(float) * (size_t)(m * n));
 	struct shared_b_src src = { b, n };
 	uint32_t seed = 7;
 
-	if (!a || !b || !bias || !res || !c1 || !c2 || !sb || !shared || !ws) {
+	if (!a || !b || !bias || !res || !c1 || !c2 || !sb || !shared || !ws || !c_one) {
 		*failed = 1;
 		return;
 	}
@@ -653,7 +657,7 @@ static void shared_b_case(struct ert_threadpool *pool, int64_t k, int *failed)
 		}
 		ert_sgemm_pack_a(a, k, 1, m, k, kern->mr, apk);
 		for (int mode = 0; mode < 6; mode++) {
-			for (uint32_t threads = 1; threads <= 2; threads++) {
+			for (uint32_t threads = 1; threads <= 3; threads++) {
 				struct ert_sgemm_desc d = {
 					.kern = kern, .m = m, .n = n, .k = k, .batch = 1,
 					.a = a, .a_rs = k, .a_cs = 1,
@@ -669,7 +673,29 @@ static void shared_b_case(struct ert_threadpool *pool, int64_t k, int *failed)
 				d.c = c2;
 				d.b_shared = shared;
 				d.a_packed = mode >= 3 ? apk : NULL;
+				struct ert_sgemm_split sp;
+
+				ert_sgemm_split_of(threads, &d, ws_size, &sp);
+				/*
+				 * by the tiles where there are as many units (K blocks
+				 * x column tiles) as lanes: K = 520 is 3 K blocks or more
+				 */
+				bool lazy = threads > 1 && (k > 2 * ERT_SGEMM_KC || sp.nt >= threads);
+
+				if (sp.b_lazy != lazy) {
+					fprintf(stderr, "%s, K %lld, %u threads: B %s by the tiles\n",
+						kern->name, (long long)k, threads,
+						sp.b_lazy ? "packed" : "not packed");
+					*failed = 1;
+				}
 				ert_sgemm_run(pool, threads, &d, ws, ws_size);
+				if (threads == 1)
+					memcpy(c_one, c2, sizeof(float) * (size_t)(m * n));
+				else if (memcmp(c_one, c2, sizeof(float) * (size_t)(m * n))) {
+					fprintf(stderr, "%s, K %lld, B mode %d: %u threads differ from 1\n",
+						kern->name, (long long)k, mode, threads);
+					*failed = 1;
+				}
 				/* the first panel's first K step: B's first row */
 				if (shared[0] != b[0] || shared[1] != b[1]) {
 					fprintf(stderr, "%s, K %lld: B not packed into b_shared\n",
@@ -694,15 +720,97 @@ static void shared_b_case(struct ert_threadpool *pool, int64_t k, int *failed)
 	free(c2);
 	free(shared);
 	free(ws);
+	free(c_one);
 }
 
 ERT_TEST(sgemm_shared_b)
 {
-	struct ert_threadpool *pool = ert_threadpool_create(2);
+	struct ert_threadpool *pool = ert_threadpool_create(3);
 
 	REQUIRE(pool);
 	shared_b_case(pool, 520, ert_test_failed_);
 	shared_b_case(pool, 60, ert_test_failed_);
+	ert_threadpool_destroy(pool);
+}
+
+/*
+ * N cut between threads (B packed per tile, one row tile): the lanes' home
+ * columns differ by at most one panel (N = 784 in tiles of 256, or of 240
+ * at avx512, gave one lane a short last tile), the column tiles a multiple
+ * of the lanes, and C the same bits on one, two and three threads, with
+ * the row bias, the column bias and ReLU. K = 300 runs two K blocks.
+ */
+ERT_TEST(sgemm_even_columns)
+{
+	static const int64_t ns[] = { 784, 3136 / 4 + 13 };
+	struct ert_threadpool *pool = ert_threadpool_create(3);
+	enum ert_cpu_isa best = ert_cpu_isa_best();
+	const int64_t m = 40, k = 300, nmax = 800;
+	float *a = malloc(sizeof(float) * (size_t)(m * k));
+	float *b = malloc(sizeof(float) * (size_t)(k * nmax));
+	float *bias = malloc(sizeof(float) * (size_t)m), *cb = malloc(sizeof(float) * (size_t)nmax);
+	float *c1 = malloc(sizeof(float) * (size_t)(m * nmax));
+	float *c2 = malloc(sizeof(float) * (size_t)(m * nmax));
+	size_t ws_size = ert_sgemm_workspace(3, m, nmax, k);
+	void *ws = malloc(ws_size);
+	uint32_t seed = 11;
+
+	REQUIRE(pool && a && b && bias && cb && c1 && c2 && ws);
+	for (int64_t i = 0; i < m * k; i++)
+		a[i] = frand_r(&seed) - 0.5f;
+	for (int64_t i = 0; i < k * nmax; i++)
+		b[i] = frand_r(&seed) - 0.5f;
+	for (int64_t i = 0; i < m; i++)
+		bias[i] = frand_r(&seed);
+	for (int64_t i = 0; i < nmax; i++)
+		cb[i] = frand_r(&seed);
+	for (int isa = ERT_ISA_SCALAR; isa <= (int)best; isa++) {
+		const struct ert_sgemm_kernel *kern = ert_sgemm_kernel_for((enum ert_cpu_isa)isa);
+
+		for (size_t ni = 0; ni < sizeof(ns) / sizeof(ns[0]); ni++) {
+			const int64_t n = ns[ni];
+
+			for (uint32_t threads = 1; threads <= 3; threads++) {
+				struct ert_sgemm_desc d = {
+					.kern = kern, .m = m, .n = n, .k = k, .batch = 1,
+					.a = a, .a_rs = k, .a_cs = 1, .b = b, .b_rs = n, .b_cs = 1,
+					.c = threads == 1 ? c1 : c2, .ldc = n, .alpha = 1.0f,
+					.bias = bias, .col_bias = cb,
+					.act = { ERT_ACT_RELU, 0.0f, 0.0f },
+				};
+				struct ert_sgemm_split sp;
+				int64_t lo = INT64_MAX, hi = 0;
+
+				ert_sgemm_split_of(threads, &d, ws_size, &sp);
+				for (int64_t l = 0; sp.by_cols && l < sp.lanes; l++) {
+					lo = sp.lane_cols[l] < lo ? sp.lane_cols[l] : lo;
+					hi = sp.lane_cols[l] > hi ? sp.lane_cols[l] : hi;
+				}
+				if (threads > 1 && (sp.mt != 1 || !sp.by_cols || sp.lanes != threads ||
+						    sp.nt % threads || hi - lo > kern->nr)) {
+					fprintf(stderr,
+						"%s, N %lld, %u threads: %lld x %lld tiles on %lld lanes, home columns %lld..%lld\n",
+						kern->name, (long long)n, threads, (long long)sp.mt,
+						(long long)sp.nt, (long long)sp.lanes, (long long)lo,
+						(long long)hi);
+					*ert_test_failed_ = 1;
+				}
+				ert_sgemm_run(pool, threads, &d, ws, ws_size);
+				if (threads > 1 && memcmp(c1, c2, sizeof(float) * (size_t)(m * n))) {
+					fprintf(stderr, "%s, N %lld: %u threads differ from 1\n",
+						kern->name, (long long)n, threads);
+					*ert_test_failed_ = 1;
+				}
+			}
+		}
+	}
+	free(a);
+	free(b);
+	free(bias);
+	free(cb);
+	free(c1);
+	free(c2);
+	free(ws);
 	ert_threadpool_destroy(pool);
 }
 
@@ -902,5 +1010,6 @@ ERT_TEST_MAIN(ERT_TEST_ENTRY(gemm_ukernel_edges), ERT_TEST_ENTRY(gemm_ukernel_ed
 	      ERT_TEST_ENTRY(gemm_ukernel_short_same_bits),
 	      ERT_TEST_ENTRY(sgemm_pack_every_level),
 	      ERT_TEST_ENTRY(sgemm_shared_a), ERT_TEST_ENTRY(sgemm_shared_a_past_units),
-	      ERT_TEST_ENTRY(sgemm_shared_b), ERT_TEST_ENTRY(sgemm_workspace_bounds),
+	      ERT_TEST_ENTRY(sgemm_shared_b), ERT_TEST_ENTRY(sgemm_even_columns),
+	      ERT_TEST_ENTRY(sgemm_workspace_bounds),
 	      ERT_TEST_ENTRY(sgemm_a_direct))

@@ -245,7 +245,16 @@ struct sgemm_job {
 	/* the tiles' one K block by row panels (run_block_rows()) */
 	bool rows_order;
 	int64_t kblocks, mpad;
-	atomic_int a_state[ERT_SGEMM_A_UNITS_MAX]; /* (last: not cleared beyond the units used) */
+	/*
+	 * B packed once into d->b_packed (ert_sgemm_desc.b_shared) by the tiles
+	 * themselves (pack_b_unit()), from @b_src, the caller's description:
+	 * K block kb of column tile ct is unit ct * kblocks + kb, in the
+	 * panels a packing of all of K makes; b_state[unit] as a_state.
+	 */
+	bool b_lazy;
+	const struct ert_sgemm_desc *b_src;
+	atomic_int a_state[ERT_SGEMM_A_UNITS_MAX]; /* (these two: not cleared beyond the units used) */
+	atomic_int b_state[ERT_SGEMM_B_UNITS_MAX];
 };
 
 enum { A_UNPACKED, A_PACKING, A_PACKED };
@@ -413,6 +422,63 @@ static const float *a_lazy_block(struct sgemm_job *job, int64_t m0, int64_t k0)
 }
 
 /*
+ * Pack unit @u of a lazily packed B (see sgemm_job.b_lazy): its column
+ * tile's panels, its K block, each where a packing of all of K puts it
+ * (panels NR x K apart; one call a panel unless the block is all of K).
+ */
+static void pack_b_unit(struct sgemm_job *job, int64_t u)
+{
+	const struct ert_sgemm_desc *s = job->b_src;
+	const int nr = job->kern->nr;
+	struct tile_pos tp = tile_pos_of(job, u / job->kblocks); /* row tile 0's: its columns */
+	int64_t k0 = u % job->kblocks * job->kc, kc = min64(job->kc, s->k - k0);
+	int64_t step = kc == s->k ? tp.nc : nr;
+
+	for (int64_t j = 0; j < tp.nc; j += step) {
+		int64_t n0 = tp.n0 + j, nc = min64(step, tp.nc - j);
+		float *dst = s->b_shared + n0 * s->k + k0 * nr;
+
+		if (s->pack_b)
+			s->pack_b(s->pack_ctx, 0, k0, kc, n0, nc, nr, dst);
+		else
+			job->kern->pack_b(s->b + (s->b_off ? s->b_off[0] : 0), s->b_rs, s->b_cs, k0,
+					  kc, n0, nc, nr, dst);
+	}
+	atomic_store_explicit(&job->b_state[u], A_PACKED, memory_order_release);
+}
+
+static bool claim_b_unit(struct sgemm_job *job, int64_t u)
+{
+	int expect = A_UNPACKED;
+
+	return atomic_load_explicit(&job->b_state[u], memory_order_relaxed) == A_UNPACKED &&
+	       atomic_compare_exchange_strong(&job->b_state[u], &expect, A_PACKING);
+}
+
+/*
+ * K block @k0 of column tile @ct of a lazily packed B, packed: as
+ * a_lazy_block(), by this lane if unclaimed, else this lane packs the
+ * column tile's next unclaimed K blocks while another packs it, then waits.
+ */
+static void b_lazy_block(struct sgemm_job *job, int64_t ct, int64_t k0)
+{
+	int64_t u = ct * job->kblocks + k0 / job->kc;
+
+	if (atomic_load_explicit(&job->b_state[u], memory_order_acquire) == A_PACKED)
+		return;
+	if (claim_b_unit(job, u)) {
+		pack_b_unit(job, u);
+		return;
+	}
+	for (int64_t v = u + 1; v < (ct + 1) * job->kblocks &&
+	     atomic_load_explicit(&job->b_state[u], memory_order_relaxed) != A_PACKED; v++)
+		if (claim_b_unit(job, v))
+			pack_b_unit(job, v);
+	while (atomic_load_explicit(&job->b_state[u], memory_order_acquire) != A_PACKED)
+		ert_cpu_relax();
+}
+
+/*
  * Where the next B panel lies: @p, rows @ld floats apart, @rows of @w floats;
  * p NULL: unknown. Its rows are shared out in even slices over @calls
  * micro-kernel calls, the first of these calls taking slice @q0.
@@ -519,6 +585,8 @@ static void run_tile(struct sgemm_job *job, int64_t t, int64_t t_next, float *pa
 			job->kern->pack_a(d->a + ao, d->a_rs, d->a_cs, m0, mc, k0, kc, MR, pa);
 		}
 		if (d->b_packed) {
+			if (job->b_lazy)
+				b_lazy_block(job, t % job->nt, k0);
 			bpk = d->b_packed + bo + n0 * d->k + k0 * NR;
 			b_ps = NR * d->k;
 		} else if (d->pack_b) {
@@ -926,8 +994,20 @@ static bool whole_a_tiles(const struct ert_sgemm_desc *d, struct sgemm_job *job,
 	return true;
 }
 
-void ert_sgemm_run(struct ert_threadpool *pool, uint32_t threads, const struct ert_sgemm_desc *d,
-		   void *ws, size_t ws_size)
+/* The split of a job into lanes' home columns, for ert_sgemm_split_of(). */
+static void split_out(const struct sgemm_job *job, struct ert_sgemm_split *out)
+{
+	*out = (struct ert_sgemm_split){ .mt = job->mt, .nt = job->nt, .lanes = job->lanes,
+					 .by_cols = job->by_cols, .b_lazy = job->b_lazy };
+	for (int64_t l = 0; job->by_cols && l < job->lanes && l < ERT_MAX_THREADS; l++)
+		for (int64_t ct = lane_col0(job, l); ct < lane_col0(job, l + 1); ct++)
+			out->lane_cols[l] += tile_pos_of(job, ct).nc;
+}
+
+/* ert_sgemm_run(), or with @query only how it would cut the job (nothing run). */
+static void sgemm_run(struct ert_threadpool *pool, uint32_t threads,
+		      const struct ert_sgemm_desc *d, void *ws, size_t ws_size,
+		      struct ert_sgemm_split *query)
 {
 	struct sgemm_job job;
 	uint32_t want = threads ? threads : 1;
@@ -973,17 +1053,14 @@ void ert_sgemm_run(struct ert_threadpool *pool, uint32_t threads, const struct e
 	/*
 	 * B packed per tile, and more than one row tile: every row tile would
 	 * pack the same B again (a Conv of 2048 output channels: 17 times at
-	 * avx2). Pack it once, all of K, panels shared out between the threads;
-	 * the tiles then step into it as into a prepacked B.
+	 * avx2). Pack it once, all of K (below, once the tiles are cut); the
+	 * tiles then step into it as into a prepacked B.
 	 */
 	struct ert_sgemm_desc shared_b;
+	const struct ert_sgemm_desc *b_src = d;
 
 	if (d->b_shared && !d->b_packed && !job.kern->bf16 && d->batch == 1 && job.mt > 1 &&
 	    d->k > 0) {
-		struct pack_b_job pj = { d, job.kern, d->b_shared };
-		int64_t panels = (d->n + NR - 1) / NR;
-
-		ert_parallel_for(pool, panels, 1 + 4096 / (NR * d->k), pack_b_panels, &pj);
 		shared_b = *d;
 		shared_b.b_packed = d->b_shared;
 		shared_b.b_off = NULL;
@@ -1101,7 +1178,7 @@ void ert_sgemm_run(struct ert_threadpool *pool, uint32_t threads, const struct e
 			job.mpad = round_up(d->m, MR);
 			for (int64_t u = 0; u < job.mt * kblocks; u++)
 				atomic_init(&job.a_state[u], A_UNPACKED);
-		} else {
+		} else if (!query) {
 			struct pack_a_job pj = { d, job.kern, d->a_shared };
 			int64_t panels = (d->m + MR - 1) / MR;
 
@@ -1112,8 +1189,39 @@ void ert_sgemm_run(struct ert_threadpool *pool, uint32_t threads, const struct e
 			job.d = &shared;
 		}
 	}
+	/*
+	 * B packed once: on several lanes by the tiles, a K block of a column
+	 * tile when first needed (b_lazy_block()), as A above; else first, its
+	 * panels shared out in a parallel_for of its own. That cost a fork and
+	 * a join of its own (resnet50: 19 a run), split the panels unevenly
+	 * (N = 196: 5 panels, 3 + 2) and left a lane idle at its end. Not with
+	 * fewer units than lanes (one K block of one column tile: resnet50's
+	 * 1x1/2 128 -> 256 onto 14x14), where one lane would pack all of B
+	 * while the others wait for it.
+	 */
+	if (d == &shared_b) {
+		int64_t kblocks = (d->k + job.kc - 1) / job.kc;
+
+		if (lanes > 1 && job.nt * kblocks >= lanes &&
+		    job.nt * kblocks <= ERT_SGEMM_B_UNITS_MAX) {
+			job.b_lazy = true;
+			job.b_src = b_src;
+			job.kblocks = kblocks;
+			for (int64_t u = 0; u < job.nt * kblocks; u++)
+				atomic_init(&job.b_state[u], A_UNPACKED);
+		} else if (!query) {
+			struct pack_b_job pj = { b_src, job.kern, b_src->b_shared };
+			int64_t panels = (d->n + NR - 1) / NR;
+
+			ert_parallel_for(pool, panels, 1 + 4096 / (NR * d->k), pack_b_panels, &pj);
+		}
+	}
 	job.lanes = lanes;
 	job.by_cols = job.nt >= lanes;
+	if (query) {
+		split_out(&job, query);
+		return;
+	}
 	atomic_store(&job.next, 0);
 	if (job.by_cols) {
 		int64_t rows = job.tiles / job.nt;
@@ -1128,4 +1236,17 @@ void ert_sgemm_run(struct ert_threadpool *pool, uint32_t threads, const struct e
 		ert_work_parts_split(job.parts, (uint32_t)lanes, (uint64_t)job.tiles);
 	}
 	ert_parallel_for(pool, lanes, 1, lane_main, &job);
+}
+
+void ert_sgemm_run(struct ert_threadpool *pool, uint32_t threads, const struct ert_sgemm_desc *d,
+		   void *ws, size_t ws_size)
+{
+	sgemm_run(pool, threads, d, ws, ws_size, NULL);
+}
+
+void ert_sgemm_split_of(uint32_t threads, const struct ert_sgemm_desc *d, size_t ws_size,
+			struct ert_sgemm_split *out)
+{
+	*out = (struct ert_sgemm_split){ 0 };
+	sgemm_run(NULL, threads, d, NULL, ws_size, out);
 }

@@ -36,6 +36,12 @@
  * it, A is packed first, in a parallel_for of its own.
  */
 #define ERT_SGEMM_A_UNITS_MAX 512
+/*
+ * Most units of a B packed once into ert_sgemm_desc.b_shared by the tiles
+ * (column tiles x K blocks; resnet50's most is 4 x 8). Past it, or on one
+ * thread, B is packed first, in a parallel_for of its own.
+ */
+#define ERT_SGEMM_B_UNITS_MAX 256
 
 /* What the micro-kernel does with its block of C once the K loop is done. */
 struct ert_sgemm_epi {
@@ -293,6 +299,23 @@ size_t ert_sgemm_shared_b_floats(int64_t k, int64_t n);
  */
 void ert_sgemm_run(struct ert_threadpool *pool, uint32_t threads, const struct ert_sgemm_desc *d,
 		   void *ws, size_t ws_size);
+
+/*
+ * How ert_sgemm_run() would cut @d on @threads lanes with @ws_size bytes of
+ * workspace, run nothing (for tests): row and column tiles, lanes, whether
+ * the lanes' home parts are runs of column tiles (by_cols) and then the
+ * columns of each lane's home (lane_cols[l]), and whether a B packed once
+ * into b_shared is packed by the tiles themselves (b_lazy) rather than in
+ * a parallel_for first. All zero for an empty problem.
+ */
+struct ert_sgemm_split {
+	int64_t mt, nt, lanes;
+	bool by_cols, b_lazy;
+	int64_t lane_cols[ERT_MAX_THREADS];
+};
+
+void ert_sgemm_split_of(uint32_t threads, const struct ert_sgemm_desc *d, size_t ws_size,
+			struct ert_sgemm_split *out);
 
 /* The kernels of each level (gemm/sgemm-ukernel*.c). */
 void ert_f32_gemm_ukernel_4x8__scalar(int64_t kc, const float *a, const float *b, int64_t ldb,
