@@ -6,7 +6,8 @@
  * grouped convolutions as an implicit GEMM per image and group (1x1
  * convolutions of stride 1 as a plain one). Fused activations ("ert.act"),
  * Conv's residual ("ert.residual", input 3), bias, Gemm's C and MatMul's
- * fused bias ("ert.bias", input 2) are applied in its epilogue.
+ * fused bias ("ert.bias", input 2), residual ("ert.residual", input 3) and
+ * scale ("ert.scale", as alpha) are applied in its epilogue.
  */
 #include <stdlib.h>
 
@@ -190,13 +191,33 @@ static ert_status gemm_plan(const struct ert_exec *x, struct ert_gpu_gemm *d, st
  */
 static bool matmul_bias(const struct ert_exec *x)
 {
-	return ert_attr_int(x->node, "ert.bias", 0) && x->n_in == 3 && ert_gpu_is_f32(x->in[2]);
+	return ert_attr_int(x->node, "ert.bias", 0) && x->n_in >= 3 && x->in[2] &&
+	       ert_gpu_is_f32(x->in[2]);
+}
+
+/*
+ * The fused residual ("ert.residual"): input 3, of the stored output's shape,
+ * read at C's offsets after the bias, as Conv's.
+ */
+static bool matmul_residual(const struct ert_exec *x)
+{
+	const struct ert_value *r = ert_gpu_opt_in(x, 3);
+
+	return ert_attr_int(x->node, "ert.residual", 0) && x->n_in == 4 && r &&
+	       ert_gpu_is_f32(r) && r->numel == x->out[0]->numel;
 }
 
 bool ert_gpu_matmul_supports(const struct ert_exec *x)
 {
-	return (x->n_in == 2 || matmul_bias(x)) && ert_gpu_is_f32(x->in[0]) &&
-	       ert_gpu_is_f32(x->in[1]) && ert_gpu_all_f32(x, 3) && x->out[0]->rank <= ERT_MAX_RANK;
+	bool bias = ert_attr_int(x->node, "ert.bias", 0) != 0;
+	bool res = ert_attr_int(x->node, "ert.residual", 0) != 0;
+
+	if (x->n_in < 2 || x->n_in > 4 || (bias && !matmul_bias(x)) ||
+	    (res && !matmul_residual(x)) || (!bias && x->n_in > 2 && x->in[2]) ||
+	    (!res && x->n_in > 3))
+		return false;
+	return ert_gpu_is_f32(x->in[0]) && ert_gpu_is_f32(x->in[1]) && ert_gpu_all_f32(x, 4) &&
+	       x->out[0]->rank <= ERT_MAX_RANK;
 }
 
 /*
@@ -235,8 +256,12 @@ static ert_status matmul_plan(const struct ert_exec *x, struct ert_gpu_gemm *d,
 		.b_rs = (int32_t)(rb > 1 ? bs[rb - 2] : 1), .b_cs = (int32_t)(rb > 1 ? bs[rb - 1] : 0),
 		/* a folded output Transpose needs A and B of rank 2 or more: Y's last two dims are M, N */
 		.ldc = (int32_t)(perm_y ? ys[ry - 2] : n), .m = (int32_t)m, .n = (int32_t)n,
-		.k = (int32_t)k, .alpha = 1.0f, .beta = 0.0f, .act = ert_node_act(x->node),
+		.k = (int32_t)k, .alpha = ert_attr_float(x->node, "ert.scale", 1.0f), .beta = 0.0f,
+		.act = ert_node_act(x->node),
 	};
+	/* the epilogue's alpha * sum + bias + residual is the fused order (ert.scale first) */
+	if (matmul_residual(x))
+		d->res_in = 3;
 	if (matmul_bias(x)) {
 		d->bias_in = 2;
 		d->beta = 1.0f;

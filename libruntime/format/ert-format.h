@@ -7,7 +7,7 @@
 
 #include "ert-graph.h"
 
-#define ERT_FORMAT_VERSION 9
+#define ERT_FORMAT_VERSION 10
 
 struct ert_write_options {
 	bool fp16;            /* store float32 weights as float16 */

@@ -208,8 +208,8 @@ static bool read_header(struct loader *ld)
 			    "model file is %llu bytes but its header says %llu%s",
 			    (unsigned long long)ld->size, (unsigned long long)fsize,
 			    fsize > ld->size ? " (truncated)" : "");
-	/* Versions 1 to 9 fix the header size; later versions may only grow it. */
-	if (ld->version <= 9 && hs != FMT_HEADER_V1)
+	/* Versions 1 to 10 fix the header size; later versions may only grow it. */
+	if (ld->version <= 10 && hs != FMT_HEADER_V1)
 		return fail(ld, ERT_STATUS_INVALID_MODEL,
 			    "header size %u, format version %u has %u", hs, ld->version,
 			    FMT_HEADER_V1);
@@ -1097,7 +1097,8 @@ ert_status ert_format_load(const void *data, size_t size, struct ert_graph **out
 	 * encoding 5).
 	 * v8 has that layout too, and its tensor records may be sequences or
 	 * optionals (flags, read_tensor()). v9 has v8's layout (it may hold
-	 * MatMul nodes with folded Transposes, ert.perm_a/_b/_y).
+	 * MatMul nodes with folded Transposes, ert.perm_a/_b/_y), and so has v10
+	 * (MatMul nodes with a fused residual or scale, ert.residual, ert.scale).
 	 */
 	if (ld.version >= 1 && ld.version <= 4) {
 		ld.graphs = calloc(1, sizeof(*ld.graphs));

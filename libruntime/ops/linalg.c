@@ -343,6 +343,9 @@ void ert_perm_view(int32_t rank, const int64_t *dims, const int32_t *perm, bool 
  * MatMul's fused bias (opt/fuse-residual.c): with "ert.bias" = 1, input 2 is
  * a vector of N (B's last dim; B of rank 2 or more) added to every row of
  * the product before the fused activation; without it there is no input 2.
+ * Its fused residual: with "ert.residual" = 1, input 3 is a tensor of the
+ * output's shape added after the bias; its fused scale: the float
+ * "ert.scale" multiplies the complete product before the bias.
  * With the folded Transposes (ert_matmul_perm()) A and B are the permuted
  * inputs, and the output the permuted product.
  */
@@ -350,7 +353,10 @@ static ert_status infer_matmul(struct ert_infer_ctx *ctx)
 {
 	const struct ert_value *a = ctx->in[0], *b = ctx->n_in > 1 ? ctx->in[1] : NULL;
 	bool want = ert_attr_int(ctx->node, "ert.bias", 0) != 0;
+	bool want_r = ert_attr_int(ctx->node, "ert.residual", 0) != 0;
 	const struct ert_value *c = ctx->n_in > 2 ? ctx->in[2] : NULL;
+	const struct ert_value *r = ctx->n_in > 3 ? ctx->in[3] : NULL;
+	const struct ert_attr *scale = ert_node_attr(ctx->node, "ert.scale");
 	struct ert_value pa, pb;
 	int32_t perm[ERT_MATMUL_PERMS][ERT_MAX_RANK];
 	int64_t dims[ERT_MAX_RANK];
@@ -358,10 +364,14 @@ static ert_status infer_matmul(struct ert_infer_ctx *ctx)
 
 	if (!a || !b || ctx->n_out < 1 || !ctx->out[0])
 		return ert_infer_fail(ctx, ERT_STATUS_INVALID_MODEL, "needs inputs A, B and output Y");
-	if ((ctx->n_in > 3 && ctx->in[3]) || want != (c != NULL))
+	if ((ctx->n_in > 4 && ctx->in[4]) || want != (c != NULL))
 		return ert_infer_fail(ctx, ERT_STATUS_INVALID_MODEL,
-				      want ? "ert.bias needs input 2 and no more"
-					   : "takes 2 inputs");
+				      want ? "ert.bias needs input 2" : "takes 2 inputs");
+	if (want_r != (r != NULL))
+		return ert_infer_fail(ctx, ERT_STATUS_INVALID_MODEL,
+				      want_r ? "ert.residual needs input 3" : "takes 2 inputs");
+	if (scale && (scale->type != ERT_ATTR_FLOAT || scale->count != 1))
+		return ert_infer_fail(ctx, ERT_STATUS_INVALID_MODEL, "ert.scale must be one float");
 	if (!is_float(a->dtype) || b->dtype != a->dtype)
 		return ert_infer_fail(ctx, ERT_STATUS_DTYPE, "A and B must be float32 (got %s, %s)",
 				      ert_dtype_name(a->dtype), ert_dtype_name(b->dtype));
@@ -394,12 +404,18 @@ static ert_status infer_matmul(struct ert_infer_ctx *ctx)
 		return ert_infer_fail(ctx, ERT_STATUS_SHAPE,
 				      "the ert.bias input must be a float32 vector of B's last dim");
 	rc = ert_matmul_shape(ctx, &pa, &pb, a->dtype);
-	if (rc != ERT_OK || !perm_y)
+	if (rc != ERT_OK)
 		return rc;
-	/* the stored output: dim d is Y's dim perm_y[d] */
-	for (int32_t d = 0; d < ry; d++)
-		dims[d] = ctx->out[0]->dims[perm[ERT_MATMUL_PERM_Y][d]];
-	ert_value_set_shape(ctx->out[0], a->dtype, ry, dims);
+	if (perm_y) {
+		/* the stored output: dim d is Y's dim perm_y[d] */
+		for (int32_t d = 0; d < ry; d++)
+			dims[d] = ctx->out[0]->dims[perm[ERT_MATMUL_PERM_Y][d]];
+		ert_value_set_shape(ctx->out[0], a->dtype, ry, dims);
+	}
+	if (r && (r->dtype != a->dtype || r->rank != ctx->out[0]->rank ||
+		  memcmp(r->dims, ctx->out[0]->dims, (size_t)r->rank * sizeof(r->dims[0]))))
+		return ert_infer_fail(ctx, ERT_STATUS_SHAPE,
+				      "the ert.residual input must have the output's type and shape");
 	return ERT_OK;
 }
 
@@ -453,6 +469,7 @@ static const struct ert_attr_rule gemm_rules[] = {
 };
 static const struct ert_attr_rule matmul_rules[] = {
 	ERT_RULE_INT("ert.act", ERT_ACT_NONE, ERT_ACT_GELU), ERT_RULE_FLAG("ert.bias"),
+	ERT_RULE_FLAG("ert.residual"),
 	ERT_RULE_INTS("ert.perm_a", ERT_MAX_RANK, 0, ERT_MAX_RANK - 1),
 	ERT_RULE_INTS("ert.perm_b", ERT_MAX_RANK, 0, ERT_MAX_RANK - 1),
 	ERT_RULE_INTS("ert.perm_y", ERT_MAX_RANK, 0, ERT_MAX_RANK - 1), ERT_RULE_END,

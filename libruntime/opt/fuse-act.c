@@ -215,11 +215,85 @@ static ert_status unfuse_q8_residual(struct ert_graph *g, uint32_t i)
 	return ERT_OK;
 }
 
+/* Remove attribute @name of @n (the arena keeps its storage). */
+static void drop_attr(struct ert_node *n, const char *name)
+{
+	for (uint32_t k = 0; k < n->n_attrs; k++) {
+		if (strcmp(n->attrs[k].name, name))
+			continue;
+		memmove(&n->attrs[k], &n->attrs[k + 1], (n->n_attrs - k - 1) * sizeof(n->attrs[0]));
+		n->n_attrs--;
+		return;
+	}
+}
+
+/*
+ * A MatMul's fused epilogue (opt/fuse-residual.c) as nodes again, from the
+ * outside in: the residual's Add (input 3), the bias's Add (input 2), the
+ * Mul by "ert.scale" (a new scalar constant), each writing what the MatMul
+ * wrote and reading a new tensor the MatMul writes instead; the outermost
+ * takes the MatMul's activation.
+ */
+static ert_status unfuse_matmul(struct ert_graph *g, uint32_t i)
+{
+	static const char *const what[3] = { "residual", "bias", "scale" };
+
+	for (int w = 0; w < 3; w++) {
+		struct ert_node *c = &g->nodes[i];
+		const struct ert_attr *sa = ert_node_attr(c, "ert.scale");
+		bool has = w == 0 ? ert_attr_int(c, "ert.residual", 0) && c->n_inputs == 4
+			 : w == 1 ? ert_attr_int(c, "ert.bias", 0) && c->n_inputs >= 3
+				  : sa && sa->type == ERT_ATTR_FLOAT;
+		struct ert_act_desc a = ert_node_act(c);
+		float params[2] = { a.p0, a.p1 };
+		char name[160];
+		int32_t y = c->outputs[0], t, ai, in[2];
+
+		if (!has)
+			continue;
+		if (w == 2) {
+			float *v = malloc(sizeof(*v));
+
+			if (!v)
+				return ERT_STATUS_OUT_OF_MEMORY;
+			*v = sa->f;
+			snprintf(name, sizeof(name), "%.120s.scale", c->name);
+			in[1] = ert_opt_add_const(g, name, ERT_DTYPE_FLOAT32, 0, NULL, v, sizeof(*v));
+		} else {
+			in[1] = c->inputs[w == 0 ? 3 : 2];
+		}
+		snprintf(name, sizeof(name), "%.120s.pre_%s", g->tensors[y].name, what[w]);
+		t = in[1] < 0 ? -1 : ert_graph_add_tensor_unique(g, name, g->tensors[y].dtype, -1, NULL);
+		in[0] = t;
+		snprintf(name, sizeof(name), "%.120s.%s", g->nodes[i].name, what[w]);
+		ai = t < 0 ? -1
+			   : ert_graph_add_node(g, w == 2 ? ERT_OP_Mul : ERT_OP_Add, name, 2, in, 1, &y);
+		if (ai < 0)
+			return ERT_STATUS_OUT_OF_MEMORY;
+		c = &g->nodes[i];   /* the node array may have moved */
+		struct ert_node *an = &g->nodes[ai];
+
+		an->opset = c->opset;
+		if ((a.type != ERT_ACT_NONE &&
+		     (!ert_node_set_attr_int(g, an, "ert.act", a.type) ||
+		      !ert_opt_set_attr_floats(g, an, "ert.act_params", params, 2))) ||
+		    !ert_node_set_attr_int(g, c, "ert.act", ERT_ACT_NONE) ||
+		    (w < 2 && !ert_node_set_attr_int(g, c, w == 0 ? "ert.residual" : "ert.bias", 0)))
+			return ERT_STATUS_OUT_OF_MEMORY;
+		if (w == 2)
+			drop_attr(c, "ert.scale");
+		else
+			c->n_inputs = w == 0 ? (c->inputs[2] >= 0 ? 3 : 2) : 2;
+		c->outputs[0] = t;
+	}
+	return ERT_OK;
+}
+
 /*
  * Undo residual fusion (opt/fuse-residual.c): each Conv with "ert.residual"
  * writes a new tensor again, and an Add of it and the residual, carrying the
  * Conv's activation, writes the Conv's old output; likewise the int8 form,
- * and a MatMul with "ert.bias" (an Add of its product and the bias).
+ * and a MatMul's fused residual, bias and scale (unfuse_matmul()).
  */
 static ert_status unfuse_residuals(struct ert_graph *g, struct ert_err *err)
 {
@@ -243,22 +317,23 @@ static ert_status unfuse_residuals(struct ert_graph *g, struct ert_err *err)
 			}
 			continue;
 		}
-		bool mm = !c->dead && c->op == ERT_OP_MatMul && ert_attr_int(c, "ert.bias", 0) &&
-			  c->n_inputs == 3 && c->n_outputs == 1 && c->outputs[0] >= 0;
-
-		if (!mm && (c->dead || c->op != ERT_OP_Conv || !ert_attr_int(c, "ert.residual", 0) ||
-			    c->n_inputs != 4 || c->n_outputs != 1 || c->outputs[0] < 0))
+		if (!c->dead && c->op == ERT_OP_MatMul && c->n_outputs == 1 && c->outputs[0] >= 0) {
+			if (unfuse_matmul(g, i) != ERT_OK)
+				goto oom;
+			continue;
+		}
+		if (c->dead || c->op != ERT_OP_Conv || !ert_attr_int(c, "ert.residual", 0) ||
+		    c->n_inputs != 4 || c->n_outputs != 1 || c->outputs[0] < 0)
 			continue;
 		struct ert_act_desc a = ert_node_act(c);
 		float params[2] = { a.p0, a.p1 };
 
 		y = c->outputs[0];
-		snprintf(name, sizeof(name), "%.120s.%s", g->tensors[y].name,
-			 mm ? "pre_bias" : "pre_residual");
+		snprintf(name, sizeof(name), "%.120s.pre_residual", g->tensors[y].name);
 		t = ert_graph_add_tensor_unique(g, name, g->tensors[y].dtype, -1, NULL);
 		in[0] = t;
-		in[1] = c->inputs[mm ? 2 : 3];
-		snprintf(name, sizeof(name), "%.120s.%s", g->nodes[i].name, mm ? "bias" : "residual");
+		in[1] = c->inputs[3];
+		snprintf(name, sizeof(name), "%.120s.residual", g->nodes[i].name);
 		ai = t < 0 ? -1 : ert_graph_add_node(g, ERT_OP_Add, name, 2, in, 1, &y);
 		if (ai < 0)
 			goto oom;
@@ -270,14 +345,14 @@ static ert_status unfuse_residuals(struct ert_graph *g, struct ert_err *err)
 		     (!ert_node_set_attr_int(g, an, "ert.act", a.type) ||
 		      !ert_opt_set_attr_floats(g, an, "ert.act_params", params, 2))) ||
 		    !ert_node_set_attr_int(g, c, "ert.act", ERT_ACT_NONE) ||
-		    !ert_node_set_attr_int(g, c, mm ? "ert.bias" : "ert.residual", 0))
+		    !ert_node_set_attr_int(g, c, "ert.residual", 0))
 			goto oom;
-		c->n_inputs = mm ? 2 : 3;
+		c->n_inputs = 3;
 		c->outputs[0] = t;
 	}
 	return ERT_OK;
 oom:
-	ert_err_set(err, "failed to split fused residual and bias adds: out of memory");
+	ert_err_set(err, "failed to split fused residual, bias and scale: out of memory");
 	return ERT_STATUS_OUT_OF_MEMORY;
 }
 
@@ -289,11 +364,14 @@ ert_status ert_opt_unfuse_activations(struct ert_graph *g, struct ert_err *err)
 	/* the inverted-residual blocks' Convs next: their residuals and activations are split below */
 	if (st == ERT_OK)
 		st = ert_opt_unfuse_irblock(g, err);
-	if (st == ERT_OK)
-		st = ert_opt_unfold_matmul_perms(g, err);
-
+	/*
+	 * residuals before the folded Transposes: a MatMul's residual has the
+	 * stored (transposed) output's shape, which its own output would lose
+	 */
 	if (st == ERT_OK)
 		st = unfuse_residuals(g, err);
+	if (st == ERT_OK)
+		st = ert_opt_unfold_matmul_perms(g, err);
 	uint32_t n_nodes = g->n_nodes;
 
 	if (st != ERT_OK)

@@ -19,6 +19,15 @@
  * its sum is complete (the value a separate Add computes) and takes the
  * Add's activation (a ViT MLP's Gelu). Float32, B of rank 2 or more, and no
  * activation of the MatMul's own; not where a DequantizeLinear feeds it.
+ * The residual fusion above takes a MatMul too (float32, with or without
+ * its fused bias, no activation of its own; ERT_FUSE_MATMUL_RESIDUAL=0
+ * turns that off): its input 3, added after the bias. And a Mul of a
+ * MatMul's product by a constant float32 scalar (a ViT's attention scale
+ * after Q K^T), the Mul the product's only use and of its static shape,
+ * becomes the MatMul's float "ert.scale": the complete sum times it once,
+ * the Mul's single rounding, before any bias, residual and activation
+ * (so only a MatMul with none of them takes it, and those fused later
+ * come after it, as in the graph; ERT_FUSE_MATMUL_SCALE=0 turns it off).
  *
  * The int8 form (docs/int8.md, "Fused residual"): a fixed-rule QLinearAdd
  * of a fixed-rule QLinearConv's output, its only use, whose scale and zero
@@ -56,19 +65,26 @@ static bool from_dequantize(const struct ert_graph *g, const int32_t *producer, 
 	return t >= 0 && producer[t] >= 0 && g->nodes[producer[t]].op == ERT_OP_DequantizeLinear;
 }
 
-/* May Conv @c (output @x) take the residual @r? */
+/* May Conv or MatMul @c (output @x) take the residual @r? */
 static bool fusable(const struct ert_graph *g, const int32_t *producer, const struct ert_node *c,
 		    int32_t x, int32_t r)
 {
-	if (c->op != ERT_OP_Conv || c->n_outputs != 1 || c->outputs[0] != x || c->n_inputs < 2 ||
-	    c->n_inputs > 3 || ert_attr_int(c, "group", 1) != 1 ||
-	    ert_node_act(c).type != ERT_ACT_NONE || ert_attr_int(c, "ert.residual", 0))
+	bool mm = c->op == ERT_OP_MatMul;
+
+	if ((c->op != ERT_OP_Conv && !mm) || c->n_outputs != 1 || c->outputs[0] != x ||
+	    c->n_inputs < 2 || c->n_inputs > 3 || ert_node_act(c).type != ERT_ACT_NONE ||
+	    ert_attr_int(c, "ert.residual", 0))
+		return false;
+	if (mm ? !ert_opt_env_switch("ERT_FUSE_MATMUL_RESIDUAL", true) ||
+			 c->inputs[0] < 0 || c->inputs[1] < 0 ||
+			 (c->n_inputs == 3 && !ert_attr_int(c, "ert.bias", 0))
+	       : ert_attr_int(c, "group", 1) != 1)
 		return false;
 	if (g->tensors[x].dtype != ERT_DTYPE_FLOAT32 || g->tensors[r].dtype != ERT_DTYPE_FLOAT32 ||
 	    !same_static_shape(&g->tensors[x], &g->tensors[r]))
 		return false;
 	for (uint32_t k = 0; k < c->n_inputs; k++)
-		if (from_dequantize(g, producer, c->inputs[k]))
+		if (c->inputs[k] >= 0 && from_dequantize(g, producer, c->inputs[k]))
 			return false;
 	return !from_dequantize(g, producer, r);
 }
@@ -315,6 +331,75 @@ ert_status ert_opt_fuse_residual(struct ert_graph *g, bool *changed, struct ert_
 	static const struct add_fusion residual = { "residual", fusable, 3, "ert.residual" };
 
 	return fuse(g, &residual, changed, err);
+}
+
+/* May MatMul @mm (output @x, read by Mul @mul alone) take the Mul's constant @s as ert.scale? */
+static bool scale_fusable(const struct ert_graph *g, const int32_t *producer,
+			  const struct ert_node *mm, int32_t x, int32_t s, const struct ert_node *mul)
+{
+	if (mm->op != ERT_OP_MatMul || mm->n_inputs != 2 || mm->n_outputs != 1 ||
+	    mm->outputs[0] != x || mm->inputs[0] < 0 || mm->inputs[1] < 0 ||
+	    ert_node_act(mm).type != ERT_ACT_NONE || ert_attr_int(mm, "ert.bias", 0) ||
+	    ert_attr_int(mm, "ert.residual", 0) || ert_node_attr(mm, "ert.scale") ||
+	    ert_node_act(mul).type != ERT_ACT_NONE)
+		return false;
+	/* a scalar that broadcasts to nothing wider: the Mul keeps the product's shape */
+	if (g->tensors[x].dtype != ERT_DTYPE_FLOAT32 || !ert_opt_const_f32(g, s, 1) ||
+	    g->tensors[mul->outputs[0]].dtype != ERT_DTYPE_FLOAT32 ||
+	    !same_static_shape(&g->tensors[x], &g->tensors[mul->outputs[0]]))
+		return false;
+	return !from_dequantize(g, producer, mm->inputs[0]) &&
+	       !from_dequantize(g, producer, mm->inputs[1]);
+}
+
+ert_status ert_opt_fuse_matmul_scale(struct ert_graph *g, bool *changed, struct ert_err *err)
+{
+	uint32_t *uses;
+	int32_t *producer;
+	ert_status st = ERT_OK;
+
+	if (!ert_opt_env_switch("ERT_FUSE_MATMUL_SCALE", true))
+		return ERT_OK;
+	uses = ert_opt_count_uses(g);
+	producer = ert_opt_producers(g);
+	if (!uses || !producer) {
+		ert_err_set(err, "failed to fuse scales: out of memory");
+		st = ERT_STATUS_OUT_OF_MEMORY;
+		goto out;
+	}
+	for (uint32_t mi = 0; mi < g->n_nodes; mi++) {
+		struct ert_node *mul = &g->nodes[mi];
+
+		if (mul->dead || mul->op != ERT_OP_Mul || mul->n_inputs != 2 || mul->n_outputs != 1 ||
+		    mul->outputs[0] < 0 || mul->inputs[0] < 0 || mul->inputs[1] < 0)
+			continue;
+		for (int side = 0; side < 2; side++) {
+			int32_t x = mul->inputs[side], sc = mul->inputs[1 - side];
+
+			if (producer[x] < 0 || uses[x] != 1 || ert_opt_is_graph_output(g, x))
+				continue;
+			struct ert_node *mm = &g->nodes[producer[x]];
+
+			if (mm->dead || !scale_fusable(g, producer, mm, x, sc, mul))
+				continue;
+			/* x * s and s * x round alike */
+			if (!ert_node_set_attr_float(g, mm, "ert.scale", *ert_opt_const_f32(g, sc, 1))) {
+				ert_err_set(err, "failed to fuse '%s' into '%s': out of memory",
+					    mul->name, mm->name);
+				st = ERT_STATUS_OUT_OF_MEMORY;
+				goto out;
+			}
+			mm->outputs[0] = mul->outputs[0];
+			producer[mul->outputs[0]] = producer[x];
+			mul->dead = true;
+			*changed = true;
+			break;
+		}
+	}
+out:
+	free(uses);
+	free(producer);
+	return st;
 }
 
 ert_status ert_opt_fuse_q8_residual(struct ert_graph *g, bool *changed, struct ert_err *err)

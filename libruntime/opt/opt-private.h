@@ -25,6 +25,12 @@ ert_status ert_opt_fuse_qdq(struct ert_graph *g, bool *changed, struct ert_err *
 ert_status ert_opt_fuse_residual(struct ert_graph *g, bool *changed, struct ert_err *err);
 ert_status ert_opt_fuse_matmul_bias(struct ert_graph *g, bool *changed, struct ert_err *err);
 /*
+ * Mul(MatMul(A, B), constant scalar) as the MatMul's "ert.scale"
+ * (fuse-residual.c); ERT_FUSE_MATMUL_SCALE=0 in the environment turns it off,
+ * as ERT_FUSE_MATMUL_RESIDUAL=0 does the residual fusion of MatMuls.
+ */
+ert_status ert_opt_fuse_matmul_scale(struct ert_graph *g, bool *changed, struct ert_err *err);
+/*
  * The int8 residual fusion as one of the optimiser's passes (fuse-residual.c):
  * ERT_FUSE_Q8_RESIDUAL=0 / 1 in the environment, else
  * ERT_OPT_Q8_RESIDUAL_DEFAULT: off, as on Sapphire Rapids the conv

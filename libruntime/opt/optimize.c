@@ -16,7 +16,10 @@ typedef ert_status (*pass_fn)(struct ert_graph *g, bool *changed, struct ert_err
  * Transposes fold into MatMuls after constant folding (which transposes constant weights itself)
  * and QDQ fusion (a Transpose between DequantizeLinear and QuantizeLinear
  * belongs to an int8 pattern); attention fuses after that (it takes the
- * folded Transposes along, and a QDQ pattern is a QLinearMatMul by then).
+ * folded Transposes along, and a QDQ pattern is a QLinearMatMul by then);
+ * a MatMul's scale fuses after attention fusion (which takes the Mul
+ * itself), and before a bias or residual Add of the scaled product fuses,
+ * a round later, so that they follow it as in the graph.
  */
 static const pass_fn passes[] = {
 	ert_opt_infer_shapes,
@@ -31,6 +34,7 @@ static const pass_fn passes[] = {
 	ert_opt_fuse_irblock,
 	ert_opt_fold_matmul_transposes,
 	ert_opt_fuse_attention,
+	ert_opt_fuse_matmul_scale,
 	ert_opt_remove_dead,
 };
 

@@ -234,6 +234,20 @@ static const struct op_case cases[] = {
 	  1, { X(3, 5, 4), X(3, 5, 6) }, { AIS("ert.perm_a", 0, 2, 1),
 					  AIS("ert.perm_y", 1, 0, 2) }, false },
 
+	/* fused residual (ert.residual, input 3) and scale (ert.scale) of fuse-residual.c */
+	{ "MatMul fused bias and residual (ViT proj), K 300", ERT_OP_MatMul, 17, 4, 1,
+	  { X(1, 13, 300), W(300, 40), W(40), X(1, 13, 40) },
+	  { AI("ert.bias", 1), AI("ert.residual", 1) }, false },
+	{ "MatMul fused residual, no bias, batched B", ERT_OP_MatMul, 17, 4, 1,
+	  { X(3, 9, 33), X(3, 33, 19), NONE, X(3, 9, 19) }, { AI("ert.residual", 1) }, false },
+	{ "MatMul fused scale (ert.scale 0.125): ViT Q K^T", ERT_OP_MatMul, 17, 2, 1,
+	  { X(1, 17, 3, 8), X(1, 17, 3, 8) }, { AIS("ert.perm_a", 0, 2, 1, 3),
+						AIS("ert.perm_b", 0, 2, 3, 1),
+						AF("ert.scale", 0.125f) }, false },
+	{ "MatMul fused scale 0.3, bias, residual and Gelu", ERT_OP_MatMul, 17, 4, 1,
+	  { X(2, 5, 40), W(40, 70), W(70), X(2, 5, 70) },
+	  { AF("ert.scale", 0.3f), AI("ert.bias", 1), AI("ert.residual", 1), ACT(8) }, false },
+
 	/* pooling */
 	{ "MaxPool 3x3 stride 2 pad 1, 13x13", ERT_OP_MaxPool, 12, 1, 1, { X(1, 5, 13, 13) },
 	  { AIS("kernel_shape", 3, 3), AIS("strides", 2, 2), AIS("pads", 1, 1, 1, 1) }, false },

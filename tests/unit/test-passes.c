@@ -735,6 +735,203 @@ ERT_TEST(fuse_matmul_bias)
 	}
 }
 
+static void check_same_inputs(int *ert_test_failed_, const struct ert_graph *before,
+			      const struct ert_graph *after);
+
+/*
+ * MatMul's fused residual and scale (fuse-residual.c), by @v:
+ * 0: a ViT-like block, x[1,13,40]: q = x Wq + bq; s = q q^T (a Transpose,
+ *    folded) times 0.125 (fuses: ert.scale), Softmax, times q; proj with its
+ *    bias plus x (fuses: ert.residual after ert.bias); fc1 to 300 with Relu
+ *    (a Gelu the bias fusion takes is not the Gelu op's bits at scalar),
+ *    fc2 (K = 300, past the K block) plus its bias plus the first sum (fuses);
+ * 1: x[1,13,300] times W[300,7] times 0.3 (a [1] constant; not a power of
+ *    two, K past the K block: one rounding of the complete sum), plus R
+ *    (both fuse: scale first, then the residual);
+ * 2: a residual of shape [13,40] broadcast over [1,13,40] (no fusion);
+ * 3: the product also read by a Relu (no fusion);
+ * 4: A from a DequantizeLinear of int8 (no fusion of the Add or the Mul);
+ * 5: a Mul by a scalar graph input, 6: by a [7] vector (no fusion).
+ */
+static struct ert_graph *build_matmul_epi(int v)
+{
+	struct ert_graph *g = ert_graph_create();
+	int32_t x, m, y;
+
+	g->opset = 20;
+	if (v == 0) {
+		int32_t q, qa, qt, sc, ss, p, o, pr, pb, r1, h1, h1b, h, f2, f2b;
+		float eighth = 0.125f;
+
+		x = input(g, "x", 3, (int64_t[]){ 1, 13, 40 });
+		q = tensor(g, "q", ERT_DTYPE_UNDEFINED, -1, NULL);
+		qa = tensor(g, "qa", ERT_DTYPE_UNDEFINED, -1, NULL);
+		qt = tensor(g, "qt", ERT_DTYPE_UNDEFINED, -1, NULL);
+		sc = tensor(g, "sc", ERT_DTYPE_UNDEFINED, -1, NULL);
+		ss = tensor(g, "ss", ERT_DTYPE_UNDEFINED, -1, NULL);
+		p = tensor(g, "p", ERT_DTYPE_UNDEFINED, -1, NULL);
+		o = tensor(g, "o", ERT_DTYPE_UNDEFINED, -1, NULL);
+		pr = tensor(g, "pr", ERT_DTYPE_UNDEFINED, -1, NULL);
+		pb = tensor(g, "pb", ERT_DTYPE_UNDEFINED, -1, NULL);
+		r1 = tensor(g, "r1", ERT_DTYPE_UNDEFINED, -1, NULL);
+		h1 = tensor(g, "h1", ERT_DTYPE_UNDEFINED, -1, NULL);
+		h1b = tensor(g, "h1b", ERT_DTYPE_UNDEFINED, -1, NULL);
+		h = tensor(g, "h", ERT_DTYPE_UNDEFINED, -1, NULL);
+		f2 = tensor(g, "f2", ERT_DTYPE_UNDEFINED, -1, NULL);
+		f2b = tensor(g, "f2b", ERT_DTYPE_UNDEFINED, -1, NULL);
+		y = tensor(g, "y", ERT_DTYPE_UNDEFINED, -1, NULL);
+		node(g, ERT_OP_MatMul, "wq", IN(x, pattern(g, "Wq", 2, (int64_t[]){ 40, 24 },
+							 0.01f, 0.03f)), IN(q));
+		node(g, ERT_OP_Add, "bq", IN(q, pattern(g, "Bq", 1, (int64_t[]){ 24 }, 0.1f, 0.2f)),
+		     IN(qa));
+		node(g, ERT_OP_Transpose, "t", IN(qa), IN(qt));
+		ert_node_set_attr_ints(g, &g->nodes[g->n_nodes - 1], "perm",
+				       (int64_t[]){ 0, 2, 1 }, 3);
+		node(g, ERT_OP_MatMul, "qk", IN(qa, qt), IN(sc));
+		node(g, ERT_OP_Mul, "scale",
+		     IN(sc, constant(g, "eighth", ERT_DTYPE_FLOAT32, 0, NULL, &eighth)), IN(ss));
+		node(g, ERT_OP_Softmax, "softmax", IN(ss), IN(p));
+		node(g, ERT_OP_MatMul, "pv", IN(p, qa), IN(o));
+		node(g, ERT_OP_MatMul, "proj", IN(o, pattern(g, "Wp", 2, (int64_t[]){ 24, 40 },
+							   0.02f, 0.05f)), IN(pr));
+		node(g, ERT_OP_Add, "bp", IN(pattern(g, "Bp", 1, (int64_t[]){ 40 }, -0.1f, 0.3f), pr),
+		     IN(pb));
+		node(g, ERT_OP_Add, "res1", IN(x, pb), IN(r1));
+		node(g, ERT_OP_MatMul, "fc1", IN(r1, pattern(g, "W1", 2, (int64_t[]){ 40, 300 },
+							   0.01f, 0.02f)), IN(h1));
+		node(g, ERT_OP_Add, "b1", IN(h1, pattern(g, "B1", 1, (int64_t[]){ 300 }, 0.0f, 0.1f)),
+		     IN(h1b));
+		node(g, ERT_OP_Relu, "relu", IN(h1b), IN(h));
+		node(g, ERT_OP_MatMul, "fc2", IN(h, pattern(g, "W2", 2, (int64_t[]){ 300, 40 },
+							  -0.01f, 0.015f)), IN(f2));
+		node(g, ERT_OP_Add, "b2", IN(f2, pattern(g, "B2", 1, (int64_t[]){ 40 }, 0.05f, 0.1f)),
+		     IN(f2b));
+		node(g, ERT_OP_Add, "res2", IN(f2b, r1), IN(y));
+		ert_graph_add_output(g, y);
+		return g;
+	}
+	int64_t k = v == 1 ? 300 : v >= 5 ? 9 : 40, n = v == 1 || v >= 5 ? 7 : 40;
+	float s3 = 0.3f;
+
+	m = tensor(g, "m", ERT_DTYPE_UNDEFINED, -1, NULL);
+	y = tensor(g, "y", ERT_DTYPE_UNDEFINED, -1, NULL);
+	if (v == 4) {
+		float sc = 0.05f;
+		int32_t xq = tensor(g, "xq", ERT_DTYPE_INT8, 3, (int64_t[]){ 1, 13, 40 });
+
+		ert_graph_add_input(g, xq);
+		x = tensor(g, "xd", ERT_DTYPE_UNDEFINED, -1, NULL);
+		node(g, ERT_OP_DequantizeLinear, "dq",
+		     IN(xq, constant(g, "xs", ERT_DTYPE_FLOAT32, 0, NULL, &sc)), IN(x));
+	} else {
+		x = input(g, "x", 3, (int64_t[]){ 1, 13, k });
+	}
+	node(g, ERT_OP_MatMul, "mm", IN(x, pattern(g, "W", 2, (int64_t[]){ k, n }, 0.01f, 0.02f)),
+	     IN(m));
+	if (v == 1 || v == 4) {
+		int32_t ms = tensor(g, "ms", ERT_DTYPE_UNDEFINED, -1, NULL);
+
+		node(g, ERT_OP_Mul, "scale",
+		     IN(constant(g, "s", ERT_DTYPE_FLOAT32, 1, (int64_t[]){ 1 }, &s3), m), IN(ms));
+		m = ms;
+	}
+	if (v >= 5) {
+		int32_t sv = v == 5 ? input(g, "sx", 0, NULL)
+				    : pattern(g, "sv", 1, (int64_t[]){ 7 }, 0.5f, 0.1f);
+
+		node(g, ERT_OP_Mul, "mul", IN(m, sv), IN(y));
+		ert_graph_add_output(g, y);
+		return g;
+	}
+	int32_t r = v == 2 ? pattern(g, "R", 2, (int64_t[]){ 13, n }, 0.2f, 0.1f)
+			   : pattern(g, "R", 3, (int64_t[]){ 1, 13, n }, 0.2f, 0.1f);
+
+	node(g, ERT_OP_Add, "res", IN(m, r), IN(y));
+	ert_graph_add_output(g, y);
+	if (v == 3) {
+		int32_t z = tensor(g, "z", ERT_DTYPE_UNDEFINED, -1, NULL);
+
+		node(g, ERT_OP_Relu, "relu", IN(m), IN(z));
+		ert_graph_add_output(g, z);
+	}
+	return g;
+}
+
+/* Nodes of @g with op @op, and of them those with attribute @attr. */
+static int count_ops(const struct ert_graph *g, enum ert_op op, const char *attr, int *with)
+{
+	int n = 0;
+
+	*with = 0;
+	for (uint32_t i = 0; i < g->n_nodes; i++) {
+		if (g->nodes[i].dead || g->nodes[i].op != op)
+			continue;
+		n++;
+		*with += attr && ert_node_attr(&g->nodes[i], attr) != NULL;
+	}
+	return n;
+}
+
+ERT_TEST(fuse_matmul_residual_scale)
+{
+	for (int v = 0; v <= 1; v++) {
+		struct ert_graph *before = build_matmul_epi(v), *g = build_matmul_epi(v);
+		struct ert_err err = { "" };
+		int with;
+
+		REQUIRE(before && g);
+		CHECK_EQ_INT(optimize(g), ERT_OK);
+		/* every Add and the Mul went into a MatMul */
+		CHECK_EQ_INT(count_ops(g, ERT_OP_Add, NULL, &with), 0);
+		CHECK_EQ_INT(count_ops(g, ERT_OP_Mul, NULL, &with), 0);
+		CHECK_EQ_INT(count_ops(g, ERT_OP_MatMul, "ert.scale", &with), v == 0 ? 6 : 1);
+		CHECK_EQ_INT(with, 1);
+		count_ops(g, ERT_OP_MatMul, "ert.residual", &with);
+		CHECK_EQ_INT(with, v == 0 ? 2 : 1);
+		for (uint32_t i = 0; i < g->n_nodes; i++) {
+			const struct ert_node *n = &g->nodes[i];
+
+			if (ert_attr_int(n, "ert.residual", 0)) {
+				REQUIRE(n->n_inputs == 4);
+				const char *r = g->tensors[n->inputs[3]].name;
+
+				CHECK(v == 0 ? !strcmp(r, "x") || !strcmp(r, "r1") : !strcmp(r, "R"));
+				CHECK_EQ_INT(ert_attr_int(n, "ert.bias", 0), v == 0);
+			}
+			if (ert_node_attr(n, "ert.scale"))
+				CHECK(ert_attr_float(n, "ert.scale", 0.0f) == (v == 0 ? 0.125f : 0.3f));
+		}
+		/* the same sums, scaled and added to in the same order: the same bits */
+		check_same_inputs(ert_test_failed_, before, g);
+
+		/* the quantizer's undo: the Adds and the Mul come back */
+		CHECK_EQ_INT(ert_opt_unfuse_activations(g, &err), ERT_OK);
+		CHECK_EQ_INT(count_ops(g, ERT_OP_Add, NULL, &with), v == 0 ? 6 : 1);
+		CHECK_EQ_INT(count_ops(g, ERT_OP_Mul, NULL, &with), 1);
+		for (uint32_t i = 0; i < g->n_nodes; i++) {
+			CHECK(!ert_attr_int(&g->nodes[i], "ert.residual", 0));
+			CHECK(!ert_node_attr(&g->nodes[i], "ert.scale"));
+		}
+		check_same_inputs(ert_test_failed_, before, g);
+		ert_graph_destroy(before);
+		ert_graph_destroy(g);
+	}
+	/* a broadcast residual, a product read twice, a DequantizeLinear's A, other Muls */
+	for (int v = 2; v <= 6; v++) {
+		struct ert_graph *g = build_matmul_epi(v);
+		int with;
+
+		REQUIRE(g);
+		CHECK_EQ_INT(optimize(g), ERT_OK);
+		CHECK_EQ_INT(count_ops(g, ERT_OP_MatMul, "ert.residual", &with), 1);
+		CHECK_EQ_INT(with, 0);
+		count_ops(g, ERT_OP_MatMul, "ert.scale", &with);
+		CHECK_EQ_INT(with, 0);
+		CHECK(count_ops(g, v >= 4 ? ERT_OP_Mul : ERT_OP_Add, NULL, &with) >= 1);
+		ert_graph_destroy(g);
+	}
+}
+
 /* ---- Transposes folded into MatMul (fold-transpose.c) ---- */
 
 /* Run @before and @after on the same inputs (one per graph input, of its static shape). */
@@ -1180,6 +1377,7 @@ ERT_TEST_MAIN(ERT_TEST_ENTRY(fold_shape_chain), ERT_TEST_ENTRY(fold_constants),
 	      ERT_TEST_ENTRY(fold_size_cap), ERT_TEST_ENTRY(conv_bn_fold),
 	      ERT_TEST_ENTRY(fuse_activations), ERT_TEST_ENTRY(fuse_gelu), ERT_TEST_ENTRY(fuse_refusals),
 	      ERT_TEST_ENTRY(fuse_residual), ERT_TEST_ENTRY(fuse_matmul_bias),
+	      ERT_TEST_ENTRY(fuse_matmul_residual_scale),
 	      ERT_TEST_ENTRY(fold_matmul_transposes), ERT_TEST_ENTRY(matmul_perm_refusals),
 	      ERT_TEST_ENTRY(remove_identity), ERT_TEST_ENTRY(sum_as_add),
 	      ERT_TEST_ENTRY(keep_training_dropout),

@@ -286,7 +286,7 @@ struct dq_job {
 	const float *a;            /* activations (Conv: the image; Gemm/MatMul: A) */
 	int64_t a_rs, a_cs;        /* Gemm/MatMul: element (i, k) of A */
 	float *y;
-	const float *bias, *res;   /* Conv */
+	const float *bias, *res;   /* Conv (res also MatMul's ert.residual) */
 	const float *c;            /* Gemm: C, broadcast through c_rs, c_cs */
 	int64_t c_rs, c_cs;
 	float alpha, beta;
@@ -380,6 +380,8 @@ static void store(const struct dq_job *j, int64_t bi, int64_t i0, int64_t n, int
 				v *= j->alpha;
 			if (j->c)
 				v += j->beta * j->c[(i0 + i) * j->c_rs + (j0 + c) * j->c_cs];
+			if (j->res)
+				v += j->res[(i0 + i) * d->nj + j0 + c];
 			y[c] = v;
 		}
 		ert_act_apply(&j->act, y, nj);
@@ -474,12 +476,18 @@ static ert_status dq_compute(struct ert_cpu *cpu, struct ert_exec *x, struct ert
 			j->c_rs = c->rank == 2 && c->dims[0] != 1 ? c->dims[1] : 0;
 			j->c_cs = c->rank >= 1 && c->dims[c->rank - 1] != 1 ? 1 : 0;
 		}
-	} else if (ert_attr_int(x->node, "ert.bias", 0) && x->n_in > 2 && x->in[2]) {
-		/* MatMul's fused bias (ert.bias): input 2 added to every row, as C of Gemm */
-		j->c = x->in[2]->data;
-		j->beta = 1.0f;
-		j->c_rs = 0;
-		j->c_cs = 1;
+	} else {
+		/* MatMul's fused epilogue (opt/fuse-residual.c): scale, bias, residual */
+		j->alpha = ert_attr_float(x->node, "ert.scale", 1.0f);
+		if (ert_attr_int(x->node, "ert.bias", 0) && x->n_in > 2 && x->in[2]) {
+			/* input 2 added to every row, as C of Gemm */
+			j->c = x->in[2]->data;
+			j->beta = 1.0f;
+			j->c_rs = 0;
+			j->c_cs = 1;
+		}
+		if (ert_attr_int(x->node, "ert.residual", 0) && x->n_in > 3 && x->in[3])
+			j->res = x->in[3]->data;
 	}
 	j->chunks = (d.ni + ROWS - 1) / ROWS;
 	j->tasks = d.batch * j->chunks;

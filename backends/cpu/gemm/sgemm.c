@@ -567,9 +567,14 @@ static void run_tile(struct sgemm_job *job, int64_t t, int64_t t_next, float *pa
 
 		e.pf_pairs = d->a_packed;
 		e.load_c = d->accumulate || k0 > 0;
-		if (k0 + kc < d->k)
+		/*
+		 * the scale and the residual join once the sum is complete, as a
+		 * separate Mul or Add would
+		 */
+		if (k0 + kc < d->k) {
 			e.act = ERT_EPI_NONE;
-		/* the residual joins once the sum is complete, as a separate Add would */
+			e.scale = NULL;
+		}
 		/* Prepacked panels hold all of K: step into them instead of packing. */
 		if (job->a_direct) {
 			/* only a last panel of fewer rows, at the slot's start */
@@ -789,8 +794,10 @@ static void run_tile_bf16(const struct sgemm_job *job, int64_t t, float *pa, flo
 		int64_t a_ps = MR * kq, b_ps = NR * kq; /* panel strides, in pairs */
 
 		e.load_c = d->accumulate || k0 > 0;
-		if (k0 + kc < d->k)
+		if (k0 + kc < d->k) {
 			e.act = ERT_EPI_NONE;
+			e.scale = NULL;
+		}
 		if (d->a_packed) {
 			ap = d->a_packed + ao + m0 * kq_all + k0 / 2 * MR;
 			a_ps = MR * kq_all;
@@ -928,6 +935,7 @@ static void lane_main(void *arg, int64_t begin, int64_t end)
 static void epilogue_of(const struct ert_sgemm_desc *d, struct sgemm_job *job)
 {
 	job->epi.alpha = d->alpha;
+	job->epi.scale = d->scale;
 	if (d->act.type == ERT_ACT_RELU) {
 		job->epi.act = ERT_EPI_RELU;
 	} else if (d->act.type == ERT_ACT_CLIP && d->act.p0 <= d->act.p1) {

@@ -55,6 +55,11 @@ struct ert_sgemm_epi {
 	const float *cbias;
 	const float *res;        /* then + res[i * ldc + j], or NULL */
 	/*
+	 * Before cbias: the complete sum (alpha, bias or C included) times
+	 * *scale, or NULL; given with the last K block only, as cbias.
+	 */
+	const float *scale;
+	/*
 	 * Then an activation, as ert_act_apply() computes it: RELU C > 0 ? C : 0,
 	 * CLIP C < lo ? lo : C > hi ? hi : C (lo <= hi; a NaN stays NaN).
 	 */
@@ -230,6 +235,12 @@ struct ert_sgemm_desc {
 	 * residual and act): MatMul's fused bias (ert.bias), Gemm's vector C.
 	 */
 	const float *col_bias;
+	/*
+	 * The complete product (after alpha, the row bias and an accumulated C)
+	 * times *scale before col_bias, or NULL: MatMul's fused Mul by a
+	 * constant (ert.scale), one rounding of the finished sum as the Mul's.
+	 */
+	const float *scale;
 	float alpha;
 	bool accumulate;                /* C += alpha * A * B (bias ignored) */
 	/* Added after the product and bias, before act: residual[c_off[b] + i * ldc + j]. */

@@ -185,6 +185,24 @@ static const float *matmul_bias(const struct ert_exec *x)
 										 : NULL;
 }
 
+/* The fused residual (ert.residual): input 3, of Y's stored shape, added after the bias. */
+static const float *matmul_residual(const struct ert_exec *x)
+{
+	return ert_attr_int(x->node, "ert.residual", 0) && x->n_in > 3 && x->in[3] ? x->in[3]->data
+										     : NULL;
+}
+
+/*
+ * The fused Mul by a constant (ert.scale, opt/fuse-residual.c): the complete
+ * product times it, before the bias, or NULL.
+ */
+static const float *matmul_scale(const struct ert_exec *x)
+{
+	const struct ert_attr *a = ert_node_attr(x->node, "ert.scale");
+
+	return a && a->type == ERT_ATTR_FLOAT ? &a->f : NULL;
+}
+
 /*
  * Row and column strides of A (0), B (1) and Y (2); a vector operand is one
  * row or column. Without folded Transposes: contiguous, A's batch folded
@@ -273,6 +291,8 @@ static ert_status matmul_compute(struct ert_cpu *cpu, struct ert_exec *x, struct
 		.c_off = p.fold ? NULL : c_off,
 		.b_off = p.fold || x->state ? NULL : b_off,
 		.col_bias = matmul_bias(x),
+		.scale = matmul_scale(x),
+		.residual = matmul_residual(x),
 		.a_shared = b->rank <= 2 && p.batch == 1
 				    ? shared_a_at(x, gws + (size_t)p.batch * 3 * sizeof(int64_t))
 				    : NULL,
@@ -287,10 +307,18 @@ static ert_status matmul_compute(struct ert_cpu *cpu, struct ert_exec *x, struct
 	if (p.k == 0) {
 		float *yd = y->data;
 
-		memset(yd, 0, y->nbytes);
-		if (d.col_bias)
-			for (int64_t i = 0; i < y->numel; i++)
-				yd[i] = d.col_bias[i % p.n];
+		/* an empty sum, then the epilogue in its order (R, like Y, as stored) */
+		for (int64_t i = 0; i < y->numel; i++) {
+			float v = 0.0f;
+
+			if (d.scale)
+				v *= *d.scale;
+			if (d.col_bias)
+				v += d.col_bias[i % p.n];
+			if (d.residual)
+				v += d.residual[i];
+			yd[i] = v;
+		}
 		ert_act_apply(&d.act, yd, y->numel);
 		return ERT_OK;
 	}
