@@ -1049,6 +1049,106 @@ ERT_TEST(matmul_bias_every_level)
 	CHECK(runs > 0);
 }
 
+/*
+ * MatMul with a fused scale ("ert.scale"), bias and residual (input 3,
+ * "ert.residual"): every level against scalar, and at every level, on two
+ * threads, bit for bit against the unfused ops: the MatMul alone, then
+ * times the scale, + b per column, + the residual, then the activation.
+ */
+ERT_TEST(matmul_residual_scale_every_level)
+{
+	static const struct {
+		const char *name;
+		int32_t ra, rb;
+		int64_t a[4], b[4];
+		int act;
+		bool bias;
+		float scale;	/* 0: none */
+	} cases[] = {
+		{ "ViT proj, folded batch, K past the K block", 3, 2, { 1, 197, 384 }, { 384, 77 },
+		  0, true, 0.0f },
+		{ "scale 0.3 and bias, N tails, Clip", 2, 2, { 13, 300 }, { 300, 57 }, 2, true, 0.3f },
+		{ "batched B (attention), scale 1/8, no bias, ReLU", 3, 3, { 3, 11, 20 },
+		  { 3, 20, 50 }, 1, false, 0.125f },
+		{ "scale alone, vector times matrix", 1, 2, { 300 }, { 300, 33 }, 0, false, -1.7f },
+		{ "K = 0", 2, 2, { 4, 0 }, { 0, 9 }, 2, true, 0.5f },
+	};
+	enum ert_cpu_isa best = ert_cpu_isa_best();
+	struct ert_threadpool *pool = ert_threadpool_create(2);
+	int runs = 0;
+
+	REQUIRE(pool);
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct one o, plain;
+		int32_t rb = cases[i].rb, ry = cases[i].ra > rb ? cases[i].ra : rb;
+		int64_t n = cases[i].b[rb - 1], yd[4];
+		bool res = cases[i].scale == 0.0f || cases[i].bias || cases[i].act;
+
+		/* Y's dims: A's rows (if any), B's columns, the longer batch */
+		for (int32_t d = 0; d < ry; d++)
+			yd[d] = cases[i].ra >= rb ? cases[i].a[d] : cases[i].b[d];
+		if (cases[i].ra == 1)
+			ry = 1;
+		yd[ry - 1] = n;
+		one_init(&o, ERT_OP_MatMul, 0, res ? 4 : 2, 1);
+		in_rand(&o, 0, cases[i].ra, cases[i].a);
+		in_rand(&o, 1, rb, cases[i].b);
+		if (res) {
+			in_rand(&o, 2, 1, &n);
+			in_rand(&o, 3, ry, yd);
+			ert_node_set_attr_int(o.g, o.n, "ert.residual", 1);
+			if (cases[i].bias)
+				ert_node_set_attr_int(o.g, o.n, "ert.bias", 1);
+			else
+				o.inp[2] = NULL;
+		}
+		if (cases[i].scale != 0.0f)
+			ert_node_set_attr_float(o.g, o.n, "ert.scale", cases[i].scale);
+		set_act(&o, cases[i].act);
+		runs += compare_levels(ert_test_failed_, &o, cases[i].name, 1e-5);
+
+		one_init(&plain, ERT_OP_MatMul, 0, 2, 1);
+		for (int k = 0; k < 2; k++)
+			plain.in[k] = o.in[k];
+		for (int isa = ERT_ISA_SCALAR; isa <= (int)best; isa++) {
+			struct ert_value fused, mm;
+
+			REQUIRE(one_run_at(&o, (enum ert_cpu_isa)isa, pool, true, ERT_LEVEL_NORMAL,
+					   &fused) == ERT_OK);
+			REQUIRE(one_run_at(&plain, (enum ert_cpu_isa)isa, pool, true,
+					   ERT_LEVEL_NORMAL, &mm) == ERT_OK);
+			struct ert_act_desc act = ert_node_act(o.n);
+			float *want = mm.data;
+			const float *bias = res && cases[i].bias ? o.in[2].data : NULL;
+			const float *r = res ? o.in[3].data : NULL;
+
+			for (int64_t q = 0; q < mm.numel; q++) {
+				if (cases[i].scale != 0.0f)
+					want[q] *= cases[i].scale;
+				if (bias)
+					want[q] += bias[q % n];
+				if (r)
+					want[q] += r[q];
+			}
+			ert_act_apply(&act, want, mm.numel);
+			if (!(fused.numel == mm.numel &&
+			      !memcmp(fused.data, mm.data, (size_t)mm.numel * sizeof(float)))) {
+				fprintf(stderr, "%s at %s: not the unfused MatMul, Mul and Adds\n",
+					cases[i].name, ert_cpu_isa_name((enum ert_cpu_isa)isa));
+				*ert_test_failed_ = 1;
+			}
+			free(fused.data);
+			free(mm.data);
+		}
+		for (int k = 0; k < 2; k++)
+			plain.in[k].data = NULL;
+		ert_graph_destroy(plain.g);
+		one_fini(&o);
+	}
+	ert_threadpool_destroy(pool);
+	CHECK(runs > 0);
+}
+
 /* @v transposed by @perm (its dim d is @v's dim perm[d]), into @dst (@v's numel floats). */
 static void host_transpose(const struct ert_value *v, const int64_t *perm, float *dst,
 			   int64_t *dims)
@@ -1319,6 +1419,7 @@ ERT_TEST_MAIN(ERT_TEST_ENTRY(conv_every_level), ERT_TEST_ENTRY(conv_winograd_var
 	      ERT_TEST_ENTRY(conv_residual_every_level),
 	      ERT_TEST_ENTRY(conv_residual_checked), ERT_TEST_ENTRY(matmul_every_level),
 	      ERT_TEST_ENTRY(matmul_bias_every_level),
+	      ERT_TEST_ENTRY(matmul_residual_scale_every_level),
 	      ERT_TEST_ENTRY(matmul_perm_every_level), ERT_TEST_ENTRY(matmul_bias_checked),
 	      ERT_TEST_ENTRY(gemm_every_level), ERT_TEST_ENTRY(session_level_choice),
 	      ERT_TEST_ENTRY(bad_env_level_refused))
