@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The AVX-512 GEMM micro-kernels' epilogue (struct ert_sgemm_epi): alpha,
- * bias or the previous partial sum, the scale, the column bias, the residual, then
+ * bias or the previous partial sum, the column bias, the residual, then
  * ReLU or Clip, stored through lane masks. Shared by the fp32 and bf16
  * kernels, so that both finish a block of C with the same operations;
  * include only from files built with AVX-512 flags.
@@ -73,8 +73,6 @@ ert_sgemm_epi_store_avx512(const int NV, const int ROWS, __m512 acc[][3], float 
 			if (e->load_c)
 				base = _mm512_maskz_loadu_ps(mask[v], ci + 16 * v);
 			x = _mm512_add_ps(base, _mm512_mul_ps(alpha, x));
-			if (e->scale)
-				x = _mm512_mul_ps(x, _mm512_set1_ps(*e->scale));
 			if (e->cbias)
 				x = _mm512_add_ps(x, _mm512_maskz_loadu_ps(mask[v], e->cbias + 16 * v));
 			if (e->res)

@@ -85,8 +85,6 @@ kernel_nv(const int NV, const int ROWS, int64_t kc, const float *restrict a, con
 				base = full ? _mm256_loadu_ps(ci + 8 * v)
 					    : _mm256_maskload_ps(ci + 8 * v, mask[v]);
 			x = _mm256_add_ps(base, _mm256_mul_ps(alpha, acc[i][v]));
-			if (e->scale)
-				x = _mm256_mul_ps(x, _mm256_set1_ps(*e->scale));
 			if (e->cbias)
 				x = _mm256_add_ps(x, full ? _mm256_loadu_ps(e->cbias + 8 * v)
 							  : _mm256_maskload_ps(e->cbias + 8 * v,

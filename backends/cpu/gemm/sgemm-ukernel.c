@@ -51,8 +51,6 @@ void ert_f32_gemm_ukernel_4x8__scalar(int64_t kc, const float *restrict a,
 		for (int64_t j = 0; j < nr; j++) {
 			float v = (e->load_c ? ci[j] : base) + e->alpha * acc[i * NR + j];
 
-			if (e->scale)
-				v *= *e->scale;
 			if (e->cbias)
 				v += e->cbias[j];
 			if (e->res)

@@ -221,6 +221,7 @@ struct sgemm_job {
 	int64_t panels;
 	struct ert_sgemm_epi epi;   /* of the last K block (clamp for ReLU / Clip) */
 	bool post_act;              /* an activation the kernel cannot apply */
+	bool post_scale;            /* d->scale, bias, residual, act applied by scale_tile() */
 	/*
 	 * Lanes and their home tiles (lane_tile()): with at least as many
 	 * column tiles as lanes, lane l's home is column tiles [l * nt / lanes,
@@ -540,6 +541,49 @@ static void run_block_rows(const struct sgemm_job *job, const struct tile_pos *t
 	}
 }
 
+/*
+ * The scale of a finished tile (ert_sgemm_desc.scale, where it is not the
+ * kernel's alpha), then its column bias and residual, which the kernel
+ * left out: each one operation on the complete sum, as the graph's Mul and
+ * Adds; the activation follows (post_act).
+ */
+static void scale_tile(const struct ert_sgemm_desc *d, const struct tile_pos *tp)
+{
+	const float s = *d->scale;
+
+	for (int64_t i = 0; i < tp->mc; i++) {
+		float *c = tp->c + i * d->ldc;
+		const float *r = tp->res ? tp->res + i * d->ldc : NULL;
+
+		for (int64_t j = 0; j < tp->nc; j++) {
+			float v = c[j] * s;
+
+			if (tp->cbias)
+				v += tp->cbias[j];
+			if (r)
+				v += r[j];
+			c[j] = v;
+		}
+	}
+}
+
+/*
+ * The residual's block of the call after (@i, @j) (the next row panel's, or
+ * the next column panel's first), towards L1, a call ahead: in the epilogue
+ * its rows, a row of C apart, came from L3 one line at a time.
+ */
+static void prefetch_res_next(const float *res, int64_t ldc, int64_t i, int64_t j, int64_t mc,
+			      int64_t nc, int MR, int NR)
+{
+	int64_t ni = i + MR < mc ? i + MR : 0, nj = i + MR < mc ? j : j + NR;
+
+	if (nj >= nc)
+		return;
+	for (int64_t r = ni; r < min64(ni + MR, mc); r++)
+		for (int64_t q = nj; q < min64(nj + NR, nc); q += 16)
+			__builtin_prefetch(res + r * ldc + q, 0, 3);
+}
+
 static void run_tile(struct sgemm_job *job, int64_t t, int64_t t_next, float *pa, float *pb)
 {
 	const struct ert_sgemm_desc *d = job->d;
@@ -567,14 +611,14 @@ static void run_tile(struct sgemm_job *job, int64_t t, int64_t t_next, float *pa
 
 		e.pf_pairs = d->a_packed;
 		e.load_c = d->accumulate || k0 > 0;
-		/*
-		 * the scale and the residual join once the sum is complete, as a
-		 * separate Mul or Add would
-		 */
-		if (k0 + kc < d->k) {
+		if (k0 + kc < d->k)
 			e.act = ERT_EPI_NONE;
-			e.scale = NULL;
-		}
+		/*
+		 * the column bias and the residual join once the sum is complete, as
+		 * a separate Add would (after the scale: then in scale_tile())
+		 */
+		const bool last = k0 + kc >= d->k && !job->post_scale;
+
 		/* Prepacked panels hold all of K: step into them instead of packing. */
 		if (job->a_direct) {
 			/* only a last panel of fewer rows, at the slot's start */
@@ -691,8 +735,8 @@ static void run_tile(struct sgemm_job *job, int64_t t, int64_t t_next, float *pa
 					e.pf_lines = 0;
 					e.pf2_lines = 0;
 					e.bias = e.load_c || !bias ? NULL : bias + i;
-					e.cbias = tp.cbias && k0 + kc >= d->k ? tp.cbias + j : NULL;
-					e.res = res && k0 + kc >= d->k ? res + i * d->ldc + j : NULL;
+					e.cbias = tp.cbias && last ? tp.cbias + j : NULL;
+					e.res = res && last ? res + i * d->ldc + j : NULL;
 					job->kern->fn_edge3(kc, ap + (i / MR) * a_ps, a_ps, bp, ldb,
 							    c + i * d->ldc + j, d->ldc, nc - j, &e);
 					i += 2 * MR;
@@ -749,8 +793,10 @@ static void run_tile(struct sgemm_job *job, int64_t t, int64_t t_next, float *pa
 					prefetch_rows(ap + (i / MR + 1) * a_ps, MR * kc, MR * kc, 0, 1);
 				}
 				e.bias = e.load_c || !bias ? NULL : bias + i;
-				e.cbias = tp.cbias && k0 + kc >= d->k ? tp.cbias + j : NULL;
-				e.res = res && k0 + kc >= d->k ? res + i * d->ldc + j : NULL;
+				e.cbias = tp.cbias && last ? tp.cbias + j : NULL;
+				e.res = res && last ? res + i * d->ldc + j : NULL;
+				if (e.res)
+					prefetch_res_next(res, d->ldc, i, j, mc, nc, MR, NR);
 				if (i < mfull)
 					job->kern->fn_arows(kc, d->a + ao + (m0 + i) * d->a_rs + k0,
 							    d->a_rs, bp, ldb, c + i * d->ldc + j,
@@ -765,6 +811,8 @@ static void run_tile(struct sgemm_job *job, int64_t t, int64_t t_next, float *pa
 		}
 		k0 += kc;
 	} while (k0 < d->k);
+	if (job->post_scale)
+		scale_tile(d, &tp);
 	if (job->post_act)
 		for (int64_t i = 0; i < mc; i++)
 			ert_cpu_act_apply(d->cpu, &d->act, c + i * d->ldc, nc);
@@ -794,10 +842,10 @@ static void run_tile_bf16(const struct sgemm_job *job, int64_t t, float *pa, flo
 		int64_t a_ps = MR * kq, b_ps = NR * kq; /* panel strides, in pairs */
 
 		e.load_c = d->accumulate || k0 > 0;
-		if (k0 + kc < d->k) {
+		if (k0 + kc < d->k)
 			e.act = ERT_EPI_NONE;
-			e.scale = NULL;
-		}
+		const bool last = k0 + kc >= d->k && !job->post_scale;
+
 		if (d->a_packed) {
 			ap = d->a_packed + ao + m0 * kq_all + k0 / 2 * MR;
 			a_ps = MR * kq_all;
@@ -821,8 +869,8 @@ static void run_tile_bf16(const struct sgemm_job *job, int64_t t, float *pa, flo
 		for (int64_t j = 0; j < nc; j += NR) {
 			for (int64_t i = 0; i < mc; i += MR) {
 				e.bias = e.load_c || !bias ? NULL : bias + i;
-				e.cbias = tp.cbias && k0 + kc >= d->k ? tp.cbias + j : NULL;
-				e.res = res && k0 + kc >= d->k ? res + i * d->ldc + j : NULL;
+				e.cbias = tp.cbias && last ? tp.cbias + j : NULL;
+				e.res = res && last ? res + i * d->ldc + j : NULL;
 				job->kern->fn(kq, ap + (i / MR) * a_ps, bpk + (j / NR) * b_ps, NR,
 					      c + i * d->ldc + j, d->ldc, min64(MR, mc - i),
 					      min64(NR, nc - j), &e);
@@ -830,6 +878,8 @@ static void run_tile_bf16(const struct sgemm_job *job, int64_t t, float *pa, flo
 		}
 		k0 += kc;
 	} while (k0 < d->k);
+	if (job->post_scale)
+		scale_tile(d, &tp);
 	if (job->post_act)
 		for (int64_t i = 0; i < mc; i++)
 			ert_cpu_act_apply(d->cpu, &d->act, c + i * d->ldc, nc);
@@ -931,12 +981,28 @@ static void lane_main(void *arg, int64_t begin, int64_t end)
 	}
 }
 
-/* ReLU and Clip become a clamp in the kernel's epilogue. */
+/*
+ * ReLU and Clip become a clamp in the kernel's epilogue. A scale
+ * (ert_sgemm_desc.scale) is the kernel's alpha where the kernel's sum is
+ * the complete one and nothing is added before it: one block of K, no row
+ * bias or C, alpha 1; 0 + s x sum rounds as the graph's (0 + sum) x s where
+ * s > 0 (a zero keeps its sign then). Otherwise scale_tile() applies it and
+ * what follows it. Not a step of the kernels' epilogue: the test for it
+ * there made the fp32 kernel about 1 % slower in vit_s16's linear layers
+ * (gemm-bench vitchain, Sapphire Rapids, three alternated rounds).
+ */
 static void epilogue_of(const struct ert_sgemm_desc *d, struct sgemm_job *job)
 {
 	job->epi.alpha = d->alpha;
-	job->epi.scale = d->scale;
-	if (d->act.type == ERT_ACT_RELU) {
+	if (d->scale && d->k <= min64(job->kern->kc, ERT_SGEMM_KC) && !d->accumulate && !d->bias &&
+	    d->alpha == 1.0f && *d->scale > 0.0f)
+		job->epi.alpha = *d->scale;
+	else if (d->scale)
+		job->post_scale = true;
+	if (job->post_scale) {
+		job->epi.act = ERT_EPI_NONE;
+		job->post_act = d->act.type != ERT_ACT_NONE;
+	} else if (d->act.type == ERT_ACT_RELU) {
 		job->epi.act = ERT_EPI_RELU;
 	} else if (d->act.type == ERT_ACT_CLIP && d->act.p0 <= d->act.p1) {
 		job->epi.act = ERT_EPI_CLIP;
@@ -1090,7 +1156,7 @@ static void sgemm_run(struct ert_threadpool *pool, uint32_t threads,
 	 */
 	bool rows_split = want > 1 && d == &shared_b && d->a_packed && d->m >= d->n;
 	/* B packed once above, A prepacked, one K block: by row panels */
-	job.rows_order = d == &shared_b && d->a_packed && d->k <= job.kc;
+	job.rows_order = d == &shared_b && d->a_packed && d->k <= job.kc && !job.post_scale;
 	/*
 	 * With B prepacked (constant weights) nothing of B is packed per tile,
 	 * and a tile spanning all of N packs each row of A once. With several

@@ -55,11 +55,6 @@ struct ert_sgemm_epi {
 	const float *cbias;
 	const float *res;        /* then + res[i * ldc + j], or NULL */
 	/*
-	 * Before cbias: the complete sum (alpha, bias or C included) times
-	 * *scale, or NULL; given with the last K block only, as cbias.
-	 */
-	const float *scale;
-	/*
 	 * Then an activation, as ert_act_apply() computes it: RELU C > 0 ? C : 0,
 	 * CLIP C < lo ? lo : C > hi ? hi : C (lo <= hi; a NaN stays NaN).
 	 */
@@ -239,6 +234,10 @@ struct ert_sgemm_desc {
 	 * The complete product (after alpha, the row bias and an accumulated C)
 	 * times *scale before col_bias, or NULL: MatMul's fused Mul by a
 	 * constant (ert.scale), one rounding of the finished sum as the Mul's.
+	 * The micro-kernels do not see it: with all of K in one block (no row
+	 * bias, no C, alpha 1, a scale above 0) it is their alpha; otherwise the
+	 * driver applies it, the column bias, the residual and the activation
+	 * over each finished tile.
 	 */
 	const float *scale;
 	float alpha;
