@@ -567,23 +567,6 @@ static void scale_tile(const struct ert_sgemm_desc *d, const struct tile_pos *tp
 	}
 }
 
-/*
- * The residual's block of the call after (@i, @j) (the next row panel's, or
- * the next column panel's first), towards L1, a call ahead: in the epilogue
- * its rows, a row of C apart, came from L3 one line at a time.
- */
-static void prefetch_res_next(const float *res, int64_t ldc, int64_t i, int64_t j, int64_t mc,
-			      int64_t nc, int MR, int NR)
-{
-	int64_t ni = i + MR < mc ? i + MR : 0, nj = i + MR < mc ? j : j + NR;
-
-	if (nj >= nc)
-		return;
-	for (int64_t r = ni; r < min64(ni + MR, mc); r++)
-		for (int64_t q = nj; q < min64(nj + NR, nc); q += 16)
-			__builtin_prefetch(res + r * ldc + q, 0, 3);
-}
-
 static void run_tile(struct sgemm_job *job, int64_t t, int64_t t_next, float *pa, float *pb)
 {
 	const struct ert_sgemm_desc *d = job->d;
@@ -795,8 +778,6 @@ static void run_tile(struct sgemm_job *job, int64_t t, int64_t t_next, float *pa
 				e.bias = e.load_c || !bias ? NULL : bias + i;
 				e.cbias = tp.cbias && last ? tp.cbias + j : NULL;
 				e.res = res && last ? res + i * d->ldc + j : NULL;
-				if (e.res)
-					prefetch_res_next(res, d->ldc, i, j, mc, nc, MR, NR);
 				if (i < mfull)
 					job->kern->fn_arows(kc, d->a + ao + (m0 + i) * d->a_rs + k0,
 							    d->a_rs, bp, ldb, c + i * d->ldc + j,
