@@ -1115,6 +1115,109 @@ ERT_TEST(depthwise_every_level)
 	}
 }
 
+/*
+ * The flat 3x3 planes (dwconv-tmpl.h: stride 1 same-size planes, and small
+ * stride-2 planes split into even and odd floats) against the row passes
+ * (ert_dwconv_band_run() over the whole plane) bit for bit, at each vector
+ * level, on one thread and two (the pool's ranges each build the layout):
+ * the same sums in the same order. Each case states at which levels the
+ * flat path must be the one taken.
+ */
+ERT_TEST(depthwise_flat_same_bits_as_rows)
+{
+	static const struct {
+		const char *name;
+		int64_t c, h, w, s, pads[4]; /* top, left, bottom, right */
+		int act;
+		bool flat2, flat512;         /* flat at avx2, at avx512 */
+	} cases[] = {
+		{ "14x14 s2 (mobilenet_v2's 14 -> 7)", 7, 14, 14, 2, { 1, 1, 1, 1 }, ERT_ACT_CLIP,
+		  true, true },
+		{ "13x11 s2, pads 0 2 / 2 0", 5, 13, 11, 2, { 0, 2, 2, 0 }, ERT_ACT_RELU, true, true },
+		{ "5x9 s2, pads past the window", 3, 5, 9, 2, { 3, 4, 4, 5 }, ERT_ACT_LEAKY_RELU,
+		  false, true },
+		{ "2x2 s2 -> 1x1", 3, 2, 2, 2, { 1, 1, 1, 1 }, ERT_ACT_NONE, true, true },
+		{ "7x29 s2 (rows of 2 VW - 3 at avx512)", 4, 7, 29, 2, { 1, 1, 1, 1 },
+		  ERT_ACT_HARD_SWISH, false, true },
+		{ "12x8 s2, no padding", 6, 12, 8, 2, { 0, 0, 0, 0 }, ERT_ACT_CLIP, true, true },
+		/* more than 64 outputs: by rows (dwconv-tmpl.h's DW3E_MAX) */
+		{ "28x28 s2", 3, 28, 28, 2, { 1, 1, 1, 1 }, ERT_ACT_CLIP, false, false },
+		{ "7x7 s1", 5, 7, 7, 1, { 1, 1, 1, 1 }, ERT_ACT_CLIP, true, true },
+		{ "14x14 s1", 3, 14, 14, 1, { 1, 1, 1, 1 }, ERT_ACT_RELU, false, true },
+		{ "9x11 s1, pads 0 2 / 2 0", 3, 9, 11, 1, { 0, 2, 2, 0 }, ERT_ACT_NONE, false, true },
+	};
+	struct ert_threadpool *pool = ert_threadpool_create(2);
+
+	CHECK(pool != NULL);
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		int64_t c = cases[i].c, h = cases[i].h, w = cases[i].w, s = cases[i].s;
+		const int64_t *pd = cases[i].pads;
+		int64_t oh = (h + pd[0] + pd[2] - 3) / s + 1, ow = (w + pd[1] + pd[3] - 3) / s + 1;
+		struct ert_conv_geom g = {
+			.nsp = 2, .in = { 1, h, w }, .k = { 1, 3, 3 }, .stride = { 1, s, s },
+			.dil = { 1, 1, 1 }, .pad_b = { 0, pd[0], pd[1] }, .pad_e = { 0, pd[2], pd[3] },
+			.out = { 1, oh, ow }, .win = { 1, 3, 3 },
+		};
+		size_t ny = (size_t)(c * oh * ow);
+		float *x = malloc((size_t)(c * h * w) * sizeof(float)), *k = malloc(9 * (size_t)c * 4);
+		float *b = malloc((size_t)c * 4), *y = malloc(ny * 4), *yr = malloc(ny * 4);
+
+		CHECK(x && k && b && y && yr);
+		for (int64_t j = 0; j < c * h * w; j++)
+			x[j] = frand_r(&seed) * 4.0f;
+		for (int64_t j = 0; j < 9 * c; j++)
+			k[j] = frand_r(&seed);
+		for (int64_t j = 0; j < c; j++)
+			b[j] = frand_r(&seed);
+		for (int isa = ERT_ISA_AVX2; isa <= (int)ert_cpu_isa_best() && isa <= ERT_ISA_AVX512;
+		     isa++) {
+			bool want = isa >= ERT_ISA_AVX512 ? cases[i].flat512 : cases[i].flat2;
+			struct ert_dwconv_args a = {
+				.g = &g, .n_img = 1, .c_in = c, .m = c, .m_g = 1, .x = x, .w = k,
+				.bias = b, .act = { (enum ert_act)cases[i].act, 0.0f, 6.0f },
+			};
+			struct ert_dwconv_band band = { 0, oh, 0, h, h * w, oh * ow };
+			const char *lv = ert_cpu_isa_name((enum ert_cpu_isa)isa);
+
+			if (a.act.type == ERT_ACT_LEAKY_RELU)
+				a.act.p0 = 0.1f;
+			if (ert_dwconv_flat((enum ert_cpu_isa)isa, &g) != want) {
+				fprintf(stderr, "%s at %s: flat %d, want %d\n", cases[i].name, lv, !want,
+					want);
+				*ert_test_failed_ = 1;
+			}
+			for (int threads = 1; threads <= 2; threads++) {
+				struct ert_cpu cpu = { .isa = (enum ert_cpu_isa)isa,
+						       .precision = ERT_LEVEL_NORMAL,
+						       .pool = threads > 1 ? pool : NULL };
+
+				memset(y, 0xff, ny * 4);
+				memset(yr, 0xfe, ny * 4);
+				a.y = y;
+				CHECK(ert_dwconv_run(&cpu, &a));
+				a.y = yr;
+				ert_dwconv_band_run(&cpu, &a, &band);
+				if (memcmp(y, yr, ny * 4)) {
+					for (size_t j = 0; j < ny; j++)
+						if (memcmp(&y[j], &yr[j], 4)) {
+							fprintf(stderr, "%s at %s, %d threads: output %zu %.9g, "
+								"rows %.9g\n", cases[i].name, lv, threads, j,
+								(double)y[j], (double)yr[j]);
+							break;
+						}
+					*ert_test_failed_ = 1;
+				}
+			}
+		}
+		free(x);
+		free(k);
+		free(b);
+		free(y);
+		free(yr);
+	}
+	ert_threadpool_destroy(pool);
+}
+
 ERT_TEST_MAIN(ERT_TEST_ENTRY(vmath_bounds), ERT_TEST_ENTRY(gelu_dense_sweep),
 	      ERT_TEST_ENTRY(act_pass_matches_reference),
 	      ERT_TEST_ENTRY(unary_ops_every_level), ERT_TEST_ENTRY(unary_half_every_level),
@@ -1124,4 +1227,5 @@ ERT_TEST_MAIN(ERT_TEST_ENTRY(vmath_bounds), ERT_TEST_ENTRY(gelu_dense_sweep),
 	      ERT_TEST_ENTRY(layer_norm_stats_match_reference), ERT_TEST_ENTRY(reduce_every_level),
 	      ERT_TEST_ENTRY(pool_every_level), ERT_TEST_ENTRY(global_average_pool_every_level),
 	      ERT_TEST_ENTRY(lrn_every_level),
-	      ERT_TEST_ENTRY(depthwise_every_level))
+	      ERT_TEST_ENTRY(depthwise_every_level),
+	      ERT_TEST_ENTRY(depthwise_flat_same_bits_as_rows))

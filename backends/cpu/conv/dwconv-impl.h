@@ -39,6 +39,8 @@ struct ert_dwconv_level {
 	ert_dwconv_plane_fn plane3;
 	ert_dwconv_band_fn band3;     /* plane3 by rows */
 	ert_dwconv_planes_fn planes3; /* plane3 over a range of planes */
+	/* does planes3 compute @g's planes flat (dwconv-tmpl.h), not by rows */
+	bool (*flat3)(const struct ert_conv_geom *g);
 };
 
 /* Widest input row the 3x3 planes take (their zero row for the padding above and below). */

@@ -680,6 +680,265 @@ SIMD_INLINE void dw3f_planes(const struct ert_vec_win *w, enum ert_act t, const 
 		dw3f_group(f, act, t, a, in_sp, pl, 1);
 }
 
+/*
+ * Flat stride-2 3x3 planes (dw3e_init()): output rows narrower than a
+ * vector, at most DW3E_MAX outputs (mobilenet_v2's 14 -> 7 at both
+ * levels, 28 -> 14 at avx512). Each input row is split once into its even
+ * and odd floats (two permutes a row, where the row passes split every
+ * row again for each pass and each pair of taps: three permutes a row and
+ * pass) and copied into four zeroed buffers by the parity of iy + pt and
+ * of ix + pl, (iy, ix) at ((iy + pt) / 2) * P + (ix + pl) / 2, rows P >=
+ * OW + 1 floats apart. Output (oh, ow), at padded index q = oh * P + ow,
+ * then reads tap (kh, kw) at q + (kh / 2) * P + kw / 2 in buffer (kh & 1,
+ * kw & 1): a plain load at a fixed offset, no mask. The padded outputs go
+ * VW to a vector regardless of rows (14 -> 7: 4 vectors where the row
+ * passes compute 8 rows of VW); a permute moves each vector's outputs to
+ * its first lanes before the store. Each output adds bias, then its nine
+ * taps w * x (w * +0 for padding) in (kh, kw) order, as dw3_block(): the
+ * same bits (test-vec-levels holds the two to them).
+ */
+/*
+ * Outputs a plane, at most: 192 x 28^2 -> 14^2 at avx512 (196 outputs,
+ * rows of 14 in 16 lanes) gained nothing by rows' worth of permutes saved:
+ * 28.0 -> 27.5 us at one thread, 16 -> 18 at two (the pool's 8 ranges
+ * each zero 15 KB and build the permute indices).
+ */
+#define DW3E_MAX 64
+#define DW3E_BUF 2048                /* floats of a plane's padded copy */
+#define DW3E_NV 32                   /* padded output vectors a plane, at most */
+
+#if defined(ERT_SIMD_AVX512)
+#define DW3E_VI_LD(p) _mm512_loadu_si512(p)
+#else
+#define DW3E_VI_LD(p) _mm256_loadu_si256((const __m256i *)(p))
+#endif
+
+struct dw3e {
+	int nv;                      /* padded output vectors */
+	int64_t H, W, OH, OW, P, pt, pl;
+	int64_t bsz;                 /* floats of one of the four buffers */
+	int64_t o[9];                /* tap t: at q + o[t] from the plane's copy */
+	vm m_e, m_o;                 /* a row's even and odd floats */
+	/* padded vector v: its outputs' lanes first (idx), cnt of them, the first at start */
+	vi idx[DW3E_NV];
+	int64_t start[DW3E_NV], cnt[DW3E_NV];
+};
+
+/* The flat layout of @g, false where the planes are not flat. */
+static bool dw3e_init(const struct ert_conv_geom *g, struct dw3e *f)
+{
+	int64_t ns, need;
+
+	/* OW < VW: an input row is at most 2 VW + 1 - pads floats; the split takes 2 VW */
+	if (!ert_dwconv_is_3x3(g) || g->stride[2] != 2 || g->out[2] >= VW || g->in[2] > 2 * VW ||
+	    g->out[1] * g->out[2] > DW3E_MAX)
+		return false;
+	f->H = g->in[1], f->W = g->in[2], f->OH = g->out[1], f->OW = g->out[2];
+	f->pt = g->pad_b[1], f->pl = g->pad_b[2];
+	/* a row's taps at ow .. ow + 1 < P; its floats at 0 .. (W - 1 + pl) / 2 < P */
+	f->P = f->OW + 1 > (f->W + f->pl + 1) / 2 ? f->OW + 1 : (f->W + f->pl + 1) / 2;
+	ns = f->OH + 1 > (f->H + f->pt + 1) / 2 ? f->OH + 1 : (f->H + f->pt + 1) / 2;
+	f->nv = (int)((f->OH * f->P + VW - 1) / VW);
+	/* the last vector's lanes past the plane read up to P + 1 further */
+	need = ns * f->P > f->nv * VW + f->P + 1 ? ns * f->P : f->nv * VW + f->P + 1;
+	f->bsz = (need + VW - 1) / VW * VW;
+	if (f->nv > DW3E_NV || 4 * f->bsz > DW3E_BUF)
+		return false;
+	for (int t = 0; t < 9; t++) {
+		int kh = t / 3, kw = t % 3;
+
+		f->o[t] = ((kh & 1) * 2 + (kw & 1)) * f->bsz + (kh >> 1) * f->P + (kw >> 1);
+	}
+	/*
+	 * Once per range of planes (the pool runs a layer in 8 ranges at two
+	 * threads), so no division a lane: with q % P, 192 x 28^2 s2 took 23
+	 * us at two threads against 16 by rows.
+	 */
+	for (int v = 0, n = 0, oh = 0, ow = 0; v < f->nv; v++) {
+		int32_t idx[VW] = { 0 };
+		int c = 0;
+
+		for (int j = 0; j < VW; j++) {
+			if (oh < f->OH && ow < f->OW)
+				idx[c++] = j;
+			if (++ow == f->P)
+				ow = 0, oh++;
+		}
+		f->idx[v] = DW3E_VI_LD(idx);
+		f->start[v] = n;
+		f->cnt[v] = c;
+		n += c;
+	}
+	f->m_e = vm_first((f->W + 1) / 2);
+	f->m_o = vm_first(f->W / 2);
+	return true;
+}
+
+
+/* The even and odd floats of p[0 .. n), n <= 2 VW, in lane order; 0 past them. */
+SIMD_INLINE void dw3e_split(const float *p, int64_t n, vf *e, vf *o)
+{
+	vf lo = vf_ldm(p, vm_range(0, n)), hi = vf_ldm(p + VW, vm_range(-VW, n - VW));
+#if defined(ERT_SIMD_AVX512)
+	const vi even = _mm512_set_epi32(30, 28, 26, 24, 22, 20, 18, 16, 14, 12, 10, 8, 6, 4, 2, 0);
+	const vi odd = _mm512_set_epi32(31, 29, 27, 25, 23, 21, 19, 17, 15, 13, 11, 9, 7, 5, 3, 1);
+
+	*e = _mm512_permutex2var_ps(lo, even, hi);
+	*o = _mm512_permutex2var_ps(lo, odd, hi);
+#else
+	*e = _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(_mm256_shuffle_ps(lo, hi, 0x88)),
+						    0xd8));
+	*o = _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(_mm256_shuffle_ps(lo, hi, 0xdd)),
+						    0xd8));
+#endif
+}
+
+/* Lane idx[j] of @v to lane j. */
+SIMD_INLINE vf dw3e_perm(vf v, vi idx)
+{
+#if defined(ERT_SIMD_AVX512)
+	return _mm512_permutexvar_ps(idx, v);
+#else
+	return _mm256_permutevar8x32_ps(v, idx);
+#endif
+}
+
+/* The plane at @x into @buf (zeroed once; only the input's floats are written). */
+SIMD_INLINE void dw3e_copy(const struct dw3e *f, const float *x, float *buf)
+{
+	/* even ix + pl: the even floats to parity 0, the odd to 1; else the other way round */
+	const int64_t pe = (f->pl & 1) * f->bsz, po = f->bsz - pe;
+	const int64_t ce = f->pl >> 1, co = (f->pl + 1) >> 1;
+
+	for (int64_t iy = 0; iy < f->H; iy++) {
+		float *r = buf + ((iy + f->pt) & 1) * 2 * f->bsz + ((iy + f->pt) >> 1) * f->P;
+		vf e, o;
+
+		dw3e_split(x + iy * f->W, f->W, &e, &o);
+		vf_stm(r + pe + ce, f->m_e, e);
+		vf_stm(r + po + co, f->m_o, o);
+	}
+}
+
+/* One plane of a group (dw3e_vecs). */
+struct dw3e_pl {
+	const float *res;
+	float *y, *buf;
+	vf wv[9], vb;
+};
+
+/*
+ * @U padded output vectors from vector v of @P planes; each one's outputs
+ * moved to its first lanes (a permute, port 5) and finished. As in
+ * dw3_plane_t(), without a residual a vector is stored whole where it ends
+ * inside the plane: its spare lanes land on outputs stored later.
+ */
+SIMD_INLINE void dw3e_vecs(const struct dw3e *f, struct ert_act_desc act, enum ert_act t,
+			   const struct dw3e_pl *q, const int P, int v, const int U)
+{
+	const int64_t n = f->OH * f->OW;
+	vf acc[2][DW3F_U];
+
+	for (int p = 0; p < P; p++)
+		for (int u = 0; u < U; u++)
+			acc[p][u] = q[p].vb;
+#pragma GCC unroll 9
+	for (int i = 0; i < 9; i++)
+		for (int u = 0; u < U; u++)
+			for (int p = 0; p < P; p++)
+				acc[p][u] = vf_fma(q[p].wv[i], vf_ld(q[p].buf + (v + u) * VW + f->o[i]),
+						   acc[p][u]);
+	for (int p = 0; p < P; p++)
+		for (int u = 0; u < U; u++) {
+			int64_t o = f->start[v + u];
+			bool whole = DW_PLAIN_EDGE_STORES && !q[p].res && o + VW <= n;
+
+			dw_finish_a(act, t, dw3e_perm(acc[p][u], f->idx[v + u]),
+				    q[p].res ? q[p].res + o : NULL, q[p].y + o,
+				    whole ? vm_all() : vm_first(f->cnt[v + u]), whole);
+		}
+}
+
+/* Plane @pl of the job into @q. */
+SIMD_INLINE void dw3e_pl_of(const struct dw3e *f, const struct ert_dwconv_args *a,
+			    int64_t in_sp, int64_t pl, struct dw3e_pl *q)
+{
+	int64_t m = pl % a->m, out_sp = f->OH * f->OW;
+	const float *k = a->w + m * 9;
+
+	q->res = a->res ? a->res + pl * out_sp : NULL;
+	q->y = a->y + pl * out_sp;
+	q->vb = vf_set1(a->bias ? a->bias[m] : 0.0f);
+	for (int i = 0; i < 9; i++)
+		q->wv[i] = vf_set1(k[i]);
+}
+
+/* Scratch of one plane of a group: its padded copy. */
+struct dw3e_scratch {
+	float buf[DW3E_BUF] __attribute__((aligned(64)));
+};
+
+/* planes a group as dw3f's; copies in flight: the next group's, made before this one's sums */
+#define DW3E_P DW3F_P
+#define DW3E_NBUF (2 * DW3E_P)
+
+/* Plane @pl of the job copied into @buf. */
+SIMD_INLINE void dw3e_copy_pl(const struct dw3e *f, const struct ert_dwconv_args *a,
+			      int64_t in_sp, int64_t pl, float *buf)
+{
+	int64_t n = pl / a->m, m = pl % a->m;
+
+	dw3e_copy(f, a->x + (n * a->c_in + m / a->m_g) * in_sp, buf);
+}
+
+/* @P planes from @pl, copied into sc[(pl + p - p0) % DW3E_NBUF]. */
+SIMD_INLINE void dw3e_group(const struct dw3e *f, struct ert_act_desc act, enum ert_act t,
+			    const struct ert_dwconv_args *a, int64_t in_sp, int64_t pl,
+			    const int P, struct dw3e_scratch *sc, int64_t p0)
+{
+	struct dw3e_pl q[2];
+	int v = 0;
+
+	for (int p = 0; p < P; p++) {
+		dw3e_pl_of(f, a, in_sp, pl + p, &q[p]);
+		q[p].buf = sc[(pl + p - p0) % DW3E_NBUF].buf;
+	}
+	for (; v + DW3F_U <= f->nv; v += DW3F_U)
+		dw3e_vecs(f, act, t, q, P, v, DW3F_U);
+	for (; v < f->nv; v++)
+		dw3e_vecs(f, act, t, q, P, v, 1);
+}
+
+/*
+ * Planes [p0, p1) of the job (dwconv.c's dw_range()), every one flat. A
+ * group's loads span several of its copy's row stores, which cannot be
+ * forwarded: they wait for the stores to reach L1. The next group's copy
+ * is made first, so that those stores have drained by its turn.
+ */
+SIMD_INLINE void dw3e_planes(const struct ert_vec_win *w, enum ert_act t, const struct dw3e *f,
+			     const struct ert_dwconv_args *a, int64_t in_sp, int64_t p0, int64_t p1)
+{
+	const struct ert_act_desc act = w->act;
+	struct dw3e_scratch sc[DW3E_NBUF];
+	int64_t pl = p0, copied = p0;
+
+	/* the padding's floats are never written: zeroed once per range */
+	for (int p = 0; p < DW3E_NBUF; p++)
+		memset(sc[p].buf, 0, (size_t)(4 * f->bsz) * sizeof(float));
+	while (pl < p1) {
+		int P = pl + DW3E_P <= p1 ? DW3E_P : 1;
+		int64_t ahead = pl + P + DW3E_P < p1 ? pl + P + DW3E_P : p1;
+
+		for (; copied < ahead; copied++)
+			dw3e_copy_pl(f, a, in_sp, copied, sc[(copied - p0) % DW3E_NBUF].buf);
+		if (P == DW3E_P)
+			dw3e_group(f, act, t, a, in_sp, pl, DW3E_P, sc, p0);
+		else
+			dw3e_group(f, act, t, a, in_sp, pl, 1, sc, p0);
+		pl += P;
+	}
+}
+
 /* Planes [p0, p1) of a 3x3 job, activation @t, stride @S, through dw3_plane_t(). */
 SIMD_INLINE void dw3_planes(const struct ert_vec_win *w, enum ert_act t, const int S,
 			    const struct ert_dwconv_args *a, int64_t in_sp, int64_t out_sp,
@@ -696,13 +955,27 @@ SIMD_INLINE void dw3_planes(const struct ert_vec_win *w, enum ert_act t, const i
 
 /*
  * Planes [p0, p1) of a 3x3 job (ert_dwconv_run() hands each thread its range
- * in one call): flat where dw3f_ok(), else plane by plane.
+ * in one call): flat where dw3f_ok() or dw3e_init() takes them, else plane by plane.
  */
 static void dw_planes3(const struct ert_vec_win *w, const struct ert_dwconv_args *a,
 		       int64_t in_sp, int64_t out_sp, int64_t p0, int64_t p1)
 {
 	struct dw3f f;
+	struct dw3e e;
 
+	if (dw3e_init(w->g, &e)) {
+#ifdef DW_ONE_ACT_COPY
+		dw3e_planes(w, w->act.type, &e, a, in_sp, p0, p1);
+#else
+		switch (w->act.type) {
+		case ERT_ACT_RELU: dw3e_planes(w, ERT_ACT_RELU, &e, a, in_sp, p0, p1); break;
+		case ERT_ACT_CLIP: dw3e_planes(w, ERT_ACT_CLIP, &e, a, in_sp, p0, p1); break;
+		case ERT_ACT_NONE: dw3e_planes(w, ERT_ACT_NONE, &e, a, in_sp, p0, p1); break;
+		default: dw3e_planes(w, w->act.type, &e, a, in_sp, p0, p1); break;
+		}
+#endif
+		return;
+	}
 	if (!dw3f_ok(w->g)) {
 #ifndef DW_ONE_ACT_COPY
 		/* ReLU6 (MobileNetV2): the 3x3 kernel straight, no call or switch a plane */
@@ -736,9 +1009,16 @@ static void dw_planes3(const struct ert_vec_win *w, const struct ert_dwconv_args
 #endif
 }
 
+static bool dw_flat3(const struct ert_conv_geom *g)
+{
+	struct dw3e e;
+
+	return dw3f_ok(g) || dw3e_init(g, &e);
+}
+
 const struct ert_dwconv_level DW_LEVEL = {
 	.name = DW_NAME, .plane = dw_plane, .name3 = DW_NAME3, .plane3 = dw_plane3,
-	.band3 = dw_band3, .planes3 = dw_planes3,
+	.band3 = dw_band3, .planes3 = dw_planes3, .flat3 = dw_flat3,
 };
 
 #endif /* ERT_CPU_DWCONV_TMPL_H */

@@ -28,6 +28,14 @@ const char *ert_dwconv_kernel(enum ert_cpu_isa isa, const struct ert_conv_geom *
 	return ert_dwconv_is_3x3(g) ? level_of(isa)->name3 : level_of(isa)->name;
 }
 
+bool ert_dwconv_flat(enum ert_cpu_isa isa, const struct ert_conv_geom *g)
+{
+	struct ert_vec_win w;
+
+	return level_of(isa) && ert_vec_win_init(&w, g) && ert_dwconv_is_3x3(g) &&
+	       level_of(isa)->flat3(g);
+}
+
 struct dw_job {
 	const struct ert_dwconv_args *a;
 	const struct ert_dwconv_level *lv;

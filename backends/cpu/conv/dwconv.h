@@ -38,6 +38,13 @@ struct ert_dwconv_args {
  */
 const char *ert_dwconv_kernel(enum ert_cpu_isa isa, const struct ert_conv_geom *g);
 
+/*
+ * Does ert_dwconv_run() compute @g's planes at @isa flat (small 3x3 planes,
+ * padded copies, no lane masks; see dwconv-tmpl.h) rather than by rows?
+ * For tests that hold the two to the same bits.
+ */
+bool ert_dwconv_flat(enum ert_cpu_isa isa, const struct ert_conv_geom *g);
+
 /* Run @a at @cpu's level; false (nothing written) where ert_dwconv_kernel() is NULL. */
 bool ert_dwconv_run(struct ert_cpu *cpu, const struct ert_dwconv_args *a);
 
