@@ -954,6 +954,31 @@ SIMD_INLINE void dw3_planes(const struct ert_vec_win *w, enum ert_act t, const i
 }
 
 /*
+ * The small stride-2 planes of dw_planes3(), in a frame of their own: its
+ * 32 KiB of copies stay out of the other paths' frames.
+ */
+static __attribute__((noinline)) bool dw_planes3e(const struct ert_vec_win *w,
+						   const struct ert_dwconv_args *a, int64_t in_sp,
+						   int64_t p0, int64_t p1)
+{
+	struct dw3e e;
+
+	if (!dw3e_init(w->g, &e))
+		return false;
+#ifdef DW_ONE_ACT_COPY
+	dw3e_planes(w, w->act.type, &e, a, in_sp, p0, p1);
+#else
+	switch (w->act.type) {
+	case ERT_ACT_RELU: dw3e_planes(w, ERT_ACT_RELU, &e, a, in_sp, p0, p1); break;
+	case ERT_ACT_CLIP: dw3e_planes(w, ERT_ACT_CLIP, &e, a, in_sp, p0, p1); break;
+	case ERT_ACT_NONE: dw3e_planes(w, ERT_ACT_NONE, &e, a, in_sp, p0, p1); break;
+	default: dw3e_planes(w, w->act.type, &e, a, in_sp, p0, p1); break;
+	}
+#endif
+	return true;
+}
+
+/*
  * Planes [p0, p1) of a 3x3 job (ert_dwconv_run() hands each thread its range
  * in one call): flat where dw3f_ok() or dw3e_init() takes them, else plane by plane.
  */
@@ -961,21 +986,9 @@ static void dw_planes3(const struct ert_vec_win *w, const struct ert_dwconv_args
 		       int64_t in_sp, int64_t out_sp, int64_t p0, int64_t p1)
 {
 	struct dw3f f;
-	struct dw3e e;
 
-	if (dw3e_init(w->g, &e)) {
-#ifdef DW_ONE_ACT_COPY
-		dw3e_planes(w, w->act.type, &e, a, in_sp, p0, p1);
-#else
-		switch (w->act.type) {
-		case ERT_ACT_RELU: dw3e_planes(w, ERT_ACT_RELU, &e, a, in_sp, p0, p1); break;
-		case ERT_ACT_CLIP: dw3e_planes(w, ERT_ACT_CLIP, &e, a, in_sp, p0, p1); break;
-		case ERT_ACT_NONE: dw3e_planes(w, ERT_ACT_NONE, &e, a, in_sp, p0, p1); break;
-		default: dw3e_planes(w, w->act.type, &e, a, in_sp, p0, p1); break;
-		}
-#endif
+	if (w->g->stride[2] == 2 && dw_planes3e(w, a, in_sp, p0, p1))
 		return;
-	}
 	if (!dw3f_ok(w->g)) {
 #ifndef DW_ONE_ACT_COPY
 		/* ReLU6 (MobileNetV2): the 3x3 kernel straight, no call or switch a plane */
