@@ -231,6 +231,7 @@ struct sgemm_job {
 	 */
 	int64_t lanes;
 	bool by_cols;
+	bool rows_home;             /* whole_a_tiles() split rows: lanes' homes are row tiles */
 	struct ert_work_part parts[ERT_MAX_THREADS];
 	atomic_int_fast64_t next;   /* instead, past ERT_WORK_ITEMS_MAX tiles: the next one */
 	/*
@@ -1021,6 +1022,26 @@ static void epilogue_of(const struct ert_sgemm_desc *d, struct sgemm_job *job)
 #define A_DIRECT_ROWS 256
 #define WHOLE_A_C_BYTES (256 << 10)
 #define TAIL_TILES 8
+/*
+ * On several threads, where A has at least WHOLE_A_ROWS_PANELS row panels a
+ * thread, the threads split the rows instead of the columns: lane l's home
+ * is row tile l (even shares of the rows, whole panels), cut across N into
+ * tiles of at most WHOLE_A_ROWS_C_BYTES of C (at least two, so that a lane
+ * that runs ahead can take the other's last). Each lane then packs only
+ * the K blocks of its own rows of A (a_lazy_block()) and writes whole rows
+ * of C, which the next op (LayerNorm, the next residual) reads by rows on
+ * the same core; split by columns, every lane read all of A, half of it
+ * packed by the other core, and wrote half of every row. B (the weights)
+ * is then read by both lanes rather than half by each: on vit_s16 (2.4 MB
+ * for fc1 and fc2) that cost less than it saved. vit_s16 at 2 threads on
+ * the 2-vCPU Sapphire Rapids VM (per-op minima of `edgert profile -t 2 -n
+ * 20`, summed; four rounds alternated with the base build): 29.20 ->
+ * 26.96 ms (median of the rounds), its MatMuls 27.53 -> 25.41; the N = 384
+ * layers alone (q, k, v, proj, fc2) about two thirds of that. Same K
+ * blocks, the same row and column panels: the same bits.
+ */
+#define WHOLE_A_ROWS_PANELS 4
+#define WHOLE_A_ROWS_C_BYTES (128 << 10)
 
 static bool whole_a_tiles(const struct ert_sgemm_desc *d, struct sgemm_job *job, int64_t want)
 {
@@ -1034,6 +1055,18 @@ static bool whole_a_tiles(const struct ert_sgemm_desc *d, struct sgemm_job *job,
 	job->mc = mc;
 	job->mt = 1;
 	job->panels = (d->n + NR - 1) / NR;
+	if (want > 1 && mc >= WHOLE_A_ROWS_PANELS * MR * want) {
+		/* the rows split between the threads: see WHOLE_A_ROWS_PANELS */
+		job->mc = round_up((d->m + want - 1) / want, MR);
+		job->mt = (d->m + job->mc - 1) / job->mc;
+		nt = (job->mc * d->n * (int64_t)sizeof(float) + WHOLE_A_ROWS_C_BYTES - 1) /
+		     WHOLE_A_ROWS_C_BYTES;
+		job->nt = min64(nt < 2 ? 2 : nt, job->panels);
+		job->nc = (job->panels + job->nt - 1) / job->nt * NR;
+		job->even_n = true;
+		job->rows_home = true;
+		return true;
+	}
 	nt = (mc * d->n * (int64_t)sizeof(float) + WHOLE_A_C_BYTES - 1) / WHOLE_A_C_BYTES;
 	/*
 	 * Eight a thread at least (where N has the panels): threads that run at
@@ -1053,7 +1086,8 @@ static bool whole_a_tiles(const struct ert_sgemm_desc *d, struct sgemm_job *job,
 static void split_out(const struct sgemm_job *job, struct ert_sgemm_split *out)
 {
 	*out = (struct ert_sgemm_split){ .mt = job->mt, .nt = job->nt, .lanes = job->lanes,
-					 .by_cols = job->by_cols, .b_lazy = job->b_lazy };
+					 .by_cols = job->by_cols, .b_lazy = job->b_lazy,
+					 .by_rows = job->rows_home };
 	for (int64_t l = 0; job->by_cols && l < job->lanes && l < ERT_MAX_THREADS; l++)
 		for (int64_t ct = lane_col0(job, l); ct < lane_col0(job, l + 1); ct++)
 			out->lane_cols[l] += tile_pos_of(job, ct).nc;
@@ -1272,7 +1306,7 @@ static void sgemm_run(struct ert_threadpool *pool, uint32_t threads,
 		}
 	}
 	job.lanes = lanes;
-	job.by_cols = job.nt >= lanes;
+	job.by_cols = job.nt >= lanes && !job.rows_home;
 	if (query) {
 		split_out(&job, query);
 		return;

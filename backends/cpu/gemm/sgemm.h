@@ -316,11 +316,13 @@ void ert_sgemm_run(struct ert_threadpool *pool, uint32_t threads, const struct e
  * the lanes' home parts are runs of column tiles (by_cols) and then the
  * columns of each lane's home (lane_cols[l]), and whether a B packed once
  * into b_shared is packed by the tiles themselves (b_lazy) rather than in
- * a parallel_for first. All zero for an empty problem.
+ * a parallel_for first; by_rows: the lanes' homes are row tiles of all
+ * rows, lane l's row tile l (B prepacked, A a few row panels a lane: see
+ * WHOLE_A_ROWS_PANELS in sgemm.c). All zero for an empty problem.
  */
 struct ert_sgemm_split {
 	int64_t mt, nt, lanes;
-	bool by_cols, b_lazy;
+	bool by_cols, b_lazy, by_rows;
 	int64_t lane_cols[ERT_MAX_THREADS];
 };
 
