@@ -523,6 +523,105 @@ ERT_TEST(sgemm_shared_a)
 }
 
 /*
+ * B prepacked, A packed once into a_shared and a K block of all its rows
+ * small (tiles of all rows): on 2 and 3 threads, where A has at least four
+ * row panels a thread, the lanes split the rows (ert_sgemm_split.by_rows,
+ * one row tile a lane) rather than the columns; 37 rows are too few for
+ * that at avx2 and above (MR 6 and 8), not at scalar (MR 4) on 2 threads.
+ * N = 200 leaves a narrow edge panel at every level (8 columns at avx512:
+ * the three-panel edge kernel, now in a tile of several panels), K = 300
+ * several K blocks, with the column bias, the residual and ReLU, and with
+ * a scale past one K block (applied over the finished tile). C has the
+ * bits of the run that packs A per tile, and of one thread.
+ */
+ERT_TEST(sgemm_rows_split)
+{
+	struct ert_threadpool *pool = ert_threadpool_create(3);
+	enum ert_cpu_isa best = ert_cpu_isa_best();
+	const int64_t mmax = 100, n = 200, k = 300;
+	const int64_t ms[] = { 37, mmax };
+	const float scale = 0.125f;
+	float *a = malloc(sizeof(float) * (size_t)(mmax * k)), *b = malloc(sizeof(float) * (size_t)(k * n));
+	float *bias = malloc(sizeof(float) * (size_t)n), *res = malloc(sizeof(float) * (size_t)(mmax * n));
+	float *c1 = malloc(sizeof(float) * (size_t)(mmax * n));
+	float *c2 = malloc(sizeof(float) * (size_t)(mmax * n));
+	float *c_one = malloc(sizeof(float) * (size_t)(mmax * n));
+	uint32_t seed = 5;
+
+	REQUIRE(pool && a && b && bias && res && c1 && c2 && c_one);
+	for (int64_t i = 0; i < mmax * k; i++)
+		a[i] = frand_r(&seed);
+	for (int64_t i = 0; i < k * n; i++)
+		b[i] = frand_r(&seed) - 0.5f;
+	for (int64_t i = 0; i < n; i++)
+		bias[i] = frand_r(&seed);
+	for (int64_t i = 0; i < mmax * n; i++)
+		res[i] = frand_r(&seed) - 0.5f;
+	for (int isa = ERT_ISA_SCALAR; isa <= (int)best; isa++) {
+		const struct ert_sgemm_kernel *kern = ert_sgemm_kernel_for((enum ert_cpu_isa)isa);
+		size_t ws_size = ert_sgemm_workspace(3, mmax, n, k);
+		float *pb = malloc(sizeof(float) * ert_sgemm_packed_b_floats(k, n, kern->nr));
+		float *shared = aligned_alloc(64, (ert_sgemm_shared_a_floats(mmax, k) *
+						   sizeof(float) + 63) & ~(size_t)63);
+		void *ws = malloc(ws_size);
+
+		REQUIRE(pb && shared && ws);
+		ert_sgemm_pack_b(b, n, 1, k, n, kern->nr, pb);
+		for (int v = 0; v < 12; v++) {
+			uint32_t threads = 1 + (uint32_t)v % 3;
+			int64_t m = ms[v / 3 % 2];
+			int64_t mpad = (m + kern->mr - 1) / kern->mr * kern->mr;
+			struct ert_sgemm_desc d = {
+				.kern = kern, .m = m, .n = n, .k = k, .batch = 1,
+				.a = a, .a_rs = k, .a_cs = 1, .b_packed = pb,
+				.c = c1, .ldc = n, .alpha = 1.0f, .col_bias = bias,
+				.residual = res, .act = { ERT_ACT_RELU, 0.0f, 0.0f },
+				.scale = v >= 6 ? &scale : NULL,
+			};
+			struct ert_sgemm_split sp;
+
+			ert_sgemm_run(pool, threads, &d, ws, ws_size);
+			d.c = c2;
+			d.a_shared = shared;
+			ert_sgemm_split_of(threads, &d, ws_size, &sp);
+			bool rows = threads > 1 && mpad >= 4 * kern->mr * (int64_t)threads;
+
+			if (sp.by_rows != rows || (rows && (sp.mt != threads || sp.by_cols))) {
+				fprintf(stderr, "%s, m %ld, %u threads: rows %ssplit (%ld row tiles)\n",
+					kern->name, (long)m, threads, sp.by_rows ? "" : "not ",
+					(long)sp.mt);
+				*ert_test_failed_ = 1;
+			}
+			for (int rep = 0; rep < (threads > 1 ? 4 : 1); rep++) {
+				memset(c2, 0, sizeof(float) * (size_t)(m * n));
+				ert_sgemm_run(pool, threads, &d, ws, ws_size);
+				if (memcmp(c1, c2, sizeof(float) * (size_t)(m * n)) ||
+				    (threads > 1 &&
+				     memcmp(c_one, c2, sizeof(float) * (size_t)(m * n)))) {
+					fprintf(stderr, "%s, m %ld, scale %d, %u threads: C differs\n",
+						kern->name, (long)m, v >= 6, threads);
+					*ert_test_failed_ = 1;
+					break;
+				}
+			}
+			if (threads == 1)
+				memcpy(c_one, c2, sizeof(float) * (size_t)(m * n));
+		}
+		free(pb);
+		free(shared);
+		free(ws);
+	}
+	free(a);
+	free(b);
+	free(bias);
+	free(res);
+	free(c1);
+	free(c2);
+	free(c_one);
+	ert_threadpool_destroy(pool);
+}
+
+/*
  * A shared A of more K blocks than the lazy packing keeps state for
  * (ERT_SGEMM_A_UNITS_MAX): A is packed first, in a pass of its own, and the
  * tiles step into it. 9 rows (tiles of all rows; an edge row panel at every
@@ -1009,7 +1108,8 @@ ERT_TEST_MAIN(ERT_TEST_ENTRY(gemm_ukernel_edges), ERT_TEST_ENTRY(gemm_ukernel_ed
 	      ERT_TEST_ENTRY(gemm_ukernel_prefetch_same_bits),
 	      ERT_TEST_ENTRY(gemm_ukernel_short_same_bits),
 	      ERT_TEST_ENTRY(sgemm_pack_every_level),
-	      ERT_TEST_ENTRY(sgemm_shared_a), ERT_TEST_ENTRY(sgemm_shared_a_past_units),
+	      ERT_TEST_ENTRY(sgemm_shared_a), ERT_TEST_ENTRY(sgemm_rows_split),
+	      ERT_TEST_ENTRY(sgemm_shared_a_past_units),
 	      ERT_TEST_ENTRY(sgemm_shared_b), ERT_TEST_ENTRY(sgemm_even_columns),
 	      ERT_TEST_ENTRY(sgemm_workspace_bounds),
 	      ERT_TEST_ENTRY(sgemm_a_direct))
