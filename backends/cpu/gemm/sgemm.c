@@ -1001,7 +1001,8 @@ static void epilogue_of(const struct ert_sgemm_desc *d, struct sgemm_job *job)
  * read in place by the kernel (a_direct: nothing to pack), and A short
  * enough that a K block of all its rows is at most WHOLE_A_BLOCK_BYTES
  * (ViT's 197 tokens at avx512's K block of 128: 100 KiB). Then A is packed
- * once, first, and every tile spans all rows, the threads splitting N only.
+ * once, first, and every tile spans all rows, the threads splitting N (but see
+ * WHOLE_A_ROWS_PANELS: with enough rows, on several threads, they split M).
  * Row tiles of at most ERT_SGEMM_MC rows (104 + 93 for 197) each streamed
  * all of their columns of B, so B (2.4 MB of weights for fc1 and fc2, which
  * a model run brings from memory every time) was read once per row tile, and

@@ -253,7 +253,9 @@ struct ert_sgemm_desc {
 	 * block of a row tile by the first tile to need it. Where a K block
 	 * of all rows of A is small (at most 128 KiB: ViT's 197 tokens at
 	 * avx512), A is then packed once on any number of threads and every
-	 * tile spans all rows, so B is streamed once.
+	 * tile spans all rows, so B is streamed once; on several threads with
+	 * a few row panels of A a thread, each thread's tiles span its share
+	 * of the rows instead (and all of N).
 	 */
 	float *a_shared;
 	/*
