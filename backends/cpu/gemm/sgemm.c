@@ -1036,10 +1036,11 @@ static void epilogue_of(const struct ert_sgemm_desc *d, struct sgemm_job *job)
  * is then read by both lanes rather than half by each: on vit_s16 (2.4 MB
  * for fc1 and fc2) that cost less than it saved. vit_s16 at 2 threads on
  * the 2-vCPU Sapphire Rapids VM (per-op minima of `edgert profile -t 2 -n
- * 20`, summed; four rounds alternated with the base build): 29.20 ->
- * 26.96 ms (median of the rounds), its MatMuls 27.53 -> 25.41; the N = 384
- * layers alone (q, k, v, proj, fc2) about two thirds of that. Same K
- * blocks, the same row and column panels: the same bits.
+ * 20`, summed; six rounds alternated with the base build): 28.77 -> 26.20
+ * ms (best of the rounds; medians 29.37 -> 27.85), of which the N = 384
+ * layers (q, k, v, proj, fc2) 1.8 ms and the LayerNorms reading their C
+ * 0.1 ms; one thread as before (about 50 ms). Same K blocks, the same row
+ * and column panels: the same bits.
  */
 #define WHOLE_A_ROWS_PANELS 4
 #define WHOLE_A_ROWS_C_BYTES (128 << 10)
