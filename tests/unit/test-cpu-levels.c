@@ -14,6 +14,7 @@
 
 #include "cpu/conv/conv-smallplane.h"
 #include "cpu/conv/conv-stem.h"
+#include "cpu/conv/winograd.h"
 #include "cpu/cpu-impl.h"
 #include "cpu/gemm/sgemm.h"
 #include "cpu/ops/linalg-kernels.h"
@@ -358,7 +359,10 @@ static void threads_same_bits(int *failed, struct one *o, const char *name, enum
  * F(2x2) at avx512 (14x14, batch 2, with a residual), few tiles (16 of
  * F(4x4) at avx2: one panel; F(2x2) at avx512) with Clip, a residual
  * without an activation, and an activation applied after the transform
- * (LeakyRelu).
+ * (LeakyRelu), and odd channel counts (the input transform's items, rows
+ * of positions by channels, cut inside a channel range). The input
+ * transform of F(2x2) is split by rows of transform positions on 2
+ * threads, F(4x4)'s never (ert_wino_row_split_runs() counts the runs).
  */
 ERT_TEST(conv_winograd_threads_same_bits)
 {
@@ -376,6 +380,10 @@ ERT_TEST(conv_winograd_threads_same_bits)
 		    { 1, 1, 1, 1 }, 1, false, 2, 0 }, false },
 		{ { "30x26 32->16 + residual, no activation, batch 2", 2, 32, 30, 26, 16, 3, 3, 1, 1, 1,
 		    1, { 1, 1, 1, 1 }, 1, true, 0, 0 }, true },
+		{ { "14x14 19->40, odd channels, ReLU", 1, 19, 14, 14, 40, 3, 3, 1, 1, 1, 1,
+		    { 1, 1, 1, 1 }, 1, true, 1, 0 }, false },
+		{ { "28x28 17->21, odd channels", 1, 17, 28, 28, 21, 3, 3, 1, 1, 1, 1,
+		    { 1, 1, 1, 1 }, 1, true, 0, 0 }, false },
 	};
 	struct ert_threadpool *pools[3] = { NULL, ert_threadpool_create(2),
 					    ert_threadpool_create(3) };
@@ -399,8 +407,19 @@ ERT_TEST(conv_winograd_threads_same_bits)
 				*ert_test_failed_ = 1;
 				continue;
 			}
+			uint64_t split0 = ert_wino_row_split_runs();
+			/* F(2x2) on 2 threads: 2 row groups (3: by channel); F(4x4) never */
+			uint64_t want = strstr(k, "winograd-2x2") ? 1 : 0;
+
 			threads_same_bits(ert_test_failed_, &o, cc->name, (enum ert_cpu_isa)isa, pools,
 					  &ref, 1e-4);
+			if (ert_wino_row_split_runs() - split0 != want) {
+				fprintf(stderr,
+					"%s at %s: input transform split by rows %d times, want %d\n",
+					cc->name, ert_cpu_isa_name((enum ert_cpu_isa)isa),
+					(int)(ert_wino_row_split_runs() - split0), (int)want);
+				*ert_test_failed_ = 1;
+			}
 			runs++;
 		}
 		free(ref.data);

@@ -235,15 +235,29 @@ static inline void bt4v(vf e0, vf e1, vf e2, vf e3, float *o, int64_t ld)
 	V_ST(o + 3 * ld, V_SUB(e1, e3));
 }
 
+/* bt4v()'s sums k = r0 .. r1 - 1 only */
+static inline void bt4v_rows(vf e0, vf e1, vf e2, vf e3, float *o, int64_t ld, int r0, int r1)
+{
+	if (r0 <= 0 && r1 > 0)
+		V_ST(o, V_SUB(e0, e2));
+	if (r0 <= 1 && r1 > 1)
+		V_ST(o + ld, V_ADD(e1, e2));
+	if (r0 <= 2 && r1 > 2)
+		V_ST(o + 2 * ld, V_SUB(e2, e1));
+	if (r0 <= 3 && r1 > 3)
+		V_ST(o + 3 * ld, V_SUB(e1, e3));
+}
+
 /*
  * Step 1: t[k * T_X + i] = (B^T d)[k] at column x0 + i for i < len rounded
- * up to VW, k < A (the tile side: 6, or 4 for F(2x2)); zero outside the
- * image. Vectors that reach past the image's columns (or the run's) load
- * only the lanes inside, so the padding comes as zeros.
+ * up to VW, k < A (the tile side: 6, or 4 for F(2x2); F(2x2) only r0 <= k
+ * < r1, the rows of positions asked for); zero outside the image. Vectors
+ * that reach past the image's columns (or the run's) load only the lanes
+ * inside, so the padding comes as zeros.
  */
 static inline __attribute__((always_inline)) void
 input_rows(const float *plane, int64_t h, int64_t w, int64_t y0, int64_t x0, int64_t len, float *t,
-	   const int A)
+	   const int A, int r0, int r1)
 {
 	int64_t lo = x0 < 0 ? -x0 : 0, hi = x0 + len > w ? w - x0 : len;
 	uintptr_t r[6];
@@ -267,8 +281,10 @@ input_rows(const float *plane, int64_t h, int64_t w, int64_t y0, int64_t x0, int
 		}
 		if (A == 6)
 			bt6v(e[0], e[1], e[2], e[3], e[4], e[5], t + i, T_X);
-		else
+		else if (r0 == 0 && r1 == 4)
 			bt4v(e[0], e[1], e[2], e[3], t + i, T_X);
+		else
+			bt4v_rows(e[0], e[1], e[2], e[3], t + i, T_X, r0, r1);
 	}
 }
 
@@ -317,7 +333,9 @@ static inline void input_cols2(const float *t, const float *x2, const float *x3,
 static inline __attribute__((always_inline)) void
 input_tiles(const struct ert_wino_tiles *t, int64_t c0, int64_t c1, float *v, const int F)
 {
-	const int A = F + 2, P = A * A;
+	const int A = F + 2;
+	/* the rows of positions to write (t->row0, t->row1), and their positions q0 .. q1 - 1 */
+	const int r0 = t->row1 ? t->row0 : 0, r1 = t->row1 ? t->row1 : A, q0 = r0 * A, q1 = r1 * A;
 	const int NR = t->nr;
 	const int64_t np = (t->nt + NR - 1) / NR;
 	const int64_t pos_stride = t->v_pos;
@@ -359,8 +377,8 @@ input_tiles(const struct ert_wino_tiles *t, int64_t c0, int64_t c1, float *v, co
 				int64_t at = F * run_at[r], last = run_at[r] + run_n[r] - 1;
 
 				input_rows(plane, t->h, t->w, run_y[r], run_x[r], F * run_n[r] + 2,
-					   rows[0] + at, A);
-				for (int k = 0; k < A; k++) {
+					   rows[0] + at, A, r0, r1);
+				for (int k = r0; k < r1; k++) {
 					x45[0][k][last] = rows[k][F * last + F];
 					x45[1][k][last] = rows[k][F * last + F + 1];
 				}
@@ -371,7 +389,7 @@ input_tiles(const struct ert_wino_tiles *t, int64_t c0, int64_t c1, float *v, co
 				float *vo = v + (b / NR * t->cin + c) * NR + b % NR;
 				bool direct = NR % VW == 0, half = 2 * NR == VW;
 
-				for (int row = 0; row < A; row++) {
+				for (int row = r0; row < r1; row++) {
 					float *o = direct ? vo + row * A * pos_stride : tmp + row * A * VW;
 					int64_t ld = direct ? pos_stride : VW;
 
@@ -392,7 +410,7 @@ input_tiles(const struct ert_wino_tiles *t, int64_t c0, int64_t c1, float *v, co
 				 */
 				for (int h = 0; half && h < 2 && b + h * NR < t->nt; h++) {
 					vo = v + ((b / NR + h) * t->cin + c) * NR;
-					for (int q = 0; q < P; q++)
+					for (int q = q0; q < q1; q++)
 						memcpy(vo + q * pos_stride, tmp + q * VW + h * (VW / 2),
 						       (VW / 2) * sizeof(float));
 				}
@@ -403,7 +421,7 @@ input_tiles(const struct ert_wino_tiles *t, int64_t c0, int64_t c1, float *v, co
 					n = n < VW - jj ? n : VW - jj;
 					n = n < t->nt - tt ? n : t->nt - tt;
 					vo = v + (tt / NR * t->cin + c) * NR + tt % NR;
-					for (int q = 0; q < P; q++)
+					for (int q = q0; q < q1; q++)
 						memcpy(vo + q * pos_stride, tmp + q * VW + jj,
 						       (size_t)n * sizeof(float));
 					jj += n;
@@ -415,7 +433,7 @@ input_tiles(const struct ert_wino_tiles *t, int64_t c0, int64_t c1, float *v, co
 	for (int64_t c = c0; c < c1 && t->nt % NR; c++) {
 		float *vo = v + ((np - 1) * t->cin + c) * NR;
 
-		for (int q = 0; q < P; q++)
+		for (int q = q0; q < q1; q++)
 			for (int jj = (int)(t->nt % NR); jj < NR; jj++)
 				vo[q * pos_stride + jj] = 0.0f;
 	}

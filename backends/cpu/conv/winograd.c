@@ -2,6 +2,20 @@
 /* Winograd F(4x4, 3x3) and F(2x2, 3x3): the filter transforms and the kernels of each level. */
 #include "cpu/conv/winograd.h"
 
+#include <stdatomic.h>
+
+static atomic_uint_fast64_t row_split_runs;
+
+void ert_wino_note_row_split(void)
+{
+	atomic_fetch_add_explicit(&row_split_runs, 1, memory_order_relaxed);
+}
+
+uint64_t ert_wino_row_split_runs(void)
+{
+	return atomic_load_explicit(&row_split_runs, memory_order_relaxed);
+}
+
 static const struct ert_wino_kernels wino_avx2 = {
 	"f32-winograd-4x4-3x3-avx2", 4, 36, false, ert_wino_input_avx2, ert_wino_output_avx2,
 };

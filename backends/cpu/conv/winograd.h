@@ -47,6 +47,13 @@ struct ert_wino_tiles {
 	 * L1 sets (see ert_wino_pos_stride()).
 	 */
 	int64_t v_pos, m_pos;
+	/*
+	 * The rows of transform positions the input transform writes:
+	 * positions row0 * A .. row1 * A - 1 (A the tile side: 6, F(2x2) 4);
+	 * row1 0: all. linalg-conv.c gives each thread the rows whose GEMMs
+	 * its own lane runs (see wino_conv()).
+	 */
+	int row0, row1;
 };
 
 /*
@@ -65,7 +72,8 @@ static inline int64_t ert_wino_pos_stride(int64_t n)
 /*
  * Input transform of channels [c0, c1) of the block into @v, laid out as
  * the GEMM's packed B: 36 (F(2x2): 16) positions t->v_pos floats apart,
- * each [ceil(nt / nr)][cin][nr] (tiles past nt zero).
+ * each [ceil(nt / nr)][cin][nr] (tiles past nt zero); only the positions
+ * of rows t->row0 .. t->row1 - 1, where t->row1 is set.
  */
 typedef void (*ert_wino_input_fn)(const struct ert_wino_tiles *t, int64_t c0, int64_t c1,
 				  float *v);
@@ -109,6 +117,14 @@ const struct ert_wino_kernels *ert_wino_kernels_for(enum ert_cpu_isa isa, int ti
  * ([pos][cout][cin]); @pos 36 is F(4x4, 3x3), 16 F(2x2, 3x3).
  */
 void ert_wino_filter_transform(const float *w, int64_t cout, int64_t cin, int pos, float *u);
+
+/*
+ * Convolutions run with the input transform split by rows of positions
+ * (linalg-conv.c's wino_conv() on several threads), since the process
+ * started: for tests, which assert the path.
+ */
+void ert_wino_note_row_split(void);
+uint64_t ert_wino_row_split_runs(void);
 
 /* The per-level instances (winograd-avx2.c, winograd-avx512.c). */
 void ert_wino_input_avx2(const struct ert_wino_tiles *t, int64_t c0, int64_t c1, float *v);

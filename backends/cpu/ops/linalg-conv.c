@@ -633,13 +633,33 @@ struct wino_job {
 	int64_t ldm;
 	const float *bias;
 	struct ert_sgemm_epi act;
+	int groups;                  /* the input transform's row groups (wino_conv()) */
 };
 
+/*
+ * Items [begin, end) of the input transform: item u is channel u % cin of
+ * row group u / cin, rows g * A / groups .. (g + 1) * A / groups - 1 of
+ * the transform positions.
+ */
 static void wino_input_range(void *arg, int64_t begin, int64_t end)
 {
 	const struct wino_job *j = arg;
+	const int A = j->wk->tile + 2;
+	const int64_t cin = j->t.cin;
 
-	j->wk->input(&j->t, begin, end, j->v);
+	if (j->groups == 1) {
+		j->wk->input(&j->t, begin, end, j->v);
+		return;
+	}
+	while (begin < end) {
+		int64_t g = begin / cin, c1 = (g + 1) * cin < end ? (g + 1) * cin : end;
+		struct ert_wino_tiles t = j->t;
+
+		t.row0 = (int)(g * A / j->groups);
+		t.row1 = (int)((g + 1) * A / j->groups);
+		j->wk->input(&t, begin - g * cin, c1 - g * cin, j->v);
+		begin = c1;
+	}
 }
 
 static void wino_output_range(void *arg, int64_t begin, int64_t end)
@@ -691,6 +711,21 @@ static void wino_conv(struct ert_cpu *cpu, struct ert_exec *x, const struct conv
 	};
 	bool post_act = false;
 
+	/*
+	 * F(2x2): the input transform split by rows of transform positions
+	 * between the threads, as the batched GEMM splits them (its tiles go
+	 * position by position, a lane's home share of them in order: with 2
+	 * threads lane 0 the first 8 positions, rows 0-1), so each lane
+	 * multiplies V that its own core wrote; split by channel, each thread
+	 * wrote every position of its channels. Where the threads do not
+	 * divide the rows, and for F(4x4), by channel as before: there each
+	 * row group loads all six input rows again and the GEMM did not gain
+	 * (see docs/performance-winograd.md).
+	 */
+	job.groups = swap && cpu->num_threads > 1 && (T + 2) % cpu->num_threads == 0
+			     ? (int)cpu->num_threads : 1;
+	if (job.groups > 1)
+		ert_wino_note_row_split();
 	if (act.type == ERT_ACT_RELU) {
 		job.act.act = ERT_EPI_RELU;
 	} else if (act.type == ERT_ACT_CLIP && act.p0 <= act.p1) {
@@ -721,7 +756,8 @@ static void wino_conv(struct ert_cpu *cpu, struct ert_exec *x, const struct conv
 			}
 			double ph0 = cpu->wino_phase_s ? wino_clock() : 0.0, ph1 = 0.0, ph2 = 0.0;
 
-			ert_parallel_for(cpu->pool, p->c_in, 4, wino_input_range, &job);
+			ert_parallel_for(cpu->pool, job.groups * p->c_in, 4, wino_input_range,
+					 &job);
 			if (cpu->wino_phase_s)
 				ph1 = wino_clock();
 
