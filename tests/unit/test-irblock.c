@@ -169,7 +169,7 @@ static bool unfused(const struct blk *b, enum ert_cpu_isa isa, struct ert_thread
  * the row chunks an image was cut into in @chunks.
  */
 static float *fused(const struct blk *b, enum ert_cpu_isa isa, struct ert_threadpool *pool,
-		    uint32_t threads, bool packed, double *secs, int64_t *chunks)
+		    uint32_t threads, bool packed, double *secs, int64_t *chunks, bool *flat)
 {
 	const struct irb_case *c = b->c;
 	struct ert_cpu cpu = {
@@ -206,6 +206,7 @@ static float *fused(const struct blk *b, enum ert_cpu_isa isa, struct ert_thread
 		abort();
 	a.y = y;
 	*chunks = ert_irb_chunks(&cpu, &a);
+	*flat = ert_irb_dw_flat(&cpu, &a);
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	ert_irb_run(&cpu, &a, ws);
 	clock_gettime(CLOCK_MONOTONIC, &t1);
@@ -222,6 +223,21 @@ static float *fused(const struct blk *b, enum ert_cpu_isa isa, struct ert_thread
  * thread has rows of its own where ceil(OH / that) reaches the threads.
  * Other cases go by the band's height alone (-1: not asserted).
  */
+/*
+ * Does the block's depthwise stage go flat at @isa (dwconv.h's
+ * ert_dwconv_band_flat()): stride 1, the input's size, rows narrower than a
+ * vector (16 floats at avx512, 8 at avx2), and (these cases' planes) at
+ * most 256 outputs?
+ */
+static bool flat_expected(const struct blk *b, enum ert_cpu_isa isa)
+{
+	const struct irb_case *c = b->c;
+	int64_t vw = isa >= ERT_ISA_AVX512 ? 16 : 8;
+
+	return isa >= ERT_ISA_AVX2 && c->stride == 1 && b->oh == c->h && b->ow == c->w &&
+	       c->w < vw && c->h * c->w <= 256;
+}
+
 static int64_t chunks_expected(const struct blk *b, uint32_t threads)
 {
 	int64_t r = (b->oh + threads - 1) / threads, bands = (b->oh + r - 1) / r;
@@ -237,7 +253,7 @@ ERT_TEST(fused_block_same_bits_every_level)
 {
 	struct ert_threadpool *pools[4] = { NULL, NULL, ert_threadpool_create(2),
 					    ert_threadpool_create(3) };
-	int runs = 0, split3 = 0;
+	int runs = 0, split3 = 0, flat_runs[4] = { 0 };
 
 	REQUIRE(pools[2] != NULL && pools[3] != NULL);
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
@@ -273,6 +289,7 @@ ERT_TEST(fused_block_same_bits_every_level)
 				struct ert_value ref = { 0 };
 				double su = 0, sf = 0;
 				int64_t chunks = 0, want = chunks_expected(&b, threads);
+				bool flat = false, want_flat = flat_expected(&b, (enum ert_cpu_isa)isa);
 				float *y;
 
 				if (threads == 3 && c->h * c->w > 28 * 28)
@@ -283,7 +300,7 @@ ERT_TEST(fused_block_same_bits_every_level)
 					continue;
 				}
 				y = fused(&b, (enum ert_cpu_isa)isa, pools[threads], threads,
-					  packed, &sf, &chunks);
+					  packed, &sf, &chunks, &flat);
 				if (memcmp(y, ref.data, ref.nbytes)) {
 					fprintf(stderr, "%s at %s, %u threads, %s weights: differs\n",
 						c->name, ert_cpu_isa_name((enum ert_cpu_isa)isa),
@@ -296,6 +313,14 @@ ERT_TEST(fused_block_same_bits_every_level)
 						threads, (long long)chunks, (long long)want);
 					*ert_test_failed_ = 1;
 				}
+				if (flat != want_flat) {
+					fprintf(stderr, "%s at %s, %u threads: depthwise %s, not %s\n",
+						c->name, ert_cpu_isa_name((enum ert_cpu_isa)isa),
+						threads, flat ? "flat" : "by rows",
+						want_flat ? "flat" : "by rows");
+					*ert_test_failed_ = 1;
+				}
+				flat_runs[threads] += flat && chunks == (int64_t)threads;
 				split3 += threads == 3 && chunks == 3;
 				if (getenv("IRB_TIMES"))
 					fprintf(stderr, "%-45s %-8s %u thr: unfused %.3f ms, fused %.3f ms\n",
@@ -317,6 +342,9 @@ ERT_TEST(fused_block_same_bits_every_level)
 	}
 	CHECK(runs > 0);
 	CHECK(split3 > 0);
+	/* flat bands on 1, 2 and 3 chunks (avx2: the 23x7 and 7x7 planes; avx512: also 14x14) */
+	if (ert_cpu_isa_best() >= ERT_ISA_AVX2)
+		CHECK(flat_runs[1] > 0 && flat_runs[2] > 0 && flat_runs[3] > 0);
 	ert_threadpool_destroy(pools[2]);
 	ert_threadpool_destroy(pools[3]);
 }

@@ -22,6 +22,7 @@ typedef void (*ert_dwconv_band_fn)(const struct ert_vec_win *w, const float *x, 
 				   int64_t iy1);
 
 struct ert_dwconv_args;
+struct ert_dwconv_band;
 
 /*
  * Planes [p0, p1) of a 3x3 job (ert_dwconv_is_3x3()), plane p = (image, channel) as
@@ -41,6 +42,11 @@ struct ert_dwconv_level {
 	ert_dwconv_planes_fn planes3; /* plane3 over a range of planes */
 	/* does planes3 compute @g's planes flat (dwconv-tmpl.h), not by rows */
 	bool (*flat3)(const struct ert_conv_geom *g);
+	/* may band3's bands of @rows rows of @g go flat (dwconv.h's ert_dwconv_band_flat()) */
+	bool (*band_flat3_ok)(const struct ert_conv_geom *g, int64_t rows);
+	/* a band flat, every channel of @a; band_flat3_ok() must hold */
+	void (*band_flat3)(const struct ert_vec_win *w, const struct ert_dwconv_args *a,
+			   const struct ert_dwconv_band *b);
 };
 
 /* Widest input row the 3x3 planes take (their zero row for the padding above and below). */

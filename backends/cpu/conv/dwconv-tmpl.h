@@ -537,28 +537,44 @@ static void dw_band3(const struct ert_vec_win *w, const float *x, const float *k
 #define DW3F_NV (DW3F_MAX / VW)
 #define DW3F_U 4
 
-static bool dw3f_ok(const struct ert_conv_geom *g)
+/* Are @rows output rows of @g's planes flat (all of them: the plane)? */
+static bool dw3f_rows_ok(const struct ert_conv_geom *g, int64_t rows)
 {
 	return ert_dwconv_is_3x3(g) && g->stride[2] == 1 && g->out[1] == g->in[1] &&
-	       g->out[2] == g->in[2] && g->out[2] < VW && g->out[1] * g->out[2] <= DW3F_MAX;
+	       g->out[2] == g->in[2] && g->out[2] < VW && rows * g->out[2] <= DW3F_MAX;
+}
+
+static bool dw3f_ok(const struct ert_conv_geom *g)
+{
+	return dw3f_rows_ok(g, g->out[1]);
 }
 
 struct dw3f {
 	int nv;                      /* vectors a plane */
-	int64_t n;                   /* outputs a plane */
+	int64_t n;                   /* outputs a plane (a band: its rows') */
+	int64_t y_sp;                /* floats between output planes: n, or a band's y_cs */
 	int64_t d[9];                /* offset of tap t from the output's index */
 	vm m[DW3F_NV * 9];           /* tap t of vector v: m[v * 9 + t] */
 };
 
-static void dw3f_init(const struct ert_conv_geom *g, struct dw3f *f)
+/*
+ * Output rows [oh0, oh1) of @g's planes (dw3f_rows_ok()), from input planes
+ * holding rows from @iy0 on (dwconv.h's band; the whole plane: 0, OH, 0).
+ * Output o of the band is row oh0 + o / W; its tap (kh, kw) reads input row
+ * oh0 + o / W + kh - pt, at o + (oh0 - iy0 + kh - pt) W + kw - pl from the
+ * band's input, masked by the rows and columns of the image as before.
+ */
+static void dw3f_init_rows(const struct ert_conv_geom *g, int64_t oh0, int64_t oh1, int64_t iy0,
+			   struct dw3f *f)
 {
 	const int64_t H = g->in[1], W = g->in[2], pt = g->pad_b[1], pl = g->pad_b[2];
 	float iota[VW];
 
-	f->n = H * W;
+	f->n = (oh1 - oh0) * W;
+	f->y_sp = f->n;
 	f->nv = (int)((f->n + VW - 1) / VW);
 	for (int t = 0; t < 9; t++)
-		f->d[t] = (t / 3 - pt) * W + (t % 3 - pl);
+		f->d[t] = (oh0 - iy0 + t / 3 - pt) * W + (t % 3 - pl);
 	for (int j = 0; j < VW; j++)
 		iota[j] = (float)j;
 	/*
@@ -574,6 +590,8 @@ static void dw3f_init(const struct ert_conv_geom *g, struct dw3f *f)
 		vf oy = vf_round(vf_sub(vf_mul(vf_add(o, vf_set1(0.5f)), vf_set1(1.0f / (float)W)),
 					vf_set1(0.5f)));
 		vf ox = vf_sub(o, vf_mul(oy, vf_set1((float)W)));
+
+		oy = vf_add(oy, vf_set1((float)oh0));
 		vm in = vf_le(o, vf_set1((float)(f->n - 1)));
 
 		for (int t = 0; t < 9; t++) {
@@ -585,6 +603,11 @@ static void dw3f_init(const struct ert_conv_geom *g, struct dw3f *f)
 			f->m[v * 9 + t] = vm_and(m, in);
 		}
 	}
+}
+
+static void dw3f_init(const struct ert_conv_geom *g, struct dw3f *f)
+{
+	dw3f_init_rows(g, 0, g->out[1], 0, f);
 }
 
 /* One plane of a group (dw3f_vecs). */
@@ -634,8 +657,8 @@ SIMD_INLINE void dw3f_pl_of(const struct dw3f *f, const struct ert_dwconv_args *
 	const float *k = a->w + m * 9;
 
 	q->x = a->x + (n * a->c_in + m / a->m_g) * in_sp;
-	q->res = a->res ? a->res + pl * f->n : NULL;
-	q->y = a->y + pl * f->n;
+	q->res = a->res ? a->res + pl * f->y_sp : NULL;
+	q->y = a->y + pl * f->y_sp;
 	q->vb = vf_set1(a->bias ? a->bias[m] : 0.0f);
 	for (int i = 0; i < 9; i++)
 		q->wv[i] = vf_set1(k[i]);
@@ -1029,9 +1052,35 @@ static bool dw_flat3(const struct ert_conv_geom *g)
 	return dw3f_ok(g) || dw3e_init(g, &e);
 }
 
+static bool dw_band_flat3_ok(const struct ert_conv_geom *g, int64_t rows)
+{
+	return dw3f_rows_ok(g, rows);
+}
+
+/* Band @b of @a's planes flat (dw3f_init_rows()), every channel, one range. */
+static void dw_band_flat3(const struct ert_vec_win *w, const struct ert_dwconv_args *a,
+			  const struct ert_dwconv_band *b)
+{
+	struct dw3f f;
+
+	dw3f_init_rows(w->g, b->oh0, b->oh1, b->iy0, &f);
+	f.y_sp = b->y_cs;
+#ifdef DW_ONE_ACT_COPY
+	dw3f_planes(w, w->act.type, &f, a, b->x_cs, 0, a->m);
+#else
+	switch (w->act.type) {
+	case ERT_ACT_RELU: dw3f_planes(w, ERT_ACT_RELU, &f, a, b->x_cs, 0, a->m); break;
+	case ERT_ACT_CLIP: dw3f_planes(w, ERT_ACT_CLIP, &f, a, b->x_cs, 0, a->m); break;
+	case ERT_ACT_NONE: dw3f_planes(w, ERT_ACT_NONE, &f, a, b->x_cs, 0, a->m); break;
+	default: dw3f_planes(w, w->act.type, &f, a, b->x_cs, 0, a->m); break;
+	}
+#endif
+}
+
 const struct ert_dwconv_level DW_LEVEL = {
 	.name = DW_NAME, .plane = dw_plane, .name3 = DW_NAME3, .plane3 = dw_plane3,
 	.band3 = dw_band3, .planes3 = dw_planes3, .flat3 = dw_flat3,
+	.band_flat3_ok = dw_band_flat3_ok, .band_flat3 = dw_band_flat3,
 };
 
 #endif /* ERT_CPU_DWCONV_TMPL_H */

@@ -120,3 +120,30 @@ void ert_dwconv_band_run(const struct ert_cpu *cpu, const struct ert_dwconv_args
 			ert_act_apply(&a->act, y, (b->oh1 - b->oh0) * OW);
 	}
 }
+
+bool ert_dwconv_band_flat(enum ert_cpu_isa isa, const struct ert_conv_geom *g, int64_t rows)
+{
+	const struct ert_dwconv_level *lv = level_of(isa);
+	struct ert_vec_win w;
+
+	return lv && rows > 0 && ert_dwconv_band_ok(isa, g) && ert_vec_win_init(&w, g) &&
+	       lv->band_flat3_ok(g, rows);
+}
+
+bool ert_dwconv_band_flat_run(const struct ert_cpu *cpu, const struct ert_dwconv_args *a,
+			      const struct ert_dwconv_band *b)
+{
+	const struct ert_dwconv_level *lv = level_of(cpu->isa);
+	const int64_t n = (b->oh1 - b->oh0) * a->g->out[2];
+	bool defer = cpu->precision == ERT_LEVEL_HIGH && ert_act_is_approx(a->act.type);
+	struct ert_vec_win win;
+
+	if (!ert_dwconv_band_flat(cpu->isa, a->g, b->oh1 - b->oh0))
+		return false;
+	ert_vec_win_init(&win, a->g);
+	win.act = defer ? (struct ert_act_desc){ ERT_ACT_NONE, 0.0f, 0.0f } : a->act;
+	lv->band_flat3(&win, a, b);
+	for (int64_t c = 0; defer && c < a->m; c++)
+		ert_act_apply(&a->act, a->y + c * b->y_cs, n);
+	return true;
+}

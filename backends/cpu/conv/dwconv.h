@@ -78,6 +78,23 @@ void ert_dwconv_band_run(const struct ert_cpu *cpu, const struct ert_dwconv_args
 			 const struct ert_dwconv_band *b);
 
 /*
+ * Does ert_dwconv_band_flat_run() take bands of @rows output rows of @g at
+ * @isa: 3x3 stride-1 planes of the input's size, rows narrower than a
+ * vector and at most 256 outputs a band (ert_dwconv_flat()'s stride-1
+ * planes, by bands)?
+ */
+bool ert_dwconv_band_flat(enum ert_cpu_isa isa, const struct ert_conv_geom *g, int64_t rows);
+
+/*
+ * Band @b of @a as ert_dwconv_band_run() with the same bits, computed flat
+ * (every channel's band in one call: masks built once, outputs VW to a
+ * vector across rows) where ert_dwconv_band_flat() holds for its rows; else
+ * false, nothing written.
+ */
+bool ert_dwconv_band_flat_run(const struct ert_cpu *cpu, const struct ert_dwconv_args *a,
+			      const struct ert_dwconv_band *b);
+
+/*
  * The scalar reference, one output plane of rows [oh0, oh1) (a 3-D window:
  * all of them), from @x holding its input plane's rows from @iy0 on (3-D:
  * 0), row (iz, iy) at x + (iz * IH + iy - iy0) * IW, @k the plane's window;

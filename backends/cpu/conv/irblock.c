@@ -143,6 +143,20 @@ int64_t ert_irb_chunks(const struct ert_cpu *cpu, const struct ert_irb_args *a)
 	return chunks_of(cpu, a, rows_for(cpu, a));
 }
 
+bool ert_irb_dw_flat(const struct ert_cpu *cpu, const struct ert_irb_args *a)
+{
+	int64_t r = rows_for(cpu, a), OH = a->g->out[1], c = chunks_of(cpu, a, r);
+
+	/* every band of every chunk: the tallest is at most r rows */
+	for (int64_t i = 0; i < c; i++) {
+		int64_t rows = min64(r, OH * (i + 1) / c - OH * i / c);
+
+		if (rows > 0 && !ert_dwconv_band_flat(cpu->isa, a->g, rows))
+			return false;
+	}
+	return true;
+}
+
 size_t ert_irb_workspace(const struct ert_cpu *cpu, const struct ert_irb_args *a)
 {
 	int64_t r = rows_for(cpu, a);
@@ -229,7 +243,8 @@ static void run_chunk(const struct irb_job *j, int64_t n, int64_t oh_a, int64_t 
 			b.iy1 = H;
 			da.x = x;
 		}
-		ert_dwconv_band_run(j->cpu, &da, &b);
+		if (!ert_dwconv_band_flat_run(j->cpu, &da, &b))
+			ert_dwconv_band_run(j->cpu, &da, &b);
 		pw_gemm(j, &a->pj, a->c_out, (oh1 - oh0) * OW, a->c_mid, dbuf, j->d_cs,
 			y + oh0 * OW, OH * OW, res ? res + oh0 * OW : NULL, true, gws);
 	}

@@ -68,6 +68,12 @@ int64_t ert_irb_band_rows(const struct ert_irb_args *a);
 /* Row chunks each image is cut into on @cpu's lanes (1 on one thread). */
 int64_t ert_irb_chunks(const struct ert_cpu *cpu, const struct ert_irb_args *a);
 
+/*
+ * Does every band of @a on @cpu's lanes run its depthwise stage flat
+ * (ert_dwconv_band_flat(): 14x14 planes at avx512) rather than by rows?
+ */
+bool ert_irb_dw_flat(const struct ert_cpu *cpu, const struct ert_irb_args *a);
+
 /* Run the block; @ws of ert_irb_workspace() bytes. */
 void ert_irb_run(struct ert_cpu *cpu, const struct ert_irb_args *a, void *ws);
 
