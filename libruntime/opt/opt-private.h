@@ -44,7 +44,7 @@ ert_status ert_opt_fuse_q8_residual_pass(struct ert_graph *g, bool *changed,
  * (fuse-irblock.c): ERT_FUSE_IRBLOCK=0 / 1 in the environment, else
  * ERT_OPT_IRBLOCK_DEFAULT: on, since the band GEMMs read B in place and only
  * blocks over ERT_OPT_IRBLOCK_MIN_BYTES fuse (docs/cpu-kernels.md,
- * docs/performance-conv.md: mobilenet_v2 faster at 1 and 2 threads on Sapphire
+ * docs/performance-mobilenet.md: mobilenet_v2 faster at 1 and 2 threads on Sapphire
  * Rapids, the same bits). A session with a device backend plans the Convs
  * instead (ert_model_unfused_irblock()), and the quantizer unfuses them.
  */
@@ -59,7 +59,7 @@ ert_status ert_opt_fuse_q8_residual_pass(struct ert_graph *g, bool *changed,
  * 14x14 block ran on one thread. Measured since on the Sapphire Rapids VM
  * (2 MiB L2; mobilenet_v2, per-op minima of 200 runs, alternated): fused,
  * they take 0.85-0.95x the three Convs at 2 threads, 0.98-1.02x at 1
- * (docs/performance-conv.md, "mobilenet_v2 at two threads: each block's
+ * (docs/performance-mobilenet.md, "mobilenet_v2 at two threads: each block's
  * rows on one thread"). Below 256 KiB nothing was measured.
  */
 #define ERT_OPT_IRBLOCK_MIN_BYTES (256 << 10)

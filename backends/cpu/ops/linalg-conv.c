@@ -231,7 +231,7 @@ static const char *stem_shape(const struct ert_cpu *cpu, const struct conv_plan 
  * and where it split the rows (14x14) it posted a job to pack B first and
  * cut 576 rows into 9 tiles for 2 threads. Two threads on the Sapphire
  * Rapids VM, per-op minima: mobilenet_v2's 10 expansions 541 -> 476 us, its
- * 28x28 depthwise convs 92 -> 71 us (docs/performance-conv.md, "mobilenet_v2
+ * 28x28 depthwise convs 92 -> 71 us (docs/performance-mobilenet.md, "mobilenet_v2
  * on two threads"). Each thread reads all of B and its share of the
  * weights, so only where the weights are small: resnet50's 1x1 layers (256
  * KiB of weights and up) keep the driver's split. Same K blocks and kernel
