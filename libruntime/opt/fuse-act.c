@@ -228,6 +228,44 @@ static void drop_attr(struct ert_node *n, const char *name)
 }
 
 /*
+ * One step of node @i's fused epilogue as a node of its own: @op (Add or
+ * Mul) of a new tensor "<y>.pre_<what>", which node @i writes instead of
+ * its output y, and @in1 (< 0: out of memory making it), writing y under
+ * the name "<node>.<what>" and taking node @i's activation; @flag, where
+ * not NULL, is the attribute that marked the step, set to 0 on node @i.
+ * Node @i's inputs are the caller's to drop.
+ */
+static ert_status split_step(struct ert_graph *g, uint32_t i, enum ert_op op, const char *what,
+			     int32_t in1, const char *flag)
+{
+	struct ert_node *c = &g->nodes[i];
+	struct ert_act_desc a = ert_node_act(c);
+	float params[2] = { a.p0, a.p1 };
+	int32_t y = c->outputs[0], ai, in[2] = { -1, in1 };
+	char name[160];
+
+	snprintf(name, sizeof(name), "%.120s.pre_%s", g->tensors[y].name, what);
+	if (in1 >= 0)
+		in[0] = ert_graph_add_tensor_unique(g, name, g->tensors[y].dtype, -1, NULL);
+	snprintf(name, sizeof(name), "%.120s.%s", c->name, what);
+	ai = in[0] < 0 ? -1 : ert_graph_add_node(g, op, name, 2, in, 1, &y);
+	if (ai < 0)
+		return ERT_STATUS_OUT_OF_MEMORY;
+	c = &g->nodes[i];   /* the node array may have moved */
+	struct ert_node *an = &g->nodes[ai];
+
+	an->opset = c->opset;
+	if ((a.type != ERT_ACT_NONE &&
+	     (!ert_node_set_attr_int(g, an, "ert.act", a.type) ||
+	      !ert_opt_set_attr_floats(g, an, "ert.act_params", params, 2))) ||
+	    !ert_node_set_attr_int(g, c, "ert.act", ERT_ACT_NONE) ||
+	    (flag && !ert_node_set_attr_int(g, c, flag, 0)))
+		return ERT_STATUS_OUT_OF_MEMORY;
+	c->outputs[0] = in[0];
+	return ERT_OK;
+}
+
+/*
  * A MatMul's fused epilogue (opt/fuse-residual.c) as nodes again, from the
  * outside in: the residual's Add (input 3), the bias's Add (input 2), the
  * Mul by "ert.scale" (a new scalar constant), each writing what the MatMul
@@ -236,55 +274,35 @@ static void drop_attr(struct ert_node *n, const char *name)
  */
 static ert_status unfuse_matmul(struct ert_graph *g, uint32_t i)
 {
-	static const char *const what[3] = { "residual", "bias", "scale" };
+	const struct ert_node *c = &g->nodes[i];
+	const struct ert_attr *sa;
+	char name[160];
 
-	for (int w = 0; w < 3; w++) {
-		struct ert_node *c = &g->nodes[i];
-		const struct ert_attr *sa = ert_node_attr(c, "ert.scale");
-		bool has = w == 0 ? ert_attr_int(c, "ert.residual", 0) && c->n_inputs == 4
-			 : w == 1 ? ert_attr_int(c, "ert.bias", 0) && c->n_inputs >= 3
-				  : sa && sa->type == ERT_ATTR_FLOAT;
-		struct ert_act_desc a = ert_node_act(c);
-		float params[2] = { a.p0, a.p1 };
-		char name[160];
-		int32_t y = c->outputs[0], t, ai, in[2];
-
-		if (!has)
-			continue;
-		if (w == 2) {
-			float *v = malloc(sizeof(*v));
-
-			if (!v)
-				return ERT_STATUS_OUT_OF_MEMORY;
-			*v = sa->f;
-			snprintf(name, sizeof(name), "%.120s.scale", c->name);
-			in[1] = ert_opt_add_const(g, name, ERT_DTYPE_FLOAT32, 0, NULL, v, sizeof(*v));
-		} else {
-			in[1] = c->inputs[w == 0 ? 3 : 2];
-		}
-		snprintf(name, sizeof(name), "%.120s.pre_%s", g->tensors[y].name, what[w]);
-		t = in[1] < 0 ? -1 : ert_graph_add_tensor_unique(g, name, g->tensors[y].dtype, -1, NULL);
-		in[0] = t;
-		snprintf(name, sizeof(name), "%.120s.%s", g->nodes[i].name, what[w]);
-		ai = t < 0 ? -1
-			   : ert_graph_add_node(g, w == 2 ? ERT_OP_Mul : ERT_OP_Add, name, 2, in, 1, &y);
-		if (ai < 0)
+	if (ert_attr_int(c, "ert.residual", 0) && c->n_inputs == 4) {
+		if (split_step(g, i, ERT_OP_Add, "residual", c->inputs[3], "ert.residual") != ERT_OK)
 			return ERT_STATUS_OUT_OF_MEMORY;
-		c = &g->nodes[i];   /* the node array may have moved */
-		struct ert_node *an = &g->nodes[ai];
-
-		an->opset = c->opset;
-		if ((a.type != ERT_ACT_NONE &&
-		     (!ert_node_set_attr_int(g, an, "ert.act", a.type) ||
-		      !ert_opt_set_attr_floats(g, an, "ert.act_params", params, 2))) ||
-		    !ert_node_set_attr_int(g, c, "ert.act", ERT_ACT_NONE) ||
-		    (w < 2 && !ert_node_set_attr_int(g, c, w == 0 ? "ert.residual" : "ert.bias", 0)))
+		g->nodes[i].n_inputs = g->nodes[i].inputs[2] >= 0 ? 3 : 2;
+	}
+	c = &g->nodes[i];
+	if (ert_attr_int(c, "ert.bias", 0) && c->n_inputs >= 3) {
+		if (split_step(g, i, ERT_OP_Add, "bias", c->inputs[2], "ert.bias") != ERT_OK)
 			return ERT_STATUS_OUT_OF_MEMORY;
-		if (w == 2)
-			drop_attr(c, "ert.scale");
-		else
-			c->n_inputs = w == 0 ? (c->inputs[2] >= 0 ? 3 : 2) : 2;
-		c->outputs[0] = t;
+		g->nodes[i].n_inputs = 2;
+	}
+	c = &g->nodes[i];
+	sa = ert_node_attr(c, "ert.scale");
+	if (sa && sa->type == ERT_ATTR_FLOAT) {
+		float *v = malloc(sizeof(*v));
+		int32_t s;
+
+		if (!v)
+			return ERT_STATUS_OUT_OF_MEMORY;
+		*v = sa->f;
+		snprintf(name, sizeof(name), "%.120s.scale", c->name);
+		s = ert_opt_add_const(g, name, ERT_DTYPE_FLOAT32, 0, NULL, v, sizeof(*v));
+		if (split_step(g, i, ERT_OP_Mul, "scale", s, NULL) != ERT_OK)
+			return ERT_STATUS_OUT_OF_MEMORY;
+		drop_attr(&g->nodes[i], "ert.scale");
 	}
 	return ERT_OK;
 }
@@ -301,8 +319,6 @@ static ert_status unfuse_residuals(struct ert_graph *g, struct ert_err *err)
 
 	for (uint32_t i = 0; i < n_nodes; i++) {
 		struct ert_node *c = &g->nodes[i];
-		char name[160];
-		int32_t y, t, ai, in[2];
 
 		if (!c->dead && c->op == ERT_OP_QLinearConv && ert_attr_int(c, "ert.residual", 0) &&
 		    c->n_inputs == 14 && c->n_outputs == 1 && c->outputs[0] >= 0) {
@@ -323,32 +339,11 @@ static ert_status unfuse_residuals(struct ert_graph *g, struct ert_err *err)
 			continue;
 		}
 		if (c->dead || c->op != ERT_OP_Conv || !ert_attr_int(c, "ert.residual", 0) ||
-		    c->n_inputs != 4 || c->n_outputs != 1 || c->outputs[0] < 0)
+		    c->n_inputs != 4 || c->inputs[3] < 0 || c->n_outputs != 1 || c->outputs[0] < 0)
 			continue;
-		struct ert_act_desc a = ert_node_act(c);
-		float params[2] = { a.p0, a.p1 };
-
-		y = c->outputs[0];
-		snprintf(name, sizeof(name), "%.120s.pre_residual", g->tensors[y].name);
-		t = ert_graph_add_tensor_unique(g, name, g->tensors[y].dtype, -1, NULL);
-		in[0] = t;
-		in[1] = c->inputs[3];
-		snprintf(name, sizeof(name), "%.120s.residual", g->nodes[i].name);
-		ai = t < 0 ? -1 : ert_graph_add_node(g, ERT_OP_Add, name, 2, in, 1, &y);
-		if (ai < 0)
+		if (split_step(g, i, ERT_OP_Add, "residual", c->inputs[3], "ert.residual") != ERT_OK)
 			goto oom;
-		c = &g->nodes[i];   /* the node array may have moved */
-		struct ert_node *an = &g->nodes[ai];
-
-		an->opset = c->opset;
-		if ((a.type != ERT_ACT_NONE &&
-		     (!ert_node_set_attr_int(g, an, "ert.act", a.type) ||
-		      !ert_opt_set_attr_floats(g, an, "ert.act_params", params, 2))) ||
-		    !ert_node_set_attr_int(g, c, "ert.act", ERT_ACT_NONE) ||
-		    !ert_node_set_attr_int(g, c, "ert.residual", 0))
-			goto oom;
-		c->n_inputs = 3;
-		c->outputs[0] = t;
+		g->nodes[i].n_inputs = 3;
 	}
 	return ERT_OK;
 oom:

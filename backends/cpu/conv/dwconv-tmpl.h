@@ -471,6 +471,25 @@ SIMD_INLINE void dw_plane_act(const struct ert_vec_win *w, enum ert_act t, bool 
 #endif
 #endif
 
+/*
+ * fn(w, T, ...) with the activation type T a constant for ReLU, Clip and
+ * none, whose copies fold it (MobileNet's ReLU6 is a Clip), and
+ * w->act.type for the others; w->act.type always under DW_ONE_ACT_COPY.
+ */
+#ifdef DW_ONE_ACT_COPY
+#define DW_ACT3_CALL(fn, w, ...) fn(w, (w)->act.type, __VA_ARGS__)
+#else
+#define DW_ACT3_CALL(fn, w, ...)                                                   \
+	do {                                                                       \
+		switch ((w)->act.type) {                                           \
+		case ERT_ACT_RELU: fn(w, ERT_ACT_RELU, __VA_ARGS__); break;        \
+		case ERT_ACT_CLIP: fn(w, ERT_ACT_CLIP, __VA_ARGS__); break;        \
+		case ERT_ACT_NONE: fn(w, ERT_ACT_NONE, __VA_ARGS__); break;        \
+		default: fn(w, (w)->act.type, __VA_ARGS__); break;                 \
+		}                                                                  \
+	} while (0)
+#endif
+
 static void dw_plane_any(const struct ert_vec_win *w, bool three, const float *x, const float *k,
 			 float bias, const float *res, float *y, const struct dw_rows *rr)
 {
@@ -988,16 +1007,7 @@ static __attribute__((noinline)) bool dw_planes3e(const struct ert_vec_win *w,
 
 	if (!dw3e_init(w->g, &e))
 		return false;
-#ifdef DW_ONE_ACT_COPY
-	dw3e_planes(w, w->act.type, &e, a, in_sp, p0, p1);
-#else
-	switch (w->act.type) {
-	case ERT_ACT_RELU: dw3e_planes(w, ERT_ACT_RELU, &e, a, in_sp, p0, p1); break;
-	case ERT_ACT_CLIP: dw3e_planes(w, ERT_ACT_CLIP, &e, a, in_sp, p0, p1); break;
-	case ERT_ACT_NONE: dw3e_planes(w, ERT_ACT_NONE, &e, a, in_sp, p0, p1); break;
-	default: dw3e_planes(w, w->act.type, &e, a, in_sp, p0, p1); break;
-	}
-#endif
+	DW_ACT3_CALL(dw3e_planes, w, &e, a, in_sp, p0, p1);
 	return true;
 }
 
@@ -1033,16 +1043,7 @@ static void dw_planes3(const struct ert_vec_win *w, const struct ert_dwconv_args
 		return;
 	}
 	dw3f_init(w->g, &f);
-#ifdef DW_ONE_ACT_COPY
-	dw3f_planes(w, w->act.type, &f, a, in_sp, p0, p1);
-#else
-	switch (w->act.type) {
-	case ERT_ACT_RELU: dw3f_planes(w, ERT_ACT_RELU, &f, a, in_sp, p0, p1); break;
-	case ERT_ACT_CLIP: dw3f_planes(w, ERT_ACT_CLIP, &f, a, in_sp, p0, p1); break;
-	case ERT_ACT_NONE: dw3f_planes(w, ERT_ACT_NONE, &f, a, in_sp, p0, p1); break;
-	default: dw3f_planes(w, w->act.type, &f, a, in_sp, p0, p1); break;
-	}
-#endif
+	DW_ACT3_CALL(dw3f_planes, w, &f, a, in_sp, p0, p1);
 }
 
 static bool dw_flat3(const struct ert_conv_geom *g)
@@ -1065,16 +1066,7 @@ static void dw_band_flat3(const struct ert_vec_win *w, const struct ert_dwconv_a
 
 	dw3f_init_rows(w->g, b->oh0, b->oh1, b->iy0, &f);
 	f.y_sp = b->y_cs;
-#ifdef DW_ONE_ACT_COPY
-	dw3f_planes(w, w->act.type, &f, a, b->x_cs, 0, a->m);
-#else
-	switch (w->act.type) {
-	case ERT_ACT_RELU: dw3f_planes(w, ERT_ACT_RELU, &f, a, b->x_cs, 0, a->m); break;
-	case ERT_ACT_CLIP: dw3f_planes(w, ERT_ACT_CLIP, &f, a, b->x_cs, 0, a->m); break;
-	case ERT_ACT_NONE: dw3f_planes(w, ERT_ACT_NONE, &f, a, b->x_cs, 0, a->m); break;
-	default: dw3f_planes(w, w->act.type, &f, a, b->x_cs, 0, a->m); break;
-	}
-#endif
+	DW_ACT3_CALL(dw3f_planes, w, &f, a, b->x_cs, 0, a->m);
 }
 
 const struct ert_dwconv_level DW_LEVEL = {
